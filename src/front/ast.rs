@@ -1,0 +1,1141 @@
+//! The PVL syntax tree.
+//!
+//! An ordinary owned tree. Every node carries the [`Span`] of the text it was parsed from; nodes
+//! built by a transformation carry [`Span::DUMMY`]. The tree is *not* lossless by itself: the
+//! original text is, and edits are span replacements on it (see `crate::edit`). Comments are
+//! therefore never stored here.
+//!
+//! Derived equality is structural because `Span` compares equal to every span.
+
+use super::span::Span;
+use num_bigint::BigInt;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+impl Ident {
+    pub fn new(name: impl Into<String>, span: Span) -> Ident {
+        Ident {
+            name: name.into(),
+            span,
+        }
+    }
+    pub fn synth(name: impl Into<String>) -> Ident {
+        Ident::new(name, Span::DUMMY)
+    }
+    pub fn as_str(&self) -> &str {
+        &self.name
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Program structure
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    pub items: Vec<Item>,
+    /// v1 allows a trailing main block after the declarations.
+    pub main: Option<Block>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    Class(Class),
+    Method(Method),
+    Field(Field),
+    /// `kernel`, `enum`, VeyMont declarations: kept as text, never analysed.
+    Opaque(Opaque),
+}
+
+impl Item {
+    pub fn span(&self) -> Span {
+        match self {
+            Item::Class(c) => c.span,
+            Item::Method(m) => m.span,
+            Item::Field(f) => f.span,
+            Item::Opaque(o) => o.span,
+        }
+    }
+}
+
+/// A construct recognised only far enough to find its end (pvl.md §7).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Opaque {
+    /// The keyword that introduced it, e.g. `kernel`, `lock`, `create`.
+    pub keyword: String,
+    /// The exact source text (compared structurally).
+    pub text: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Class {
+    pub name: Ident,
+    pub type_params: Vec<Ident>,
+    pub members: Vec<Member>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Member {
+    Field(Field),
+    Method(Method),
+}
+
+impl Member {
+    pub fn span(&self) -> Span {
+        match self {
+            Member::Field(f) => f.span,
+            Member::Method(m) => m.span,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    pub is_final: bool,
+    pub ty: Type,
+    pub names: Vec<Ident>,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Modifier {
+    Static,
+    Pure,
+    Inline,
+    ThreadLocal,
+}
+
+impl Modifier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Modifier::Static => "static",
+            Modifier::Pure => "pure",
+            Modifier::Inline => "inline",
+            Modifier::ThreadLocal => "thread_local",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MethodKind {
+    Method,
+    /// v1 constructor: `Name(params) { … }` with Name the class name.
+    CtorV1,
+    /// v2 constructor: `constructor(params) { … }`.
+    CtorV2,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Method {
+    /// Annotations and contract clauses before the method (they may interleave).
+    pub prefix: Prefix,
+    pub modifiers: Vec<Modifier>,
+    pub kind: MethodKind,
+    /// `void` for constructors.
+    pub ret: Type,
+    pub name: Ident,
+    pub type_params: Vec<Ident>,
+    pub params: Vec<Param>,
+    pub body: MethodBody,
+    pub span: Span,
+}
+
+impl Method {
+    pub fn has_modifier(&self, m: Modifier) -> bool {
+        self.modifiers.contains(&m)
+    }
+    pub fn is_pure(&self) -> bool {
+        self.has_modifier(Modifier::Pure)
+    }
+    pub fn is_predicate(&self) -> bool {
+        matches!(self.ret.kind, TypeKind::Resource)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub ty: Type,
+    pub name: Ident,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum MethodBody {
+    Block(Block),
+    /// `;`: abstract method or predicate.
+    Abstract,
+    /// `= expr;`: pure function or predicate body.
+    Expr(Expr),
+}
+
+/// Annotations and contract clauses in front of a construct, in source order.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Prefix {
+    pub annotations: Vec<Annotation>,
+    pub clauses: Vec<Clause>,
+    /// Covers the whole prefix; empty (at the construct start) when there is no prefix.
+    pub span: Span,
+}
+
+impl Prefix {
+    pub fn is_empty(&self) -> bool {
+        self.annotations.is_empty() && self.clauses.is_empty()
+    }
+    pub fn clauses_of(&self, kind: ClauseKind) -> impl Iterator<Item = &Clause> {
+        self.clauses.iter().filter(move |c| c.kind == kind)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Contracts
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ClauseKind {
+    Requires,
+    Ensures,
+    Context,
+    ContextEverywhere,
+    LoopInvariant,
+    KernelInvariant,
+    LockInvariant,
+    /// `given T x;` ghost input parameter.
+    Given,
+    /// `yields T x;` ghost output parameter.
+    Yields,
+    Modifies,
+    Accessible,
+    Signals,
+    Decreases,
+}
+
+impl ClauseKind {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            ClauseKind::Requires => "requires",
+            ClauseKind::Ensures => "ensures",
+            ClauseKind::Context => "context",
+            ClauseKind::ContextEverywhere => "context_everywhere",
+            ClauseKind::LoopInvariant => "loop_invariant",
+            ClauseKind::KernelInvariant => "kernel_invariant",
+            ClauseKind::LockInvariant => "lock_invariant",
+            ClauseKind::Given => "given",
+            ClauseKind::Yields => "yields",
+            ClauseKind::Modifies => "modifies",
+            ClauseKind::Accessible => "accessible",
+            ClauseKind::Signals => "signals",
+            ClauseKind::Decreases => "decreases",
+        }
+    }
+
+    pub fn from_keyword(s: &str) -> Option<ClauseKind> {
+        Some(match s {
+            "requires" => ClauseKind::Requires,
+            "ensures" => ClauseKind::Ensures,
+            "context" => ClauseKind::Context,
+            "context_everywhere" => ClauseKind::ContextEverywhere,
+            "loop_invariant" => ClauseKind::LoopInvariant,
+            "kernel_invariant" => ClauseKind::KernelInvariant,
+            "lock_invariant" => ClauseKind::LockInvariant,
+            "given" => ClauseKind::Given,
+            "yields" => ClauseKind::Yields,
+            "modifies" => ClauseKind::Modifies,
+            "accessible" => ClauseKind::Accessible,
+            "signals" => ClauseKind::Signals,
+            "decreases" => ClauseKind::Decreases,
+            _ => return None,
+        })
+    }
+
+    /// Is this clause part of the precondition (`requires`, `context`, `context_everywhere`)?
+    pub fn is_pre(self) -> bool {
+        matches!(
+            self,
+            ClauseKind::Requires | ClauseKind::Context | ClauseKind::ContextEverywhere
+        )
+    }
+
+    /// Is this clause part of the postcondition (`ensures`, `context`, `context_everywhere`)?
+    pub fn is_post(self) -> bool {
+        matches!(
+            self,
+            ClauseKind::Ensures | ClauseKind::Context | ClauseKind::ContextEverywhere
+        )
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Clause {
+    pub kind: ClauseKind,
+    pub body: ClauseBody,
+    /// From the keyword to the `;` inclusive.
+    pub span: Span,
+}
+
+impl Clause {
+    /// The expression of an expression clause.
+    pub fn expr(&self) -> Option<&Expr> {
+        match &self.body {
+            ClauseBody::Expr(e) => Some(e),
+            ClauseBody::Signals(_, _, e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ClauseBody {
+    /// requires / ensures / context / context_everywhere / loop_invariant / kernel_invariant /
+    /// lock_invariant.
+    Expr(Expr),
+    /// given / yields.
+    Decl(Type, Ident),
+    /// modifies / accessible / decreases (empty list: `decreases;`).
+    List(Vec<Expr>),
+    /// `decreases assume;`
+    DecreasesAssume,
+    /// `signals (T x) e;`
+    Signals(Type, Ident, Expr),
+}
+
+// ---------------------------------------------------------------------------------------------
+// gpuopt annotations
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Annotation {
+    pub kind: AnnotKind,
+    /// The optimization word as written (`loop_unroll` or `unroll`, …).
+    pub keyword: Ident,
+    /// From `gpuopt` to the `;` inclusive.
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OptKind {
+    Unroll,
+    Merge,
+    Prefetch,
+    Linearize,
+    Tile,
+    Fuse,
+}
+
+impl OptKind {
+    /// The Alpinist keyword.
+    pub fn alpinist_name(self) -> &'static str {
+        match self {
+            OptKind::Unroll => "loop_unroll",
+            OptKind::Merge => "iter_merge",
+            OptKind::Prefetch => "glob_to_reg",
+            OptKind::Linearize => "matrix_lin",
+            OptKind::Tile => "tile",
+            OptKind::Fuse => "fuse",
+        }
+    }
+
+    /// The alpine-rs command-line name.
+    pub fn cli_name(self) -> &'static str {
+        match self {
+            OptKind::Unroll => "unroll",
+            OptKind::Merge => "merge",
+            OptKind::Prefetch => "prefetch",
+            OptKind::Linearize => "linearize",
+            OptKind::Tile => "tile",
+            OptKind::Fuse => "fuse",
+        }
+    }
+
+    pub fn from_word(s: &str) -> Option<OptKind> {
+        Some(match s {
+            "loop_unroll" | "unroll" => OptKind::Unroll,
+            "iter_merge" | "merge" => OptKind::Merge,
+            "glob_to_reg" | "prefetch" => OptKind::Prefetch,
+            "matrix_lin" | "linearize" => OptKind::Linearize,
+            "tile" => OptKind::Tile,
+            "fuse" => OptKind::Fuse,
+            _ => return None,
+        })
+    }
+
+    pub const ALL: [OptKind; 6] = [
+        OptKind::Unroll,
+        OptKind::Merge,
+        OptKind::Prefetch,
+        OptKind::Linearize,
+        OptKind::Tile,
+        OptKind::Fuse,
+    ];
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// `R`: row-major.
+    Row,
+    /// `C`: column-major.
+    Col,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TileMode {
+    Inter,
+    Intra,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct IntArg {
+    pub value: u64,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum AnnotKind {
+    /// `loop_unroll i K`
+    Unroll { var: Ident, factor: IntArg },
+    /// `iter_merge i M`
+    Merge { var: Ident, factor: IntArg },
+    /// `glob_to_reg a loc loc…`
+    Prefetch { array: Expr, locations: Vec<Expr> },
+    /// `matrix_lin m R|C E1 E2`
+    Linearize {
+        matrix: Ident,
+        layout: Layout,
+        dims: (Expr, Expr),
+    },
+    /// `tile inter|intra N`
+    Tile { mode: TileMode, size: Expr },
+    /// `fuse F [B]`
+    Fuse {
+        kernels: IntArg,
+        blocks: Option<IntArg>,
+    },
+}
+
+impl AnnotKind {
+    pub fn opt(&self) -> OptKind {
+        match self {
+            AnnotKind::Unroll { .. } => OptKind::Unroll,
+            AnnotKind::Merge { .. } => OptKind::Merge,
+            AnnotKind::Prefetch { .. } => OptKind::Prefetch,
+            AnnotKind::Linearize { .. } => OptKind::Linearize,
+            AnnotKind::Tile { .. } => OptKind::Tile,
+            AnnotKind::Fuse { .. } => OptKind::Fuse,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Types
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Type {
+    pub kind: TypeKind,
+    pub span: Span,
+}
+
+impl Type {
+    pub fn new(kind: TypeKind) -> Type {
+        Type {
+            kind,
+            span: Span::DUMMY,
+        }
+    }
+    pub fn int() -> Type {
+        Type::new(TypeKind::Int)
+    }
+    pub fn boolean() -> Type {
+        Type::new(TypeKind::Boolean)
+    }
+    /// Number of array dimensions (`int[][]` → 2).
+    pub fn array_dims(&self) -> usize {
+        match &self.kind {
+            TypeKind::Array(inner, _) => 1 + inner.array_dims(),
+            _ => 0,
+        }
+    }
+    /// The element type after stripping all array dimensions.
+    pub fn base(&self) -> &Type {
+        match &self.kind {
+            TypeKind::Array(inner, _) => inner.base(),
+            _ => self,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeKind {
+    Int,
+    Boolean,
+    /// v1's alias `bool`.
+    Bool,
+    Void,
+    String,
+    Resource,
+    Process,
+    Frac,
+    ZFrac,
+    Rational,
+    Float32,
+    Float64,
+    Char,
+    /// `seq<T>`, `set<T>`, `bag<T>`, `option<T>`, `loc<T>`, `pointer<T>`.
+    Generic1(Generic1, Box<Type>),
+    Map(Box<Type>, Box<Type>),
+    Tuple(Box<Type>, Box<Type>),
+    /// A class type, optionally with type arguments.
+    Class(Ident, Vec<Type>),
+    /// `T[]` or a sized `T[E]` (parameters and locals; the extent is a fact).
+    Array(Box<Type>, Option<Box<Expr>>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Generic1 {
+    Seq,
+    Set,
+    Bag,
+    Option,
+    Loc,
+    Pointer,
+}
+
+impl Generic1 {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Generic1::Seq => "seq",
+            Generic1::Set => "set",
+            Generic1::Bag => "bag",
+            Generic1::Option => "option",
+            Generic1::Loc => "loc",
+            Generic1::Pointer => "pointer",
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statements
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    /// From `{` to `}` inclusive.
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    /// For statements with a prefix (loops, par), the span starts at the prefix.
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Declarator {
+    pub name: Ident,
+    pub init: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CompoundOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+}
+
+impl CompoundOp {
+    pub fn bin_op(self) -> BinOp {
+        match self {
+            CompoundOp::Add => BinOp::Add,
+            CompoundOp::Sub => BinOp::Sub,
+            CompoundOp::Mul => BinOp::Mul,
+            CompoundOp::Div => BinOp::Div,
+            CompoundOp::Mod => BinOp::Mod,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SpecKind {
+    Assert,
+    Assume,
+    Inhale,
+    Exhale,
+    Fold,
+    Unfold,
+    Open,
+    Close,
+    Witness,
+    Refute,
+}
+
+impl SpecKind {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            SpecKind::Assert => "assert",
+            SpecKind::Assume => "assume",
+            SpecKind::Inhale => "inhale",
+            SpecKind::Exhale => "exhale",
+            SpecKind::Fold => "fold",
+            SpecKind::Unfold => "unfold",
+            SpecKind::Open => "open",
+            SpecKind::Close => "close",
+            SpecKind::Witness => "witness",
+            SpecKind::Refute => "refute",
+        }
+    }
+
+    pub fn from_keyword(s: &str) -> Option<SpecKind> {
+        Some(match s {
+            "assert" => SpecKind::Assert,
+            "assume" => SpecKind::Assume,
+            "inhale" => SpecKind::Inhale,
+            "exhale" => SpecKind::Exhale,
+            "fold" => SpecKind::Fold,
+            "unfold" => SpecKind::Unfold,
+            "open" => SpecKind::Open,
+            "close" => SpecKind::Close,
+            "witness" => SpecKind::Witness,
+            "refute" => SpecKind::Refute,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum StmtKind {
+    Block(Block),
+    /// `T x = e, y;`
+    Decl { ty: Type, vars: Vec<Declarator> },
+    /// `target = value;`
+    Assign { target: Expr, value: Expr },
+    /// `x += e;` (v2)
+    CompoundAssign {
+        target: Expr,
+        op: CompoundOp,
+        value: Expr,
+    },
+    /// `x++;` / `x--;`
+    IncDec { target: Expr, inc: bool },
+    /// An expression evaluated for its effect (a call).
+    Expr(Expr),
+    If {
+        cond: Expr,
+        then: Box<Stmt>,
+        els: Option<Box<Stmt>>,
+    },
+    While(Loop),
+    For(Loop),
+    /// v2 `for (int i = lo .. hi) body`.
+    RangedFor {
+        prefix: Prefix,
+        ty: Type,
+        var: Ident,
+        lo: Expr,
+        hi: Expr,
+        body: Box<Stmt>,
+    },
+    Par(Par),
+    /// v2 `parallel { … }` / `sequential { … }`.
+    Parallel { sequential: bool, body: Vec<Stmt> },
+    Barrier(Barrier),
+    /// `invariant name(res) { … }`
+    Invariant {
+        name: Ident,
+        resource: Expr,
+        body: Block,
+    },
+    /// `atomic(names) { … }`
+    Atomic { names: Vec<Ident>, body: Block },
+    Return(Option<Expr>),
+    Spec { kind: SpecKind, expr: Expr },
+    /// `ghost S`
+    Ghost(Box<Stmt>),
+    /// A `gpuopt` annotation in statement position that is not attached to a construct; the
+    /// front checks report it (A0002). Attached annotations live in the construct's prefix.
+    Annotation(Annotation),
+    /// Recognised but opaque statement (pvl.md §7).
+    Opaque(Opaque),
+}
+
+/// `while` and classic `for` loops.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Loop {
+    /// Annotations and loop invariants (v2: any clause) before the loop keyword.
+    pub prefix: Prefix,
+    /// `for` initialisers (empty for `while`).
+    pub init: Vec<Stmt>,
+    /// The guard; `None` for `for (;;)`.
+    pub cond: Option<Expr>,
+    /// `for` updates (empty for `while`).
+    pub update: Vec<Stmt>,
+    pub body: Box<Stmt>,
+    /// Span of the `while`/`for` keyword.
+    pub keyword: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Par {
+    /// Annotations and the v1 region contract before `par`.
+    pub prefix: Prefix,
+    /// One arm, or several joined with `and`.
+    pub arms: Vec<ParArm>,
+    /// Span of the first `par` keyword.
+    pub keyword: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParArm {
+    pub label: Option<Ident>,
+    pub iters: Vec<Iter>,
+    /// A v1 wait list after `;` in the header, kept as text.
+    pub wait: Option<Opaque>,
+    /// The per-thread contract.
+    pub contract: Vec<Clause>,
+    pub body: Box<Stmt>,
+    pub span: Span,
+}
+
+/// `int t = lo .. hi`
+#[derive(Clone, Debug, PartialEq)]
+pub struct Iter {
+    pub ty: Type,
+    pub name: Ident,
+    pub lo: Expr,
+    pub hi: Expr,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Barrier {
+    pub label: Ident,
+    pub tags: Vec<Ident>,
+    pub contract: Vec<Clause>,
+    /// `true` for `barrier(L) { clauses }`; `false` for `barrier(L) clauses { body }`.
+    pub contract_in_braces: bool,
+    /// The block after the contract in the second form (usually empty).
+    pub body: Option<Block>,
+    pub keyword: Span,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expressions
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    Not,
+    Neg,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Implies,
+    Wand,
+    And,
+    Or,
+    Star,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// `e in s` (and v2 `\in`).
+    In,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    /// `\`: rational division (fractions).
+    Frac,
+    /// `^^` (opaque).
+    Pow,
+    /// `x :: s`
+    Cons,
+    /// `s ++ t`
+    Concat,
+}
+
+impl BinOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Implies => "==>",
+            BinOp::Wand => "-*",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+            BinOp::Star => "**",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::In => "in",
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Mod => "%",
+            BinOp::Frac => "\\",
+            BinOp::Pow => "^^",
+            BinOp::Cons => "::",
+            BinOp::Concat => "++",
+        }
+    }
+
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        )
+    }
+
+    pub fn is_arith(self) -> bool {
+        matches!(
+            self,
+            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod | BinOp::Frac
+        )
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum QuantKind {
+    /// `\forall*`: iterated separating conjunction.
+    ForallStar,
+    Forall,
+    Exists,
+}
+
+impl QuantKind {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            QuantKind::ForallStar => "\\forall*",
+            QuantKind::Forall => "\\forall",
+            QuantKind::Exists => "\\exists",
+        }
+    }
+}
+
+/// `int k` or `int k = lo .. hi` in a quantifier.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Binding {
+    pub ty: Type,
+    pub name: Ident,
+    pub range: Option<(Box<Expr>, Box<Expr>)>,
+    pub span: Span,
+}
+
+/// Built-in functions with fixed argument counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Builtin {
+    /// `Perm(loc, frac)`
+    Perm,
+    /// `PointsTo(loc, frac, value)`
+    PointsTo,
+    /// `Value(loc)`
+    Value,
+    HPerm,
+    APerm,
+    ArrayPerm,
+    /// `\array(a, n)`
+    Array,
+    /// `\matrix(m, r, c)`
+    Matrix,
+    /// `\pointer(p, n, π)`
+    Pointer,
+    /// `\pointer_index(p, i, π)`
+    PointerIndex,
+    /// `\values(a, lo, hi)`
+    Values,
+    /// `\length(e)`
+    LengthFn,
+    Head,
+    Tail,
+    Held,
+    Idle,
+    Running,
+    Some,
+}
+
+impl Builtin {
+    pub fn name(self) -> &'static str {
+        match self {
+            Builtin::Perm => "Perm",
+            Builtin::PointsTo => "PointsTo",
+            Builtin::Value => "Value",
+            Builtin::HPerm => "HPerm",
+            Builtin::APerm => "APerm",
+            Builtin::ArrayPerm => "ArrayPerm",
+            Builtin::Array => "\\array",
+            Builtin::Matrix => "\\matrix",
+            Builtin::Pointer => "\\pointer",
+            Builtin::PointerIndex => "\\pointer_index",
+            Builtin::Values => "\\values",
+            Builtin::LengthFn => "\\length",
+            Builtin::Head => "head",
+            Builtin::Tail => "tail",
+            Builtin::Held => "held",
+            Builtin::Idle => "idle",
+            Builtin::Running => "running",
+            Builtin::Some => "Some",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Builtin> {
+        Some(match s {
+            "Perm" => Builtin::Perm,
+            "PointsTo" => Builtin::PointsTo,
+            "Value" => Builtin::Value,
+            "HPerm" => Builtin::HPerm,
+            "APerm" => Builtin::APerm,
+            "ArrayPerm" => Builtin::ArrayPerm,
+            "\\array" => Builtin::Array,
+            "\\matrix" => Builtin::Matrix,
+            "\\pointer" => Builtin::Pointer,
+            "\\pointer_index" => Builtin::PointerIndex,
+            "\\values" => Builtin::Values,
+            "\\length" => Builtin::LengthFn,
+            "head" => Builtin::Head,
+            "tail" => Builtin::Tail,
+            "held" => Builtin::Held,
+            "idle" => Builtin::Idle,
+            "running" => Builtin::Running,
+            "Some" => Builtin::Some,
+            _ => return None,
+        })
+    }
+
+    /// Allowed argument counts (inclusive range).
+    pub fn arity(self) -> (usize, usize) {
+        match self {
+            Builtin::Perm | Builtin::HPerm | Builtin::APerm => (2, 2),
+            Builtin::PointsTo => (3, 3),
+            Builtin::Value => (1, 1),
+            Builtin::ArrayPerm => (5, 5),
+            Builtin::Array => (2, 2),
+            Builtin::Matrix => (3, 3),
+            Builtin::Pointer | Builtin::PointerIndex | Builtin::Values => (3, 3),
+            Builtin::LengthFn => (1, 1),
+            Builtin::Head | Builtin::Tail => (1, 1),
+            Builtin::Held | Builtin::Idle | Builtin::Running | Builtin::Some => (1, 1),
+        }
+    }
+
+    /// Is this a resource (permission-carrying) built-in?
+    pub fn is_resource(self) -> bool {
+        matches!(
+            self,
+            Builtin::Perm
+                | Builtin::PointsTo
+                | Builtin::Value
+                | Builtin::HPerm
+                | Builtin::APerm
+                | Builtin::ArrayPerm
+                | Builtin::Pointer
+                | Builtin::PointerIndex
+        )
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CollKind {
+    Seq,
+    Set,
+    Bag,
+}
+
+/// Ghost-argument blocks on a call.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct GhostArgs {
+    /// v1 `with { … }` block.
+    pub with: Option<Block>,
+    /// v1 `then { … }` block.
+    pub then: Option<Block>,
+    /// v2 `given { x = e, … }`.
+    pub given: Vec<(Ident, Expr)>,
+    /// v2 `yields { y = x, … }`.
+    pub yields: Vec<(Ident, Ident)>,
+}
+
+impl GhostArgs {
+    pub fn is_empty(&self) -> bool {
+        self.with.is_none() && self.then.is_none() && self.given.is_empty() && self.yields.is_empty()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    Int(BigInt),
+    Bool(bool),
+    Null,
+    This,
+    /// `write`: permission 1.
+    Write,
+    /// `read`: an unspecified positive fraction.
+    Read,
+    /// `none`: permission 0.
+    NoPerm,
+    /// `empty` (v1 process algebra).
+    Empty,
+    /// `None` (option).
+    NoneOpt,
+    /// `*` as a wildcard value.
+    Wildcard,
+    /// `\result`
+    Result,
+    /// `current_thread`, `\current_thread`, `\ltid`, `\gtid`: kept by spelling.
+    ThreadId(String),
+    Name(Ident),
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `c ? a : b`
+    Cond(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `e.name` (also `a.length`).
+    Field(Box<Expr>, Ident),
+    /// `e[i]`
+    Index(Box<Expr>, Box<Expr>),
+    /// `s[lo..hi]`, `s[..hi]`, `s[lo..]`
+    Slice(Box<Expr>, Option<Box<Expr>>, Option<Box<Expr>>),
+    /// `s[i -> v]`
+    SeqUpdate(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// A method or function call `f(x)`, `o.m(x)`; `null_safe` for v1 `o->m(x)` / v2 `o?.m(x)`.
+    Call {
+        recv: Option<Box<Expr>>,
+        name: Ident,
+        args: Vec<Expr>,
+        ghost: GhostArgs,
+        null_safe: bool,
+    },
+    Builtin(Builtin, Vec<Expr>),
+    /// `\old(e)` or v2 `\old[label](e)`.
+    Old(Box<Expr>, Option<Ident>),
+    /// `|e|`
+    Length(Box<Expr>),
+    /// `(\forall T x; cond; body)`; with a ranged binding and no condition in the two-part form.
+    Quant {
+        kind: QuantKind,
+        bindings: Vec<Binding>,
+        cond: Option<Box<Expr>>,
+        body: Box<Expr>,
+    },
+    /// `(\let T x = e; body)`
+    Let {
+        ty: Type,
+        name: Ident,
+        value: Box<Expr>,
+        body: Box<Expr>,
+    },
+    /// `(\sum T x; cond; body)`
+    Sum {
+        ty: Type,
+        name: Ident,
+        cond: Box<Expr>,
+        body: Box<Expr>,
+    },
+    /// `new C(args)`
+    NewObject(Ident, Vec<Expr>),
+    /// `new T[e1][e2]…`
+    NewArray(Type, Vec<Expr>),
+    /// `seq<T>{…}`, `set<T>{…}`, `bag<T>{…}` (typed) or `[…]`, `{…}`, `b{…}` (untyped).
+    Collection {
+        kind: CollKind,
+        elem_ty: Option<Type>,
+        elems: Vec<Expr>,
+    },
+    /// `[t: T]`, `{t: T}`, `b{t: T}`: empty collection of a type.
+    EmptyCollection(CollKind, Type),
+    /// `{lo .. hi}` (set) or v2 `[lo .. hi]` (seq).
+    Range(CollKind, Box<Expr>, Box<Expr>),
+    /// `{: e :}`
+    Trigger(Box<Expr>),
+    /// `unfolding p in e` / `\unfolding p \in e`
+    Unfolding(Box<Expr>, Box<Expr>),
+    /// `[π]R`
+    Scale(Box<Expr>, Box<Expr>),
+    /// v1 labelled expression `L: e`.
+    Labelled(Ident, Box<Expr>),
+    /// Anything kept as text (map/tuple literals, `?x`, rare backslash words, …).
+    Opaque(Opaque),
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, span: Span) -> Expr {
+        Expr { kind, span }
+    }
+
+    /// A synthesised node (no source span).
+    pub fn synth(kind: ExprKind) -> Expr {
+        Expr {
+            kind,
+            span: Span::DUMMY,
+        }
+    }
+
+    pub fn int(v: i64) -> Expr {
+        Expr::synth(ExprKind::Int(BigInt::from(v)))
+    }
+
+    pub fn name(n: &str) -> Expr {
+        Expr::synth(ExprKind::Name(Ident::synth(n)))
+    }
+
+    pub fn bin(op: BinOp, l: Expr, r: Expr) -> Expr {
+        Expr::synth(ExprKind::Binary(op, Box::new(l), Box::new(r)))
+    }
+
+    pub fn not(e: Expr) -> Expr {
+        Expr::synth(ExprKind::Unary(UnOp::Not, Box::new(e)))
+    }
+
+    pub fn index(a: Expr, i: Expr) -> Expr {
+        Expr::synth(ExprKind::Index(Box::new(a), Box::new(i)))
+    }
+
+    pub fn as_name(&self) -> Option<&str> {
+        match &self.kind {
+            ExprKind::Name(id) => Some(&id.name),
+            _ => None,
+        }
+    }
+
+    pub fn as_int(&self) -> Option<&BigInt> {
+        match &self.kind {
+            ExprKind::Int(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Split at top-level `&&` and `**` into conjuncts (left to right).
+    pub fn conjuncts(&self) -> Vec<&Expr> {
+        let mut out = Vec::new();
+        fn go<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+            match &e.kind {
+                ExprKind::Binary(BinOp::And | BinOp::Star, l, r) => {
+                    go(l, out);
+                    go(r, out);
+                }
+                _ => out.push(e),
+            }
+        }
+        go(self, &mut out);
+        out
+    }
+}

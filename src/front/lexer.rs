@@ -1,0 +1,309 @@
+//! Lexer for PVL (pvl.md §2).
+//!
+//! Produces a flat token vector. Comments and whitespace are skipped: the original text is the
+//! lossless representation, and every token keeps its byte span into it. Each token also records
+//! whether whitespace or a comment precedes it, which the parser needs for the few spacing-
+//! sensitive spots of the grammar (`gpuopt` operand lists, `b{`).
+
+use super::span::Span;
+use crate::diag::Diagnostic;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TokKind {
+    /// Identifier or keyword (keywords are classified by the parser, many are contextual).
+    Word,
+    /// A backticked identifier `` `x` ``; the token text includes the backticks.
+    QuotedWord,
+    /// Decimal integer literal.
+    Int,
+    /// v2 decimal number `1.5`, `2.0f`.
+    Decimal,
+    /// v2 string literal.
+    Str,
+    /// v2 character literal.
+    Char,
+    /// A backslash word from the known list (`\forall`, `\old`, …) or a Unicode quantifier.
+    BsWord,
+    /// Operator or punctuation.
+    Punct,
+    Eof,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Token {
+    pub kind: TokKind,
+    pub span: Span,
+    /// Whitespace or a comment directly precedes the token.
+    pub space_before: bool,
+}
+
+/// Backslash words that are single tokens (pvl.md §2.4).
+const BS_WORDS: &[&str] = &[
+    "forall",
+    "exists",
+    "let",
+    "sum",
+    "old",
+    "result",
+    "array",
+    "matrix",
+    "pointer",
+    "pointer_index",
+    "values",
+    "length",
+    "typeof",
+    "unfolding",
+    "in",
+    "memberof",
+    "current_thread",
+    "ltid",
+    "gtid",
+    "owner",
+    "vcmp",
+    "vrep",
+    "msum",
+    "mcmp",
+    "mrep",
+    "pointer_length",
+    "pointer_block_length",
+    "pointer_block_offset",
+    "polarity_dependent",
+    "forperm",
+    "forpermwithvalue",
+    "type",
+    "is_int",
+    "choose",
+    "choose_fresh",
+    "pow",
+    "euclidean_div",
+    "euclidean_mod",
+    "shared_mem_size",
+    "nd_index",
+    "nd_partial_index",
+    "nd_length",
+];
+
+/// Multi-character punctuation, longest first within each common prefix.
+const PUNCTS: &[&str] = &[
+    "==>", "{:", ":}", "..", "::", "++", "--", "->", "-*", "**", "&&", "||", "==", "!=", "<=",
+    ">=", "^^", "?.", "+=", "-=", "*=", "/=", "%=",
+];
+
+const SINGLE: &[u8] = b"(){}[],;.:?!=<>+-*/%\\|&^@#$~";
+
+pub struct Lexed {
+    pub tokens: Vec<Token>,
+    pub errors: Vec<Diagnostic>,
+}
+
+fn is_ident_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_'
+}
+
+fn is_ident_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+pub fn lex(src: &str) -> Lexed {
+    let bytes = src.as_bytes();
+    let mut tokens = Vec::new();
+    let mut errors = Vec::new();
+    let mut i = 0usize;
+    // A UTF-8 byte-order mark is kept in the text and ignored here.
+    if src.starts_with('\u{feff}') {
+        i = 3;
+    }
+    let mut space = false;
+    while i < bytes.len() {
+        let b = bytes[i];
+        // Trivia.
+        if matches!(b, b' ' | b'\t' | b'\r' | b'\n' | 0x0c) {
+            i += 1;
+            space = true;
+            continue;
+        }
+        if b == b'/' && bytes.get(i + 1) == Some(&b'/') {
+            while i < bytes.len() && bytes[i] != b'\n' {
+                i += 1;
+            }
+            space = true;
+            continue;
+        }
+        if b == b'/' && bytes.get(i + 1) == Some(&b'*') {
+            match src[i + 2..].find("*/") {
+                Some(end) => i = i + 2 + end + 2,
+                None => {
+                    errors.push(
+                        Diagnostic::error("A0001", "unterminated block comment")
+                            .with_primary(Span::new(i, i + 2), "comment starts here")
+                            .with_help("close the comment with `*/`"),
+                    );
+                    i = bytes.len();
+                }
+            }
+            space = true;
+            continue;
+        }
+        if b == b'#' {
+            // v1 "embedded LaTeX" comment: `#…#` on one line.
+            let line_end = src[i + 1..].find('\n').map_or(bytes.len(), |e| i + 1 + e);
+            if let Some(close) = src[i + 1..line_end].find('#') {
+                i = i + 1 + close + 1;
+                space = true;
+                continue;
+            }
+        }
+        let start = i;
+        let kind;
+        if is_ident_start(b) {
+            while i < bytes.len() && is_ident_char(bytes[i]) {
+                i += 1;
+            }
+            kind = TokKind::Word;
+        } else if b.is_ascii_digit() {
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+            // A `.` starts a fraction only if a digit follows (so `0..n` is `0`, `..`, `n`).
+            if bytes.get(i) == Some(&b'.') && bytes.get(i + 1).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+                while i < bytes.len() && bytes[i].is_ascii_digit() {
+                    i += 1;
+                }
+                if matches!(bytes.get(i), Some(b'f' | b'F' | b'd' | b'D')) {
+                    i += 1;
+                }
+                kind = TokKind::Decimal;
+            } else {
+                kind = TokKind::Int;
+            }
+        } else if b == b'\\' {
+            let mut j = i + 1;
+            while j < bytes.len() && is_ident_char(bytes[j]) {
+                j += 1;
+            }
+            let word = &src[i + 1..j];
+            if BS_WORDS.contains(&word) {
+                if word == "forall" && bytes.get(j) == Some(&b'*') {
+                    j += 1;
+                }
+                i = j;
+                kind = TokKind::BsWord;
+            } else {
+                i += 1;
+                kind = TokKind::Punct;
+            }
+        } else if b == b'`' {
+            match src[i + 1..].find(|c| c == '`' || c == '\n') {
+                Some(e) if bytes[i + 1 + e] == b'`' && e > 0 => {
+                    i = i + 1 + e + 1;
+                    kind = TokKind::QuotedWord;
+                }
+                _ => {
+                    errors.push(
+                        Diagnostic::error("A0001", "unterminated backticked identifier")
+                            .with_primary(Span::new(i, i + 1), "opened here")
+                            .with_help("close the identifier with a backtick on the same line"),
+                    );
+                    i += 1;
+                    space = true;
+                    continue;
+                }
+            }
+        } else if b == b'"' || b == b'\'' {
+            let quote = b;
+            let mut j = i + 1;
+            let mut closed = false;
+            while j < bytes.len() && bytes[j] != b'\n' {
+                if bytes[j] == b'\\' {
+                    j += 2;
+                    continue;
+                }
+                if bytes[j] == quote {
+                    closed = true;
+                    j += 1;
+                    break;
+                }
+                j += 1;
+            }
+            if !closed {
+                errors.push(
+                    Diagnostic::error("A0001", "unterminated literal")
+                        .with_primary(Span::new(i, (j).min(bytes.len())), "literal starts here")
+                        .with_help("close the literal on the same line"),
+                );
+            }
+            i = j.min(bytes.len());
+            kind = if quote == b'"' {
+                TokKind::Str
+            } else {
+                TokKind::Char
+            };
+        } else if src[i..].starts_with('∀') || src[i..].starts_with('∃') {
+            i += 3;
+            if src[..i].ends_with('∀') && bytes.get(i) == Some(&b'*') {
+                i += 1;
+            }
+            kind = TokKind::BsWord;
+        } else if let Some(p) = PUNCTS.iter().find(|p| src[i..].starts_with(**p)) {
+            i += p.len();
+            kind = TokKind::Punct;
+        } else if SINGLE.contains(&b) {
+            i += 1;
+            kind = TokKind::Punct;
+        } else {
+            let ch = src[i..].chars().next().unwrap_or('\u{fffd}');
+            let len = ch.len_utf8().max(1);
+            errors.push(
+                Diagnostic::error("A0001", format!("unexpected character `{}`", ch.escape_debug()))
+                    .with_primary(Span::new(i, i + len), "not valid in PVL")
+                    .with_help("remove this character"),
+            );
+            i += len;
+            space = true;
+            continue;
+        }
+        tokens.push(Token {
+            kind,
+            span: Span::new(start, i),
+            space_before: space,
+        });
+        space = false;
+    }
+    tokens.push(Token {
+        kind: TokKind::Eof,
+        span: Span::new(bytes.len(), bytes.len()),
+        space_before: true,
+    });
+    Lexed { tokens, errors }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(src: &str) -> Vec<&str> {
+        lex(src)
+            .tokens
+            .iter()
+            .filter(|t| t.kind != TokKind::Eof)
+            .map(|t| t.span.text(src))
+            .collect()
+    }
+
+    #[test]
+    fn ranges_and_fractions() {
+        assert_eq!(texts("0..n"), vec!["0", "..", "n"]);
+        assert_eq!(texts("1\\2"), vec!["1", "\\", "2"]);
+        assert_eq!(texts("1\\n"), vec!["1", "\\", "n"]);
+        assert_eq!(texts("(\\forall* int k"), vec!["(", "\\forall*", "int", "k"]);
+        assert_eq!(texts("a ==> b -* c"), vec!["a", "==>", "b", "-*", "c"]);
+        assert_eq!(texts("{: a[k] :}"), vec!["{:", "a", "[", "k", "]", ":}"]);
+    }
+
+    #[test]
+    fn comments_are_trivia() {
+        assert_eq!(texts("a /* x */ + 1 // y\n#tex# b"), vec!["a", "+", "1", "b"]);
+        assert_eq!(lex("/* open").errors.len(), 1);
+    }
+}

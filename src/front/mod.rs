@@ -1,0 +1,11 @@
+//! Front end: lexing, parsing, the syntax tree, the canonical printer and the front checks.
+
+pub mod ast;
+pub mod dialect;
+pub mod lexer;
+pub mod parser;
+pub mod span;
+
+pub use dialect::{Dialect, DialectChoice};
+pub use parser::{parse, ParseOptions, Parsed};
+pub use span::Span;

@@ -1,0 +1,2865 @@
+//! Recursive-descent parser for PVL (pvl.md §3–4).
+//!
+//! Never panics and always terminates: every loop consumes a token or stops, recursion depth is
+//! bounded, and errors are collected (with recovery at statement and member boundaries) instead
+//! of aborting. The result is always a `Program`, possibly partial, plus diagnostics.
+
+use super::ast::*;
+use super::dialect::{self, Dialect, DialectChoice};
+use super::lexer::{lex, TokKind, Token};
+use super::span::Span;
+use crate::diag::Diagnostic;
+use num_bigint::BigInt;
+use std::collections::HashSet;
+
+/// Words that are never identifiers (pvl.md §2.4 hard keywords).
+const HARD_KEYWORDS: &[&str] = &[
+    "and",
+    "barrier",
+    "boolean",
+    "class",
+    "current_thread",
+    "else",
+    "false",
+    "for",
+    "fork",
+    "goto",
+    "if",
+    "in",
+    "int",
+    "invariant",
+    "join",
+    "lock",
+    "map",
+    "new",
+    "notify",
+    "null",
+    "option",
+    "par",
+    "return",
+    "static",
+    "string",
+    "this",
+    "true",
+    "tuple",
+    "unfolding",
+    "unlock",
+    "vec",
+    "void",
+    "wait",
+    "while",
+    "gpuopt",
+];
+
+/// Words reserved inside expressions.
+const VALUE_WORDS: &[&str] = &[
+    "write", "read", "none", "empty", "None", "true", "false", "null", "this",
+];
+
+/// VerCors 1.4 reserved the Alpinist annotation words; v2 does not have them.
+pub const V1_RESERVED: &[&str] = &[
+    "loop_unroll",
+    "iter_merge",
+    "matrix_lin",
+    "glob_to_reg",
+    "tile",
+    "fuse",
+    "inter",
+    "intra",
+];
+
+const CLAUSE_WORDS: &[&str] = &[
+    "requires",
+    "ensures",
+    "context",
+    "context_everywhere",
+    "loop_invariant",
+    "kernel_invariant",
+    "lock_invariant",
+    "given",
+    "yields",
+    "modifies",
+    "accessible",
+    "signals",
+    "decreases",
+];
+
+const SPEC_WORDS: &[&str] = &[
+    "assert", "assume", "inhale", "exhale", "fold", "unfold", "open", "close", "witness", "refute",
+];
+
+/// Statement words kept opaque (pvl.md §7).
+const OPAQUE_STMT_WORDS: &[&str] = &[
+    "lock",
+    "unlock",
+    "wait",
+    "notify",
+    "fork",
+    "join",
+    "goto",
+    "label",
+    "create",
+    "qed",
+    "apply",
+    "use",
+    "destroy",
+    "split",
+    "merge",
+    "choose",
+    "action",
+    "send",
+    "recv",
+    "transfer",
+    "csl_subject",
+    "spec_ignore",
+    "frame",
+    "extract",
+    "commit",
+    "package",
+];
+
+const MAX_DEPTH: u32 = 200;
+const MAX_ERRORS: usize = 50;
+
+#[derive(Clone, Debug, Default)]
+pub struct ParseOptions {
+    pub dialect: DialectChoice,
+}
+
+/// The result of parsing one file.
+#[derive(Clone, Debug)]
+pub struct Parsed {
+    pub program: Program,
+    /// Errors and warnings, in source order of discovery.
+    pub diagnostics: Vec<Diagnostic>,
+    pub dialect: Dialect,
+    /// Whether the dialect reading is settled (explicit flag or markers of exactly one dialect).
+    pub settled: bool,
+    /// Spans of dialect-sensitive expressions (pvl.md §1.2).
+    pub sensitive: Vec<Span>,
+}
+
+impl Parsed {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(|d| d.is_error())
+    }
+    pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.diagnostics.iter().filter(|d| d.is_error())
+    }
+}
+
+pub fn parse(src: &str, opts: &ParseOptions) -> Parsed {
+    let lexed = lex(src);
+    let (dialect, settled) = dialect::select(src, &lexed.tokens, opts.dialect);
+    let mut p = Parser {
+        src,
+        toks: lexed.tokens,
+        pos: 0,
+        diags: lexed.errors,
+        error_count: 0,
+        last_error_at: usize::MAX,
+        dialect,
+        depth: 0,
+        paren_spans: HashSet::new(),
+        sensitive: Vec::new(),
+        operand_mode: false,
+    };
+    p.error_count = p.diags.len();
+    let program = p.parse_program();
+    let mut diagnostics = p.diags;
+    // An unterminated comment swallows the rest of the file; what the parser then says about the
+    // missing end is a consequence, not a second problem.
+    if let Some(cut) = diagnostics
+        .iter()
+        .filter(|d| d.message.starts_with("unterminated"))
+        .filter_map(|d| d.primary_span())
+        .map(|s| s.lo)
+        .min()
+    {
+        diagnostics.retain(|d| {
+            d.message.starts_with("unterminated")
+                || (!d.message.starts_with("unbalanced") && d.primary_span().is_some_and(|s| s.lo < cut))
+        });
+    }
+    diagnostics.sort_by_key(|d| (d.primary_span().map_or(0, |s| s.lo), !d.is_error()));
+    Parsed {
+        program,
+        diagnostics,
+        dialect,
+        settled,
+        sensitive: p.sensitive,
+    }
+}
+
+/// Parse a standalone expression (used for command-line arguments such as `--locations`).
+pub fn parse_expr_text(src: &str, dialect: Dialect) -> Result<Expr, Vec<Diagnostic>> {
+    let lexed = lex(src);
+    if !lexed.errors.is_empty() {
+        return Err(lexed.errors);
+    }
+    let mut p = Parser {
+        src,
+        toks: lexed.tokens,
+        pos: 0,
+        diags: Vec::new(),
+        error_count: 0,
+        last_error_at: usize::MAX,
+        dialect,
+        depth: 0,
+        paren_spans: HashSet::new(),
+        sensitive: Vec::new(),
+        operand_mode: false,
+    };
+    let e = p.parse_expr();
+    if e.is_ok() && !p.at_eof() {
+        p.error_expected("end of expression");
+    }
+    match e {
+        Ok(e) if p.diags.is_empty() => Ok(e),
+        _ => Err(p.diags),
+    }
+}
+
+/// Marker: an error was recorded; the caller recovers.
+#[derive(Debug)]
+struct Fail;
+
+type PResult<T> = Result<T, Fail>;
+
+struct Parser<'s> {
+    src: &'s str,
+    toks: Vec<Token>,
+    pos: usize,
+    diags: Vec<Diagnostic>,
+    error_count: usize,
+    last_error_at: usize,
+    dialect: Dialect,
+    depth: u32,
+    /// Spans of parenthesised expressions `( e )` (span includes the parentheses).
+    paren_spans: HashSet<(u32, u32)>,
+    sensitive: Vec<Span>,
+    /// Inside a `gpuopt` operand list: `(` after whitespace starts a new operand, not a call.
+    operand_mode: bool,
+}
+
+impl<'s> Parser<'s> {
+    // -----------------------------------------------------------------------------------------
+    // Token helpers
+    // -----------------------------------------------------------------------------------------
+
+    fn tok(&self) -> Token {
+        self.toks[self.pos.min(self.toks.len() - 1)]
+    }
+
+    fn tok_at(&self, n: usize) -> Token {
+        self.toks[(self.pos + n).min(self.toks.len() - 1)]
+    }
+
+    fn text_of(&self, t: Token) -> &'s str {
+        t.span.text(self.src)
+    }
+
+    fn text(&self) -> &'s str {
+        self.text_of(self.tok())
+    }
+
+    fn text_at(&self, n: usize) -> &'s str {
+        self.text_of(self.tok_at(n))
+    }
+
+    fn at_eof(&self) -> bool {
+        self.tok().kind == TokKind::Eof
+    }
+
+    fn bump(&mut self) -> Token {
+        let t = self.tok();
+        if self.pos < self.toks.len() - 1 {
+            self.pos += 1;
+        }
+        t
+    }
+
+    fn prev_end(&self) -> usize {
+        if self.pos == 0 {
+            0
+        } else {
+            self.toks[self.pos - 1].span.end()
+        }
+    }
+
+    fn is_punct(&self, p: &str) -> bool {
+        let t = self.tok();
+        t.kind == TokKind::Punct && self.text_of(t) == p
+    }
+
+    fn is_punct_at(&self, n: usize, p: &str) -> bool {
+        let t = self.tok_at(n);
+        t.kind == TokKind::Punct && self.text_of(t) == p
+    }
+
+    fn is_word(&self, w: &str) -> bool {
+        let t = self.tok();
+        t.kind == TokKind::Word && self.text_of(t) == w
+    }
+
+    fn is_bsword(&self, w: &str) -> bool {
+        let t = self.tok();
+        t.kind == TokKind::BsWord && self.text_of(t) == w
+    }
+
+    fn eat_punct(&mut self, p: &str) -> bool {
+        if self.is_punct(p) {
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn eat_word(&mut self, w: &str) -> bool {
+        if self.is_word(w) {
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn describe(&self, t: Token) -> String {
+        match t.kind {
+            TokKind::Eof => "end of file".to_string(),
+            _ => format!("`{}`", self.text_of(t)),
+        }
+    }
+
+    fn error(&mut self, d: Diagnostic) {
+        let at = d.primary_span().map_or(0, |s| s.start());
+        // One error per position: avoids cascades when recovery re-reports the same token.
+        if at == self.last_error_at {
+            return;
+        }
+        self.last_error_at = at;
+        self.error_count += 1;
+        if self.error_count <= MAX_ERRORS {
+            self.diags.push(d);
+        }
+    }
+
+    fn error_expected(&mut self, what: &str) -> Fail {
+        let t = self.tok();
+        let found = self.describe(t);
+        let mut d = Diagnostic::error("A0001", format!("expected {what}, found {found}"))
+            .with_primary(t.span, format!("expected {what}"));
+        if what.contains("`;`") && self.pos > 0 {
+            let prev = self.toks[self.pos - 1].span;
+            d = d
+                .with_secondary(Span::new(prev.end(), prev.end()), "a `;` may be missing here")
+                .with_help("end the statement before it with `;`");
+        } else if t.kind == TokKind::Eof {
+            d = d.with_help("the file ends too early: check for an unclosed `{` or `(`");
+        } else {
+            d = d.with_help(format!("insert {what} here, or remove {found}"));
+        }
+        self.error(d);
+        Fail
+    }
+
+    fn expect_punct(&mut self, p: &str) -> PResult<Span> {
+        if self.is_punct(p) {
+            Ok(self.bump().span)
+        } else {
+            Err(self.error_expected(&format!("`{p}`")))
+        }
+    }
+
+    fn enter(&mut self) -> PResult<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            let t = self.tok();
+            self.error(
+                Diagnostic::error("A0001", "nesting too deep")
+                    .with_primary(t.span, "nesting limit reached here")
+                    .with_help(format!("alpine-rs accepts at most {MAX_DEPTH} nested constructs")),
+            );
+            self.depth -= 1;
+            return Err(Fail);
+        }
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    /// Is the current token a word usable as an identifier?
+    fn is_ident(&self) -> bool {
+        self.is_ident_tok(self.tok())
+    }
+
+    fn is_ident_tok(&self, t: Token) -> bool {
+        match t.kind {
+            TokKind::QuotedWord => true,
+            TokKind::Word => {
+                let w = self.text_of(t);
+                !HARD_KEYWORDS.contains(&w) && !VALUE_WORDS.contains(&w)
+            }
+            _ => false,
+        }
+    }
+
+    fn ident_from(&self, t: Token) -> Ident {
+        let text = self.text_of(t);
+        let name = if t.kind == TokKind::QuotedWord {
+            text.trim_matches('`').to_string()
+        } else {
+            text.to_string()
+        };
+        Ident::new(name, t.span)
+    }
+
+    /// An identifier that names something (declaration, parameter, variable use).
+    fn expect_ident(&mut self, what: &str) -> PResult<Ident> {
+        if self.is_ident() {
+            let t = self.bump();
+            let id = self.ident_from(t);
+            self.check_reserved(&id, t);
+            Ok(id)
+        } else {
+            let t = self.tok();
+            if t.kind == TokKind::Word && HARD_KEYWORDS.contains(&self.text_of(t)) {
+                let w = self.text_of(t);
+                self.error(
+                    Diagnostic::error("A0001", format!("`{w}` is a keyword and cannot name {what}"))
+                        .with_primary(t.span, "keyword used as a name")
+                        .with_help(format!("rename it, or write it as `` `{w}` ``")),
+                );
+                return Err(Fail);
+            }
+            Err(self.error_expected(what))
+        }
+    }
+
+    fn check_reserved(&mut self, id: &Ident, t: Token) {
+        if t.kind == TokKind::Word
+            && self.dialect == Dialect::V1
+            && V1_RESERVED.contains(&id.name.as_str())
+        {
+            self.error(
+                Diagnostic::error(
+                    "A0001",
+                    format!("`{}` is a keyword of PVL 1.4 and cannot name a variable", id.name),
+                )
+                .with_primary(id.span, "reserved word used as a name")
+                .with_note("VerCors 1.4 reserves the gpuopt words loop_unroll, iter_merge, matrix_lin, glob_to_reg, tile, fuse, inter and intra")
+                .with_help("rename it, or pass `--dialect v2` for a VerCors 2 file"),
+            );
+        }
+    }
+
+    fn span_from(&self, lo: usize) -> Span {
+        Span::new(lo, self.prev_end().max(lo))
+    }
+
+    /// Skip tokens up to (not past) one of the stop punctuations at nesting level 0, consuming a
+    /// `;` stop. Always consumes at least one token unless already at a stop or EOF.
+    fn recover(&mut self, stop_at_semicolon: bool) {
+        let mut depth: i32 = 0;
+        let start = self.pos;
+        loop {
+            if self.at_eof() {
+                return;
+            }
+            let t = self.tok();
+            let s = self.text_of(t);
+            if t.kind == TokKind::Punct {
+                match s {
+                    "(" | "[" | "{" | "{:" => depth += 1,
+                    ")" | "]" | ":}" => {
+                        if depth > 0 {
+                            depth -= 1;
+                        }
+                    }
+                    "}" => {
+                        if depth == 0 {
+                            if self.pos == start {
+                                // Never stall on a stray `}` the caller cannot consume.
+                            }
+                            return;
+                        }
+                        depth -= 1;
+                        if depth == 0 && !stop_at_semicolon {
+                            self.bump();
+                            return;
+                        }
+                    }
+                    ";" if depth == 0 && stop_at_semicolon => {
+                        self.bump();
+                        return;
+                    }
+                    _ => {}
+                }
+            }
+            self.bump();
+            if depth == 0 && self.pos > start && !stop_at_semicolon && self.starts_member() {
+                return;
+            }
+        }
+    }
+
+    fn starts_member(&self) -> bool {
+        let t = self.tok();
+        if t.kind != TokKind::Word {
+            return false;
+        }
+        let w = self.text_of(t);
+        CLAUSE_WORDS.contains(&w)
+            || matches!(
+                w,
+                "class" | "static" | "pure" | "inline" | "void" | "gpuopt" | "resource"
+            )
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Program structure
+    // -----------------------------------------------------------------------------------------
+
+    fn parse_program(&mut self) -> Program {
+        let mut items = Vec::new();
+        let mut main = None;
+        while !self.at_eof() {
+            let before = self.pos;
+            if self.is_punct("{") {
+                match self.parse_block() {
+                    Ok(b) => main = Some(b),
+                    Err(_) => self.recover(false),
+                }
+            } else if self.is_word("class") {
+                match self.parse_class() {
+                    Ok(c) => items.push(Item::Class(c)),
+                    Err(_) => self.recover(false),
+                }
+            } else if self.is_word("kernel") || self.is_word("enum") || self.is_word("seq_program")
+            {
+                items.push(Item::Opaque(self.parse_opaque_decl()));
+            } else {
+                match self.parse_member(None) {
+                    Ok(Member::Method(m)) => items.push(Item::Method(m)),
+                    Ok(Member::Field(f)) => items.push(Item::Field(f)),
+                    Err(_) => self.recover(false),
+                }
+            }
+            if self.pos == before {
+                // A token nothing can start with: report once and skip it.
+                if !self.at_eof() {
+                    self.error_expected("a class, method or field declaration");
+                    self.bump();
+                }
+            }
+        }
+        Program {
+            items,
+            main,
+            span: Span::new(0, self.src.len()),
+        }
+    }
+
+    fn parse_opaque_decl(&mut self) -> Opaque {
+        let lo = self.tok().span.start();
+        let kw = self.text().to_string();
+        self.bump();
+        // Up to and including the first balanced `{ … }`.
+        while !self.at_eof() && !self.is_punct("{") {
+            self.bump();
+        }
+        let mut depth = 0;
+        while !self.at_eof() {
+            if self.is_punct("{") {
+                depth += 1;
+            } else if self.is_punct("}") {
+                depth -= 1;
+                if depth == 0 {
+                    self.bump();
+                    break;
+                }
+            }
+            self.bump();
+        }
+        let span = self.span_from(lo);
+        Opaque {
+            keyword: kw,
+            text: span.text(self.src).to_string(),
+            span,
+        }
+    }
+
+    fn parse_class(&mut self) -> PResult<Class> {
+        let lo = self.bump().span.start(); // `class`
+        let name = self.expect_ident("a class name")?;
+        let type_params = self.parse_type_params()?;
+        self.expect_punct("{")?;
+        let mut members = Vec::new();
+        loop {
+            if self.is_punct("}") {
+                self.bump();
+                break;
+            }
+            if self.at_eof() {
+                let eof = Span::new(self.prev_end(), self.prev_end());
+                self.error(
+                    Diagnostic::error(
+                        "A0001",
+                        format!("unbalanced braces: end of file reached inside the body of class `{}`", name.name),
+                    )
+                    .with_primary(eof, "expected `}` before the end of the file")
+                    .with_secondary(name.span, "class declared here")
+                    .with_help("close the class body with `}`"),
+                );
+                return Ok(Class {
+                    name,
+                    type_params,
+                    members,
+                    span: self.span_from(lo),
+                });
+            }
+            let before = self.pos;
+            match self.parse_member(Some(&name.name)) {
+                Ok(m) => members.push(m),
+                Err(_) => self.recover(false),
+            }
+            if self.pos == before {
+                self.error_expected("a field or method declaration");
+                self.bump();
+            }
+        }
+        Ok(Class {
+            name,
+            type_params,
+            members,
+            span: self.span_from(lo),
+        })
+    }
+
+    fn parse_type_params(&mut self) -> PResult<Vec<Ident>> {
+        let mut out = Vec::new();
+        if self.is_punct("<") {
+            self.bump();
+            loop {
+                out.push(self.expect_ident("a type parameter")?);
+                if !self.eat_punct(",") {
+                    break;
+                }
+            }
+            self.expect_punct(">")?;
+        }
+        Ok(out)
+    }
+
+    /// Annotations and contract clauses, interleaved, in front of a construct.
+    fn parse_prefix(&mut self) -> PResult<Prefix> {
+        let lo = self.tok().span.start();
+        let mut prefix = Prefix::default();
+        loop {
+            if self.is_word("gpuopt") {
+                match self.parse_annotation() {
+                    Ok(a) => prefix.annotations.push(a),
+                    Err(_) => self.recover(true),
+                }
+            } else if self.at_clause() {
+                match self.parse_clause() {
+                    Ok(c) => prefix.clauses.push(c),
+                    Err(_) => self.recover(true),
+                }
+            } else {
+                break;
+            }
+        }
+        prefix.span = if prefix.is_empty() {
+            Span::new(lo, lo)
+        } else {
+            self.span_from(lo)
+        };
+        Ok(prefix)
+    }
+
+    /// Is the current token a contract clause keyword in clause position?
+    fn at_clause(&self) -> bool {
+        let t = self.tok();
+        if t.kind != TokKind::Word || !CLAUSE_WORDS.contains(&self.text_of(t)) {
+            return false;
+        }
+        // `context = 1;`, `given.x`, `requires++` … are uses of a variable with that name.
+        let n = self.tok_at(1);
+        let nt = self.text_of(n);
+        !(n.kind == TokKind::Punct
+            && matches!(
+                nt,
+                "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "." | "++" | "--" | "[" | ")" | ","
+            ))
+            || (self.text_of(t) == "decreases" && nt == ";")
+    }
+
+    fn parse_clause(&mut self) -> PResult<Clause> {
+        let kw = self.bump();
+        let lo = kw.span.start();
+        let kind = ClauseKind::from_keyword(self.text_of(kw)).ok_or(Fail)?;
+        let body = match kind {
+            ClauseKind::Given | ClauseKind::Yields => {
+                let ty = self.parse_type()?;
+                let name = self.expect_ident("a parameter name")?;
+                ClauseBody::Decl(ty, name)
+            }
+            ClauseKind::Modifies | ClauseKind::Accessible => {
+                let mut v = vec![self.parse_expr()?];
+                while self.eat_punct(",") {
+                    v.push(self.parse_expr()?);
+                }
+                ClauseBody::List(v)
+            }
+            ClauseKind::Decreases => {
+                if self.is_punct(";") {
+                    ClauseBody::List(Vec::new())
+                } else if self.is_word("assume") {
+                    self.bump();
+                    ClauseBody::DecreasesAssume
+                } else {
+                    let mut v = vec![self.parse_expr()?];
+                    while self.eat_punct(",") {
+                        v.push(self.parse_expr()?);
+                    }
+                    ClauseBody::List(v)
+                }
+            }
+            ClauseKind::Signals => {
+                self.expect_punct("(")?;
+                let ty = self.parse_type()?;
+                let name = self.expect_ident("a name")?;
+                self.expect_punct(")")?;
+                let e = self.parse_expr()?;
+                ClauseBody::Signals(ty, name, e)
+            }
+            _ => ClauseBody::Expr(self.parse_expr()?),
+        };
+        self.expect_punct(";")?;
+        Ok(Clause {
+            kind,
+            body,
+            span: self.span_from(lo),
+        })
+    }
+
+    fn parse_modifiers(&mut self) -> Vec<Modifier> {
+        let mut mods = Vec::new();
+        loop {
+            let m = match self.text() {
+                "static" => Modifier::Static,
+                "pure" => Modifier::Pure,
+                "inline" => Modifier::Inline,
+                "thread_local" => Modifier::ThreadLocal,
+                _ => break,
+            };
+            if self.tok().kind != TokKind::Word {
+                break;
+            }
+            // `pure` etc. are contextual: `int pure;` is not a modifier use.
+            if m != Modifier::Static && !(self.is_ident_tok(self.tok_at(1)) || self.tok_at(1).kind == TokKind::Word) {
+                break;
+            }
+            self.bump();
+            mods.push(m);
+        }
+        mods
+    }
+
+    fn parse_member(&mut self, class: Option<&str>) -> PResult<Member> {
+        let lo = self.tok().span.start();
+        let prefix = self.parse_prefix()?;
+        let mods = self.parse_modifiers();
+        let is_final = self.is_word("final") && self.tok_at(1).kind == TokKind::Word;
+        if is_final {
+            self.bump();
+        }
+        // Constructors.
+        if self.is_word("constructor") && self.is_punct_at(1, "(") {
+            let kw = self.bump();
+            let name = Ident::new("constructor", kw.span);
+            return self.finish_method(lo, prefix, mods, MethodKind::CtorV2, Type::new(TypeKind::Void), name);
+        }
+        if self.is_ident() && self.is_punct_at(1, "(") && class.is_some() {
+            let t = self.bump();
+            let name = self.ident_from(t);
+            return self.finish_method(lo, prefix, mods, MethodKind::CtorV1, Type::new(TypeKind::Void), name);
+        }
+        let ty = self.parse_type()?;
+        let name = self.expect_ident("a member name")?;
+        if self.is_punct("(") || self.is_punct("<") {
+            return self.finish_method(lo, prefix, mods, MethodKind::Method, ty, name);
+        }
+        // Field declaration.
+        if !prefix.is_empty() {
+            self.error(
+                Diagnostic::error("A0001", "a contract or annotation cannot precede a field")
+                    .with_primary(prefix.span, "this prefix has no method to attach to")
+                    .with_help("move the clauses in front of a method"),
+            );
+        }
+        let mut names = vec![name];
+        while self.eat_punct(",") {
+            names.push(self.expect_ident("a field name")?);
+        }
+        self.expect_punct(";")?;
+        Ok(Member::Field(Field {
+            is_final,
+            ty,
+            names,
+            span: self.span_from(lo),
+        }))
+    }
+
+    fn finish_method(
+        &mut self,
+        lo: usize,
+        prefix: Prefix,
+        modifiers: Vec<Modifier>,
+        kind: MethodKind,
+        ret: Type,
+        name: Ident,
+    ) -> PResult<Member> {
+        let type_params = self.parse_type_params()?;
+        self.expect_punct("(")?;
+        let mut params = Vec::new();
+        if !self.is_punct(")") {
+            loop {
+                let plo = self.tok().span.start();
+                let ty = self.parse_type()?;
+                let pname = self.expect_ident("a parameter name")?;
+                params.push(Param {
+                    ty,
+                    name: pname,
+                    span: self.span_from(plo),
+                });
+                if !self.eat_punct(",") {
+                    break;
+                }
+            }
+        }
+        self.expect_punct(")")?;
+        let body = if self.is_punct("{") {
+            MethodBody::Block(self.parse_block()?)
+        } else if self.eat_punct("=") {
+            let e = self.parse_expr()?;
+            self.expect_punct(";")?;
+            MethodBody::Expr(e)
+        } else if self.eat_punct(";") {
+            MethodBody::Abstract
+        } else {
+            return Err(self.error_expected("a method body `{`, `= expression;` or `;`"));
+        };
+        Ok(Member::Method(Method {
+            prefix,
+            modifiers,
+            kind,
+            ret,
+            name,
+            type_params,
+            params,
+            body,
+            span: self.span_from(lo),
+        }))
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // gpuopt annotations
+    // -----------------------------------------------------------------------------------------
+
+    fn parse_annotation(&mut self) -> PResult<Annotation> {
+        let kw = self.bump(); // gpuopt
+        let lo = kw.span.start();
+        let opt_tok = self.tok();
+        let word = self.text_of(opt_tok);
+        let Some(opt) = (opt_tok.kind == TokKind::Word)
+            .then(|| OptKind::from_word(word))
+            .flatten()
+        else {
+            let found = self.describe(opt_tok);
+            self.error(
+                Diagnostic::error("A0003", format!("unknown optimization {found}"))
+                    .with_primary(opt_tok.span, "not an optimization")
+                    .with_note("known: loop_unroll, iter_merge, matrix_lin, glob_to_reg, tile, fuse (and the synonyms unroll, merge, linearize, prefetch)")
+                    .with_help("use one of the known optimization names"),
+            );
+            return Err(Fail);
+        };
+        self.bump();
+        let keyword = self.ident_from(opt_tok);
+        let kind = match opt {
+            OptKind::Unroll | OptKind::Merge => {
+                let var = self.annot_ident(word, "the loop variable")?;
+                let factor = self.annot_int(word, if opt == OptKind::Unroll { "K" } else { "M" }, "<var>")?;
+                if opt == OptKind::Unroll {
+                    AnnotKind::Unroll { var, factor }
+                } else {
+                    AnnotKind::Merge { var, factor }
+                }
+            }
+            OptKind::Linearize => {
+                let matrix = self.annot_ident(word, "the matrix")?;
+                let lt = self.tok();
+                let layout = match (lt.kind, self.text_of(lt)) {
+                    (TokKind::Word, "R") => Layout::Row,
+                    (TokKind::Word, "C") => Layout::Col,
+                    _ => {
+                        let found = self.describe(lt);
+                        self.error(
+                            Diagnostic::error(
+                                "A0003",
+                                format!("the layout of {word} must be R (row-major) or C (column-major), not {found}"),
+                            )
+                            .with_primary(lt.span, "expected R or C")
+                            .with_help(format!("syntax: gpuopt {word} <matrix> R|C <rows> <cols>;")),
+                        );
+                        return Err(Fail);
+                    }
+                };
+                self.bump();
+                let d1 = self.annot_operand(word, "the first dimension")?;
+                let d2 = self.annot_operand(word, "the second dimension")?;
+                AnnotKind::Linearize {
+                    matrix,
+                    layout,
+                    dims: (d1, d2),
+                }
+            }
+            OptKind::Prefetch => {
+                let array = self.annot_array()?;
+                let mut locations = Vec::new();
+                loop {
+                    if self.is_punct(";") || self.at_eof() {
+                        break;
+                    }
+                    self.eat_punct(",");
+                    locations.push(self.annot_operand(word, "a location")?);
+                }
+                if locations.is_empty() {
+                    let t = self.tok();
+                    self.error(
+                        Diagnostic::error(
+                            "A0003",
+                            format!("`gpuopt {word}` needs at least one location after the array"),
+                        )
+                        .with_primary(t.span, "expected a location (an index expression)")
+                        .with_help(format!("syntax: gpuopt {word} <array> <loc> <loc>…; e.g. `gpuopt {word} a tid;`")),
+                    );
+                    return Err(Fail);
+                }
+                AnnotKind::Prefetch { array, locations }
+            }
+            OptKind::Tile => {
+                let mt = self.tok();
+                let mode = match (mt.kind, self.text_of(mt)) {
+                    (TokKind::Word, "inter") => TileMode::Inter,
+                    (TokKind::Word, "intra") => TileMode::Intra,
+                    _ => {
+                        let found = self.describe(mt);
+                        self.error(
+                            Diagnostic::error(
+                                "A0003",
+                                format!("the tiling mode must be inter or intra, not {found}"),
+                            )
+                            .with_primary(mt.span, "expected inter or intra")
+                            .with_help("syntax: gpuopt tile inter|intra <N>;"),
+                        );
+                        return Err(Fail);
+                    }
+                };
+                self.bump();
+                let size = if self.tok().kind == TokKind::Int || self.is_ident() || self.is_punct("(") {
+                    self.annot_operand(word, "the tile size")?
+                } else {
+                    let t = self.tok();
+                    self.error(
+                        Diagnostic::error("A0003", "`gpuopt tile` lacks the tile size")
+                            .with_primary(t.span, "expected a tile size")
+                            .with_help("syntax: gpuopt tile inter|intra <N>;"),
+                    );
+                    return Err(Fail);
+                };
+                AnnotKind::Tile { mode, size }
+            }
+            OptKind::Fuse => {
+                let kernels = self.annot_int(word, "F", "")?;
+                let blocks = Some(self.annot_int(word, "N", "<F>")?);
+                AnnotKind::Fuse { kernels, blocks }
+            }
+        };
+        if !self.is_punct(";") {
+            let t = self.tok();
+            let found = self.describe(t);
+            self.error(
+                Diagnostic::error("A0003", format!("unexpected {found} in a `gpuopt {word}` annotation"))
+                    .with_primary(t.span, "expected `;` to end the annotation")
+                    .with_help(format!("syntax: {}", annot_syntax(opt, word))),
+            );
+            return Err(Fail);
+        }
+        self.bump();
+        Ok(Annotation {
+            kind,
+            keyword,
+            span: self.span_from(lo),
+        })
+    }
+
+    fn annot_ident(&mut self, word: &str, what: &str) -> PResult<Ident> {
+        if self.is_ident() {
+            let t = self.bump();
+            Ok(self.ident_from(t))
+        } else {
+            let t = self.tok();
+            let found = self.describe(t);
+            self.error(
+                Diagnostic::error("A0003", format!("`gpuopt {word}` needs {what}, found {found}"))
+                    .with_primary(t.span, format!("expected {what}"))
+                    .with_help(format!("syntax: {}", annot_syntax(OptKind::from_word(word).unwrap_or(OptKind::Unroll), word))),
+            );
+            Err(Fail)
+        }
+    }
+
+    fn annot_int(&mut self, word: &str, name: &str, before: &str) -> PResult<IntArg> {
+        let t = self.tok();
+        let opt = OptKind::from_word(word).unwrap_or(OptKind::Fuse);
+        if t.kind == TokKind::Int {
+            self.bump();
+            let value = self.text_of(t).parse::<u64>().unwrap_or(u64::MAX);
+            return Ok(IntArg { value, span: t.span });
+        }
+        let (msg, label) = if self.is_punct("-") && self.tok_at(1).kind == TokKind::Int {
+            let sp = t.span.to(self.tok_at(1).span);
+            self.error(
+                Diagnostic::error(
+                    "A0003",
+                    format!("the factor of {word} must be an unsigned number, not `-{}`", self.text_at(1)),
+                )
+                .with_primary(sp, "negative factor")
+                .with_help(format!("syntax: {}", annot_syntax(opt, word))),
+            );
+            return Err(Fail);
+        } else if self.is_punct(";") {
+            (
+                format!(
+                    "`gpuopt {word}` lacks the number {name}{}",
+                    if before.is_empty() { String::new() } else { format!(" after {before}") }
+                ),
+                format!("expected the number {name} here"),
+            )
+        } else {
+            (
+                format!("`gpuopt {word}` needs the number {name}, found {}", self.describe(t)),
+                format!("expected an unsigned integer {name}"),
+            )
+        };
+        let span = if self.is_punct(";") {
+            Span::new(self.prev_end(), t.span.end())
+        } else {
+            t.span
+        };
+        self.error(
+            Diagnostic::error("A0003", msg)
+                .with_primary(span, label)
+                .with_help(format!("syntax: {}", annot_syntax(opt, word))),
+        );
+        Err(Fail)
+    }
+
+    fn annot_operand(&mut self, word: &str, what: &str) -> PResult<Expr> {
+        if self.is_punct(";") || self.at_eof() {
+            let t = self.tok();
+            self.error(
+                Diagnostic::error("A0003", format!("`gpuopt {word}` lacks {what}"))
+                    .with_primary(t.span, format!("expected {what}"))
+                    .with_help(format!(
+                        "syntax: {}",
+                        annot_syntax(OptKind::from_word(word).unwrap_or(OptKind::Prefetch), word)
+                    )),
+            );
+            return Err(Fail);
+        }
+        let saved = self.operand_mode;
+        self.operand_mode = true;
+        let r = self.parse_binary(0);
+        self.operand_mode = saved;
+        r
+    }
+
+    /// `Name ( "." Name | "[" Expr "]" )*`: never a call.
+    fn annot_array(&mut self) -> PResult<Expr> {
+        let lo = self.tok().span.start();
+        if !self.is_ident() {
+            let t = self.tok();
+            let found = self.describe(t);
+            self.error(
+                Diagnostic::error("A0003", format!("`gpuopt glob_to_reg` needs an array name, found {found}"))
+                    .with_primary(t.span, "expected the array")
+                    .with_help("syntax: gpuopt glob_to_reg <array> <loc> <loc>…;"),
+            );
+            return Err(Fail);
+        }
+        let t = self.bump();
+        let mut e = Expr::new(ExprKind::Name(self.ident_from(t)), t.span);
+        loop {
+            if self.is_punct(".") && self.is_ident_tok(self.tok_at(1)) {
+                self.bump();
+                let f = self.bump();
+                let id = self.ident_from(f);
+                e = Expr::new(ExprKind::Field(Box::new(e), id), self.span_from(lo));
+            } else if self.is_punct("[") {
+                self.bump();
+                let i = self.parse_expr()?;
+                self.expect_punct("]")?;
+                e = Expr::new(ExprKind::Index(Box::new(e), Box::new(i)), self.span_from(lo));
+            } else {
+                break;
+            }
+        }
+        Ok(e)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Types
+    // -----------------------------------------------------------------------------------------
+
+    fn parse_type(&mut self) -> PResult<Type> {
+        match self.try_type() {
+            Some(t) => Ok(t),
+            None => Err(self.error_expected("a type")),
+        }
+    }
+
+    /// Parse a type without reporting errors; restores the position on failure.
+    fn try_type(&mut self) -> Option<Type> {
+        let start = self.pos;
+        let r = self.try_type_inner();
+        if r.is_none() {
+            self.pos = start;
+        }
+        r
+    }
+
+    fn try_type_inner(&mut self) -> Option<Type> {
+        let t = self.tok();
+        if t.kind != TokKind::Word && t.kind != TokKind::QuotedWord {
+            return None;
+        }
+        let lo = t.span.start();
+        let w = self.text_of(t);
+        let simple = match w {
+            "int" => Some(TypeKind::Int),
+            "boolean" => Some(TypeKind::Boolean),
+            "bool" => Some(TypeKind::Bool),
+            "void" => Some(TypeKind::Void),
+            "string" => Some(TypeKind::String),
+            "resource" => Some(TypeKind::Resource),
+            "process" => Some(TypeKind::Process),
+            "frac" => Some(TypeKind::Frac),
+            "zfrac" => Some(TypeKind::ZFrac),
+            "rational" => Some(TypeKind::Rational),
+            "float32" => Some(TypeKind::Float32),
+            "float64" => Some(TypeKind::Float64),
+            "char" => Some(TypeKind::Char),
+            _ => None,
+        };
+        let mut ty = if let Some(k) = simple.filter(|_| t.kind == TokKind::Word) {
+            self.bump();
+            Type {
+                kind: k,
+                span: t.span,
+            }
+        } else {
+            let g1 = match w {
+                "seq" => Some(Generic1::Seq),
+                "set" => Some(Generic1::Set),
+                "bag" => Some(Generic1::Bag),
+                "option" => Some(Generic1::Option),
+                "loc" => Some(Generic1::Loc),
+                "pointer" => Some(Generic1::Pointer),
+                _ => None,
+            };
+            if let (Some(g), true) = (g1, self.is_punct_at(1, "<")) {
+                self.bump();
+                self.bump();
+                let inner = self.try_type()?;
+                if !self.eat_punct(">") {
+                    return None;
+                }
+                Type {
+                    kind: TypeKind::Generic1(g, Box::new(inner)),
+                    span: self.span_from(lo),
+                }
+            } else if (w == "map" || w == "tuple") && self.is_punct_at(1, "<") {
+                self.bump();
+                self.bump();
+                let a = self.try_type()?;
+                if !self.eat_punct(",") {
+                    return None;
+                }
+                let b = self.try_type()?;
+                if !self.eat_punct(">") {
+                    return None;
+                }
+                let kind = if w == "map" {
+                    TypeKind::Map(Box::new(a), Box::new(b))
+                } else {
+                    TypeKind::Tuple(Box::new(a), Box::new(b))
+                };
+                Type {
+                    kind,
+                    span: self.span_from(lo),
+                }
+            } else if self.is_ident() {
+                self.bump();
+                let name = self.ident_from(t);
+                let mut args = Vec::new();
+                if self.is_punct("<") {
+                    let save = self.pos;
+                    self.bump();
+                    let mut ok = true;
+                    loop {
+                        match self.try_type() {
+                            Some(a) => args.push(a),
+                            None => {
+                                ok = false;
+                                break;
+                            }
+                        }
+                        if !self.eat_punct(",") {
+                            break;
+                        }
+                    }
+                    if !(ok && self.eat_punct(">")) {
+                        self.pos = save;
+                        args.clear();
+                    }
+                }
+                Type {
+                    kind: TypeKind::Class(name, args),
+                    span: self.span_from(lo),
+                }
+            } else {
+                return None;
+            }
+        };
+        // Array dimensions: `[]`* or sized `[E]`+.
+        let mut sizes: Vec<Option<Expr>> = Vec::new();
+        while self.is_punct("[") {
+            if self.is_punct_at(1, "]") {
+                self.bump();
+                self.bump();
+                sizes.push(None);
+            } else {
+                // A sized dimension; only part of a type if a declaration follows, which the
+                // caller checks. Errors inside are not reported in this speculative parse.
+                let save_pos = self.pos;
+                let save_diags = self.diags.len();
+                let save_count = self.error_count;
+                let save_last = self.last_error_at;
+                self.bump();
+                let e = self.parse_expr().ok();
+                let closed = e.is_some() && self.eat_punct("]");
+                if !closed || self.diags.len() != save_diags {
+                    self.pos = save_pos;
+                    self.diags.truncate(save_diags);
+                    self.error_count = save_count;
+                    self.last_error_at = save_last;
+                    break;
+                }
+                sizes.push(e);
+            }
+        }
+        // Innermost dimension last: `int[M][N]` is Array(Array(int, N), M).
+        for size in sizes.into_iter().rev() {
+            let span = self.span_from(lo);
+            ty = Type {
+                kind: TypeKind::Array(Box::new(ty), size.map(Box::new)),
+                span,
+            };
+        }
+        if let TypeKind::Array(..) = ty.kind {
+            ty.span = self.span_from(lo);
+        }
+        Some(ty)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Statements
+    // -----------------------------------------------------------------------------------------
+
+    fn parse_block(&mut self) -> PResult<Block> {
+        let open = self.expect_punct("{")?;
+        let mut stmts = Vec::new();
+        loop {
+            if self.is_punct("}") {
+                self.bump();
+                break;
+            }
+            if self.at_eof() {
+                let eof = Span::new(self.prev_end(), self.prev_end());
+                self.error(
+                    Diagnostic::error("A0001", "unbalanced braces: end of file reached inside a block")
+                        .with_primary(eof, "expected `}` before the end of the file")
+                        .with_secondary(open, "block opened here")
+                        .with_help("close the block with `}`"),
+                );
+                return Err(Fail);
+            }
+            let before = self.pos;
+            match self.parse_stmt() {
+                Ok(s) => stmts.push(s),
+                Err(_) => self.recover(true),
+            }
+            if self.pos == before {
+                self.error_expected("a statement");
+                self.bump();
+            }
+        }
+        Ok(Block {
+            stmts,
+            span: self.span_from(open.start()),
+        })
+    }
+
+    fn parse_stmt(&mut self) -> PResult<Stmt> {
+        self.enter()?;
+        let r = self.parse_stmt_inner();
+        self.leave();
+        r
+    }
+
+    fn parse_stmt_inner(&mut self) -> PResult<Stmt> {
+        let lo = self.tok().span.start();
+        if self.is_punct("{") {
+            let b = self.parse_block()?;
+            let span = b.span;
+            return Ok(Stmt {
+                kind: StmtKind::Block(b),
+                span,
+            });
+        }
+        // A prefix (annotations, contract clauses) belongs to the loop or par that follows.
+        if self.is_word("gpuopt") || self.at_clause() {
+            let prefix = self.parse_prefix()?;
+            if self.is_word("while") || self.is_word("for") {
+                return self.parse_loop(lo, prefix);
+            }
+            if self.is_word("par") {
+                return self.parse_par(lo, prefix);
+            }
+            if !prefix.clauses.is_empty() {
+                let t = self.tok();
+                let found = self.describe(t);
+                self.error(
+                    Diagnostic::error(
+                        "A0001",
+                        format!("contract clauses must be followed by a loop or a par block, found {found}"),
+                    )
+                    .with_primary(t.span, "expected `while`, `for` or `par`")
+                    .with_secondary(prefix.span, "these clauses have nothing to attach to")
+                    .with_help("move the clauses in front of the loop or par block they describe"),
+                );
+                return Err(Fail);
+            }
+            // Only annotations: a dangling annotation, reported by the front checks (A0002).
+            let mut anns = prefix.annotations.into_iter();
+            let first = anns.next().ok_or(Fail)?;
+            // Further annotations become their own statements (rare).
+            let extra: Vec<Annotation> = anns.collect();
+            let span = first.span;
+            let stmt = Stmt {
+                kind: StmtKind::Annotation(first),
+                span,
+            };
+            if extra.is_empty() {
+                return Ok(stmt);
+            }
+            let mut stmts = vec![stmt];
+            for a in extra {
+                let span = a.span;
+                stmts.push(Stmt {
+                    kind: StmtKind::Annotation(a),
+                    span,
+                });
+            }
+            // Keep them in a synthetic block-less sequence: a Block with the union span.
+            let span = self.span_from(lo);
+            return Ok(Stmt {
+                kind: StmtKind::Block(Block { stmts, span }),
+                span,
+            });
+        }
+        let t = self.tok();
+        if t.kind == TokKind::Word {
+            let w = self.text_of(t);
+            match w {
+                "if" => return self.parse_if(lo),
+                "while" | "for" => return self.parse_loop(lo, Prefix::default()),
+                "par" => return self.parse_par(lo, Prefix::default()),
+                "barrier" => return self.parse_barrier(lo),
+                "return" => {
+                    self.bump();
+                    let e = if self.is_punct(";") {
+                        None
+                    } else {
+                        Some(self.parse_expr()?)
+                    };
+                    self.expect_punct(";")?;
+                    return Ok(Stmt {
+                        kind: StmtKind::Return(e),
+                        span: self.span_from(lo),
+                    });
+                }
+                "invariant" => {
+                    self.bump();
+                    let name = self.expect_ident("an invariant name")?;
+                    self.expect_punct("(")?;
+                    let resource = self.parse_expr()?;
+                    self.expect_punct(")")?;
+                    let body = self.parse_block()?;
+                    return Ok(Stmt {
+                        kind: StmtKind::Invariant {
+                            name,
+                            resource,
+                            body,
+                        },
+                        span: self.span_from(lo),
+                    });
+                }
+                "atomic" if self.is_punct_at(1, "(") => return self.parse_atomic(lo),
+                "ghost" if !self.next_is_assignment_like() => {
+                    self.bump();
+                    let inner = self.parse_stmt()?;
+                    return Ok(Stmt {
+                        kind: StmtKind::Ghost(Box::new(inner)),
+                        span: self.span_from(lo),
+                    });
+                }
+                "parallel" | "sequential" if self.is_punct_at(1, "{") => {
+                    let sequential = w == "sequential";
+                    self.bump();
+                    let b = self.parse_block()?;
+                    return Ok(Stmt {
+                        kind: StmtKind::Parallel {
+                            sequential,
+                            body: b.stmts,
+                        },
+                        span: self.span_from(lo),
+                    });
+                }
+                "vec" => return Ok(self.parse_opaque_stmt(lo)),
+                _ => {}
+            }
+            if SPEC_WORDS.contains(&w) && !self.next_is_assignment_like() {
+                self.bump();
+                let kind = SpecKind::from_keyword(w).ok_or(Fail)?;
+                let expr = self.parse_expr()?;
+                self.expect_punct(";")?;
+                return Ok(Stmt {
+                    kind: StmtKind::Spec { kind, expr },
+                    span: self.span_from(lo),
+                });
+            }
+            if OPAQUE_STMT_WORDS.contains(&w)
+                && (HARD_KEYWORDS.contains(&w) || self.opaque_word_follows())
+            {
+                return Ok(self.parse_opaque_stmt(lo));
+            }
+        }
+        if self.is_punct("{*") || (self.is_punct("{") && self.is_punct_at(1, "*")) {
+            return Ok(self.parse_opaque_stmt(lo));
+        }
+        let s = self.parse_simple()?;
+        self.expect_punct(";")?;
+        Ok(Stmt {
+            kind: s.kind,
+            span: self.span_from(lo),
+        })
+    }
+
+    /// Is the word at the cursor used as a variable (`assert = 1;`, `ghost.x`)?
+    fn next_is_assignment_like(&self) -> bool {
+        let n = self.tok_at(1);
+        n.kind == TokKind::Punct
+            && matches!(
+                self.text_of(n),
+                "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "." | "++" | "--" | "[" | ";"
+            )
+    }
+
+    fn opaque_word_follows(&self) -> bool {
+        let n = self.tok_at(1);
+        matches!(n.kind, TokKind::Word | TokKind::Int | TokKind::BsWord | TokKind::QuotedWord)
+            || (n.kind == TokKind::Punct && matches!(self.text_of(n), "{" | "(") && self.tok_at(1).space_before)
+    }
+
+    /// Opaque statement: up to the `;` that ends it, or through a balanced block.
+    fn parse_opaque_stmt(&mut self, lo: usize) -> Stmt {
+        let kw = self.text().to_string();
+        let mut depth = 0i32;
+        while !self.at_eof() {
+            if self.is_punct("(") || self.is_punct("[") || self.is_punct("{") || self.is_punct("{*") {
+                depth += 1;
+            } else if self.is_punct(")") || self.is_punct("]") || self.is_punct("*}") {
+                depth -= 1;
+            } else if self.is_punct("}") {
+                if depth == 0 {
+                    break;
+                }
+                depth -= 1;
+                if depth == 0 {
+                    self.bump();
+                    break;
+                }
+            } else if self.is_punct(";") && depth <= 0 {
+                self.bump();
+                break;
+            }
+            self.bump();
+        }
+        let span = self.span_from(lo);
+        Stmt {
+            kind: StmtKind::Opaque(Opaque {
+                keyword: kw,
+                text: span.text(self.src).to_string(),
+                span,
+            }),
+            span,
+        }
+    }
+
+    fn parse_atomic(&mut self, lo: usize) -> PResult<Stmt> {
+        self.bump();
+        self.expect_punct("(")?;
+        let mut names = Vec::new();
+        if !self.is_punct(")") {
+            loop {
+                names.push(self.expect_ident("an invariant name")?);
+                if !self.eat_punct(",") {
+                    break;
+                }
+            }
+        }
+        self.expect_punct(")")?;
+        let body = self.parse_block()?;
+        Ok(Stmt {
+            kind: StmtKind::Atomic { names, body },
+            span: self.span_from(lo),
+        })
+    }
+
+    fn parse_if(&mut self, lo: usize) -> PResult<Stmt> {
+        self.bump();
+        self.expect_punct("(")?;
+        let cond = self.parse_expr()?;
+        self.expect_punct(")")?;
+        let then = Box::new(self.parse_stmt()?);
+        let els = if self.eat_word("else") {
+            Some(Box::new(self.parse_stmt()?))
+        } else {
+            None
+        };
+        Ok(Stmt {
+            kind: StmtKind::If { cond, then, els },
+            span: self.span_from(lo),
+        })
+    }
+
+    fn parse_loop(&mut self, lo: usize, prefix: Prefix) -> PResult<Stmt> {
+        let kw = self.bump();
+        let is_while = self.text_of(kw) == "while";
+        self.expect_punct("(")?;
+        if is_while {
+            let cond = self.parse_expr()?;
+            self.expect_punct(")")?;
+            let body = Box::new(self.parse_stmt()?);
+            return Ok(Stmt {
+                kind: StmtKind::While(Loop {
+                    prefix,
+                    init: Vec::new(),
+                    cond: Some(cond),
+                    update: Vec::new(),
+                    body,
+                    keyword: kw.span,
+                }),
+                span: self.span_from(lo),
+            });
+        }
+        // v2 ranged for: `for (int i = lo .. hi)`.
+        if self.is_ranged_for() {
+            let ty = self.parse_type()?;
+            let var = self.expect_ident("the loop variable")?;
+            self.expect_punct("=")?;
+            let lo_e = self.parse_expr()?;
+            self.expect_punct("..")?;
+            let hi_e = self.parse_expr()?;
+            self.expect_punct(")")?;
+            let body = Box::new(self.parse_stmt()?);
+            return Ok(Stmt {
+                kind: StmtKind::RangedFor {
+                    prefix,
+                    ty,
+                    var,
+                    lo: lo_e,
+                    hi: hi_e,
+                    body,
+                },
+                span: self.span_from(lo),
+            });
+        }
+        let mut init = Vec::new();
+        if !self.is_punct(";") {
+            loop {
+                init.push(self.parse_simple()?);
+                if !self.eat_punct(",") {
+                    break;
+                }
+            }
+        }
+        self.expect_punct(";")?;
+        let cond = if self.is_punct(";") {
+            None
+        } else {
+            Some(self.parse_expr()?)
+        };
+        self.expect_punct(";")?;
+        let mut update = Vec::new();
+        if !self.is_punct(")") {
+            loop {
+                update.push(self.parse_simple()?);
+                if !self.eat_punct(",") {
+                    break;
+                }
+            }
+        }
+        self.expect_punct(")")?;
+        let body = Box::new(self.parse_stmt()?);
+        Ok(Stmt {
+            kind: StmtKind::For(Loop {
+                prefix,
+                init,
+                cond,
+                update,
+                body,
+                keyword: kw.span,
+            }),
+            span: self.span_from(lo),
+        })
+    }
+
+    fn is_ranged_for(&self) -> bool {
+        // `Type Name = … ..` before any `;` at depth 0.
+        let mut i = 0;
+        let mut depth = 0i32;
+        loop {
+            let t = self.tok_at(i);
+            if t.kind == TokKind::Eof {
+                return false;
+            }
+            if t.kind == TokKind::Punct {
+                match self.text_of(t) {
+                    "(" | "[" | "{" => depth += 1,
+                    ")" | "]" | "}" => {
+                        if depth == 0 {
+                            return false;
+                        }
+                        depth -= 1;
+                    }
+                    ";" => return false,
+                    ".." if depth == 0 => return true,
+                    _ => {}
+                }
+            }
+            i += 1;
+            if i > 200 {
+                return false;
+            }
+        }
+    }
+
+    fn parse_par(&mut self, lo: usize, prefix: Prefix) -> PResult<Stmt> {
+        let kw = self.tok().span;
+        let mut arms = Vec::new();
+        loop {
+            let arm_lo = self.tok().span.start();
+            self.bump(); // `par` (or `and`)
+            let label = if self.is_ident() && !self.at_clause() {
+                let t = self.bump();
+                Some(self.ident_from(t))
+            } else {
+                None
+            };
+            let mut iters = Vec::new();
+            let mut wait = None;
+            if self.is_punct("(") {
+                self.bump();
+                if !self.is_punct(")") && !self.is_punct(";") {
+                    loop {
+                        iters.push(self.parse_iter()?);
+                        if !self.eat_punct(",") {
+                            break;
+                        }
+                    }
+                }
+                if self.is_punct(";") {
+                    let wlo = self.bump().span.start();
+                    while !self.is_punct(")") && !self.at_eof() {
+                        self.bump();
+                    }
+                    let span = self.span_from(wlo);
+                    wait = Some(Opaque {
+                        keyword: "wait-list".into(),
+                        text: span.text(self.src).to_string(),
+                        span,
+                    });
+                }
+                self.expect_punct(")")?;
+            }
+            let mut contract = Vec::new();
+            while self.at_clause() {
+                contract.push(self.parse_clause()?);
+            }
+            if !self.is_punct("{") && self.dialect == Dialect::V1 {
+                return Err(self.error_expected("`{` to start the par body"));
+            }
+            let body = Box::new(self.parse_stmt()?);
+            arms.push(ParArm {
+                label,
+                iters,
+                wait,
+                contract,
+                body,
+                span: self.span_from(arm_lo),
+            });
+            if !self.is_word("and") {
+                break;
+            }
+        }
+        Ok(Stmt {
+            kind: StmtKind::Par(Par {
+                prefix,
+                arms,
+                keyword: kw,
+            }),
+            span: self.span_from(lo),
+        })
+    }
+
+    fn parse_iter(&mut self) -> PResult<Iter> {
+        let lo = self.tok().span.start();
+        let ty = self.parse_type()?;
+        let name = self.expect_ident("an iterator name")?;
+        if !self.is_punct("=") {
+            let t = self.tok();
+            let found = self.describe(t);
+            self.error(
+                Diagnostic::error(
+                    "A0001",
+                    format!("the par iterator `{}` needs a range, found {found}", name.name),
+                )
+                .with_primary(t.span, "expected `= lo .. hi`")
+                .with_secondary(name.span, "iterator declared here")
+                .with_help(format!("give it a range: par blk (int {} = lo .. hi)", name.name)),
+            );
+            return Err(Fail);
+        }
+        self.bump();
+        let lo_e = self.parse_expr()?;
+        self.expect_punct("..")?;
+        let hi_e = self.parse_expr()?;
+        Ok(Iter {
+            ty,
+            name,
+            lo: lo_e,
+            hi: hi_e,
+            span: self.span_from(lo),
+        })
+    }
+
+    fn parse_barrier(&mut self, lo: usize) -> PResult<Stmt> {
+        let kw = self.bump();
+        self.expect_punct("(")?;
+        let label = self.expect_ident("a barrier label")?;
+        let mut tags = Vec::new();
+        if self.eat_punct(";") {
+            loop {
+                tags.push(self.expect_ident("an invariant name")?);
+                if !self.eat_punct(",") {
+                    break;
+                }
+            }
+        }
+        self.expect_punct(")")?;
+        let mut contract = Vec::new();
+        let mut contract_in_braces = false;
+        let mut body = None;
+        if self.is_punct("{") && (self.is_clause_word_at(1) || self.is_punct_at(1, "}")) && !self.at_clause_after_brace_is_empty_block() {
+            // `barrier(L) { clauses }`
+            contract_in_braces = true;
+            self.bump();
+            while self.at_clause() {
+                contract.push(self.parse_clause()?);
+            }
+            self.expect_punct("}")?;
+        } else {
+            while self.at_clause() {
+                contract.push(self.parse_clause()?);
+            }
+            body = Some(self.parse_block()?);
+        }
+        Ok(Stmt {
+            kind: StmtKind::Barrier(Barrier {
+                label,
+                tags,
+                contract,
+                contract_in_braces,
+                body,
+                keyword: kw.span,
+            }),
+            span: self.span_from(lo),
+        })
+    }
+
+    fn is_clause_word_at(&self, n: usize) -> bool {
+        let t = self.tok_at(n);
+        t.kind == TokKind::Word && CLAUSE_WORDS.contains(&self.text_of(t))
+    }
+
+    /// `barrier(L) { }` with no clauses: treat as the contract-in-braces form with an empty
+    /// contract (both readings print the same); this helper keeps the second form for
+    /// `barrier(L) requires …; { }` only.
+    fn at_clause_after_brace_is_empty_block(&self) -> bool {
+        false
+    }
+
+    /// Simple statement without the terminating `;` (also used in `for` headers).
+    fn parse_simple(&mut self) -> PResult<Stmt> {
+        let lo = self.tok().span.start();
+        // Declaration: `Type Name` followed by `=`, `,`, `;` or `)`.
+        if let Some(decl) = self.try_decl(lo)? {
+            return Ok(decl);
+        }
+        let target = self.parse_expr()?;
+        let t = self.tok();
+        let s = self.text_of(t);
+        if t.kind == TokKind::Punct {
+            match s {
+                "=" => {
+                    self.bump();
+                    let value = self.parse_expr()?;
+                    return Ok(Stmt {
+                        kind: StmtKind::Assign { target, value },
+                        span: self.span_from(lo),
+                    });
+                }
+                "++" | "--" => {
+                    self.bump();
+                    return Ok(Stmt {
+                        kind: StmtKind::IncDec {
+                            target,
+                            inc: s == "++",
+                        },
+                        span: self.span_from(lo),
+                    });
+                }
+                "+=" | "-=" | "*=" | "/=" | "%=" => {
+                    self.bump();
+                    let op = match s {
+                        "+=" => CompoundOp::Add,
+                        "-=" => CompoundOp::Sub,
+                        "*=" => CompoundOp::Mul,
+                        "/=" => CompoundOp::Div,
+                        _ => CompoundOp::Mod,
+                    };
+                    let value = self.parse_expr()?;
+                    return Ok(Stmt {
+                        kind: StmtKind::CompoundAssign { target, op, value },
+                        span: self.span_from(lo),
+                    });
+                }
+                _ => {}
+            }
+        }
+        Ok(Stmt {
+            kind: StmtKind::Expr(target),
+            span: self.span_from(lo),
+        })
+    }
+
+    fn try_decl(&mut self, lo: usize) -> PResult<Option<Stmt>> {
+        let start = self.pos;
+        let Some(ty) = self.try_type() else {
+            return Ok(None);
+        };
+        let name_tok = self.tok();
+        let is_name = self.is_ident_tok(name_tok);
+        let after = self.tok_at(1);
+        let after_ok = after.kind == TokKind::Punct && matches!(self.text_of(after), "=" | "," | ";" | ")");
+        if !(is_name && after_ok) {
+            // Not a declaration; but `int tile = 4;` style uses of keywords as names deserve a
+            // precise message rather than a confusing expression error.
+            if after_ok && name_tok.kind == TokKind::Word && matches!(ty.kind, TypeKind::Int | TypeKind::Boolean | TypeKind::Array(..) | TypeKind::Generic1(..)) {
+                self.expect_ident("a variable")?;
+            }
+            self.pos = start;
+            return Ok(None);
+        }
+        let mut vars = Vec::new();
+        loop {
+            let dlo = self.tok().span.start();
+            let name = self.expect_ident("a variable name")?;
+            let init = if self.eat_punct("=") {
+                Some(self.parse_expr()?)
+            } else {
+                None
+            };
+            vars.push(Declarator {
+                name,
+                init,
+                span: self.span_from(dlo),
+            });
+            if !self.eat_punct(",") {
+                break;
+            }
+        }
+        Ok(Some(Stmt {
+            kind: StmtKind::Decl { ty, vars },
+            span: self.span_from(lo),
+        }))
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Expressions
+    // -----------------------------------------------------------------------------------------
+
+    fn parse_expr(&mut self) -> PResult<Expr> {
+        self.enter()?;
+        let r = self.parse_expr_inner();
+        self.leave();
+        r
+    }
+
+    fn parse_expr_inner(&mut self) -> PResult<Expr> {
+        let lo = self.tok().span.start();
+        // v1 labelled expression `L: e`.
+        if self.is_ident() && self.is_punct_at(1, ":") && !self.operand_mode {
+            let t = self.bump();
+            let label = self.ident_from(t);
+            self.bump();
+            let e = self.parse_expr()?;
+            return Ok(Expr::new(
+                ExprKind::Labelled(label, Box::new(e)),
+                self.span_from(lo),
+            ));
+        }
+        if self.is_word("unfolding") || self.is_bsword("\\unfolding") {
+            self.bump();
+            // The predicate stops before `in`, which is also the membership operator.
+            let p = self.parse_binary(LEVEL_IN + 1)?;
+            if !(self.eat_word("in") || (self.is_bsword("\\in") && {
+                self.bump();
+                true
+            })) {
+                return Err(self.error_expected("`in`"));
+            }
+            let e = self.parse_expr()?;
+            return Ok(Expr::new(
+                ExprKind::Unfolding(Box::new(p), Box::new(e)),
+                self.span_from(lo),
+            ));
+        }
+        self.parse_cond()
+    }
+
+    fn parse_cond(&mut self) -> PResult<Expr> {
+        let lo = self.tok().span.start();
+        let c = self.parse_binary(0)?;
+        if self.is_punct("?") {
+            self.bump();
+            let a = self.parse_binary(0)?;
+            self.expect_punct(":")?;
+            self.enter()?;
+            let b = self.parse_cond();
+            self.leave();
+            let b = b?;
+            return Ok(Expr::new(
+                ExprKind::Cond(Box::new(c), Box::new(a), Box::new(b)),
+                self.span_from(lo),
+            ));
+        }
+        Ok(c)
+    }
+
+    /// The binary operator at the cursor with its precedence level and right-associativity.
+    fn binop(&self) -> Option<(BinOp, u8, bool)> {
+        let t = self.tok();
+        let s = self.text_of(t);
+        let v2 = self.dialect == Dialect::V2;
+        let op = match (t.kind, s) {
+            (TokKind::Punct, "==>") => BinOp::Implies,
+            (TokKind::Punct, "-*") => BinOp::Wand,
+            (TokKind::Punct, "&&") => BinOp::And,
+            (TokKind::Punct, "||") => BinOp::Or,
+            (TokKind::Punct, "**") => BinOp::Star,
+            (TokKind::Punct, "==") => BinOp::Eq,
+            (TokKind::Punct, "!=") => BinOp::Ne,
+            (TokKind::Punct, "<") => BinOp::Lt,
+            (TokKind::Punct, "<=") => BinOp::Le,
+            (TokKind::Punct, ">") => BinOp::Gt,
+            (TokKind::Punct, ">=") => BinOp::Ge,
+            (TokKind::Word, "in") => BinOp::In,
+            (TokKind::BsWord, "\\in") => BinOp::In,
+            (TokKind::Punct, "+") => BinOp::Add,
+            (TokKind::Punct, "-") => BinOp::Sub,
+            (TokKind::Punct, "*") => BinOp::Mul,
+            (TokKind::Punct, "/") => BinOp::Div,
+            (TokKind::Punct, "%") => BinOp::Mod,
+            (TokKind::Punct, "\\") => BinOp::Frac,
+            (TokKind::Punct, "^^") => BinOp::Pow,
+            (TokKind::Punct, "::") => BinOp::Cons,
+            (TokKind::Punct, "++") | (TokKind::Punct, "--") => {
+                // `x++;` / `x++)` is an increment statement, not concatenation.
+                let n = self.tok_at(1);
+                if n.kind == TokKind::Punct && matches!(self.text_of(n), ";" | ")" | ",") {
+                    return None;
+                }
+                if s == "--" {
+                    return None;
+                }
+                BinOp::Concat
+            }
+            _ => return None,
+        };
+        let (level, right) = match op {
+            BinOp::Implies | BinOp::Wand => (3, v2),
+            BinOp::Or => (4, false),
+            BinOp::And | BinOp::Star => (if v2 { 5 } else { 4 }, false),
+            BinOp::Eq | BinOp::Ne => (6, false),
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => (7, false),
+            BinOp::In => (LEVEL_IN, false),
+            BinOp::Add | BinOp::Sub => (9, false),
+            BinOp::Mul | BinOp::Div | BinOp::Mod | BinOp::Frac => (10, false),
+            BinOp::Pow => (11, false),
+            BinOp::Cons => (12, true),
+            BinOp::Concat => (12, false),
+        };
+        Some((op, level, right))
+    }
+
+    /// Precedence climbing over levels ≥ `min` (levels 3–12 of pvl.md §4).
+    fn parse_binary(&mut self, min: u8) -> PResult<Expr> {
+        self.enter()?;
+        let r = self.parse_binary_inner(min);
+        self.leave();
+        r
+    }
+
+    fn parse_binary_inner(&mut self, min: u8) -> PResult<Expr> {
+        let lo = self.tok().span.start();
+        let mut lhs = self.parse_unary()?;
+        while let Some((op, level, right)) = self.binop() {
+            if level < min {
+                break;
+            }
+            let op_span = self.bump().span;
+            let next_min = if right { level } else { level + 1 };
+            let rhs = self.parse_binary(next_min)?;
+            let e = Expr::new(
+                ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+                self.span_from(lo),
+            );
+            self.check_sensitive(&e, op_span);
+            lhs = e;
+        }
+        Ok(lhs)
+    }
+
+    fn is_paren(&self, e: &Expr) -> bool {
+        self.paren_spans.contains(&(e.span.lo, e.span.hi))
+    }
+
+    /// Record dialect-sensitive mixes (pvl.md §1.2): `a || b && c` and `a ==> b ==> c`.
+    fn check_sensitive(&mut self, e: &Expr, op_span: Span) {
+        let ExprKind::Binary(op, l, r) = &e.kind else {
+            return;
+        };
+        let group = |o: BinOp| match o {
+            BinOp::Or => 1,
+            BinOp::And | BinOp::Star => 2,
+            BinOp::Implies | BinOp::Wand => 3,
+            _ => 0,
+        };
+        let g = group(*op);
+        if g == 0 {
+            return;
+        }
+        let side = if self.dialect == Dialect::V1 { l } else { r };
+        let ExprKind::Binary(inner, _, _) = &side.kind else {
+            return;
+        };
+        if self.is_paren(side) {
+            return;
+        }
+        let gi = group(*inner);
+        let sensitive = match (g, gi) {
+            (1, 2) | (2, 1) => true,
+            (3, 3) => true,
+            _ => false,
+        };
+        // In v2 `a && b || c` is read the same way by both dialects.
+        let sensitive = sensitive && !(self.dialect == Dialect::V2 && g == 2);
+        if !sensitive {
+            return;
+        }
+        let text = e.span.text(self.src).to_string();
+        let (reading, other) = if self.dialect == Dialect::V1 {
+            (
+                format!("({}) {} …", side.span.text(self.src), op.symbol()),
+                format!("… {} (…)", inner.symbol()),
+            )
+        } else {
+            (
+                format!("… {} ({})", op.symbol(), side.span.text(self.src)),
+                format!("(…) {} …", inner.symbol()),
+            )
+        };
+        self.sensitive.push(e.span);
+        self.diags.push(
+            Diagnostic::warning(
+                "A0010",
+                format!("`{text}` is read differently by VerCors 1.4 and VerCors 2"),
+            )
+            .with_primary(op_span, format!("read as {reading} in the {} dialect", self.dialect.name()))
+            .with_secondary(side.span, "this operand")
+            .with_note(format!("the other dialect reads it as {other}"))
+            .with_help(format!("add parentheses to keep the current meaning: {reading}")),
+        );
+    }
+
+    fn parse_unary(&mut self) -> PResult<Expr> {
+        self.enter()?;
+        let r = self.parse_unary_inner();
+        self.leave();
+        r
+    }
+
+    fn parse_unary_inner(&mut self) -> PResult<Expr> {
+        let lo = self.tok().span.start();
+        if self.is_punct("!") || self.is_punct("-") {
+            let op = if self.is_punct("!") { UnOp::Not } else { UnOp::Neg };
+            self.bump();
+            let e = self.parse_unary()?;
+            return Ok(Expr::new(ExprKind::Unary(op, Box::new(e)), self.span_from(lo)));
+        }
+        if self.is_word("new") {
+            return self.parse_new(lo);
+        }
+        let prim = self.parse_primary()?;
+        self.parse_postfix(lo, prim)
+    }
+
+    fn parse_new(&mut self, lo: usize) -> PResult<Expr> {
+        self.bump();
+        // `new C(args)` or `new T[e]…`
+        if self.is_ident() && self.is_punct_at(1, "(") {
+            let t = self.bump();
+            let name = self.ident_from(t);
+            let args = self.parse_args()?;
+            return Ok(Expr::new(ExprKind::NewObject(name, args), self.span_from(lo)));
+        }
+        // Element type without dimensions, then sized dimensions.
+        let t = self.tok();
+        let w = self.text_of(t);
+        let base = match w {
+            "int" => TypeKind::Int,
+            "boolean" => TypeKind::Boolean,
+            "bool" => TypeKind::Bool,
+            "frac" => TypeKind::Frac,
+            "zfrac" => TypeKind::ZFrac,
+            "rational" => TypeKind::Rational,
+            "float32" => TypeKind::Float32,
+            "float64" => TypeKind::Float64,
+            "char" => TypeKind::Char,
+            _ if self.is_ident() => TypeKind::Class(self.ident_from(t), Vec::new()),
+            _ => return Err(self.error_expected("a type after `new`")),
+        };
+        self.bump();
+        let ty = Type {
+            kind: base,
+            span: t.span,
+        };
+        let mut dims = Vec::new();
+        while self.is_punct("[") {
+            self.bump();
+            dims.push(self.parse_expr()?);
+            self.expect_punct("]")?;
+        }
+        if dims.is_empty() {
+            return Err(self.error_expected("`[` or `(` after `new`"));
+        }
+        Ok(Expr::new(ExprKind::NewArray(ty, dims), self.span_from(lo)))
+    }
+
+    fn parse_args(&mut self) -> PResult<Vec<Expr>> {
+        self.expect_punct("(")?;
+        let mut args = Vec::new();
+        if !self.is_punct(")") {
+            loop {
+                args.push(self.parse_expr()?);
+                if !self.eat_punct(",") {
+                    break;
+                }
+            }
+        }
+        self.expect_punct(")")?;
+        Ok(args)
+    }
+
+    fn call_paren_follows(&self) -> bool {
+        self.is_punct("(") && !(self.operand_mode && self.tok().space_before)
+    }
+
+    fn parse_postfix(&mut self, lo: usize, mut e: Expr) -> PResult<Expr> {
+        loop {
+            if self.is_punct(".") && !self.is_punct_at(1, ".") {
+                self.bump();
+                let name = self.expect_ident("a field or method name")?;
+                if self.call_paren_follows() {
+                    let args = self.parse_args()?;
+                    let ghost = self.parse_ghost_args()?;
+                    e = Expr::new(
+                        ExprKind::Call {
+                            recv: Some(Box::new(e)),
+                            name,
+                            args,
+                            ghost,
+                            null_safe: false,
+                        },
+                        self.span_from(lo),
+                    );
+                } else {
+                    e = Expr::new(ExprKind::Field(Box::new(e), name), self.span_from(lo));
+                }
+            } else if (self.is_punct("->") || self.is_punct("?.")) && self.is_ident_tok(self.tok_at(1)) && self.is_punct_at(2, "(") {
+                self.bump();
+                let t = self.bump();
+                let name = self.ident_from(t);
+                let args = self.parse_args()?;
+                let ghost = self.parse_ghost_args()?;
+                e = Expr::new(
+                    ExprKind::Call {
+                        recv: Some(Box::new(e)),
+                        name,
+                        args,
+                        ghost,
+                        null_safe: true,
+                    },
+                    self.span_from(lo),
+                );
+            } else if self.is_punct("[") {
+                self.bump();
+                if self.eat_punct("..") {
+                    let hi = self.parse_expr()?;
+                    self.expect_punct("]")?;
+                    e = Expr::new(
+                        ExprKind::Slice(Box::new(e), None, Some(Box::new(hi))),
+                        self.span_from(lo),
+                    );
+                    continue;
+                }
+                let i = self.parse_expr()?;
+                if self.eat_punct("..") {
+                    let hi = if self.is_punct("]") {
+                        None
+                    } else {
+                        Some(Box::new(self.parse_expr()?))
+                    };
+                    self.expect_punct("]")?;
+                    e = Expr::new(
+                        ExprKind::Slice(Box::new(e), Some(Box::new(i)), hi),
+                        self.span_from(lo),
+                    );
+                } else if self.eat_punct("->") {
+                    let v = self.parse_expr()?;
+                    self.expect_punct("]")?;
+                    e = Expr::new(
+                        ExprKind::SeqUpdate(Box::new(e), Box::new(i), Box::new(v)),
+                        self.span_from(lo),
+                    );
+                } else {
+                    self.expect_punct("]")?;
+                    e = Expr::new(ExprKind::Index(Box::new(e), Box::new(i)), self.span_from(lo));
+                }
+            } else {
+                break;
+            }
+        }
+        Ok(e)
+    }
+
+    /// `with { … } then { … }` (v1) and `given { … } yields { … }` (v2) after a call.
+    fn parse_ghost_args(&mut self) -> PResult<GhostArgs> {
+        let mut g = GhostArgs::default();
+        loop {
+            if self.is_word("with") && self.is_punct_at(1, "{") {
+                self.bump();
+                g.with = Some(self.parse_block()?);
+            } else if self.is_word("then") && self.is_punct_at(1, "{") {
+                self.bump();
+                g.then = Some(self.parse_block()?);
+            } else if self.is_word("given") && self.is_punct_at(1, "{") {
+                self.bump();
+                self.bump();
+                while !self.is_punct("}") {
+                    let n = self.expect_ident("a ghost parameter")?;
+                    self.expect_punct("=")?;
+                    let v = self.parse_expr()?;
+                    g.given.push((n, v));
+                    if !self.eat_punct(",") {
+                        break;
+                    }
+                }
+                self.expect_punct("}")?;
+            } else if self.is_word("yields") && self.is_punct_at(1, "{") {
+                self.bump();
+                self.bump();
+                while !self.is_punct("}") {
+                    let n = self.expect_ident("a variable")?;
+                    self.expect_punct("=")?;
+                    let v = self.expect_ident("a yielded parameter")?;
+                    g.yields.push((n, v));
+                    if !self.eat_punct(",") {
+                        break;
+                    }
+                }
+                self.expect_punct("}")?;
+            } else {
+                break;
+            }
+        }
+        Ok(g)
+    }
+
+    fn parse_primary(&mut self) -> PResult<Expr> {
+        let t = self.tok();
+        let lo = t.span.start();
+        let s = self.text_of(t);
+        match t.kind {
+            TokKind::Int => {
+                self.bump();
+                let v = s.parse::<BigInt>().unwrap_or_default();
+                Ok(Expr::new(ExprKind::Int(v), t.span))
+            }
+            TokKind::Decimal | TokKind::Str | TokKind::Char => {
+                self.bump();
+                Ok(Expr::new(
+                    ExprKind::Opaque(Opaque {
+                        keyword: "literal".into(),
+                        text: s.to_string(),
+                        span: t.span,
+                    }),
+                    t.span,
+                ))
+            }
+            TokKind::BsWord => self.parse_bsword(t),
+            TokKind::QuotedWord => {
+                self.bump();
+                let id = self.ident_from(t);
+                self.finish_name(lo, id)
+            }
+            TokKind::Word => self.parse_word_primary(t),
+            TokKind::Punct => match s {
+                "(" => self.parse_paren(lo),
+                "|" => {
+                    self.bump();
+                    let e = self.parse_binary(5)?;
+                    self.expect_punct("|")?;
+                    Ok(Expr::new(ExprKind::Length(Box::new(e)), self.span_from(lo)))
+                }
+                "[" => self.parse_bracket(lo),
+                "{" => self.parse_brace(lo, CollKind::Set),
+                "{:" => {
+                    self.bump();
+                    let e = self.parse_expr()?;
+                    self.expect_punct(":}")?;
+                    Ok(Expr::new(ExprKind::Trigger(Box::new(e)), self.span_from(lo)))
+                }
+                "*" => {
+                    self.bump();
+                    Ok(Expr::new(ExprKind::Wildcard, t.span))
+                }
+                "?" if self.is_ident_tok(self.tok_at(1)) && !self.tok_at(1).space_before => {
+                    self.bump();
+                    self.bump();
+                    let span = self.span_from(lo);
+                    Ok(Expr::new(
+                        ExprKind::Opaque(Opaque {
+                            keyword: "?".into(),
+                            text: span.text(self.src).to_string(),
+                            span,
+                        }),
+                        span,
+                    ))
+                }
+                _ => Err(self.error_expected("an expression")),
+            },
+            TokKind::Eof => Err(self.error_expected("an expression")),
+        }
+    }
+
+    fn parse_word_primary(&mut self, t: Token) -> PResult<Expr> {
+        let lo = t.span.start();
+        let s = self.text_of(t);
+        let simple = match s {
+            "true" => Some(ExprKind::Bool(true)),
+            "false" => Some(ExprKind::Bool(false)),
+            "null" => Some(ExprKind::Null),
+            "this" => Some(ExprKind::This),
+            "write" => Some(ExprKind::Write),
+            "read" => Some(ExprKind::Read),
+            "none" => Some(ExprKind::NoPerm),
+            "empty" => Some(ExprKind::Empty),
+            "None" => Some(ExprKind::NoneOpt),
+            "current_thread" => Some(ExprKind::ThreadId(s.to_string())),
+            _ => None,
+        };
+        if let Some(k) = simple {
+            self.bump();
+            return Ok(Expr::new(k, t.span));
+        }
+        // Typed collection literals `seq<T>{…}`, `set<T>{…}`, `bag<T>{…}`; map/tuple are opaque.
+        if matches!(s, "seq" | "set" | "bag" | "map" | "tuple") && self.is_punct_at(1, "<") {
+            let save = self.pos;
+            if let Some(ty) = self.try_type() {
+                if self.is_punct("{") {
+                    return match ty.kind {
+                        TypeKind::Generic1(g, inner) => {
+                            let kind = match g {
+                                Generic1::Seq => CollKind::Seq,
+                                Generic1::Set => CollKind::Set,
+                                _ => CollKind::Bag,
+                            };
+                            self.bump();
+                            let elems = self.parse_list_until("}")?;
+                            Ok(Expr::new(
+                                ExprKind::Collection {
+                                    kind,
+                                    elem_ty: Some(*inner),
+                                    elems,
+                                },
+                                self.span_from(lo),
+                            ))
+                        }
+                        _ => {
+                            // map<K,V>{…} / tuple<A,B>{…}: keep as text.
+                            self.skip_balanced("{", "}");
+                            let span = self.span_from(lo);
+                            Ok(Expr::new(
+                                ExprKind::Opaque(Opaque {
+                                    keyword: s.to_string(),
+                                    text: span.text(self.src).to_string(),
+                                    span,
+                                }),
+                                span,
+                            ))
+                        }
+                    };
+                }
+            }
+            self.pos = save;
+        }
+        // Bag literal `b{…}` / `b{t: T}`: `b` directly followed by `{`.
+        if s == "b" && self.is_punct_at(1, "{") && !self.tok_at(1).space_before {
+            self.bump();
+            return self.parse_brace(lo, CollKind::Bag);
+        }
+        if let Some(b) = Builtin::from_name(s) {
+            if self.is_punct_at(1, "(") {
+                self.bump();
+                return self.finish_builtin(lo, b, t.span);
+            }
+        }
+        if !self.is_ident_tok(t) {
+            let found = self.describe(t);
+            let mut d = Diagnostic::error("A0001", format!("expected an expression, found {found}"))
+                .with_primary(t.span, "expected an expression");
+            if HARD_KEYWORDS.contains(&s) {
+                d = d.with_help(format!("`{s}` is a keyword; write `` `{s}` `` to use it as a name"));
+            }
+            self.error(d);
+            return Err(Fail);
+        }
+        self.bump();
+        let id = self.ident_from(t);
+        self.check_reserved(&id, t);
+        self.finish_name(lo, id)
+    }
+
+    fn finish_name(&mut self, lo: usize, id: Ident) -> PResult<Expr> {
+        if self.call_paren_follows() {
+            let args = self.parse_args()?;
+            let ghost = self.parse_ghost_args()?;
+            return Ok(Expr::new(
+                ExprKind::Call {
+                    recv: None,
+                    name: id,
+                    args,
+                    ghost,
+                    null_safe: false,
+                },
+                self.span_from(lo),
+            ));
+        }
+        let span = id.span;
+        Ok(Expr::new(ExprKind::Name(id), span))
+    }
+
+    fn finish_builtin(&mut self, lo: usize, b: Builtin, name_span: Span) -> PResult<Expr> {
+        let args = self.parse_args()?;
+        let (min, max) = b.arity();
+        if args.len() < min || args.len() > max {
+            let span = self.span_from(lo);
+            self.error(
+                Diagnostic::error(
+                    "A0001",
+                    format!(
+                        "`{}` takes {} argument{}, found {}",
+                        b.name(),
+                        min,
+                        if min == 1 { "" } else { "s" },
+                        args.len()
+                    ),
+                )
+                .with_primary(span, "wrong number of arguments")
+                .with_secondary(name_span, "built-in function")
+                .with_help(builtin_usage(b)),
+            );
+            return Err(Fail);
+        }
+        Ok(Expr::new(ExprKind::Builtin(b, args), self.span_from(lo)))
+    }
+
+    fn skip_balanced(&mut self, open: &str, close: &str) {
+        let mut depth = 0;
+        while !self.at_eof() {
+            if self.is_punct(open) {
+                depth += 1;
+            } else if self.is_punct(close) {
+                depth -= 1;
+                if depth <= 0 {
+                    self.bump();
+                    return;
+                }
+            }
+            self.bump();
+        }
+    }
+
+    fn parse_list_until(&mut self, close: &str) -> PResult<Vec<Expr>> {
+        let mut v = Vec::new();
+        if !self.is_punct(close) {
+            loop {
+                v.push(self.parse_expr()?);
+                if !self.eat_punct(",") {
+                    break;
+                }
+            }
+        }
+        self.expect_punct(close)?;
+        Ok(v)
+    }
+
+    fn parse_bsword(&mut self, t: Token) -> PResult<Expr> {
+        let lo = t.span.start();
+        let s = self.text_of(t);
+        match s {
+            "\\result" => {
+                self.bump();
+                Ok(Expr::new(ExprKind::Result, t.span))
+            }
+            "\\current_thread" | "\\ltid" | "\\gtid" => {
+                self.bump();
+                Ok(Expr::new(ExprKind::ThreadId(s.to_string()), t.span))
+            }
+            "\\old" => {
+                self.bump();
+                let label = if self.is_punct("[") {
+                    self.bump();
+                    let l = self.expect_ident("a label")?;
+                    self.expect_punct("]")?;
+                    Some(l)
+                } else {
+                    None
+                };
+                self.expect_punct("(")?;
+                let e = self.parse_expr()?;
+                self.expect_punct(")")?;
+                Ok(Expr::new(ExprKind::Old(Box::new(e), label), self.span_from(lo)))
+            }
+            "\\unfolding" => self.parse_expr_inner(),
+            _ => {
+                if let Some(b) = Builtin::from_name(s) {
+                    self.bump();
+                    return self.finish_builtin(lo, b, t.span);
+                }
+                // Other backslash words (`\typeof`, `\sum(a, b)`, v2 extras): opaque call.
+                self.bump();
+                if self.is_punct("(") {
+                    self.skip_balanced("(", ")");
+                }
+                let span = self.span_from(lo);
+                Ok(Expr::new(
+                    ExprKind::Opaque(Opaque {
+                        keyword: s.to_string(),
+                        text: span.text(self.src).to_string(),
+                        span,
+                    }),
+                    span,
+                ))
+            }
+        }
+    }
+
+    fn parse_paren(&mut self, lo: usize) -> PResult<Expr> {
+        let n = self.tok_at(1);
+        let ns = self.text_of(n);
+        if n.kind == TokKind::BsWord {
+            let kind = match ns {
+                "\\forall*" | "∀*" => Some(QuantKind::ForallStar),
+                "\\forall" | "∀" => Some(QuantKind::Forall),
+                "\\exists" | "∃" => Some(QuantKind::Exists),
+                _ => None,
+            };
+            if let Some(k) = kind {
+                return self.parse_quant(lo, k);
+            }
+            if ns == "\\let" {
+                self.bump();
+                self.bump();
+                let ty = self.parse_type()?;
+                let name = self.expect_ident("a variable")?;
+                self.expect_punct("=")?;
+                let value = self.parse_expr()?;
+                self.expect_punct(";")?;
+                let body = self.parse_expr()?;
+                self.expect_punct(")")?;
+                return Ok(Expr::new(
+                    ExprKind::Let {
+                        ty,
+                        name,
+                        value: Box::new(value),
+                        body: Box::new(body),
+                    },
+                    self.span_from(lo),
+                ));
+            }
+            if ns == "\\sum" && !self.is_punct_at(2, "(") {
+                self.bump();
+                self.bump();
+                let ty = self.parse_type()?;
+                let name = self.expect_ident("a variable")?;
+                self.expect_punct(";")?;
+                let cond = self.parse_expr()?;
+                self.expect_punct(";")?;
+                let body = self.parse_expr()?;
+                self.expect_punct(")")?;
+                return Ok(Expr::new(
+                    ExprKind::Sum {
+                        ty,
+                        name,
+                        cond: Box::new(cond),
+                        body: Box::new(body),
+                    },
+                    self.span_from(lo),
+                ));
+            }
+        }
+        self.bump();
+        let mut e = self.parse_expr()?;
+        self.expect_punct(")")?;
+        e.span = self.span_from(lo);
+        self.paren_spans.insert((e.span.lo, e.span.hi));
+        Ok(e)
+    }
+
+    fn parse_quant(&mut self, lo: usize, kind: QuantKind) -> PResult<Expr> {
+        self.bump(); // (
+        self.bump(); // quantifier symbol
+        let mut bindings = Vec::new();
+        loop {
+            let blo = self.tok().span.start();
+            let ty = self.parse_type()?;
+            let name = self.expect_ident("a bound variable")?;
+            let range = if self.eat_punct("=") {
+                let a = self.parse_expr()?;
+                self.expect_punct("..")?;
+                let b = self.parse_expr()?;
+                Some((Box::new(a), Box::new(b)))
+            } else {
+                None
+            };
+            bindings.push(Binding {
+                ty,
+                name,
+                range,
+                span: self.span_from(blo),
+            });
+            if !self.eat_punct(",") {
+                break;
+            }
+        }
+        self.expect_punct(";")?;
+        let first = self.parse_expr()?;
+        let (cond, body) = if self.eat_punct(";") {
+            let body = self.parse_expr()?;
+            (Some(Box::new(first)), body)
+        } else {
+            (None, first)
+        };
+        self.expect_punct(")")?;
+        Ok(Expr::new(
+            ExprKind::Quant {
+                kind,
+                bindings,
+                cond,
+                body: Box::new(body),
+            },
+            self.span_from(lo),
+        ))
+    }
+
+    fn parse_bracket(&mut self, lo: usize) -> PResult<Expr> {
+        self.bump(); // [
+        // `[t: T]`
+        if self.is_word("t") && self.is_punct_at(1, ":") {
+            self.bump();
+            self.bump();
+            let ty = self.parse_type()?;
+            self.expect_punct("]")?;
+            return Ok(Expr::new(
+                ExprKind::EmptyCollection(CollKind::Seq, ty),
+                self.span_from(lo),
+            ));
+        }
+        if self.is_punct("]") {
+            self.bump();
+            return Ok(Expr::new(
+                ExprKind::Collection {
+                    kind: CollKind::Seq,
+                    elem_ty: None,
+                    elems: Vec::new(),
+                },
+                self.span_from(lo),
+            ));
+        }
+        let first = self.parse_expr()?;
+        if self.eat_punct("..") {
+            let hi = self.parse_expr()?;
+            self.expect_punct("]")?;
+            return Ok(Expr::new(
+                ExprKind::Range(CollKind::Seq, Box::new(first), Box::new(hi)),
+                self.span_from(lo),
+            ));
+        }
+        let mut elems = vec![first];
+        while self.eat_punct(",") {
+            elems.push(self.parse_expr()?);
+        }
+        self.expect_punct("]")?;
+        // `[π]R`: scaling, when a resource-shaped primary follows directly.
+        if elems.len() == 1 && (self.is_word("Perm") || self.is_word("PointsTo") || self.is_word("Value") || self.is_punct("(")) {
+            let r = self.parse_unary()?;
+            let pi = elems.pop().ok_or(Fail)?;
+            return Ok(Expr::new(
+                ExprKind::Scale(Box::new(pi), Box::new(r)),
+                self.span_from(lo),
+            ));
+        }
+        Ok(Expr::new(
+            ExprKind::Collection {
+                kind: CollKind::Seq,
+                elem_ty: None,
+                elems,
+            },
+            self.span_from(lo),
+        ))
+    }
+
+    /// `{…}` set literals (or `b{…}` bags): `{t: T}`, `{lo .. hi}`, `{e, …}`.
+    fn parse_brace(&mut self, lo: usize, kind: CollKind) -> PResult<Expr> {
+        self.bump(); // {
+        if self.is_word("t") && self.is_punct_at(1, ":") {
+            self.bump();
+            self.bump();
+            let ty = self.parse_type()?;
+            self.expect_punct("}")?;
+            return Ok(Expr::new(ExprKind::EmptyCollection(kind, ty), self.span_from(lo)));
+        }
+        if self.is_punct("}") {
+            self.bump();
+            return Ok(Expr::new(
+                ExprKind::Collection {
+                    kind,
+                    elem_ty: None,
+                    elems: Vec::new(),
+                },
+                self.span_from(lo),
+            ));
+        }
+        let first = self.parse_expr()?;
+        if self.eat_punct("..") {
+            let hi = self.parse_expr()?;
+            self.expect_punct("}")?;
+            return Ok(Expr::new(
+                ExprKind::Range(kind, Box::new(first), Box::new(hi)),
+                self.span_from(lo),
+            ));
+        }
+        let mut elems = vec![first];
+        while self.eat_punct(",") {
+            elems.push(self.parse_expr()?);
+        }
+        self.expect_punct("}")?;
+        Ok(Expr::new(
+            ExprKind::Collection {
+                kind,
+                elem_ty: None,
+                elems,
+            },
+            self.span_from(lo),
+        ))
+    }
+}
+
+const LEVEL_IN: u8 = 8;
+
+fn annot_syntax(opt: OptKind, word: &str) -> String {
+    match opt {
+        OptKind::Unroll => format!("gpuopt {word} <var> <K>;"),
+        OptKind::Merge => format!("gpuopt {word} <var> <M>;"),
+        OptKind::Prefetch => format!("gpuopt {word} <array> <loc> <loc>…;"),
+        OptKind::Linearize => format!("gpuopt {word} <matrix> R|C <rows> <cols>;"),
+        OptKind::Tile => "gpuopt tile inter|intra <N>;".to_string(),
+        OptKind::Fuse => format!("gpuopt {word} <F> <N>;"),
+    }
+}
+
+fn builtin_usage(b: Builtin) -> String {
+    match b {
+        Builtin::Perm => "usage: Perm(location, fraction)".into(),
+        Builtin::PointsTo => "usage: PointsTo(location, fraction, value)".into(),
+        Builtin::Value => "usage: Value(location)".into(),
+        Builtin::Array => "usage: \\array(a, n)".into(),
+        Builtin::Matrix => "usage: \\matrix(m, rows, cols)".into(),
+        _ => {
+            let (min, _) = b.arity();
+            format!("`{}` takes {min} argument(s)", b.name())
+        }
+    }
+}
