@@ -6,4 +6,9 @@
 
 pub mod diag;
 pub mod edit;
+pub mod analyze;
+pub mod check;
 pub mod front;
+
+#[path = "../transforms/mod.rs"]
+pub mod transforms;

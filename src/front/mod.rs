@@ -5,6 +5,7 @@ pub mod dialect;
 pub mod lexer;
 pub mod parser;
 pub mod span;
+pub mod visit;
 
 pub use dialect::{Dialect, DialectChoice};
 pub use parser::{parse, ParseOptions, Parsed};

@@ -1,0 +1,70 @@
+//! Variables and arrays a statement assigns, and names it mentions.
+
+use crate::front::ast::*;
+use crate::front::visit::{all_exprs, walk_stmts};
+use std::collections::BTreeSet;
+
+/// The root array name of an assignment target `a[i]`, `a[i][j]`, `this.a[i]`.
+pub fn target_array(target: &Expr) -> Option<&str> {
+    match &target.kind {
+        ExprKind::Index(a, _) => match &a.kind {
+            ExprKind::Name(id) => Some(&id.name),
+            ExprKind::Field(r, f) if matches!(r.kind, ExprKind::This) => Some(&f.name),
+            ExprKind::Index(..) => target_array(a),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Scalar variables assigned (or declared) anywhere in `s`, in sorted order.
+pub fn assigned_vars(s: &Stmt) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    walk_stmts(s, &mut |st| match &st.kind {
+        StmtKind::Assign { target, .. } | StmtKind::CompoundAssign { target, .. } | StmtKind::IncDec { target, .. } => {
+            if let ExprKind::Name(id) = &target.kind {
+                out.insert(id.name.clone());
+            }
+            if let ExprKind::Field(r, f) = &target.kind {
+                if matches!(r.kind, ExprKind::This) {
+                    out.insert(f.name.clone());
+                }
+            }
+        }
+        StmtKind::Decl { vars, .. } => {
+            for d in vars {
+                out.insert(d.name.name.clone());
+            }
+        }
+        _ => {}
+    });
+    out
+}
+
+/// Arrays whose elements are assigned anywhere in `s`.
+pub fn assigned_arrays(s: &Stmt) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    walk_stmts(s, &mut |st| {
+        if let StmtKind::Assign { target, .. } | StmtKind::CompoundAssign { target, .. } | StmtKind::IncDec { target, .. } = &st.kind {
+            if let Some(a) = target_array(target) {
+                out.insert(a.to_string());
+            }
+        }
+    });
+    out
+}
+
+/// Every name used in `s` (variables, arrays, called functions).
+pub fn mentioned_names(s: &Stmt) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    all_exprs(s, &mut |e| match &e.kind {
+        ExprKind::Name(id) => {
+            out.insert(id.name.clone());
+        }
+        ExprKind::Call { name, .. } => {
+            out.insert(name.name.clone());
+        }
+        _ => {}
+    });
+    out
+}

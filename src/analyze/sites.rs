@@ -1,0 +1,276 @@
+//! Optimization sites (loops, par blocks, methods) and the attachment of `gpuopt` annotations.
+
+use crate::diag::Diagnostic;
+use crate::front::ast::*;
+use crate::front::span::Span;
+use crate::front::visit::walk_stmts;
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SiteKind {
+    Loop,
+    Par,
+    Method,
+}
+
+#[derive(Clone, Debug)]
+pub struct Site {
+    pub kind: SiteKind,
+    /// `while`, `for`, the par label (or `par`), the method name.
+    pub name: String,
+    /// The whole construct, prefix included.
+    pub span: Span,
+    /// The keyword (`while`, `for`, `par`) or the method name.
+    pub keyword: Span,
+    /// Annotations attached to the construct.
+    pub annotations: Vec<Annotation>,
+    /// Enclosing class name (if any) and method name.
+    pub class: Option<String>,
+    pub method: String,
+    /// Nesting depth of loops/par blocks inside the method (0 = top level of the body).
+    pub depth: usize,
+}
+
+/// All sites in source order.
+pub fn sites(program: &Program) -> Vec<Site> {
+    let mut out = Vec::new();
+    let method_sites = |class: Option<&Class>, m: &Method, out: &mut Vec<Site>| {
+        out.push(Site {
+            kind: SiteKind::Method,
+            name: m.name.name.clone(),
+            span: m.span,
+            keyword: m.name.span,
+            annotations: m.prefix.annotations.clone(),
+            class: class.map(|c| c.name.name.clone()),
+            method: m.name.name.clone(),
+            depth: 0,
+        });
+        if let MethodBody::Block(b) = &m.body {
+            for s in &b.stmts {
+                stmt_sites(s, class, m, 0, out);
+            }
+        }
+    };
+    for item in &program.items {
+        match item {
+            Item::Class(c) => {
+                for mem in &c.members {
+                    if let Member::Method(m) = mem {
+                        method_sites(Some(c), m, &mut out);
+                    }
+                }
+            }
+            Item::Method(m) => method_sites(None, m, &mut out),
+            _ => {}
+        }
+    }
+    out.sort_by_key(|s| (s.span.lo, std::cmp::Reverse(s.span.hi)));
+    out
+}
+
+fn stmt_sites(s: &Stmt, class: Option<&Class>, m: &Method, depth: usize, out: &mut Vec<Site>) {
+    let mk = |kind, name: String, keyword: Span, annotations: Vec<Annotation>| Site {
+        kind,
+        name,
+        span: s.span,
+        keyword,
+        annotations,
+        class: class.map(|c| c.name.name.clone()),
+        method: m.name.name.clone(),
+        depth,
+    };
+    match &s.kind {
+        StmtKind::While(l) => {
+            out.push(mk(SiteKind::Loop, "while".into(), l.keyword, l.prefix.annotations.clone()));
+            stmt_sites(&l.body, class, m, depth + 1, out);
+        }
+        StmtKind::For(l) => {
+            out.push(mk(SiteKind::Loop, "for".into(), l.keyword, l.prefix.annotations.clone()));
+            stmt_sites(&l.body, class, m, depth + 1, out);
+        }
+        StmtKind::RangedFor { prefix, body, var, .. } => {
+            out.push(mk(SiteKind::Loop, "for".into(), var.span, prefix.annotations.clone()));
+            stmt_sites(body, class, m, depth + 1, out);
+        }
+        StmtKind::Par(p) => {
+            let name = p.arms[0]
+                .label
+                .as_ref()
+                .map_or_else(|| "par".to_string(), |l| l.name.clone());
+            out.push(mk(SiteKind::Par, name, p.keyword, p.prefix.annotations.clone()));
+            for a in &p.arms {
+                stmt_sites(&a.body, class, m, depth + 1, out);
+            }
+        }
+        StmtKind::Block(b) => b.stmts.iter().for_each(|x| stmt_sites(x, class, m, depth, out)),
+        StmtKind::If { then, els, .. } => {
+            stmt_sites(then, class, m, depth, out);
+            if let Some(e) = els {
+                stmt_sites(e, class, m, depth, out);
+            }
+        }
+        StmtKind::Ghost(x) => stmt_sites(x, class, m, depth, out),
+        StmtKind::Invariant { body, .. } | StmtKind::Atomic { body, .. } => {
+            body.stmts.iter().for_each(|x| stmt_sites(x, class, m, depth, out))
+        }
+        StmtKind::Parallel { body, .. } => body.iter().for_each(|x| stmt_sites(x, class, m, depth, out)),
+        _ => {}
+    }
+}
+
+/// Front checks of annotation placement (optimizations.md §1.1): A0002 dangling, A0004 wrong
+/// construct, A0006 two loop annotations on one loop.
+pub fn check_annotations(program: &Program) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    for site in sites(program) {
+        let allowed: &[OptKind] = match site.kind {
+            SiteKind::Loop => &[OptKind::Unroll, OptKind::Merge],
+            SiteKind::Par => &[OptKind::Fuse, OptKind::Prefetch, OptKind::Tile],
+            SiteKind::Method => &[OptKind::Prefetch, OptKind::Linearize, OptKind::Tile],
+        };
+        let what = match site.kind {
+            SiteKind::Loop => "a loop",
+            SiteKind::Par => "a par block",
+            SiteKind::Method => "a method",
+        };
+        for a in &site.annotations {
+            let opt = a.kind.opt();
+            if !allowed.contains(&opt) {
+                let place = match opt {
+                    OptKind::Unroll | OptKind::Merge => "right before the loop's `loop_invariant` clauses",
+                    OptKind::Fuse => "right before the first `par` block of the kernels to fuse",
+                    OptKind::Linearize => "before the contract of the method that uses the matrix",
+                    OptKind::Prefetch | OptKind::Tile => "before the method contract or right before a par block",
+                };
+                let mut d = Diagnostic::error(
+                    "A0004",
+                    format!("`gpuopt {}` cannot annotate {what}", a.keyword.name),
+                )
+                .with_primary(a.span, format!("misplaced {} annotation", opt.alpinist_name()))
+                .with_secondary(site.keyword, format!("this is {what}"));
+                if site.kind == SiteKind::Par {
+                    d = d.with_note("only `gpuopt fuse`, `glob_to_reg` and `tile` may annotate a par block (VerCors 1.4: \"Only fusion allowed for parallel regions.\")");
+                }
+                d = d.with_help(format!("place `gpuopt {}` {place}", a.keyword.name));
+                diags.push(d);
+            }
+        }
+        if site.kind == SiteKind::Loop {
+            let loop_anns: Vec<&Annotation> = site
+                .annotations
+                .iter()
+                .filter(|a| matches!(a.kind.opt(), OptKind::Unroll | OptKind::Merge))
+                .collect();
+            if loop_anns.len() > 1 {
+                diags.push(
+                    Diagnostic::error("A0006", "two loop annotations on one loop")
+                        .with_primary(loop_anns[1].span, "second annotation")
+                        .with_secondary(loop_anns[0].span, "first annotation")
+                        .with_help("keep one; to combine them, run alpine-rs twice"),
+                );
+            }
+        }
+    }
+    // Dangling annotations: statements that are annotations.
+    let mut visit = |s: &Stmt| {
+        walk_stmts(s, &mut |st| {
+            if let StmtKind::Annotation(a) = &st.kind {
+                diags.push(
+                    Diagnostic::error(
+                        "A0002",
+                        format!("`gpuopt {}` has nothing to attach to", a.keyword.name),
+                    )
+                    .with_primary(a.span, "dangling annotation")
+                    .with_help(match a.kind.opt() {
+                        OptKind::Unroll | OptKind::Merge => "place it directly before a `while` or `for` loop (before its loop invariants)",
+                        OptKind::Fuse | OptKind::Tile | OptKind::Prefetch => "place it directly before a `par` block",
+                        OptKind::Linearize => "place it before a method's contract",
+                    }),
+                );
+            }
+        })
+    };
+    for item in &program.items {
+        let methods: Vec<&Method> = match item {
+            Item::Class(c) => c
+                .members
+                .iter()
+                .filter_map(|m| match m {
+                    Member::Method(m) => Some(m),
+                    _ => None,
+                })
+                .collect(),
+            Item::Method(m) => vec![m],
+            _ => vec![],
+        };
+        for m in methods {
+            if let MethodBody::Block(b) = &m.body {
+                for s in &b.stmts {
+                    visit(s);
+                }
+            }
+        }
+    }
+    diags.sort_by_key(|d| d.primary_span().map_or(0, |s| s.lo));
+    diags
+}
+
+/// Find the method (and its class) with the given name in class `class`.
+pub fn find_method<'p>(program: &'p Program, class: Option<&str>, method: &str) -> Option<(Option<&'p Class>, &'p Method)> {
+    for item in &program.items {
+        match item {
+            Item::Class(c) if class == Some(c.name.name.as_str()) => {
+                for m in &c.members {
+                    if let Member::Method(m) = m {
+                        if m.name.name == method {
+                            return Some((Some(c), m));
+                        }
+                    }
+                }
+            }
+            Item::Method(m) if class.is_none() && m.name.name == method => return Some((None, m)),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The method that contains byte offset `off`.
+pub fn method_at(program: &Program, off: usize) -> Option<(Option<&Class>, &Method)> {
+    for item in &program.items {
+        match item {
+            Item::Class(c) if c.span.contains_offset(off) => {
+                for m in &c.members {
+                    if let Member::Method(m) = m {
+                        if m.span.contains_offset(off) {
+                            return Some((Some(c), m));
+                        }
+                    }
+                }
+            }
+            Item::Method(m) if m.span.contains_offset(off) => return Some((None, m)),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The statement whose span starts exactly at `start` (prefix included) inside `m`.
+pub fn stmt_at(m: &Method, start: usize) -> Option<&Stmt> {
+    let MethodBody::Block(b) = &m.body else {
+        return None;
+    };
+    let mut found = None;
+    for s in &b.stmts {
+        walk_stmts(s, &mut |st| {
+            if found.is_none() && st.span.start() == start {
+                found = Some(st);
+            }
+        });
+        if found.is_some() {
+            break;
+        }
+    }
+    found
+}

@@ -1,0 +1,178 @@
+//! The Z3 applicability layer, shared by every optimization.
+//!
+//! One Z3 context and one solver per thread (queries use push/pop), a fixed seed and a per-query
+//! timeout. `prove(facts, goal)` answers [`Answer::Proved`], [`Answer::Refuted`] with a
+//! counterexample restricted to user-visible symbols, or [`Answer::Unknown`].
+
+pub mod translate;
+
+use std::cell::RefCell;
+use std::fmt;
+use translate::{Term, Translator, Z3Bool};
+use z3::ast::Ast;
+use z3::{Config, Context, Params, SatResult, Solver};
+
+thread_local! {
+    // Leaked once per thread: Z3 terms borrow the context, and a 'static context lets them live in
+    // ordinary structs. A thread creates at most one.
+    static CTX: &'static Context = Box::leak(Box::new({
+        let mut cfg = Config::new();
+        cfg.set_model_generation(true);
+        Context::new(&cfg)
+    }));
+    static SOLVER: RefCell<Option<Solver<'static>>> = const { RefCell::new(None) };
+}
+
+/// This thread's Z3 context.
+pub fn ctx() -> &'static Context {
+    CTX.with(|c| *c)
+}
+
+/// Default per-query timeout in milliseconds (`--z3-timeout`).
+pub const DEFAULT_TIMEOUT_MS: u32 = 2000;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Counterexample {
+    /// `(symbol, value)` pairs in a deterministic order (creation order of the symbols).
+    pub values: Vec<(String, String)>,
+}
+
+impl fmt::Display for Counterexample {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self.values.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        write!(f, "{}", parts.join(", "))
+    }
+}
+
+impl Counterexample {
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.values.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    Proved,
+    Refuted(Counterexample),
+    Unknown(String),
+}
+
+impl Answer {
+    pub fn is_proved(&self) -> bool {
+        matches!(self, Answer::Proved)
+    }
+}
+
+/// Check that `facts ⟹ goal` holds: `facts ∧ ¬goal` is unsatisfiable.
+pub fn prove(tr: &Translator, facts: &[Z3Bool], goal: &Z3Bool, timeout_ms: u32) -> Answer {
+    with_solver(timeout_ms, |s| {
+        for f in facts {
+            s.assert(f);
+        }
+        s.assert(&goal.not());
+        match s.check() {
+            SatResult::Unsat => Answer::Proved,
+            SatResult::Unknown => Answer::Unknown(
+                s.get_reason_unknown()
+                    .unwrap_or_else(|| "the solver gave up".to_string()),
+            ),
+            SatResult::Sat => Answer::Refuted(model_of(tr, s)),
+        }
+    })
+}
+
+/// Is `facts` satisfiable? (`Some(model)` if so; `None` when unsat or unknown.)
+pub fn satisfiable(tr: &Translator, facts: &[Z3Bool], timeout_ms: u32) -> Option<Counterexample> {
+    with_solver(timeout_ms, |s| {
+        for f in facts {
+            s.assert(f);
+        }
+        match s.check() {
+            SatResult::Sat => Some(model_of(tr, s)),
+            _ => None,
+        }
+    })
+}
+
+fn with_solver<R>(timeout_ms: u32, f: impl FnOnce(&Solver<'static>) -> R) -> R {
+    SOLVER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let solver = slot.get_or_insert_with(|| {
+            let s = Solver::new(ctx());
+            let mut p = Params::new(ctx());
+            p.set_u32("random_seed", 0);
+            s.set_params(&p);
+            s
+        });
+        let mut p = Params::new(ctx());
+        p.set_u32("timeout", timeout_ms.max(1));
+        solver.set_params(&p);
+        solver.push();
+        let r = f(solver);
+        solver.pop(1);
+        r
+    })
+}
+
+fn model_of(tr: &Translator, s: &Solver<'static>) -> Counterexample {
+    let mut values = Vec::new();
+    if let Some(m) = s.get_model() {
+        for (name, t) in &tr.visible {
+            let v = match t {
+                Term::Int(i) => m.eval(i, true).map(|v| v.to_string()),
+                Term::Bool(b) => m.eval(b, true).map(|v| v.to_string()),
+                Term::Real(r) => m.eval(r, true).map(|v| v.to_string()),
+            };
+            if let Some(v) = v {
+                values.push((name.clone(), v));
+            }
+        }
+    }
+    Counterexample { values }
+}
+
+/// Evaluate an integer term in a model-free way: is it a literal?
+pub fn as_literal(t: &z3::ast::Int<'static>) -> Option<i64> {
+    t.simplify().as_i64()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::front::parser::parse_expr_text;
+    use crate::front::Dialect;
+
+    fn e(s: &str) -> crate::front::ast::Expr {
+        parse_expr_text(s, Dialect::V1).expect("parses")
+    }
+
+    #[test]
+    fn proves_and_refutes() {
+        let mut tr = Translator::new();
+        let facts = vec![tr.fact(&e("n >= 3 && a.length == n")).unwrap()];
+        let g = tr.bool(&e("0 + 2 < n")).unwrap();
+        assert!(prove(&tr, &facts, &g, 1000).is_proved());
+        let g = tr.bool(&e("3 < n")).unwrap();
+        match prove(&tr, &facts, &g, 1000) {
+            Answer::Refuted(cx) => assert_eq!(cx.get("n"), Some("3")),
+            other => panic!("expected a counterexample, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn euclidean_division() {
+        let mut tr = Translator::new();
+        let g = tr.bool(&e("(0 - 7) / 2 == 0 - 4 && (0 - 7) % 2 == 1")).unwrap();
+        assert!(prove(&tr, &[], &g, 1000).is_proved());
+    }
+
+    #[test]
+    fn permission_facts_give_bounds() {
+        let mut tr = Translator::new();
+        let f = tr
+            .fact(&e("(\\forall* int k; 0 <= k && k < n; Perm(a[k], 1\\2)) ** Perm(b[t + 1], write)"))
+            .unwrap();
+        let g = tr.bool(&e("t + 1 < b.length")).unwrap();
+        assert!(prove(&tr, &[f], &g, 1000).is_proved());
+    }
+}

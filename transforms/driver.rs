@@ -1,0 +1,1 @@
+//! Applying several optimizations in one run (optimizations.md §8).
