@@ -4,10 +4,11 @@
 //! parse ([`front`]) → analyze ([`analyze`]) → check with Z3 ([`check`]) → rewrite
 //! ([`transforms`]) → emit ([`edit`]).
 
-pub mod diag;
-pub mod edit;
 pub mod analyze;
 pub mod check;
+pub mod cli;
+pub mod diag;
+pub mod edit;
 pub mod front;
 
 #[path = "../transforms/mod.rs"]
