@@ -89,6 +89,12 @@ const PUNCTS: &[&str] = &[
     ">=", "^^", "?.", "+=", "-=", "*=", "/=", "%=",
 ];
 
+/// Is `\word` a single backslash-word token? (`word` without the backslash.) The printer uses
+/// this to keep `1\n` from turning into a backslash word.
+pub fn is_bs_word(word: &str) -> bool {
+    BS_WORDS.contains(&word)
+}
+
 const SINGLE: &[u8] = b"(){}[],;.:?!=<>+-*/%\\|&^@#$~";
 
 pub struct Lexed {

@@ -13,7 +13,7 @@ use num_bigint::BigInt;
 use std::collections::HashSet;
 
 /// Words that are never identifiers (pvl.md §2.4 hard keywords).
-const HARD_KEYWORDS: &[&str] = &[
+pub const HARD_KEYWORDS: &[&str] = &[
     "and",
     "barrier",
     "boolean",
@@ -52,7 +52,7 @@ const HARD_KEYWORDS: &[&str] = &[
 ];
 
 /// Words reserved inside expressions.
-const VALUE_WORDS: &[&str] = &[
+pub const VALUE_WORDS: &[&str] = &[
     "write", "read", "none", "empty", "None", "true", "false", "null", "this",
 ];
 
