@@ -2,6 +2,7 @@
 //! tool worked but the answer is no; 2 bad input or usage; 3 could not decide.
 
 pub mod apply;
+pub mod backend;
 pub mod common;
 pub mod list;
 pub mod parse;
@@ -31,6 +32,8 @@ pub enum Command {
     List(list::ListArgs),
     /// Apply optimizations: the file's own `gpuopt` annotations, or `--opt KIND --at line:N`.
     Apply(apply::ApplyArgs),
+    /// Provision or inspect the Viper/Silicon verifier backend.
+    Backend(backend::BackendArgs),
 }
 
 pub fn main() -> u8 {
@@ -47,5 +50,6 @@ pub fn main() -> u8 {
         Command::Parse(a) => parse::main(a),
         Command::List(a) => list::main(a),
         Command::Apply(a) => apply::main(a),
+        Command::Backend(a) => backend::main(a),
     }
 }

@@ -67,7 +67,10 @@ pub fn main(args: ParseArgs) -> u8 {
             match args.emit {
                 Emit::None => {}
                 Emit::Ast => println!("{:#?}", parsed.program),
-                Emit::Pvl => print!("{}", file.text),
+                Emit::Pvl => print!(
+                    "{}",
+                    crate::front::printer::print_program(&parsed.program, parsed.dialect)
+                ),
             }
         }
     }
