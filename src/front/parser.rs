@@ -702,12 +702,51 @@ impl<'s> Parser<'s> {
         // `context = 1;`, `given.x`, `requires++` … are uses of a variable with that name.
         let n = self.tok_at(1);
         let nt = self.text_of(n);
+        if n.kind == TokKind::Punct && nt == "[" {
+            // `requires[i] = 1;` indexes a variable; `requires [1\2]Perm(…);` and
+            // `requires [x] == s;` are clauses. Decide by what follows the matching `]`.
+            return !self.index_target_at(1);
+        }
         !(n.kind == TokKind::Punct
             && matches!(
                 nt,
-                "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "." | "++" | "--" | "[" | ")" | ","
+                "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "." | "++" | "--" | ")" | ","
             ))
             || (self.text_of(t) == "decreases" && nt == ";")
+    }
+
+    /// Is the `[` at offset `n` an index whose `]` is followed by an assignment, an increment or
+    /// a further `[`/`.` (the shape of an assignment target)?
+    fn index_target_at(&self, n: usize) -> bool {
+        let mut depth = 0usize;
+        let mut i = n;
+        loop {
+            let t = self.tok_at(i);
+            // Bounded look-ahead keeps parsing linear on pathological input.
+            if t.kind == TokKind::Eof || i > n + 256 {
+                return false;
+            }
+            if t.kind == TokKind::Punct {
+                match self.text_of(t) {
+                    "[" => depth += 1,
+                    "]" => {
+                        depth = depth.saturating_sub(1);
+                        if depth == 0 {
+                            let a = self.tok_at(i + 1);
+                            return a.kind == TokKind::Punct
+                                && matches!(
+                                    self.text_of(a),
+                                    "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "." | "++" | "--"
+                                        | "["
+                                );
+                        }
+                    }
+                    ";" | "{" | "}" => return false,
+                    _ => {}
+                }
+            }
+            i += 1;
+        }
     }
 
     fn parse_clause(&mut self) -> PResult<Clause> {
