@@ -19,7 +19,7 @@ use crate::front::parser::parse_expr_text;
 use crate::front::span::Span;
 use crate::front::visit::{stmt_exprs, walk_expr, walk_stmts};
 use std::collections::{BTreeMap, BTreeSet};
-use z3::ast::{Ast, Bool};
+use z3::ast::Ast;
 
 pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     let Params::Prefetch { array, locations } = params else {
@@ -30,9 +30,14 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         .clone()
         .unwrap_or_else(|| "the prefetch request".to_string());
     let Some((class, method)) = ctx.method_of(site) else {
-        return Err(vec![Diagnostic::error("A0004", "prefetching needs a method or a par block")
-            .with_primary(site.keyword, "not inside a method")
-            .with_help("place `gpuopt glob_to_reg` before a method contract or a par block")]);
+        return Err(vec![Diagnostic::error(
+            "A0004",
+            "prefetching needs a method or a par block",
+        )
+        .with_primary(site.keyword, "not inside a method")
+        .with_help(
+            "place `gpuopt glob_to_reg` before a method contract or a par block",
+        )]);
     };
     let class = class.cloned();
     let method = method.clone();
@@ -42,9 +47,14 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         ExprKind::Name(id) => id.name.clone(),
         ExprKind::Field(r, f) if matches!(r.kind, ExprKind::This) => f.name.clone(),
         _ => {
-            return Err(vec![Diagnostic::error("A301", format!("{requested}: the array must be a name"))
-                .with_primary(site.keyword, "prefetching requested here")
-                .with_help("name an array variable or field, e.g. `gpuopt glob_to_reg a tid;`")])
+            return Err(vec![Diagnostic::error(
+                "A301",
+                format!("{requested}: the array must be a name"),
+            )
+            .with_primary(site.keyword, "prefetching requested here")
+            .with_help(
+                "name an array variable or field, e.g. `gpuopt glob_to_reg a tid;`",
+            )])
         }
     };
     let Some(arr_text) = print(array, &BTreeMap::new()) else {
@@ -107,13 +117,18 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     let mut forall_only = vec![false; locations.len()];
 
     for par_stmt in &pars {
-        let StmtKind::Par(par) = &par_stmt.kind else { continue };
+        let StmtKind::Par(par) = &par_stmt.kind else {
+            continue;
+        };
         // A301: the array variable itself must not be reassigned in the block.
         if assigned_vars(par_stmt).contains(&arr) {
             errors.push(
-                Diagnostic::error("A301", format!("{requested}: `{arr}` is assigned in the par block"))
-                    .with_primary(par.keyword, "this par block reassigns the array")
-                    .with_help("prefetch an array that is not reassigned inside the kernel"),
+                Diagnostic::error(
+                    "A301",
+                    format!("{requested}: `{arr}` is assigned in the par block"),
+                )
+                .with_primary(par.keyword, "this par block reassigns the array")
+                .with_help("prefetch an array that is not reassigned inside the kernel"),
             );
             continue;
         }
@@ -139,10 +154,15 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
                 walk_stmts(s, &mut |st| {
                     if let StmtKind::Barrier(b) = &st.kind {
                         errors.push(
-                            Diagnostic::error("A306", format!("{requested}: barrier not at the top level of the par body"))
-                                .with_primary(par.keyword, "prefetching requested for this par block")
-                                .with_secondary(b.keyword, "nested barrier")
-                                .with_help("move the barrier to the top level of the par body"),
+                            Diagnostic::error(
+                                "A306",
+                                format!(
+                                    "{requested}: barrier not at the top level of the par body"
+                                ),
+                            )
+                            .with_primary(par.keyword, "prefetching requested for this par block")
+                            .with_secondary(b.keyword, "nested barrier")
+                            .with_help("move the barrier to the top level of the par body"),
                         );
                     }
                 });
@@ -164,7 +184,17 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
                 let mut seg_matches: Vec<(usize, bool)> = Vec::new();
                 let ind = indent_at(ctx.src, first.span.start()).to_string();
                 for (li, p) in locations.iter().enumerate() {
-                    let r = analyse(ctx, &regs[li], &requested, class.as_ref(), &method, &arr, p, &seg, par.keyword);
+                    let r = analyse(
+                        ctx,
+                        &regs[li],
+                        &requested,
+                        class.as_ref(),
+                        &method,
+                        &arr,
+                        p,
+                        &seg,
+                        par.keyword,
+                    );
                     let res = match r {
                         Ok(Some(res)) => res,
                         Ok(None) => continue,
@@ -220,14 +250,22 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
                         if !(wa || wb) {
                             continue;
                         }
-                        let mut f = facts_at(ctx.program(), class.as_ref(), &method, Point::Before(seg.first_off));
-                        let (Ok(x), Ok(y)) = (f.tr.int(&locations[la]), f.tr.int(&locations[lb])) else {
+                        let mut f = facts_at(
+                            ctx.program(),
+                            class.as_ref(),
+                            &method,
+                            Point::Before(seg.first_off),
+                        );
+                        let (Ok(x), Ok(y)) = (f.tr.int(&locations[la]), f.tr.int(&locations[lb]))
+                        else {
                             continue;
                         };
                         let goal = x._eq(&y).not();
                         let why = match prove(&f.tr, &f.facts, &goal, ctx.timeout_ms) {
                             Answer::Proved => None,
-                            Answer::Refuted(cx) => Some(format!("counterexample: {cx}")),
+                            Answer::Refuted(cx) => {
+                                Some(format!("counterexample: {}", clean_model(&cx.to_string())))
+                            }
                             Answer::Unknown(r) => Some(format!("the solver could not decide: {r}")),
                         };
                         if let Some(cx) = why {
@@ -251,7 +289,8 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
                 if !prologue.is_empty() {
                     let ls = line_start(ctx.src, first.span.start());
                     if ctx.src[ls..first.span.start()].trim().is_empty() {
-                        let text: String = prologue.iter().map(|l| format!("{ind}{l}{nl}")).collect();
+                        let text: String =
+                            prologue.iter().map(|l| format!("{ind}{l}{nl}")).collect();
                         edits.insert(ls, text);
                     } else {
                         edits.insert(first.span.start(), format!("{} ", prologue.join(" ")));
@@ -261,7 +300,8 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
                     let end = last.span.end();
                     let le = line_end_incl(ctx.src, end);
                     if ctx.src[end..le].trim().is_empty() && ctx.src[end..le].ends_with('\n') {
-                        let text: String = epilogue.iter().map(|l| format!("{ind}{l}{nl}")).collect();
+                        let text: String =
+                            epilogue.iter().map(|l| format!("{ind}{l}{nl}")).collect();
                         edits.insert(le, text);
                     } else {
                         edits.insert(end, format!(" {}", epilogue.join(" ")));
@@ -275,15 +315,21 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         let loc = format!("{arr_text}[{lt}]");
         if uses[li] == 0 {
             warnings.push(
-                Diagnostic::warning("A302", format!("{requested}: `{loc}` is never used; nothing to prefetch"))
-                    .with_primary(site.keyword, "no access to this location here")
-                    .with_help("check the index expression of the location"),
+                Diagnostic::warning(
+                    "A302",
+                    format!("{requested}: `{loc}` is never used; nothing to prefetch"),
+                )
+                .with_primary(site.keyword, "no access to this location here")
+                .with_help("check the index expression of the location"),
             );
         } else if uses[li] == 1 && !written[li] {
             warnings.push(
-                Diagnostic::warning("A307", format!("{requested}: `{loc}` is read only once; a register brings no benefit"))
-                    .with_primary(site.keyword, "prefetched here")
-                    .with_note("the location was prefetched anyway; the output is equivalent"),
+                Diagnostic::warning(
+                    "A307",
+                    format!("{requested}: `{loc}` is read only once; a register brings no benefit"),
+                )
+                .with_primary(site.keyword, "prefetched here")
+                .with_note("the location was prefetched anyway; the output is equivalent"),
             );
         }
         if forall_only[li] {
@@ -320,9 +366,12 @@ fn edits_push_unique(edits: &mut EditSet, span: Span, reg: &str) {
 }
 
 fn unprintable(site: &Site, requested: &str) -> Diagnostic {
-    Diagnostic::error("A0003", format!("{requested}: the location uses a form that cannot be rewritten"))
-        .with_primary(site.keyword, "prefetching requested here")
-        .with_help("write locations with names, numbers and arithmetic, e.g. `tid + 1`")
+    Diagnostic::error(
+        "A0003",
+        format!("{requested}: the location uses a form that cannot be rewritten"),
+    )
+    .with_primary(site.keyword, "prefetching requested here")
+    .with_help("write locations with names, numbers and arithmetic, e.g. `tid + 1`")
 }
 
 struct Segment<'a> {
@@ -381,7 +430,10 @@ fn analyse(
             p_names.insert(id.name.clone());
         }
     });
-    if let Some(v) = p_names.iter().find(|n| vars.contains(*n) || arrays.contains(*n)) {
+    if let Some(v) = p_names
+        .iter()
+        .find(|n| vars.contains(*n) || arrays.contains(*n))
+    {
         let mut d = Diagnostic::error(
             "A304",
             format!("{requested}: the location `{loc_text}` depends on `{v}`, which changes inside the segment"),
@@ -399,7 +451,10 @@ fn analyse(
         let mut bad = None;
         walk_stmts(s, &mut |st| {
             let hit = match &st.kind {
-                StmtKind::Spec { kind: SpecKind::Exhale, expr } => mentions(expr, arr),
+                StmtKind::Spec {
+                    kind: SpecKind::Exhale,
+                    expr,
+                } => mentions(expr, arr),
                 StmtKind::Expr(e) => mentions(e, arr),
                 StmtKind::Invariant { resource, .. } => mentions(resource, arr),
                 StmtKind::Atomic { body, .. } => body.stmts.iter().any(|x| stmt_mentions(x, arr)),
@@ -422,9 +477,12 @@ fn analyse(
 
     let mut f = facts_at(ctx.program(), class, method, Point::Before(seg.first_off));
     let Ok(pt) = f.tr.int(p) else {
-        return Err(Diagnostic::error("A0020", format!("{requested}: the location `{loc_text}` cannot be encoded for the solver"))
-            .with_primary(par_kw, "prefetching requested for this par block")
-            .with_help("write the location with integer arithmetic over names in scope"));
+        return Err(Diagnostic::error(
+            "A0020",
+            format!("{requested}: the location `{loc_text}` cannot be encoded for the solver"),
+        )
+        .with_primary(par_kw, "prefetching requested for this par block")
+        .with_help("write the location with integer arithmetic over names in scope"));
     };
 
     // Permission and load guard from the segment precondition.
@@ -438,18 +496,12 @@ fn analyse(
             });
         }
     }
-    if cands.is_empty() {
-        let mut d = Diagnostic::error(
-            "A303",
-            format!("{requested}: no permission for `{loc_text}` in the segment precondition"),
-        )
-        .with_primary(par_kw, "prefetching requested for this par block");
-        for c in seg.pre {
-            d = d.with_secondary(c.span, "precondition of the segment");
-        }
-        return Err(d.with_help(format!("add a (conditional) `Perm({loc_text}, …)` to the segment precondition")));
-    }
-    let guard = simplify_guard(&mut f, ctx.timeout_ms, &cands);
+    // Computed before the havoc below, so the guard is judged in the state at the segment start.
+    let guard = if cands.is_empty() {
+        None
+    } else {
+        simplify_guard(&mut f, ctx.timeout_ms, &cands)
+    };
     let forall_only = cands.iter().all(|(_, q)| *q);
 
     // Havoc what the segment assigns, then classify the occurrences.
@@ -462,9 +514,16 @@ fn analyse(
     let mut matches = Vec::new();
     let mut aliases = Vec::new();
     for o in occs {
-        let et = if o.bound_dep { None } else { f.tr.int(&o.idx).ok() };
+        let et = if o.bound_dep {
+            None
+        } else {
+            f.tr.int(&o.idx).ok()
+        };
         let Some(et) = et else {
-            aliases.push((o, String::from("the index cannot be compared with the location")));
+            aliases.push((
+                o,
+                String::from("the index cannot be compared with the location"),
+            ));
             continue;
         };
         let eq = et._eq(&pt);
@@ -472,14 +531,35 @@ fn analyse(
             Answer::Proved => matches.push(o),
             Answer::Refuted(_) => match prove(&f.tr, &f.facts, &eq.not(), ctx.timeout_ms) {
                 Answer::Proved => {}
-                Answer::Refuted(cx) => aliases.push((o, format!("counterexample where both indices coincide: {cx}"))),
-                Answer::Unknown(r) => aliases.push((o, format!("the solver could not decide: {r}"))),
+                Answer::Refuted(cx) => aliases.push((
+                    o,
+                    format!(
+                        "counterexample where both indices coincide: {}",
+                        clean_model(&cx.to_string())
+                    ),
+                )),
+                Answer::Unknown(r) => {
+                    aliases.push((o, format!("the solver could not decide: {r}")))
+                }
             },
             Answer::Unknown(r) => aliases.push((o, format!("the solver could not decide: {r}"))),
         }
     }
     if matches.is_empty() {
         return Ok(None);
+    }
+    if cands.is_empty() {
+        let mut d = Diagnostic::error(
+            "A303",
+            format!("{requested}: no permission for `{loc_text}` in the segment precondition"),
+        )
+        .with_primary(par_kw, "prefetching requested for this par block");
+        for c in seg.pre {
+            d = d.with_secondary(c.span, "precondition of the segment");
+        }
+        return Err(d.with_help(format!(
+            "add a (conditional) `Perm({loc_text}, …)` to the segment precondition"
+        )));
     }
     let any_write = matches.iter().any(|m| m.write);
     if let Some((o, why)) = aliases.iter().find(|(o, _)| o.write || any_write) {
@@ -497,8 +577,13 @@ fn analyse(
     let mut loop_invariants = Vec::new();
     for s in seg.stmts {
         walk_stmts(s, &mut |st| {
-            let StmtKind::While(l) | StmtKind::For(l) = &st.kind else { return };
-            let inside: Vec<&Occ> = matches.iter().filter(|m| st.span.contains(m.span)).collect();
+            let (StmtKind::While(l) | StmtKind::For(l)) = &st.kind else {
+                return;
+            };
+            let inside: Vec<&Occ> = matches
+                .iter()
+                .filter(|m| st.span.contains(m.span))
+                .collect();
             if inside.is_empty() || inside.iter().any(|m| m.write) {
                 return;
             }
@@ -547,6 +632,24 @@ fn analyse(
     }))
 }
 
+/// A model for users: versioned names (`tid (version 1002)`) read as the plain name, the last
+/// version wins, and bare array references (`a = 0`) are dropped.
+fn clean_model(m: &str) -> String {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for part in m.split(", ") {
+        let Some((k, v)) = part.split_once(" = ") else {
+            continue;
+        };
+        let k = k.split(" (version").next().unwrap_or(k).to_string();
+        out.retain(|(x, _)| *x != k);
+        out.push((k, v.to_string()));
+    }
+    out.iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn paren(s: &str) -> String {
     if s.contains(' ') {
         format!("({s})")
@@ -563,11 +666,10 @@ fn simplify_guard(f: &mut Facts, timeout: u32, cands: &[(Vec<Expr>, bool)]) -> O
         let mut kept = Vec::new();
         for c in conds {
             for cj in c.conjuncts() {
-                let proved = f
-                    .tr
-                    .bool(cj)
-                    .map(|b| prove(&f.tr, &f.facts, &b, timeout).is_proved())
-                    .unwrap_or(false);
+                let proved =
+                    f.tr.bool(cj)
+                        .map(|b| prove(&f.tr, &f.facts, &b, timeout).is_proved())
+                        .unwrap_or(false);
                 if !proved {
                     kept.push(cj.clone());
                 }
@@ -586,7 +688,12 @@ fn simplify_guard(f: &mut Facts, timeout: u32, cands: &[(Vec<Expr>, bool)]) -> O
     if disj.len() == 1 {
         disj.pop()
     } else {
-        Some(disj.iter().map(|d| format!("({d})")).collect::<Vec<_>>().join(" || "))
+        Some(
+            disj.iter()
+                .map(|d| format!("({d})"))
+                .collect::<Vec<_>>()
+                .join(" || "),
+        )
     }
 }
 
@@ -602,7 +709,12 @@ enum Atom<'a> {
     },
 }
 
-fn perm_atoms<'a>(e: &'a Expr, arr: &str, conds: &mut Vec<Expr>, out: &mut dyn FnMut(&[Expr], Atom<'a>)) {
+fn perm_atoms<'a>(
+    e: &'a Expr,
+    arr: &str,
+    conds: &mut Vec<Expr>,
+    out: &mut dyn FnMut(&[Expr], Atom<'a>),
+) {
     match &e.kind {
         ExprKind::Binary(BinOp::And | BinOp::Star, l, r) => {
             perm_atoms(l, arr, conds, out);
@@ -637,8 +749,16 @@ fn perm_atoms<'a>(e: &'a Expr, arr: &str, conds: &mut Vec<Expr>, out: &mut dyn F
             let b = &bindings[0];
             let mut domain = Vec::new();
             if let Some((lo, hi)) = &b.range {
-                domain.push(Expr::bin(BinOp::Le, (**lo).clone(), Expr::name(&b.name.name)));
-                domain.push(Expr::bin(BinOp::Lt, Expr::name(&b.name.name), (**hi).clone()));
+                domain.push(Expr::bin(
+                    BinOp::Le,
+                    (**lo).clone(),
+                    Expr::name(&b.name.name),
+                ));
+                domain.push(Expr::bin(
+                    BinOp::Lt,
+                    Expr::name(&b.name.name),
+                    (**hi).clone(),
+                ));
             }
             if let Some(c) = cond {
                 domain.push((**c).clone());
@@ -665,7 +785,14 @@ fn perm_atoms<'a>(e: &'a Expr, arr: &str, conds: &mut Vec<Expr>, out: &mut dyn F
 
 /// Does `atom` (under `conds`) give permission for `arr[p]`? Returns the guard conditions and
 /// whether they come from a quantifier.
-fn cover(f: &mut Facts, ctx: &Ctx, atom: Atom, p: &Expr, pt: &crate::check::translate::Z3Int, conds: &[Expr]) -> Option<(Vec<Expr>, bool)> {
+fn cover(
+    f: &mut Facts,
+    ctx: &Ctx,
+    atom: Atom,
+    p: &Expr,
+    pt: &crate::check::translate::Z3Int,
+    conds: &[Expr],
+) -> Option<(Vec<Expr>, bool)> {
     match atom {
         Atom::Direct(e) => {
             let et = f.tr.int(e).ok()?;
@@ -677,15 +804,31 @@ fn cover(f: &mut Facts, ctx: &Ctx, atom: Atom, p: &Expr, pt: &crate::check::tran
             // Unit-coefficient indices only: idx = k + d with d free of k.
             let (d, neg) = match &idx.kind {
                 ExprKind::Name(id) if id.name == var => (None, false),
-                ExprKind::Binary(BinOp::Add, l, r) if l.as_name() == Some(var.as_str()) && !mentions_name(r, &var) => (Some(&**r), false),
-                ExprKind::Binary(BinOp::Add, l, r) if r.as_name() == Some(var.as_str()) && !mentions_name(l, &var) => (Some(&**l), false),
-                ExprKind::Binary(BinOp::Sub, l, r) if l.as_name() == Some(var.as_str()) && !mentions_name(r, &var) => (Some(&**r), true),
+                ExprKind::Binary(BinOp::Add, l, r)
+                    if l.as_name() == Some(var.as_str()) && !mentions_name(r, &var) =>
+                {
+                    (Some(&**r), false)
+                }
+                ExprKind::Binary(BinOp::Add, l, r)
+                    if r.as_name() == Some(var.as_str()) && !mentions_name(l, &var) =>
+                {
+                    (Some(&**l), false)
+                }
+                ExprKind::Binary(BinOp::Sub, l, r)
+                    if l.as_name() == Some(var.as_str()) && !mentions_name(r, &var) =>
+                {
+                    (Some(&**r), true)
+                }
                 _ => return None,
             };
             // k := p - d (or p + d for `k - d`).
             let k_val = match d {
                 None => p.clone(),
-                Some(d) => Expr::bin(if neg { BinOp::Add } else { BinOp::Sub }, p.clone(), d.clone()),
+                Some(d) => Expr::bin(
+                    if neg { BinOp::Add } else { BinOp::Sub },
+                    p.clone(),
+                    d.clone(),
+                ),
             };
             let mut map = BTreeMap::new();
             map.insert(var.clone(), k_val);
@@ -730,7 +873,9 @@ fn mentions(e: &Expr, arr: &str) -> bool {
 
 fn stmt_mentions(s: &Stmt, arr: &str) -> bool {
     let mut hit = false;
-    walk_stmts(s, &mut |st| stmt_exprs(st, &mut |e| hit |= mentions(e, arr)));
+    walk_stmts(s, &mut |st| {
+        stmt_exprs(st, &mut |e| hit |= mentions(e, arr))
+    });
     hit
 }
 
@@ -748,7 +893,9 @@ fn assignment_of(stmts: &[&Stmt], v: &str) -> Option<Span> {
                         found = Some(d.span);
                     }
                 }
-                StmtKind::Assign { target, .. } | StmtKind::CompoundAssign { target, .. } | StmtKind::IncDec { target, .. } => {
+                StmtKind::Assign { target, .. }
+                | StmtKind::CompoundAssign { target, .. }
+                | StmtKind::IncDec { target, .. } => {
                     if target.as_name() == Some(v) {
                         found = Some(st.span);
                     }
@@ -768,7 +915,9 @@ fn collect_occs(s: &Stmt, arr: &str, out: &mut Vec<Occ>) {
             return;
         }
         let target = match &st.kind {
-            StmtKind::Assign { target, .. } | StmtKind::CompoundAssign { target, .. } | StmtKind::IncDec { target, .. } => Some(target.span),
+            StmtKind::Assign { target, .. }
+            | StmtKind::CompoundAssign { target, .. }
+            | StmtKind::IncDec { target, .. } => Some(target.span),
             _ => None,
         };
         stmt_exprs(st, &mut |root| {
@@ -776,25 +925,37 @@ fn collect_occs(s: &Stmt, arr: &str, out: &mut Vec<Occ>) {
             let mut binders: Vec<(Span, Vec<String>)> = Vec::new();
             walk_expr(root, &mut |e| match &e.kind {
                 ExprKind::Old(..) => excluded.push(e.span),
-                ExprKind::Builtin(Builtin::Perm | Builtin::PointsTo | Builtin::Value | Builtin::HPerm | Builtin::APerm, args) => {
+                ExprKind::Builtin(
+                    Builtin::Perm
+                    | Builtin::PointsTo
+                    | Builtin::Value
+                    | Builtin::HPerm
+                    | Builtin::APerm,
+                    args,
+                ) => {
                     if let Some(a) = args.first() {
                         excluded.push(a.span);
                     }
                 }
-                ExprKind::Quant { bindings, .. } => {
-                    binders.push((e.span, bindings.iter().map(|b| b.name.name.clone()).collect()))
+                ExprKind::Quant { bindings, .. } => binders.push((
+                    e.span,
+                    bindings.iter().map(|b| b.name.name.clone()).collect(),
+                )),
+                ExprKind::Let { name, .. } | ExprKind::Sum { name, .. } => {
+                    binders.push((e.span, vec![name.name.clone()]))
                 }
-                ExprKind::Let { name, .. } | ExprKind::Sum { name, .. } => binders.push((e.span, vec![name.name.clone()])),
                 _ => {}
             });
             walk_expr(root, &mut |e| {
-                let ExprKind::Index(a, i) = &e.kind else { return };
+                let ExprKind::Index(a, i) = &e.kind else {
+                    return;
+                };
                 if !is_array(a, arr) || excluded.iter().any(|x| x.contains(e.span)) {
                     return;
                 }
-                let bound_dep = binders
-                    .iter()
-                    .any(|(sp, names)| sp.contains(e.span) && names.iter().any(|n| mentions_name(i, n)));
+                let bound_dep = binders.iter().any(|(sp, names)| {
+                    sp.contains(e.span) && names.iter().any(|n| mentions_name(i, n))
+                });
                 let write = target.is_some_and(|t| t.lo == e.span.lo && t.hi == e.span.hi);
                 out.push(Occ {
                     span: e.span,
@@ -809,7 +970,11 @@ fn collect_occs(s: &Stmt, arr: &str, out: &mut Vec<Occ>) {
 
 /// The element type of a one-dimensional array `arr` (parameter, field or local).
 fn element_type(ctx: &Ctx, class: Option<&Class>, method: &Method, arr: &str) -> Option<String> {
-    let mut ty: Option<Type> = method.params.iter().find(|p| p.name.name == arr).map(|p| p.ty.clone());
+    let mut ty: Option<Type> = method
+        .params
+        .iter()
+        .find(|p| p.name.name == arr)
+        .map(|p| p.ty.clone());
     if ty.is_none() {
         if let MethodBody::Block(b) = &method.body {
             for s in &b.stmts {
@@ -835,7 +1000,9 @@ fn element_type(ctx: &Ctx, class: Option<&Class>, method: &Method, arr: &str) ->
         }
     }
     let ty = ty?;
-    let TypeKind::Array(inner, _) = &ty.kind else { return None };
+    let TypeKind::Array(inner, _) = &ty.kind else {
+        return None;
+    };
     if inner.array_dims() > 0 {
         return None;
     }
@@ -872,7 +1039,15 @@ fn next_register_index(text: &str) -> usize {
 }
 
 fn sanitize(s: &str) -> String {
-    s.chars().map(|c| if c.is_alphanumeric() || c == '_' { c } else { '_' }).collect()
+    s.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -919,7 +1094,12 @@ fn print_prec(e: &Expr, map: &BTreeMap<String, Expr>, ctx_prec: u8) -> Option<St
             wrap(format!("{ls} {} {rs}", op.symbol()), p)
         }
         ExprKind::Cond(c, a, b) => {
-            let s = format!("{} ? {} : {}", print_prec(c, map, 1)?, print_prec(a, map, 1)?, print_prec(b, map, 1)?);
+            let s = format!(
+                "{} ? {} : {}",
+                print_prec(c, map, 1)?,
+                print_prec(a, map, 1)?,
+                print_prec(b, map, 1)?
+            );
             if ctx_prec > 0 {
                 format!("({s})")
             } else {
@@ -928,7 +1108,13 @@ fn print_prec(e: &Expr, map: &BTreeMap<String, Expr>, ctx_prec: u8) -> Option<St
         }
         ExprKind::Field(x, f) => format!("{}.{}", print_prec(x, map, 7)?, f.name),
         ExprKind::Index(a, i) => format!("{}[{}]", print_prec(a, map, 7)?, print_prec(i, map, 0)?),
-        ExprKind::Call { recv, name, args, ghost, .. } if ghost.is_empty() => {
+        ExprKind::Call {
+            recv,
+            name,
+            args,
+            ghost,
+            ..
+        } if ghost.is_empty() => {
             let mut s = String::new();
             if let Some(r) = recv {
                 s.push_str(&print_prec(r, map, 7)?);
@@ -956,10 +1142,16 @@ mod tests {
     fn printer_keeps_precedence() {
         let m = BTreeMap::new();
         assert_eq!(print(&e("(tid + 1)"), &m).unwrap(), "tid + 1");
-        assert_eq!(print(&e("3 * (tid + 1) - (a - b)"), &m).unwrap(), "3 * (tid + 1) - (a - b)");
+        assert_eq!(
+            print(&e("3 * (tid + 1) - (a - b)"), &m).unwrap(),
+            "3 * (tid + 1) - (a - b)"
+        );
         let mut m = BTreeMap::new();
         m.insert("k".to_string(), e("p - 1"));
-        assert_eq!(print(&e("0 <= k && 2 * k < n"), &m).unwrap(), "0 <= (p - 1) && 2 * (p - 1) < n");
+        assert_eq!(
+            print(&e("0 <= k && 2 * k < n"), &m).unwrap(),
+            "0 <= (p - 1) && 2 * (p - 1) < n"
+        );
     }
 
     #[test]
