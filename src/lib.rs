@@ -14,3 +14,4 @@ pub mod verify;
 
 #[path = "../transforms/mod.rs"]
 pub mod transforms;
+pub mod sem;
