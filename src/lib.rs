@@ -12,6 +12,6 @@ pub mod edit;
 pub mod front;
 pub mod verify;
 
+pub mod sem;
 #[path = "../transforms/mod.rs"]
 pub mod transforms;
-pub mod sem;

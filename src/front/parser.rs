@@ -149,6 +149,40 @@ impl Parsed {
 }
 
 pub fn parse(src: &str, opts: &ParseOptions) -> Parsed {
+    on_parser_stack(|| parse_here(src, opts))
+}
+
+/// Stack size of the thread the parser runs on. The parser recurses once per nesting level, up
+/// to `MAX_DEPTH`; unoptimised builds use tens of KiB per statement level (`parse_stmt_inner`
+/// alone has a 28 KiB frame), far more than the 2 MiB of a test thread at the limit.
+const PARSER_STACK: usize = 256 << 20;
+
+/// Run `f` on a thread with `PARSER_STACK` bytes of stack (reserved, not committed), or on the
+/// current thread if no thread can be started. A panic in `f` is passed on to the caller.
+fn on_parser_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    let slot = std::sync::Mutex::new(Some(f));
+    let take = || slot.lock().ok().and_then(|mut g| g.take());
+    let spawned = std::thread::scope(|s| {
+        let h = std::thread::Builder::new()
+            .name("alpine-parser".into())
+            .stack_size(PARSER_STACK)
+            .spawn_scoped(s, || take().map(|f| f()));
+        match h {
+            Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            Err(_) => None,
+        }
+    });
+    match spawned {
+        Some(v) => v,
+        // The thread could not be started, so `f` is still in its slot.
+        None => match take() {
+            Some(f) => f(),
+            None => unreachable!("the parser thread neither ran nor returned its closure"),
+        },
+    }
+}
+
+fn parse_here(src: &str, opts: &ParseOptions) -> Parsed {
     let lexed = lex(src);
     let (dialect, settled) = dialect::select(src, &lexed.tokens, opts.dialect);
     let mut p = Parser {
@@ -194,6 +228,10 @@ pub fn parse(src: &str, opts: &ParseOptions) -> Parsed {
 
 /// Parse a standalone expression (used for command-line arguments such as `--locations`).
 pub fn parse_expr_text(src: &str, dialect: Dialect) -> Result<Expr, Vec<Diagnostic>> {
+    on_parser_stack(|| parse_expr_here(src, dialect))
+}
+
+fn parse_expr_here(src: &str, dialect: Dialect) -> Result<Expr, Vec<Diagnostic>> {
     let lexed = lex(src);
     if !lexed.errors.is_empty() {
         return Err(lexed.errors);
@@ -736,7 +774,14 @@ impl<'s> Parser<'s> {
                             return a.kind == TokKind::Punct
                                 && matches!(
                                     self.text_of(a),
-                                    "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "." | "++" | "--"
+                                    "=" | "+="
+                                        | "-="
+                                        | "*="
+                                        | "/="
+                                        | "%="
+                                        | "."
+                                        | "++"
+                                        | "--"
                                         | "["
                                 );
                         }
@@ -1202,14 +1247,23 @@ impl<'s> Parser<'s> {
             return Err(Fail);
         }
         let t = self.bump();
-        let mut e = Expr::new(ExprKind::Name(self.ident_from(t)), t.span);
+        let e = Expr::new(ExprKind::Name(self.ident_from(t)), t.span);
+        let saved = self.depth;
+        let r = self.annot_array_suffixes(lo, e);
+        self.depth = saved;
+        r
+    }
+
+    fn annot_array_suffixes(&mut self, lo: usize, mut e: Expr) -> PResult<Expr> {
         loop {
             if self.is_punct(".") && self.is_ident_tok(self.tok_at(1)) {
+                self.enter()?;
                 self.bump();
                 let f = self.bump();
                 let id = self.ident_from(f);
                 e = Expr::new(ExprKind::Field(Box::new(e), id), self.span_from(lo));
             } else if self.is_punct("[") {
+                self.enter()?;
                 self.bump();
                 let i = self.parse_expr()?;
                 self.expect_punct("]")?;
@@ -1238,7 +1292,16 @@ impl<'s> Parser<'s> {
     /// Parse a type without reporting errors; restores the position on failure.
     fn try_type(&mut self) -> Option<Type> {
         let start = self.pos;
-        let r = self.try_type_inner();
+        // Type arguments and array dimensions nest the type; a speculative parse stops silently
+        // at the depth limit (the caller then reports what it expected).
+        let saved = self.depth;
+        let r = if self.depth < MAX_DEPTH {
+            self.depth += 1;
+            self.try_type_inner()
+        } else {
+            None
+        };
+        self.depth = saved;
         if r.is_none() {
             self.pos = start;
         }
@@ -1350,7 +1413,8 @@ impl<'s> Parser<'s> {
         };
         // Array dimensions: `[]`* or sized `[E]`+.
         let mut sizes: Vec<Option<Expr>> = Vec::new();
-        while self.is_punct("[") {
+        while self.is_punct("[") && self.depth < MAX_DEPTH {
+            self.depth += 1;
             if self.is_punct_at(1, "]") {
                 self.bump();
                 self.bump();
@@ -2184,7 +2248,10 @@ impl<'s> Parser<'s> {
     /// Precedence climbing over levels ≥ `min` (levels 3–12 of pvl.md §4).
     fn parse_binary(&mut self, min: u8) -> PResult<Expr> {
         self.enter()?;
+        let saved = self.depth;
         let r = self.parse_binary_inner(min);
+        // The loop enters once per operator (each nests the tree deeper); undo them all.
+        self.depth = saved;
         self.leave();
         r
     }
@@ -2196,6 +2263,7 @@ impl<'s> Parser<'s> {
             if level < min {
                 break;
             }
+            self.enter()?;
             let op_span = self.bump().span;
             let next_min = if right { level } else { level + 1 };
             let rhs = self.parse_binary(next_min)?;
@@ -2369,9 +2437,18 @@ impl<'s> Parser<'s> {
         self.is_punct("(") && !(self.operand_mode && self.tok().space_before)
     }
 
-    fn parse_postfix(&mut self, lo: usize, mut e: Expr) -> PResult<Expr> {
+    fn parse_postfix(&mut self, lo: usize, e: Expr) -> PResult<Expr> {
+        // Each suffix nests the tree one level deeper: count them against the depth limit.
+        let saved = self.depth;
+        let r = self.parse_postfix_chain(lo, e);
+        self.depth = saved;
+        r
+    }
+
+    fn parse_postfix_chain(&mut self, lo: usize, mut e: Expr) -> PResult<Expr> {
         loop {
             if self.is_punct(".") && !self.is_punct_at(1, ".") {
+                self.enter()?;
                 self.bump();
                 let name = self.expect_ident("a field or method name")?;
                 if self.call_paren_follows() {
@@ -2394,6 +2471,7 @@ impl<'s> Parser<'s> {
                 && self.is_ident_tok(self.tok_at(1))
                 && self.is_punct_at(2, "(")
             {
+                self.enter()?;
                 self.bump();
                 let t = self.bump();
                 let name = self.ident_from(t);
@@ -2410,6 +2488,7 @@ impl<'s> Parser<'s> {
                     self.span_from(lo),
                 );
             } else if self.is_punct("[") {
+                self.enter()?;
                 self.bump();
                 if self.eat_punct("..") {
                     let hi = self.parse_expr()?;

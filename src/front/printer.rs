@@ -995,6 +995,21 @@ impl Printer {
     /// Write `s` at indentation `ind` (the first line too), without a final line break.
     fn stmt_into(&self, out: &mut String, s: &Stmt, ind: &str) {
         match &s.kind {
+            // The parser keeps a run of unattached annotations as one block-less `Block`
+            // statement; printed in braces it would read as a block around such a run.
+            StmtKind::Block(b)
+                if b.stmts.len() >= 2
+                    && b.stmts
+                        .iter()
+                        .all(|s| matches!(s.kind, StmtKind::Annotation(_))) =>
+            {
+                for (i, a) in b.stmts.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(&self.newline);
+                    }
+                    self.stmt_into(out, a, ind);
+                }
+            }
             StmtKind::Block(b) => {
                 out.push_str(ind);
                 self.block(out, b, ind);
