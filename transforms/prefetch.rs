@@ -396,7 +396,8 @@ struct SegResult {
 }
 
 /// Analyse one location in one segment. `Ok(None)`: the location is not used there.
-#[allow(clippy::too_many_arguments)]
+// One diagnostic per call, built on a cold path; boxing it would only add noise.
+#[allow(clippy::too_many_arguments, clippy::result_large_err)]
 fn analyse(
     ctx: &Ctx,
     reg: &str,
@@ -895,10 +896,10 @@ fn assignment_of(stmts: &[&Stmt], v: &str) -> Option<Span> {
                 }
                 StmtKind::Assign { target, .. }
                 | StmtKind::CompoundAssign { target, .. }
-                | StmtKind::IncDec { target, .. } => {
-                    if target.as_name() == Some(v) {
-                        found = Some(st.span);
-                    }
+                | StmtKind::IncDec { target, .. }
+                    if target.as_name() == Some(v) =>
+                {
+                    found = Some(st.span);
                 }
                 _ => {}
             }
