@@ -172,7 +172,8 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
             .with_primary(site.keyword, "not a method")
             .with_help("place `gpuopt matrix_lin …;` before the method contract")]);
     }
-    let Some((class, method)) = ctx.method_of(site) else {
+    let parsed = ctx.parsed;
+    let Some((class, method)) = crate::analyze::sites::find_method(&parsed.program, site.class.as_deref(), &site.method) else {
         return Err(vec![Diagnostic::error("A401", "cannot find the annotated method")
             .with_primary(site.keyword, "here")]);
     };
@@ -248,7 +249,7 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
 
     // ---- A404: callers ----
     if param.is_some() {
-        let calls = calls_of(ctx.program(), &method.name.name);
+        let calls = calls_of(&parsed.program, &method.name.name);
         if !calls.is_empty() {
             let mut d = Diagnostic::error(
                 "A404",
@@ -268,7 +269,7 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         (_, MethodBody::Block(b)) => b.stmts.first().map_or(usize::MAX, |s| s.span.start()),
         _ => usize::MAX,
     };
-    let mut fx = facts_at(ctx.program(), class, method, Point::Before(point));
+    let mut fx = facts_at(&parsed.program, class, method, Point::Before(point));
     let len = Expr::synth(ExprKind::Field(Box::new(Expr::name(g)), Ident::synth("length")));
     let mut linear = false;
     let mut last_answer = None;

@@ -26,7 +26,8 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     else {
         return super::not_available(params);
     };
-    let Some((class, method)) = ctx.method_of(site) else {
+    let parsed = ctx.parsed;
+    let Some((class, method)) = crate::analyze::sites::find_method(&parsed.program, site.class.as_deref(), &site.method) else {
         return Err(vec![Diagnostic::error("A501", "cannot find the method of this site")
             .with_primary(site.keyword, "here")]);
     };
@@ -104,7 +105,7 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     // ---- applicability: lo == 0 and 2 <= N < T under Γ at the par (A502, A503) ----
     let size_text = size_text(size);
     let t_text = it.hi.span.text(src).to_string();
-    let mut fx = facts_at(ctx.program(), class, method, Point::Before(stmt.span.start()));
+    let mut fx = facts_at(&parsed.program, class, method, Point::Before(stmt.span.start()));
     let zero = Expr::int(0);
     let goals = [
         (Expr::bin(BinOp::Eq, it.lo.clone(), zero.clone()), "A502", format!("the thread range of `{t}` does not provably start at 0")),
@@ -187,7 +188,7 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     edits.replace(it.hi.span, new_hi);
 
     // 2. contract, 3. invariants
-    let resource_fns = resource_functions(ctx.program());
+    let resource_fns = resource_functions(&parsed.program);
     let is_resource = |e: &Expr| is_resource_expr(e, &resource_fns);
     let mut inv_plain: Vec<String> = Vec::new();
     let mut inv_res: Vec<String> = Vec::new();
@@ -285,7 +286,7 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     // 4. method contract
     let mut diagnostics = Vec::new();
     if !keep_method_contract {
-        let callers = callers_of(ctx.program(), &method.name.name);
+        let callers = callers_of(&parsed.program, &method.name.name);
         if !callers.is_empty() {
             let mut d = Diagnostic::note("A506", "the method contract is kept: the method has callers in the file")
                 .with_primary(method.name.span, "contract kept");
