@@ -6,6 +6,8 @@ pub mod backend;
 pub mod common;
 pub mod list;
 pub mod parse;
+pub mod run;
+pub mod validate;
 
 use clap::{Parser, Subcommand};
 
@@ -34,6 +36,10 @@ pub enum Command {
     Apply(apply::ApplyArgs),
     /// Provision or inspect the Viper/Silicon verifier backend.
     Backend(backend::BackendArgs),
+    /// Run a program with runtime checks of every annotation, races and divergence.
+    Run(run::RunArgs),
+    /// Run two programs on the same generated inputs and compare their final states.
+    Validate(validate::ValidateArgs),
 }
 
 pub fn main() -> u8 {
@@ -51,5 +57,7 @@ pub fn main() -> u8 {
         Command::List(a) => list::main(a),
         Command::Apply(a) => apply::main(a),
         Command::Backend(a) => backend::main(a),
+        Command::Run(a) => run::main(a),
+        Command::Validate(a) => validate::main(a),
     }
 }
