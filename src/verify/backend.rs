@@ -1146,7 +1146,11 @@ pub fn install_with_env(
                 (None, Step::Skipped)
             }
             Some(javac) => {
-                progress(&format!("compiling the driver with {}…", javac.origin));
+                progress(&format!(
+                    "compiling the driver with {} ({})…",
+                    javac.program.display(),
+                    javac.origin
+                ));
                 match compile_driver(&layout, &javac, &silicon) {
                     Ok(d) => (Some(d.class_dir), Step::Built),
                     Err(e) => {

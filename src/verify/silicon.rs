@@ -294,6 +294,11 @@ impl Backend {
         self.verify_cached(&text, Some(file), timeout_s, t0)
     }
 
+    /// Where the result for `vpr` is (or would be) cached; `None` when the cache is off.
+    pub fn result_cache_path(&self, vpr: &str) -> Option<PathBuf> {
+        self.cache.as_ref().map(|c| c.path(&c.key(vpr)))
+    }
+
     /// Verifies Viper source text (written to a temporary file under `<cache>/tmp`).
     pub fn verify_text(&self, vpr: &str, timeout_s: u64) -> VerifyOutcome {
         self.verify_cached(vpr, None, timeout_s, Instant::now())
