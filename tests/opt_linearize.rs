@@ -28,7 +28,9 @@ fn apply_all(name: &str, src: &str) -> Result<(String, String), String> {
                 .cloned()
                 .map(|a| (s, a))
         });
-        let Some((site, ann)) = found else { return Ok((text, notes)) };
+        let Some((site, ann)) = found else {
+            return Ok((text, notes));
+        };
         let params = Params::from_annotation(&ann);
         let rm = removal_span(&text, ann.span);
         let mut es = EditSet::new();
@@ -36,7 +38,10 @@ fn apply_all(name: &str, src: &str) -> Result<(String, String), String> {
         let removed = es.apply(&text).unwrap();
         let shift = rm.len();
         let parsed2 = parse(&removed, &ParseOptions::default());
-        assert!(!parsed2.has_errors(), "{name}: text without the annotation does not parse");
+        assert!(
+            !parsed2.has_errors(),
+            "{name}: text without the annotation does not parse"
+        );
         let key = site.keyword.start() - shift;
         let site2 = sites(&parsed2.program)
             .into_iter()
@@ -59,11 +64,17 @@ fn apply_all(name: &str, src: &str) -> Result<(String, String), String> {
                 }
                 let reparsed = parse(&out, &ParseOptions::default());
                 let errs: Vec<_> = reparsed.errors().collect();
-                assert!(errs.is_empty(), "{name}: output does not parse: {errs:?}\n{out}");
+                assert!(
+                    errs.is_empty(),
+                    "{name}: output does not parse: {errs:?}\n{out}"
+                );
                 text = out;
             }
             Err(diags) => {
-                assert!(diags.iter().any(|d| d.is_error()), "{name}: refusal without an error");
+                assert!(
+                    diags.iter().any(|d| d.is_error()),
+                    "{name}: refusal without an error"
+                );
                 return Err(render_plain(&[&file], &diags));
             }
         }
@@ -95,12 +106,21 @@ fn check_dir(dir: &Path, prefix: &str) -> usize {
         let stem = format!("{prefix}_{}", name.trim_end_matches(".pvl"));
         match apply_all(&name, &src) {
             Ok((out, notes)) => {
-                assert!(expect.starts_with("ok") || expect.starts_with("warn"), "{name}: applied but expected `{expect}`");
-                assert!(!out.contains(&format!("gpuopt {}", KIND.alpinist_name())), "{name}: annotation left");
+                assert!(
+                    expect.starts_with("ok") || expect.starts_with("warn"),
+                    "{name}: applied but expected `{expect}`"
+                );
+                assert!(
+                    !out.contains(&format!("gpuopt {}", KIND.alpinist_name())),
+                    "{name}: annotation left"
+                );
                 insta::assert_snapshot!(stem, format!("{out}\n---- notes ----\n{notes}"));
             }
             Err(diag) => {
-                assert!(expect.starts_with("reject"), "{name}: refused but expected `{expect}`:\n{diag}");
+                assert!(
+                    expect.starts_with("reject"),
+                    "{name}: refused but expected `{expect}`:\n{diag}"
+                );
                 insta::assert_snapshot!(stem, diag);
             }
         }
@@ -112,7 +132,11 @@ fn check_dir(dir: &Path, prefix: &str) -> usize {
 #[test]
 fn corpus() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/linearize");
-    assert!(check_dir(&dir, "corpus") > 0, "no corpus files found in {}", dir.display());
+    assert!(
+        check_dir(&dir, "corpus") > 0,
+        "no corpus files found in {}",
+        dir.display()
+    );
 }
 
 #[test]

@@ -77,7 +77,14 @@ impl Lin<'_> {
                                 let min = if is_atomic(src, min_e)
                                     || matches!(
                                         min_e.kind,
-                                        K::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod, ..)
+                                        K::Binary(
+                                            BinOp::Add
+                                                | BinOp::Sub
+                                                | BinOp::Mul
+                                                | BinOp::Div
+                                                | BinOp::Mod,
+                                            ..
+                                        )
                                     ) {
                                     minor
                                 } else {
@@ -93,7 +100,11 @@ impl Lin<'_> {
             }
             K::Field(x, f) if f.name == "length" => {
                 if self.is_g(x) {
-                    out.push(if self.linear { keep(e) } else { (e.span, self.e1.clone()) });
+                    out.push(if self.linear {
+                        keep(e)
+                    } else {
+                        (e.span, self.e1.clone())
+                    });
                     return;
                 }
                 if let K::Index(a, _) = &x.kind {
@@ -107,11 +118,15 @@ impl Lin<'_> {
                 let x = self.text(&args[1]);
                 let y = self.text(&args[2]);
                 self.matrix_converted = true;
-                out.push((e.span, format!("\\array({}, {} * {})", self.g, paren(&x), paren(&y))));
+                out.push((
+                    e.span,
+                    format!("\\array({}, {} * {})", self.g, paren(&x), paren(&y)),
+                ));
                 return;
             }
             K::Binary(BinOp::Eq | BinOp::Ne, l, r)
-                if (self.is_g(l) && matches!(r.kind, K::Null)) || (self.is_g(r) && matches!(l.kind, K::Null)) =>
+                if (self.is_g(l) && matches!(r.kind, K::Null))
+                    || (self.is_g(r) && matches!(l.kind, K::Null)) =>
             {
                 out.push(keep(e));
                 return;
@@ -145,11 +160,14 @@ impl Lin<'_> {
         let row = |x: &Expr| matches!(&x.kind, K::Index(a, _) if self.is_g(a));
         match &e.kind {
             K::Quant { body, .. } => self.is_row_level(body),
-            K::Binary(BinOp::And | BinOp::Star, l, r) => self.is_row_level(l) && self.is_row_level(r),
+            K::Binary(BinOp::And | BinOp::Star, l, r) => {
+                self.is_row_level(l) && self.is_row_level(r)
+            }
             K::Binary(BinOp::Implies, _, r) => self.is_row_level(r),
             K::Builtin(Builtin::Perm, args) => args.first().is_some_and(row),
             K::Binary(BinOp::Ne | BinOp::Eq, l, r) => {
-                let rl = |x: &Expr| matches!(&x.kind, K::Field(y, f) if f.name == "length" && row(y));
+                let rl =
+                    |x: &Expr| matches!(&x.kind, K::Field(y, f) if f.name == "length" && row(y));
                 (row(l) && matches!(r.kind, K::Null)) || rl(l) || rl(r)
             }
             _ => false,
@@ -168,14 +186,22 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         return super::not_available(params);
     };
     if site.kind != SiteKind::Method {
-        return Err(vec![Diagnostic::error("A0004", "matrix linearization applies to a method")
-            .with_primary(site.keyword, "not a method")
-            .with_help("place `gpuopt matrix_lin …;` before the method contract")]);
+        return Err(vec![Diagnostic::error(
+            "A0004",
+            "matrix linearization applies to a method",
+        )
+        .with_primary(site.keyword, "not a method")
+        .with_help("place `gpuopt matrix_lin …;` before the method contract")]);
     }
     let parsed = ctx.parsed;
-    let Some((class, method)) = crate::analyze::sites::find_method(&parsed.program, site.class.as_deref(), &site.method) else {
-        return Err(vec![Diagnostic::error("A401", "cannot find the annotated method")
-            .with_primary(site.keyword, "here")]);
+    let Some((class, method)) =
+        crate::analyze::sites::find_method(&parsed.program, site.class.as_deref(), &site.method)
+    else {
+        return Err(vec![Diagnostic::error(
+            "A401",
+            "cannot find the annotated method",
+        )
+        .with_primary(site.keyword, "here")]);
     };
     let src = ctx.src;
     let g = matrix.as_str();
@@ -212,16 +238,22 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         (None, None) => {
             return Err(vec![Diagnostic::error(
                 "A401",
-                format!("`{g}` is not a parameter or local of `{}`", method.name.name),
+                format!(
+                    "`{g}` is not a parameter or local of `{}`",
+                    method.name.name
+                ),
             )
             .with_primary(method.name.span, "this method")
             .with_help("name a 2-D array parameter or local of the method")])
         }
     };
     if ty.array_dims() != 2 {
-        return Err(vec![Diagnostic::error("A401", format!("`{g}` is not a 2-D array"))
-            .with_primary(ty.span, format!("`{g}` has this type"))
-            .with_help("matrix linearization applies to `T[][]` arrays")]);
+        return Err(vec![Diagnostic::error(
+            "A401",
+            format!("`{g}` is not a 2-D array"),
+        )
+        .with_primary(ty.span, format!("`{g}` has this type"))
+        .with_help("matrix linearization applies to `T[][]` arrays")]);
     }
 
     // ---- extents may only use variables the method does not assign ----
@@ -240,10 +272,15 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         if let Some(v) = bad {
             return Err(vec![Diagnostic::error(
                 "A402",
-                format!("the extent `{}` uses `{v}`, which the method assigns", print_simple(d)),
+                format!(
+                    "the extent `{}` uses `{v}`, which the method assigns",
+                    print_simple(d)
+                ),
             )
             .with_primary(method.name.span, "this method")
-            .with_help("give the extents in terms of parameters the method does not assign")]);
+            .with_help(
+                "give the extents in terms of parameters the method does not assign",
+            )]);
         }
     }
 
@@ -253,13 +290,18 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         if !calls.is_empty() {
             let mut d = Diagnostic::error(
                 "A404",
-                format!("cannot linearize parameter `{g}`: `{}` has callers in the file", method.name.name),
+                format!(
+                    "cannot linearize parameter `{g}`: `{}` has callers in the file",
+                    method.name.name
+                ),
             )
             .with_primary(method.name.span, "this method");
             for c in calls {
                 d = d.with_secondary(c, "passes a 2-D array here");
             }
-            return Err(vec![d.with_help("linearize the matrix in the callers too, or inline the call")]);
+            return Err(vec![d.with_help(
+                "linearize the matrix in the callers too, or inline the call",
+            )]);
         }
     }
 
@@ -270,7 +312,10 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         _ => usize::MAX,
     };
     let mut fx = facts_at(&parsed.program, class, method, Point::Before(point));
-    let len = Expr::synth(ExprKind::Field(Box::new(Expr::name(g)), Ident::synth("length")));
+    let len = Expr::synth(ExprKind::Field(
+        Box::new(Expr::name(g)),
+        Ident::synth("length"),
+    ));
     let mut linear = false;
     let mut last_answer = None;
     let mut try_goal = |goal: Expr, fx: &mut crate::analyze::facts::Facts| -> bool {
@@ -298,7 +343,11 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
             _ => false,
         }
     } else {
-        let lin_goal = Expr::bin(BinOp::Eq, len.clone(), Expr::bin(BinOp::Mul, dims.0.clone(), dims.1.clone()));
+        let lin_goal = Expr::bin(
+            BinOp::Eq,
+            len.clone(),
+            Expr::bin(BinOp::Mul, dims.0.clone(), dims.1.clone()),
+        );
         if try_goal(lin_goal, &mut fx) {
             linear = true;
             true
@@ -325,7 +374,11 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
                 body: Box::new(Expr::bin(BinOp::Eq, row_len, dims.1.clone())),
             });
             try_goal(
-                Expr::bin(BinOp::And, Expr::bin(BinOp::Eq, len.clone(), dims.0.clone()), rows),
+                Expr::bin(
+                    BinOp::And,
+                    Expr::bin(BinOp::Eq, len.clone(), dims.0.clone()),
+                    rows,
+                ),
                 &mut fx,
             )
         }
@@ -346,8 +399,14 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
                 for cj in e.conjuncts() {
                     let mut hit = false;
                     walk_expr(cj, &mut |x| match &x.kind {
-                        ExprKind::Field(y, f) if f.name == "length" && y.as_name() == Some(g) => hit = true,
-                        ExprKind::Builtin(Builtin::Matrix | Builtin::Array, a) if a.first().and_then(|a| a.as_name()) == Some(g) => hit = true,
+                        ExprKind::Field(y, f) if f.name == "length" && y.as_name() == Some(g) => {
+                            hit = true
+                        }
+                        ExprKind::Builtin(Builtin::Matrix | Builtin::Array, a)
+                            if a.first().and_then(|a| a.as_name()) == Some(g) =>
+                        {
+                            hit = true
+                        }
                         _ => {}
                     });
                     if hit {
@@ -357,7 +416,9 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
             }
         }
         match last_answer {
-            Some(Answer::Refuted(cx)) if !cx.values.is_empty() => d = d.with_note(format!("counterexample: {cx}")),
+            Some(Answer::Refuted(cx)) if !cx.values.is_empty() => {
+                d = d.with_note(format!("counterexample: {cx}"))
+            }
             Some(Answer::Unknown(w)) => d = d.with_note(format!("not proven: {w}")),
             _ => {}
         }
@@ -383,16 +444,25 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
             }
         }
         if !has_matrix {
-            return Err(vec![Diagnostic::error("A405", format!("the rows of `{g}` may alias"))
-                .with_primary(method.name.span, "this method")
-                .with_help(format!("add `context_everywhere \\matrix({g}, {e1t}, {e2t});`"))]);
+            return Err(vec![Diagnostic::error(
+                "A405",
+                format!("the rows of `{g}` may alias"),
+            )
+            .with_primary(method.name.span, "this method")
+            .with_help(format!(
+                "add `context_everywhere \\matrix({g}, {e1t}, {e2t});`"
+            ))]);
         }
     }
 
     // ---- rewrite ----
     let mut edits = EditSet::new();
     let mut diagnostics = Vec::new();
-    let helper = if *index_fn { Some(ctx.names.name("vct_ml_Idx")) } else { None };
+    let helper = if *index_fn {
+        Some(ctx.names.name("vct_ml_Idx"))
+    } else {
+        None
+    };
     let mut lin = Lin {
         src,
         g,
@@ -409,7 +479,11 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     let base = ty.base().span.text(src).to_string();
     let new_ty = match &ty.kind {
         TypeKind::Array(inner, Some(y)) => match &inner.kind {
-            TypeKind::Array(_, Some(x)) => format!("{base}[{} * {}]", paren(x.span.text(src)), paren(y.span.text(src))),
+            TypeKind::Array(_, Some(x)) => format!(
+                "{base}[{} * {}]",
+                paren(x.span.text(src)),
+                paren(y.span.text(src))
+            ),
             _ => format!("{base}[]"),
         },
         _ => format!("{base}[]"),
@@ -440,7 +514,10 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
                 edits.replace(Span::new(c.span.start(), cjs[i + 1].span.start()), "");
                 removed.push(c.span);
             } else if !trailing_done {
-                edits.replace(Span::new(cjs[last_kept].span.end(), cjs[cjs.len() - 1].span.end()), "");
+                edits.replace(
+                    Span::new(cjs[last_kept].span.end(), cjs[cjs.len() - 1].span.end()),
+                    "",
+                );
                 trailing_done = true;
                 removed.push(c.span);
             } else {
@@ -452,7 +529,9 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     let mut reps = Vec::new();
     if let MethodBody::Block(b) = &method.body {
         for s in &b.stmts {
-            walk_stmts(s, &mut |st| stmt_exprs(st, &mut |e| lin.collect(e, &mut reps)));
+            walk_stmts(s, &mut |st| {
+                stmt_exprs(st, &mut |e| lin.collect(e, &mut reps))
+            });
         }
     }
     if let Some((st, _, _)) = &local {
@@ -486,12 +565,20 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         diagnostics.push(d);
     }
     let nl = ctx.layout.newline;
-    let anchor = method.prefix.clauses.first().map_or(method.span.start(), |c| c.span.start());
+    let anchor = method
+        .prefix
+        .clauses
+        .first()
+        .map_or(method.span.start(), |c| c.span.start());
     let ind = indent_at(src, anchor).to_string();
     if param.is_some() && !linear && !lin.matrix_converted {
         edits.insert(
             line_start(src, anchor),
-            format!("{ind}context_everywhere \\array({g}, {} * {});{nl}", paren(&e1t), paren(&e2t)),
+            format!(
+                "{ind}context_everywhere \\array({g}, {} * {});{nl}",
+                paren(&e1t),
+                paren(&e2t)
+            ),
         );
     }
     if let Some(h) = helper {

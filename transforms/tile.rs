@@ -27,9 +27,14 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         return super::not_available(params);
     };
     let parsed = ctx.parsed;
-    let Some((class, method)) = crate::analyze::sites::find_method(&parsed.program, site.class.as_deref(), &site.method) else {
-        return Err(vec![Diagnostic::error("A501", "cannot find the method of this site")
-            .with_primary(site.keyword, "here")]);
+    let Some((class, method)) =
+        crate::analyze::sites::find_method(&parsed.program, site.class.as_deref(), &site.method)
+    else {
+        return Err(vec![Diagnostic::error(
+            "A501",
+            "cannot find the method of this site",
+        )
+        .with_primary(site.keyword, "here")]);
     };
     // The par statement: the site itself, or the only par of the method.
     let par_stmt = match site.kind {
@@ -57,14 +62,20 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         SiteKind::Loop => None,
     };
     let Some(stmt) = par_stmt else {
-        return Err(vec![Diagnostic::error("A0004", "tiling applies to a `par` block")
-            .with_primary(site.keyword, "not a `par` block")
-            .with_help("place `gpuopt tile …;` right before a `par` block")]);
+        return Err(vec![Diagnostic::error(
+            "A0004",
+            "tiling applies to a `par` block",
+        )
+        .with_primary(site.keyword, "not a `par` block")
+        .with_help("place `gpuopt tile …;` right before a `par` block")]);
     };
     let StmtKind::Par(par) = &stmt.kind else {
-        return Err(vec![Diagnostic::error("A0004", "tiling applies to a `par` block")
-            .with_primary(site.keyword, "not a `par` block")
-            .with_help("place `gpuopt tile …;` right before a `par` block")]);
+        return Err(vec![Diagnostic::error(
+            "A0004",
+            "tiling applies to a `par` block",
+        )
+        .with_primary(site.keyword, "not a `par` block")
+        .with_help("place `gpuopt tile …;` right before a `par` block")]);
     };
     let src = ctx.src;
     let header = par.keyword;
@@ -94,30 +105,50 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         )
         .with_primary(header, "this `par` block")
         .with_secondary(*sp, "serialising threads would break this")
-        .with_help("tiling applies to barrier-free kernels; split the kernel at the barrier first")]);
+        .with_help(
+            "tiling applies to barrier-free kernels; split the kernel at the barrier first",
+        )]);
     }
     if mentions(size, t) {
-        return Err(vec![Diagnostic::error("A505", "the tile size depends on the thread variable")
-            .with_primary(header, "this `par` block")
-            .with_help(format!("use a tile size that does not mention `{t}`"))]);
+        return Err(vec![Diagnostic::error(
+            "A505",
+            "the tile size depends on the thread variable",
+        )
+        .with_primary(header, "this `par` block")
+        .with_help(format!("use a tile size that does not mention `{t}`"))]);
     }
 
     // ---- applicability: lo == 0 and 2 <= N < T under Γ at the par (A502, A503) ----
     let size_text = size_text(size);
     let t_text = it.hi.span.text(src).to_string();
-    let mut fx = facts_at(&parsed.program, class, method, Point::Before(stmt.span.start()));
+    let mut fx = facts_at(
+        &parsed.program,
+        class,
+        method,
+        Point::Before(stmt.span.start()),
+    );
     let zero = Expr::int(0);
     let goals = [
-        (Expr::bin(BinOp::Eq, it.lo.clone(), zero.clone()), "A502", format!("the thread range of `{t}` does not provably start at 0")),
+        (
+            Expr::bin(BinOp::Eq, it.lo.clone(), zero.clone()),
+            "A502",
+            format!("the thread range of `{t}` does not provably start at 0"),
+        ),
         (
             Expr::bin(BinOp::Le, Expr::int(2), size.clone()),
             "A503",
-            format!("the tile size {size_text} is not provably at least 2; a tile size below 2 gives no tiling"),
+            if size.as_int().is_some() {
+                format!("the tile size {size_text} is below 2; a tile size below 2 gives no tiling")
+            } else {
+                format!("the tile size {size_text} is not provably at least 2; a tile size below 2 gives no tiling")
+            },
         ),
         (
             Expr::bin(BinOp::Lt, size.clone(), it.hi.clone()),
             "A503",
-            format!("the tile size {size_text} is not provably smaller than the thread count {t_text}"),
+            format!(
+                "the tile size {size_text} is not provably smaller than the thread count {t_text}"
+            ),
         ),
     ];
     for (goal, code, msg) in goals {
@@ -134,8 +165,14 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         } else {
             d.with_secondary(it.hi.span, "thread count")
         };
+        let literal_low = goal_is_lower(&goal) && size.as_int().is_some();
         match &answer {
-            Answer::Refuted(cx) if !cx.values.is_empty() => d = d.with_note(format!("counterexample: {cx}")),
+            // A literal size below 2 is wrong in every state: a counterexample says nothing.
+            Answer::Refuted(cx)
+                if !cx.values.is_empty() && !literal_low =>
+            {
+                d = d.with_note(format!("counterexample: {cx}"))
+            }
             Answer::Unknown(why) => d = d.with_note(format!("not proven: {why}")),
             _ => {}
         }
@@ -161,11 +198,21 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     let j = ctx.names.name("vct_i");
     let inter = *mode == TileMode::Inter;
     let n = paren(&size_text);
-    let tt = if is_atomic(src, &it.hi) { t_text.clone() } else { paren(&t_text) };
+    let tt = if is_atomic(src, &it.hi) {
+        t_text.clone()
+    } else {
+        paren(&t_text)
+    };
     let ceiling = format!("{ceil}({t_text}, {size_text})");
 
     // Cell of bound variable `v`, range predicates.
-    let cell = |v: &str| if inter { format!("{t} + {v} * {n}") } else { v.to_string() };
+    let cell = |v: &str| {
+        if inter {
+            format!("{t} + {v} * {n}")
+        } else {
+            v.to_string()
+        }
+    };
     let all = |v: &str| {
         if inter {
             format!("0 <= {v} && {v} < {ceiling} && {t} + {v} * {n} < {tt}")
@@ -184,7 +231,11 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
 
     let mut edits = EditSet::new();
     // 1. thread range
-    let new_hi = if inter { size_text.clone() } else { ceiling.clone() };
+    let new_hi = if inter {
+        size_text.clone()
+    } else {
+        ceiling.clone()
+    };
     edits.replace(it.hi.span, new_hi);
 
     // 2. contract, 3. invariants
@@ -215,10 +266,18 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
                 continue; // holds inside the loop by itself
             }
             match (res, pre, post) {
-                (true, true, true) => inv_res.push(format!("(\\forall* int {j}; {}; {body})", all(&j))),
-                (true, true, false) => inv_res.push(format!("(\\forall* int {j}; {}; {body})", todo(&j))),
-                (true, false, true) => inv_res.push(format!("(\\forall* int {j}; {}; {body})", done(&j))),
-                (false, true, _) => inv_fun.push(format!("(\\forall int {j}; {}; {body})", todo(&j))),
+                (true, true, true) => {
+                    inv_res.push(format!("(\\forall* int {j}; {}; {body})", all(&j)))
+                }
+                (true, true, false) => {
+                    inv_res.push(format!("(\\forall* int {j}; {}; {body})", todo(&j)))
+                }
+                (true, false, true) => {
+                    inv_res.push(format!("(\\forall* int {j}; {}; {body})", done(&j)))
+                }
+                (false, true, _) => {
+                    inv_fun.push(format!("(\\forall int {j}; {}; {body})", todo(&j)))
+                }
                 _ => {}
             }
             if !res && post {
@@ -229,7 +288,10 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
                 walk_expr(c, &mut |s| {
                     if let ExprKind::Old(inner, None) = &s.kind {
                         let it_text = subst_var(src, inner, t, &cj);
-                        let inv = format!("(\\forall int {j}; {}; {it_text} == \\old({it_text}))", todo(&j));
+                        let inv = format!(
+                            "(\\forall int {j}; {}; {it_text} == \\old({it_text}))",
+                            todo(&j)
+                        );
                         if !inv_old.contains(&inv) {
                             inv_old.push(inv);
                         }
@@ -246,7 +308,10 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     let (start, guard) = if inter {
         ("0".to_string(), format!("{t} + {x} * {n} < {tt}"))
     } else {
-        (format!("{t} * {n}"), format!("{x} < ({t} + 1) * {n} && {x} < {tt}"))
+        (
+            format!("{t} * {n}"),
+            format!("{x} < ({t} + 1) * {n} && {x} < {tt}"),
+        )
     };
 
     // Body text with t := cell(x).
@@ -269,7 +334,10 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     let loop_body = if matches!(body.kind, StmtKind::Block(_)) {
         reindent(&body_text, &p_ind, &in1)
     } else {
-        format!("{{{nl}{in1}{unit}{}{nl}{in1}}}", reindent(&body_text, &p_ind, &in1))
+        format!(
+            "{{{nl}{in1}{unit}{}{nl}{in1}}}",
+            reindent(&body_text, &p_ind, &in1)
+        )
     };
     let mut out = format!("{{{nl}");
     let invs = std::iter::once(bounds)
@@ -280,7 +348,9 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     for inv in invs {
         out.push_str(&format!("{in1}loop_invariant {inv};{nl}"));
     }
-    out.push_str(&format!("{in1}for (int {x} = {start}; {guard}; {x} = {x} + 1) {loop_body}{nl}{p_ind}}}"));
+    out.push_str(&format!(
+        "{in1}for (int {x} = {start}; {guard}; {x} = {x} + 1) {loop_body}{nl}{p_ind}}}"
+    ));
     edits.replace(body.span, out);
 
     // 4. method contract
@@ -288,8 +358,11 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     if !keep_method_contract {
         let callers = callers_of(&parsed.program, &method.name.name);
         if !callers.is_empty() {
-            let mut d = Diagnostic::note("A506", "the method contract is kept: the method has callers in the file")
-                .with_primary(method.name.span, "contract kept");
+            let mut d = Diagnostic::note(
+                "A506",
+                "the method contract is kept: the method has callers in the file",
+            )
+            .with_primary(method.name.span, "contract kept");
             for c in callers {
                 d = d.with_secondary(c, "call");
             }
@@ -300,7 +373,10 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
                 let assigned = crate::analyze::scope::assigned_vars(&Stmt {
                     kind: StmtKind::Block(match &method.body {
                         MethodBody::Block(b) => b.clone(),
-                        _ => Block { stmts: vec![], span: Span::DUMMY },
+                        _ => Block {
+                            stmts: vec![],
+                            span: Span::DUMMY,
+                        },
                     }),
                     span: Span::DUMMY,
                 });
@@ -317,12 +393,17 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
             let mut nested = 0;
             if scope_ok {
                 for clause in &method.prefix.clauses {
-                    if !matches!(clause.kind, ClauseKind::Requires | ClauseKind::Ensures | ClauseKind::Context) {
+                    if !matches!(
+                        clause.kind,
+                        ClauseKind::Requires | ClauseKind::Ensures | ClauseKind::Context
+                    ) {
                         continue;
                     }
                     let Some(e) = clause.expr() else { continue };
                     for c in e.conjuncts() {
-                        let Some((k, body_e)) = full_range_quant(&mut fx, c, &it.hi, ctx.timeout_ms) else {
+                        let Some((k, body_e)) =
+                            full_range_quant(&mut fx, c, &it.hi, ctx.timeout_ms)
+                        else {
                             continue;
                         };
                         let kind = match &c.kind {
@@ -330,12 +411,13 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
                             _ => continue,
                         };
                         let (outer_hi, inner_range, cellk) = if inter {
-                            let inner = format!(
-                                "0 <= {j} && {j} < {ceiling} && {vt} + {j} * {n} < {tt}"
-                            );
+                            let inner =
+                                format!("0 <= {j} && {j} < {ceiling} && {vt} + {j} * {n} < {tt}");
                             (size_text.clone(), inner, format!("{vt} + {j} * {n}"))
                         } else {
-                            let inner = format!("{vt} * {n} <= {j} && {j} < ({vt} + 1) * {n} && {j} < {tt}");
+                            let inner = format!(
+                                "{vt} * {n} <= {j} && {j} < ({vt} + 1) * {n} && {j} < {tt}"
+                            );
                             (ceiling.clone(), inner, j.clone())
                         };
                         let b = subst_var(src, body_e, &k, &cellk);
@@ -442,7 +524,11 @@ fn resource_functions(p: &Program) -> Vec<String> {
 fn is_resource_expr(e: &Expr, preds: &[String]) -> bool {
     let mut res = false;
     walk_expr(e, &mut |x| match &x.kind {
-        ExprKind::Builtin(b, _) if b.is_resource() || matches!(b, Builtin::Array | Builtin::Matrix) => res = true,
+        ExprKind::Builtin(b, _)
+            if b.is_resource() || matches!(b, Builtin::Array | Builtin::Matrix) =>
+        {
+            res = true
+        }
         ExprKind::Call { name, .. } if preds.contains(&name.name) => res = true,
         _ => {}
     });

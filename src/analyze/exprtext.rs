@@ -48,7 +48,12 @@ pub fn children(e: &Expr) -> Vec<(&Expr, bool)> {
             out.extend(args.iter().map(|a| (a, true)))
         }
         K::Collection { elems, .. } => out.extend(elems.iter().map(|a| (a, true))),
-        K::Quant { bindings, cond, body, .. } => {
+        K::Quant {
+            bindings,
+            cond,
+            body,
+            ..
+        } => {
             for b in bindings {
                 if let Some((lo, hi)) = &b.range {
                     out.push((lo, false));
@@ -116,7 +121,12 @@ pub fn is_atomic(src: &str, e: &Expr) -> bool {
     use ExprKind as K;
     match &e.kind {
         K::Int(_) | K::Bool(_) | K::Name(_) | K::Null | K::This | K::Result => true,
-        K::Index(..) | K::Field(..) | K::Length(..) | K::Call { .. } | K::Builtin(..) | K::Old(..) => true,
+        K::Index(..)
+        | K::Field(..)
+        | K::Length(..)
+        | K::Call { .. }
+        | K::Builtin(..)
+        | K::Old(..) => true,
         _ => e.span.text(src).starts_with('('),
     }
 }
@@ -124,7 +134,9 @@ pub fn is_atomic(src: &str, e: &Expr) -> bool {
 /// `text` wrapped in parentheses unless it is a plain word, number or already bracketed call.
 pub fn paren(text: &str) -> String {
     let t = text.trim();
-    let simple = t.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+    let simple = t
+        .chars()
+        .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
         || (t.starts_with('(') && balanced_outer(t));
     if simple {
         t.to_string()
@@ -178,7 +190,11 @@ pub fn subst_var(src: &str, e: &Expr, name: &str, with: &str) -> String {
 }
 
 /// The replacer used by [`subst_var`] (quantifiers that rebind `name` are copied unchanged).
-pub fn subst_fn<'a>(src: &'a str, name: &'a str, with: &'a str) -> impl FnMut(&Expr, bool) -> Option<String> + 'a {
+pub fn subst_fn<'a>(
+    src: &'a str,
+    name: &'a str,
+    with: &'a str,
+) -> impl FnMut(&Expr, bool) -> Option<String> + 'a {
     move |x: &Expr, delimited: bool| match &x.kind {
         ExprKind::Name(id) if id.name == name => Some(if delimited {
             with.to_string()
@@ -218,7 +234,9 @@ pub fn print_simple(e: &Expr) -> String {
         K::Length(x) => format!("{}.length", op(x)),
         K::Index(a, i) => format!("{}[{}]", op(a), print_simple(i)),
         K::Old(x, _) => format!("\\old({})", print_simple(x)),
-        K::Call { recv, name, args, .. } => {
+        K::Call {
+            recv, name, args, ..
+        } => {
             let args: Vec<String> = args.iter().map(print_simple).collect();
             match recv {
                 Some(r) => format!("{}.{}({})", op(r), name.name, args.join(", ")),
@@ -239,7 +257,10 @@ mod tests {
     fn substitution_parenthesises_operands() {
         let src = "5 * t - 2 + a[t] + f(t)";
         let e = parse_expr_text(src, Dialect::V1).unwrap();
-        assert_eq!(subst_var(src, &e, "t", "t + x * 4"), "5 * (t + x * 4) - 2 + a[t + x * 4] + f(t + x * 4)");
+        assert_eq!(
+            subst_var(src, &e, "t", "t + x * 4"),
+            "5 * (t + x * 4) - 2 + a[t + x * 4] + f(t + x * 4)"
+        );
     }
 
     #[test]
