@@ -129,16 +129,26 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     );
     let zero = Expr::int(0);
     let goals = [
-        (Expr::bin(BinOp::Eq, it.lo.clone(), zero.clone()), "A502", format!("the thread range of `{t}` does not provably start at 0")),
+        (
+            Expr::bin(BinOp::Eq, it.lo.clone(), zero.clone()),
+            "A502",
+            format!("the thread range of `{t}` does not provably start at 0"),
+        ),
         (
             Expr::bin(BinOp::Le, Expr::int(2), size.clone()),
             "A503",
-            format!("the tile size {size_text} is not provably at least 2; a tile size below 2 gives no tiling"),
+            if size.as_int().is_some() {
+                format!("the tile size {size_text} is below 2; a tile size below 2 gives no tiling")
+            } else {
+                format!("the tile size {size_text} is not provably at least 2; a tile size below 2 gives no tiling")
+            },
         ),
         (
             Expr::bin(BinOp::Lt, size.clone(), it.hi.clone()),
             "A503",
-            format!("the tile size {size_text} is not provably smaller than the thread count {t_text}"),
+            format!(
+                "the tile size {size_text} is not provably smaller than the thread count {t_text}"
+            ),
         ),
     ];
     for (goal, code, msg) in goals {
@@ -155,8 +165,10 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         } else {
             d.with_secondary(it.hi.span, "thread count")
         };
+        let literal_low = goal_is_lower(&goal) && size.as_int().is_some();
         match &answer {
-            Answer::Refuted(cx) if !cx.values.is_empty() => {
+            // A literal size below 2 is wrong in every state: a counterexample says nothing.
+            Answer::Refuted(cx) if !cx.values.is_empty() && !literal_low => {
                 d = d.with_note(format!("counterexample: {cx}"))
             }
             Answer::Unknown(why) => d = d.with_note(format!("not proven: {why}")),
