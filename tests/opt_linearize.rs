@@ -150,7 +150,10 @@ fn fixtures() {
 fn via_driver() {
     use alpine_rs::transforms::driver::{apply, DriverOptions};
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for dir in [root.join("../shared/corpus/linearize"), root.join("fixtures/linearize")] {
+    for dir in [
+        root.join("../shared/corpus/linearize"),
+        root.join("fixtures/linearize"),
+    ] {
         for p in files(&dir) {
             let name = p.file_name().unwrap().to_string_lossy().to_string();
             let src = std::fs::read_to_string(&p).unwrap();

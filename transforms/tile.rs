@@ -168,9 +168,7 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         let literal_low = goal_is_lower(&goal) && size.as_int().is_some();
         match &answer {
             // A literal size below 2 is wrong in every state: a counterexample says nothing.
-            Answer::Refuted(cx)
-                if !cx.values.is_empty() && !literal_low =>
-            {
+            Answer::Refuted(cx) if !cx.values.is_empty() && !literal_low => {
                 d = d.with_note(format!("counterexample: {cx}"))
             }
             Answer::Unknown(why) => d = d.with_note(format!("not proven: {why}")),
