@@ -144,3 +144,34 @@ fn fixtures() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tile");
     check_dir(&dir, "fixture");
 }
+
+/// The driver (annotation removal, §8 order, re-parse) agrees with the step-by-step harness.
+#[test]
+fn via_driver() {
+    use alpine_rs::transforms::driver::{apply, DriverOptions};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for dir in [
+        root.join("../shared/corpus/tile"),
+        root.join("fixtures/tile"),
+    ] {
+        for p in files(&dir) {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            let src = std::fs::read_to_string(&p).unwrap();
+            let opts = DriverOptions {
+                timeout_ms: 2000,
+                ..Default::default()
+            };
+            let res = apply(&name, &src, &opts);
+            match apply_all(&name, &src) {
+                Ok((out, _)) => {
+                    assert_eq!(res.exit_code(), 0, "{name}: driver refused");
+                    assert_eq!(res.output, out, "{name}: driver output differs");
+                }
+                Err(_) => {
+                    assert_eq!(res.exit_code(), 1, "{name}: driver did not refuse");
+                    assert_eq!(res.output, src, "{name}: refused but rewritten");
+                }
+            }
+        }
+    }
+}
