@@ -20,23 +20,44 @@ struct Run {
 fn header(src: &str, field: &str) -> Option<String> {
     src.lines()
         .take_while(|l| l.starts_with("//"))
-        .find_map(|l| l.strip_prefix(&format!("// {field}:")).map(|s| s.trim().to_string()))
+        .find_map(|l| {
+            l.strip_prefix(&format!("// {field}:"))
+                .map(|s| s.trim().to_string())
+        })
 }
 
 fn fuse_file(name: &str, src: &str) -> Run {
     let parsed = parse(src, &ParseOptions::default());
-    assert!(!parsed.has_errors(), "{name}: input does not parse");
+    let errs: Vec<_> = parsed.errors().cloned().collect();
+    assert!(
+        errs.is_empty(),
+        "{name}: input does not parse:\n{}",
+        render_plain(&[&SourceFile::new(name, src)], &errs)
+    );
     let site = sites(&parsed.program)
         .into_iter()
-        .find(|s| s.kind == SiteKind::Par && s.annotations.iter().any(|a| matches!(a.kind, AnnotKind::Fuse { .. })))
+        .find(|s| {
+            s.kind == SiteKind::Par
+                && s.annotations
+                    .iter()
+                    .any(|a| matches!(a.kind, AnnotKind::Fuse { .. }))
+        })
         .expect("a fuse annotation");
-    let ann = site.annotations.iter().find(|a| matches!(a.kind, AnnotKind::Fuse { .. })).unwrap().clone();
+    let ann = site
+        .annotations
+        .iter()
+        .find(|a| matches!(a.kind, AnnotKind::Fuse { .. }))
+        .unwrap()
+        .clone();
     let mut params = Params::from_annotation(&ann);
     // `// args: --block-size TS` / `--blocks B`.
     if let Some(args) = header(src, "args") {
         let words: Vec<&str> = args.split_whitespace().collect();
         for w in words.windows(2) {
-            if let Params::Fuse { blocks, block_size, .. } = &mut params {
+            if let Params::Fuse {
+                blocks, block_size, ..
+            } = &mut params
+            {
                 match w[0] {
                     "--block-size" => {
                         let e: Expr = parse_expr_text(w[1], parsed.dialect).expect("block size");
@@ -55,7 +76,11 @@ fn fuse_file(name: &str, src: &str) -> Run {
     let parsed2 = parse(&text, &ParseOptions::default());
     let site2 = sites(&parsed2.program)
         .into_iter()
-        .find(|s| s.kind == SiteKind::Par && s.method == site.method && s.keyword.start() + ann_len(src, &ann) == site.keyword.start())
+        .find(|s| {
+            s.kind == SiteKind::Par
+                && s.method == site.method
+                && s.keyword.start() + ann_len(src, &ann) == site.keyword.start()
+        })
         .expect("site after removal");
     let mut names = NameGen::for_text(&text);
     let mut ctx = Ctx {
@@ -72,10 +97,22 @@ fn fuse_file(name: &str, src: &str) -> Run {
             let out = applied.edits.apply(&text).expect("edits apply");
             let reparsed = parse(&out, &ParseOptions::default());
             let errs: Vec<_> = reparsed.errors().cloned().collect();
-            assert!(errs.is_empty(), "{name}: output does not re-parse:\n{out}\n{}", render_plain(&[&SourceFile::new(name, out.clone())], &errs));
-            Run { ok: true, output: out, rendered: render_plain(&[&file], &applied.diagnostics) }
+            assert!(
+                errs.is_empty(),
+                "{name}: output does not re-parse:\n{out}\n{}",
+                render_plain(&[&SourceFile::new(name, out.clone())], &errs)
+            );
+            Run {
+                ok: true,
+                output: out,
+                rendered: render_plain(&[&file], &applied.diagnostics),
+            }
         }
-        Err(diags) => Run { ok: false, output: String::new(), rendered: render_plain(&[&file], &diags) },
+        Err(diags) => Run {
+            ok: false,
+            output: String::new(),
+            rendered: render_plain(&[&file], &diags),
+        },
     }
 }
 
@@ -84,7 +121,12 @@ fn ann_len(src: &str, ann: &alpine_rs::front::ast::Annotation) -> usize {
 }
 
 fn check_dir(dir: &Path, prefix: &str) {
-    let mut files: Vec<_> = std::fs::read_dir(dir).expect("dir").filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "pvl")).collect();
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pvl"))
+        .collect();
     files.sort();
     assert!(!files.is_empty());
     for p in files {
@@ -95,8 +137,14 @@ fn check_dir(dir: &Path, prefix: &str) {
         let snap = format!("{prefix}__{}", name.trim_end_matches(".pvl"));
         if expect.starts_with("ok") {
             assert!(r.ok, "{name}: expected ok, got:\n{}", r.rendered);
-            assert!(!r.output.contains("gpuopt fuse"), "{name}: annotation left behind");
-            insta::assert_snapshot!(snap, format!("{}\n---- diagnostics ----\n{}", r.output, r.rendered));
+            assert!(
+                !r.output.contains("gpuopt fuse"),
+                "{name}: annotation left behind"
+            );
+            insta::assert_snapshot!(
+                snap,
+                format!("{}\n---- diagnostics ----\n{}", r.output, r.rendered)
+            );
         } else if expect.starts_with("reject") {
             assert!(!r.ok, "{name}: expected a refusal, got:\n{}", r.output);
             assert!(r.rendered.contains("error["), "{name}: no error diagnostic");
@@ -107,10 +155,16 @@ fn check_dir(dir: &Path, prefix: &str) {
 
 #[test]
 fn corpus() {
-    check_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/fuse"), "corpus");
+    check_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/fuse"),
+        "corpus",
+    );
 }
 
 #[test]
 fn fixtures() {
-    check_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fuse"), "fixture");
+    check_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fuse"),
+        "fixture",
+    );
 }

@@ -9,6 +9,9 @@
 //! kernel's thread variable renamed token by token) and re-parsed standalone for the solver, so
 //! untouched conjuncts keep their exact spelling.
 
+// Refusals are the cold path and carry one diagnostic; boxing them buys nothing here.
+#![allow(clippy::result_large_err)]
+
 use super::{Applied, Ctx, Outcome, Params};
 use crate::analyze::facts::{facts_at, Point};
 use crate::analyze::sites::Site;
@@ -50,7 +53,11 @@ fn gcd(a: &BigInt, b: &BigInt) -> BigInt {
 impl Frac {
     fn rat(n: BigInt, d: BigInt) -> Frac {
         let g = gcd(&n, &d);
-        let (mut n, mut d) = if g.is_zero() { (n, d) } else { (n / &g, d / &g) };
+        let (mut n, mut d) = if g.is_zero() {
+            (n, d)
+        } else {
+            (n / &g, d / &g)
+        };
         if d.is_negative() {
             n = -n;
             d = -d;
@@ -95,7 +102,12 @@ impl Frac {
                 let n = if sub { a * d - c * b } else { a * d + c * b };
                 Frac::rat(n, b * d)
             }
-            _ => Frac::Sym(format!("({}) {} ({})", self.text(), if sub { "-" } else { "+" }, other.text())),
+            _ => Frac::Sym(format!(
+                "({}) {} ({})",
+                self.text(),
+                if sub { "-" } else { "+" },
+                other.text()
+            )),
         }
     }
 
@@ -144,7 +156,11 @@ impl Atom {
             }
         } else {
             let decls: Vec<&str> = self.binders.iter().map(|(d, _)| d.as_str()).collect();
-            let cond = if qguards.is_empty() { "true".to_string() } else { qguards.join(" && ") };
+            let cond = if qguards.is_empty() {
+                "true".to_string()
+            } else {
+                qguards.join(" && ")
+            };
             format!("(\\forall* {}; {}; {})", decls.join(", "), cond, perm)
         }
     }
@@ -160,7 +176,10 @@ impl Atom {
 
     /// Same cells (syntactically, after renaming): used to add up fractions of duplicates.
     fn same_shape(&self, o: &Atom) -> bool {
-        self.array == o.array && self.binders == o.binders && self.guards == o.guards && self.loc == o.loc
+        self.array == o.array
+            && self.binders == o.binders
+            && self.guards == o.guards
+            && self.loc == o.loc
     }
 }
 
@@ -202,37 +221,55 @@ struct Kernel {
 // ---------------------------------------------------------------------------------------------
 
 pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
-    let Params::Fuse { kernels, blocks, block_size } = params else {
+    let Params::Fuse {
+        kernels,
+        blocks,
+        block_size,
+    } = params
+    else {
         return super::not_available(params);
     };
     let f = *kernels;
     let head = site.keyword;
     if f < 2 {
-        return Err(vec![Diagnostic::error("A0004", format!("cannot fuse {f} kernel(s): at least 2 are needed"))
-            .with_primary(head, "fusion requested here")
-            .with_help("use `gpuopt fuse F;` with F >= 2")]);
+        return Err(vec![Diagnostic::error(
+            "A0004",
+            format!("cannot fuse {f} kernel(s): at least 2 are needed"),
+        )
+        .with_primary(head, "fusion requested here")
+        .with_help("use `gpuopt fuse F;` with F >= 2")]);
     }
     if blocks == &Some(0) {
-        return Err(vec![Diagnostic::error("A0004", "the number of thread blocks must be at least 1")
-            .with_primary(head, "fusion requested here")
-            .with_help("use `gpuopt fuse F B;` with B >= 1, or omit B")]);
+        return Err(vec![Diagnostic::error(
+            "A0004",
+            "the number of thread blocks must be at least 1",
+        )
+        .with_primary(head, "fusion requested here")
+        .with_help("use `gpuopt fuse F B;` with B >= 1, or omit B")]);
     }
     let parsed = ctx.parsed;
-    let Some((class, method)) = crate::analyze::sites::find_method(&parsed.program, site.class.as_deref(), &site.method) else {
-        return Err(vec![refuse_shape(head, "the selected par block is not inside a method")]);
+    let Some((class, method)) =
+        crate::analyze::sites::find_method(&parsed.program, site.class.as_deref(), &site.method)
+    else {
+        return Err(vec![refuse_shape(
+            head,
+            "the selected par block is not inside a method",
+        )]);
     };
     let MethodBody::Block(body) = &method.body else {
         return Err(vec![refuse_shape(head, "the method has no body")]);
     };
     // Kernels are taken from the method's top-level block (as in the paper).
-    let Some(first) = body
-        .stmts
-        .iter()
-        .position(|s| matches!(&s.kind, StmtKind::Par(p) if p.keyword == site.keyword) || s.span.start() == site.span.start())
-    else {
-        return Err(vec![Diagnostic::error("A609", "only par blocks at the top level of a method body can be fused")
-            .with_primary(head, "this par block is nested")
-            .with_help("move the kernels to the top level of the method body")]);
+    let Some(first) = body.stmts.iter().position(|s| {
+        matches!(&s.kind, StmtKind::Par(p) if p.keyword == site.keyword)
+            || s.span.start() == site.span.start()
+    }) else {
+        return Err(vec![Diagnostic::error(
+            "A609",
+            "only par blocks at the top level of a method body can be fused",
+        )
+        .with_primary(head, "this par block is nested")
+        .with_help("move the kernels to the top level of the method body")]);
     };
 
     // ---- collect F consecutive par blocks (A601 / A602)
@@ -242,7 +279,9 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         match body.stmts.get(idx) {
             Some(s) if matches!(s.kind, StmtKind::Par(_)) => pars.push(s),
             Some(s) => {
-                let more_pars = body.stmts[idx..].iter().any(|t| matches!(t.kind, StmtKind::Par(_)));
+                let more_pars = body.stmts[idx..]
+                    .iter()
+                    .any(|t| matches!(t.kind, StmtKind::Par(_)));
                 if more_pars {
                     return Err(vec![Diagnostic::error(
                         "A602",
@@ -261,14 +300,21 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     if pars.len() < f as usize {
         let mut d = Diagnostic::error(
             "A601",
-            format!("cannot fuse {f} kernels: only {} consecutive par block(s) start here", pars.len()),
+            format!(
+                "cannot fuse {f} kernels: only {} consecutive par block(s) start here",
+                pars.len()
+            ),
         )
         .with_primary(head, format!("`fuse {f}` requested here"));
         if let Some(StmtKind::Par(p)) = pars.last().filter(|_| pars.len() > 1).map(|s| &s.kind) {
             d = d.with_secondary(p.keyword, "the group ends with this par block");
         }
         let help = if pars.len() >= 2 {
-            format!("found {} consecutive par blocks; use `gpuopt fuse {};`", pars.len(), pars.len())
+            format!(
+                "found {} consecutive par blocks; use `gpuopt fuse {};`",
+                pars.len(),
+                pars.len()
+            )
         } else {
             "fusion needs at least two consecutive par blocks".to_string()
         };
@@ -280,30 +326,57 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     for s in &pars {
         let StmtKind::Par(p) = &s.kind else { continue };
         if p.arms.len() != 1 || !p.prefix.clauses.is_empty() {
-            return Err(vec![Diagnostic::error("A609", "only single-arm par blocks without a region contract can be fused")
-                .with_primary(head, "fusion requested here")
-                .with_secondary(p.keyword, "this par block has `and` arms or a region contract")
-                .with_help("split the par block, or move the region contract into the per-thread contract")]);
+            return Err(vec![Diagnostic::error(
+                "A609",
+                "only single-arm par blocks without a region contract can be fused",
+            )
+            .with_primary(head, "fusion requested here")
+            .with_secondary(
+                p.keyword,
+                "this par block has `and` arms or a region contract",
+            )
+            .with_help(
+                "split the par block, or move the region contract into the per-thread contract",
+            )]);
         }
         let arm = &p.arms[0];
         if arm.iters.len() != 1 || arm.wait.is_some() {
-            return Err(vec![Diagnostic::error("A609", "only one-dimensional kernels (one thread iterator) can be fused")
-                .with_primary(head, "fusion requested here")
-                .with_secondary(p.keyword, "this par block has several iterators or a wait list")
-                .with_help("linearize the thread space first")]);
+            return Err(vec![Diagnostic::error(
+                "A609",
+                "only one-dimensional kernels (one thread iterator) can be fused",
+            )
+            .with_primary(head, "fusion requested here")
+            .with_secondary(
+                p.keyword,
+                "this par block has several iterators or a wait list",
+            )
+            .with_help("linearize the thread space first")]);
         }
         if !matches!(arm.body.kind, StmtKind::Block(_)) {
-            return Err(vec![refuse_shape(p.keyword, "the kernel body is not a block")]);
+            return Err(vec![refuse_shape(
+                p.keyword,
+                "the kernel body is not a block",
+            )]);
         }
         arms.push((p, arm));
     }
 
     // ---- facts and thread ranges (A603)
-    let mut facts = facts_at(&parsed.program, class, method, Point::Before(pars[0].span.start()));
+    let mut facts = facts_at(
+        &parsed.program,
+        class,
+        method,
+        Point::Before(pars[0].span.start()),
+    );
     let it1 = &arms[0].1.iters[0];
     let (lo1, hi1) = match (facts.tr.int(&it1.lo), facts.tr.int(&it1.hi)) {
         (Ok(a), Ok(b)) => (a, b),
-        _ => return Err(vec![refuse_shape(it1.span, "the thread range cannot be encoded for the solver")]),
+        _ => {
+            return Err(vec![refuse_shape(
+                it1.span,
+                "the thread range cannot be encoded for the solver",
+            )])
+        }
     };
     for (k, (p, arm)) in arms.iter().enumerate().skip(1) {
         let it = &arm.iters[0];
@@ -317,7 +390,10 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         if !same.is_proved() {
             let mut d = Diagnostic::error(
                 "A603",
-                format!("kernel {} runs over a thread range that is not provably equal to kernel 1's", k + 1),
+                format!(
+                    "kernel {} runs over a thread range that is not provably equal to kernel 1's",
+                    k + 1
+                ),
             )
             .with_primary(head, "fusion requested here")
             .with_secondary(it1.span, "kernel 1's threads")
@@ -335,9 +411,14 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     let dialect = ctx.dialect();
     let t1 = it1.name.name.clone();
     let capture = arms.iter().skip(1).any(|(p, arm)| {
-        arm.iters[0].name.name != t1 && has_token(ctx.text(Span::new(p.keyword.start(), arm.span.end())), &t1)
+        arm.iters[0].name.name != t1
+            && has_token(ctx.text(Span::new(p.keyword.start(), arm.span.end())), &t1)
     });
-    let tvar = if capture { ctx.names.name("vct_fused_tid") } else { t1.clone() };
+    let tvar = if capture {
+        ctx.names.name("vct_fused_tid")
+    } else {
+        t1.clone()
+    };
 
     let mut models = Vec::new();
     for (p, arm) in &arms {
@@ -352,7 +433,10 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     let base_facts = facts.facts.clone();
     let range_of = |t: &Z3Int| Bool::and(z3ctx(), &[&lo1.le(t), &t.lt(&hi1)]);
     let block_size_expr = match (block_size, blocks) {
-        (Some(e), _) => Some(tr.int(e).map_err(|_| vec![refuse_shape(head, "the block size cannot be encoded")])?),
+        (Some(e), _) => Some(
+            tr.int(e)
+                .map_err(|_| vec![refuse_shape(head, "the block size cannot be encoded")])?,
+        ),
         (None, Some(b)) if *b > 1 => {
             let b = Int::from_i64(z3ctx(), *b as i64);
             let n = Int::sub(z3ctx(), &[&hi1, &lo1]);
@@ -362,7 +446,14 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         _ => None,
     };
 
-    let mut an = Analysis { tr, facts: base_facts, range_of: &range_of, tvar: tvar.clone(), dialect, timeout: ctx.timeout_ms };
+    let mut an = Analysis {
+        tr,
+        facts: base_facts,
+        range_of: &range_of,
+        tvar: tvar.clone(),
+        dialect,
+        timeout: ctx.timeout_ms,
+    };
 
     let mut fused = models[0].clone();
     let mut warnings = Vec::new();
@@ -376,7 +467,9 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
                 fused = j;
                 fused_count += 1;
             }
-            Err(JunctionError::Diag(d)) => return Err(vec![d.with_primary(head, "fusion requested here")]),
+            Err(JunctionError::Diag(d)) => {
+                return Err(vec![d.with_primary(head, "fusion requested here")])
+            }
             Err(JunctionError::InterBlock(msg, note)) => {
                 let d = |sev: fn(&str, String) -> Diagnostic| {
                     sev("A607", format!("kernel {} depends on kernel {} across thread blocks: {msg}", k + 1, k))
@@ -386,9 +479,11 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
                         .with_help("a barrier synchronises only one thread block; use one block (omit the block size) or a larger block size")
                 };
                 if fused_count == 1 {
-                    return Err(vec![d(|c, m| Diagnostic::error(c, m))]);
+                    return Err(vec![d(Diagnostic::error)]);
                 }
-                warnings.push(d(|c, m| Diagnostic::warning(c, m)).with_note(format!("the first {fused_count} kernels were fused; the rest stay unfused")));
+                warnings.push(d(Diagnostic::warning).with_note(format!(
+                    "the first {fused_count} kernels were fused; the rest stay unfused"
+                )));
                 stopped = Some(k);
                 break;
             }
@@ -402,7 +497,6 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         (None, true) => Some(ctx.names.name("vct_fused_kernels")),
         (None, false) => None,
     };
-    let mut fused = fused;
     if let (Some(l), None) = (&label, &models[0].label) {
         // A generated barrier in the joined body was printed with a placeholder label.
         for line in &mut fused.body {
@@ -445,7 +539,10 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     let end = pars[fused_count - 1].span.end();
     let mut edits = EditSet::new();
     edits.replace(Span::new(start, end), out);
-    Ok(Applied { edits, diagnostics: warnings })
+    Ok(Applied {
+        edits,
+        diagnostics: warnings,
+    })
 }
 
 fn refuse_shape(span: Span, msg: &str) -> Diagnostic {
@@ -483,7 +580,13 @@ fn rename_tokens(text: &str, from: &str, to: &str) -> String {
     out
 }
 
-fn kernel_model(src: &str, dialect: Dialect, p: &Par, arm: &ParArm, tvar: &str) -> Result<Kernel, Diagnostic> {
+fn kernel_model(
+    src: &str,
+    dialect: Dialect,
+    p: &Par,
+    arm: &ParArm,
+    tvar: &str,
+) -> Result<Kernel, Diagnostic> {
     let it = &arm.iters[0];
     let own = it.name.name.as_str();
     let ren = |s: &str| rename_tokens(s, own, tvar);
@@ -497,14 +600,28 @@ fn kernel_model(src: &str, dialect: Dialect, p: &Par, arm: &ParArm, tvar: &str) 
     for c in &arm.contract {
         let Some(e) = c.expr() else { continue };
         if !(c.kind.is_pre() || c.kind.is_post()) {
-            return Err(refuse_shape(c.span, "unsupported clause in a kernel contract"));
+            return Err(refuse_shape(
+                c.span,
+                "unsupported clause in a kernel contract",
+            ));
         }
         for conj in e.conjuncts() {
             let text = ren(conj.span.text(src));
-            let pe = parse_expr_text(&text, dialect)
-                .map_err(|_| refuse_shape(conj.span, "a contract conjunct does not re-parse after renaming"))?;
+            let pe = parse_expr_text(&text, dialect).map_err(|_| {
+                refuse_shape(
+                    conj.span,
+                    "a contract conjunct does not re-parse after renaming",
+                )
+            })?;
             let mut pieces = Vec::new();
-            decompose(&pe, &text, &mut Vec::new(), &mut Vec::new(), &mut pieces, conj.span)?;
+            decompose(
+                &pe,
+                &text,
+                &mut Vec::new(),
+                &mut Vec::new(),
+                &mut pieces,
+                conj.span,
+            )?;
             // A conjunct that is one atom keeps its spelling.
             if let [Piece::Atom(a)] = pieces.as_mut_slice() {
                 a.orig = Some(text.clone());
@@ -551,7 +668,12 @@ fn kernel_model(src: &str, dialect: Dialect, p: &Par, arm: &ParArm, tvar: &str) 
             let text = ren(&src[f.span.start()..l.span.end()]);
             let base = indent_at(src, f.span.start()).to_string();
             for (i, line) in text.lines().enumerate() {
-                let line = if i == 0 { line } else { line.strip_prefix(base.as_str()).unwrap_or(line.trim_start()) };
+                let line = if i == 0 {
+                    line
+                } else {
+                    line.strip_prefix(base.as_str())
+                        .unwrap_or(line.trim_start())
+                };
                 k.body.push(line.trim_end().to_string());
             }
         }
@@ -618,7 +740,12 @@ fn decompose(
             guards.pop();
             Ok(())
         }
-        ExprKind::Quant { kind: QuantKind::ForallStar, bindings, cond, body } => {
+        ExprKind::Quant {
+            kind: QuantKind::ForallStar,
+            bindings,
+            cond,
+            body,
+        } => {
             let n = guards.len();
             let nb = binders.len();
             for b in bindings {
@@ -640,11 +767,17 @@ fn decompose(
         ExprKind::Builtin(b @ (Builtin::Perm | Builtin::PointsTo | Builtin::Value), args) => {
             let loc = &args[0];
             let ExprKind::Index(arr, idx) = &loc.kind else {
-                out.push(Piece::Carried(Func { text: t(e), arrays: vec![] }));
+                out.push(Piece::Carried(Func {
+                    text: t(e),
+                    arrays: vec![],
+                }));
                 return Ok(());
             };
             let Some(name) = arr.as_name() else {
-                out.push(Piece::Carried(Func { text: t(e), arrays: arrays_in(e) }));
+                out.push(Piece::Carried(Func {
+                    text: t(e),
+                    arrays: arrays_in(e),
+                }));
                 return Ok(());
             };
             let frac = match b {
@@ -655,9 +788,12 @@ fn decompose(
                 },
             };
             if matches!(frac, Frac::Sym(_)) {
-                return Err(Diagnostic::error("A604", "cannot fuse: only literal permission fractions are analysed")
-                    .with_secondary(at, "this permission has a symbolic or `read` fraction")
-                    .with_help("write the fraction as a literal such as `1\\2` or `write`"));
+                return Err(Diagnostic::error(
+                    "A604",
+                    "cannot fuse: only literal permission fractions are analysed",
+                )
+                .with_secondary(at, "this permission has a symbolic or `read` fraction")
+                .with_help("write the fraction as a literal such as `1\\2` or `write`"));
             }
             out.push(Piece::Atom(Atom {
                 array: name.to_string(),
@@ -672,16 +808,25 @@ fn decompose(
             if *b == Builtin::PointsTo {
                 let v = args.get(2).map(&t).unwrap_or_default();
                 let f = format!("{} == {}", t(loc), v);
-                out.push(Piece::Func(Func { text: wrap_guards(&f, guards, binders, false), arrays: arrays_in(e) }));
+                out.push(Piece::Func(Func {
+                    text: wrap_guards(&f, guards, binders, false),
+                    arrays: arrays_in(e),
+                }));
             }
             Ok(())
         }
         _ if has_resource(e) => {
-            out.push(Piece::Carried(Func { text: wrap_guards(&t(e), guards, binders, true), arrays: arrays_in(e) }));
+            out.push(Piece::Carried(Func {
+                text: wrap_guards(&t(e), guards, binders, true),
+                arrays: arrays_in(e),
+            }));
             Ok(())
         }
         _ => {
-            out.push(Piece::Func(Func { text: wrap_guards(&t(e), guards, binders, false), arrays: arrays_in(e) }));
+            out.push(Piece::Func(Func {
+                text: wrap_guards(&t(e), guards, binders, false),
+                arrays: arrays_in(e),
+            }));
             Ok(())
         }
     }
@@ -706,8 +851,18 @@ fn wrap_guards(body: &str, guards: &[String], binders: &[(String, String)], star
         }
     } else {
         let decls: Vec<&str> = binders.iter().map(|(d, _)| d.as_str()).collect();
-        let cond = if g.is_empty() { "true".into() } else { g.join(" && ") };
-        format!("(\\forall{} {}; {}; {})", if star { "*" } else { "" }, decls.join(", "), cond, body)
+        let cond = if g.is_empty() {
+            "true".into()
+        } else {
+            g.join(" && ")
+        };
+        format!(
+            "(\\forall{} {}; {}; {})",
+            if star { "*" } else { "" },
+            decls.join(", "),
+            cond,
+            body
+        )
     }
 }
 
@@ -739,12 +894,19 @@ impl<F: Fn(&Z3Int) -> Z3Bool> Analysis<'_, F> {
     /// `free` is set, for witness encodings).
     fn covers(&mut self, a: &Atom, t: &Z3Int, x: &Z3Int, free: bool) -> Option<Z3Bool> {
         let c = z3ctx();
-        let prev_t = self.tr.env.bound.insert(self.tvar.clone(), Term::Int(t.clone()));
+        let prev_t = self
+            .tr
+            .env
+            .bound
+            .insert(self.tvar.clone(), Term::Int(t.clone()));
         let mut js = Vec::new();
         let mut prevs = Vec::new();
         for (_, n) in &a.binders {
             let j = self.tr.fresh_int(n);
-            prevs.push((n.clone(), self.tr.env.bound.insert(n.clone(), Term::Int(j.clone()))));
+            prevs.push((
+                n.clone(),
+                self.tr.env.bound.insert(n.clone(), Term::Int(j.clone())),
+            ));
             js.push(j);
         }
         let res = (|| {
@@ -782,7 +944,12 @@ impl<F: Fn(&Z3Int) -> Z3Bool> Analysis<'_, F> {
         let mut all = self.facts.clone();
         all.extend(extra.iter().cloned());
         // `satisfiable` folds unsat and unknown together; ask `prove(false)` to tell them apart.
-        match check::prove(self.tr, &all, &Bool::from_bool(z3ctx(), false), self.timeout) {
+        match check::prove(
+            self.tr,
+            &all,
+            &Bool::from_bool(z3ctx(), false),
+            self.timeout,
+        ) {
             check::Answer::Proved => Ok(None),
             check::Answer::Refuted(cx) => Ok(Some(cx)),
             check::Answer::Unknown(_) => Err(()),
@@ -800,7 +967,9 @@ impl<F: Fn(&Z3Int) -> Z3Bool> Analysis<'_, F> {
             let b = Bool::fresh_const(c, "w");
             let cov = self.covers(a, &t, &x, true).ok_or(())?;
             cons.push(b.implies(&Bool::and(c, &[&(self.range_of)(&t), &cov])));
-            let Frac::Rat(n, d) = &a.frac else { return Err(()) };
+            let Frac::Rat(n, d) = &a.frac else {
+                return Err(());
+            };
             let v = Real::from_real(c, n.to_i32().ok_or(())?, d.to_i32().ok_or(())?);
             sum.push(b.ite(&v, &Real::from_real(c, 0, 1)));
         }
@@ -817,13 +986,24 @@ impl<F: Fn(&Z3Int) -> Z3Bool> Analysis<'_, F> {
         let t2 = self.tr.fresh_int("thread");
         let c1 = self.covers(a, &t1, &x, false).ok_or(())?;
         let c2 = self.covers(a, &t2, &x, false).ok_or(())?;
-        let q = [(self.range_of)(&t1), (self.range_of)(&t2), c1, c2, t1._eq(&t2).not()];
+        let q = [
+            (self.range_of)(&t1),
+            (self.range_of)(&t2),
+            c1,
+            c2,
+            t1._eq(&t2).not(),
+        ];
         let _ = c;
         // Binder-level injectivity within one thread is left to the input's own verification.
         Ok(self.sat(&q)?.is_none())
     }
 
-    fn junction(&mut self, k1: &Kernel, k2: &Kernel, ts: Option<&Z3Int>) -> Result<(Kernel, bool), JunctionError> {
+    fn junction(
+        &mut self,
+        k1: &Kernel,
+        k2: &Kernel,
+        ts: Option<&Z3Int>,
+    ) -> Result<(Kernel, bool), JunctionError> {
         let unknown = |what: &str| {
             JunctionError::Diag(
                 Diagnostic::error("A0020", format!("the solver could not decide {what}"))
@@ -838,13 +1018,25 @@ impl<F: Fn(&Z3Int) -> Z3Bool> Analysis<'_, F> {
             }
         }
         // Opaque resources on arrays of both kernels cannot be analysed.
-        for cr in k1.carried_pre.iter().chain(&k1.carried_post).chain(&k2.carried_pre).chain(&k2.carried_post) {
+        for cr in k1
+            .carried_pre
+            .iter()
+            .chain(&k1.carried_post)
+            .chain(&k2.carried_pre)
+            .chain(&k2.carried_post)
+        {
             let in1 = |n: &String| k1.pre.iter().chain(&k1.post).any(|a| &a.array == n);
             let in2 = |n: &String| k2.pre.iter().chain(&k2.post).any(|a| &a.array == n);
             if cr.arrays.iter().any(|n| in1(n) && in2(n)) {
                 return Err(JunctionError::Diag(
-                    Diagnostic::error("A604", format!("cannot fuse: the resource `{}` mentions an array both kernels use", cr.text))
-                        .with_help("express the permission with Perm(a[i], π) atoms"),
+                    Diagnostic::error(
+                        "A604",
+                        format!(
+                            "cannot fuse: the resource `{}` mentions an array both kernels use",
+                            cr.text
+                        ),
+                    )
+                    .with_help("express the permission with Perm(a[i], π) atoms"),
                 ));
             }
         }
@@ -862,7 +1054,12 @@ impl<F: Fn(&Z3Int) -> Z3Bool> Analysis<'_, F> {
                     })
                     .collect()
             };
-            let (p1, q1, p2, q2) = (sel(&k1.pre, 1), sel(&k1.post, 1), sel(&k2.pre, 2), sel(&k2.post, 2));
+            let (p1, q1, p2, q2) = (
+                sel(&k1.pre, 1),
+                sel(&k1.post, 1),
+                sel(&k2.pre, 2),
+                sel(&k2.post, 2),
+            );
             let in1 = !(p1.is_empty() && q1.is_empty());
             let in2 = !(p2.is_empty() && q2.is_empty());
             if !(in1 && in2) {
@@ -871,7 +1068,10 @@ impl<F: Fn(&Z3Int) -> Z3Bool> Analysis<'_, F> {
                 continue;
             }
             for a in p1.iter().chain(&q1).chain(&p2).chain(&q2) {
-                if !self.injective(a).map_err(|_| unknown("whether a permission is injective"))? {
+                if !self
+                    .injective(a)
+                    .map_err(|_| unknown("whether a permission is injective"))?
+                {
                     return Err(JunctionError::Diag(
                         Diagnostic::error("A604", format!("cannot fuse: `{}` gives two threads the same cell", a.print()))
                             .with_help("kernel permissions must be per-thread (injective in the thread variable)"),
@@ -879,7 +1079,9 @@ impl<F: Fn(&Z3Int) -> Z3Bool> Analysis<'_, F> {
                 }
             }
             let cperm = |v: &[Atom], what: &str| -> Result<Option<Frac>, JunctionError> {
-                let Some(f0) = v.first().map(|a| a.frac.clone()) else { return Ok(None) };
+                let Some(f0) = v.first().map(|a| a.frac.clone()) else {
+                    return Ok(None);
+                };
                 if let Some(b) = v.iter().find(|a| a.frac != f0) {
                     return Err(JunctionError::Diag(
                         Diagnostic::error("A605", format!("cannot fuse: the {what} of array `{arr}` use different fractions ({} and {})", f0.text(), b.frac.text()))
@@ -900,13 +1102,21 @@ impl<F: Fn(&Z3Int) -> Z3Bool> Analysis<'_, F> {
                 let x = self.tr.fresh_int("cell");
                 let r1: Vec<&Atom> = p2.iter().collect();
                 let r2: Vec<&Atom> = q1.iter().collect();
-                let a = self.covers_any(&r1, &t, &x).ok_or_else(|| unknown("a permission pattern"))?;
-                let b = self.covers_any(&r2, &t, &x).ok_or_else(|| unknown("a permission pattern"))?;
+                let a = self
+                    .covers_any(&r1, &t, &x)
+                    .ok_or_else(|| unknown("a permission pattern"))?;
+                let b = self
+                    .covers_any(&r2, &t, &x)
+                    .ok_or_else(|| unknown("a permission pattern"))?;
                 let q = [(self.range_of)(&t), a._eq(&b).not()];
-                self.sat(&q).map_err(|_| unknown("whether the kernels use the same cells"))?.is_none()
+                self.sat(&q)
+                    .map_err(|_| unknown("whether the kernels use the same cells"))?
+                    .is_none()
             };
             let all: Vec<&Atom> = p1.iter().chain(&p2).collect();
-            let budget = !self.may_exceed_one(&all).map_err(|_| unknown("the permission budget"))?;
+            let budget = !self
+                .may_exceed_one(&all)
+                .map_err(|_| unknown("the permission budget"))?;
             let w1 = p1.iter().any(|a| a.frac.is_write());
             let w2 = p2.iter().any(|a| a.frac.is_write());
             let cp1 = c_p1.clone().unwrap_or(zero.clone());
@@ -962,21 +1172,43 @@ impl<F: Fn(&Z3Int) -> Z3Bool> Analysis<'_, F> {
                     let k2w: Vec<&Atom> = p2.iter().filter(|a| a.frac.is_write()).collect();
                     let c = z3ctx();
                     let f = Bool::from_bool(c, false);
-                    let a1 = self.covers_any(&k1all, &t1, &x).ok_or_else(|| unknown("a permission pattern"))?;
-                    let w1c = if k1w.is_empty() { f.clone() } else { self.covers_any(&k1w, &t1, &x).ok_or_else(|| unknown("a permission pattern"))? };
-                    let a2 = self.covers_any(&k2all, &t2, &x).ok_or_else(|| unknown("a permission pattern"))?;
-                    let w2c = if k2w.is_empty() { f } else { self.covers_any(&k2w, &t2, &x).ok_or_else(|| unknown("a permission pattern"))? };
-                    let conflict = Bool::or(c, &[&Bool::and(c, &[&w1c, &a2]), &Bool::and(c, &[&a1, &w2c])]);
+                    let a1 = self
+                        .covers_any(&k1all, &t1, &x)
+                        .ok_or_else(|| unknown("a permission pattern"))?;
+                    let w1c = if k1w.is_empty() {
+                        f.clone()
+                    } else {
+                        self.covers_any(&k1w, &t1, &x)
+                            .ok_or_else(|| unknown("a permission pattern"))?
+                    };
+                    let a2 = self
+                        .covers_any(&k2all, &t2, &x)
+                        .ok_or_else(|| unknown("a permission pattern"))?;
+                    let w2c = if k2w.is_empty() {
+                        f
+                    } else {
+                        self.covers_any(&k2w, &t2, &x)
+                            .ok_or_else(|| unknown("a permission pattern"))?
+                    };
+                    let conflict = Bool::or(
+                        c,
+                        &[&Bool::and(c, &[&w1c, &a2]), &Bool::and(c, &[&a1, &w2c])],
+                    );
                     let lo = Int::from_i64(c, 0);
                     let _ = lo;
-                    let q = [(self.range_of)(&t1), (self.range_of)(&t2), conflict, t1.div(ts)._eq(&t2.div(ts)).not()];
+                    let q = [
+                        (self.range_of)(&t1),
+                        (self.range_of)(&t2),
+                        conflict,
+                        t1.div(ts)._eq(&t2.div(ts)).not(),
+                    ];
                     match self.sat(&q) {
                         Ok(Some(cx)) => {
                             let pick = |n: &str| cx.get(n).unwrap_or("?").to_string();
                             return Err(JunctionError::InterBlock(
                                 format!("array `{arr}` is written by one thread and accessed by another in a different block"),
                                 format!(
-                                    "counterexample: thread {} of kernel 1 and thread {} of kernel 2 both access {arr}[{}]",
+                                    "counterexample: thread {} of the kernel(s) fused so far and thread {} of the next kernel both access {arr}[{}]",
                                     pick("thread in kernel 1"),
                                     pick("thread in kernel 2"),
                                     pick("cell")
@@ -984,7 +1216,9 @@ impl<F: Fn(&Z3Int) -> Z3Bool> Analysis<'_, F> {
                             ));
                         }
                         Ok(None) => {}
-                        Err(()) => return Err(unknown("whether the dependency crosses thread blocks")),
+                        Err(()) => {
+                            return Err(unknown("whether the dependency crosses thread blocks"))
+                        }
                     }
                 }
             }
@@ -994,10 +1228,30 @@ impl<F: Fn(&Z3Int) -> Z3Bool> Analysis<'_, F> {
         // Functional conjuncts (Algorithm 3). A cell kernel 1 may write is an array it holds
         // write permission on; a conjunct about such an array describes kernel 1's result, so
         // it cannot be a precondition of the fused kernel.
-        let w1_arrays: Vec<&String> = k1.pre.iter().filter(|a| a.frac.is_write()).map(|a| &a.array).collect();
-        let w2_arrays: Vec<&String> = k2.pre.iter().filter(|a| a.frac.is_write()).map(|a| &a.array).collect();
-        let fp2_kept: Vec<Func> = k2.fpre.iter().filter(|c| !c.arrays.iter().any(|a| w1_arrays.contains(&a))).cloned().collect();
-        let fq1_kept: Vec<Func> = k1.fpost.iter().filter(|c| !c.arrays.iter().any(|a| w2_arrays.contains(&a))).cloned().collect();
+        let w1_arrays: Vec<&String> = k1
+            .pre
+            .iter()
+            .filter(|a| a.frac.is_write())
+            .map(|a| &a.array)
+            .collect();
+        let w2_arrays: Vec<&String> = k2
+            .pre
+            .iter()
+            .filter(|a| a.frac.is_write())
+            .map(|a| &a.array)
+            .collect();
+        let fp2_kept: Vec<Func> = k2
+            .fpre
+            .iter()
+            .filter(|c| !c.arrays.iter().any(|a| w1_arrays.contains(&a)))
+            .cloned()
+            .collect();
+        let fq1_kept: Vec<Func> = k1
+            .fpost
+            .iter()
+            .filter(|c| !c.arrays.iter().any(|a| w2_arrays.contains(&a)))
+            .cloned()
+            .collect();
         let mut fpre = k1.fpre.clone();
         for c in &fp2_kept {
             if !fpre.iter().any(|f| f.text == c.text) {
@@ -1016,7 +1270,11 @@ impl<F: Fn(&Z3Int) -> Z3Bool> Analysis<'_, F> {
         // Budget self-check: the fused precondition never asks more than 1 of a cell.
         for arr in &arrays {
             let atoms: Vec<&Atom> = pre.iter().filter(|a| &a.array == arr).collect();
-            if atoms.len() > 1 && self.may_exceed_one(&atoms).map_err(|_| unknown("the fused budget"))? {
+            if atoms.len() > 1
+                && self
+                    .may_exceed_one(&atoms)
+                    .map_err(|_| unknown("the fused budget"))?
+            {
                 return Err(JunctionError::Diag(
                     Diagnostic::error("A608", format!("self-check failed: the fused precondition may ask more than write permission on a cell of `{arr}`"))
                         .with_help("the kernels' permission patterns are outside what Algorithms 1 and 2 handle"),
@@ -1089,8 +1347,20 @@ impl<F: Fn(&Z3Int) -> Z3Bool> Analysis<'_, F> {
             label: k1.label.clone(),
             tvar: k1.tvar.clone(),
             iter_text: k1.iter_text.clone(),
-            pre: pre.into_iter().map(|mut a| { a.origin = 0; a }).collect(),
-            post: post.into_iter().map(|mut a| { a.origin = 0; a }).collect(),
+            pre: pre
+                .into_iter()
+                .map(|mut a| {
+                    a.origin = 0;
+                    a
+                })
+                .collect(),
+            post: post
+                .into_iter()
+                .map(|mut a| {
+                    a.origin = 0;
+                    a
+                })
+                .collect(),
             fpre,
             fpost,
             carried_pre,
@@ -1158,8 +1428,18 @@ fn print_contract(k: &Kernel) -> Vec<(&'static str, String)> {
         }
     }
     for arr in arrays {
-        let pre: Vec<String> = k.pre.iter().filter(|a| &a.array == arr).map(Atom::print).collect();
-        let post: Vec<String> = k.post.iter().filter(|a| &a.array == arr).map(Atom::print).collect();
+        let pre: Vec<String> = k
+            .pre
+            .iter()
+            .filter(|a| &a.array == arr)
+            .map(Atom::print)
+            .collect();
+        let post: Vec<String> = k
+            .post
+            .iter()
+            .filter(|a| &a.array == arr)
+            .map(Atom::print)
+            .collect();
         both_lists(&pre, &post, &mut out);
     }
     let cp: Vec<String> = k.carried_pre.iter().map(|f| f.text.clone()).collect();
