@@ -2,13 +2,16 @@
 //!
 //! The pipeline is visible in the module layout:
 //! parse ([`front`]) → analyze ([`analyze`]) → check with Z3 ([`check`]) → rewrite
-//! ([`transforms`]) → emit ([`edit`]).
+//! ([`transforms`]) → emit ([`edit`]); [`verify`] re-verifies with Viper/Silicon.
 
-pub mod diag;
-pub mod edit;
 pub mod analyze;
 pub mod check;
+pub mod cli;
+pub mod diag;
+pub mod edit;
 pub mod front;
+pub mod verify;
 
+pub mod sem;
 #[path = "../transforms/mod.rs"]
 pub mod transforms;

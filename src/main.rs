@@ -1,1 +1,5 @@
-fn main(){}
+//! The `alpine-rs` command line.
+
+fn main() -> std::process::ExitCode {
+    std::process::ExitCode::from(alpine_rs::cli::main())
+}

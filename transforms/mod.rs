@@ -24,12 +24,35 @@ use crate::front::{Dialect, Parsed};
 /// Parameters of one optimization request, from an annotation or the command line.
 #[derive(Clone, Debug)]
 pub enum Params {
-    Unroll { var: Option<String>, factor: u64 },
-    Merge { var: Option<String>, factor: u64, mode: MergeMode },
-    Prefetch { array: Expr, locations: Vec<Expr> },
-    Linearize { matrix: String, layout: Layout2, dims: (Expr, Expr), index_fn: bool },
-    Tile { mode: TileMode, size: Expr, keep_method_contract: bool },
-    Fuse { kernels: u64, blocks: Option<u64>, block_size: Option<Expr> },
+    Unroll {
+        var: Option<String>,
+        factor: u64,
+    },
+    Merge {
+        var: Option<String>,
+        factor: u64,
+        mode: MergeMode,
+    },
+    Prefetch {
+        array: Expr,
+        locations: Vec<Expr>,
+    },
+    Linearize {
+        matrix: String,
+        layout: Layout2,
+        dims: (Expr, Expr),
+        index_fn: bool,
+    },
+    Tile {
+        mode: TileMode,
+        size: Expr,
+        keep_method_contract: bool,
+    },
+    Fuse {
+        kernels: u64,
+        blocks: Option<u64>,
+        block_size: Option<Expr>,
+    },
 }
 
 /// Matrix layout (re-exported name to avoid a clash with `edit::Layout`).
@@ -71,7 +94,11 @@ impl Params {
                 array: array.clone(),
                 locations: locations.clone(),
             },
-            AnnotKind::Linearize { matrix, layout, dims } => Params::Linearize {
+            AnnotKind::Linearize {
+                matrix,
+                layout,
+                dims,
+            } => Params::Linearize {
                 matrix: matrix.name.clone(),
                 layout: *layout,
                 dims: dims.clone(),
@@ -151,7 +178,10 @@ pub fn run(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
 pub(crate) fn not_available(params: &Params) -> Outcome {
     Err(vec![Diagnostic::error(
         "A0004",
-        format!("the `{}` optimization is not available in this build", params.opt().cli_name()),
+        format!(
+            "the `{}` optimization is not available in this build",
+            params.opt().cli_name()
+        ),
     )
     .with_help("use a build of alpine-rs that implements it")])
 }

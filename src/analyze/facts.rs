@@ -48,7 +48,9 @@ pub fn facts_at(program: &Program, class: Option<&Class>, method: &Method, point
     let mut tr = Translator::new();
     // Types: fields of the class, parameters; pure functions for calls.
     let mut functions = Vec::new();
-    let members: Vec<&Member> = class.map(|c| c.members.iter().collect()).unwrap_or_default();
+    let members: Vec<&Member> = class
+        .map(|c| c.members.iter().collect())
+        .unwrap_or_default();
     for m in &members {
         match m {
             Member::Field(f) => {
@@ -259,7 +261,10 @@ fn execute(f: &mut Facts, s: &Stmt, everywhere: &[Expr]) {
             }
         }
         StmtKind::Ghost(inner) => execute(f, inner, everywhere),
-        StmtKind::Spec { kind: SpecKind::Assert | SpecKind::Assume | SpecKind::Inhale, expr } => {
+        StmtKind::Spec {
+            kind: SpecKind::Assert | SpecKind::Assume | SpecKind::Inhale,
+            expr,
+        } => {
             f.assume(expr);
         }
         StmtKind::While(l) | StmtKind::For(l) => {

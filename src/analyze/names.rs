@@ -21,7 +21,8 @@ impl NameGen {
     pub fn add_text(&mut self, src: &str) {
         for t in lex(src).tokens {
             if matches!(t.kind, TokKind::Word | TokKind::QuotedWord) {
-                self.taken.insert(t.span.text(src).trim_matches('`').to_string());
+                self.taken
+                    .insert(t.span.text(src).trim_matches('`').to_string());
             }
         }
     }

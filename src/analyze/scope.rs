@@ -21,7 +21,9 @@ pub fn target_array(target: &Expr) -> Option<&str> {
 pub fn assigned_vars(s: &Stmt) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     walk_stmts(s, &mut |st| match &st.kind {
-        StmtKind::Assign { target, .. } | StmtKind::CompoundAssign { target, .. } | StmtKind::IncDec { target, .. } => {
+        StmtKind::Assign { target, .. }
+        | StmtKind::CompoundAssign { target, .. }
+        | StmtKind::IncDec { target, .. } => {
             if let ExprKind::Name(id) = &target.kind {
                 out.insert(id.name.clone());
             }
@@ -45,7 +47,10 @@ pub fn assigned_vars(s: &Stmt) -> BTreeSet<String> {
 pub fn assigned_arrays(s: &Stmt) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     walk_stmts(s, &mut |st| {
-        if let StmtKind::Assign { target, .. } | StmtKind::CompoundAssign { target, .. } | StmtKind::IncDec { target, .. } = &st.kind {
+        if let StmtKind::Assign { target, .. }
+        | StmtKind::CompoundAssign { target, .. }
+        | StmtKind::IncDec { target, .. } = &st.kind
+        {
             if let Some(a) = target_array(target) {
                 out.insert(a.to_string());
             }

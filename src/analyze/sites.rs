@@ -82,15 +82,32 @@ fn stmt_sites(s: &Stmt, class: Option<&Class>, m: &Method, depth: usize, out: &m
     };
     match &s.kind {
         StmtKind::While(l) => {
-            out.push(mk(SiteKind::Loop, "while".into(), l.keyword, l.prefix.annotations.clone()));
+            out.push(mk(
+                SiteKind::Loop,
+                "while".into(),
+                l.keyword,
+                l.prefix.annotations.clone(),
+            ));
             stmt_sites(&l.body, class, m, depth + 1, out);
         }
         StmtKind::For(l) => {
-            out.push(mk(SiteKind::Loop, "for".into(), l.keyword, l.prefix.annotations.clone()));
+            out.push(mk(
+                SiteKind::Loop,
+                "for".into(),
+                l.keyword,
+                l.prefix.annotations.clone(),
+            ));
             stmt_sites(&l.body, class, m, depth + 1, out);
         }
-        StmtKind::RangedFor { prefix, body, var, .. } => {
-            out.push(mk(SiteKind::Loop, "for".into(), var.span, prefix.annotations.clone()));
+        StmtKind::RangedFor {
+            prefix, body, var, ..
+        } => {
+            out.push(mk(
+                SiteKind::Loop,
+                "for".into(),
+                var.span,
+                prefix.annotations.clone(),
+            ));
             stmt_sites(body, class, m, depth + 1, out);
         }
         StmtKind::Par(p) => {
@@ -98,12 +115,20 @@ fn stmt_sites(s: &Stmt, class: Option<&Class>, m: &Method, depth: usize, out: &m
                 .label
                 .as_ref()
                 .map_or_else(|| "par".to_string(), |l| l.name.clone());
-            out.push(mk(SiteKind::Par, name, p.keyword, p.prefix.annotations.clone()));
+            out.push(mk(
+                SiteKind::Par,
+                name,
+                p.keyword,
+                p.prefix.annotations.clone(),
+            ));
             for a in &p.arms {
                 stmt_sites(&a.body, class, m, depth + 1, out);
             }
         }
-        StmtKind::Block(b) => b.stmts.iter().for_each(|x| stmt_sites(x, class, m, depth, out)),
+        StmtKind::Block(b) => b
+            .stmts
+            .iter()
+            .for_each(|x| stmt_sites(x, class, m, depth, out)),
         StmtKind::If { then, els, .. } => {
             stmt_sites(then, class, m, depth, out);
             if let Some(e) = els {
@@ -111,10 +136,13 @@ fn stmt_sites(s: &Stmt, class: Option<&Class>, m: &Method, depth: usize, out: &m
             }
         }
         StmtKind::Ghost(x) => stmt_sites(x, class, m, depth, out),
-        StmtKind::Invariant { body, .. } | StmtKind::Atomic { body, .. } => {
-            body.stmts.iter().for_each(|x| stmt_sites(x, class, m, depth, out))
-        }
-        StmtKind::Parallel { body, .. } => body.iter().for_each(|x| stmt_sites(x, class, m, depth, out)),
+        StmtKind::Invariant { body, .. } | StmtKind::Atomic { body, .. } => body
+            .stmts
+            .iter()
+            .for_each(|x| stmt_sites(x, class, m, depth, out)),
+        StmtKind::Parallel { body, .. } => body
+            .iter()
+            .for_each(|x| stmt_sites(x, class, m, depth, out)),
         _ => {}
     }
 }
@@ -138,16 +166,23 @@ pub fn check_annotations(program: &Program) -> Vec<Diagnostic> {
             let opt = a.kind.opt();
             if !allowed.contains(&opt) {
                 let place = match opt {
-                    OptKind::Unroll | OptKind::Merge => "right before the loop's `loop_invariant` clauses",
+                    OptKind::Unroll | OptKind::Merge => {
+                        "right before the loop's `loop_invariant` clauses"
+                    }
                     OptKind::Fuse => "right before the first `par` block of the kernels to fuse",
                     OptKind::Linearize => "before the contract of the method that uses the matrix",
-                    OptKind::Prefetch | OptKind::Tile => "before the method contract or right before a par block",
+                    OptKind::Prefetch | OptKind::Tile => {
+                        "before the method contract or right before a par block"
+                    }
                 };
                 let mut d = Diagnostic::error(
                     "A0004",
                     format!("`gpuopt {}` cannot annotate {what}", a.keyword.name),
                 )
-                .with_primary(a.span, format!("misplaced {} annotation", opt.alpinist_name()))
+                .with_primary(
+                    a.span,
+                    format!("misplaced {} annotation", opt.alpinist_name()),
+                )
                 .with_secondary(site.keyword, format!("this is {what}"));
                 if site.kind == SiteKind::Par {
                     d = d.with_note("only `gpuopt fuse`, `glob_to_reg` and `tile` may annotate a par block (VerCors 1.4: \"Only fusion allowed for parallel regions.\")");
@@ -217,7 +252,11 @@ pub fn check_annotations(program: &Program) -> Vec<Diagnostic> {
 }
 
 /// Find the method (and its class) with the given name in class `class`.
-pub fn find_method<'p>(program: &'p Program, class: Option<&str>, method: &str) -> Option<(Option<&'p Class>, &'p Method)> {
+pub fn find_method<'p>(
+    program: &'p Program,
+    class: Option<&str>,
+    method: &str,
+) -> Option<(Option<&'p Class>, &'p Method)> {
     for item in &program.items {
         match item {
             Item::Class(c) if class == Some(c.name.name.as_str()) => {

@@ -39,14 +39,21 @@ pub struct Counterexample {
 
 impl fmt::Display for Counterexample {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let parts: Vec<String> = self.values.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        let parts: Vec<String> = self
+            .values
+            .iter()
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect();
         write!(f, "{}", parts.join(", "))
     }
 }
 
 impl Counterexample {
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.values.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        self.values
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -162,7 +169,9 @@ mod tests {
     #[test]
     fn euclidean_division() {
         let mut tr = Translator::new();
-        let g = tr.bool(&e("(0 - 7) / 2 == 0 - 4 && (0 - 7) % 2 == 1")).unwrap();
+        let g = tr
+            .bool(&e("(0 - 7) / 2 == 0 - 4 && (0 - 7) % 2 == 1"))
+            .unwrap();
         assert!(prove(&tr, &[], &g, 1000).is_proved());
     }
 
@@ -170,7 +179,9 @@ mod tests {
     fn permission_facts_give_bounds() {
         let mut tr = Translator::new();
         let f = tr
-            .fact(&e("(\\forall* int k; 0 <= k && k < n; Perm(a[k], 1\\2)) ** Perm(b[t + 1], write)"))
+            .fact(&e(
+                "(\\forall* int k; 0 <= k && k < n; Perm(a[k], 1\\2)) ** Perm(b[t + 1], write)",
+            ))
             .unwrap();
         let g = tr.bool(&e("t + 1 < b.length")).unwrap();
         assert!(prove(&tr, &[f], &g, 1000).is_proved());

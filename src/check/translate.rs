@@ -104,7 +104,11 @@ impl Translator {
         } else {
             Term::Int(Int::new_const(ctx(), id))
         };
-        let label = if v == 0 { name.to_string() } else { format!("{name} (version {v})") };
+        let label = if v == 0 {
+            name.to_string()
+        } else {
+            format!("{name} (version {v})")
+        };
         self.remember(label, t.clone());
         t
     }
@@ -148,7 +152,9 @@ impl Translator {
     pub fn int(&mut self, e: &Expr) -> Result<Z3Int, Unsupported> {
         match self.term(e)? {
             Term::Int(i) => Ok(i),
-            Term::Bool(_) => Err(Unsupported(format!("expected an integer expression: {e:?}"))),
+            Term::Bool(_) => Err(Unsupported(format!(
+                "expected an integer expression: {e:?}"
+            ))),
             Term::Real(_) => Err(Unsupported("rational in an integer position".into())),
         }
     }
@@ -194,7 +200,11 @@ impl Translator {
         let name = format!("sel{}_{}_{}", idx.len(), array, ver);
         let dom: Vec<Sort<'static>> = idx.iter().map(|_| int_sort()).collect();
         let dom_refs: Vec<&Sort<'static>> = dom.iter().collect();
-        let range = if is_bool { Sort::bool(ctx()) } else { int_sort() };
+        let range = if is_bool {
+            Sort::bool(ctx())
+        } else {
+            int_sort()
+        };
         let f = FuncDecl::new(ctx(), name, &dom_refs, &range);
         let args: Vec<&dyn Ast<'static>> = idx.iter().map(|i| i as &dyn Ast<'static>).collect();
         let d: Dynamic<'static> = f.apply(&args);
@@ -225,19 +235,26 @@ impl Translator {
 
     fn length2(&mut self, array: &str, i: &Z3Int) -> Z3Int {
         let f = FuncDecl::new(ctx(), format!("len2_{array}"), &[&int_sort()], &int_sort());
-        f.apply(&[i as &dyn Ast<'static>]).as_int().unwrap_or_else(|| Int::from_i64(ctx(), 0))
+        f.apply(&[i as &dyn Ast<'static>])
+            .as_int()
+            .unwrap_or_else(|| Int::from_i64(ctx(), 0))
     }
 
     fn term_ctx(&mut self, e: &Expr, want_bool: bool) -> Result<Term, Unsupported> {
         use ExprKind as K;
         let c = ctx();
         Ok(match &e.kind {
-            K::Int(v) => Term::Int(Int::from_str(c, &v.to_string()).unwrap_or_else(|| Int::from_i64(c, 0))),
+            K::Int(v) => {
+                Term::Int(Int::from_str(c, &v.to_string()).unwrap_or_else(|| Int::from_i64(c, 0)))
+            }
             K::Bool(b) => Term::Bool(Bool::from_bool(c, *b)),
             K::Write => Term::Real(Real::from_real(c, 1, 1)),
             K::NoPerm => Term::Real(Real::from_real(c, 0, 1)),
             K::Name(id) => {
-                if want_bool && !self.types.contains_key(&id.name) && !self.env.bound.contains_key(&id.name) {
+                if want_bool
+                    && !self.types.contains_key(&id.name)
+                    && !self.env.bound.contains_key(&id.name)
+                {
                     self.types.insert(id.name.clone(), Type::boolean());
                 }
                 self.var(&id.name)
@@ -300,26 +317,42 @@ impl Translator {
                 self.env = saved;
                 r?
             }
-            K::Quant { kind, bindings, cond, body } if *kind != QuantKind::ForallStar => {
+            K::Quant {
+                kind,
+                bindings,
+                cond,
+                body,
+            } if *kind != QuantKind::ForallStar => {
                 self.quant(*kind, bindings, cond.as_deref(), body)?
             }
-            K::Let { name, value, body, .. } => {
+            K::Let {
+                name, value, body, ..
+            } => {
                 let v = self.term(value)?;
                 let prev = self.env.bound.insert(name.name.clone(), v);
                 let r = self.term_ctx(body, want_bool);
                 restore(&mut self.env.bound, &name.name, prev);
                 r?
             }
-            K::Call { recv: None, name, args, ghost, .. } if ghost.is_empty() => {
-                self.call(&name.name, args, want_bool)?
-            }
+            K::Call {
+                recv: None,
+                name,
+                args,
+                ghost,
+                ..
+            } if ghost.is_empty() => self.call(&name.name, args, want_bool)?,
             K::Trigger(x) => self.term_ctx(x, want_bool)?,
             K::Builtin(Builtin::Array, args) if args.len() == 2 => {
                 let name = self.array_name(&args[0])?;
                 let n = self.int(&args[1])?;
                 Term::Bool(self.length(&name)._eq(&n))
             }
-            _ => return Err(Unsupported(format!("cannot encode this expression ({})", kind_name(e)))),
+            _ => {
+                return Err(Unsupported(format!(
+                    "cannot encode this expression ({})",
+                    kind_name(e)
+                )))
+            }
         })
     }
 
@@ -346,25 +379,23 @@ impl Translator {
                 };
                 Term::Bool(if op == BinOp::Eq { eq } else { eq.not() })
             }
-            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
-                match (self.term(l)?, self.term(r)?) {
-                    (Term::Int(a), Term::Int(b)) => Term::Bool(match op {
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => match (self.term(l)?, self.term(r)?) {
+                (Term::Int(a), Term::Int(b)) => Term::Bool(match op {
+                    BinOp::Lt => a.lt(&b),
+                    BinOp::Le => a.le(&b),
+                    BinOp::Gt => a.gt(&b),
+                    _ => a.ge(&b),
+                }),
+                (a, b) => {
+                    let (a, b) = (as_real(a)?, as_real(b)?);
+                    Term::Bool(match op {
                         BinOp::Lt => a.lt(&b),
                         BinOp::Le => a.le(&b),
                         BinOp::Gt => a.gt(&b),
                         _ => a.ge(&b),
-                    }),
-                    (a, b) => {
-                        let (a, b) = (as_real(a)?, as_real(b)?);
-                        Term::Bool(match op {
-                            BinOp::Lt => a.lt(&b),
-                            BinOp::Le => a.le(&b),
-                            BinOp::Gt => a.gt(&b),
-                            _ => a.ge(&b),
-                        })
-                    }
+                    })
                 }
-            }
+            },
             BinOp::Add | BinOp::Sub | BinOp::Mul => match (self.term(l)?, self.term(r)?) {
                 (Term::Int(a), Term::Int(b)) => Term::Int(match op {
                     BinOp::Add => Int::add(c, &[&a, &b]),
@@ -404,7 +435,12 @@ impl Translator {
             }
             self.fresh += 1;
             let k = Int::new_const(c, format!("{}!q{}", b.name.name, self.fresh));
-            prevs.push((b.name.name.clone(), self.env.bound.insert(b.name.name.clone(), Term::Int(k.clone()))));
+            prevs.push((
+                b.name.name.clone(),
+                self.env
+                    .bound
+                    .insert(b.name.name.clone(), Term::Int(k.clone())),
+            ));
             if let Some((lo, hi)) = &b.range {
                 let lo = self.int(lo);
                 let hi = self.int(hi);
@@ -464,7 +500,11 @@ impl Translator {
             })
             .collect();
         let sort_refs: Vec<&Sort<'static>> = sorts.iter().collect();
-        let range = if ret_bool { Sort::bool(c) } else { Sort::int(c) };
+        let range = if ret_bool {
+            Sort::bool(c)
+        } else {
+            Sort::int(c)
+        };
         let f = FuncDecl::new(c, format!("fn_{name}_{}", args.len()), &sort_refs, &range);
         let dyn_args: Vec<Dynamic<'static>> = vals
             .iter()
@@ -474,7 +514,8 @@ impl Translator {
                 Term::Real(r) => Dynamic::from_ast(r),
             })
             .collect();
-        let arg_refs: Vec<&dyn Ast<'static>> = dyn_args.iter().map(|d| d as &dyn Ast<'static>).collect();
+        let arg_refs: Vec<&dyn Ast<'static>> =
+            dyn_args.iter().map(|d| d as &dyn Ast<'static>).collect();
         let d = f.apply(&arg_refs);
         Ok(if ret_bool {
             Term::Bool(d.as_bool().ok_or_else(|| Unsupported("call sort".into()))?)
@@ -507,7 +548,9 @@ impl Translator {
             K::Builtin(Builtin::Perm | Builtin::Value, args) => self.wellformed(args.first()?),
             K::Builtin(Builtin::PointsTo, args) if args.len() == 3 => {
                 let wf = self.wellformed(&args[0]);
-                let eq = self.bool(&Expr::bin(BinOp::Eq, args[0].clone(), args[2].clone())).ok();
+                let eq = self
+                    .bool(&Expr::bin(BinOp::Eq, args[0].clone(), args[2].clone()))
+                    .ok();
                 match (wf, eq) {
                     (Some(a), Some(b)) => Some(Bool::and(c, &[&a, &b])),
                     (a, b) => a.or(b),
@@ -524,18 +567,29 @@ impl Translator {
                     c,
                     &[&i as &dyn Ast<'static>],
                     &[],
-                    &Bool::and(c, &[&Int::from_i64(c, 0).le(&i), &i.lt(&r)]).implies(&row_len._eq(&col)),
+                    &Bool::and(c, &[&Int::from_i64(c, 0).le(&i), &i.lt(&r)])
+                        .implies(&row_len._eq(&col)),
                 );
                 Some(Bool::and(c, &[&len._eq(&r), &rows]))
             }
-            K::Quant { kind: QuantKind::ForallStar, bindings, cond, body } => {
+            K::Quant {
+                kind: QuantKind::ForallStar,
+                bindings,
+                cond,
+                body,
+            } => {
                 let mut consts = Vec::new();
                 let mut guards = Vec::new();
                 let mut prevs = Vec::new();
                 for b in bindings {
                     self.fresh += 1;
                     let k = Int::new_const(c, format!("{}!q{}", b.name.name, self.fresh));
-                    prevs.push((b.name.name.clone(), self.env.bound.insert(b.name.name.clone(), Term::Int(k.clone()))));
+                    prevs.push((
+                        b.name.name.clone(),
+                        self.env
+                            .bound
+                            .insert(b.name.name.clone(), Term::Int(k.clone())),
+                    ));
                     if let Some((lo, hi)) = &b.range {
                         if let (Ok(lo), Ok(hi)) = (self.int(lo), self.int(hi)) {
                             guards.push(Bool::and(c, &[&lo.le(&k), &k.lt(&hi)]));
@@ -554,7 +608,8 @@ impl Translator {
                     restore(&mut self.env.bound, &n, p);
                 }
                 let (g, f) = inner?;
-                let vars: Vec<&dyn Ast<'static>> = consts.iter().map(|k| k as &dyn Ast<'static>).collect();
+                let vars: Vec<&dyn Ast<'static>> =
+                    consts.iter().map(|k| k as &dyn Ast<'static>).collect();
                 Some(z3::ast::forall_const(c, &vars, &[], &g.implies(&f)))
             }
             K::Call { .. } if self.is_resource_call(e) => None,
@@ -564,7 +619,10 @@ impl Translator {
 
     fn is_resource_call(&self, e: &Expr) -> bool {
         if let ExprKind::Call { name, .. } = &e.kind {
-            return self.functions.get(&name.name).is_some_and(|m| m.is_predicate());
+            return self
+                .functions
+                .get(&name.name)
+                .is_some_and(|m| m.is_predicate());
         }
         false
     }

@@ -4,6 +4,7 @@ pub mod ast;
 pub mod dialect;
 pub mod lexer;
 pub mod parser;
+pub mod printer;
 pub mod span;
 pub mod visit;
 

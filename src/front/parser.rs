@@ -13,7 +13,7 @@ use num_bigint::BigInt;
 use std::collections::HashSet;
 
 /// Words that are never identifiers (pvl.md §2.4 hard keywords).
-const HARD_KEYWORDS: &[&str] = &[
+pub const HARD_KEYWORDS: &[&str] = &[
     "and",
     "barrier",
     "boolean",
@@ -52,7 +52,7 @@ const HARD_KEYWORDS: &[&str] = &[
 ];
 
 /// Words reserved inside expressions.
-const VALUE_WORDS: &[&str] = &[
+pub const VALUE_WORDS: &[&str] = &[
     "write", "read", "none", "empty", "None", "true", "false", "null", "this",
 ];
 
@@ -149,6 +149,40 @@ impl Parsed {
 }
 
 pub fn parse(src: &str, opts: &ParseOptions) -> Parsed {
+    on_parser_stack(|| parse_here(src, opts))
+}
+
+/// Stack size of the thread the parser runs on. The parser recurses once per nesting level, up
+/// to `MAX_DEPTH`; unoptimised builds use tens of KiB per statement level (`parse_stmt_inner`
+/// alone has a 28 KiB frame), far more than the 2 MiB of a test thread at the limit.
+const PARSER_STACK: usize = 256 << 20;
+
+/// Run `f` on a thread with `PARSER_STACK` bytes of stack (reserved, not committed), or on the
+/// current thread if no thread can be started. A panic in `f` is passed on to the caller.
+fn on_parser_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    let slot = std::sync::Mutex::new(Some(f));
+    let take = || slot.lock().ok().and_then(|mut g| g.take());
+    let spawned = std::thread::scope(|s| {
+        let h = std::thread::Builder::new()
+            .name("alpine-parser".into())
+            .stack_size(PARSER_STACK)
+            .spawn_scoped(s, || take().map(|f| f()));
+        match h {
+            Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            Err(_) => None,
+        }
+    });
+    match spawned {
+        Some(v) => v,
+        // The thread could not be started, so `f` is still in its slot.
+        None => match take() {
+            Some(f) => f(),
+            None => unreachable!("the parser thread neither ran nor returned its closure"),
+        },
+    }
+}
+
+fn parse_here(src: &str, opts: &ParseOptions) -> Parsed {
     let lexed = lex(src);
     let (dialect, settled) = dialect::select(src, &lexed.tokens, opts.dialect);
     let mut p = Parser {
@@ -178,7 +212,8 @@ pub fn parse(src: &str, opts: &ParseOptions) -> Parsed {
     {
         diagnostics.retain(|d| {
             d.message.starts_with("unterminated")
-                || (!d.message.starts_with("unbalanced") && d.primary_span().is_some_and(|s| s.lo < cut))
+                || (!d.message.starts_with("unbalanced")
+                    && d.primary_span().is_some_and(|s| s.lo < cut))
         });
     }
     diagnostics.sort_by_key(|d| (d.primary_span().map_or(0, |s| s.lo), !d.is_error()));
@@ -193,6 +228,10 @@ pub fn parse(src: &str, opts: &ParseOptions) -> Parsed {
 
 /// Parse a standalone expression (used for command-line arguments such as `--locations`).
 pub fn parse_expr_text(src: &str, dialect: Dialect) -> Result<Expr, Vec<Diagnostic>> {
+    on_parser_stack(|| parse_expr_here(src, dialect))
+}
+
+fn parse_expr_here(src: &str, dialect: Dialect) -> Result<Expr, Vec<Diagnostic>> {
     let lexed = lex(src);
     if !lexed.errors.is_empty() {
         return Err(lexed.errors);
@@ -353,7 +392,10 @@ impl<'s> Parser<'s> {
         if what.contains("`;`") && self.pos > 0 {
             let prev = self.toks[self.pos - 1].span;
             d = d
-                .with_secondary(Span::new(prev.end(), prev.end()), "a `;` may be missing here")
+                .with_secondary(
+                    Span::new(prev.end(), prev.end()),
+                    "a `;` may be missing here",
+                )
                 .with_help("end the statement before it with `;`");
         } else if t.kind == TokKind::Eof {
             d = d.with_help("the file ends too early: check for an unclosed `{` or `(`");
@@ -379,7 +421,9 @@ impl<'s> Parser<'s> {
             self.error(
                 Diagnostic::error("A0001", "nesting too deep")
                     .with_primary(t.span, "nesting limit reached here")
-                    .with_help(format!("alpine-rs accepts at most {MAX_DEPTH} nested constructs")),
+                    .with_help(format!(
+                        "alpine-rs accepts at most {MAX_DEPTH} nested constructs"
+                    )),
             );
             self.depth -= 1;
             return Err(Fail);
@@ -429,9 +473,12 @@ impl<'s> Parser<'s> {
             if t.kind == TokKind::Word && HARD_KEYWORDS.contains(&self.text_of(t)) {
                 let w = self.text_of(t);
                 self.error(
-                    Diagnostic::error("A0001", format!("`{w}` is a keyword and cannot name {what}"))
-                        .with_primary(t.span, "keyword used as a name")
-                        .with_help(format!("rename it, or write it as `` `{w}` ``")),
+                    Diagnostic::error(
+                        "A0001",
+                        format!("`{w}` is a keyword and cannot name {what}"),
+                    )
+                    .with_primary(t.span, "keyword used as a name")
+                    .with_help(format!("rename it, or write it as `` `{w}` ``")),
                 );
                 return Err(Fail);
             }
@@ -608,7 +655,10 @@ impl<'s> Parser<'s> {
                 self.error(
                     Diagnostic::error(
                         "A0001",
-                        format!("unbalanced braces: end of file reached inside the body of class `{}`", name.name),
+                        format!(
+                            "unbalanced braces: end of file reached inside the body of class `{}`",
+                            name.name
+                        ),
                     )
                     .with_primary(eof, "expected `}` before the end of the file")
                     .with_secondary(name.span, "class declared here")
@@ -690,12 +740,58 @@ impl<'s> Parser<'s> {
         // `context = 1;`, `given.x`, `requires++` … are uses of a variable with that name.
         let n = self.tok_at(1);
         let nt = self.text_of(n);
+        if n.kind == TokKind::Punct && nt == "[" {
+            // `requires[i] = 1;` indexes a variable; `requires [1\2]Perm(…);` and
+            // `requires [x] == s;` are clauses. Decide by what follows the matching `]`.
+            return !self.index_target_at(1);
+        }
         !(n.kind == TokKind::Punct
             && matches!(
                 nt,
-                "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "." | "++" | "--" | "[" | ")" | ","
+                "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "." | "++" | "--" | ")" | ","
             ))
             || (self.text_of(t) == "decreases" && nt == ";")
+    }
+
+    /// Is the `[` at offset `n` an index whose `]` is followed by an assignment, an increment or
+    /// a further `[`/`.` (the shape of an assignment target)?
+    fn index_target_at(&self, n: usize) -> bool {
+        let mut depth = 0usize;
+        let mut i = n;
+        loop {
+            let t = self.tok_at(i);
+            // Bounded look-ahead keeps parsing linear on pathological input.
+            if t.kind == TokKind::Eof || i > n + 256 {
+                return false;
+            }
+            if t.kind == TokKind::Punct {
+                match self.text_of(t) {
+                    "[" => depth += 1,
+                    "]" => {
+                        depth = depth.saturating_sub(1);
+                        if depth == 0 {
+                            let a = self.tok_at(i + 1);
+                            return a.kind == TokKind::Punct
+                                && matches!(
+                                    self.text_of(a),
+                                    "=" | "+="
+                                        | "-="
+                                        | "*="
+                                        | "/="
+                                        | "%="
+                                        | "."
+                                        | "++"
+                                        | "--"
+                                        | "["
+                                );
+                        }
+                    }
+                    ";" | "{" | "}" => return false,
+                    _ => {}
+                }
+            }
+            i += 1;
+        }
     }
 
     fn parse_clause(&mut self) -> PResult<Clause> {
@@ -761,7 +857,9 @@ impl<'s> Parser<'s> {
                 break;
             }
             // `pure` etc. are contextual: `int pure;` is not a modifier use.
-            if m != Modifier::Static && !(self.is_ident_tok(self.tok_at(1)) || self.tok_at(1).kind == TokKind::Word) {
+            if m != Modifier::Static
+                && !(self.is_ident_tok(self.tok_at(1)) || self.tok_at(1).kind == TokKind::Word)
+            {
                 break;
             }
             self.bump();
@@ -782,12 +880,26 @@ impl<'s> Parser<'s> {
         if self.is_word("constructor") && self.is_punct_at(1, "(") {
             let kw = self.bump();
             let name = Ident::new("constructor", kw.span);
-            return self.finish_method(lo, prefix, mods, MethodKind::CtorV2, Type::new(TypeKind::Void), name);
+            return self.finish_method(
+                lo,
+                prefix,
+                mods,
+                MethodKind::CtorV2,
+                Type::new(TypeKind::Void),
+                name,
+            );
         }
         if self.is_ident() && self.is_punct_at(1, "(") && class.is_some() {
             let t = self.bump();
             let name = self.ident_from(t);
-            return self.finish_method(lo, prefix, mods, MethodKind::CtorV1, Type::new(TypeKind::Void), name);
+            return self.finish_method(
+                lo,
+                prefix,
+                mods,
+                MethodKind::CtorV1,
+                Type::new(TypeKind::Void),
+                name,
+            );
         }
         let ty = self.parse_type()?;
         let name = self.expect_ident("a member name")?;
@@ -894,7 +1006,11 @@ impl<'s> Parser<'s> {
         let kind = match opt {
             OptKind::Unroll | OptKind::Merge => {
                 let var = self.annot_ident(word, "the loop variable")?;
-                let factor = self.annot_int(word, if opt == OptKind::Unroll { "K" } else { "M" }, "<var>")?;
+                let factor = self.annot_int(
+                    word,
+                    if opt == OptKind::Unroll { "K" } else { "M" },
+                    "<var>",
+                )?;
                 if opt == OptKind::Unroll {
                     AnnotKind::Unroll { var, factor }
                 } else {
@@ -972,17 +1088,18 @@ impl<'s> Parser<'s> {
                     }
                 };
                 self.bump();
-                let size = if self.tok().kind == TokKind::Int || self.is_ident() || self.is_punct("(") {
-                    self.annot_operand(word, "the tile size")?
-                } else {
-                    let t = self.tok();
-                    self.error(
-                        Diagnostic::error("A0003", "`gpuopt tile` lacks the tile size")
-                            .with_primary(t.span, "expected a tile size")
-                            .with_help("syntax: gpuopt tile inter|intra <N>;"),
-                    );
-                    return Err(Fail);
-                };
+                let size =
+                    if self.tok().kind == TokKind::Int || self.is_ident() || self.is_punct("(") {
+                        self.annot_operand(word, "the tile size")?
+                    } else {
+                        let t = self.tok();
+                        self.error(
+                            Diagnostic::error("A0003", "`gpuopt tile` lacks the tile size")
+                                .with_primary(t.span, "expected a tile size")
+                                .with_help("syntax: gpuopt tile inter|intra <N>;"),
+                        );
+                        return Err(Fail);
+                    };
                 AnnotKind::Tile { mode, size }
             }
             OptKind::Fuse => {
@@ -995,9 +1112,12 @@ impl<'s> Parser<'s> {
             let t = self.tok();
             let found = self.describe(t);
             self.error(
-                Diagnostic::error("A0003", format!("unexpected {found} in a `gpuopt {word}` annotation"))
-                    .with_primary(t.span, "expected `;` to end the annotation")
-                    .with_help(format!("syntax: {}", annot_syntax(opt, word))),
+                Diagnostic::error(
+                    "A0003",
+                    format!("unexpected {found} in a `gpuopt {word}` annotation"),
+                )
+                .with_primary(t.span, "expected `;` to end the annotation")
+                .with_help(format!("syntax: {}", annot_syntax(opt, word))),
             );
             return Err(Fail);
         }
@@ -1017,9 +1137,15 @@ impl<'s> Parser<'s> {
             let t = self.tok();
             let found = self.describe(t);
             self.error(
-                Diagnostic::error("A0003", format!("`gpuopt {word}` needs {what}, found {found}"))
-                    .with_primary(t.span, format!("expected {what}"))
-                    .with_help(format!("syntax: {}", annot_syntax(OptKind::from_word(word).unwrap_or(OptKind::Unroll), word))),
+                Diagnostic::error(
+                    "A0003",
+                    format!("`gpuopt {word}` needs {what}, found {found}"),
+                )
+                .with_primary(t.span, format!("expected {what}"))
+                .with_help(format!(
+                    "syntax: {}",
+                    annot_syntax(OptKind::from_word(word).unwrap_or(OptKind::Unroll), word)
+                )),
             );
             Err(Fail)
         }
@@ -1031,14 +1157,20 @@ impl<'s> Parser<'s> {
         if t.kind == TokKind::Int {
             self.bump();
             let value = self.text_of(t).parse::<u64>().unwrap_or(u64::MAX);
-            return Ok(IntArg { value, span: t.span });
+            return Ok(IntArg {
+                value,
+                span: t.span,
+            });
         }
         let (msg, label) = if self.is_punct("-") && self.tok_at(1).kind == TokKind::Int {
             let sp = t.span.to(self.tok_at(1).span);
             self.error(
                 Diagnostic::error(
                     "A0003",
-                    format!("the factor of {word} must be an unsigned number, not `-{}`", self.text_at(1)),
+                    format!(
+                        "the factor of {word} must be an unsigned number, not `-{}`",
+                        self.text_at(1)
+                    ),
                 )
                 .with_primary(sp, "negative factor")
                 .with_help(format!("syntax: {}", annot_syntax(opt, word))),
@@ -1048,13 +1180,20 @@ impl<'s> Parser<'s> {
             (
                 format!(
                     "`gpuopt {word}` lacks the number {name}{}",
-                    if before.is_empty() { String::new() } else { format!(" after {before}") }
+                    if before.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" after {before}")
+                    }
                 ),
                 format!("expected the number {name} here"),
             )
         } else {
             (
-                format!("`gpuopt {word}` needs the number {name}, found {}", self.describe(t)),
+                format!(
+                    "`gpuopt {word}` needs the number {name}, found {}",
+                    self.describe(t)
+                ),
                 format!("expected an unsigned integer {name}"),
             )
         };
@@ -1098,25 +1237,40 @@ impl<'s> Parser<'s> {
             let t = self.tok();
             let found = self.describe(t);
             self.error(
-                Diagnostic::error("A0003", format!("`gpuopt glob_to_reg` needs an array name, found {found}"))
-                    .with_primary(t.span, "expected the array")
-                    .with_help("syntax: gpuopt glob_to_reg <array> <loc> <loc>…;"),
+                Diagnostic::error(
+                    "A0003",
+                    format!("`gpuopt glob_to_reg` needs an array name, found {found}"),
+                )
+                .with_primary(t.span, "expected the array")
+                .with_help("syntax: gpuopt glob_to_reg <array> <loc> <loc>…;"),
             );
             return Err(Fail);
         }
         let t = self.bump();
-        let mut e = Expr::new(ExprKind::Name(self.ident_from(t)), t.span);
+        let e = Expr::new(ExprKind::Name(self.ident_from(t)), t.span);
+        let saved = self.depth;
+        let r = self.annot_array_suffixes(lo, e);
+        self.depth = saved;
+        r
+    }
+
+    fn annot_array_suffixes(&mut self, lo: usize, mut e: Expr) -> PResult<Expr> {
         loop {
             if self.is_punct(".") && self.is_ident_tok(self.tok_at(1)) {
+                self.enter()?;
                 self.bump();
                 let f = self.bump();
                 let id = self.ident_from(f);
                 e = Expr::new(ExprKind::Field(Box::new(e), id), self.span_from(lo));
             } else if self.is_punct("[") {
+                self.enter()?;
                 self.bump();
                 let i = self.parse_expr()?;
                 self.expect_punct("]")?;
-                e = Expr::new(ExprKind::Index(Box::new(e), Box::new(i)), self.span_from(lo));
+                e = Expr::new(
+                    ExprKind::Index(Box::new(e), Box::new(i)),
+                    self.span_from(lo),
+                );
             } else {
                 break;
             }
@@ -1138,7 +1292,16 @@ impl<'s> Parser<'s> {
     /// Parse a type without reporting errors; restores the position on failure.
     fn try_type(&mut self) -> Option<Type> {
         let start = self.pos;
-        let r = self.try_type_inner();
+        // Type arguments and array dimensions nest the type; a speculative parse stops silently
+        // at the depth limit (the caller then reports what it expected).
+        let saved = self.depth;
+        let r = if self.depth < MAX_DEPTH {
+            self.depth += 1;
+            self.try_type_inner()
+        } else {
+            None
+        };
+        self.depth = saved;
         if r.is_none() {
             self.pos = start;
         }
@@ -1250,7 +1413,8 @@ impl<'s> Parser<'s> {
         };
         // Array dimensions: `[]`* or sized `[E]`+.
         let mut sizes: Vec<Option<Expr>> = Vec::new();
-        while self.is_punct("[") {
+        while self.is_punct("[") && self.depth < MAX_DEPTH {
+            self.depth += 1;
             if self.is_punct_at(1, "]") {
                 self.bump();
                 self.bump();
@@ -1304,10 +1468,13 @@ impl<'s> Parser<'s> {
             if self.at_eof() {
                 let eof = Span::new(self.prev_end(), self.prev_end());
                 self.error(
-                    Diagnostic::error("A0001", "unbalanced braces: end of file reached inside a block")
-                        .with_primary(eof, "expected `}` before the end of the file")
-                        .with_secondary(open, "block opened here")
-                        .with_help("close the block with `}`"),
+                    Diagnostic::error(
+                        "A0001",
+                        "unbalanced braces: end of file reached inside a block",
+                    )
+                    .with_primary(eof, "expected `}` before the end of the file")
+                    .with_secondary(open, "block opened here")
+                    .with_help("close the block with `}`"),
                 );
                 return Err(Fail);
             }
@@ -1495,8 +1662,12 @@ impl<'s> Parser<'s> {
 
     fn opaque_word_follows(&self) -> bool {
         let n = self.tok_at(1);
-        matches!(n.kind, TokKind::Word | TokKind::Int | TokKind::BsWord | TokKind::QuotedWord)
-            || (n.kind == TokKind::Punct && matches!(self.text_of(n), "{" | "(") && self.tok_at(1).space_before)
+        matches!(
+            n.kind,
+            TokKind::Word | TokKind::Int | TokKind::BsWord | TokKind::QuotedWord
+        ) || (n.kind == TokKind::Punct
+            && matches!(self.text_of(n), "{" | "(")
+            && self.tok_at(1).space_before)
     }
 
     /// Opaque statement: up to the `;` that ends it, or through a balanced block.
@@ -1504,7 +1675,8 @@ impl<'s> Parser<'s> {
         let kw = self.text().to_string();
         let mut depth = 0i32;
         while !self.at_eof() {
-            if self.is_punct("(") || self.is_punct("[") || self.is_punct("{") || self.is_punct("{*") {
+            if self.is_punct("(") || self.is_punct("[") || self.is_punct("{") || self.is_punct("{*")
+            {
                 depth += 1;
             } else if self.is_punct(")") || self.is_punct("]") || self.is_punct("*}") {
                 depth -= 1;
@@ -1761,11 +1933,17 @@ impl<'s> Parser<'s> {
             self.error(
                 Diagnostic::error(
                     "A0001",
-                    format!("the par iterator `{}` needs a range, found {found}", name.name),
+                    format!(
+                        "the par iterator `{}` needs a range, found {found}",
+                        name.name
+                    ),
                 )
                 .with_primary(t.span, "expected `= lo .. hi`")
                 .with_secondary(name.span, "iterator declared here")
-                .with_help(format!("give it a range: par blk (int {} = lo .. hi)", name.name)),
+                .with_help(format!(
+                    "give it a range: par blk (int {} = lo .. hi)",
+                    name.name
+                )),
             );
             return Err(Fail);
         }
@@ -1799,7 +1977,10 @@ impl<'s> Parser<'s> {
         let mut contract = Vec::new();
         let mut contract_in_braces = false;
         let mut body = None;
-        if self.is_punct("{") && (self.is_clause_word_at(1) || self.is_punct_at(1, "}")) && !self.at_clause_after_brace_is_empty_block() {
+        if self.is_punct("{")
+            && (self.is_clause_word_at(1) || self.is_punct_at(1, "}"))
+            && !self.at_clause_after_brace_is_empty_block()
+        {
             // `barrier(L) { clauses }`
             contract_in_braces = true;
             self.bump();
@@ -1900,11 +2081,21 @@ impl<'s> Parser<'s> {
         let name_tok = self.tok();
         let is_name = self.is_ident_tok(name_tok);
         let after = self.tok_at(1);
-        let after_ok = after.kind == TokKind::Punct && matches!(self.text_of(after), "=" | "," | ";" | ")");
+        let after_ok =
+            after.kind == TokKind::Punct && matches!(self.text_of(after), "=" | "," | ";" | ")");
         if !(is_name && after_ok) {
             // Not a declaration; but `int tile = 4;` style uses of keywords as names deserve a
             // precise message rather than a confusing expression error.
-            if after_ok && name_tok.kind == TokKind::Word && matches!(ty.kind, TypeKind::Int | TypeKind::Boolean | TypeKind::Array(..) | TypeKind::Generic1(..)) {
+            if after_ok
+                && name_tok.kind == TokKind::Word
+                && matches!(
+                    ty.kind,
+                    TypeKind::Int
+                        | TypeKind::Boolean
+                        | TypeKind::Array(..)
+                        | TypeKind::Generic1(..)
+                )
+            {
                 self.expect_ident("a variable")?;
             }
             self.pos = start;
@@ -1962,10 +2153,12 @@ impl<'s> Parser<'s> {
             self.bump();
             // The predicate stops before `in`, which is also the membership operator.
             let p = self.parse_binary(LEVEL_IN + 1)?;
-            if !(self.eat_word("in") || (self.is_bsword("\\in") && {
-                self.bump();
-                true
-            })) {
+            if !(self.eat_word("in")
+                || (self.is_bsword("\\in") && {
+                    self.bump();
+                    true
+                }))
+            {
                 return Err(self.error_expected("`in`"));
             }
             let e = self.parse_expr()?;
@@ -2055,7 +2248,10 @@ impl<'s> Parser<'s> {
     /// Precedence climbing over levels ≥ `min` (levels 3–12 of pvl.md §4).
     fn parse_binary(&mut self, min: u8) -> PResult<Expr> {
         self.enter()?;
+        let saved = self.depth;
         let r = self.parse_binary_inner(min);
+        // The loop enters once per operator (each nests the tree deeper); undo them all.
+        self.depth = saved;
         self.leave();
         r
     }
@@ -2067,6 +2263,7 @@ impl<'s> Parser<'s> {
             if level < min {
                 break;
             }
+            self.enter()?;
             let op_span = self.bump().span;
             let next_min = if right { level } else { level + 1 };
             let rhs = self.parse_binary(next_min)?;
@@ -2135,10 +2332,15 @@ impl<'s> Parser<'s> {
                 "A0010",
                 format!("`{text}` is read differently by VerCors 1.4 and VerCors 2"),
             )
-            .with_primary(op_span, format!("read as {reading} in the {} dialect", self.dialect.name()))
+            .with_primary(
+                op_span,
+                format!("read as {reading} in the {} dialect", self.dialect.name()),
+            )
             .with_secondary(side.span, "this operand")
             .with_note(format!("the other dialect reads it as {other}"))
-            .with_help(format!("add parentheses to keep the current meaning: {reading}")),
+            .with_help(format!(
+                "add parentheses to keep the current meaning: {reading}"
+            )),
         );
     }
 
@@ -2152,10 +2354,17 @@ impl<'s> Parser<'s> {
     fn parse_unary_inner(&mut self) -> PResult<Expr> {
         let lo = self.tok().span.start();
         if self.is_punct("!") || self.is_punct("-") {
-            let op = if self.is_punct("!") { UnOp::Not } else { UnOp::Neg };
+            let op = if self.is_punct("!") {
+                UnOp::Not
+            } else {
+                UnOp::Neg
+            };
             self.bump();
             let e = self.parse_unary()?;
-            return Ok(Expr::new(ExprKind::Unary(op, Box::new(e)), self.span_from(lo)));
+            return Ok(Expr::new(
+                ExprKind::Unary(op, Box::new(e)),
+                self.span_from(lo),
+            ));
         }
         if self.is_word("new") {
             return self.parse_new(lo);
@@ -2171,7 +2380,10 @@ impl<'s> Parser<'s> {
             let t = self.bump();
             let name = self.ident_from(t);
             let args = self.parse_args()?;
-            return Ok(Expr::new(ExprKind::NewObject(name, args), self.span_from(lo)));
+            return Ok(Expr::new(
+                ExprKind::NewObject(name, args),
+                self.span_from(lo),
+            ));
         }
         // Element type without dimensions, then sized dimensions.
         let t = self.tok();
@@ -2225,9 +2437,18 @@ impl<'s> Parser<'s> {
         self.is_punct("(") && !(self.operand_mode && self.tok().space_before)
     }
 
-    fn parse_postfix(&mut self, lo: usize, mut e: Expr) -> PResult<Expr> {
+    fn parse_postfix(&mut self, lo: usize, e: Expr) -> PResult<Expr> {
+        // Each suffix nests the tree one level deeper: count them against the depth limit.
+        let saved = self.depth;
+        let r = self.parse_postfix_chain(lo, e);
+        self.depth = saved;
+        r
+    }
+
+    fn parse_postfix_chain(&mut self, lo: usize, mut e: Expr) -> PResult<Expr> {
         loop {
             if self.is_punct(".") && !self.is_punct_at(1, ".") {
+                self.enter()?;
                 self.bump();
                 let name = self.expect_ident("a field or method name")?;
                 if self.call_paren_follows() {
@@ -2246,7 +2467,11 @@ impl<'s> Parser<'s> {
                 } else {
                     e = Expr::new(ExprKind::Field(Box::new(e), name), self.span_from(lo));
                 }
-            } else if (self.is_punct("->") || self.is_punct("?.")) && self.is_ident_tok(self.tok_at(1)) && self.is_punct_at(2, "(") {
+            } else if (self.is_punct("->") || self.is_punct("?."))
+                && self.is_ident_tok(self.tok_at(1))
+                && self.is_punct_at(2, "(")
+            {
+                self.enter()?;
                 self.bump();
                 let t = self.bump();
                 let name = self.ident_from(t);
@@ -2263,6 +2488,7 @@ impl<'s> Parser<'s> {
                     self.span_from(lo),
                 );
             } else if self.is_punct("[") {
+                self.enter()?;
                 self.bump();
                 if self.eat_punct("..") {
                     let hi = self.parse_expr()?;
@@ -2294,7 +2520,10 @@ impl<'s> Parser<'s> {
                     );
                 } else {
                     self.expect_punct("]")?;
-                    e = Expr::new(ExprKind::Index(Box::new(e), Box::new(i)), self.span_from(lo));
+                    e = Expr::new(
+                        ExprKind::Index(Box::new(e), Box::new(i)),
+                        self.span_from(lo),
+                    );
                 }
             } else {
                 break;
@@ -2388,7 +2617,10 @@ impl<'s> Parser<'s> {
                     self.bump();
                     let e = self.parse_expr()?;
                     self.expect_punct(":}")?;
-                    Ok(Expr::new(ExprKind::Trigger(Box::new(e)), self.span_from(lo)))
+                    Ok(Expr::new(
+                        ExprKind::Trigger(Box::new(e)),
+                        self.span_from(lo),
+                    ))
                 }
                 "*" => {
                     self.bump();
@@ -2487,10 +2719,13 @@ impl<'s> Parser<'s> {
         }
         if !self.is_ident_tok(t) {
             let found = self.describe(t);
-            let mut d = Diagnostic::error("A0001", format!("expected an expression, found {found}"))
-                .with_primary(t.span, "expected an expression");
+            let mut d =
+                Diagnostic::error("A0001", format!("expected an expression, found {found}"))
+                    .with_primary(t.span, "expected an expression");
             if HARD_KEYWORDS.contains(&s) {
-                d = d.with_help(format!("`{s}` is a keyword; write `` `{s}` `` to use it as a name"));
+                d = d.with_help(format!(
+                    "`{s}` is a keyword; write `` `{s}` `` to use it as a name"
+                ));
             }
             self.error(d);
             return Err(Fail);
@@ -2600,7 +2835,10 @@ impl<'s> Parser<'s> {
                 self.expect_punct("(")?;
                 let e = self.parse_expr()?;
                 self.expect_punct(")")?;
-                Ok(Expr::new(ExprKind::Old(Box::new(e), label), self.span_from(lo)))
+                Ok(Expr::new(
+                    ExprKind::Old(Box::new(e), label),
+                    self.span_from(lo),
+                ))
             }
             "\\unfolding" => self.parse_expr_inner(),
             _ => {
@@ -2736,7 +2974,7 @@ impl<'s> Parser<'s> {
 
     fn parse_bracket(&mut self, lo: usize) -> PResult<Expr> {
         self.bump(); // [
-        // `[t: T]`
+                     // `[t: T]`
         if self.is_word("t") && self.is_punct_at(1, ":") {
             self.bump();
             self.bump();
@@ -2773,7 +3011,12 @@ impl<'s> Parser<'s> {
         }
         self.expect_punct("]")?;
         // `[π]R`: scaling, when a resource-shaped primary follows directly.
-        if elems.len() == 1 && (self.is_word("Perm") || self.is_word("PointsTo") || self.is_word("Value") || self.is_punct("(")) {
+        if elems.len() == 1
+            && (self.is_word("Perm")
+                || self.is_word("PointsTo")
+                || self.is_word("Value")
+                || self.is_punct("("))
+        {
             let r = self.parse_unary()?;
             let pi = elems.pop().ok_or(Fail)?;
             return Ok(Expr::new(
@@ -2799,7 +3042,10 @@ impl<'s> Parser<'s> {
             self.bump();
             let ty = self.parse_type()?;
             self.expect_punct("}")?;
-            return Ok(Expr::new(ExprKind::EmptyCollection(kind, ty), self.span_from(lo)));
+            return Ok(Expr::new(
+                ExprKind::EmptyCollection(kind, ty),
+                self.span_from(lo),
+            ));
         }
         if self.is_punct("}") {
             self.bump();

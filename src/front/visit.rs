@@ -48,7 +48,10 @@ pub fn stmt_exprs<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Expr)) {
         }
     };
     match &s.kind {
-        StmtKind::Decl { vars, .. } => vars.iter().filter_map(|d| d.init.as_ref()).for_each(|e| f(e)),
+        StmtKind::Decl { vars, .. } => vars
+            .iter()
+            .filter_map(|d| d.init.as_ref())
+            .for_each(|e| f(e)),
         StmtKind::Assign { target, value } | StmtKind::CompoundAssign { target, value, .. } => {
             f(target);
             f(value);
@@ -89,8 +92,14 @@ pub fn walk_expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
     f(e);
     use ExprKind as K;
     match &e.kind {
-        K::Unary(_, x) | K::Old(x, _) | K::Length(x) | K::Trigger(x) | K::Labelled(_, x) => walk_expr(x, f),
-        K::Binary(_, l, r) | K::Index(l, r) | K::Unfolding(l, r) | K::Scale(l, r) | K::Range(_, l, r) => {
+        K::Unary(_, x) | K::Old(x, _) | K::Length(x) | K::Trigger(x) | K::Labelled(_, x) => {
+            walk_expr(x, f)
+        }
+        K::Binary(_, l, r)
+        | K::Index(l, r)
+        | K::Unfolding(l, r)
+        | K::Scale(l, r)
+        | K::Range(_, l, r) => {
             walk_expr(l, f);
             walk_expr(r, f);
         }
@@ -119,7 +128,12 @@ pub fn walk_expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
             args.iter().for_each(|a| walk_expr(a, f))
         }
         K::Collection { elems, .. } => elems.iter().for_each(|a| walk_expr(a, f)),
-        K::Quant { bindings, cond, body, .. } => {
+        K::Quant {
+            bindings,
+            cond,
+            body,
+            ..
+        } => {
             for b in bindings {
                 if let Some((lo, hi)) = &b.range {
                     walk_expr(lo, f);

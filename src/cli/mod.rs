@@ -1,0 +1,63 @@
+//! Command-line interface: one module per subcommand. Exit codes everywhere: 0 success; 1 the
+//! tool worked but the answer is no; 2 bad input or usage; 3 could not decide.
+
+pub mod apply;
+pub mod backend;
+pub mod common;
+pub mod list;
+pub mod parse;
+pub mod run;
+pub mod validate;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "alpine-rs",
+    version,
+    about = "Annotation-aware optimization of verified GPU kernels (PVL)",
+    long_about = "alpine-rs applies the six Alpinist optimizations (loop unrolling, iteration merging, \
+data prefetching, matrix linearization, tiling, kernel fusion) to PVL programs, rewriting the code \
+and its VerCors annotations so that the result still verifies. Applicability is checked with Z3 \
+from the program's own annotations."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Parse files and report syntax errors (exit 0 if all parse, 2 otherwise).
+    Parse(parse::ParseArgs),
+    /// List the optimization sites of a file (loops, par blocks, methods) with their annotations.
+    List(list::ListArgs),
+    /// Apply optimizations: the file's own `gpuopt` annotations, or `--opt KIND --at line:N`.
+    Apply(apply::ApplyArgs),
+    /// Provision or inspect the Viper/Silicon verifier backend.
+    Backend(backend::BackendArgs),
+    /// Run a program with runtime checks of every annotation, races and divergence.
+    Run(run::RunArgs),
+    /// Run two programs on the same generated inputs and compare their final states.
+    Validate(validate::ValidateArgs),
+}
+
+pub fn main() -> u8 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // clap prints help/version on stdout with exit 0, usage errors on stderr.
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match cli.command {
+        Command::Parse(a) => parse::main(a),
+        Command::List(a) => list::main(a),
+        Command::Apply(a) => apply::main(a),
+        Command::Backend(a) => backend::main(a),
+        Command::Run(a) => run::main(a),
+        Command::Validate(a) => validate::main(a),
+    }
+}

@@ -1,0 +1,499 @@
+//! Input generation (semantics.md §10): sizes and scalars from a Z3 model of the precondition's
+//! shape conjuncts, array contents from a seeded PRNG. Candidates whose precondition fails at
+//! run time are rejected by the caller and redrawn.
+
+use super::compile::{CClause, CMethod, CProgram, Ty, CE};
+use super::interp::{default_of, Heap, Interp};
+use super::value::{Amt, Loc, Rng, Value};
+use crate::front::ast::BinOp;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use z3::ast::{Ast, Bool, Int};
+
+/// A concrete input value, independent of any heap.
+#[derive(Clone, Debug, PartialEq)]
+pub enum InVal {
+    Int(i64),
+    Bool(bool),
+    Null,
+    Array(Ty, Vec<InVal>),
+    Seq(Vec<InVal>),
+}
+
+impl std::fmt::Display for InVal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InVal::Int(i) => write!(f, "{i}"),
+            InVal::Bool(b) => write!(f, "{b}"),
+            InVal::Null => write!(f, "null"),
+            InVal::Array(_, v) | InVal::Seq(v) => {
+                write!(f, "[")?;
+                for (i, x) in v.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    if i >= 64 {
+                        write!(f, "… ({} more)", v.len() - i)?;
+                        break;
+                    }
+                    write!(f, "{x}")?;
+                }
+                write!(f, "]")
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Input {
+    pub args: Vec<(String, InVal)>,
+    pub this_fields: Vec<(String, InVal)>,
+    pub seed: u64,
+}
+
+impl Input {
+    pub fn describe(&self) -> String {
+        let mut parts: Vec<String> = self
+            .args
+            .iter()
+            .map(|(n, v)| format!("{n} = {v}"))
+            .collect();
+        parts.extend(
+            self.this_fields
+                .iter()
+                .map(|(n, v)| format!("this.{n} = {v}")),
+        );
+        parts.join(", ")
+    }
+}
+
+/// Put an input into the interpreter's heap. The environment receives (1, 0) of every location.
+pub fn materialize(it: &mut Interp, m: &CMethod, input: &Input) -> (Value, Vec<Value>) {
+    let mut args = Vec::new();
+    for (i, p) in m.params.iter().enumerate() {
+        let v = input
+            .args
+            .iter()
+            .find(|(n, _)| *n == p.1)
+            .map(|(_, v)| v.clone())
+            .or_else(|| input.args.get(i).map(|x| x.1.clone()))
+            .unwrap_or(InVal::Null);
+        args.push(alloc(it, &v));
+    }
+    let this = if m.is_static {
+        Value::Null
+    } else {
+        let class = &it.prog.classes[m.class as usize].clone();
+        let mut fields = Vec::new();
+        for f in &class.fields {
+            let v = input
+                .this_fields
+                .iter()
+                .find(|(n, _)| *n == f.1)
+                .map(|(_, v)| alloc(it, v))
+                .unwrap_or_else(|| default_of(&f.2));
+            fields.push(v);
+        }
+        let id = it.heap.alloc_object(m.class, fields);
+        grant(it, id);
+        Value::Ref(id)
+    };
+    (this, args)
+}
+
+fn grant(it: &mut Interp, id: u32) {
+    let locs: Vec<Loc> = it.heap.locations(id).collect();
+    for l in locs {
+        it.env_holder.add(l, &Amt::write());
+    }
+}
+
+fn alloc(it: &mut Interp, v: &InVal) -> Value {
+    match v {
+        InVal::Int(i) => Value::Int(*i),
+        InVal::Bool(b) => Value::Bool(*b),
+        InVal::Null => Value::Null,
+        InVal::Seq(xs) => Value::Seq(Rc::new(xs.iter().map(|x| alloc(it, x)).collect())),
+        InVal::Array(elem, xs) => {
+            let data: Vec<Value> = xs.iter().map(|x| alloc(it, x)).collect();
+            let id = it.heap.alloc_array(elem.clone(), data);
+            grant(it, id);
+            Value::Ref(id)
+        }
+    }
+}
+
+/// Read back an input-shaped value from a heap (for observables).
+pub fn read_back(heap: &Heap, v: &Value) -> InVal {
+    fn go(heap: &Heap, v: &Value, depth: u32) -> InVal {
+        match v {
+            Value::Int(i) => InVal::Int(*i),
+            Value::Bool(b) => InVal::Bool(*b),
+            Value::Null | Value::Unit => InVal::Null,
+            Value::Seq(s) => InVal::Seq(s.iter().map(|x| go(heap, x, depth)).collect()),
+            Value::Ref(id) => match &heap.objs[*id as usize] {
+                super::interp::HObj::Array { data, elem } if depth < 4 => InVal::Array(
+                    elem.clone(),
+                    data.iter().map(|x| go(heap, x, depth + 1)).collect(),
+                ),
+                _ => InVal::Null,
+            },
+        }
+    }
+    go(heap, v, 0)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generation
+// ---------------------------------------------------------------------------------------------
+
+/// How array contents are drawn; rotated over candidates so that content preconditions such as
+/// `a[i] >= 0` are met without content solving.
+#[derive(Clone, Copy, Debug)]
+enum Fill {
+    Random,
+    NonNeg,
+    Zero,
+    Small,
+}
+
+struct Vars<'c> {
+    ctx: &'c z3::Context,
+    ints: BTreeMap<String, Int<'c>>,
+    bools: BTreeMap<String, Bool<'c>>,
+    slot_names: BTreeMap<u32, (String, Ty)>,
+    field_names: Vec<String>,
+    this_fields: BTreeMap<String, Ty>,
+}
+
+impl<'c> Vars<'c> {
+    fn int(&mut self, n: &str) -> Int<'c> {
+        let ctx = self.ctx;
+        self.ints
+            .entry(n.to_string())
+            .or_insert_with(|| Int::new_const(ctx, n))
+            .clone()
+    }
+    fn boolean(&mut self, n: &str) -> Bool<'c> {
+        let ctx = self.ctx;
+        self.bools
+            .entry(n.to_string())
+            .or_insert_with(|| Bool::new_const(ctx, n))
+            .clone()
+    }
+    /// The input variable a reference expression stands for.
+    fn var_name(&self, e: &CE) -> Option<(String, Ty)> {
+        match e {
+            CE::Local(s) => self.slot_names.get(s).cloned(),
+            CE::Field(o, f, _) if matches!(**o, CE::This) => {
+                let n = self.field_names.get(*f as usize)?;
+                let t = self.this_fields.get(n)?;
+                Some((format!("this.{n}"), t.clone()))
+            }
+            _ => None,
+        }
+    }
+    fn tr_int(&mut self, e: &CE) -> Option<Int<'c>> {
+        Some(match e {
+            CE::Int(i) => Int::from_i64(self.ctx, *i),
+            CE::Local(_) | CE::Field(..) => {
+                let (n, t) = self.var_name(e)?;
+                if t != Ty::Int {
+                    return None;
+                }
+                self.int(&n)
+            }
+            CE::Length(x, _) => {
+                let (n, t) = self.var_name(x)?;
+                if !matches!(t, Ty::Array(_)) {
+                    return None;
+                }
+                self.int(&format!("len:{n}"))
+            }
+            CE::Neg(x, _) => self.tr_int(x)?.unary_minus(),
+            CE::Bin(op, l, r, _) => {
+                let (a, b) = (self.tr_int(l)?, self.tr_int(r)?);
+                match op {
+                    BinOp::Add => Int::add(self.ctx, &[&a, &b]),
+                    BinOp::Sub => Int::sub(self.ctx, &[&a, &b]),
+                    BinOp::Mul => Int::mul(self.ctx, &[&a, &b]),
+                    BinOp::Div => a.div(&b),
+                    BinOp::Mod => a.modulo(&b),
+                    _ => return None,
+                }
+            }
+            CE::Cond(c, a, b) => {
+                let c = self.tr_bool(c)?;
+                c.ite(&self.tr_int(a)?, &self.tr_int(b)?)
+            }
+            _ => return None,
+        })
+    }
+    fn tr_bool(&mut self, e: &CE) -> Option<Bool<'c>> {
+        let ctx = self.ctx;
+        Some(match e {
+            CE::Bool(b) => Bool::from_bool(ctx, *b),
+            CE::Local(_) | CE::Field(..) => {
+                let (n, t) = self.var_name(e)?;
+                if t != Ty::Bool {
+                    return None;
+                }
+                self.boolean(&n)
+            }
+            CE::Not(x) => self.tr_bool(x)?.not(),
+            // Permissions are the filter's business, not the shape's.
+            CE::Perm(..) => Bool::from_bool(ctx, true),
+            CE::PointsTo(l, _, v, _) => {
+                let a = self.tr_int(l)?;
+                let b = self.tr_int(v)?;
+                a._eq(&b)
+            }
+            CE::ArrayShape(a, n) => {
+                let (name, _) = self.var_name(a)?;
+                let nn = self.boolean(&format!("nn:{name}"));
+                let len = self.int(&format!("len:{name}"));
+                let n = self.tr_int(n)?;
+                Bool::and(ctx, &[&nn, &len._eq(&n)])
+            }
+            CE::MatrixShape(m, r, c) => {
+                let (name, _) = self.var_name(m)?;
+                let nn = self.boolean(&format!("nn:{name}"));
+                let len = self.int(&format!("len:{name}"));
+                let cols = self.int(&format!("cols:{name}"));
+                let (r, c) = (self.tr_int(r)?, self.tr_int(c)?);
+                Bool::and(ctx, &[&nn, &len._eq(&r), &cols._eq(&c)])
+            }
+            CE::Cond(c, a, b) => {
+                let c = self.tr_bool(c)?;
+                c.ite(&self.tr_bool(a)?, &self.tr_bool(b)?)
+            }
+            CE::Bin(op, l, r, _) => match op {
+                BinOp::And | BinOp::Star => Bool::and(ctx, &[&self.tr_bool(l)?, &self.tr_bool(r)?]),
+                BinOp::Or => Bool::or(ctx, &[&self.tr_bool(l)?, &self.tr_bool(r)?]),
+                BinOp::Implies => self.tr_bool(l)?.implies(&self.tr_bool(r)?),
+                BinOp::Eq | BinOp::Ne => {
+                    let eq = if matches!(**r, CE::Null) || matches!(**l, CE::Null) {
+                        let x = if matches!(**r, CE::Null) { l } else { r };
+                        let (name, _) = self.var_name(x)?;
+                        self.boolean(&format!("nn:{name}")).not()
+                    } else if let (Some(a), Some(b)) = (self.tr_int(l), self.tr_int(r)) {
+                        a._eq(&b)
+                    } else {
+                        let (a, b) = (self.tr_bool(l)?, self.tr_bool(r)?);
+                        a._eq(&b)
+                    };
+                    if *op == BinOp::Eq {
+                        eq
+                    } else {
+                        eq.not()
+                    }
+                }
+                BinOp::Lt => self.tr_int(l)?.lt(&self.tr_int(r)?),
+                BinOp::Le => self.tr_int(l)?.le(&self.tr_int(r)?),
+                BinOp::Gt => self.tr_int(l)?.gt(&self.tr_int(r)?),
+                BinOp::Ge => self.tr_int(l)?.ge(&self.tr_int(r)?),
+                _ => return None,
+            },
+            _ => return None,
+        })
+    }
+}
+
+/// Generate candidate input `attempt` for `method` (semantics.md §10.2 stages 1 and 2).
+pub fn generate(
+    prog: &CProgram,
+    method: u32,
+    seed: u64,
+    attempt: u32,
+    input_index: u64,
+) -> Result<Input, String> {
+    let m = &prog.methods[method as usize];
+    let mut rng = Rng::new(seed ^ (attempt as u64).wrapping_mul(0x9E37_79B9));
+    let mut cfg = z3::Config::new();
+    cfg.set_timeout_msec(2000);
+    let ctx = z3::Context::new(&cfg);
+    let mut vars = Vars {
+        ctx: &ctx,
+        ints: BTreeMap::new(),
+        bools: BTreeMap::new(),
+        slot_names: m
+            .params
+            .iter()
+            .map(|p| (p.0, (p.1.clone(), p.2.clone())))
+            .collect(),
+        field_names: prog.field_names.clone(),
+        this_fields: if m.is_static {
+            BTreeMap::new()
+        } else {
+            prog.classes[m.class as usize]
+                .fields
+                .iter()
+                .map(|f| (f.1.clone(), f.2.clone()))
+                .collect()
+        },
+    };
+    let opt = z3::Optimize::new(&ctx);
+    let conj: Vec<&CClause> = m.pre.iter().collect();
+    for c in conj {
+        if let Some(b) = vars.tr_bool(&c.e) {
+            opt.assert(&b);
+        }
+    }
+    // Declare every scalar/array input so that it has bounds and a soft target.
+    let mut inputs: Vec<(String, Ty)> = m
+        .params
+        .iter()
+        .map(|p| (p.1.clone(), p.2.clone()))
+        .collect();
+    inputs.extend(
+        vars.this_fields
+            .iter()
+            .map(|(n, t)| (format!("this.{n}"), t.clone())),
+    );
+    let class = (input_index as u32 + attempt / 8) % 4;
+    for (n, t) in &inputs {
+        match t {
+            Ty::Int => {
+                let v = vars.int(n);
+                opt.assert(&v.ge(&Int::from_i64(&ctx, -(1 << 16))));
+                opt.assert(&v.le(&Int::from_i64(&ctx, 1 << 16)));
+                let target = if attempt >= 24 {
+                    rng.range(0, 8)
+                } else {
+                    rng.range(-4, 40)
+                };
+                opt.assert_soft(&v._eq(&Int::from_i64(&ctx, target)), 1u64, None);
+            }
+            Ty::Bool => {
+                let v = vars.boolean(n);
+                opt.assert_soft(&v._eq(&Bool::from_bool(&ctx, rng.chance(50))), 1u64, None);
+            }
+            Ty::Array(inner) => {
+                let len = vars.int(&format!("len:{n}"));
+                let nn = vars.boolean(&format!("nn:{n}"));
+                opt.assert(&len.ge(&Int::from_i64(&ctx, 0)));
+                opt.assert(&len.le(&Int::from_i64(&ctx, 4096)));
+                opt.assert_soft(&nn, 4u64, None);
+                let target = match class {
+                    0 => 32 * rng.range(1, 4),
+                    1 => 32 * rng.range(0, 3) + 1,
+                    2 => rng.range(1, 3),
+                    _ => rng.range(0, 100),
+                };
+                let target = if attempt >= 24 {
+                    rng.range(1, 8)
+                } else {
+                    target
+                };
+                opt.assert_soft(&len._eq(&Int::from_i64(&ctx, target)), 2u64, None);
+                if matches!(**inner, Ty::Array(_)) {
+                    let cols = vars.int(&format!("cols:{n}"));
+                    opt.assert(&cols.ge(&Int::from_i64(&ctx, 0)));
+                    opt.assert(&cols.le(&Int::from_i64(&ctx, 64)));
+                    opt.assert_soft(&cols._eq(&Int::from_i64(&ctx, rng.range(1, 8))), 1u64, None);
+                }
+            }
+            _ => {}
+        }
+    }
+    let model = match opt.check(&[]) {
+        z3::SatResult::Sat => opt.get_model(),
+        z3::SatResult::Unsat => {
+            return Err(
+                "the precondition's shape part is unsatisfiable within the default bounds".into(),
+            )
+        }
+        z3::SatResult::Unknown => None,
+    };
+    let geti = |n: &str, vars: &mut Vars, rng: &mut Rng, dflt: (i64, i64)| -> i64 {
+        let v = vars.int(n);
+        model
+            .as_ref()
+            .and_then(|md| md.eval(&v, true))
+            .and_then(|x| x.as_i64())
+            .unwrap_or_else(|| rng.range(dflt.0, dflt.1))
+    };
+    let getb = |n: &str, vars: &mut Vars, rng: &mut Rng| -> bool {
+        let v = vars.boolean(n);
+        model
+            .as_ref()
+            .and_then(|md| md.eval(&v, true))
+            .and_then(|x| x.as_bool())
+            .unwrap_or_else(|| rng.chance(50))
+    };
+    let fill = match (attempt / 3) % 4 {
+        0 => Fill::Random,
+        1 => Fill::NonNeg,
+        2 => Fill::Small,
+        _ => Fill::Zero,
+    };
+    let mut input = Input {
+        seed,
+        ..Input::default()
+    };
+    for (n, t) in &inputs {
+        let v = match t {
+            Ty::Int => InVal::Int(geti(n, &mut vars, &mut rng, (0, 16))),
+            Ty::Bool => InVal::Bool(getb(n, &mut vars, &mut rng)),
+            Ty::Array(inner) => {
+                if !getb(&format!("nn:{n}"), &mut vars, &mut rng) {
+                    InVal::Null
+                } else {
+                    let len = geti(&format!("len:{n}"), &mut vars, &mut rng, (0, 16)).clamp(0, 4096)
+                        as usize;
+                    match &**inner {
+                        Ty::Array(elem) => {
+                            let cols = geti(&format!("cols:{n}"), &mut vars, &mut rng, (1, 8))
+                                .clamp(0, 64) as usize;
+                            InVal::Array(
+                                (**inner).clone(),
+                                (0..len)
+                                    .map(|_| {
+                                        InVal::Array(
+                                            (**elem).clone(),
+                                            fill_vec(elem, cols, fill, &mut rng),
+                                        )
+                                    })
+                                    .collect(),
+                            )
+                        }
+                        elem => InVal::Array(elem.clone(), fill_vec(elem, len, fill, &mut rng)),
+                    }
+                }
+            }
+            Ty::Seq(elem) => {
+                let len = rng.range(0, 6) as usize;
+                InVal::Seq(fill_vec(elem, len, fill, &mut rng))
+            }
+            _ => InVal::Null,
+        };
+        if let Some(f) = n.strip_prefix("this.") {
+            input.this_fields.push((f.to_string(), v));
+        } else {
+            input.args.push((n.clone(), v));
+        }
+    }
+    Ok(input)
+}
+
+fn fill_vec(elem: &Ty, len: usize, fill: Fill, rng: &mut Rng) -> Vec<InVal> {
+    (0..len)
+        .map(|_| match elem {
+            Ty::Bool => InVal::Bool(rng.chance(50)),
+            Ty::Int => InVal::Int(match fill {
+                Fill::Random => {
+                    if rng.chance(10) {
+                        let l = len as i64;
+                        [0, 1, -1, l, -l][rng.range(0, 4) as usize]
+                    } else {
+                        rng.range(-100, 100)
+                    }
+                }
+                Fill::NonNeg => rng.range(0, 100),
+                Fill::Small => rng.range(0, 3),
+                Fill::Zero => 0,
+            }),
+            _ => InVal::Null,
+        })
+        .collect()
+}

@@ -1,0 +1,3092 @@
+//! The interpreter: heap, expression evaluation, assertion modes (check / exhale / inhale),
+//! the warp machine and the barrier scheduler (semantics.md §3–§7).
+
+use super::compile::*;
+use super::race::{Path, PathElem, RaceDetector};
+use super::value::*;
+use crate::diag::Diagnostic;
+use crate::front::ast::{BinOp, QuantKind};
+use crate::front::Span;
+use num_bigint::BigInt;
+use num_rational::BigRational;
+use num_traits::{One, Signed, Zero};
+use std::rc::Rc;
+
+#[derive(Clone, Debug)]
+pub enum HObj {
+    Array { data: Vec<Value>, elem: Ty },
+    Object { class: u32, fields: Vec<Value> },
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Heap {
+    pub objs: Vec<HObj>,
+}
+
+impl Heap {
+    pub fn alloc_array(&mut self, elem: Ty, data: Vec<Value>) -> u32 {
+        self.objs.push(HObj::Array { data, elem });
+        (self.objs.len() - 1) as u32
+    }
+    pub fn alloc_object(&mut self, class: u32, fields: Vec<Value>) -> u32 {
+        self.objs.push(HObj::Object { class, fields });
+        (self.objs.len() - 1) as u32
+    }
+    pub fn len_of(&self, id: u32) -> usize {
+        match &self.objs[id as usize] {
+            HObj::Array { data, .. } => data.len(),
+            HObj::Object { fields, .. } => fields.len(),
+        }
+    }
+    pub fn get(&self, l: Loc) -> Value {
+        match &self.objs[l.obj() as usize] {
+            HObj::Array { data, .. } => data[l.idx() as usize].clone(),
+            HObj::Object { fields, .. } => fields[l.idx() as usize].clone(),
+        }
+    }
+    pub fn set(&mut self, l: Loc, v: Value) {
+        match &mut self.objs[l.obj() as usize] {
+            HObj::Array { data, .. } => data[l.idx() as usize] = v,
+            HObj::Object { fields, .. } => fields[l.idx() as usize] = v,
+        }
+    }
+    /// All locations of an object (for granting (1, 0) at allocation).
+    pub fn locations(&self, id: u32) -> impl Iterator<Item = Loc> {
+        (0..self.len_of(id) as u32).map(move |i| Loc::new(id, i))
+    }
+}
+
+/// Why a run stopped early.
+#[derive(Debug)]
+pub enum Stop {
+    /// A semantic error (R-OOB, R-DIV0, R-DIVERGENCE, …): the run ends.
+    Error(Diagnostic),
+    /// The run says nothing (fuel, integer range, unbounded quantifier, unsupported).
+    Inconclusive(Diagnostic),
+    /// `assume false`.
+    Infeasible(Span),
+}
+
+fn err(code: &str, msg: impl Into<String>, span: Span, label: &str) -> Stop {
+    Stop::Error(Diagnostic::error(code, msg).with_primary(span, label.to_string()))
+}
+
+fn inconclusive(code: &str, msg: impl Into<String>, span: Span) -> Stop {
+    Stop::Inconclusive(Diagnostic::error(code, msg).with_primary(span, "here"))
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Checks {
+    pub contracts: bool,
+    pub perms: bool,
+    pub races: bool,
+    pub divergence: bool,
+}
+
+impl Default for Checks {
+    fn default() -> Self {
+        Checks {
+            contracts: true,
+            perms: true,
+            races: true,
+            divergence: true,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub checks: Checks,
+    pub block_size: Option<usize>,
+    pub fuel: u64,
+    pub max_errors: usize,
+    pub warp_size: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            checks: Checks::default(),
+            block_size: None,
+            fuel: 100_000_000,
+            max_errors: 20,
+            warp_size: 32,
+        }
+    }
+}
+
+/// Evaluation environment of one lane.
+pub struct Env<'s> {
+    pub store: &'s mut Vec<Value>,
+    pub this: &'s Value,
+    pub result: &'s Value,
+    pub old: Option<&'s Heap>,
+    pub race: Option<&'s Rc<Path>>,
+    pub epoch: u32,
+    pub atomic: Option<u32>,
+    pub in_old: bool,
+}
+
+/// How heap reads are permission-checked.
+#[derive(Clone, Copy)]
+pub enum PV<'h> {
+    Unchecked,
+    One(&'h Holder),
+    /// The state before an exhale began: what is left plus what was taken.
+    Two(&'h Holder, &'h Holder),
+}
+
+impl PV<'_> {
+    fn can_read(&self, l: Loc) -> bool {
+        match self {
+            PV::Unchecked => true,
+            PV::One(h) => h.can_read(l),
+            PV::Two(a, b) => {
+                let mut x = a.amount(l);
+                x.add(&b.amount(l));
+                x.can_read()
+            }
+        }
+    }
+    fn amount(&self, l: Loc) -> Amt {
+        match self {
+            PV::Unchecked => Amt::write(),
+            PV::One(h) => h.amount(l),
+            PV::Two(a, b) => {
+                let mut x = a.amount(l);
+                x.add(&b.amount(l));
+                x
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Mode {
+    Check,
+    Exhale,
+    Inhale,
+}
+
+/// One assertion transfer in progress.
+pub struct Xfer {
+    pub mode: Mode,
+    /// Exhale/check: the holder the permissions come from. Inhale: the pool (if `from_pool`).
+    pub src: Holder,
+    /// Exhale: the destination. Inhale: the lane's holder.
+    pub dst: Holder,
+    pub taken: Holder,
+    pub scale: Option<BigRational>,
+    pub perms: bool,
+    pub pure: bool,
+    pub from_pool: bool,
+    /// `src` is the environment, which folds predicates on demand.
+    pub src_is_env: bool,
+    pub fails: Vec<Fail>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Fail {
+    pub perm: bool,
+    pub span: Span,
+    pub msg: String,
+}
+
+impl Xfer {
+    pub fn new(mode: Mode, src: Holder, dst: Holder) -> Xfer {
+        Xfer {
+            mode,
+            src,
+            dst,
+            taken: Holder::default(),
+            scale: None,
+            perms: true,
+            pure: true,
+            from_pool: false,
+            src_is_env: false,
+            fails: Vec::new(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Warps
+// ---------------------------------------------------------------------------------------------
+
+pub struct LaneFrame {
+    pub store: Vec<Value>,
+    pub this: Value,
+    pub result: Value,
+    pub old: Option<Rc<Heap>>,
+    pub holder_base: usize,
+}
+
+pub struct Lane {
+    pub frames: Vec<LaneFrame>,
+    pub holders: Vec<Holder>,
+    pub path: Option<Rc<Path>>,
+}
+
+impl Lane {
+    fn desc(&self) -> String {
+        self.path
+            .as_ref()
+            .map_or_else(|| "host".to_string(), |p| p.desc.clone())
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Ctl {
+    Join { saved: u64 },
+    Else { mask: u64, pc: usize },
+    Loop { saved: u64, counter: u32 },
+}
+
+struct WFrame {
+    method: u32,
+    pc: usize,
+    returned: u64,
+    call_mask: u64,
+    ret_target: Option<Target>,
+    ctl_base: usize,
+    span: Span,
+}
+
+pub struct Warp {
+    pub lanes: Vec<Lane>,
+    frames: Vec<WFrame>,
+    ctl: Vec<Ctl>,
+    mask: u64,
+    finished: u64,
+    epoch: u32,
+    atomic: Option<u32>,
+    kernel: bool,
+    pool: Holder,
+    pool_from: Vec<(Loc, String)>,
+}
+
+enum WarpStop {
+    Finished,
+    Barrier(Rc<BarrierC>, Vec<u32>),
+    AtomicDone,
+}
+
+fn lanes_of(mask: u64) -> impl Iterator<Item = usize> {
+    let mut m = mask;
+    std::iter::from_fn(move || {
+        if m == 0 {
+            None
+        } else {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            Some(i)
+        }
+    })
+}
+
+fn full_mask(n: usize) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
+}
+
+fn lane_list(mask: u64) -> String {
+    let v: Vec<String> = lanes_of(mask).map(|l| l.to_string()).collect();
+    v.join(", ")
+}
+
+// ---------------------------------------------------------------------------------------------
+// The interpreter
+// ---------------------------------------------------------------------------------------------
+
+pub struct Interp {
+    pub prog: Rc<CProgram>,
+    pub src: Rc<str>,
+    pub heap: Heap,
+    pub cfg: Config,
+    pub errors: Vec<Diagnostic>,
+    pub warnings: Vec<Diagnostic>,
+    pub suppressed: usize,
+    pub race_found: bool,
+    pub fuel: u64,
+    /// Lane-statements executed (the benchmark's "simple statements").
+    pub stmts: u64,
+    pub launches: u32,
+    groups: u32,
+    race: RaceDetector,
+    depth: u32,
+    invs: Vec<Holder>,
+    preds: FxMap<(u32, u32, Vec<i64>), u32>,
+    pred_store: Vec<Holder>,
+    pub env_holder: Holder,
+    scratch: Vec<(usize, Value, Value, Value)>,
+}
+
+pub const PRED_SPACE: u32 = u32::MAX;
+
+impl Interp {
+    pub fn new(prog: Rc<CProgram>, src: Rc<str>, cfg: Config) -> Interp {
+        let ninv = prog.ninvariants as usize;
+        Interp {
+            prog,
+            src,
+            heap: Heap::default(),
+            fuel: cfg.fuel,
+            cfg,
+            errors: Vec::new(),
+            warnings: Vec::new(),
+            suppressed: 0,
+            race_found: false,
+            stmts: 0,
+            launches: 0,
+            groups: 0,
+            race: RaceDetector::default(),
+            depth: 0,
+            invs: vec![Holder::default(); ninv],
+            preds: FxMap::default(),
+            pred_store: Vec::new(),
+            env_holder: Holder::default(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Record a checker error; the run continues (semantics.md §4.7).
+    pub fn report(&mut self, d: Diagnostic) {
+        if self.errors.len() < self.cfg.max_errors {
+            self.errors.push(d);
+        } else {
+            self.suppressed += 1;
+        }
+    }
+
+    fn text(&self, s: Span) -> &str {
+        self.src.get(s.range()).unwrap_or("?")
+    }
+
+    pub fn describe_loc(&self, l: Loc) -> String {
+        if l.obj() == PRED_SPACE {
+            return format!("predicate instance #{}", l.idx());
+        }
+        match self.heap.objs.get(l.obj() as usize) {
+            Some(HObj::Array { .. }) => format!("element {} of array #{}", l.idx(), l.obj()),
+            Some(HObj::Object { class, .. }) => {
+                let c = &self.prog.classes[*class as usize];
+                let f = c.fields.get(l.idx() as usize).map_or("?", |f| f.1.as_str());
+                format!("field `{}` of {}#{}", f, c.name, l.obj())
+            }
+            None => "?".into(),
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Expressions
+    // -----------------------------------------------------------------------------------------
+
+    fn arith(&self, op: BinOp, a: i64, b: i64, span: Span) -> Result<i64, Stop> {
+        let r = match op {
+            BinOp::Add => a.checked_add(b),
+            BinOp::Sub => a.checked_sub(b),
+            BinOp::Mul => a.checked_mul(b),
+            BinOp::Div | BinOp::Mod => {
+                if b == 0 {
+                    return Err(err(
+                        "R-DIV0",
+                        format!("division by zero in `{}`", self.text(span)),
+                        span,
+                        "the divisor is 0",
+                    ));
+                }
+                // Euclidean, as pvl.md fixes for PVL (semantics.md §4.8).
+                if op == BinOp::Div {
+                    a.checked_div_euclid(b)
+                } else {
+                    a.checked_rem_euclid(b)
+                }
+            }
+            _ => None,
+        };
+        r.ok_or_else(|| {
+            inconclusive(
+                "R-INT-RANGE",
+                format!("integer overflow in `{}` (i64 range)", self.text(span)),
+                span,
+            )
+        })
+    }
+
+    fn as_int(&self, v: Value, span: Span) -> Result<i64, Stop> {
+        match v {
+            Value::Int(i) => Ok(i),
+            other => Err(inconclusive(
+                "R-TYPE",
+                format!("expected an integer, found {other:?}"),
+                span,
+            )),
+        }
+    }
+
+    fn as_bool(&self, v: Value, span: Span) -> Result<bool, Stop> {
+        match v {
+            Value::Bool(b) => Ok(b),
+            other => Err(inconclusive(
+                "R-TYPE",
+                format!("expected a boolean, found {other:?}"),
+                span,
+            )),
+        }
+    }
+
+    /// Resolve a location expression (`a[i]`, `o.f`).
+    pub fn eval_loc(&mut self, e: &CE, env: &mut Env, pv: PV) -> Result<Loc, Stop> {
+        match e {
+            CE::Index(a, i, span) => {
+                let av = self.eval(a, env, pv)?;
+                let iv = self.eval(i, env, pv)?;
+                let idx = self.as_int(iv, *span)?;
+                self.index_loc(av, idx, *span)
+            }
+            CE::Field(o, f, span) => {
+                let ov = self.eval(o, env, pv)?;
+                self.field_loc(ov, *f, *span)
+            }
+            other => Err(inconclusive(
+                "R-UNSUPPORTED",
+                format!("not a heap location: {other:?}"),
+                Span::DUMMY,
+            )),
+        }
+    }
+
+    fn index_loc(&self, av: Value, idx: i64, span: Span) -> Result<Loc, Stop> {
+        match av {
+            Value::Ref(id) => {
+                let len = self.heap.len_of(id);
+                if idx < 0 || idx as usize >= len {
+                    return Err(err(
+                        "R-OOB",
+                        format!(
+                            "index {idx} out of bounds for length {len} in `{}`",
+                            self.text(span)
+                        ),
+                        span,
+                        "out of bounds",
+                    ));
+                }
+                Ok(Loc::new(id, idx as u32))
+            }
+            Value::Null => Err(err(
+                "R-NULL",
+                format!("access through null in `{}`", self.text(span)),
+                span,
+                "null array",
+            )),
+            other => Err(inconclusive(
+                "R-TYPE",
+                format!("indexing a non-array value {other:?}"),
+                span,
+            )),
+        }
+    }
+
+    fn field_loc(&self, ov: Value, f: u32, span: Span) -> Result<Loc, Stop> {
+        match ov {
+            Value::Ref(id) => match &self.heap.objs[id as usize] {
+                HObj::Object { class, .. } => {
+                    match self.prog.classes[*class as usize].field_slot(f) {
+                        Some(s) => Ok(Loc::new(id, s)),
+                        None => Err(inconclusive(
+                            "R-TYPE",
+                            format!("no field `{}`", self.prog.field_names[f as usize]),
+                            span,
+                        )),
+                    }
+                }
+                HObj::Array { .. } => Err(inconclusive("R-TYPE", "field of an array", span)),
+            },
+            _ => Err(err(
+                "R-NULL",
+                format!("access through null in `{}`", self.text(span)),
+                span,
+                "null object",
+            )),
+        }
+    }
+
+    fn read(&mut self, l: Loc, span: Span, env: &Env, pv: PV) -> Value {
+        if env.in_old {
+            if let Some(h) = env.old {
+                if (l.obj() as usize) < h.objs.len() {
+                    return h.get(l);
+                }
+            }
+            return self.heap.get(l);
+        }
+        if self.cfg.checks.perms && !pv.can_read(l) {
+            let held = pv.amount(l);
+            let d = Diagnostic::error(
+                "R-PERM-READ",
+                format!(
+                    "read of {} without permission (held: {held})",
+                    self.describe_loc(l)
+                ),
+            )
+            .with_primary(span, format!("reads `{}`", self.text(span)));
+            self.report(d);
+        }
+        if let Some(p) = env.race {
+            if self.cfg.checks.races {
+                if let Some(r) = self.race.access(l, false, span, p, env.epoch, env.atomic) {
+                    self.race_diag(r);
+                }
+            }
+        }
+        self.heap.get(l)
+    }
+
+    fn race_diag(&mut self, r: super::race::RaceReport) {
+        self.race_found = true;
+        let kind = |w: bool| if w { "write" } else { "read" };
+        let d = Diagnostic::error(
+            "R-RACE",
+            format!(
+                "data race on {} ({}/{})",
+                self.describe_loc(r.loc),
+                kind(r.first_write),
+                kind(r.second_write)
+            ),
+        )
+        .with_primary(
+            r.second_span,
+            format!("{} by {}", kind(r.second_write), r.second_thread),
+        )
+        .with_secondary(
+            r.first_span,
+            format!("{} by {}", kind(r.first_write), r.first_thread),
+        )
+        .with_note(format!(
+            "no barrier separates these accesses (both in barrier interval {})",
+            r.epoch
+        ));
+        self.report(d);
+    }
+
+    pub fn eval(&mut self, e: &CE, env: &mut Env, pv: PV) -> Result<Value, Stop> {
+        Ok(match e {
+            CE::Int(i) => Value::Int(*i),
+            CE::Bool(b) => Value::Bool(*b),
+            CE::Null => Value::Null,
+            CE::Local(s) => env.store[*s as usize].clone(),
+            CE::This => env.this.clone(),
+            CE::Result => env.result.clone(),
+            CE::Field(o, f, span) => {
+                let ov = self.eval(o, env, pv)?;
+                let l = self.field_loc(ov, *f, *span)?;
+                self.read(l, *span, env, pv)
+            }
+            CE::Index(a, i, span) => {
+                let av = self.eval(a, env, pv)?;
+                let iv = self.eval(i, env, pv)?;
+                let idx = self.as_int(iv, *span)?;
+                if let Value::Seq(s) = &av {
+                    return s
+                        .get(idx as usize)
+                        .cloned()
+                        .filter(|_| idx >= 0)
+                        .ok_or_else(|| {
+                            err(
+                                "R-OOB",
+                                format!(
+                                    "sequence index {idx} out of bounds for length {}",
+                                    s.len()
+                                ),
+                                *span,
+                                "out of bounds",
+                            )
+                        });
+                }
+                let l = self.index_loc(av, idx, *span)?;
+                self.read(l, *span, env, pv)
+            }
+            CE::Length(x, span) => match self.eval(x, env, pv)? {
+                Value::Ref(id) => Value::Int(self.heap.len_of(id) as i64),
+                Value::Seq(s) => Value::Int(s.len() as i64),
+                _ => {
+                    return Err(err(
+                        "R-NULL",
+                        format!("length of null in `{}`", self.text(*span)),
+                        *span,
+                        "null",
+                    ))
+                }
+            },
+            CE::Not(x) => {
+                let v = self.eval(x, env, pv)?;
+                Value::Bool(!self.as_bool(v, Span::DUMMY)?)
+            }
+            CE::Neg(x, span) => {
+                let v = self.eval(x, env, pv)?;
+                let i = self.as_int(v, *span)?;
+                Value::Int(self.arith(BinOp::Sub, 0, i, *span)?)
+            }
+            CE::Bin(op, l, r, span) => return self.binary(*op, l, r, *span, env, pv),
+            CE::Cond(c, a, b) => {
+                let cv = self.eval(c, env, pv)?;
+                if self.as_bool(cv, Span::DUMMY)? {
+                    self.eval(a, env, pv)?
+                } else {
+                    self.eval(b, env, pv)?
+                }
+            }
+            CE::CallPure {
+                method,
+                recv,
+                args,
+                span,
+            } => return self.call_pure(*method, recv.as_deref(), args, *span, env, pv),
+            CE::Old(x) => {
+                let saved = env.in_old;
+                env.in_old = true;
+                let v = self.eval(x, env, pv);
+                env.in_old = saved;
+                v?
+            }
+            CE::Quant {
+                kind,
+                binders,
+                cond,
+                body,
+                span,
+            } => {
+                let tuples = self.enumerate(binders, cond.as_deref(), *span, env, pv)?;
+                let mut res = *kind != QuantKind::Exists;
+                for t in tuples {
+                    for (b, v) in binders.iter().zip(&t) {
+                        env.store[b.slot as usize] = Value::Int(*v);
+                    }
+                    let v = self.eval(body, env, pv)?;
+                    let b = self.as_bool(v, *span)?;
+                    if *kind == QuantKind::Exists && b {
+                        res = true;
+                        break;
+                    }
+                    if *kind != QuantKind::Exists && !b {
+                        res = false;
+                        break;
+                    }
+                }
+                Value::Bool(res)
+            }
+            CE::Sum {
+                binder,
+                cond,
+                body,
+                span,
+            } => {
+                let tuples =
+                    self.enumerate(std::slice::from_ref(binder), Some(cond), *span, env, pv)?;
+                let mut acc = 0i64;
+                for t in tuples {
+                    env.store[binder.slot as usize] = Value::Int(t[0]);
+                    let v = self.eval(body, env, pv)?;
+                    let i = self.as_int(v, *span)?;
+                    acc = self.arith(BinOp::Add, acc, i, *span)?;
+                }
+                Value::Int(acc)
+            }
+            CE::Let(s, v, b) => {
+                let x = self.eval(v, env, pv)?;
+                env.store[*s as usize] = x;
+                self.eval(b, env, pv)?
+            }
+            CE::Perm(l, p, _) => {
+                let loc = self.eval_loc(l, env, pv)?;
+                let amt = self.eval_perm(p, env, pv)?;
+                Value::Bool(pv.amount(loc) >= amt)
+            }
+            CE::PointsTo(l, p, v, _) => {
+                let loc = self.eval_loc(l, env, pv)?;
+                let amt = self.eval_perm(p, env, pv)?;
+                let want = self.eval(v, env, pv)?;
+                Value::Bool(pv.amount(loc) >= amt && self.heap.get(loc) == want)
+            }
+            CE::ArrayShape(a, n) => {
+                let av = self.eval(a, env, pv)?;
+                let nv = self.eval(n, env, pv)?;
+                match (av, nv) {
+                    (Value::Ref(id), Value::Int(n)) => {
+                        Value::Bool(self.heap.len_of(id) as i64 == n)
+                    }
+                    _ => Value::Bool(false),
+                }
+            }
+            CE::MatrixShape(m, r, c) => {
+                let mv = self.eval(m, env, pv)?;
+                let rv = self.eval(r, env, pv)?;
+                let cv = self.eval(c, env, pv)?;
+                Value::Bool(self.matrix_ok(mv, rv, cv))
+            }
+            CE::Write | CE::Read | CE::NoPerm => {
+                return Err(inconclusive(
+                    "R-UNSUPPORTED",
+                    "permission amount used as a value",
+                    Span::DUMMY,
+                ))
+            }
+            CE::SeqLit(v) => {
+                let mut out = Vec::with_capacity(v.len());
+                for x in v {
+                    out.push(self.eval(x, env, pv)?);
+                }
+                Value::Seq(Rc::new(out))
+            }
+            CE::SeqRange(lo, hi) => {
+                let lo = self.eval(lo, env, pv)?;
+                let hi = self.eval(hi, env, pv)?;
+                let (lo, hi) = (self.as_int(lo, Span::DUMMY)?, self.as_int(hi, Span::DUMMY)?);
+                Value::Seq(Rc::new((lo..hi).map(Value::Int).collect()))
+            }
+            CE::Slice(s, lo, hi, span) => {
+                let sv = self.seq(s, env, pv, *span)?;
+                let lo = match lo {
+                    Some(x) => {
+                        let v = self.eval(x, env, pv)?;
+                        self.as_int(v, *span)?
+                    }
+                    None => 0,
+                };
+                let hi = match hi {
+                    Some(x) => {
+                        let v = self.eval(x, env, pv)?;
+                        self.as_int(v, *span)?
+                    }
+                    None => sv.len() as i64,
+                };
+                if lo < 0 || hi < lo || hi as usize > sv.len() {
+                    return Err(err("R-OOB", "sequence slice out of bounds", *span, "here"));
+                }
+                Value::Seq(Rc::new(sv[lo as usize..hi as usize].to_vec()))
+            }
+            CE::SeqUpdate(s, i, v, span) => {
+                let sv = self.seq(s, env, pv, *span)?;
+                let iv = self.eval(i, env, pv)?;
+                let i = self.as_int(iv, *span)?;
+                let val = self.eval(v, env, pv)?;
+                if i < 0 || i as usize >= sv.len() {
+                    return Err(err("R-OOB", "sequence update out of bounds", *span, "here"));
+                }
+                let mut out = (*sv).clone();
+                out[i as usize] = val;
+                Value::Seq(Rc::new(out))
+            }
+            CE::Head(s, span) => {
+                let sv = self.seq(s, env, pv, *span)?;
+                sv.first()
+                    .cloned()
+                    .ok_or_else(|| err("R-OOB", "head of an empty sequence", *span, "here"))?
+            }
+            CE::Tail(s, span) => {
+                let sv = self.seq(s, env, pv, *span)?;
+                Value::Seq(Rc::new(sv.iter().skip(1).cloned().collect()))
+            }
+            CE::Pred {
+                pred,
+                recv,
+                args,
+                span,
+            } => {
+                let l = self.pred_loc(*pred, recv.as_deref(), args, *span, env, pv)?;
+                Value::Bool(pv.can_read(l))
+            }
+            CE::Unfolding(_, x) => self.eval(x, env, PV::Unchecked)?,
+            CE::Unsupported(what, span) => {
+                return Err(inconclusive(
+                    "R-UNSUPPORTED",
+                    format!("unsupported in `run`: {what}"),
+                    *span,
+                ))
+            }
+        })
+    }
+
+    fn seq(&mut self, s: &CE, env: &mut Env, pv: PV, span: Span) -> Result<Rc<Vec<Value>>, Stop> {
+        match self.eval(s, env, pv)? {
+            Value::Seq(v) => Ok(v),
+            other => Err(inconclusive(
+                "R-TYPE",
+                format!("expected a sequence, found {other:?}"),
+                span,
+            )),
+        }
+    }
+
+    fn matrix_ok(&self, m: Value, r: Value, c: Value) -> bool {
+        let (Value::Ref(id), Value::Int(r), Value::Int(c)) = (m, r, c) else {
+            return false;
+        };
+        let HObj::Array { data, .. } = &self.heap.objs[id as usize] else {
+            return false;
+        };
+        if data.len() as i64 != r {
+            return false;
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        data.iter().all(|row| match row {
+            Value::Ref(rid) => seen.insert(*rid) && self.heap.len_of(*rid) as i64 == c,
+            _ => false,
+        })
+    }
+
+    fn binary(
+        &mut self,
+        op: BinOp,
+        l: &CE,
+        r: &CE,
+        span: Span,
+        env: &mut Env,
+        pv: PV,
+    ) -> Result<Value, Stop> {
+        match op {
+            BinOp::And | BinOp::Star => {
+                let a = self.eval(l, env, pv)?;
+                if !self.as_bool(a, span)? {
+                    return Ok(Value::Bool(false));
+                }
+                let b = self.eval(r, env, pv)?;
+                return Ok(Value::Bool(self.as_bool(b, span)?));
+            }
+            BinOp::Or => {
+                let a = self.eval(l, env, pv)?;
+                if self.as_bool(a, span)? {
+                    return Ok(Value::Bool(true));
+                }
+                let b = self.eval(r, env, pv)?;
+                return Ok(Value::Bool(self.as_bool(b, span)?));
+            }
+            BinOp::Implies => {
+                let a = self.eval(l, env, pv)?;
+                if !self.as_bool(a, span)? {
+                    return Ok(Value::Bool(true));
+                }
+                let b = self.eval(r, env, pv)?;
+                return Ok(Value::Bool(self.as_bool(b, span)?));
+            }
+            _ => {}
+        }
+        let a = self.eval(l, env, pv)?;
+        let b = self.eval(r, env, pv)?;
+        Ok(match (op, a, b) {
+            (BinOp::Eq, a, b) => Value::Bool(a == b),
+            (BinOp::Ne, a, b) => Value::Bool(a != b),
+            (BinOp::Lt, Value::Int(a), Value::Int(b)) => Value::Bool(a < b),
+            (BinOp::Le, Value::Int(a), Value::Int(b)) => Value::Bool(a <= b),
+            (BinOp::Gt, Value::Int(a), Value::Int(b)) => Value::Bool(a > b),
+            (BinOp::Ge, Value::Int(a), Value::Int(b)) => Value::Bool(a >= b),
+            (
+                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod,
+                Value::Int(a),
+                Value::Int(b),
+            ) => Value::Int(self.arith(op, a, b, span)?),
+            (BinOp::In, x, Value::Seq(s)) => Value::Bool(s.contains(&x)),
+            (BinOp::Concat | BinOp::Add, Value::Seq(a), Value::Seq(b)) => {
+                let mut v = (*a).clone();
+                v.extend(b.iter().cloned());
+                Value::Seq(Rc::new(v))
+            }
+            (BinOp::Cons, x, Value::Seq(b)) => {
+                let mut v = vec![x];
+                v.extend(b.iter().cloned());
+                Value::Seq(Rc::new(v))
+            }
+            (op, a, b) => {
+                return Err(inconclusive(
+                    "R-UNSUPPORTED",
+                    format!("operator `{}` on {a:?} and {b:?}", op.symbol()),
+                    span,
+                ))
+            }
+        })
+    }
+
+    fn call_pure(
+        &mut self,
+        m: u32,
+        recv: Option<&CE>,
+        args: &[CE],
+        span: Span,
+        env: &mut Env,
+        pv: PV,
+    ) -> Result<Value, Stop> {
+        let prog = self.prog.clone();
+        let md = &prog.methods[m as usize];
+        let this = match recv {
+            Some(r) => self.eval(r, env, pv)?,
+            None => env.this.clone(),
+        };
+        let mut store = vec![Value::Null; md.nslots as usize];
+        for (i, a) in args.iter().enumerate() {
+            let v = self.eval(a, env, pv)?;
+            if let Some(p) = md.params.get(i) {
+                store[p.0 as usize] = v;
+            }
+        }
+        if self.depth > 10_000 {
+            return Err(inconclusive(
+                "R-UNSUPPORTED",
+                "recursion deeper than 10 000 calls",
+                span,
+            ));
+        }
+        let Body::Expr(body) = &md.body else {
+            return Err(inconclusive(
+                "R-UNSUPPORTED",
+                format!("call of abstract function `{}`", md.name),
+                span,
+            ));
+        };
+        self.depth += 1;
+        let null = Value::Null;
+        let res = (|| {
+            let mut inner = Env {
+                store: &mut store,
+                this: &this,
+                result: &null,
+                old: env.old,
+                race: env.race,
+                epoch: env.epoch,
+                atomic: env.atomic,
+                in_old: env.in_old,
+            };
+            if self.cfg.checks.contracts {
+                for c in md.pre.iter().filter(|c| c.pure) {
+                    let v = self.eval(&c.e, &mut inner, pv)?;
+                    if v != Value::Bool(true) {
+                        let d = Diagnostic::error(
+                            "R-PRE",
+                            format!("precondition of `{}` does not hold", md.name),
+                        )
+                        .with_primary(span, "in this call")
+                        .with_secondary(c.span, "this conjunct is false");
+                        self.report(d);
+                    }
+                }
+            }
+            self.eval(body, &mut inner, pv)
+        })();
+        self.depth -= 1;
+        res
+    }
+
+    /// Enumerate quantifier binders over their extracted bounds (semantics.md §5.4).
+    fn enumerate(
+        &mut self,
+        binders: &[Binder],
+        cond: Option<&CE>,
+        span: Span,
+        env: &mut Env,
+        pv: PV,
+    ) -> Result<Vec<Vec<i64>>, Stop> {
+        let mut out = Vec::new();
+        let mut cur = Vec::with_capacity(binders.len());
+        self.enum_rec(binders, 0, cond, span, env, pv, &mut cur, &mut out)?;
+        Ok(out)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn enum_rec(
+        &mut self,
+        binders: &[Binder],
+        i: usize,
+        cond: Option<&CE>,
+        span: Span,
+        env: &mut Env,
+        pv: PV,
+        cur: &mut Vec<i64>,
+        out: &mut Vec<Vec<i64>>,
+    ) -> Result<(), Stop> {
+        if i == binders.len() {
+            let ok = match cond {
+                Some(c) => {
+                    let v = self.eval(c, env, pv)?;
+                    self.as_bool(v, span)?
+                }
+                None => true,
+            };
+            if ok {
+                out.push(cur.clone());
+            }
+            return Ok(());
+        }
+        let b = &binders[i];
+        if b.lows.is_empty() || b.highs.is_empty() {
+            return Err(inconclusive(
+                "R-QUANT-UNBOUNDED",
+                format!(
+                    "no {} bound for `{}`",
+                    if b.lows.is_empty() { "lower" } else { "upper" },
+                    b.name
+                ),
+                span,
+            ));
+        }
+        let mut lo = i64::MIN;
+        for x in &b.lows {
+            let v = self.eval(x, env, pv)?;
+            lo = lo.max(self.as_int(v, span)?);
+        }
+        let mut hi = i64::MAX;
+        for x in &b.highs {
+            let v = self.eval(x, env, pv)?;
+            hi = hi.min(self.as_int(v, span)?);
+        }
+        if hi.saturating_sub(lo) > 10_000_000 {
+            return Err(inconclusive(
+                "R-QUANT-LIMIT",
+                "quantifier domain larger than 10^7",
+                span,
+            ));
+        }
+        for v in lo..hi {
+            env.store[b.slot as usize] = Value::Int(v);
+            cur.push(v);
+            self.enum_rec(binders, i + 1, cond, span, env, pv, cur, out)?;
+            cur.pop();
+        }
+        Ok(())
+    }
+
+    fn eval_perm(&mut self, p: &CE, env: &mut Env, pv: PV) -> Result<Amt, Stop> {
+        Ok(match p {
+            CE::Write => Amt::write(),
+            CE::Read => Amt::read(),
+            CE::NoPerm => Amt::none(),
+            CE::Bin(BinOp::Frac, a, b, span) => {
+                let a = self.eval(a, env, pv)?;
+                let b = self.eval(b, env, pv)?;
+                let (a, b) = (self.as_int(a, *span)?, self.as_int(b, *span)?);
+                if b == 0 {
+                    return Err(err(
+                        "R-DIV0",
+                        "zero denominator in a fraction",
+                        *span,
+                        "here",
+                    ));
+                }
+                Amt {
+                    q: BigRational::new(BigInt::from(a), BigInt::from(b)),
+                    k: 0,
+                }
+            }
+            other => {
+                let v = self.eval(other, env, pv)?;
+                let i = self.as_int(v, Span::DUMMY)?;
+                Amt {
+                    q: BigRational::from_integer(BigInt::from(i)),
+                    k: 0,
+                }
+            }
+        })
+    }
+
+    fn pred_loc(
+        &mut self,
+        pred: u32,
+        recv: Option<&CE>,
+        args: &[CE],
+        _span: Span,
+        env: &mut Env,
+        pv: PV,
+    ) -> Result<Loc, Stop> {
+        let r = match recv {
+            Some(x) => self.eval(x, env, pv)?,
+            None => env.this.clone(),
+        };
+        let rid = match r {
+            Value::Ref(i) => i,
+            _ => u32::MAX,
+        };
+        let mut key_args = Vec::new();
+        for a in args {
+            match self.eval(a, env, pv)? {
+                Value::Int(i) => key_args.push(i),
+                Value::Bool(b) => key_args.push(b as i64),
+                Value::Ref(i) => key_args.push(i as i64),
+                _ => key_args.push(-1),
+            }
+        }
+        let key = (rid, pred, key_args);
+        let n = self.pred_store.len() as u32;
+        let id = *self.preds.entry(key).or_insert(n);
+        if id == n {
+            self.pred_store.push(Holder::default());
+        }
+        Ok(Loc::new(PRED_SPACE, id))
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Assertions
+    // -----------------------------------------------------------------------------------------
+
+    pub fn assertion(&mut self, e: &CE, env: &mut Env, x: &mut Xfer) -> Result<(), Stop> {
+        if !has_resource(e) {
+            if !x.pure || !self.cfg.checks.contracts {
+                return Ok(());
+            }
+            let v = {
+                let pv = self.pure_view(x);
+                let v = self.eval(e, env, pv)?;
+                v
+            };
+            if v != Value::Bool(true) {
+                x.fails.push(Fail {
+                    perm: false,
+                    span: Span::DUMMY,
+                    msg: "is false".into(),
+                });
+            }
+            return Ok(());
+        }
+        match e {
+            CE::Bin(BinOp::And | BinOp::Star, l, r, _) => {
+                self.assertion(l, env, x)?;
+                self.assertion(r, env, x)
+            }
+            CE::Bin(BinOp::Implies, c, a, span) => {
+                let v = self.guard(c, env, x, *span)?;
+                if v {
+                    self.assertion(a, env, x)?;
+                }
+                Ok(())
+            }
+            CE::Cond(c, a, b) => {
+                if self.guard(c, env, x, Span::DUMMY)? {
+                    self.assertion(a, env, x)
+                } else {
+                    self.assertion(b, env, x)
+                }
+            }
+            CE::Perm(l, p, span) => {
+                if !x.perms {
+                    return Ok(());
+                }
+                let (loc, amt) = {
+                    let pv = self.pure_view_noself(x);
+                    let loc = self.eval_loc(l, env, pv)?;
+                    let amt = self.eval_perm(p, env, pv)?;
+                    (loc, amt)
+                };
+                self.transfer(loc, amt, *span, x);
+                Ok(())
+            }
+            CE::PointsTo(l, p, v, span) => {
+                if x.perms {
+                    let (loc, amt) = {
+                        let pv = self.pure_view_noself(x);
+                        (self.eval_loc(l, env, pv)?, self.eval_perm(p, env, pv)?)
+                    };
+                    self.transfer(loc, amt, *span, x);
+                }
+                if x.pure && self.cfg.checks.contracts {
+                    let pv = self.pure_view(x);
+                    let loc = self.eval_loc(l, env, pv)?;
+                    let want = self.eval(v, env, pv)?;
+                    if self.heap.get(loc) != want {
+                        x.fails.push(Fail {
+                            perm: false,
+                            span: *span,
+                            msg: format!("{} is not {want:?}", self.describe_loc(loc)),
+                        });
+                    }
+                }
+                Ok(())
+            }
+            CE::Quant {
+                kind: QuantKind::ForallStar | QuantKind::Forall,
+                binders,
+                cond,
+                body,
+                span,
+            } => {
+                let tuples = {
+                    let pv = self.pure_view_noself(x);
+                    self.enumerate(binders, cond.as_deref(), *span, env, pv)?
+                };
+                for t in tuples {
+                    for (b, v) in binders.iter().zip(&t) {
+                        env.store[b.slot as usize] = Value::Int(*v);
+                    }
+                    self.assertion(body, env, x)?;
+                }
+                Ok(())
+            }
+            CE::Let(s, v, b) => {
+                let val = {
+                    let pv = self.pure_view_noself(x);
+                    self.eval(v, env, pv)?
+                };
+                env.store[*s as usize] = val;
+                self.assertion(b, env, x)
+            }
+            CE::Pred {
+                pred,
+                recv,
+                args,
+                span,
+            } => {
+                if !x.perms {
+                    return Ok(());
+                }
+                let loc = {
+                    let pv = self.pure_view_noself(x);
+                    self.pred_loc(*pred, recv.as_deref(), args, *span, env, pv)?
+                };
+                if x.mode == Mode::Exhale && x.src_is_env && !x.src.can_read(loc) {
+                    // The environment can provide a predicate instance if it can fold it.
+                    self.env_fold(*pred, recv.as_deref(), args, loc, env, x)?;
+                }
+                self.transfer(loc, Amt::write(), *span, x);
+                Ok(())
+            }
+            other => Err(inconclusive(
+                "R-UNSUPPORTED",
+                format!("resource assertion form {other:?}"),
+                Span::DUMMY,
+            )),
+        }
+    }
+
+    fn env_fold(
+        &mut self,
+        pred: u32,
+        recv: Option<&CE>,
+        args: &[CE],
+        loc: Loc,
+        env: &mut Env,
+        x: &mut Xfer,
+    ) -> Result<(), Stop> {
+        let prog = self.prog.clone();
+        let md = &prog.methods[pred as usize];
+        let Body::Expr(body) = &md.body else {
+            return Ok(());
+        };
+        let this = match recv {
+            Some(r) => self.eval(r, env, PV::Unchecked)?,
+            None => env.this.clone(),
+        };
+        let mut store = vec![Value::Null; md.nslots as usize];
+        for (i, a) in args.iter().enumerate() {
+            let v = self.eval(a, env, PV::Unchecked)?;
+            if let Some(p) = md.params.get(i) {
+                store[p.0 as usize] = v;
+            }
+        }
+        let null = Value::Null;
+        let mut inner = Env {
+            store: &mut store,
+            this: &this,
+            result: &null,
+            old: None,
+            race: None,
+            epoch: 0,
+            atomic: None,
+            in_old: false,
+        };
+        let mut fx = Xfer::new(Mode::Exhale, std::mem::take(&mut x.src), Holder::default());
+        self.assertion(body, &mut inner, &mut fx)?;
+        x.src = std::mem::take(&mut fx.src);
+        x.fails.append(&mut fx.fails);
+        self.pred_store[loc.idx() as usize] = fx.dst;
+        x.src.add(loc, &Amt::write());
+        Ok(())
+    }
+
+    fn guard(&mut self, c: &CE, env: &mut Env, x: &Xfer, span: Span) -> Result<bool, Stop> {
+        let pv = self.pure_view_noself(x);
+        let v = self.eval(c, env, pv)?;
+        self.as_bool(v, span)
+    }
+
+    fn pure_view<'h>(&self, x: &'h Xfer) -> PV<'h> {
+        Self::view(x, self.cfg.checks.perms)
+    }
+    fn pure_view_noself(&self, x: &Xfer) -> PV<'static> {
+        // Reads inside permission expressions (indices, guards) are framed by the same rules,
+        // but their failures would duplicate the main check; they are left unchecked.
+        let _ = x;
+        PV::Unchecked
+    }
+    fn view(x: &Xfer, perms: bool) -> PV<'_> {
+        if !perms {
+            return PV::Unchecked;
+        }
+        match x.mode {
+            Mode::Check => PV::One(&x.src),
+            Mode::Exhale => PV::Two(&x.src, &x.taken),
+            Mode::Inhale => PV::One(&x.dst),
+        }
+    }
+
+    fn transfer(&mut self, loc: Loc, amt: Amt, span: Span, x: &mut Xfer) {
+        let amt = match &x.scale {
+            Some(s) => amt.scaled(s),
+            None => amt,
+        };
+        if amt.is_negative() {
+            x.fails.push(Fail {
+                perm: true,
+                span,
+                msg: format!("negative permission {amt}"),
+            });
+            return;
+        }
+        if !self.cfg.checks.perms {
+            return;
+        }
+        match x.mode {
+            Mode::Check => {
+                if x.src.amount(loc) < amt {
+                    x.fails.push(Fail {
+                        perm: true,
+                        span,
+                        msg: format!(
+                            "needs {amt} of {}, holds {}",
+                            self.describe_loc(loc),
+                            x.src.amount(loc)
+                        ),
+                    });
+                }
+            }
+            Mode::Exhale => {
+                if x.src.take(loc, &amt) {
+                    x.dst.add(loc, &amt);
+                    x.taken.add(loc, &amt);
+                } else {
+                    let have = x.src.amount(loc);
+                    x.fails.push(Fail {
+                        perm: true,
+                        span,
+                        msg: format!("needs {amt} of {}, holds {have}", self.describe_loc(loc)),
+                    });
+                    // Best effort: move what is there.
+                    if !have.is_negative() && !have.is_zero() {
+                        x.src.take(loc, &have);
+                        x.dst.add(loc, &have);
+                        x.taken.add(loc, &have);
+                    }
+                }
+            }
+            Mode::Inhale => {
+                if x.from_pool {
+                    if !x.src.take(loc, &amt) {
+                        let have = x.src.amount(loc);
+                        x.fails.push(Fail {
+                            perm: true,
+                            span,
+                            msg: format!(
+                                "asks for {amt} of {}, the barrier has {have} left",
+                                self.describe_loc(loc)
+                            ),
+                        });
+                        return;
+                    }
+                }
+                x.dst.add(loc, &amt);
+                if x.dst.amount(loc) > Amt::write() {
+                    x.fails.push(Fail {
+                        perm: true,
+                        span,
+                        msg: format!(
+                            "holder exceeds write permission on {}",
+                            self.describe_loc(loc)
+                        ),
+                    });
+                }
+            }
+        }
+    }
+
+    /// Run a clause list in one mode for one lane; failures become diagnostics with `code_pure` /
+    /// `code_perm`. Returns whether everything held.
+    #[allow(clippy::too_many_arguments)]
+    pub fn clauses(
+        &mut self,
+        cl: &[CClause],
+        env: &mut Env,
+        x: &mut Xfer,
+        code_pure: &str,
+        code_perm: &str,
+        what: &str,
+        site: Span,
+        who: &str,
+    ) -> Result<bool, Stop> {
+        let mut ok = true;
+        for c in cl {
+            let before = x.fails.len();
+            let saved_scale = x.scale.clone();
+            if c.pure {
+                x.scale = None;
+            }
+            self.assertion(&c.e, env, x)?;
+            x.scale = saved_scale;
+            for f in x.fails.drain(before..).collect::<Vec<_>>() {
+                ok = false;
+                let (code, msg) = if f.perm {
+                    (code_perm, format!("{what}: {} ({who})", f.msg))
+                } else {
+                    (code_pure, format!("{what} does not hold for {who}"))
+                };
+                let mut d = Diagnostic::error(code, msg).with_primary(c.span, "this conjunct");
+                if !site.is_empty() && site != c.span {
+                    d = d.with_secondary(site, "checked here");
+                }
+                if f.span != Span::DUMMY && f.span != c.span && !f.perm {
+                    d = d.with_secondary(f.span, f.msg);
+                }
+                self.report(d);
+            }
+        }
+        Ok(ok)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Warp machine
+    // -----------------------------------------------------------------------------------------
+
+    fn new_lane_env<'s>(
+        lane: &'s mut Lane,
+        epoch: u32,
+        atomic: Option<u32>,
+        ghost: bool,
+    ) -> (Env<'s>, &'s mut Vec<Holder>) {
+        let Lane {
+            frames,
+            holders,
+            path,
+        } = lane;
+        let fr = frames.last_mut().expect("lane has a frame");
+        let LaneFrame {
+            store,
+            this,
+            result,
+            old,
+            ..
+        } = fr;
+        (
+            Env {
+                store,
+                this,
+                result,
+                old: old.as_deref(),
+                race: if ghost { None } else { path.as_ref() },
+                epoch,
+                atomic,
+                in_old: false,
+            },
+            holders,
+        )
+    }
+
+    /// Run the clauses against one lane's top holder in check mode.
+    fn check_lane(
+        &mut self,
+        w: &mut Warp,
+        l: usize,
+        cl: &[CClause],
+        code: &str,
+        what: &str,
+        site: Span,
+    ) -> Result<bool, Stop> {
+        let who = w.lanes[l].desc();
+        let (epoch, atomic) = (w.epoch, w.atomic);
+        let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, true);
+        let top = holders.last_mut().expect("holder");
+        let mut x = Xfer::new(Mode::Check, std::mem::take(top), Holder::default());
+        let r = self.clauses(cl, &mut env, &mut x, code, code, what, site, &who);
+        *top = x.src;
+        r
+    }
+
+    /// Exhale clauses from a lane's top holder into a new holder (returned).
+    #[allow(clippy::too_many_arguments)]
+    fn exhale_lane(
+        &mut self,
+        w: &mut Warp,
+        l: usize,
+        cl: &[CClause],
+        code_pure: &str,
+        code_perm: &str,
+        what: &str,
+        site: Span,
+    ) -> Result<Holder, Stop> {
+        let who = w.lanes[l].desc();
+        let (epoch, atomic) = (w.epoch, w.atomic);
+        let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, true);
+        let top = holders.last_mut().expect("holder");
+        let mut x = Xfer::new(Mode::Exhale, std::mem::take(top), Holder::default());
+        let r = self.clauses(cl, &mut env, &mut x, code_pure, code_perm, what, site, &who);
+        *top = x.src;
+        r?;
+        Ok(x.dst)
+    }
+
+    fn run_warp(
+        &mut self,
+        w: &mut Warp,
+        stop_at: Option<(usize, usize)>,
+    ) -> Result<WarpStop, Stop> {
+        let prog = self.prog.clone();
+        loop {
+            let depth = w.frames.len();
+            let fr = w.frames.last().expect("warp frame");
+            let pc = fr.pc;
+            if let Some((d, p)) = stop_at {
+                if d == depth && p == pc {
+                    return Ok(WarpStop::AtomicDone);
+                }
+            }
+            let Body::Code(code) = &prog.methods[fr.method as usize].body else {
+                return Err(inconclusive(
+                    "R-UNSUPPORTED",
+                    "method without a body",
+                    fr.span,
+                ));
+            };
+            let instr = &code[pc];
+            let mut next = pc + 1;
+            match instr {
+                Instr::Assign {
+                    target,
+                    value,
+                    span,
+                    ghost,
+                } => self.exec_assign(w, target, value, *span, *ghost)?,
+                Instr::Alloc {
+                    target,
+                    elem,
+                    dims,
+                    span,
+                } => self.exec_alloc(w, target, elem, dims, *span)?,
+                Instr::NewObj {
+                    target,
+                    class,
+                    ctor,
+                    args,
+                    span,
+                } => {
+                    let mask = w.mask;
+                    let mut objs = Vec::new();
+                    for l in lanes_of(mask) {
+                        let c = &prog.classes[*class as usize];
+                        let fields = c
+                            .fields
+                            .iter()
+                            .map(|f| default_of(&f.2))
+                            .collect::<Vec<_>>();
+                        let id = self.heap.alloc_object(*class, fields);
+                        if ctor.is_none() {
+                            let locs: Vec<Loc> = self.heap.locations(id).collect();
+                            let top = w.lanes[l].holders.last_mut().expect("holder");
+                            for loc in locs {
+                                top.add(loc, &Amt::write());
+                            }
+                        }
+                        objs.push((l, id));
+                    }
+                    match ctor {
+                        Some(k) => {
+                            w.frames.last_mut().expect("frame").pc = next;
+                            self.enter_call(
+                                w,
+                                *k,
+                                None,
+                                Some(&objs),
+                                args,
+                                Some(target.clone()),
+                                *span,
+                            )?;
+                            continue;
+                        }
+                        None => {
+                            for (l, id) in objs {
+                                self.store_target(w, l, target, Value::Ref(id), *span)?;
+                            }
+                        }
+                    }
+                }
+                Instr::Call {
+                    target,
+                    method,
+                    recv,
+                    args,
+                    span,
+                } => {
+                    w.frames.last_mut().expect("frame").pc = next;
+                    self.enter_call(w, *method, recv.as_ref(), None, args, target.clone(), *span)?;
+                    continue;
+                }
+                Instr::If {
+                    cond,
+                    else_pc,
+                    span,
+                } => {
+                    let m = w.mask;
+                    let mut mt = 0u64;
+                    for l in lanes_of(m) {
+                        let (epoch, atomic) = (w.epoch, w.atomic);
+                        let (mut env, holders) =
+                            Self::new_lane_env(&mut w.lanes[l], epoch, atomic, false);
+                        let pv = self.code_view(holders);
+                        let v = self.eval(cond, &mut env, pv)?;
+                        if self.as_bool(v, *span)? {
+                            mt |= 1 << l;
+                        }
+                    }
+                    let mf = m & !mt;
+                    w.ctl.push(Ctl::Join { saved: m });
+                    if mt != 0 && mf != 0 {
+                        w.ctl.push(Ctl::Else {
+                            mask: mf,
+                            pc: *else_pc,
+                        });
+                        w.mask = mt;
+                    } else if mt != 0 {
+                        w.mask = mt;
+                    } else {
+                        w.mask = mf;
+                        next = *else_pc;
+                    }
+                }
+                Instr::Else { end_pc } => match w.ctl.last() {
+                    Some(Ctl::Else { mask, pc }) => {
+                        w.mask = *mask & !self.dead(w);
+                        next = *pc;
+                        w.ctl.pop();
+                    }
+                    _ => next = *end_pc,
+                },
+                Instr::EndIf => {
+                    if let Some(Ctl::Join { saved }) = w.ctl.pop() {
+                        w.mask = saved & !self.dead(w);
+                    }
+                }
+                Instr::LoopEnter { inv, span } => {
+                    let m = w.mask;
+                    w.ctl.push(Ctl::Loop {
+                        saved: m,
+                        counter: 0,
+                    });
+                    for l in lanes_of(m) {
+                        let h = self.exhale_lane(
+                            w,
+                            l,
+                            inv,
+                            "R-INV-ENTRY",
+                            "R-INV-ENTRY",
+                            "loop invariant on entry",
+                            *span,
+                        )?;
+                        w.lanes[l].holders.push(h);
+                    }
+                }
+                Instr::LoopHead {
+                    cond,
+                    exit_pc,
+                    span,
+                } => {
+                    let m = w.mask;
+                    let mut stay = m;
+                    if let Some(c) = cond {
+                        for l in lanes_of(m) {
+                            let (epoch, atomic) = (w.epoch, w.atomic);
+                            let (mut env, holders) =
+                                Self::new_lane_env(&mut w.lanes[l], epoch, atomic, false);
+                            let pv = self.code_view(holders);
+                            let v = self.eval(c, &mut env, pv)?;
+                            if !self.as_bool(v, *span)? {
+                                stay &= !(1 << l);
+                                // The lane leaves: its loop holder goes back to the frame.
+                                let hs = &mut w.lanes[l].holders;
+                                if hs.len() > 1 {
+                                    let mut top = hs.pop().expect("loop holder");
+                                    top.drain_into(hs.last_mut().expect("holder"));
+                                }
+                            }
+                        }
+                        self.stmts += m.count_ones() as u64;
+                    }
+                    if stay == 0 {
+                        if let Some(Ctl::Loop { saved, .. }) = w.ctl.pop() {
+                            w.mask = saved & !self.dead(w);
+                        }
+                        next = *exit_pc;
+                    } else {
+                        w.mask = stay;
+                    }
+                }
+                Instr::LoopBack { head_pc, inv, span } => {
+                    let counter = match w.ctl.last_mut() {
+                        Some(Ctl::Loop { counter, .. }) => {
+                            *counter += 1;
+                            *counter
+                        }
+                        _ => 0,
+                    };
+                    let what = format!("loop invariant after iteration {counter}");
+                    for l in lanes_of(w.mask) {
+                        let h =
+                            self.exhale_lane(w, l, inv, "R-INV-KEEP", "R-INV-KEEP", &what, *span)?;
+                        *w.lanes[l].holders.last_mut().expect("holder") = h;
+                    }
+                    next = *head_pc;
+                }
+                Instr::Barrier(b) => {
+                    let live = full_mask(w.lanes.len()) & !w.finished;
+                    if live != 0 {
+                        if w.mask != live {
+                            let d = Diagnostic::error(
+                                "R-DIVERGENCE",
+                                format!(
+                                    "barrier divergence: barrier reached by lanes [{}] of a warp while lanes [{}] are inactive",
+                                    lane_list(w.mask),
+                                    lane_list(live & !w.mask)
+                                ),
+                            )
+                            .with_primary(b.span, "barrier under a divergent branch or loop")
+                            .with_note(format!(
+                                "threads at the barrier: {}; threads not at it: {}",
+                                self.lane_names(w, w.mask),
+                                self.lane_names(w, live & !w.mask)
+                            ));
+                            return Err(Stop::Error(d));
+                        }
+                        // Arrival: each thread gives its barrier precondition to the pool.
+                        for l in lanes_of(w.mask) {
+                            let h = self.exhale_lane(
+                                w,
+                                l,
+                                &b.pre,
+                                "R-BAR-PRE",
+                                "R-PERM-TRANSFER",
+                                "barrier precondition",
+                                b.span,
+                            )?;
+                            let who = w.lanes[l].desc();
+                            for (loc, a) in h.map.iter() {
+                                w.pool.add(*loc, a);
+                                w.pool_from.push((*loc, who.clone()));
+                            }
+                        }
+                        let iters: Vec<u32> = w
+                            .ctl
+                            .iter()
+                            .filter_map(|c| match c {
+                                Ctl::Loop { counter, .. } => Some(*counter),
+                                _ => None,
+                            })
+                            .collect();
+                        w.frames.last_mut().expect("frame").pc = next;
+                        return Ok(WarpStop::Barrier(b.clone(), iters));
+                    }
+                }
+                Instr::Return { value, span } => {
+                    let m = w.mask;
+                    if let Some(v) = value {
+                        for l in lanes_of(m) {
+                            let (epoch, atomic) = (w.epoch, w.atomic);
+                            let (mut env, holders) =
+                                Self::new_lane_env(&mut w.lanes[l], epoch, atomic, false);
+                            let pv = self.code_view(holders);
+                            let x = self.eval(v, &mut env, pv)?;
+                            w.lanes[l].frames.last_mut().expect("frame").result = x;
+                        }
+                        self.stmts += m.count_ones() as u64;
+                    }
+                    let _ = span;
+                    if w.kernel && w.frames.len() == 1 {
+                        w.finished |= m;
+                    } else {
+                        w.frames.last_mut().expect("frame").returned |= m;
+                    }
+                    w.mask = 0;
+                }
+                Instr::Par(p) => {
+                    let method = fr.method;
+                    for l in lanes_of(w.mask) {
+                        self.launch(w, l, p, method)?;
+                    }
+                    next = p.next_pc;
+                }
+                Instr::Assert(cl) => {
+                    for l in lanes_of(w.mask) {
+                        self.check_lane(w, l, cl, "R-ASSERT", "assertion", Span::DUMMY)?;
+                    }
+                }
+                Instr::Assume(cl) => {
+                    for l in lanes_of(w.mask) {
+                        let before = self.errors.len();
+                        let ok =
+                            self.check_lane(w, l, cl, "R-ASSUME", "assumption", Span::DUMMY)?;
+                        if !ok {
+                            self.errors.truncate(before);
+                            let sp = cl.first().map_or(Span::DUMMY, |c| c.span);
+                            return Err(Stop::Infeasible(sp));
+                        }
+                    }
+                }
+                Instr::Inhale(cl) => {
+                    for l in lanes_of(w.mask) {
+                        let who = w.lanes[l].desc();
+                        let (epoch, atomic) = (w.epoch, w.atomic);
+                        let (mut env, holders) =
+                            Self::new_lane_env(&mut w.lanes[l], epoch, atomic, true);
+                        let top = holders.last_mut().expect("holder");
+                        let mut x = Xfer::new(Mode::Inhale, Holder::default(), std::mem::take(top));
+                        let r = self.clauses(
+                            cl,
+                            &mut env,
+                            &mut x,
+                            "R-ASSUME",
+                            "R-PERM-OVERFLOW",
+                            "inhale",
+                            Span::DUMMY,
+                            &who,
+                        );
+                        *top = x.dst;
+                        r?;
+                    }
+                }
+                Instr::Exhale(cl) => {
+                    for l in lanes_of(w.mask) {
+                        self.exhale_lane(
+                            w,
+                            l,
+                            cl,
+                            "R-ASSERT",
+                            "R-PERM-TRANSFER",
+                            "exhale",
+                            Span::DUMMY,
+                        )?;
+                    }
+                }
+                Instr::Fold(p, span) => {
+                    let CE::Pred { pred, .. } = p else {
+                        return Err(inconclusive(
+                            "R-UNSUPPORTED",
+                            "fold of a non-predicate",
+                            *span,
+                        ));
+                    };
+                    let prog2 = self.prog.clone();
+                    let md = &prog2.methods[*pred as usize];
+                    let Body::Expr(body) = &md.body else {
+                        return Err(inconclusive(
+                            "R-UNSUPPORTED",
+                            "fold of an abstract predicate",
+                            *span,
+                        ));
+                    };
+                    for l in lanes_of(w.mask) {
+                        let (loc, store, this) = self.pred_frame(w, l, p)?;
+                        let h = self.exhale_body(w, l, body, store, this, *span, "fold")?;
+                        self.pred_store[loc.idx() as usize] = h;
+                        w.lanes[l]
+                            .holders
+                            .last_mut()
+                            .expect("holder")
+                            .add(loc, &Amt::write());
+                    }
+                }
+                Instr::Unfold(p, span) => {
+                    for l in lanes_of(w.mask) {
+                        let (loc, _, _) = self.pred_frame(w, l, p)?;
+                        let top = w.lanes[l].holders.last_mut().expect("holder");
+                        if !top.take(loc, &Amt::write()) {
+                            let d = Diagnostic::error(
+                                "R-PERM-TRANSFER",
+                                "unfold of a predicate instance that is not held",
+                            )
+                            .with_primary(*span, "here");
+                            self.report(d);
+                        }
+                        let mut h = std::mem::take(&mut self.pred_store[loc.idx() as usize]);
+                        h.drain_into(w.lanes[l].holders.last_mut().expect("holder"));
+                    }
+                }
+                Instr::InvEnter { id, res, span } => {
+                    for l in lanes_of(w.mask) {
+                        let h = self.exhale_lane(
+                            w,
+                            l,
+                            res,
+                            "R-INVARIANT",
+                            "R-PERM-TRANSFER",
+                            "invariant on entry",
+                            *span,
+                        )?;
+                        self.invs[*id as usize] = h;
+                    }
+                }
+                Instr::InvExit { id, span } => {
+                    for l in lanes_of(w.mask) {
+                        let mut h = std::mem::take(&mut self.invs[*id as usize]);
+                        h.drain_into(w.lanes[l].holders.last_mut().expect("holder"));
+                        let _ = span;
+                    }
+                }
+                Instr::AtomicBegin { inv, end_pc, span } => {
+                    let m = w.mask;
+                    let res = inv.and_then(|i| self.find_inv_res(i));
+                    for l in lanes_of(m) {
+                        w.mask = 1 << l;
+                        w.atomic = *inv;
+                        if let (Some(i), Some(res)) = (inv, &res) {
+                            // Acquire: the invariant's resources move to the lane.
+                            let mut h = std::mem::take(&mut self.invs[*i as usize]);
+                            h.drain_into(w.lanes[l].holders.last_mut().expect("holder"));
+                            let _ = res;
+                        }
+                        w.frames.last_mut().expect("frame").pc = pc + 1;
+                        self.run_warp(w, Some((depth, *end_pc)))?;
+                        if let (Some(i), Some(res)) = (inv, &res) {
+                            let h = self.exhale_lane(
+                                w,
+                                l,
+                                res,
+                                "R-INVARIANT",
+                                "R-PERM-TRANSFER",
+                                "invariant at the end of atomic",
+                                *span,
+                            )?;
+                            self.invs[*i as usize] = h;
+                        }
+                        w.atomic = None;
+                    }
+                    w.mask = m;
+                    w.frames.last_mut().expect("frame").pc = end_pc + 1;
+                    continue;
+                }
+                Instr::AtomicEnd => {}
+                Instr::EndThread => {
+                    w.finished |= w.mask;
+                    w.mask = 0;
+                    return Ok(WarpStop::Finished);
+                }
+                Instr::EndMethod => {
+                    if w.frames.len() == 1 {
+                        return Ok(WarpStop::Finished);
+                    }
+                    self.leave_call(w)?;
+                    continue;
+                }
+                Instr::Unsupported(what, span) => {
+                    if w.mask != 0 {
+                        return Err(inconclusive(
+                            "R-UNSUPPORTED",
+                            format!("unsupported in `run`: {what}"),
+                            *span,
+                        ));
+                    }
+                }
+            }
+            w.frames.last_mut().expect("frame").pc = next;
+        }
+    }
+
+    fn find_inv_res(&self, id: u32) -> Option<Rc<Vec<CClause>>> {
+        for m in &self.prog.methods {
+            if let Body::Code(code) = &m.body {
+                for i in code {
+                    if let Instr::InvEnter { id: k, res, .. } = i {
+                        if *k == id {
+                            return Some(res.clone());
+                        }
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    fn pred_frame(
+        &mut self,
+        w: &mut Warp,
+        l: usize,
+        p: &CE,
+    ) -> Result<(Loc, Vec<Value>, Value), Stop> {
+        let CE::Pred {
+            pred,
+            recv,
+            args,
+            span,
+        } = p
+        else {
+            return Err(inconclusive(
+                "R-UNSUPPORTED",
+                "not a predicate",
+                Span::DUMMY,
+            ));
+        };
+        let prog = self.prog.clone();
+        let md = &prog.methods[*pred as usize];
+        let (epoch, atomic) = (w.epoch, w.atomic);
+        let (mut env, _) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, true);
+        let loc = self.pred_loc(*pred, recv.as_deref(), args, *span, &mut env, PV::Unchecked)?;
+        let this = match recv {
+            Some(r) => self.eval(r, &mut env, PV::Unchecked)?,
+            None => env.this.clone(),
+        };
+        let mut store = vec![Value::Null; md.nslots as usize];
+        for (i, a) in args.iter().enumerate() {
+            let v = self.eval(a, &mut env, PV::Unchecked)?;
+            if let Some(p) = md.params.get(i) {
+                store[p.0 as usize] = v;
+            }
+        }
+        Ok((loc, store, this))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn exhale_body(
+        &mut self,
+        w: &mut Warp,
+        l: usize,
+        body: &CE,
+        mut store: Vec<Value>,
+        this: Value,
+        span: Span,
+        what: &str,
+    ) -> Result<Holder, Stop> {
+        let null = Value::Null;
+        let who = w.lanes[l].desc();
+        let top = w.lanes[l].holders.last_mut().expect("holder");
+        let mut env = Env {
+            store: &mut store,
+            this: &this,
+            result: &null,
+            old: None,
+            race: None,
+            epoch: 0,
+            atomic: None,
+            in_old: false,
+        };
+        let mut x = Xfer::new(Mode::Exhale, std::mem::take(top), Holder::default());
+        let cl = [CClause {
+            e: body.clone(),
+            span,
+            pure: false,
+        }];
+        let r = self.clauses(
+            &cl,
+            &mut env,
+            &mut x,
+            "R-ASSERT",
+            "R-PERM-TRANSFER",
+            what,
+            span,
+            &who,
+        );
+        *top = x.src;
+        r?;
+        Ok(x.dst)
+    }
+
+    fn lane_names(&self, w: &Warp, mask: u64) -> String {
+        let v: Vec<String> = lanes_of(mask).take(8).map(|l| w.lanes[l].desc()).collect();
+        let more = mask.count_ones() as usize - v.len();
+        if more > 0 {
+            format!("{} and {more} more", v.join(", "))
+        } else {
+            v.join(", ")
+        }
+    }
+
+    fn dead(&self, w: &Warp) -> u64 {
+        w.finished | w.frames.last().map_or(0, |f| f.returned)
+    }
+
+    fn code_view<'h>(&self, holders: &'h [Holder]) -> PV<'h> {
+        if self.cfg.checks.perms {
+            PV::One(holders.last().expect("holder"))
+        } else {
+            PV::Unchecked
+        }
+    }
+
+    fn exec_assign(
+        &mut self,
+        w: &mut Warp,
+        target: &Target,
+        value: &CE,
+        span: Span,
+        ghost: bool,
+    ) -> Result<(), Stop> {
+        let m = w.mask;
+        let n = m.count_ones() as u64;
+        self.stmts += n;
+        if self.fuel < n {
+            return Err(inconclusive("R-FUEL", "out of fuel", span));
+        }
+        self.fuel -= n;
+        let (epoch, atomic) = (w.epoch, w.atomic);
+        if let Target::Local(s) = target {
+            for l in lanes_of(m) {
+                let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, ghost);
+                let pv = self.code_view(holders);
+                let v = self.eval(value, &mut env, pv)?;
+                env.store[*s as usize] = v;
+            }
+            return Ok(());
+        }
+        // Phase 1: every lane evaluates what it reads; phase 2: checks and writes, lane order.
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        for l in lanes_of(m) {
+            let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, ghost);
+            let pv = self.code_view(holders);
+            let (base, idx) = match target {
+                Target::Index(a, i) => (self.eval(a, &mut env, pv)?, self.eval(i, &mut env, pv)?),
+                Target::Field(o, f) => (self.eval(o, &mut env, pv)?, Value::Int(*f as i64)),
+                Target::Local(_) => unreachable!("handled above"),
+            };
+            let v = self.eval(value, &mut env, pv)?;
+            scratch.push((l, base, idx, v));
+        }
+        for (l, base, idx, v) in scratch.drain(..) {
+            let loc = match target {
+                Target::Index(..) => {
+                    let i = self.as_int(idx, span)?;
+                    self.index_loc(base, i, span)?
+                }
+                _ => {
+                    let f = self.as_int(idx, span)? as u32;
+                    self.field_loc(base, f, span)?
+                }
+            };
+            self.write_loc(w, l, loc, v, span, ghost);
+        }
+        self.scratch = scratch;
+        Ok(())
+    }
+
+    fn write_loc(&mut self, w: &Warp, l: usize, loc: Loc, v: Value, span: Span, ghost: bool) {
+        let lane = &w.lanes[l];
+        if self.cfg.checks.perms {
+            let top = lane.holders.last().expect("holder");
+            if !top.can_write(loc) {
+                let d = Diagnostic::error(
+                    "R-PERM-WRITE",
+                    format!(
+                        "write to {} without write permission (held: {}) by {}",
+                        self.describe_loc(loc),
+                        top.amount(loc),
+                        lane.desc()
+                    ),
+                )
+                .with_primary(span, "this write");
+                self.report(d);
+            }
+        }
+        if !ghost && self.cfg.checks.races {
+            if let Some(p) = &lane.path {
+                if let Some(r) = self.race.access(loc, true, span, p, w.epoch, w.atomic) {
+                    self.race_diag(r);
+                }
+            }
+        }
+        self.heap.set(loc, v);
+    }
+
+    fn store_target(
+        &mut self,
+        w: &mut Warp,
+        l: usize,
+        target: &Target,
+        v: Value,
+        span: Span,
+    ) -> Result<(), Stop> {
+        let (epoch, atomic) = (w.epoch, w.atomic);
+        match target {
+            Target::Local(s) => {
+                w.lanes[l].frames.last_mut().expect("frame").store[*s as usize] = v;
+            }
+            Target::Index(a, i) => {
+                let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, false);
+                let pv = self.code_view(holders);
+                let av = self.eval(a, &mut env, pv)?;
+                let iv = self.eval(i, &mut env, pv)?;
+                let idx = self.as_int(iv, span)?;
+                let loc = self.index_loc(av, idx, span)?;
+                self.write_loc(w, l, loc, v, span, false);
+            }
+            Target::Field(o, f) => {
+                let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, false);
+                let pv = self.code_view(holders);
+                let ov = self.eval(o, &mut env, pv)?;
+                let loc = self.field_loc(ov, *f, span)?;
+                self.write_loc(w, l, loc, v, span, false);
+            }
+        }
+        Ok(())
+    }
+
+    fn exec_alloc(
+        &mut self,
+        w: &mut Warp,
+        target: &Target,
+        elem: &Ty,
+        dims: &[CE],
+        span: Span,
+    ) -> Result<(), Stop> {
+        let m = w.mask;
+        self.stmts += m.count_ones() as u64;
+        for l in lanes_of(m) {
+            let (epoch, atomic) = (w.epoch, w.atomic);
+            let mut sizes = Vec::new();
+            {
+                let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, false);
+                let pv = self.code_view(holders);
+                for d in dims {
+                    let v = self.eval(d, &mut env, pv)?;
+                    let n = self.as_int(v, span)?;
+                    if n < 0 {
+                        return Err(err(
+                            "R-NEG-SIZE",
+                            format!("array size {n} is negative"),
+                            span,
+                            "here",
+                        ));
+                    }
+                    if n > 1 << 26 {
+                        return Err(inconclusive("R-UNSUPPORTED", "array too large", span));
+                    }
+                    sizes.push(n as usize);
+                }
+            }
+            let id = self.alloc_dims(elem, &sizes, w.lanes[l].holders.last_mut().expect("holder"));
+            self.store_target(w, l, target, Value::Ref(id), span)?;
+        }
+        Ok(())
+    }
+
+    fn alloc_dims(&mut self, elem: &Ty, sizes: &[usize], holder: &mut Holder) -> u32 {
+        let id = if sizes.len() <= 1 {
+            let n = sizes.first().copied().unwrap_or(0);
+            self.heap
+                .alloc_array(elem.clone(), vec![default_of(elem); n])
+        } else {
+            let rows: Vec<Value> = (0..sizes[0])
+                .map(|_| Value::Ref(self.alloc_dims(elem, &sizes[1..], holder)))
+                .collect();
+            self.heap
+                .alloc_array(Ty::Array(Box::new(elem.clone())), rows)
+        };
+        if self.cfg.checks.perms {
+            for loc in self.heap.locations(id).collect::<Vec<_>>() {
+                holder.add(loc, &Amt::write());
+            }
+        }
+        id
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn enter_call(
+        &mut self,
+        w: &mut Warp,
+        method: u32,
+        recv: Option<&CE>,
+        new_objs: Option<&[(usize, u32)]>,
+        args: &[CE],
+        target: Option<Target>,
+        span: Span,
+    ) -> Result<(), Stop> {
+        let prog = self.prog.clone();
+        let md = &prog.methods[method as usize];
+        if md.is_pure || md.is_predicate {
+            return Err(inconclusive(
+                "R-UNSUPPORTED",
+                "statement call of a pure function",
+                span,
+            ));
+        }
+        let Body::Code(_) = &md.body else {
+            return Err(inconclusive(
+                "R-UNSUPPORTED",
+                format!("call of abstract method `{}`", md.name),
+                span,
+            ));
+        };
+        let m = w.mask;
+        self.stmts += m.count_ones() as u64;
+        let (epoch, atomic) = (w.epoch, w.atomic);
+        let mut frames = Vec::new();
+        for l in lanes_of(m) {
+            let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, false);
+            let pv = self.code_view(holders);
+            let this = match (new_objs, recv) {
+                (Some(objs), _) => objs
+                    .iter()
+                    .find(|(k, _)| *k == l)
+                    .map_or(Value::Null, |(_, id)| Value::Ref(*id)),
+                (None, Some(r)) => self.eval(r, &mut env, pv)?,
+                (None, None) => env.this.clone(),
+            };
+            if !md.is_static && this == Value::Null {
+                return Err(err(
+                    "R-NULL",
+                    format!("call of `{}` on null", md.name),
+                    span,
+                    "null receiver",
+                ));
+            }
+            let mut store = vec![Value::Null; md.nslots as usize];
+            for (i, a) in args.iter().enumerate() {
+                let v = self.eval(a, &mut env, pv)?;
+                if let Some(p) = md.params.get(i) {
+                    store[p.0 as usize] = v;
+                }
+            }
+            let old = if uses_old(&md.post) || md_uses_old(md) {
+                Some(Rc::new(self.heap.clone()))
+            } else {
+                None
+            };
+            frames.push((l, store, this, old));
+        }
+        for (l, store, this, old) in frames {
+            // Exhale the precondition from the caller into the new frame holder.
+            let base = w.lanes[l].holders.len();
+            w.lanes[l].frames.push(LaneFrame {
+                store,
+                this,
+                result: Value::Null,
+                old,
+                holder_base: base,
+            });
+            let who = w.lanes[l].desc();
+            let Lane {
+                frames, holders, ..
+            } = &mut w.lanes[l];
+            let fr = frames.last_mut().expect("frame");
+            let top = holders.last_mut().expect("holder");
+            let mut x = Xfer::new(Mode::Exhale, std::mem::take(top), Holder::default());
+            let mut env = Env {
+                store: &mut fr.store,
+                this: &fr.this,
+                result: &fr.result,
+                old: None,
+                race: None,
+                epoch,
+                atomic,
+                in_old: false,
+            };
+            let what = format!("precondition of `{}`", md.name);
+            let r = self.clauses(
+                &md.pre,
+                &mut env,
+                &mut x,
+                "R-PRE",
+                "R-PERM-TRANSFER",
+                &what,
+                span,
+                &who,
+            );
+            *top = x.src;
+            // A constructor starts with write permission to every field of the new object.
+            if let Value::Ref(id) = (md.is_ctor).then(|| fr.this.clone()).unwrap_or(Value::Null) {
+                for loc in self.heap.locations(id).collect::<Vec<_>>() {
+                    x.dst.add(loc, &Amt::write());
+                }
+            }
+            holders.push(x.dst);
+            r?;
+        }
+        w.frames.push(WFrame {
+            method,
+            pc: 0,
+            returned: 0,
+            call_mask: m,
+            ret_target: target,
+            ctl_base: w.ctl.len(),
+            span,
+        });
+        Ok(())
+    }
+
+    fn leave_call(&mut self, w: &mut Warp) -> Result<(), Stop> {
+        let prog = self.prog.clone();
+        let fr = w.frames.pop().expect("frame");
+        w.ctl.truncate(fr.ctl_base);
+        let md = &prog.methods[fr.method as usize];
+        let (epoch, atomic) = (w.epoch, w.atomic);
+        let m = fr.call_mask & !w.finished;
+        for l in lanes_of(m) {
+            let who = w.lanes[l].desc();
+            let Lane {
+                frames, holders, ..
+            } = &mut w.lanes[l];
+            let lf = frames.last_mut().expect("frame");
+            // Collapse loop holders of the frame into the frame holder.
+            while holders.len() > lf.holder_base + 1 {
+                let mut h = holders.pop().expect("holder");
+                h.drain_into(holders.last_mut().expect("holder"));
+            }
+            let frame_h = holders.pop().expect("frame holder");
+            let caller = holders.last_mut().expect("caller holder");
+            let mut x = Xfer::new(Mode::Exhale, frame_h, std::mem::take(caller));
+            let mut env = Env {
+                store: &mut lf.store,
+                this: &lf.this,
+                result: &lf.result,
+                old: lf.old.as_deref(),
+                race: None,
+                epoch,
+                atomic,
+                in_old: false,
+            };
+            let what = format!("postcondition of `{}`", md.name);
+            let r = self.clauses(
+                &md.post,
+                &mut env,
+                &mut x,
+                "R-POST",
+                "R-PERM-TRANSFER",
+                &what,
+                fr.span,
+                &who,
+            );
+            *caller = x.dst;
+            r?;
+            let lf = frames.pop().expect("frame");
+            if let Some(t) = &fr.ret_target {
+                let v = if md.is_ctor { lf.this } else { lf.result };
+                self.store_target(w, l, t, v, fr.span)?;
+            }
+        }
+        w.mask = m;
+        Ok(())
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Launches and groups
+    // -----------------------------------------------------------------------------------------
+
+    fn launch(&mut self, w: &mut Warp, pl: usize, p: &Rc<ParC>, method: u32) -> Result<(), Stop> {
+        let (epoch, atomic) = (w.epoch, w.atomic);
+        let parent_who = w.lanes[pl].desc();
+        // Iterator ranges, evaluated by the parent lane.
+        let mut ranges: Vec<Vec<(i64, i64)>> = Vec::new();
+        {
+            let (mut env, holders) = Self::new_lane_env(&mut w.lanes[pl], epoch, atomic, false);
+            let pv = self.code_view(holders);
+            for a in &p.arms {
+                let mut r = Vec::new();
+                for (_, _, lo, hi) in &a.iters {
+                    let lo = self.eval(lo, &mut env, pv)?;
+                    let hi = self.eval(hi, &mut env, pv)?;
+                    r.push((self.as_int(lo, a.span)?, self.as_int(hi, a.span)?));
+                }
+                ranges.push(r);
+            }
+        }
+        if self.cfg.checks.contracts && !p.region_pre.is_empty() {
+            self.check_lane(
+                w,
+                pl,
+                &p.region_pre,
+                "R-PAR-PRE",
+                "par region precondition",
+                p.span,
+            )?;
+        }
+        let launch = self.launches;
+        self.launches += 1;
+        self.race.launch_started(launch);
+        let parent = &w.lanes[pl];
+        let parent_store = parent.frames.last().expect("frame").store.clone();
+        let parent_this = parent.frames.last().expect("frame").this.clone();
+        let parent_old = parent.frames.last().expect("frame").old.clone();
+        let parent_path = parent.path.clone();
+        let top_level = parent_path.is_none();
+        let any_old = p.arms.iter().any(|a| uses_old(&a.post));
+        let snapshot = if any_old {
+            Some(Rc::new(self.heap.clone()))
+        } else {
+            parent_old
+        };
+        let narms = p.arms.len().max(1);
+        // Build the threads of every arm and exhale their preconditions.
+        let mut arm_lanes: Vec<Vec<Lane>> = Vec::new();
+        let mut parent_h = std::mem::take(w.lanes[pl].holders.last_mut().expect("holder"));
+        let res: Result<(), Stop> = (|| {
+            for (ai, a) in p.arms.iter().enumerate() {
+                let r = &ranges[ai];
+                let count: i64 = r.iter().map(|(lo, hi)| (hi - lo).max(0)).product();
+                if count > 1 << 22 {
+                    return Err(inconclusive("R-UNSUPPORTED", "too many threads", a.span));
+                }
+                let count = count.max(0) as usize;
+                let label = a.label.clone().unwrap_or_else(|| "par".into());
+                let scale = if count > 0 {
+                    Some(BigRational::new(BigInt::one(), BigInt::from(count * narms)))
+                } else {
+                    None
+                };
+                let bs = self.cfg.block_size.unwrap_or(count.max(1)).max(1);
+                let mut lanes = Vec::with_capacity(count);
+                for t in 0..count {
+                    let mut store = parent_store.clone();
+                    let mut rem = t;
+                    let mut vals = vec![0i64; r.len()];
+                    for k in (0..r.len()).rev() {
+                        let ext = (r[k].1 - r[k].0) as usize;
+                        vals[k] = r[k].0 + (rem % ext) as i64;
+                        rem /= ext;
+                    }
+                    let mut desc = format!("{label}[");
+                    for (k, (slot, name, _, _)) in a.iters.iter().enumerate() {
+                        store[*slot as usize] = Value::Int(vals[k]);
+                        if k > 0 {
+                            desc.push_str(", ");
+                        }
+                        desc.push_str(&format!("{name}={}", vals[k]));
+                    }
+                    desc.push(']');
+                    let group = self.groups + (t / bs) as u32;
+                    let mut elems = parent_path
+                        .as_ref()
+                        .map(|pp| pp.elems.clone())
+                        .unwrap_or_default();
+                    if let Some(last) = elems.last_mut() {
+                        last.epoch = epoch;
+                    }
+                    elems.push(PathElem {
+                        launch,
+                        group,
+                        tid: t as u32,
+                        epoch: 0,
+                    });
+                    let mut lane = Lane {
+                        frames: vec![LaneFrame {
+                            store,
+                            this: parent_this.clone(),
+                            result: Value::Null,
+                            old: snapshot.clone(),
+                            holder_base: 0,
+                        }],
+                        holders: vec![Holder::default()],
+                        path: Some(Rc::new(Path { elems, desc })),
+                    };
+                    // Entry transfer: PRE_L(t) from the parent's holder.
+                    let who = lane.desc();
+                    let Lane {
+                        frames, holders, ..
+                    } = &mut lane;
+                    let fr = frames.last_mut().expect("frame");
+                    let mut x = Xfer::new(
+                        Mode::Exhale,
+                        std::mem::take(&mut parent_h),
+                        Holder::default(),
+                    );
+                    let mut env = Env {
+                        store: &mut fr.store,
+                        this: &fr.this,
+                        result: &fr.result,
+                        old: None,
+                        race: None,
+                        epoch,
+                        atomic,
+                        in_old: false,
+                    };
+                    let r1 = self.clauses(
+                        &a.pre,
+                        &mut env,
+                        &mut x,
+                        "R-PAR-PRE",
+                        "R-PERM-TRANSFER",
+                        "par precondition",
+                        a.span,
+                        &who,
+                    );
+                    x.scale = scale.clone();
+                    let r2 = r1.and_then(|_| {
+                        self.clauses(
+                            &p.everywhere,
+                            &mut env,
+                            &mut x,
+                            "R-PAR-PRE",
+                            "R-PERM-TRANSFER",
+                            "context_everywhere in par",
+                            a.span,
+                            &who,
+                        )
+                    });
+                    parent_h = std::mem::take(&mut x.src);
+                    holders[0] = x.dst;
+                    r2?;
+                    lanes.push(lane);
+                }
+                self.groups += count.div_ceil(bs).max(1) as u32;
+                arm_lanes.push(lanes);
+            }
+            Ok(())
+        })();
+        if let Err(e) = res {
+            *w.lanes[pl].holders.last_mut().expect("holder") = parent_h;
+            return Err(e);
+        }
+        // Run the groups: arms one after another, blocks within an arm one after another.
+        let mut done: Vec<Vec<Lane>> = Vec::new();
+        for (ai, lanes) in arm_lanes.into_iter().enumerate() {
+            let a = &p.arms[ai];
+            let bs = self.cfg.block_size.unwrap_or(lanes.len().max(1)).max(1);
+            let mut all = Vec::with_capacity(lanes.len());
+            let mut it = lanes.into_iter().peekable();
+            while it.peek().is_some() {
+                let block: Vec<Lane> = it.by_ref().take(bs).collect();
+                let out = self.run_group(block, method, a.body_pc);
+                match out {
+                    Ok(l) => all.extend(l),
+                    Err(e) => {
+                        *w.lanes[pl].holders.last_mut().expect("holder") = parent_h;
+                        return Err(e);
+                    }
+                }
+            }
+            done.push(all);
+        }
+        // Exit transfer: POST_L(t) back to the parent.
+        let res: Result<(), Stop> = (|| {
+            for (ai, lanes) in done.iter_mut().enumerate() {
+                let a = &p.arms[ai];
+                let count = lanes.len();
+                let scale = if count > 0 {
+                    Some(BigRational::new(BigInt::one(), BigInt::from(count * narms)))
+                } else {
+                    None
+                };
+                for lane in lanes.iter_mut() {
+                    let who = lane.desc();
+                    let Lane {
+                        frames, holders, ..
+                    } = lane;
+                    while holders.len() > 1 {
+                        let mut h = holders.pop().expect("holder");
+                        h.drain_into(holders.last_mut().expect("holder"));
+                    }
+                    let fr = frames.first_mut().expect("frame");
+                    let th = std::mem::take(&mut holders[0]);
+                    let mut x = Xfer::new(Mode::Exhale, th, std::mem::take(&mut parent_h));
+                    let mut env = Env {
+                        store: &mut fr.store,
+                        this: &fr.this,
+                        result: &fr.result,
+                        old: snapshot.as_deref(),
+                        race: None,
+                        epoch,
+                        atomic,
+                        in_old: false,
+                    };
+                    let r1 = self.clauses(
+                        &a.post,
+                        &mut env,
+                        &mut x,
+                        "R-PAR-POST",
+                        "R-PERM-TRANSFER",
+                        "par postcondition",
+                        a.span,
+                        &who,
+                    );
+                    x.scale = scale.clone();
+                    let r2 = r1.and_then(|_| {
+                        self.clauses(
+                            &p.everywhere,
+                            &mut env,
+                            &mut x,
+                            "R-PAR-POST",
+                            "R-PERM-TRANSFER",
+                            "context_everywhere after par",
+                            a.span,
+                            &who,
+                        )
+                    });
+                    parent_h = x.dst;
+                    r2?;
+                }
+            }
+            Ok(())
+        })();
+        *w.lanes[pl].holders.last_mut().expect("holder") = parent_h;
+        res?;
+        let _ = parent_who;
+        self.race.launch_completed(launch, top_level);
+        if self.cfg.checks.contracts && !p.region_post.is_empty() {
+            self.check_lane(
+                w,
+                pl,
+                &p.region_post,
+                "R-PAR-POST",
+                "par region postcondition",
+                p.span,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Run one group (thread block) to completion: warp-serial rounds between barriers.
+    fn run_group(&mut self, lanes: Vec<Lane>, method: u32, pc: usize) -> Result<Vec<Lane>, Stop> {
+        let ws = self.cfg.warp_size.clamp(1, 64);
+        let mut warps: Vec<Warp> = Vec::new();
+        let mut it = lanes.into_iter().peekable();
+        while it.peek().is_some() {
+            let chunk: Vec<Lane> = it.by_ref().take(ws).collect();
+            let n = chunk.len();
+            warps.push(Warp {
+                lanes: chunk,
+                frames: vec![WFrame {
+                    method,
+                    pc,
+                    returned: 0,
+                    call_mask: full_mask(n),
+                    ret_target: None,
+                    ctl_base: 0,
+                    span: Span::DUMMY,
+                }],
+                ctl: Vec::new(),
+                mask: full_mask(n),
+                finished: 0,
+                epoch: 0,
+                atomic: None,
+                kernel: true,
+                pool: Holder::default(),
+                pool_from: Vec::new(),
+            });
+        }
+        let mut epoch = 0u32;
+        loop {
+            let mut arrivals: Vec<Option<(Rc<BarrierC>, Vec<u32>)>> = Vec::new();
+            for w in warps.iter_mut() {
+                match self.run_warp(w, None)? {
+                    WarpStop::Barrier(b, it) => arrivals.push(Some((b, it))),
+                    _ => arrivals.push(None),
+                }
+            }
+            let waiting: Vec<usize> = (0..warps.len())
+                .filter(|&i| arrivals[i].is_some())
+                .collect();
+            if waiting.is_empty() {
+                break;
+            }
+            let finished: Vec<usize> = (0..warps.len())
+                .filter(|&i| arrivals[i].is_none())
+                .collect();
+            let first = &arrivals[waiting[0]];
+            let (b0, it0) = first.as_ref().expect("waiting");
+            if !finished.is_empty() {
+                let d = Diagnostic::error(
+                    "R-DEADLOCK",
+                    format!(
+                        "deadlock: warps {:?} wait at a barrier while warps {:?} finished without reaching it",
+                        waiting, finished
+                    ),
+                )
+                .with_primary(b0.span, "threads wait here")
+                .with_note(format!(
+                    "waiting: {}; finished: {}",
+                    self.lane_names(&warps[waiting[0]], full_mask(warps[waiting[0]].lanes.len())),
+                    self.lane_names(&warps[finished[0]], full_mask(warps[finished[0]].lanes.len()))
+                ));
+                return Err(Stop::Error(d));
+            }
+            for &i in &waiting[1..] {
+                let (b, iv) = arrivals[i].as_ref().expect("waiting");
+                if b.id != b0.id || iv != it0 {
+                    let d = Diagnostic::error(
+                        "R-DIVERGENCE",
+                        format!(
+                            "barrier divergence: warp {} is at a barrier (iterations {:?}) while warp {} is at {} (iterations {:?})",
+                            waiting[0], it0, i, if b.id != b0.id { "another barrier" } else { "the same barrier" }, iv
+                        ),
+                    )
+                    .with_primary(b0.span, format!("warp {}", waiting[0]))
+                    .with_secondary(b.span, format!("warp {i}"));
+                    return Err(Stop::Error(d));
+                }
+            }
+            // Resolution: pool all contributions, hand out the barrier postconditions.
+            let mut pool = Holder::default();
+            for w in warps.iter_mut() {
+                std::mem::take(&mut w.pool).drain_into(&mut pool);
+                w.pool_from.clear();
+            }
+            for w in warps.iter_mut() {
+                for l in lanes_of(full_mask(w.lanes.len()) & !w.finished) {
+                    let who = w.lanes[l].desc();
+                    let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, None, true);
+                    let top = holders.last_mut().expect("holder");
+                    let mut x =
+                        Xfer::new(Mode::Inhale, std::mem::take(&mut pool), std::mem::take(top));
+                    x.from_pool = true;
+                    x.pure = false;
+                    let r = self.clauses(
+                        &b0.post,
+                        &mut env,
+                        &mut x,
+                        "R-BAR-POST",
+                        "R-BAR-INCONSISTENT",
+                        "barrier postcondition",
+                        b0.span,
+                        &who,
+                    );
+                    pool = std::mem::take(&mut x.src);
+                    *top = x.dst;
+                    r?;
+                }
+            }
+            if self.cfg.checks.contracts {
+                for w in warps.iter_mut() {
+                    for l in lanes_of(full_mask(w.lanes.len()) & !w.finished) {
+                        let who = w.lanes[l].desc();
+                        let (mut env, holders) =
+                            Self::new_lane_env(&mut w.lanes[l], epoch, None, true);
+                        let top = holders.last_mut().expect("holder");
+                        let mut x = Xfer::new(Mode::Inhale, Holder::default(), std::mem::take(top));
+                        x.perms = false;
+                        let r = self.clauses(
+                            &b0.post,
+                            &mut env,
+                            &mut x,
+                            "R-BAR-POST",
+                            "R-BAR-POST",
+                            "barrier postcondition",
+                            b0.span,
+                            &who,
+                        );
+                        *top = x.dst;
+                        r?;
+                    }
+                }
+            }
+            epoch += 1;
+            for w in warps.iter_mut() {
+                w.epoch = epoch;
+            }
+        }
+        Ok(warps.into_iter().flat_map(|w| w.lanes).collect())
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Entry
+    // -----------------------------------------------------------------------------------------
+
+    /// Run `method` as the entry point with the given receiver and arguments; the environment
+    /// holder must already hold the input's locations. Returns `Ok(None)` when the input does
+    /// not satisfy the precondition.
+    pub fn run_entry(
+        &mut self,
+        method: u32,
+        this: Value,
+        args: Vec<Value>,
+    ) -> Result<Option<Value>, Stop> {
+        let prog = self.prog.clone();
+        let md = &prog.methods[method as usize];
+        let mut store = vec![Value::Null; md.nslots as usize];
+        for (i, v) in args.into_iter().enumerate() {
+            if let Some(p) = md.params.get(i) {
+                store[p.0 as usize] = v;
+            }
+        }
+        let old = Some(Rc::new(self.heap.clone()));
+        let mut lane = Lane {
+            frames: vec![LaneFrame {
+                store,
+                this,
+                result: Value::Null,
+                old,
+                holder_base: 0,
+            }],
+            holders: vec![Holder::default()],
+            path: None,
+        };
+        {
+            let Lane {
+                frames, holders, ..
+            } = &mut lane;
+            let fr = frames.last_mut().expect("frame");
+            let mut x = Xfer::new(
+                Mode::Exhale,
+                std::mem::take(&mut self.env_holder),
+                Holder::default(),
+            );
+            x.src_is_env = true;
+            let mut env = Env {
+                store: &mut fr.store,
+                this: &fr.this,
+                result: &fr.result,
+                old: None,
+                race: None,
+                epoch: 0,
+                atomic: None,
+                in_old: false,
+            };
+            let before = self.errors.len();
+            let ok = self.clauses(
+                &md.pre,
+                &mut env,
+                &mut x,
+                "R-PRE",
+                "R-PRE",
+                "entry precondition",
+                md.span,
+                "the input",
+            )?;
+            self.env_holder = x.src;
+            holders[0] = x.dst;
+            if !ok {
+                self.errors.truncate(before);
+                return Ok(None);
+            }
+        }
+        let mut w = Warp {
+            lanes: vec![lane],
+            frames: vec![WFrame {
+                method,
+                pc: 0,
+                returned: 0,
+                call_mask: 1,
+                ret_target: None,
+                ctl_base: 0,
+                span: md.span,
+            }],
+            ctl: Vec::new(),
+            mask: 1,
+            finished: 0,
+            epoch: 0,
+            atomic: None,
+            kernel: false,
+            pool: Holder::default(),
+            pool_from: Vec::new(),
+        };
+        if !matches!(md.body, Body::Code(_)) {
+            return Err(inconclusive(
+                "R-UNSUPPORTED",
+                "entry method has no body",
+                md.span,
+            ));
+        }
+        self.run_warp(&mut w, None)?;
+        let lane = &mut w.lanes[0];
+        let Lane {
+            frames, holders, ..
+        } = lane;
+        while holders.len() > 1 {
+            let mut h = holders.pop().expect("holder");
+            h.drain_into(holders.last_mut().expect("holder"));
+        }
+        let fr = frames.last_mut().expect("frame");
+        let mut x = Xfer::new(
+            Mode::Exhale,
+            std::mem::take(&mut holders[0]),
+            std::mem::take(&mut self.env_holder),
+        );
+        let mut env = Env {
+            store: &mut fr.store,
+            this: &fr.this,
+            result: &fr.result,
+            old: fr.old.as_deref(),
+            race: None,
+            epoch: 0,
+            atomic: None,
+            in_old: false,
+        };
+        let what = format!("postcondition of `{}`", md.name);
+        let r = self.clauses(
+            &md.post,
+            &mut env,
+            &mut x,
+            "R-POST",
+            "R-PERM-TRANSFER",
+            &what,
+            md.span,
+            "the entry call",
+        );
+        self.env_holder = x.dst;
+        r?;
+        Ok(Some(fr.result.clone()))
+    }
+}
+
+pub fn default_of(t: &Ty) -> Value {
+    match t {
+        Ty::Int => Value::Int(0),
+        Ty::Bool => Value::Bool(false),
+        Ty::Seq(_) => Value::Seq(Rc::new(Vec::new())),
+        _ => Value::Null,
+    }
+}
+
+fn ce_uses_old(e: &CE) -> bool {
+    match e {
+        CE::Old(_) => true,
+        CE::Field(x, _, _) | CE::Length(x, _) | CE::Not(x) | CE::Neg(x, _) => ce_uses_old(x),
+        CE::Head(x, _) | CE::Tail(x, _) => ce_uses_old(x),
+        CE::Index(a, b, _) | CE::Bin(_, a, b, _) | CE::Let(_, a, b) | CE::Unfolding(a, b) => {
+            ce_uses_old(a) || ce_uses_old(b)
+        }
+        CE::Cond(a, b, c) | CE::MatrixShape(a, b, c) | CE::SeqUpdate(a, b, c, _) => {
+            ce_uses_old(a) || ce_uses_old(b) || ce_uses_old(c)
+        }
+        CE::PointsTo(a, b, c, _) => ce_uses_old(a) || ce_uses_old(b) || ce_uses_old(c),
+        CE::Perm(a, b, _) | CE::ArrayShape(a, b) | CE::SeqRange(a, b) => {
+            ce_uses_old(a) || ce_uses_old(b)
+        }
+        CE::CallPure { args, recv, .. } | CE::Pred { args, recv, .. } => {
+            args.iter().any(ce_uses_old) || recv.as_ref().is_some_and(|r| ce_uses_old(r))
+        }
+        CE::Quant {
+            cond,
+            body,
+            binders,
+            ..
+        } => {
+            cond.as_ref().is_some_and(|c| ce_uses_old(c))
+                || ce_uses_old(body)
+                || binders
+                    .iter()
+                    .any(|b| b.lows.iter().chain(&b.highs).any(ce_uses_old))
+        }
+        CE::Sum { cond, body, .. } => ce_uses_old(cond) || ce_uses_old(body),
+        CE::SeqLit(v) => v.iter().any(ce_uses_old),
+        CE::Slice(s, a, b, _) => {
+            ce_uses_old(s)
+                || a.as_ref().is_some_and(|x| ce_uses_old(x))
+                || b.as_ref().is_some_and(|x| ce_uses_old(x))
+        }
+        _ => false,
+    }
+}
+
+pub fn uses_old(cl: &[CClause]) -> bool {
+    cl.iter().any(|c| ce_uses_old(&c.e))
+}
+
+fn md_uses_old(md: &CMethod) -> bool {
+    let Body::Code(code) = &md.body else {
+        return false;
+    };
+    code.iter().any(|i| match i {
+        Instr::LoopEnter { inv, .. } => uses_old(inv),
+        Instr::Assert(cl) => uses_old(cl),
+        _ => false,
+    })
+}
+
+/// Negative-check helper used by tests.
+pub fn amt_is_negative(a: &Amt) -> bool {
+    a.q.is_negative()
+}
+
+#[allow(dead_code)]
+fn _zero() -> BigRational {
+    BigRational::zero()
+}

@@ -1,0 +1,425 @@
+//! Executable semantics of the PVL GPU subset (design: `semantics.md`).
+//!
+//! * [`compile`] lowers the syntax tree (names → slots, statements → warp instructions);
+//! * [`interp`] runs it: warps of 32 lanes in lock-step, barriers, exact fractional permissions,
+//!   runtime checking of every contract;
+//! * [`race`] is the dynamic data-race detector;
+//! * [`inputs`] generates inputs (Z3 for sizes, a seeded PRNG for contents);
+//! * [`validate`] compares two programs on the same inputs.
+//!
+//! Library entry points: [`run_program`] and [`validate::validate`].
+
+pub mod compile;
+pub mod inputs;
+pub mod interp;
+pub mod race;
+pub mod validate;
+pub mod value;
+
+pub use inputs::{InVal, Input};
+pub use interp::{Checks, Config};
+pub use validate::{validate, ValidateOptions, ValidateOutcome, Verdict};
+
+use crate::diag::{Diagnostic, SourceFile};
+use crate::front::{parse, ParseOptions};
+use compile::CProgram;
+use interp::{Interp, Stop};
+use std::rc::Rc;
+use value::input_seed;
+
+/// Errors that prevent running at all (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum SemError {
+    #[error("the program does not parse")]
+    Parse(Vec<Diagnostic>),
+    #[error("the program cannot be run")]
+    Compile(Vec<Diagnostic>),
+    #[error("{0}")]
+    Entry(String),
+    #[error("bad input: {0}")]
+    Input(String),
+}
+
+impl SemError {
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        match self {
+            SemError::Parse(d) | SemError::Compile(d) => d.clone(),
+            SemError::Entry(m) | SemError::Input(m) => {
+                vec![Diagnostic::error("R-USAGE", m.clone())]
+            }
+        }
+    }
+}
+
+/// A parsed and lowered program.
+#[derive(Clone)]
+pub struct Loaded {
+    pub prog: Rc<CProgram>,
+    pub src: Rc<str>,
+}
+
+pub fn load(src: &str) -> Result<Loaded, SemError> {
+    let parsed = parse(src, &ParseOptions::default());
+    if parsed.has_errors() {
+        return Err(SemError::Parse(parsed.errors().cloned().collect()));
+    }
+    let prog = compile::compile(&parsed.program).map_err(SemError::Compile)?;
+    Ok(Loaded {
+        prog: Rc::new(prog),
+        src: Rc::from(src),
+    })
+}
+
+/// Outcome class of one run (semantics.md §8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Ok,
+    /// A program or checker error.
+    Error,
+    /// Fuel, integer range, unbounded quantifier, unsupported construct, no valid input.
+    Inconclusive,
+    /// `assume false` reached.
+    Infeasible,
+    /// The (user-given) input violates the precondition.
+    InvalidInput,
+}
+
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    /// `Class.method`
+    pub method: String,
+    pub input_id: u64,
+    pub input: Input,
+    pub status: Status,
+    /// Errors (checker and semantic) and the inconclusive reason, in order of discovery.
+    pub errors: Vec<Diagnostic>,
+    pub ret: Option<InVal>,
+    /// Final values by access path (`a`, `this.f`).
+    pub observables: Vec<(String, InVal)>,
+    pub race: bool,
+    /// Lane-statements executed.
+    pub stmts: u64,
+    pub launches: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// `Class.method` or `method`; `None`: every non-pure method (or the unique kernel method).
+    pub entry: Option<String>,
+    /// User inputs; each is run once (after the generated ones).
+    pub inputs: Vec<Input>,
+    /// Number of generated inputs per entry method.
+    pub random: usize,
+    pub seed: u64,
+    pub config: Config,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            entry: None,
+            inputs: Vec::new(),
+            random: 1,
+            seed: 0,
+            config: Config::default(),
+        }
+    }
+}
+
+/// Entry methods: the named one, else the unique non-pure method containing a `par`, else all
+/// non-pure, non-constructor methods with a body.
+pub fn entries(prog: &CProgram, entry: Option<&str>) -> Result<Vec<u32>, SemError> {
+    let runnable = |i: &u32| {
+        let m = &prog.methods[*i as usize];
+        !m.is_pure && !m.is_ctor && !m.is_predicate && matches!(m.body, compile::Body::Code(_))
+    };
+    if let Some(e) = entry {
+        let v: Vec<u32> = prog
+            .method_by_qualified(e)
+            .into_iter()
+            .filter(runnable)
+            .collect();
+        return match v.len() {
+            0 => Err(SemError::Entry(format!("no runnable method `{e}`"))),
+            1 => Ok(v),
+            _ => Err(SemError::Entry(format!(
+                "`{e}` is ambiguous; use Class.method"
+            ))),
+        };
+    }
+    let all: Vec<u32> = (0..prog.methods.len() as u32).filter(runnable).collect();
+    let kernels: Vec<u32> = all
+        .iter()
+        .copied()
+        .filter(|&i| prog.methods[i as usize].contains_par)
+        .collect();
+    if kernels.len() == 1 {
+        return Ok(kernels);
+    }
+    if all.is_empty() {
+        return Err(SemError::Entry("no runnable method".into()));
+    }
+    Ok(all)
+}
+
+/// Run one entry method on one concrete input.
+pub fn run_one(l: &Loaded, method: u32, input: &Input, input_id: u64, cfg: &Config) -> RunResult {
+    let mut it = Interp::new(l.prog.clone(), l.src.clone(), cfg.clone());
+    let md = &l.prog.methods[method as usize];
+    let (this, args) = inputs::materialize(&mut it, md, input);
+    let roots: Vec<(String, value::Value)> = md
+        .params
+        .iter()
+        .zip(&args)
+        .map(|(p, v)| (p.1.clone(), v.clone()))
+        .collect();
+    let out = it.run_entry(method, this.clone(), args);
+    let mut errors = std::mem::take(&mut it.errors);
+    if it.suppressed > 0 {
+        errors.push(Diagnostic::note(
+            "R-LIMIT",
+            format!("{} further checker errors suppressed", it.suppressed),
+        ));
+    }
+    let (status, ret) = match out {
+        Ok(None) => (Status::InvalidInput, None),
+        Ok(Some(v)) => {
+            let st = if errors.iter().any(|d| d.is_error()) {
+                Status::Error
+            } else {
+                Status::Ok
+            };
+            let ret = if md.ret == compile::Ty::Void {
+                None
+            } else {
+                Some(inputs::read_back(&it.heap, &v))
+            };
+            (st, ret)
+        }
+        Err(Stop::Error(d)) => {
+            errors.push(d);
+            (Status::Error, None)
+        }
+        Err(Stop::Inconclusive(d)) => {
+            errors.push(d);
+            (Status::Inconclusive, None)
+        }
+        Err(Stop::Infeasible(_)) => (Status::Infeasible, None),
+    };
+    let mut observables = Vec::new();
+    for (n, v) in &roots {
+        if let value::Value::Ref(_) = v {
+            observables.push((n.clone(), inputs::read_back(&it.heap, v)));
+        }
+    }
+    if let value::Value::Ref(id) = this {
+        if let interp::HObj::Object { class, fields } = &it.heap.objs[id as usize] {
+            let c = &l.prog.classes[*class as usize];
+            for (f, v) in c.fields.iter().zip(fields) {
+                observables.push((format!("this.{}", f.1), inputs::read_back(&it.heap, v)));
+            }
+        }
+    }
+    RunResult {
+        method: l.prog.qualified(method),
+        input_id,
+        input: input.clone(),
+        status,
+        errors,
+        ret,
+        observables,
+        race: it.race_found,
+        stmts: it.stmts,
+        launches: it.launches,
+    }
+}
+
+/// Generate input `index` for `method` and run it, redrawing candidates whose precondition
+/// fails (up to 50, semantics.md §10.2 stage 3).
+pub fn run_generated(l: &Loaded, method: u32, seed: u64, index: u64, cfg: &Config) -> RunResult {
+    let s = input_seed(seed, index);
+    let mut last = None;
+    for attempt in 0..50 {
+        let input = match inputs::generate(&l.prog, method, s, attempt, index) {
+            Ok(i) => i,
+            Err(msg) => return no_input(l, method, index, msg),
+        };
+        let r = run_one(l, method, &input, index, cfg);
+        if r.status != Status::InvalidInput {
+            return r;
+        }
+        last = Some(r);
+    }
+    let _ = last;
+    no_input(
+        l,
+        method,
+        index,
+        "no valid input found after 50 candidates".into(),
+    )
+}
+
+fn no_input(l: &Loaded, method: u32, index: u64, msg: String) -> RunResult {
+    RunResult {
+        method: l.prog.qualified(method),
+        input_id: index,
+        input: Input::default(),
+        status: Status::Inconclusive,
+        errors: vec![Diagnostic::error("R-NO-INPUT", msg)
+            .with_primary(l.prog.methods[method as usize].span, "entry method")],
+        ret: None,
+        observables: Vec::new(),
+        race: false,
+        stmts: 0,
+        launches: 0,
+    }
+}
+
+/// Run `f` on a thread with a large stack: pure functions recurse (up to 10 000 calls deep) and
+/// the evaluator is recursive.
+pub fn with_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| {
+        match std::thread::Builder::new()
+            .stack_size(1 << 29)
+            .spawn_scoped(s, f)
+        {
+            Ok(h) => match h.join() {
+                Ok(v) => v,
+                Err(p) => std::panic::resume_unwind(p),
+            },
+            Err(e) => panic!("cannot spawn the interpreter thread: {e}"),
+        }
+    })
+}
+
+/// Run a program: every entry method on `random` generated inputs plus the user inputs.
+pub fn run_program(src: &str, opts: &RunOptions) -> Result<Vec<RunResult>, SemError> {
+    with_big_stack(|| run_program_here(src, opts))
+}
+
+fn run_program_here(src: &str, opts: &RunOptions) -> Result<Vec<RunResult>, SemError> {
+    let l = load(src)?;
+    let ms = entries(&l.prog, opts.entry.as_deref())?;
+    let mut out = Vec::new();
+    for &m in &ms {
+        for i in 0..opts.random as u64 {
+            out.push(run_generated(&l, m, opts.seed, i, &opts.config));
+        }
+        for (k, input) in opts.inputs.iter().enumerate() {
+            out.push(run_one(
+                &l,
+                m,
+                input,
+                opts.random as u64 + k as u64,
+                &opts.config,
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Render a run's diagnostics (plain text).
+pub fn render(name: &str, src: &str, diags: &[Diagnostic]) -> String {
+    let f = SourceFile::new(name, src);
+    crate::diag::render_plain(&[&f], diags)
+}
+
+/// Parse a YAML/JSON input file (semantics.md §10.1).
+pub fn parse_input(text: &str, seed: u64) -> Result<Input, SemError> {
+    let v: serde_yaml::Value =
+        serde_yaml::from_str(text).map_err(|e| SemError::Input(e.to_string()))?;
+    let mut rng = value::Rng::new(v.get("seed").and_then(|s| s.as_u64()).unwrap_or(seed));
+    let mut input = Input {
+        seed,
+        ..Input::default()
+    };
+    let conv = |x: &serde_yaml::Value, rng: &mut value::Rng| -> Result<InVal, SemError> {
+        yaml_val(x, rng)
+    };
+    if let Some(serde_yaml::Value::Mapping(m)) = v.get("args") {
+        for (k, x) in m {
+            let name = k
+                .as_str()
+                .ok_or_else(|| SemError::Input("argument names must be strings".into()))?;
+            input.args.push((name.to_string(), conv(x, &mut rng)?));
+        }
+    }
+    if let Some(serde_yaml::Value::Mapping(m)) = v.get("this") {
+        for (k, x) in m {
+            let name = k
+                .as_str()
+                .ok_or_else(|| SemError::Input("field names must be strings".into()))?;
+            input
+                .this_fields
+                .push((name.to_string(), conv(x, &mut rng)?));
+        }
+    }
+    Ok(input)
+}
+
+fn yaml_val(x: &serde_yaml::Value, rng: &mut value::Rng) -> Result<InVal, SemError> {
+    use serde_yaml::Value as Y;
+    Ok(match x {
+        Y::Null => InVal::Null,
+        Y::Bool(b) => InVal::Bool(*b),
+        Y::Number(n) => InVal::Int(
+            n.as_i64()
+                .ok_or_else(|| SemError::Input(format!("not an integer: {n}")))?,
+        ),
+        Y::Sequence(s) => {
+            let v: Result<Vec<InVal>, SemError> = s.iter().map(|e| yaml_val(e, rng)).collect();
+            let v = v?;
+            let elem = match v.first() {
+                Some(InVal::Bool(_)) => compile::Ty::Bool,
+                Some(InVal::Array(t, _)) => compile::Ty::Array(Box::new(t.clone())),
+                _ => compile::Ty::Int,
+            };
+            InVal::Array(elem, v)
+        }
+        Y::Mapping(m) => {
+            let get = |k: &str| m.get(Y::String(k.into())).and_then(|v| v.as_i64());
+            let fill = m
+                .get(Y::String("fill".into()))
+                .and_then(|v| v.as_str())
+                .unwrap_or("zero")
+                .to_string();
+            let (lo, hi) = match m.get(Y::String("range".into())) {
+                Some(Y::Sequence(r)) if r.len() == 2 => {
+                    (r[0].as_i64().unwrap_or(-100), r[1].as_i64().unwrap_or(100))
+                }
+                _ => (-100, 100),
+            };
+            let cell = |rng: &mut value::Rng| match fill.as_str() {
+                "random" => InVal::Int(rng.range(lo, hi)),
+                _ => InVal::Int(0),
+            };
+            if let Some(len) = get("len") {
+                let n =
+                    usize::try_from(len).map_err(|_| SemError::Input("negative length".into()))?;
+                InVal::Array(compile::Ty::Int, (0..n).map(|_| cell(rng)).collect())
+            } else if let (Some(r), Some(c)) = (get("rows"), get("cols")) {
+                let (r, c) = (
+                    usize::try_from(r).map_err(|_| SemError::Input("negative rows".into()))?,
+                    usize::try_from(c).map_err(|_| SemError::Input("negative cols".into()))?,
+                );
+                InVal::Array(
+                    compile::Ty::Array(Box::new(compile::Ty::Int)),
+                    (0..r)
+                        .map(|_| {
+                            InVal::Array(compile::Ty::Int, (0..c).map(|_| cell(rng)).collect())
+                        })
+                        .collect(),
+                )
+            } else {
+                return Err(SemError::Input(
+                    "array spec needs `len` or `rows`/`cols`".into(),
+                ));
+            }
+        }
+        other => {
+            return Err(SemError::Input(format!(
+                "unsupported input value {other:?}"
+            )))
+        }
+    })
+}

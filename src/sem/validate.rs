@@ -1,0 +1,312 @@
+//! `validate ORIG OPT` (semantics.md §11): run both programs on the same inputs and compare the
+//! observables (return value, arrays reachable from the arguments, fields of `this`).
+
+use super::inputs::{self, InVal, Input};
+use super::value::input_seed;
+use super::{entries, load, run_one, Config, Loaded, RunResult, SemError, Status};
+use crate::diag::Diagnostic;
+
+#[derive(Clone, Debug)]
+pub struct ValidateOptions {
+    /// `method`, `Class.method`, or `ORIG_NAME:OPT_NAME`.
+    pub entry: Option<String>,
+    pub random: usize,
+    pub seed: u64,
+    pub inputs: Vec<Input>,
+    pub config: Config,
+}
+
+impl Default for ValidateOptions {
+    fn default() -> Self {
+        ValidateOptions {
+            entry: None,
+            random: 20,
+            seed: 0,
+            inputs: Vec::new(),
+            config: Config::default(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// All compared inputs equivalent (exit 0).
+    Same,
+    /// A mismatch, or OPT errs where ORIG does not (exit 1).
+    Different,
+    /// Usage, parse or entry problems (exit 2).
+    BadInput,
+    /// Nothing could be compared (exit 3).
+    Inconclusive,
+}
+
+impl Verdict {
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Verdict::Same => 0,
+            Verdict::Different => 1,
+            Verdict::BadInput => 2,
+            Verdict::Inconclusive => 3,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Mismatch {
+    pub input_id: u64,
+    pub input: Input,
+    pub path: String,
+    pub index: Option<usize>,
+    pub orig: String,
+    pub opt: String,
+    pub count: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct ValidateOutcome {
+    pub verdict: Verdict,
+    pub equivalent: usize,
+    pub skipped: usize,
+    pub void_: usize,
+    pub orig_faulty: usize,
+    pub inconclusive: usize,
+    pub mismatch: Option<Mismatch>,
+    /// Diagnostics explaining a failure (OPT's errors, or load errors).
+    pub diagnostics: Vec<Diagnostic>,
+    /// Which program the diagnostics refer to: 0 = ORIG, 1 = OPT.
+    pub diag_file: usize,
+    pub summary: String,
+}
+
+impl ValidateOutcome {
+    fn bad(e: SemError, file: usize) -> ValidateOutcome {
+        ValidateOutcome {
+            verdict: Verdict::BadInput,
+            equivalent: 0,
+            skipped: 0,
+            void_: 0,
+            orig_faulty: 0,
+            inconclusive: 0,
+            mismatch: None,
+            diagnostics: e.diagnostics(),
+            diag_file: file,
+            summary: format!("validate: {e}"),
+        }
+    }
+}
+
+/// Compare two programs on `opts.random` generated inputs (from ORIG's precondition) plus the
+/// user inputs.
+pub fn validate(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> ValidateOutcome {
+    super::with_big_stack(|| validate_here(orig_src, opt_src, opts))
+}
+
+fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> ValidateOutcome {
+    let lo = match load(orig_src) {
+        Ok(l) => l,
+        Err(e) => return ValidateOutcome::bad(e, 0),
+    };
+    let lp = match load(opt_src) {
+        Ok(l) => l,
+        Err(e) => return ValidateOutcome::bad(e, 1),
+    };
+    let (on, pn) = match opts.entry.as_deref().map(|e| e.split_once(':')) {
+        Some(Some((a, b))) => (Some(a.to_string()), Some(b.to_string())),
+        Some(None) => (opts.entry.clone(), opts.entry.clone()),
+        None => (None, None),
+    };
+    let mo = match entries(&lo.prog, on.as_deref()) {
+        Ok(v) if v.len() == 1 => v[0],
+        Ok(_) => {
+            return ValidateOutcome::bad(
+                SemError::Entry("several entry methods; choose one with --entry".into()),
+                0,
+            )
+        }
+        Err(e) => return ValidateOutcome::bad(e, 0),
+    };
+    let opt_name = pn.unwrap_or_else(|| lo.prog.qualified(mo));
+    let mp = match entries(&lp.prog, Some(&opt_name))
+        .or_else(|_| entries(&lp.prog, Some(&lo.prog.methods[mo as usize].name)))
+    {
+        Ok(v) => v[0],
+        Err(e) => return ValidateOutcome::bad(e, 1),
+    };
+    let mut out = ValidateOutcome {
+        verdict: Verdict::Same,
+        equivalent: 0,
+        skipped: 0,
+        void_: 0,
+        orig_faulty: 0,
+        inconclusive: 0,
+        mismatch: None,
+        diagnostics: Vec::new(),
+        diag_file: 1,
+        summary: String::new(),
+    };
+    let mut cases: Vec<(u64, Option<Input>)> = (0..opts.random as u64).map(|i| (i, None)).collect();
+    for (k, i) in opts.inputs.iter().enumerate() {
+        cases.push((opts.random as u64 + k as u64, Some(i.clone())));
+    }
+    for (id, user) in cases {
+        let (ro, input) = match user {
+            Some(i) => (run_one(&lo, mo, &i, id, &opts.config), i),
+            None => match generate_valid(&lo, mo, opts.seed, id, &opts.config) {
+                Some(x) => x,
+                None => {
+                    out.skipped += 1;
+                    continue;
+                }
+            },
+        };
+        match ro.status {
+            Status::InvalidInput | Status::Infeasible => {
+                out.skipped += 1;
+                continue;
+            }
+            Status::Error if !ro.race => {
+                out.orig_faulty += 1;
+                continue;
+            }
+            Status::Inconclusive => {
+                out.inconclusive += 1;
+                continue;
+            }
+            _ => {}
+        }
+        let rp = run_one(&lp, mp, &input, id, &opts.config);
+        if rp.status == Status::Inconclusive {
+            out.inconclusive += 1;
+            continue;
+        }
+        if rp.status == Status::Error && !rp.race {
+            out.verdict = Verdict::Different;
+            out.diagnostics = rp.errors.clone();
+            out.mismatch = Some(Mismatch {
+                input_id: id,
+                input: input.clone(),
+                path: "(run)".into(),
+                index: None,
+                orig: "ok".into(),
+                opt: "error".into(),
+                count: 0,
+            });
+            break;
+        }
+        if ro.race || rp.race {
+            out.void_ += 1;
+            if rp.race && !ro.race {
+                out.verdict = Verdict::Different;
+                out.diagnostics = rp.errors.clone();
+                break;
+            }
+            continue;
+        }
+        match compare(&ro, &rp) {
+            None => out.equivalent += 1,
+            Some(mut m) => {
+                m.input_id = id;
+                m.input = input.clone();
+                out.mismatch = Some(m);
+                out.verdict = Verdict::Different;
+                break;
+            }
+        }
+    }
+    if out.verdict == Verdict::Same && out.equivalent == 0 {
+        out.verdict = Verdict::Inconclusive;
+    }
+    let total = out.equivalent + out.skipped + out.void_ + out.orig_faulty + out.inconclusive;
+    out.summary = format!(
+        "validate: {} inputs ({} skipped: invalid), {} equivalent, {} mismatch, {} void, {} orig-faulty, {} inconclusive — {}",
+        total + usize::from(out.verdict == Verdict::Different),
+        out.skipped,
+        out.equivalent,
+        usize::from(out.mismatch.is_some()),
+        out.void_,
+        out.orig_faulty,
+        out.inconclusive,
+        match out.verdict {
+            Verdict::Same => "EQUIVALENT on all tested inputs",
+            Verdict::Different => "DIFFERENT",
+            Verdict::BadInput => "bad input",
+            Verdict::Inconclusive => "INCONCLUSIVE",
+        }
+    );
+    out
+}
+
+fn generate_valid(
+    l: &Loaded,
+    m: u32,
+    seed: u64,
+    id: u64,
+    cfg: &Config,
+) -> Option<(RunResult, Input)> {
+    let s = input_seed(seed, id);
+    for attempt in 0..50 {
+        let input = inputs::generate(&l.prog, m, s, attempt, id).ok()?;
+        let r = run_one(l, m, &input, id, cfg);
+        if r.status != Status::InvalidInput {
+            return Some((r, input));
+        }
+    }
+    None
+}
+
+fn compare(a: &RunResult, b: &RunResult) -> Option<Mismatch> {
+    if a.ret != b.ret {
+        return Some(mismatch("\\result", None, fmt(&a.ret), fmt(&b.ret), 1));
+    }
+    for (path, va) in &a.observables {
+        let vb = b.observables.iter().find(|(p, _)| p == path).map(|x| &x.1);
+        let Some(vb) = vb else { continue };
+        if let Some(m) = diff(path, va, vb) {
+            return Some(m);
+        }
+    }
+    None
+}
+
+fn fmt(v: &Option<InVal>) -> String {
+    v.as_ref()
+        .map_or_else(|| "(none)".into(), |x| x.to_string())
+}
+
+fn mismatch(path: &str, index: Option<usize>, orig: String, opt: String, count: usize) -> Mismatch {
+    Mismatch {
+        input_id: 0,
+        input: Input::default(),
+        path: path.into(),
+        index,
+        orig,
+        opt,
+        count,
+    }
+}
+
+fn diff(path: &str, a: &InVal, b: &InVal) -> Option<Mismatch> {
+    match (a, b) {
+        (InVal::Array(_, xa), InVal::Array(_, xb)) if xa.len() == xb.len() => {
+            let mut first = None;
+            let mut count = 0;
+            for (i, (x, y)) in xa.iter().zip(xb).enumerate() {
+                if x != y {
+                    count += 1;
+                    if first.is_none() {
+                        first = Some(match diff(&format!("{path}[{i}]"), x, y) {
+                            Some(m) if matches!(x, InVal::Array(..)) => m,
+                            _ => mismatch(path, Some(i), x.to_string(), y.to_string(), 0),
+                        });
+                    }
+                }
+            }
+            first.map(|mut m| {
+                m.count = count;
+                m
+            })
+        }
+        _ if a != b => Some(mismatch(path, None, a.to_string(), b.to_string(), 1)),
+        _ => None,
+    }
+}

@@ -1,0 +1,860 @@
+//! Robustness of the front end on malformed input.
+//!
+//! More than 10 000 inputs, generated deterministically (fixed seeds, a small PRNG):
+//! token deletions, duplications, swaps, replacements and insertions in corpus and fixture
+//! files, truncations, random bytes, random token soup, and deeply nested or very long
+//! constructs. For each input `parse`:
+//! * must not panic (each input runs under `catch_unwind`; the failure shows the input);
+//! * must finish within 100 ms (timed per input, debug build included);
+//! * must leave an AST the printer can print and diagnostics the renderer can render;
+//! * and when it reports no error, the canonical print must parse back to the same AST
+//!   (the R-canon property on inputs nobody wrote by hand).
+//!
+//! `parse_expr_text` gets the same treatment with expression-shaped inputs.
+//! Failing inputs are also written to `$CARGO_TARGET_TMPDIR/robustness/` for reproduction.
+
+use alpine_rs::diag::{render_plain, SourceFile};
+use alpine_rs::front::lexer::{lex, TokKind};
+use alpine_rs::front::parser::parse_expr_text;
+use alpine_rs::front::printer::{print_expr, print_program};
+use alpine_rs::front::{parse, Dialect, DialectChoice, ParseOptions};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const LIMIT: Duration = Duration::from_millis(100);
+const MAX_REPORTED: usize = 10;
+
+/// splitmix64: tiny, deterministic, good enough to pick mutations.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len())]
+    }
+}
+
+/// Words and symbols inputs are made of: keywords of every class, punctuation (including
+/// the lexing traps of pvl.md §2.6), literals, backslash words, comments and odd characters.
+const VOCAB: &[&str] = &[
+    "class",
+    "void",
+    "int",
+    "boolean",
+    "seq",
+    "set",
+    "bag",
+    "map",
+    "tuple",
+    "option",
+    "resource",
+    "pure",
+    "static",
+    "inline",
+    "final",
+    "constructor",
+    "requires",
+    "ensures",
+    "context",
+    "context_everywhere",
+    "loop_invariant",
+    "given",
+    "yields",
+    "decreases",
+    "assume",
+    "signals",
+    "modifies",
+    "if",
+    "else",
+    "while",
+    "for",
+    "return",
+    "par",
+    "and",
+    "parallel",
+    "sequential",
+    "barrier",
+    "invariant",
+    "atomic",
+    "ghost",
+    "assert",
+    "fold",
+    "unfold",
+    "label",
+    "lock",
+    "create",
+    "merge",
+    "split",
+    "vec",
+    "kernel",
+    "enum",
+    "with",
+    "then",
+    "new",
+    "this",
+    "null",
+    "true",
+    "false",
+    "write",
+    "read",
+    "none",
+    "unfolding",
+    "in",
+    "gpuopt",
+    "loop_unroll",
+    "iter_merge",
+    "glob_to_reg",
+    "matrix_lin",
+    "tile",
+    "fuse",
+    "inter",
+    "intra",
+    "R",
+    "C",
+    "unroll",
+    "prefetch",
+    "linearize",
+    "Perm",
+    "PointsTo",
+    "Value",
+    "head",
+    "a",
+    "b",
+    "t",
+    "tid",
+    "x",
+    "n",
+    "0",
+    "1",
+    "2",
+    "42",
+    "1.5",
+    "\"s\"",
+    "'c'",
+    "`q`",
+    "`",
+    "\"",
+    "'",
+    "\\forall*",
+    "\\forall",
+    "\\exists",
+    "\\let",
+    "\\sum",
+    "\\old",
+    "\\result",
+    "\\array",
+    "\\matrix",
+    "\\in",
+    "\\unfolding",
+    "\\typeof",
+    "\\lengthy",
+    "\\",
+    "∀",
+    "∃",
+    "é",
+    "😀",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    "{:",
+    ":}",
+    "{*",
+    "*}",
+    ",",
+    ";",
+    ".",
+    "..",
+    ":",
+    "::",
+    "?",
+    "?.",
+    "!",
+    "=",
+    "==",
+    "!=",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "++",
+    "--",
+    "+=",
+    "&&",
+    "||",
+    "**",
+    "==>",
+    "-*",
+    "->",
+    "<-",
+    "|",
+    "^^",
+    "b{",
+    "[t:",
+    "#",
+    "#tex#",
+    "/*",
+    "*/",
+    "/* c */",
+    "//",
+    "// c\n",
+    "\n",
+    "\r\n",
+    "\t",
+    " ",
+    "\u{feff}",
+    "\0",
+];
+
+fn sources() -> Vec<(String, String)> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "pvl") {
+                out.push(p);
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    walk(&root.join("../shared/corpus"), &mut files);
+    walk(&root.join("fixtures/syntax"), &mut files);
+    assert!(files.len() >= 90, "corpus or fixtures missing");
+    files
+        .into_iter()
+        .map(|p| {
+            let name = p.strip_prefix(root).unwrap().display().to_string();
+            (name, std::fs::read_to_string(&p).unwrap())
+        })
+        .collect()
+}
+
+/// Byte ranges of the tokens of `src`.
+fn tokens(src: &str) -> Vec<(usize, usize)> {
+    lex(src)
+        .tokens
+        .iter()
+        .filter(|t| t.kind != TokKind::Eof)
+        .map(|t| (t.span.start(), t.span.end()))
+        .collect()
+}
+
+/// One random token-level edit (or a truncation) of `src`.
+fn mutate(rng: &mut Rng, src: &str) -> String {
+    let toks = tokens(src);
+    if toks.is_empty() {
+        return (*rng.pick(VOCAB)).to_string();
+    }
+    let (lo, hi) = toks[rng.below(toks.len())];
+    let tok = &src[lo..hi];
+    match rng.below(7) {
+        // Delete one to three consecutive tokens.
+        0 => {
+            let i = toks.iter().position(|t| t.0 == lo).unwrap_or(0);
+            let end = toks[(i + rng.below(3)).min(toks.len() - 1)].1;
+            format!("{}{}", &src[..lo], &src[end..])
+        }
+        // Duplicate a token.
+        1 => format!("{}{tok}{tok}{}", &src[..lo], &src[hi..]),
+        // Swap two tokens.
+        2 => {
+            let (lo2, hi2) = toks[rng.below(toks.len())];
+            let (a, b) = if lo2 < lo {
+                ((lo2, hi2), (lo, hi))
+            } else {
+                ((lo, hi), (lo2, hi2))
+            };
+            if a.1 > b.0 {
+                return src.to_string();
+            }
+            format!(
+                "{}{}{}{}{}",
+                &src[..a.0],
+                &src[b.0..b.1],
+                &src[a.1..b.0],
+                &src[a.0..a.1],
+                &src[b.1..]
+            )
+        }
+        // Truncate at a random character boundary.
+        3 => {
+            let mut cut = rng.below(src.len() + 1);
+            while !src.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            src[..cut].to_string()
+        }
+        // Replace a token by a vocabulary word.
+        4 => format!("{}{}{}", &src[..lo], *rng.pick(VOCAB), &src[hi..]),
+        // Insert a vocabulary word before a token, without or with a space.
+        5 => {
+            let sep = if rng.below(2) == 0 { "" } else { " " };
+            format!("{}{}{sep}{}", &src[..lo], *rng.pick(VOCAB), &src[lo..])
+        }
+        // Cut a token in the middle (at a character boundary).
+        _ => {
+            let mut cut = lo + rng.below(hi - lo + 1);
+            while !src.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            format!("{}{}", &src[..cut], &src[hi..])
+        }
+    }
+}
+
+fn token_soup(rng: &mut Rng, max: usize) -> String {
+    let n = rng.below(max + 1);
+    let mut s = String::new();
+    for _ in 0..n {
+        s.push_str(*rng.pick(VOCAB));
+        if rng.below(3) > 0 {
+            s.push(' ');
+        }
+    }
+    s
+}
+
+fn random_bytes(rng: &mut Rng, max: usize) -> String {
+    let n = rng.below(max + 1);
+    // Mostly ASCII punctuation and letters, some arbitrary bytes (made valid UTF-8 lossily).
+    let bytes: Vec<u8> = (0..n)
+        .map(|_| match rng.below(4) {
+            0 => rng.below(256) as u8,
+            _ => *rng.pick(b" \n\t(){}[];:,.<>=!?+-*/%\\|&^#`'\"abtxn0129_"),
+        })
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+fn show(input: &str) -> String {
+    if input.len() <= 3000 {
+        format!("{input:?}")
+    } else {
+        let mut a = 1500;
+        while !input.is_char_boundary(a) {
+            a -= 1;
+        }
+        let mut b = input.len() - 1500;
+        while !input.is_char_boundary(b) {
+            b += 1;
+        }
+        format!(
+            "{:?} … ({} bytes) … {:?}",
+            &input[..a],
+            input.len(),
+            &input[b..]
+        )
+    }
+}
+
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-string panic".to_string())
+}
+
+/// Run `f` and time it. A run over the limit is repeated (up to four more times) and the
+/// fastest time counts: the machine is shared, and a descheduled thread is not a slow parser.
+fn timed<T>(mut f: impl FnMut() -> T) -> (T, Duration) {
+    let start = Instant::now();
+    let mut r = f();
+    let mut best = start.elapsed();
+    for _ in 0..4 {
+        if best <= LIMIT {
+            break;
+        }
+        let start = Instant::now();
+        r = f();
+        best = best.min(start.elapsed());
+    }
+    (r, best)
+}
+
+#[derive(Default)]
+struct Harness {
+    inputs: usize,
+    /// Inputs without errors, whose canonical print was checked to parse back.
+    round_trips: usize,
+    failures: Vec<String>,
+    slowest: Duration,
+}
+
+impl Harness {
+    fn fail(&mut self, what: &str, label: &str, input: &str) {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("robustness");
+        let file = dir.join(format!(
+            "{}-{}.pvl",
+            label.replace(['/', ' '], "_"),
+            self.inputs
+        ));
+        let saved = std::fs::create_dir_all(&dir)
+            .and_then(|_| std::fs::write(&file, input))
+            .map_or(String::new(), |_| {
+                format!("\n  saved as {}", file.display())
+            });
+        if self.failures.len() < MAX_REPORTED {
+            self.failures
+                .push(format!("{what}\n  input ({label}): {}{saved}", show(input)));
+        } else if self.failures.len() == MAX_REPORTED {
+            self.failures.push("… (further failures not shown)".into());
+        }
+    }
+
+    /// Parse one program text and check everything we can about the outcome.
+    fn program(&mut self, label: &str, input: &str, choice: DialectChoice) {
+        self.inputs += 1;
+        let opts = ParseOptions { dialect: choice };
+        let (parsed, took) = timed(|| catch_unwind(|| parse(input, &opts)));
+        self.slowest = self.slowest.max(took);
+        let parsed = match parsed {
+            Ok(p) => p,
+            Err(e) => {
+                return self.fail(
+                    &format!("parse panicked: {}", panic_text(&*e)),
+                    label,
+                    input,
+                )
+            }
+        };
+        if took > LIMIT {
+            self.fail(
+                &format!("parse took {took:?} (limit {LIMIT:?})"),
+                label,
+                input,
+            );
+        }
+        let file = SourceFile::new("input.pvl", input);
+        if let Err(e) = catch_unwind(|| render_plain(&[&file], &parsed.diagnostics)) {
+            return self.fail(
+                &format!("rendering panicked: {}", panic_text(&*e)),
+                label,
+                input,
+            );
+        }
+        let printed = match catch_unwind(AssertUnwindSafe(|| {
+            print_program(&parsed.program, parsed.dialect)
+        })) {
+            Ok(p) => p,
+            Err(e) => {
+                return self.fail(
+                    &format!("printing panicked: {}", panic_text(&*e)),
+                    label,
+                    input,
+                )
+            }
+        };
+        if parsed.has_errors() {
+            return;
+        }
+        // R-canon on an input that happens to be valid.
+        self.round_trips += 1;
+        let again_opts = ParseOptions {
+            dialect: match parsed.dialect {
+                Dialect::V1 => DialectChoice::V1,
+                Dialect::V2 => DialectChoice::V2,
+            },
+        };
+        let again = parse(&printed, &again_opts);
+        if again.has_errors() || again.program != parsed.program {
+            let why = if again.has_errors() {
+                let f = SourceFile::new("print", printed.as_str());
+                render_plain(&[&f], &again.diagnostics)
+            } else {
+                "another AST".to_string()
+            };
+            self.fail(
+                &format!("the canonical print does not round-trip ({why}):\n{printed}"),
+                label,
+                input,
+            );
+        }
+    }
+
+    fn expression(&mut self, label: &str, input: &str, dialect: Dialect) {
+        self.inputs += 1;
+        let (parsed, took) = timed(|| catch_unwind(|| parse_expr_text(input, dialect)));
+        self.slowest = self.slowest.max(took);
+        let parsed = match parsed {
+            Ok(p) => p,
+            Err(e) => {
+                return self.fail(
+                    &format!("parse_expr_text panicked: {}", panic_text(&*e)),
+                    label,
+                    input,
+                )
+            }
+        };
+        if took > LIMIT {
+            self.fail(&format!("parse_expr_text took {took:?}"), label, input);
+        }
+        if let Ok(e) = parsed {
+            let printed = match catch_unwind(AssertUnwindSafe(|| print_expr(&e, dialect))) {
+                Ok(p) => p,
+                Err(p) => {
+                    return self.fail(
+                        &format!("printing panicked: {}", panic_text(&*p)),
+                        label,
+                        input,
+                    )
+                }
+            };
+            self.round_trips += 1;
+            match parse_expr_text(&printed, dialect) {
+                Ok(e2) if e2 == e => {}
+                _ => self.fail(
+                    &format!("expression print {printed:?} does not round-trip"),
+                    label,
+                    input,
+                ),
+            }
+        }
+    }
+
+    fn finish(self, group: &str, min_inputs: usize) {
+        eprintln!(
+            "{group}: {} inputs, {} valid ones round-tripped, slowest {:?}",
+            self.inputs, self.round_trips, self.slowest
+        );
+        assert!(
+            self.failures.is_empty(),
+            "{group}: {} failure(s):\n\n{}",
+            self.failures.len(),
+            self.failures.join("\n\n")
+        );
+        assert!(
+            self.inputs >= min_inputs,
+            "{group}: only {} inputs",
+            self.inputs
+        );
+    }
+}
+
+fn choice(rng: &mut Rng) -> DialectChoice {
+    *rng.pick(&[DialectChoice::Auto, DialectChoice::V1, DialectChoice::V2])
+}
+
+/// 7 000 inputs: one to three random edits of every corpus and fixture file in turn.
+#[test]
+fn mutated_corpus_files() {
+    let mut rng = Rng(0x5eed_0001);
+    let mut h = Harness::default();
+    let srcs = sources();
+    let mut i = 0;
+    while h.inputs < 7000 {
+        let (name, src) = &srcs[i % srcs.len()];
+        i += 1;
+        let mut m = mutate(&mut rng, src);
+        for _ in 0..rng.below(3) {
+            m = mutate(&mut rng, &m);
+        }
+        let c = choice(&mut rng);
+        h.program(&format!("mutation of {name}"), &m, c);
+    }
+    // Many mutations keep the program valid (a swapped `+`, a duplicated `!`, …); those test
+    // the printer too.
+    assert!(h.round_trips > 500, "only {} valid mutants", h.round_trips);
+    h.finish("mutated corpus files", 7000);
+}
+
+/// 3 000 inputs: random bytes and random token soup.
+#[test]
+fn random_bytes_and_token_soup() {
+    let mut rng = Rng(0x5eed_0002);
+    let mut h = Harness::default();
+    for _ in 0..1500 {
+        let s = random_bytes(&mut rng, 400);
+        let c = choice(&mut rng);
+        h.program("random bytes", &s, c);
+    }
+    for _ in 0..1500 {
+        let s = token_soup(&mut rng, 300);
+        let c = choice(&mut rng);
+        h.program("token soup", &s, c);
+    }
+    h.finish("random bytes and token soup", 3000);
+}
+
+/// Deep nesting and long chains of every recursive construct, far past the parser's depth
+/// limit, in statement, member, type and expression position.
+#[test]
+fn deep_and_long_constructs() {
+    let mut h = Harness::default();
+    // 1.5 times the parser's depth limit (200): deep enough, small enough to time.
+    let n = 300;
+    let in_clause = |e: String| format!("class A {{ requires {e}; void m(); }}");
+    let in_body = |s: String| format!("class A {{ void m() {{ {s} }} }}");
+    let in_field = |t: String| format!("class A {{ {t} f; }}");
+    let cases: Vec<(&str, String)> = vec![
+        (
+            "parentheses",
+            in_clause(format!("{}x{}", "(".repeat(n), ")".repeat(n))),
+        ),
+        ("open parentheses", in_clause("(".repeat(n))),
+        ("brackets", in_clause("[".repeat(n))),
+        ("negations", in_clause(format!("{}x", "!".repeat(n)))),
+        ("minus signs", in_clause(format!("{}x", "- ".repeat(n)))),
+        ("sum", in_clause(format!("{}x", "x + ".repeat(n)))),
+        ("conjunction", in_clause(format!("{}x", "a && ".repeat(n)))),
+        (
+            "implications",
+            in_clause(format!("{}x", "a ==> ".repeat(n))),
+        ),
+        ("cons", in_clause(format!("{}s", "x :: ".repeat(n)))),
+        ("ternaries", in_clause(format!("{}x", "a ? b : ".repeat(n)))),
+        (
+            "ternary conditions",
+            in_clause(format!("{}x", "a ? ".repeat(n))),
+        ),
+        ("labels", in_clause(format!("{}x", "L: ".repeat(n)))),
+        (
+            "unfolding",
+            in_clause(format!("{}x", "unfolding p in ".repeat(n))),
+        ),
+        (
+            "old",
+            in_clause(format!("{}x{}", "\\old(".repeat(n), ")".repeat(n))),
+        ),
+        (
+            "calls",
+            in_clause(format!("{}x{}", "f(".repeat(n), ")".repeat(n))),
+        ),
+        ("indices", in_clause(format!("a{}", "[0]".repeat(n)))),
+        ("fields", in_clause(format!("a{}", ".f".repeat(n)))),
+        (
+            "nested index",
+            in_clause(format!("{}0{}", "a[".repeat(n), "]".repeat(n))),
+        ),
+        (
+            "quantifiers",
+            in_clause("(\\forall int k; true; ".repeat(n)),
+        ),
+        (
+            "lengths",
+            in_clause(format!("{}s{}", "|".repeat(n), "|".repeat(n))),
+        ),
+        (
+            "sets",
+            in_clause(format!("{}1{}", "{".repeat(n), "}".repeat(n))),
+        ),
+        (
+            "scales",
+            in_clause(format!("{}Perm(x, 1)", "[1\\2]".repeat(n))),
+        ),
+        (
+            "new arrays",
+            in_clause(format!("{}1{}", "new int[".repeat(n), "]".repeat(n))),
+        ),
+        (
+            "blocks",
+            in_body(format!("{}{}", "{".repeat(n), "}".repeat(n))),
+        ),
+        ("open blocks", "{".repeat(n)),
+        ("ifs", in_body(format!("{}x = 1;", "if (a) ".repeat(n)))),
+        (
+            "else ifs",
+            in_body(format!("if (a) x = 1;{}", " else if (a) x = 1;".repeat(n))),
+        ),
+        (
+            "whiles",
+            in_body(format!("{}x = 1;", "while (a) ".repeat(n))),
+        ),
+        (
+            "loops with invariants",
+            in_body(format!(
+                "{}x = 1;",
+                "loop_invariant a; while (a) ".repeat(n)
+            )),
+        ),
+        ("ghosts", in_body(format!("{}x = 1;", "ghost ".repeat(n)))),
+        (
+            "pars",
+            in_body(format!(
+                "{}{}",
+                "par (int t = 0 .. n) {".repeat(n),
+                "}".repeat(n)
+            )),
+        ),
+        (
+            "par arms",
+            in_body(format!("par {{ }}{}", " and { }".repeat(n))),
+        ),
+        ("region contracts", in_body("requires x; par { }".repeat(n))),
+        ("barriers", in_body("barrier(b) { requires x; }".repeat(n))),
+        ("annotations", in_body("gpuopt loop_unroll i 2;".repeat(n))),
+        (
+            "prefetch array",
+            format!(
+                "class A {{ gpuopt glob_to_reg a{} t; void m(); }}",
+                "[0]".repeat(n)
+            ),
+        ),
+        (
+            "prefetch locations",
+            format!(
+                "class A {{ gpuopt glob_to_reg a{}; void m(); }}",
+                " t".repeat(n)
+            ),
+        ),
+        (
+            "generic types",
+            in_field(format!("{}int{}", "seq<".repeat(n), ">".repeat(n))),
+        ),
+        ("open generic types", in_field("map<int, ".repeat(n))),
+        (
+            "class type arguments",
+            in_field(format!("{}int", "Foo<".repeat(n))),
+        ),
+        ("array types", in_field(format!("int{}", "[]".repeat(n)))),
+        (
+            "sized array types",
+            in_body(format!("int{} a;", "[1]".repeat(n))),
+        ),
+        ("classes", "class A { ".repeat(n)),
+        ("comments", "/* */ // x\n".repeat(n)),
+        (
+            "unterminated comment",
+            format!("class A {{ {}", "/* ".repeat(n)),
+        ),
+        ("tex comments", "# a # ".repeat(n)),
+        ("unterminated literal", format!("\"{}", "\\".repeat(n))),
+        ("backticks", "`".repeat(n)),
+        ("errors", in_body("x = ;".repeat(n))),
+        ("stray braces", "}".repeat(n)),
+        ("semicolons", ";".repeat(n)),
+        ("long identifier", "a".repeat(100 * n)),
+        ("long number", "9".repeat(100 * n)),
+        (
+            "for headers",
+            in_body(format!("for ({}; ; ) x = 1;", "i = 1, ".repeat(n))),
+        ),
+        (
+            "ranged for detection",
+            in_body(format!("for ({} .. 1) x = 1;", "(".repeat(n))),
+        ),
+    ];
+    for (label, src) in &cases {
+        for c in [DialectChoice::Auto, DialectChoice::V2] {
+            h.program(label, src, c);
+        }
+    }
+    h.finish("deep and long constructs", 2 * cases.len());
+}
+
+/// 2 500 inputs for `parse_expr_text`: clause expressions of the corpus, mutated, and
+/// expression-shaped token soup.
+#[test]
+fn expression_text() {
+    let mut rng = Rng(0x5eed_0003);
+    let mut h = Harness::default();
+    // Expression texts: everything after a clause keyword up to its `;`, from every source.
+    let mut exprs = Vec::new();
+    for (_, src) in sources() {
+        for line in src.lines() {
+            let t = line.trim();
+            for kw in [
+                "requires ",
+                "ensures ",
+                "context ",
+                "loop_invariant ",
+                "assert ",
+            ] {
+                if let Some(rest) = t.strip_prefix(kw) {
+                    if let Some(e) = rest.strip_suffix(';') {
+                        exprs.push(e.to_string());
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        exprs.len() > 200,
+        "too few clause expressions: {}",
+        exprs.len()
+    );
+    for (i, e) in exprs.iter().enumerate() {
+        let d = if i % 2 == 0 { Dialect::V1 } else { Dialect::V2 };
+        h.expression("clause expression", e, d);
+    }
+    while h.inputs < 2500 {
+        let d = if rng.below(2) == 0 {
+            Dialect::V1
+        } else {
+            Dialect::V2
+        };
+        if rng.below(3) == 0 {
+            let s = token_soup(&mut rng, 30);
+            h.expression("expression soup", &s, d);
+        } else {
+            let e = rng.pick(&exprs).clone();
+            let m = mutate(&mut rng, &e);
+            h.expression("mutated expression", &m, d);
+        }
+    }
+    assert!(
+        h.round_trips > 500,
+        "only {} valid expressions",
+        h.round_trips
+    );
+    h.finish("expression text", 2500);
+}
+
+/// The parser runs on its own large stack, so even a caller with a small stack (here 256 KiB,
+/// an eighth of a test thread's) can parse inputs at the nesting limit.
+#[test]
+fn parse_does_not_depend_on_the_callers_stack() {
+    let blocks = format!(
+        "class A {{ void m() {{ {}{} }} }}",
+        "{".repeat(300),
+        "}".repeat(300)
+    );
+    let whiles = format!(
+        "class A {{ void m() {{ {}x = 1; }} }}",
+        "while (a) ".repeat(300)
+    );
+    let parens = format!(
+        "class A {{ requires {}x{}; void m(); }}",
+        "(".repeat(300),
+        ")".repeat(300)
+    );
+    let h = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || {
+            [blocks, whiles, parens]
+                .iter()
+                .map(|src| parse(src, &ParseOptions::default()).has_errors())
+                .collect::<Vec<_>>()
+        })
+        .unwrap();
+    // Each input is nested past the limit: refused with "nesting too deep", not a crash.
+    assert_eq!(h.join().unwrap(), vec![true, true, true]);
+}

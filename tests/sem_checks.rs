@@ -1,0 +1,177 @@
+//! The detectors and checkers on small fixtures of our own (fixtures/sem).
+
+use alpine_rs::sem::{
+    self, Checks, Config, RunOptions, RunResult, Status, ValidateOptions, Verdict,
+};
+use std::path::Path;
+
+fn fixture(name: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/sem")
+        .join(name);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn run(name: &str, checks: Checks) -> Vec<RunResult> {
+    let src = fixture(name);
+    let opts = RunOptions {
+        random: 2,
+        seed: 7,
+        config: Config {
+            checks,
+            ..Config::default()
+        },
+        ..RunOptions::default()
+    };
+    let runs = sem::run_program(&src, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+    for r in &runs {
+        eprintln!(
+            "{name} {} input {}: {:?} [{}]",
+            r.method,
+            r.input_id,
+            r.status,
+            r.input.describe()
+        );
+        eprintln!("{}", sem::render(name, &src, &r.errors));
+    }
+    runs
+}
+
+fn codes(r: &RunResult) -> Vec<String> {
+    r.errors.iter().map(|d| d.code.clone()).collect()
+}
+
+const RACES_ONLY: Checks = Checks {
+    contracts: false,
+    perms: false,
+    races: true,
+    divergence: true,
+};
+
+#[test]
+fn shift_with_barrier_passes_all_checks() {
+    for r in run("shift_barrier.pvl", Checks::default()) {
+        assert_eq!(r.status, Status::Ok);
+    }
+}
+
+#[test]
+fn deleting_the_barrier_of_a_shift_is_a_race() {
+    let runs = run("shift_nobarrier.pvl", RACES_ONLY);
+    let mut seen = false;
+    for r in &runs {
+        let n = r.input.args.iter().find(|(k, _)| k == "n");
+        if matches!(n, Some((_, sem::InVal::Int(n))) if *n < 2) {
+            continue;
+        }
+        seen = true;
+        assert_eq!(r.status, Status::Error);
+        let race = r
+            .errors
+            .iter()
+            .find(|d| d.code == "R-RACE")
+            .expect("a race is reported");
+        // Both accesses are labelled with the thread that made them.
+        let labels: Vec<&str> = race.labels.iter().map(|l| l.message.as_str()).collect();
+        assert!(
+            labels.iter().any(|l| l.starts_with("write by k[tid=")),
+            "{labels:?}"
+        );
+        assert!(
+            labels.iter().any(|l| l.starts_with("read by k[tid=")),
+            "{labels:?}"
+        );
+        assert_eq!(race.labels.len(), 2);
+    }
+    assert!(seen, "no input with n >= 2");
+    // With all checks on, the missing barrier also shows as a permission error.
+    let all = run("shift_nobarrier.pvl", Checks::default());
+    assert!(all
+        .iter()
+        .any(|r| codes(r).iter().any(|c| c == "R-PERM-WRITE")));
+}
+
+#[test]
+fn barrier_under_tid_less_than_16_is_divergence() {
+    for r in run("divergent_barrier.pvl", Checks::default()) {
+        assert_eq!(r.status, Status::Error);
+        let d = r
+            .errors
+            .iter()
+            .find(|d| d.code == "R-DIVERGENCE")
+            .expect("divergence");
+        assert!(d.message.contains("lanes [0, 1, 2"), "{}", d.message);
+        assert!(d.message.contains("16, 17"), "{}", d.message);
+    }
+}
+
+#[test]
+fn write_under_read_permission_is_reported() {
+    let runs = run("write_under_read.pvl", Checks::default());
+    assert!(runs
+        .iter()
+        .any(|r| codes(r).iter().any(|c| c == "R-PERM-WRITE")));
+    for r in runs.iter().filter(|r| r.status != Status::Ok) {
+        assert!(
+            codes(r)
+                .iter()
+                .all(|c| c == "R-PERM-WRITE" || c == "R-LIMIT"),
+            "{:?}",
+            codes(r)
+        );
+    }
+}
+
+#[test]
+fn loop_invariant_failing_first_on_iteration_3_is_reported_with_it() {
+    let runs = run("invariant_iter3.pvl", Checks::default());
+    let r = &runs[0];
+    assert_eq!(r.status, Status::Error);
+    let inv: Vec<_> = r.errors.iter().filter(|d| d.code == "R-INV-KEEP").collect();
+    assert!(!inv.is_empty());
+    assert!(
+        inv[0].message.contains("after iteration 3"),
+        "{}",
+        inv[0].message
+    );
+    assert!(r.errors.iter().all(|d| d.code != "R-INV-ENTRY"));
+}
+
+#[test]
+fn validate_accepts_a_correct_peeling() {
+    let out = sem::validate(
+        &fixture("loop_orig.pvl"),
+        &fixture("loop_peeled.pvl"),
+        &ValidateOptions {
+            random: 8,
+            seed: 3,
+            ..ValidateOptions::default()
+        },
+    );
+    eprintln!("{}", out.summary);
+    assert_eq!(out.verdict, Verdict::Same, "{}", out.summary);
+    assert!(out.equivalent >= 6);
+}
+
+#[test]
+fn validate_rejects_an_off_by_one_peeling() {
+    let out = sem::validate(
+        &fixture("loop_orig.pvl"),
+        &fixture("loop_peeled_off_by_one.pvl"),
+        &ValidateOptions {
+            random: 8,
+            seed: 3,
+            ..ValidateOptions::default()
+        },
+    );
+    eprintln!("{}", out.summary);
+    assert_eq!(out.verdict, Verdict::Different);
+    let m = out.mismatch.expect("a mismatch");
+    assert_eq!(m.path, "a");
+    // The first differing location is the last element, which the shortened loop skips.
+    let n = match m.input.args.iter().find(|(k, _)| k == "n") {
+        Some((_, sem::InVal::Int(n))) => *n as usize,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(m.index, Some(n - 1));
+}

@@ -1,0 +1,86 @@
+//! Every corpus program whose header says `// verifies: yes` runs with all runtime checks
+//! passing, for every entry method, on generated inputs.
+
+use alpine_rs::sem::{self, RunOptions, Status};
+use std::path::{Path, PathBuf};
+
+fn corpus_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut v: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    v.sort();
+    for p in v {
+        if p.is_dir() {
+            corpus_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "pvl") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn verified_corpus_programs_pass_all_runtime_checks() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    let mut files = Vec::new();
+    corpus_files(&root, &mut files);
+    let only = std::env::var("SEM_ONLY").ok();
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for f in files {
+        let Ok(src) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        if !src
+            .lines()
+            .take_while(|l| l.starts_with("//"))
+            .any(|l| l.trim() == "// verifies: yes")
+        {
+            continue;
+        }
+        if only
+            .as_deref()
+            .is_some_and(|o| !f.to_string_lossy().contains(o))
+        {
+            continue;
+        }
+        count += 1;
+        let opts = RunOptions {
+            random: 3,
+            seed: 1,
+            ..RunOptions::default()
+        };
+        match sem::run_program(&src, &opts) {
+            Err(e) => failures.push(format!(
+                "{}: {e}\n{}",
+                f.display(),
+                sem::render(&f.to_string_lossy(), &src, &e.diagnostics())
+            )),
+            Ok(runs) => {
+                for r in runs {
+                    if r.status != Status::Ok {
+                        failures.push(format!(
+                            "{} {} input {} ({:?}): {}\n{}",
+                            f.display(),
+                            r.method,
+                            r.input_id,
+                            r.status,
+                            r.input.describe(),
+                            sem::render(&f.to_string_lossy(), &src, &r.errors)
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        count >= 60 || only.is_some(),
+        "only {count} corpus programs found"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
