@@ -2,6 +2,7 @@
 //! context Γ(P) handed to the Z3 layer.
 
 pub mod facts;
+pub mod loops;
 pub mod names;
 pub mod scope;
 pub mod sites;
