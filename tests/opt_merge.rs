@@ -42,11 +42,16 @@ fn check(path: &Path, prefix: &str) {
         assert_eq!(res.exit_code(), 0, "{name}: expected ok, got\n{rendered}");
         assert_ne!(res.output, src, "{name}: nothing changed");
         let re = parse(&res.output, &ParseOptions::default());
-        assert!(!re.has_errors(), "{name}: output does not parse\n{}", res.output);
+        assert!(
+            !re.has_errors(),
+            "{name}: output does not parse\n{}",
+            res.output
+        );
         for line in res.output.lines() {
             let t = line.trim_start();
             assert!(
-                !(t.starts_with("gpuopt") && KEYWORDS.iter().any(|k| t.contains(&format!(" {k} ")))),
+                !(t.starts_with("gpuopt")
+                    && KEYWORDS.iter().any(|k| t.contains(&format!(" {k} ")))),
                 "{name}: consumed annotation left: {line}"
             );
         }
@@ -59,9 +64,17 @@ fn check(path: &Path, prefix: &str) {
     } else if let Some(rest) = expect.strip_prefix("reject ") {
         let opt = rest.split_whitespace().next().unwrap_or("");
         assert_eq!(opt, OPT, "{name}: reject of another optimization");
-        assert_eq!(res.exit_code(), 1, "{name}: expected a refusal, got\n{rendered}\n{}", res.output);
+        assert_eq!(
+            res.exit_code(),
+            1,
+            "{name}: expected a refusal, got\n{rendered}\n{}",
+            res.output
+        );
         assert_eq!(res.output, src, "{name}: refused file must stay unchanged");
-        assert!(diags.iter().any(|(_, d)| d.is_error()), "{name}: no error diagnostic");
+        assert!(
+            diags.iter().any(|(_, d)| d.is_error()),
+            "{name}: no error diagnostic"
+        );
         insta::assert_snapshot!(snap, rendered);
     } else {
         panic!("{name}: unexpected expectation {expect}");

@@ -7,7 +7,9 @@
 
 use super::unroll::{check_steps, guard_text_with, internal, tighten_edits, unsupported, Gen};
 use super::{Applied, Ctx, MergeMode, Outcome, Params};
-use crate::analyze::loops::{self, guard_atoms, guard_at, upd_pow, upd_text, Entry, LoopShape, UpdOp};
+use crate::analyze::loops::{
+    self, guard_at, guard_atoms, upd_pow, upd_text, Entry, LoopShape, UpdOp,
+};
 use crate::analyze::sites::{find_method, stmt_at, Site};
 use crate::check::translate::Term;
 use crate::check::{prove, Answer};
@@ -27,22 +29,28 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     let m = *factor;
     let header = site.keyword;
     if m < 2 {
-        return Err(vec![Diagnostic::error("A201", format!("cannot merge by {m}: the factor must be at least 2"))
-            .with_primary(header, "loop left unchanged")
-            .with_note(format!("merging by {m} would not change the loop"))
-            .with_help("use a factor M >= 2, or remove the annotation")]);
+        return Err(vec![Diagnostic::error(
+            "A201",
+            format!("cannot merge by {m}: the factor must be at least 2"),
+        )
+        .with_primary(header, "loop left unchanged")
+        .with_note(format!("merging by {m} would not change the loop"))
+        .with_help("use a factor M >= 2, or remove the annotation")]);
     }
     let parsed = ctx.parsed;
     let program = &parsed.program;
     let Some((class, method)) = find_method(program, site.class.as_deref(), &site.method) else {
-        return Err(vec![internal(header, "cannot find the method of this loop")]);
+        return Err(vec![internal(
+            header,
+            "cannot find the method of this loop",
+        )]);
     };
     let Some(stmt) = stmt_at(method, site.span.start()) else {
         return Err(vec![internal(header, "cannot find this loop")]);
     };
     let shape = loops::analyze(stmt, var.as_deref(), header)?;
-    let mut entry =
-        loops::entry_facts(program, class, method, stmt, &shape).map_err(|e| vec![unsupported(header, &e)])?;
+    let mut entry = loops::entry_facts(program, class, method, stmt, &shape)
+        .map_err(|e| vec![unsupported(header, &e)])?;
     check_steps(ctx, &mut entry, &shape, header)?;
     let trip = if *mode == MergeMode::Remainder {
         Err("remainder mode was requested".to_string())
@@ -54,22 +62,37 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
             if t.count < m {
                 return Err(vec![Diagnostic::error(
                     "A203",
-                    format!("cannot merge {m} iterations: the loop runs only {} times", t.count),
+                    format!(
+                        "cannot merge {m} iterations: the loop runs only {} times",
+                        t.count
+                    ),
                 )
-                .with_primary(header, format!("iter_merge {} {m} requested here", shape.var))
-                .with_secondary(shape.guard.span, format!("false after {} iterations", t.count))
-                .with_note(format!("with entry value {} = {} the trip count is {}", shape.var, t.v0, t.count))
+                .with_primary(header, format!("loop to merge by {m}"))
+                .with_secondary(
+                    shape.guard.span,
+                    format!("false after {} iterations", t.count),
+                )
+                .with_note(format!(
+                    "with entry value {} = {} the trip count is {}",
+                    shape.var, t.v0, t.count
+                ))
                 .with_help(format!("use a factor between 2 and {}", t.count))]);
             }
             exact(ctx, site, stmt, &shape, m, &t)
         }
         Err(why) => {
             if *mode == MergeMode::Exact {
-                return Err(vec![Diagnostic::error("A202", "exact merging needs a constant trip count")
-                    .with_primary(header, "loop")
-                    .with_secondary(shape.guard.span, "the number of iterations is not fixed by the facts")
-                    .with_note(why)
-                    .with_help("add facts fixing the bounds, or use `--mode remainder`")]);
+                return Err(vec![Diagnostic::error(
+                    "A202",
+                    "exact merging needs a constant trip count",
+                )
+                .with_primary(header, "loop")
+                .with_secondary(
+                    shape.guard.span,
+                    "the number of iterations is not fixed by the facts",
+                )
+                .with_note(why)
+                .with_help("add facts fixing the bounds, or use `--mode remainder`")]);
             }
             remainder(ctx, site, stmt, &shape, m)
         }
@@ -108,7 +131,10 @@ fn trip_count(
         return Ok(Err("the guard has a shape that cannot be simulated".into()));
     };
     let mut fixed: Vec<(Int<'static>, Int<'static>)> = Vec::new();
-    let mut terms = vec![("the entry value".to_string(), entry.i0.clone()), ("the step".to_string(), entry.step.clone())];
+    let mut terms = vec![
+        ("the entry value".to_string(), entry.i0.clone()),
+        ("the step".to_string(), entry.step.clone()),
+    ];
     for a in atoms {
         match entry.facts.tr.term(a) {
             Ok(Term::Int(t)) => terms.push((a.span.text(ctx.src).to_string(), t)),
@@ -143,7 +169,10 @@ fn trip_count(
     let mut count = 0u64;
     loop {
         let gi = g.substitute(&[(&x, &Int::from_i64(z, i))]).simplify();
-        let holds = match gi.as_bool().or_else(|| model.eval(&gi, true).and_then(|b| b.as_bool())) {
+        let holds = match gi
+            .as_bool()
+            .or_else(|| model.eval(&gi, true).and_then(|b| b.as_bool()))
+        {
             Some(b) => b,
             None => return Ok(Err("the guard cannot be evaluated".into())),
         };
@@ -152,9 +181,12 @@ fn trip_count(
         }
         count += 1;
         if count > SIM_LIMIT {
-            return Err(vec![Diagnostic::error("A204", format!("the loop runs more than {SIM_LIMIT} times"))
-                .with_primary(header, "loop")
-                .with_help("use remainder mode (`--mode remainder`)")]);
+            return Err(vec![Diagnostic::error(
+                "A204",
+                format!("the loop runs more than {SIM_LIMIT} times"),
+            )
+            .with_primary(header, "loop")
+            .with_help("use remainder mode (`--mode remainder`)")]);
         }
         let next = match shape.op {
             UpdOp::Add => i.checked_add(step),
@@ -164,20 +196,37 @@ fn trip_count(
         };
         match next {
             Some(n) => i = n,
-            None => return Ok(Err("the iteration variable overflows during simulation".into())),
+            None => {
+                return Ok(Err(
+                    "the iteration variable overflows during simulation".into()
+                ))
+            }
         }
     }
     Ok(Ok(Trip { count, v0, step }))
 }
 
 /// A helper function's name: an existing method of that name in the class is reused.
-fn helper(ctx: &mut Ctx, site: &Site, base: &str, def: &dyn Fn(&str) -> String, edits: &mut EditSet) -> String {
+fn helper(
+    ctx: &mut Ctx,
+    site: &Site,
+    base: &str,
+    def: &dyn Fn(&str) -> String,
+    edits: &mut EditSet,
+) -> String {
     let Some((class, method)) = ctx.method_of(site) else {
         return base.to_string();
     };
     let exists = match class {
-        Some(c) => c.members.iter().any(|m| matches!(m, Member::Method(x) if x.name.name == base)),
-        None => ctx.program().items.iter().any(|i| matches!(i, Item::Method(x) if x.name.name == base)),
+        Some(c) => c
+            .members
+            .iter()
+            .any(|m| matches!(m, Member::Method(x) if x.name.name == base)),
+        None => ctx
+            .program()
+            .items
+            .iter()
+            .any(|i| matches!(i, Item::Method(x) if x.name.name == base)),
     };
     if exists {
         return base.to_string();
@@ -186,7 +235,11 @@ fn helper(ctx: &mut Ctx, site: &Site, base: &str, def: &dyn Fn(&str) -> String, 
     let ind = indent_at(ctx.src, method.span.start()).to_string();
     let nl = ctx.layout.newline;
     let name = ctx.names.name(base);
-    let text: String = def(&name).lines().map(|l| format!("{ind}{l}{nl}")).collect::<String>() + nl;
+    let text: String = def(&name)
+        .lines()
+        .map(|l| format!("{ind}{l}{nl}"))
+        .collect::<String>()
+        + nl;
     edits.insert(at, text);
     name
 }
@@ -199,7 +252,11 @@ fn exact(ctx: &mut Ctx, site: &Site, stmt: &Stmt, shape: &LoopShape, m: u64, t: 
     let var = shape.var.clone();
     let rel = match shape.op {
         UpdOp::Add | UpdOp::Sub => {
-            let term = if t.step == 1 { g.clone() } else { format!("{} * {g}", t.step) };
+            let term = if t.step == 1 {
+                g.clone()
+            } else {
+                format!("{} * {g}", t.step)
+            };
             match (t.v0, shape.op) {
                 (0, UpdOp::Add) => format!("{var} == {term}"),
                 (v0, UpdOp::Add) => format!("{var} == {v0} + {term}"),
@@ -211,7 +268,9 @@ fn exact(ctx: &mut Ctx, site: &Site, stmt: &Stmt, shape: &LoopShape, m: u64, t: 
                 ctx,
                 site,
                 "vct_mi_pow",
-                &|n| format!("requires e >= 0;\nstatic pure int {n}(int b, int e) = e <= 0 ? 1 : {n}(b, e - 1) * b;"),
+                &|n| {
+                    format!("requires e >= 0;\nstatic pure int {n}(int b, int e) = e <= 0 ? 1 : {n}(b, e - 1) * b;")
+                },
                 &mut edits,
             );
             if t.v0 == 1 {
@@ -225,7 +284,9 @@ fn exact(ctx: &mut Ctx, site: &Site, stmt: &Stmt, shape: &LoopShape, m: u64, t: 
                 ctx,
                 site,
                 "vct_mi_div",
-                &|n| format!("requires k >= 0 && d > 0;\nstatic pure int {n}(int v, int d, int k) = k <= 0 ? v : {n}(v / d, d, k - 1);"),
+                &|n| {
+                    format!("requires k >= 0 && d > 0;\nstatic pure int {n}(int v, int d, int k) = k <= 0 ? v : {n}(v / d, d, k - 1);")
+                },
                 &mut edits,
             );
             format!("{var} == {div}({}, {}, {g})", t.v0, t.step)
@@ -234,7 +295,11 @@ fn exact(ctx: &mut Ctx, site: &Site, stmt: &Stmt, shape: &LoopShape, m: u64, t: 
     let gen = Gen::new(ctx, stmt, shape);
     let ind = gen.ind.clone();
     let unit = gen.unit.clone();
-    let inner = if gen.wraps { format!("{ind}{unit}") } else { ind.clone() };
+    let inner = if gen.wraps {
+        format!("{ind}{unit}")
+    } else {
+        ind.clone()
+    };
     let incr = format!("{g} = {g} + 1;");
     let mut out: Vec<String> = Vec::new();
     out.extend(gen.init_lines(&inner));
@@ -258,7 +323,13 @@ fn exact(ctx: &mut Ctx, site: &Site, stmt: &Stmt, shape: &LoopShape, m: u64, t: 
         format!("{g} % {m} == {k}"),
         rel,
     ];
-    out.push(gen.residual(&inner, &tighten_edits(ctx.src, shape, k), None, Some(body), &invs));
+    out.push(gen.residual(
+        &inner,
+        &tighten_edits(ctx.src, shape, k),
+        None,
+        Some(body),
+        &invs,
+    ));
     edits.replace(stmt.span, gen.finish(out));
     Ok(Applied {
         edits,
@@ -269,14 +340,19 @@ fn exact(ctx: &mut Ctx, site: &Site, stmt: &Stmt, shape: &LoopShape, m: u64, t: 
 fn remainder(ctx: &mut Ctx, site: &Site, stmt: &Stmt, shape: &LoopShape, m: u64) -> Outcome {
     let header = site.keyword;
     let Some((class, method)) = ctx.method_of(site) else {
-        return Err(vec![internal(header, "cannot find the method of this loop")]);
+        return Err(vec![internal(
+            header,
+            "cannot find the method of this loop",
+        )]);
     };
     let mut diagnostics = Vec::new();
     let step_text = shape.step.span.text(ctx.src).to_string();
     // Is the last guard instance enough? (Γ at the loop head, invariants included.)
     let mut head = loops::head_facts(ctx.program(), class, method, stmt);
     let simple = (|| -> Option<bool> {
-        let Term::Int(i) = head.tr.var(&shape.var) else { return None };
+        let Term::Int(i) = head.tr.var(&shape.var) else {
+            return None;
+        };
         let c = head.tr.int(&shape.step).ok()?;
         let last = guard_at(&mut head, shape, &upd_pow(shape.op, &i, &c, m - 1)).ok()?;
         let mut facts = head.facts.clone();
@@ -290,17 +366,34 @@ fn remainder(ctx: &mut Ctx, site: &Site, stmt: &Stmt, shape: &LoopShape, m: u64)
         Some(true)
     })()
     .unwrap_or(false);
-    let instance = |j: u64| guard_text_with(ctx.src, &shape.guard, &shape.var, &upd_text(shape, &shape.var, &step_text, j));
+    let instance = |j: u64| {
+        guard_text_with(
+            ctx.src,
+            &shape.guard,
+            &shape.var,
+            &upd_text(shape, &shape.var, &step_text, j),
+        )
+    };
     let gm = if simple {
         instance(m - 1)
     } else {
         diagnostics.push(
-            Diagnostic::note("A206", "merged guard not simplified: every instance of the guard is tested")
-                .with_primary(shape.guard.span, "guard"),
+            Diagnostic::note(
+                "A206",
+                "merged guard not simplified: every instance of the guard is tested",
+            )
+            .with_primary(shape.guard.span, "guard"),
         );
-        let comparison = matches!(&shape.guard.kind, ExprKind::Binary(op, ..) if op.is_comparison());
+        let comparison =
+            matches!(&shape.guard.kind, ExprKind::Binary(op, ..) if op.is_comparison());
         (0..m)
-            .map(|j| if comparison { instance(j) } else { format!("({})", instance(j)) })
+            .map(|j| {
+                if comparison {
+                    instance(j)
+                } else {
+                    format!("({})", instance(j))
+                }
+            })
             .collect::<Vec<_>>()
             .join(" && ")
     };
@@ -308,10 +401,22 @@ fn remainder(ctx: &mut Ctx, site: &Site, stmt: &Stmt, shape: &LoopShape, m: u64)
     if let Ok(mut entry) = loops::entry_facts(ctx.program(), class, method, stmt, shape) {
         let last = upd_pow(shape.op, &entry.i0, &entry.step, m - 1);
         if let Ok(g) = guard_at(&mut entry.facts, shape, &last) {
-            if prove(&entry.facts.tr, &entry.facts.facts, &g.not(), ctx.timeout_ms).is_proved() {
+            if prove(
+                &entry.facts.tr,
+                &entry.facts.facts,
+                &g.not(),
+                ctx.timeout_ms,
+            )
+            .is_proved()
+            {
                 diagnostics.push(
-                    Diagnostic::warning("A205", format!("the merged loop can never run: the loop never has {m} iterations left"))
-                        .with_primary(header, "only the remainder loop will run"),
+                    Diagnostic::warning(
+                        "A205",
+                        format!(
+                            "the merged loop can never run: the loop never has {m} iterations left"
+                        ),
+                    )
+                    .with_primary(header, "only the remainder loop will run"),
                 );
             }
         }
@@ -319,7 +424,11 @@ fn remainder(ctx: &mut Ctx, site: &Site, stmt: &Stmt, shape: &LoopShape, m: u64)
     let gen = Gen::new(ctx, stmt, shape);
     let ind = gen.ind.clone();
     let unit = gen.unit.clone();
-    let inner = if gen.wraps { format!("{ind}{unit}") } else { ind.clone() };
+    let inner = if gen.wraps {
+        format!("{ind}{unit}")
+    } else {
+        ind.clone()
+    };
     let body_ind = format!("{ind}{unit}");
     let mut lines = Vec::new();
     for c in 0..m {

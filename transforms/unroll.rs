@@ -22,14 +22,20 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     let k = *factor;
     let header = site.keyword;
     if k < 1 {
-        return Err(vec![Diagnostic::error("A109", "cannot unroll 0 iterations: the factor must be at least 1")
-            .with_primary(header, "loop left unchanged")
-            .with_note("peeling 0 iterations would not change the loop")
-            .with_help("use a factor K >= 1, or remove the annotation")]);
+        return Err(vec![Diagnostic::error(
+            "A109",
+            "cannot unroll 0 iterations: the factor must be at least 1",
+        )
+        .with_primary(header, "loop left unchanged")
+        .with_note("peeling 0 iterations would not change the loop")
+        .with_help("use a factor K >= 1, or remove the annotation")]);
     }
     let program = ctx.program();
     let Some((class, method)) = ctx.method_of(site) else {
-        return Err(vec![internal(header, "cannot find the method of this loop")]);
+        return Err(vec![internal(
+            header,
+            "cannot find the method of this loop",
+        )]);
     };
     let Some(stmt) = stmt_at(method, site.span.start()) else {
         return Err(vec![internal(header, "cannot find this loop")]);
@@ -42,13 +48,20 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     let mut diagnostics = Vec::new();
     if !has_tightened_bound(&shape) {
         diagnostics.push(
-            Diagnostic::warning("A108", "no bound conjunct of the iteration variable to tighten")
-                .with_primary(header, "the residual loop keeps its invariants unchanged"),
+            Diagnostic::warning(
+                "A108",
+                "no bound conjunct of the iteration variable to tighten",
+            )
+            .with_primary(header, "the residual loop keeps its invariants unchanged"),
         );
     }
     let gen = Gen::new(ctx, stmt, &shape);
     let ind = gen.ind.clone();
-    let inner = if gen.wraps { format!("{ind}{}", ctx.layout.unit) } else { ind.clone() };
+    let inner = if gen.wraps {
+        format!("{ind}{}", ctx.layout.unit)
+    } else {
+        ind.clone()
+    };
     let mut out: Vec<String> = Vec::new();
     out.extend(gen.init_lines(&inner));
     for j in 0..k {
@@ -65,7 +78,9 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
 }
 
 pub(crate) fn internal(at: Span, msg: &str) -> Diagnostic {
-    Diagnostic::error("A0004", msg.to_string()).with_primary(at, "here").with_help("report this as a bug")
+    Diagnostic::error("A0004", msg.to_string())
+        .with_primary(at, "here")
+        .with_help("report this as a bug")
 }
 
 pub(crate) fn unsupported(at: Span, msg: &str) -> Diagnostic {
@@ -75,19 +90,35 @@ pub(crate) fn unsupported(at: Span, msg: &str) -> Diagnostic {
 }
 
 /// A105: the step is at least 1 (`+`, `-`) or 2 (`*`, `/`).
-pub(crate) fn check_steps(ctx: &Ctx, entry: &mut Entry, shape: &LoopShape, header: Span) -> Result<(), Vec<Diagnostic>> {
-    let min = if matches!(shape.op, UpdOp::Add | UpdOp::Sub) { 1 } else { 2 };
-    let goal = entry.step.ge(&z3::ast::Int::from_i64(crate::check::ctx(), min));
+pub(crate) fn check_steps(
+    ctx: &Ctx,
+    entry: &mut Entry,
+    shape: &LoopShape,
+    header: Span,
+) -> Result<(), Vec<Diagnostic>> {
+    let min = if matches!(shape.op, UpdOp::Add | UpdOp::Sub) {
+        1
+    } else {
+        2
+    };
+    let goal = entry
+        .step
+        .ge(&z3::ast::Int::from_i64(crate::check::ctx(), min));
     match prove(&entry.facts.tr, &entry.facts.facts, &goal, ctx.timeout_ms) {
         Answer::Proved => Ok(()),
         other => {
-            let mut d = Diagnostic::error("A105", format!("the step of `{}` is not provably at least {min}", shape.var))
-                .with_primary(header, "loop")
-                .with_secondary(shape.step.span, "step");
+            let mut d = Diagnostic::error(
+                "A105",
+                format!("the step of `{}` is not provably at least {min}", shape.var),
+            )
+            .with_primary(header, "loop")
+            .with_secondary(shape.step.span, "step");
             if let Answer::Refuted(cx) = other {
                 d = d.with_note(format!("counterexample: {cx} (at loop entry)"));
             }
-            Err(vec![d.with_help(format!("add a fact such as `requires c >= {min};` for the step"))])
+            Err(vec![d.with_help(format!(
+                "add a fact such as `requires c >= {min};` for the step"
+            ))])
         }
     }
 }
@@ -139,7 +170,11 @@ pub(crate) fn check_trip(
     if let Answer::Refuted(cx) = &fail {
         d = d.with_note(format!(
             "counterexample: {cx} (at loop entry): the loop then runs only {}",
-            if provable == 0 { "zero times".to_string() } else { times(provable) },
+            if provable == 0 {
+                "zero times".to_string()
+            } else {
+                times(provable)
+            },
             cx = clean_cx(cx)
         ));
     }
@@ -164,7 +199,10 @@ pub(crate) fn clean_cx(cx: &crate::check::Counterexample) -> String {
         out.retain(|(n, _)| n != &name);
         out.push((name, v.clone()));
     }
-    out.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")
+    out.iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn has_tightened_bound(shape: &LoopShape) -> bool {
@@ -192,10 +230,26 @@ pub(crate) fn tighten_edits(src: &str, shape: &LoopShape, k: u64) -> Vec<(Span, 
 }
 
 /// The text of bound `e` moved by `k` updates (`L + c*k`, `L * c^k`, `U - c*k`, `U / c^k`).
-pub(crate) fn bound_after(src: &str, e: &Expr, shape: &LoopShape, step_text: &str, k: u64) -> String {
+pub(crate) fn bound_after(
+    src: &str,
+    e: &Expr,
+    shape: &LoopShape,
+    step_text: &str,
+    k: u64,
+) -> String {
     let text = e.span.text(src).trim().to_string();
     let lit = e.as_int().and_then(|v| i64::try_from(v.clone()).ok());
-    let needs_paren = |e: &Expr| !matches!(e.kind, ExprKind::Name(_) | ExprKind::Int(_) | ExprKind::Index(..) | ExprKind::Call { .. } | ExprKind::Field(..) | ExprKind::Length(_));
+    let needs_paren = |e: &Expr| {
+        !matches!(
+            e.kind,
+            ExprKind::Name(_)
+                | ExprKind::Int(_)
+                | ExprKind::Index(..)
+                | ExprKind::Call { .. }
+                | ExprKind::Field(..)
+                | ExprKind::Length(_)
+        )
+    };
     match (shape.op, shape.step_lit) {
         (UpdOp::Add | UpdOp::Sub, Some(c)) => {
             let Some(amt) = c.checked_mul(k as i64) else {
@@ -225,16 +279,26 @@ pub(crate) fn bound_after(src: &str, e: &Expr, shape: &LoopShape, step_text: &st
         }
         (UpdOp::Mul | UpdOp::Div, Some(c)) => {
             let Some(f) = lit_pow(c, k) else {
-                return format!("{} {} ({})", paren_if(&text, needs_paren(e)), shape.op.symbol(), vec![c.to_string(); k as usize].join(" * "));
+                return format!(
+                    "{} {} ({})",
+                    paren_if(&text, needs_paren(e)),
+                    shape.op.symbol(),
+                    vec![c.to_string(); k as usize].join(" * ")
+                );
             };
             if let Some(v) = lit {
                 return if shape.op == UpdOp::Mul {
-                    v.checked_mul(f).map_or_else(|| format!("{v} * {f}"), |x| x.to_string())
+                    v.checked_mul(f)
+                        .map_or_else(|| format!("{v} * {f}"), |x| x.to_string())
                 } else {
                     v.div_euclid(f).to_string()
                 };
             }
-            format!("{} {} {f}", paren_if(&text, needs_paren(e)), shape.op.symbol())
+            format!(
+                "{} {} {f}",
+                paren_if(&text, needs_paren(e)),
+                shape.op.symbol()
+            )
         }
         (op, None) => {
             let c = loops::paren_if_complex(step_text);
@@ -249,8 +313,14 @@ pub(crate) fn bound_after(src: &str, e: &Expr, shape: &LoopShape, step_text: &st
                 return amount;
             }
             match op {
-                UpdOp::Add | UpdOp::Sub => format!("{} {} {amount}", paren_cond(&text, e), op.symbol()),
-                _ => format!("{} {} {amount}", paren_if(&text, needs_paren(e)), op.symbol()),
+                UpdOp::Add | UpdOp::Sub => {
+                    format!("{} {} {amount}", paren_cond(&text, e), op.symbol())
+                }
+                _ => format!(
+                    "{} {} {amount}",
+                    paren_if(&text, needs_paren(e)),
+                    op.symbol()
+                ),
             }
         }
     }
@@ -337,8 +407,13 @@ pub(crate) struct Gen<'a> {
 
 impl<'a> Gen<'a> {
     pub fn new(ctx: &'a Ctx, stmt: &'a Stmt, shape: &'a LoopShape) -> Gen<'a> {
-        let lp = as_loop(stmt).map(|x| x.0).expect("analysed loops are loops");
-        let wraps = lp.init.iter().any(|s| matches!(s.kind, StmtKind::Decl { .. }));
+        let lp = as_loop(stmt)
+            .map(|x| x.0)
+            .expect("analysed loops are loops");
+        let wraps = lp
+            .init
+            .iter()
+            .any(|s| matches!(s.kind, StmtKind::Decl { .. }));
         Gen {
             src: ctx.src,
             newline: ctx.layout.newline.to_string(),
@@ -400,7 +475,11 @@ impl<'a> Gen<'a> {
     /// update when `with_update`, plus `extra` (e.g. the ghost counter increment).
     pub fn copy_lines(&self, to: &str, with_update: bool, extra: Option<&str>) -> Vec<String> {
         let mut out = Vec::new();
-        let declares = |b: &Block| b.stmts.iter().any(|s| matches!(s.kind, StmtKind::Decl { .. }));
+        let declares = |b: &Block| {
+            b.stmts
+                .iter()
+                .any(|s| matches!(s.kind, StmtKind::Decl { .. }))
+        };
         match &self.lp.body.kind {
             StmtKind::Block(b) if !declares(b) => {
                 if let (Some(f), Some(l)) = (b.stmts.first(), b.stmts.last()) {
@@ -467,7 +546,9 @@ impl<'a> Gen<'a> {
         if self.wraps {
             format!("{{{}{}{}{}}}", self.newline, body, self.newline, self.ind)
         } else {
-            body.strip_prefix(self.ind.as_str()).unwrap_or(&body).to_string()
+            body.strip_prefix(self.ind.as_str())
+                .unwrap_or(&body)
+                .to_string()
         }
     }
 }

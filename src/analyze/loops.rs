@@ -128,7 +128,9 @@ pub fn analyze(s: &Stmt, var: Option<&str>, header: Span) -> Result<LoopShape, V
     let Some(guard) = lp.cond.clone() else {
         return Err(vec![Diagnostic::error("A106", "the loop has no guard")
             .with_primary(header, "loop without a guard")
-            .with_help("give the loop a guard that mentions the iteration variable")]);
+            .with_help(
+                "give the loop a guard that mentions the iteration variable",
+            )]);
     };
     let assigned = assigned_vars(s);
     let var = match var {
@@ -153,18 +155,29 @@ pub fn analyze(s: &Stmt, var: Option<&str>, header: Span) -> Result<LoopShape, V
     };
     let ups = updates_of(lp, &var);
     if ups.is_empty() {
-        return Err(vec![Diagnostic::error("A102", format!("the iteration variable `{var}` is never updated in the loop"))
-            .with_primary(header, format!("no assignment to `{var}` in this loop"))
-            .with_secondary(guard.span, "the guard depends on it")
-            .with_help("annotate the variable that the loop actually advances")]);
+        return Err(vec![Diagnostic::error(
+            "A102",
+            format!("the iteration variable `{var}` is never updated in the loop"),
+        )
+        .with_primary(header, format!("no assignment to `{var}` in this loop"))
+        .with_secondary(guard.span, "the guard depends on it")
+        .with_help("annotate the variable that the loop actually advances")]);
     }
     if ups.len() > 1 {
-        let mut d = Diagnostic::error("A104", format!("`{var}` is updated {} times in the loop; exactly one update is supported", ups.len()))
-            .with_primary(header, "loop with several updates");
+        let mut d = Diagnostic::error(
+            "A104",
+            format!(
+                "`{var}` is updated {} times in the loop; exactly one update is supported",
+                ups.len()
+            ),
+        )
+        .with_primary(header, "loop with several updates");
         for u in &ups {
             d = d.with_secondary(u.span, format!("update of `{var}`"));
         }
-        return Err(vec![d.with_help(format!("advance `{var}` by a single statement per iteration"))]);
+        return Err(vec![d.with_help(format!(
+            "advance `{var}` by a single statement per iteration"
+        ))]);
     }
     let upd = ups[0];
     let in_header = lp.update.iter().any(|u| u.span.contains(upd.span));
@@ -174,10 +187,18 @@ pub fn analyze(s: &Stmt, var: Option<&str>, header: Span) -> Result<LoopShape, V
             _ => std::ptr::eq(&*lp.body, upd),
         };
     if !top_level {
-        return Err(vec![Diagnostic::error("A104", format!("the update of `{var}` is conditional or nested"))
-            .with_primary(header, "loop")
-            .with_secondary(upd.span, "this update is not a top-level statement of the body")
-            .with_help(format!("update `{var}` unconditionally, as a top-level statement of the body"))]);
+        return Err(vec![Diagnostic::error(
+            "A104",
+            format!("the update of `{var}` is conditional or nested"),
+        )
+        .with_primary(header, "loop")
+        .with_secondary(
+            upd.span,
+            "this update is not a top-level statement of the body",
+        )
+        .with_help(format!(
+            "update `{var}` unconditionally, as a top-level statement of the body"
+        ))]);
     }
     let (op, step) = match update_form(upd, &var) {
         Some(x) => x,
@@ -189,24 +210,33 @@ pub fn analyze(s: &Stmt, var: Option<&str>, header: Span) -> Result<LoopShape, V
         }
     };
     if expr_names(&step).iter().any(|n| assigned.contains(n)) {
-        return Err(vec![Diagnostic::error("A105", "the step of the update changes inside the loop")
-            .with_primary(header, "loop")
-            .with_secondary(step.span, "step assigned in the loop")
-            .with_help("use a step that the loop does not assign")]);
+        return Err(vec![Diagnostic::error(
+            "A105",
+            "the step of the update changes inside the loop",
+        )
+        .with_primary(header, "loop")
+        .with_secondary(step.span, "step assigned in the loop")
+        .with_help("use a step that the loop does not assign")]);
     }
     // Guard: mentions var, other variables not assigned, reads no array the loop writes.
     if !mentions(&guard, &var) {
-        return Err(vec![Diagnostic::error("A106", format!("the guard does not mention `{var}`"))
-            .with_primary(header, "loop")
-            .with_secondary(guard.span, "guard")
-            .with_help("annotate the variable the guard tests")]);
+        return Err(vec![Diagnostic::error(
+            "A106",
+            format!("the guard does not mention `{var}`"),
+        )
+        .with_primary(header, "loop")
+        .with_secondary(guard.span, "guard")
+        .with_help("annotate the variable the guard tests")]);
     }
     let bad: Vec<String> = expr_names(&guard)
         .into_iter()
         .filter(|n| n != &var && assigned.contains(n))
         .collect();
     let written = assigned_arrays(s);
-    let bad_arr: Vec<String> = read_arrays(&guard).into_iter().filter(|a| written.contains(a)).collect();
+    let bad_arr: Vec<String> = read_arrays(&guard)
+        .into_iter()
+        .filter(|a| written.contains(a))
+        .collect();
     let mut has_call = false;
     walk_expr(&guard, &mut |x| {
         if matches!(x.kind, ExprKind::Call { .. }) {
@@ -215,13 +245,21 @@ pub fn analyze(s: &Stmt, var: Option<&str>, header: Span) -> Result<LoopShape, V
     });
     if !bad.is_empty() || !bad_arr.is_empty() {
         let what: Vec<String> = bad.into_iter().chain(bad_arr).collect();
-        return Err(vec![Diagnostic::error("A106", "the guard depends on something the loop changes")
-            .with_primary(header, "loop")
-            .with_secondary(guard.span, format!("reads {} which the loop assigns", what.join(", ")))
-            .with_help(format!("make `{var}` the only thing in the guard that the loop changes"))]);
+        return Err(vec![Diagnostic::error(
+            "A106",
+            "the guard depends on something the loop changes",
+        )
+        .with_primary(header, "loop")
+        .with_secondary(
+            guard.span,
+            format!("reads {} which the loop assigns", what.join(", ")),
+        )
+        .with_help(format!(
+            "make `{var}` the only thing in the guard that the loop changes"
+        ))]);
     }
     let _ = has_call; // calls in a guard are translated as pure functions (uninterpreted)
-    // Bound conjuncts of the invariants.
+                      // Bound conjuncts of the invariants.
     let mut bounds = Vec::new();
     for c in &lp.prefix.clauses {
         if c.kind != ClauseKind::LoopInvariant {
@@ -348,10 +386,9 @@ pub fn entry_facts(
         Term::Int(i) => i,
         _ => return Err(format!("`{}` is not an integer", shape.var)),
     };
-    let step = f
-        .tr
-        .int(&shape.step)
-        .map_err(|u| format!("the step cannot be encoded: {}", u.0))?;
+    let step =
+        f.tr.int(&shape.step)
+            .map_err(|u| format!("the step cannot be encoded: {}", u.0))?;
     Ok(Entry { facts: f, i0, step })
 }
 
@@ -409,7 +446,10 @@ pub fn upd_pow(op: UpdOp, i: &Z3Int, c: &Z3Int, j: u64) -> Z3Int {
 
 /// The guard with the iteration variable bound to `value`.
 pub fn guard_at(f: &mut Facts, shape: &LoopShape, value: &Z3Int) -> Result<Z3Bool, String> {
-    let prev = f.tr.env.bound.insert(shape.var.clone(), Term::Int(value.clone()));
+    let prev =
+        f.tr.env
+            .bound
+            .insert(shape.var.clone(), Term::Int(value.clone()));
     let g = f.tr.bool(&shape.guard).map_err(|u| u.0);
     match prev {
         Some(p) => {
@@ -444,7 +484,10 @@ pub fn upd_text(shape: &LoopShape, i_text: &str, step_text: &str, j: u64) -> Str
         },
         (UpdOp::Mul | UpdOp::Div, Some(c)) => match lit_pow(c, j) {
             Some(v) => format!("{i_text} {sym} {v}"),
-            None => format!("{i_text} {sym} ({})", vec![c.to_string(); j as usize].join(" * ")),
+            None => format!(
+                "{i_text} {sym} ({})",
+                vec![c.to_string(); j as usize].join(" * ")
+            ),
         },
         (UpdOp::Add | UpdOp::Sub, None) => {
             if j == 1 {
@@ -467,7 +510,9 @@ pub fn upd_text(shape: &LoopShape, i_text: &str, step_text: &str, j: u64) -> Str
 /// Parenthesise text unless it is a single word or literal.
 pub fn paren_if_complex(t: &str) -> String {
     let t = t.trim();
-    if t.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.') {
+    if t.chars()
+        .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+    {
         t.to_string()
     } else {
         format!("({t})")
