@@ -1,9 +1,445 @@
-//! merge: not implemented yet.
+//! Iteration merging (optimizations.md §3, paper §5.2).
+//!
+//! Exact mode (the trip count `I` is a proven constant): peel `I mod M` iterations, then a loop
+//! whose body holds M copies, with a ghost counter relating the iteration variable to the number
+//! of completed iterations. Remainder mode (symbolic trip count): a merged loop whose guard checks
+//! that M more iterations are due, followed by the original loop for the last iterations.
 
-use super::{Ctx, Outcome, Params};
-use crate::analyze::sites::Site;
+use super::unroll::{check_steps, guard_text_with, internal, tighten_edits, unsupported, Gen};
+use super::{Applied, Ctx, MergeMode, Outcome, Params};
+use crate::analyze::loops::{
+    self, guard_at, guard_atoms, upd_pow, upd_text, Entry, LoopShape, UpdOp,
+};
+use crate::analyze::sites::{find_method, stmt_at, Site};
+use crate::check::translate::Term;
+use crate::check::{prove, Answer};
+use crate::diag::Diagnostic;
+use crate::edit::{indent_at, line_start, EditSet};
+use crate::front::ast::*;
+use crate::front::span::Span;
+use z3::ast::{Ast, Bool, Int};
+
+/// Simulation limit for the exact trip count (A204).
+const SIM_LIMIT: u64 = 1_000_000;
 
 pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
-    let _ = (ctx, site);
-    super::not_available(params)
+    let Params::Merge { var, factor, mode } = params else {
+        return super::not_available(params);
+    };
+    let m = *factor;
+    let header = site.keyword;
+    if m < 2 {
+        return Err(vec![Diagnostic::error(
+            "A201",
+            format!("cannot merge by {m}: the factor must be at least 2"),
+        )
+        .with_primary(header, "loop left unchanged")
+        .with_note(format!("merging by {m} would not change the loop"))
+        .with_help("use a factor M >= 2, or remove the annotation")]);
+    }
+    let parsed = ctx.parsed;
+    let program = &parsed.program;
+    let Some((class, method)) = find_method(program, site.class.as_deref(), &site.method) else {
+        return Err(vec![internal(
+            header,
+            "cannot find the method of this loop",
+        )]);
+    };
+    let Some(stmt) = stmt_at(method, site.span.start()) else {
+        return Err(vec![internal(header, "cannot find this loop")]);
+    };
+    let shape = loops::analyze(stmt, var.as_deref(), header)?;
+    let mut entry = loops::entry_facts(program, class, method, stmt, &shape)
+        .map_err(|e| vec![unsupported(header, &e)])?;
+    check_steps(ctx, &mut entry, &shape, header)?;
+    let trip = if *mode == MergeMode::Remainder {
+        Err("remainder mode was requested".to_string())
+    } else {
+        trip_count(ctx, &mut entry, &shape, header)?
+    };
+    match trip {
+        Ok(t) => {
+            if t.count < m {
+                return Err(vec![Diagnostic::error(
+                    "A203",
+                    format!(
+                        "cannot merge {m} iterations: the loop runs only {} times",
+                        t.count
+                    ),
+                )
+                .with_primary(header, format!("loop to merge by {m}"))
+                .with_secondary(
+                    shape.guard.span,
+                    format!("false after {} iterations", t.count),
+                )
+                .with_note(format!(
+                    "with entry value {} = {} the trip count is {}",
+                    shape.var, t.v0, t.count
+                ))
+                .with_help(format!("use a factor between 2 and {}", t.count))]);
+            }
+            exact(ctx, site, stmt, &shape, m, &t)
+        }
+        Err(why) => {
+            if *mode == MergeMode::Exact {
+                return Err(vec![Diagnostic::error(
+                    "A202",
+                    "exact merging needs a constant trip count",
+                )
+                .with_primary(header, "loop")
+                .with_secondary(
+                    shape.guard.span,
+                    "the number of iterations is not fixed by the facts",
+                )
+                .with_note(why)
+                .with_help("add facts fixing the bounds, or use `--mode remainder`")]);
+            }
+            remainder(ctx, site, stmt, &shape, m)
+        }
+    }
+}
+
+struct Trip {
+    count: u64,
+    v0: i64,
+    step: i64,
+}
+
+/// The constant trip count, if Γ fixes the entry value, the step and everything else the guard
+/// reads (`Ok(Err(why))` when it does not).
+fn trip_count(
+    ctx: &Ctx,
+    entry: &mut Entry,
+    shape: &LoopShape,
+    header: Span,
+) -> Result<Result<Trip, String>, Vec<Diagnostic>> {
+    let z = crate::check::ctx();
+    let solver = z3::Solver::new(z);
+    let mut p = z3::Params::new(z);
+    p.set_u32("timeout", ctx.timeout_ms.max(1));
+    solver.set_params(&p);
+    for f in &entry.facts.facts {
+        solver.assert(f);
+    }
+    if solver.check() != z3::SatResult::Sat {
+        return Ok(Err("the facts at loop entry have no model".into()));
+    }
+    let Some(model) = solver.get_model() else {
+        return Ok(Err("no model".into()));
+    };
+    let Some(atoms) = guard_atoms(&shape.guard, &shape.var) else {
+        return Ok(Err("the guard has a shape that cannot be simulated".into()));
+    };
+    let mut fixed: Vec<(Int<'static>, Int<'static>)> = Vec::new();
+    let mut terms = vec![
+        ("the entry value".to_string(), entry.i0.clone()),
+        ("the step".to_string(), entry.step.clone()),
+    ];
+    for a in atoms {
+        match entry.facts.tr.term(a) {
+            Ok(Term::Int(t)) => terms.push((a.span.text(ctx.src).to_string(), t)),
+            Ok(Term::Bool(_)) => {}
+            _ => return Ok(Err(format!("`{}` cannot be encoded", a.span.text(ctx.src)))),
+        }
+    }
+    for (what, t) in &terms {
+        let Some(v) = model.eval(t, true) else {
+            return Ok(Err(format!("{what} has no value")));
+        };
+        let goal = t._eq(&v);
+        match prove(&entry.facts.tr, &entry.facts.facts, &goal, ctx.timeout_ms) {
+            Answer::Proved => fixed.push((t.clone(), v)),
+            Answer::Refuted(cx) => {
+                return Ok(Err(format!(
+                    "{what} is not fixed: it can be {} or differ ({cx})",
+                    v.as_i64().map_or_else(|| "?".into(), |x| x.to_string())
+                )))
+            }
+            Answer::Unknown(w) => return Ok(Err(format!("{what}: solver gave up ({w})"))),
+        }
+    }
+    let (Some(v0), Some(step)) = (fixed[0].1.as_i64(), fixed[1].1.as_i64()) else {
+        return Ok(Err("the entry value or step is out of range".into()));
+    };
+    let x = Int::new_const(z, "vct_sim_i");
+    let g = guard_at(&mut entry.facts, shape, &x).map_err(|m| vec![unsupported(header, &m)])?;
+    let subst: Vec<(&Int<'static>, &Int<'static>)> = fixed.iter().map(|(a, b)| (a, b)).collect();
+    let g: Bool<'static> = g.substitute(&subst);
+    let mut i = v0;
+    let mut count = 0u64;
+    loop {
+        let gi = g.substitute(&[(&x, &Int::from_i64(z, i))]).simplify();
+        let holds = match gi
+            .as_bool()
+            .or_else(|| model.eval(&gi, true).and_then(|b| b.as_bool()))
+        {
+            Some(b) => b,
+            None => return Ok(Err("the guard cannot be evaluated".into())),
+        };
+        if !holds {
+            break;
+        }
+        count += 1;
+        if count > SIM_LIMIT {
+            return Err(vec![Diagnostic::error(
+                "A204",
+                format!("the loop runs more than {SIM_LIMIT} times"),
+            )
+            .with_primary(header, "loop")
+            .with_help("use remainder mode (`--mode remainder`)")]);
+        }
+        let next = match shape.op {
+            UpdOp::Add => i.checked_add(step),
+            UpdOp::Sub => i.checked_sub(step),
+            UpdOp::Mul => i.checked_mul(step),
+            UpdOp::Div => (step != 0).then(|| i.div_euclid(step)),
+        };
+        match next {
+            Some(n) => i = n,
+            None => {
+                return Ok(Err(
+                    "the iteration variable overflows during simulation".into()
+                ))
+            }
+        }
+    }
+    Ok(Ok(Trip { count, v0, step }))
+}
+
+/// A helper function's name: an existing method of that name in the class is reused.
+fn helper(
+    ctx: &mut Ctx,
+    site: &Site,
+    base: &str,
+    def: &dyn Fn(&str) -> String,
+    edits: &mut EditSet,
+) -> String {
+    let Some((class, method)) = ctx.method_of(site) else {
+        return base.to_string();
+    };
+    let exists = match class {
+        Some(c) => c
+            .members
+            .iter()
+            .any(|m| matches!(m, Member::Method(x) if x.name.name == base)),
+        None => ctx
+            .program()
+            .items
+            .iter()
+            .any(|i| matches!(i, Item::Method(x) if x.name.name == base)),
+    };
+    if exists {
+        return base.to_string();
+    }
+    let at = line_start(ctx.src, method.span.start());
+    let ind = indent_at(ctx.src, method.span.start()).to_string();
+    let nl = ctx.layout.newline;
+    let name = ctx.names.name(base);
+    let text: String = def(&name)
+        .lines()
+        .map(|l| format!("{ind}{l}{nl}"))
+        .collect::<String>()
+        + nl;
+    edits.insert(at, text);
+    name
+}
+
+fn exact(ctx: &mut Ctx, site: &Site, stmt: &Stmt, shape: &LoopShape, m: u64, t: &Trip) -> Outcome {
+    let i_count = t.count;
+    let k = i_count % m;
+    let mut edits = EditSet::new();
+    let g = ctx.names.name("vct_mi_l");
+    let var = shape.var.clone();
+    let rel = match shape.op {
+        UpdOp::Add | UpdOp::Sub => {
+            let term = if t.step == 1 {
+                g.clone()
+            } else {
+                format!("{} * {g}", t.step)
+            };
+            match (t.v0, shape.op) {
+                (0, UpdOp::Add) => format!("{var} == {term}"),
+                (v0, UpdOp::Add) => format!("{var} == {v0} + {term}"),
+                (v0, _) => format!("{var} == {v0} - {term}"),
+            }
+        }
+        UpdOp::Mul => {
+            let pow = helper(
+                ctx,
+                site,
+                "vct_mi_pow",
+                &|n| {
+                    format!("requires e >= 0;\nstatic pure int {n}(int b, int e) = e <= 0 ? 1 : {n}(b, e - 1) * b;")
+                },
+                &mut edits,
+            );
+            if t.v0 == 1 {
+                format!("{var} == {pow}({}, {g})", t.step)
+            } else {
+                format!("{var} == {} * {pow}({}, {g})", t.v0, t.step)
+            }
+        }
+        UpdOp::Div => {
+            let div = helper(
+                ctx,
+                site,
+                "vct_mi_div",
+                &|n| {
+                    format!("requires k >= 0 && d > 0;\nstatic pure int {n}(int v, int d, int k) = k <= 0 ? v : {n}(v / d, d, k - 1);")
+                },
+                &mut edits,
+            );
+            format!("{var} == {div}({}, {}, {g})", t.v0, t.step)
+        }
+    };
+    let gen = Gen::new(ctx, stmt, shape);
+    let ind = gen.ind.clone();
+    let unit = gen.unit.clone();
+    let inner = if gen.wraps {
+        format!("{ind}{unit}")
+    } else {
+        ind.clone()
+    };
+    let incr = format!("{g} = {g} + 1;");
+    let mut out: Vec<String> = Vec::new();
+    out.extend(gen.init_lines(&inner));
+    out.push(format!("{inner}int {g} = 0;"));
+    for j in 0..k {
+        out.extend(gen.copy_lines(&inner, true, Some(&incr)));
+        if j + 1 < k {
+            out.extend(gen.assert_lines(&inner));
+        }
+    }
+    // The merged body, written at the loop's original indentation (the residual re-indents it).
+    let body_ind = format!("{ind}{unit}");
+    let mut lines = Vec::new();
+    for c in 0..m {
+        let upd = shape.is_for && c + 1 < m;
+        lines.extend(gen.copy_lines(&body_ind, upd, Some(&incr)));
+    }
+    let body = gen.block(&ind, &lines);
+    let invs = vec![
+        format!("{k} <= {g} && {g} <= {i_count}"),
+        format!("{g} % {m} == {k}"),
+        rel,
+    ];
+    out.push(gen.residual(
+        &inner,
+        &tighten_edits(ctx.src, shape, k),
+        None,
+        Some(body),
+        &invs,
+    ));
+    edits.replace(stmt.span, gen.finish(out));
+    Ok(Applied {
+        edits,
+        diagnostics: vec![],
+    })
+}
+
+fn remainder(ctx: &mut Ctx, site: &Site, stmt: &Stmt, shape: &LoopShape, m: u64) -> Outcome {
+    let header = site.keyword;
+    let Some((class, method)) = ctx.method_of(site) else {
+        return Err(vec![internal(
+            header,
+            "cannot find the method of this loop",
+        )]);
+    };
+    let mut diagnostics = Vec::new();
+    let step_text = shape.step.span.text(ctx.src).to_string();
+    // Is the last guard instance enough? (Γ at the loop head, invariants included.)
+    let mut head = loops::head_facts(ctx.program(), class, method, stmt);
+    let simple = (|| -> Option<bool> {
+        let Term::Int(i) = head.tr.var(&shape.var) else {
+            return None;
+        };
+        let c = head.tr.int(&shape.step).ok()?;
+        let last = guard_at(&mut head, shape, &upd_pow(shape.op, &i, &c, m - 1)).ok()?;
+        let mut facts = head.facts.clone();
+        facts.push(last);
+        for j in 0..m - 1 {
+            let gj = guard_at(&mut head, shape, &upd_pow(shape.op, &i, &c, j)).ok()?;
+            if !prove(&head.tr, &facts, &gj, ctx.timeout_ms).is_proved() {
+                return Some(false);
+            }
+        }
+        Some(true)
+    })()
+    .unwrap_or(false);
+    let instance = |j: u64| {
+        guard_text_with(
+            ctx.src,
+            &shape.guard,
+            &shape.var,
+            &upd_text(shape, &shape.var, &step_text, j),
+        )
+    };
+    let gm = if simple {
+        instance(m - 1)
+    } else {
+        diagnostics.push(
+            Diagnostic::note(
+                "A206",
+                "merged guard not simplified: every instance of the guard is tested",
+            )
+            .with_primary(shape.guard.span, "guard"),
+        );
+        let comparison =
+            matches!(&shape.guard.kind, ExprKind::Binary(op, ..) if op.is_comparison());
+        (0..m)
+            .map(|j| {
+                if comparison {
+                    instance(j)
+                } else {
+                    format!("({})", instance(j))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" && ")
+    };
+    // A205: the merged loop can never run.
+    if let Ok(mut entry) = loops::entry_facts(ctx.program(), class, method, stmt, shape) {
+        let last = upd_pow(shape.op, &entry.i0, &entry.step, m - 1);
+        if let Ok(g) = guard_at(&mut entry.facts, shape, &last) {
+            if prove(
+                &entry.facts.tr,
+                &entry.facts.facts,
+                &g.not(),
+                ctx.timeout_ms,
+            )
+            .is_proved()
+            {
+                diagnostics.push(
+                    Diagnostic::warning(
+                        "A205",
+                        format!(
+                            "the merged loop can never run: the loop never has {m} iterations left"
+                        ),
+                    )
+                    .with_primary(header, "only the remainder loop will run"),
+                );
+            }
+        }
+    }
+    let gen = Gen::new(ctx, stmt, shape);
+    let ind = gen.ind.clone();
+    let unit = gen.unit.clone();
+    let inner = if gen.wraps {
+        format!("{ind}{unit}")
+    } else {
+        ind.clone()
+    };
+    let body_ind = format!("{ind}{unit}");
+    let mut lines = Vec::new();
+    for c in 0..m {
+        lines.extend(gen.copy_lines(&body_ind, shape.is_for && c + 1 < m, None));
+    }
+    let body = gen.block(&ind, &lines);
+    let mut out: Vec<String> = Vec::new();
+    out.extend(gen.init_lines(&inner));
+    out.push(gen.residual(&inner, &[], Some(gm), Some(body), &[]));
+    out.push(gen.residual(&inner, &[], None, None, &[]));
+    let mut edits = EditSet::new();
+    edits.replace(stmt.span, gen.finish(out));
+    Ok(Applied { edits, diagnostics })
 }
