@@ -6,13 +6,18 @@
 //! parsed programs and parse them again (R-canon).
 //!
 //! Guarantees:
-//! * Re-parsing the output gives the same AST (up to spans) in either dialect, because the output
-//!   is dialect-neutral: besides the parentheses the precedence table of pvl.md §4 needs, every
-//!   `&&`/`**` operand of `||`, `||` operand of `&&`/`**`, and `==>`/`-*` operand of `==>`/`-*` is
-//!   parenthesised (pvl.md §1.2 rule 5).
+//! * Re-parsing the output of a parsed AST gives the same AST (up to spans) in the dialect it was
+//!   printed for. Expressions are dialect-neutral: besides the parentheses the precedence table
+//!   of pvl.md §4 needs, every `&&`/`**` operand of `||`, `||` operand of `&&`/`**`, and
+//!   `==>`/`-*` operand of `==>`/`-*` is parenthesised (pvl.md §1.2 rule 5), so a v1 program's
+//!   print also reads the same in v2. (v2-only constructs such as a `par` without a block body
+//!   stay v2-only.)
 //! * Layout: one statement or clause per line, K&R braces, `{ }` for an empty block, single spaces
-//!   around binary operators except the fraction operator (`1\2`), no trailing whitespace.
+//!   around binary operators except the fraction operator (`1\2`), no trailing whitespace
+//!   (outside opaque text).
 //! * Comments are not part of the AST and are not printed; opaque nodes print their source text.
+//! * A parsed barrier keeps its form (`contract_in_braces`); build generated barriers with
+//!   `contract_in_braces: true`, the canonical `barrier(L) {` clauses `}` form.
 //!
 //! Arithmetic is never simplified while printing (a parsed AST prints as parsed);
 //! [`simplify_arith`] is the separate light folding for generated bounds and indices.
