@@ -6,13 +6,18 @@
 //! parsed programs and parse them again (R-canon).
 //!
 //! Guarantees:
-//! * Re-parsing the output gives the same AST (up to spans) in either dialect, because the output
-//!   is dialect-neutral: besides the parentheses the precedence table of pvl.md §4 needs, every
-//!   `&&`/`**` operand of `||`, `||` operand of `&&`/`**`, and `==>`/`-*` operand of `==>`/`-*` is
-//!   parenthesised (pvl.md §1.2 rule 5).
+//! * Re-parsing the output of a parsed AST gives the same AST (up to spans) in the dialect it was
+//!   printed for. Expressions are dialect-neutral: besides the parentheses the precedence table
+//!   of pvl.md §4 needs, every `&&`/`**` operand of `||`, `||` operand of `&&`/`**`, and
+//!   `==>`/`-*` operand of `==>`/`-*` is parenthesised (pvl.md §1.2 rule 5), so a v1 program's
+//!   print also reads the same in v2. (v2-only constructs such as a `par` without a block body
+//!   stay v2-only.)
 //! * Layout: one statement or clause per line, K&R braces, `{ }` for an empty block, single spaces
-//!   around binary operators except the fraction operator (`1\2`), no trailing whitespace.
+//!   around binary operators except the fraction operator (`1\2`), no trailing whitespace
+//!   (outside opaque text).
 //! * Comments are not part of the AST and are not printed; opaque nodes print their source text.
+//! * A parsed barrier keeps its form (`contract_in_braces`); build generated barriers with
+//!   `contract_in_braces: true`, the canonical `barrier(L) {` clauses `}` form.
 //!
 //! Arithmetic is never simplified while printing (a parsed AST prints as parsed);
 //! [`simplify_arith`] is the separate light folding for generated bounds and indices.
@@ -214,11 +219,10 @@ impl Printer {
     /// word). Names are never changed otherwise.
     pub fn ident(&self, id: &Ident) -> String {
         let n = id.name.as_str();
-        let plain = is_plain_word(n)
-            && !HARD_KEYWORDS.contains(&n)
-            && !VALUE_WORDS.contains(&n)
-            && !(self.dialect == Dialect::V1 && V1_RESERVED.contains(&n));
-        if plain {
+        let reserved = HARD_KEYWORDS.contains(&n)
+            || VALUE_WORDS.contains(&n)
+            || (self.dialect == Dialect::V1 && V1_RESERVED.contains(&n));
+        if is_plain_word(n) && !reserved {
             n.to_string()
         } else {
             format!("`{n}`")
@@ -1723,6 +1727,93 @@ mod tests {
         assert_eq!(
             print_stmt(&s, "", "  ", "\n"),
             "if (a) {\n  if (b)\n    return;\n} else\n  return 1;"
+        );
+    }
+
+    /// The first method of `class A { <member> }`, parsed.
+    fn method_of(member: &str) -> Method {
+        let src = format!("class A {{ {member} }}");
+        let p = crate::front::parse(&src, &Default::default());
+        assert!(!p.has_errors(), "{member}: {:?}", p.diagnostics);
+        match &p.program.items[..] {
+            [Item::Class(c)] => match &c.members[..] {
+                [Member::Method(m)] => m.clone(),
+                _ => panic!("{member}: not one method"),
+            },
+            _ => panic!("{member}: not one class"),
+        }
+    }
+
+    #[test]
+    fn types() {
+        let m =
+            method_of("void m(int[M][N] a, seq<seq<int>> s, map<int, boolean> f, Box<int>[] b);");
+        let tys: Vec<String> = m
+            .params
+            .iter()
+            .map(|p| print_type(&p.ty, Dialect::V1))
+            .collect();
+        assert_eq!(
+            tys,
+            [
+                "int[M][N]",
+                "seq<seq<int>>",
+                "map<int, boolean>",
+                "Box<int>[]"
+            ]
+        );
+    }
+
+    #[test]
+    fn clauses_and_annotations() {
+        let m = method_of(
+            "gpuopt glob_to_reg a [i] (t+1) -t;\n\
+             gpuopt tile intra (n - 1);\n\
+             requires   Perm( a[ t ] , 1 \\ 2 );\n\
+             decreases;\n\
+             signals (E e) e != null;\n\
+             void m();",
+        );
+        let anns: Vec<String> = m
+            .prefix
+            .annotations
+            .iter()
+            .map(|a| print_annotation(a, Dialect::V1))
+            .collect();
+        // `[i]` belongs to the array, and `-t` continues the location `(t+1)`.
+        assert_eq!(
+            anns,
+            [
+                "gpuopt glob_to_reg a[i] t + 1 - t;",
+                "gpuopt tile intra n - 1;"
+            ]
+        );
+        let clauses: Vec<String> = m
+            .prefix
+            .clauses
+            .iter()
+            .map(|c| print_clause(c, Dialect::V1))
+            .collect();
+        assert_eq!(
+            clauses,
+            [
+                "requires Perm(a[t], 1\\2);",
+                "decreases;",
+                "signals (E e) e != null;"
+            ]
+        );
+        // A location starting with `-` or `[` would continue the previous operand.
+        let neg = Annotation {
+            kind: AnnotKind::Prefetch {
+                array: Expr::name("a"),
+                locations: vec![Expr::name("t"), pe("-t"), pe("[t]")],
+            },
+            keyword: Ident::synth("glob_to_reg"),
+            span: Default::default(),
+        };
+        assert_eq!(
+            print_annotation(&neg, Dialect::V1),
+            "gpuopt glob_to_reg a t (-t) ([t]);"
         );
     }
 
