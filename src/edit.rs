@@ -113,9 +113,8 @@ impl EditSet {
         for e in &self.edits {
             if e.hi <= off {
                 delta += e.text.len() as isize - (e.hi - e.lo) as isize;
-            } else if e.lo < off && off < e.hi {
-                return None;
-            } else if e.lo == off && e.hi > off {
+            } else if e.lo <= off && off < e.hi {
+                // Inside a replaced range (or at its start, which the replacement consumes).
                 return None;
             }
         }

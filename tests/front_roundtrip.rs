@@ -188,11 +188,9 @@ impl SpanCheck<'_> {
             StmtKind::Invariant { body, .. } | StmtKind::Atomic { body, .. } => {
                 self.block(body, sp)
             }
-            StmtKind::Opaque(o) => {
-                if o.text != o.span.text(self.src) {
-                    self.errors
-                        .push(format!("opaque text differs from its span at {sp:?}"));
-                }
+            StmtKind::Opaque(o) if o.text != o.span.text(self.src) => {
+                self.errors
+                    .push(format!("opaque text differs from its span at {sp:?}"));
             }
             _ => {}
         }

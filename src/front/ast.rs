@@ -1122,6 +1122,7 @@ impl Expr {
         Expr::synth(ExprKind::Binary(op, Box::new(l), Box::new(r)))
     }
 
+    #[allow(clippy::should_implement_trait)] // a constructor, not an operator on self
     pub fn not(e: Expr) -> Expr {
         Expr::synth(ExprKind::Unary(UnOp::Not, Box::new(e)))
     }

@@ -200,7 +200,7 @@ pub fn lex(src: &str) -> Lexed {
                 kind = TokKind::Punct;
             }
         } else if b == b'`' {
-            match src[i + 1..].find(|c| c == '`' || c == '\n') {
+            match src[i + 1..].find(['`', '\n']) {
                 Some(e) if bytes[i + 1 + e] == b'`' && e > 0 => {
                     i = i + 1 + e + 1;
                     kind = TokKind::QuotedWord;

@@ -521,11 +521,7 @@ impl<'s> Parser<'s> {
             if t.kind == TokKind::Punct {
                 match s {
                     "(" | "[" | "{" | "{:" => depth += 1,
-                    ")" | "]" | ":}" => {
-                        if depth > 0 {
-                            depth -= 1;
-                        }
-                    }
+                    ")" | "]" | ":}" if depth > 0 => depth -= 1,
                     "}" => {
                         if depth == 0 {
                             if self.pos == start {
@@ -2304,11 +2300,7 @@ impl<'s> Parser<'s> {
             return;
         }
         let gi = group(*inner);
-        let sensitive = match (g, gi) {
-            (1, 2) | (2, 1) => true,
-            (3, 3) => true,
-            _ => false,
-        };
+        let sensitive = matches!((g, gi), (1, 2) | (2, 1) | (3, 3));
         // In v2 `a && b || c` is read the same way by both dialects.
         let sensitive = sensitive && !(self.dialect == Dialect::V2 && g == 2);
         if !sensitive {

@@ -42,7 +42,7 @@ pub fn stmt_exprs<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Expr)) {
         for c in cs {
             match &c.body {
                 ClauseBody::Expr(e) | ClauseBody::Signals(_, _, e) => f(e),
-                ClauseBody::List(v) => v.iter().for_each(|e| f(e)),
+                ClauseBody::List(v) => v.iter().for_each(&mut *f),
                 _ => {}
             }
         }
@@ -51,7 +51,7 @@ pub fn stmt_exprs<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Expr)) {
         StmtKind::Decl { vars, .. } => vars
             .iter()
             .filter_map(|d| d.init.as_ref())
-            .for_each(|e| f(e)),
+            .for_each(&mut *f),
         StmtKind::Assign { target, value } | StmtKind::CompoundAssign { target, value, .. } => {
             f(target);
             f(value);

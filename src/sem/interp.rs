@@ -1135,8 +1135,7 @@ impl Interp {
             }
             let v = {
                 let pv = self.pure_view(x);
-                let v = self.eval(e, env, pv)?;
-                v
+                self.eval(e, env, pv)?
             };
             if v != Value::Bool(true) {
                 x.fails.push(Fail {
@@ -1377,19 +1376,17 @@ impl Interp {
                 }
             }
             Mode::Inhale => {
-                if x.from_pool {
-                    if !x.src.take(loc, &amt) {
-                        let have = x.src.amount(loc);
-                        x.fails.push(Fail {
-                            perm: true,
-                            span,
-                            msg: format!(
-                                "asks for {amt} of {}, the barrier has {have} left",
-                                self.describe_loc(loc)
-                            ),
-                        });
-                        return;
-                    }
+                if x.from_pool && !x.src.take(loc, &amt) {
+                    let have = x.src.amount(loc);
+                    x.fails.push(Fail {
+                        perm: true,
+                        span,
+                        msg: format!(
+                            "asks for {amt} of {}, the barrier has {have} left",
+                            self.describe_loc(loc)
+                        ),
+                    });
+                    return;
                 }
                 x.dst.add(loc, &amt);
                 if x.dst.amount(loc) > Amt::write() {
@@ -2393,7 +2390,11 @@ impl Interp {
             );
             *top = x.src;
             // A constructor starts with write permission to every field of the new object.
-            if let Value::Ref(id) = (md.is_ctor).then(|| fr.this.clone()).unwrap_or(Value::Null) {
+            if let Value::Ref(id) = if md.is_ctor {
+                fr.this.clone()
+            } else {
+                Value::Null
+            } {
                 for loc in self.heap.locations(id).collect::<Vec<_>>() {
                     x.dst.add(loc, &Amt::write());
                 }
