@@ -7,3 +7,4 @@
 pub mod diag;
 pub mod edit;
 pub mod front;
+pub mod viper;
