@@ -303,7 +303,9 @@ pub fn verify_batch(srcs: &[SourceFile], opts: &VerifyOptions) -> Vec<VerifyRepo
                 }
                 // A parse or type error stops Silicon before verifying anything: no unit of
                 // the batch is verified then.
-                let rejected = es.iter().any(|e| errors::error_kind(e) == "internal");
+                let rejected = es
+                    .iter()
+                    .any(|e| errors::error_kind(e) == "internal" || posmap.member_at(e.start.0).is_none());
                 for (u, mut ds) in per.into_iter().enumerate() {
                     ds.sort_by_key(errors::sort_key);
                     if rejected && ds.is_empty() {

@@ -492,7 +492,10 @@ impl Encoder<'_> {
         match (b, args) {
             (Builtin::Perm, [l, p]) => {
                 let loc = self.location(l)?;
-                let p = self.perm_amount(p)?;
+                let p = match (&p.kind, &self.read_var) {
+                    (ExprKind::Read, Some(rd)) => Exp::var(rd.clone()),
+                    _ => self.perm_amount(p)?,
+                };
                 Ok(Exp::new(ExpKind::Acc(Box::new(loc), Box::new(p)), sp))
             }
             (Builtin::PointsTo, [l, p, v]) => {
@@ -673,6 +676,9 @@ impl Encoder<'_> {
                 for a in args {
                     xs.push(self.expr(a, code)?);
                 }
+                if let Some(rd) = self.read_arg(&c, &xs)? {
+                    xs.push(rd);
+                }
                 let ty = self.viper_ty(&c.ret)?;
                 let t = self.temp("tmp", ty);
                 self.pending.push(Stmt::new(
@@ -682,6 +688,51 @@ impl Encoder<'_> {
                 Ok(Exp::new(ExpKind::Var(t), Some(span)))
             }
         }
+    }
+
+    /// The permission argument for a callee's `read`: half of the least amount the caller
+    /// holds of the read locations. If that is zero, the callee's `none < rd` fails, which is
+    /// the right error (the caller lacks permission).
+    pub(super) fn read_arg(&mut self, c: &super::Callable, args: &[Exp]) -> R<Option<Exp>> {
+        if c.read_locs.is_empty() {
+            return Ok(None);
+        }
+        let saved_class = std::mem::replace(&mut self.class, c.class.clone());
+        let saved_static = std::mem::replace(&mut self.is_static, c.is_static);
+        let mut scope = std::collections::HashMap::new();
+        for (p, t) in c.param_names.iter().zip(&c.params) {
+            scope.insert(
+                p.clone(),
+                super::Local {
+                    viper: format!("%{p}"),
+                    ty: t.clone(),
+                },
+            );
+        }
+        self.scopes.push(scope);
+        let locs: R<Vec<Exp>> = c.read_locs.iter().map(|l| self.spec(l)).collect();
+        self.scopes.pop();
+        self.class = saved_class;
+        self.is_static = saved_static;
+        let (recv, rest) = if c.is_static { (None, args) } else { (args.first(), &args[1.min(args.len())..]) };
+        let mut amounts = Vec::new();
+        for l in locs? {
+            let mut l = l;
+            for (p, a) in c.param_names.iter().zip(rest) {
+                l = l.subst(&format!("%{p}"), a);
+            }
+            if let Some(r) = recv {
+                l = l.subst("this", r);
+            }
+            amounts.push(Exp::bin("/", Exp::synth(ExpKind::PermOf(Box::new(l))), Exp::int(2)));
+        }
+        let mut it = amounts.into_iter();
+        let first = it.next();
+        Ok(first.map(|f| {
+            it.fold(f, |m, x| {
+                Exp::synth(ExpKind::Cond(Box::new(Exp::bin("<", x.clone(), m.clone())), Box::new(x), Box::new(m)))
+            })
+        }))
     }
 
     /// Encode an inline predicate body with its parameters as placeholders `%p`.
@@ -711,6 +762,8 @@ impl Encoder<'_> {
         span: Span,
     ) -> R<Exp> {
         self.scopes.push(Default::default());
+        // `read` under a quantifier stays a wildcard (see `Callable::read_locs`).
+        let saved_rd = self.read_var.take();
         let r = (|| {
             let mut vars = Vec::new();
             let mut guards = Vec::new();
@@ -750,6 +803,7 @@ impl Encoder<'_> {
                 _ => quant::quantify(self, vars, guards, b),
             })
         })();
+        self.read_var = saved_rd;
         self.scopes.pop();
         r.map(|e| e.with_span(Some(span)))
     }

@@ -35,6 +35,12 @@ pub(crate) struct Callable {
     pub yields: Vec<(String, Type)>,
     /// For inline predicates: parameter names and body, expanded at each use.
     pub inline: Option<(Vec<String>, Expr)>,
+    pub class: Option<String>,
+    pub param_names: Vec<String>,
+    /// Locations the method's precondition takes with `read` permission (top-level conjuncts).
+    /// Such methods get a permission parameter instead of a wildcard, so that callers get back
+    /// exactly what they lent (a wildcard would come back as an unknown amount).
+    pub read_locs: Vec<Expr>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,6 +110,8 @@ pub(crate) struct Encoder<'a> {
     pub invariants: HashMap<String, Expr>,
     /// Statements produced while encoding expressions (hoisted method calls).
     pub pending: Vec<Stmt>,
+    /// While encoding a method contract: the permission parameter that stands for `read`.
+    pub read_var: Option<String>,
 }
 
 pub(crate) type R<T> = Result<T, ()>;
@@ -161,6 +169,7 @@ method new_int_matrix(n: Int, m: Int) returns (r: Arr)
   ensures r != anull() && alen(r) == n
   ensures forall i: Int :: { aloc(r, i) } 0 <= i && i < n ==> acc(aloc(r, i).arr_val, write)
   ensures forall i: Int :: { aloc(r, i) } 0 <= i && i < n ==> aloc(r, i).arr_val != anull() && alen(aloc(r, i).arr_val) == m
+  ensures forall i: Int, k: Int :: { aloc(r, i), aloc(r, k) } 0 <= i && i < n && 0 <= k && k < n && i != k ==> aloc(r, i).arr_val != aloc(r, k).arr_val
   ensures forall i: Int, k: Int :: { aloc(aloc(r, i).arr_val, k) } 0 <= i && i < n && 0 <= k && k < m ==> acc(aloc(aloc(r, i).arr_val, k).int_val, write)
   ensures forall i: Int, k: Int :: { aloc(aloc(r, i).arr_val, k) } 0 <= i && i < n && 0 <= k && k < m ==> aloc(aloc(r, i).arr_val, k).int_val == 0
 "#;
@@ -195,6 +204,7 @@ impl<'a> Encoder<'a> {
             par_counter: 0,
             invariants: HashMap::new(),
             pending: Vec::new(),
+            read_var: None,
         }
     }
 
@@ -313,9 +323,24 @@ impl<'a> Encoder<'a> {
         } else {
             m.ret.clone()
         };
+        let mut read_locs = Vec::new();
+        if kind == CallKind::Method {
+            for c in m.prefix.clauses.iter().filter(|c| c.kind.is_pre()) {
+                for x in c.expr().map(|e| e.conjuncts()).unwrap_or_default() {
+                    if let ast::ExprKind::Builtin(ast::Builtin::Perm, args) = &x.kind {
+                        if let [loc, Expr { kind: ast::ExprKind::Read, .. }] = args.as_slice() {
+                            read_locs.push(loc.clone());
+                        }
+                    }
+                }
+            }
+        }
         self.callables.insert(
             (class.unwrap_or("").to_string(), name.to_string()),
             Callable {
+                class: class.map(str::to_string),
+                param_names: m.params.iter().map(|p| p.name.name.clone()).collect(),
+                read_locs,
                 viper: self.member_name(class, name),
                 kind,
                 is_static: m.has_modifier(ast::Modifier::Static) || class.is_none() || is_ctor,
@@ -666,7 +691,24 @@ impl<'a> Encoder<'a> {
         for (y, t) in &info.yields {
             returns.push(self.bind_param(y, t)?);
         }
-        let (pres, posts) = self.method_contract(m, Role::Pre, Role::Post)?;
+        if !info.read_locs.is_empty() {
+            let rd = self.fresh_name("rd");
+            self.vtypes.insert(rd.clone(), Ty::Perm);
+            params.push((rd.clone(), Ty::Perm));
+            self.read_var = Some(rd);
+        }
+        let contract = self.method_contract(m, Role::Pre, Role::Post);
+        let rd = self.read_var.take();
+        let (mut pres, posts) = contract?;
+        if let Some(rd) = rd {
+            pres.insert(
+                0,
+                Contract {
+                    exp: Exp::bin("<", Exp::synth(ExpKind::NoPerm), Exp::var(rd)),
+                    origin: Origin::new(Role::Pre, Some(m.name.span)),
+                },
+            );
+        }
         let body = match &m.body {
             MethodBody::Block(b) => {
                 let mut out = Vec::new();

@@ -318,10 +318,19 @@ impl Encoder<'_> {
         Ok(())
     }
 
-    /// Emit `assert`/`exhale`/`inhale` per conjunct of an encoded expression.
+    /// Emit one `exhale` (after `assert`s of the pure parts, which read the heap before
+    /// anything is removed) or `inhale` per conjunct of an encoded expression.
     fn push_conjuncts(&mut self, e: Exp, role: Role, span: Span, out: &mut Vec<Stmt>, exhale: bool) {
         let mut parts = Vec::new();
         quant::split_and(e, &mut parts);
+        if exhale {
+            let (perms, pure): (Vec<Exp>, Vec<Exp>) = parts.into_iter().partition(|p| p.has_acc());
+            for p in pure {
+                let sp = p.span.or(Some(span));
+                out.push(Stmt::new(StmtKind::Assert(p), Origin::new(role, sp)));
+            }
+            parts = perms;
+        }
         for p in parts {
             let sp = p.span.or(Some(span));
             let k = if exhale {
@@ -559,6 +568,10 @@ impl Encoder<'_> {
                     return Err(());
                 }
             }
+        }
+        let plain = xs.clone();
+        if let Some(rd) = self.read_arg(&c, &plain[..plain.len() - c.given.len()])? {
+            xs.push(rd);
         }
         self.flush(out);
         let mut targets = Vec::new();
@@ -850,6 +863,13 @@ impl Encoder<'_> {
                 origin: Origin::new(Role::ThreadPost, Some(c.span)).with_clause(c.clause).with_label(&label),
             }));
 
+            // The thread's own range holds everywhere in its body (loops, nested par blocks).
+            for (it, r) in arm.iters.iter().zip(range.chunks(2)) {
+                self.everywhere.push(Contract {
+                    exp: Exp::and_all(r.iter().cloned()),
+                    origin: Origin::new(Role::Invariant, Some(it.span)),
+                });
+            }
             self.pars.push(ParFrame {
                 label: label.clone(),
                 iters: iters.clone(),
