@@ -282,7 +282,11 @@ fn mutants_fail_at_the_right_place() {
         .map(|m| SourceFile::new(format!("{}#{}", m.program, m.op), m.text.clone()))
         .collect();
     let t = std::time::Instant::now();
-    let reports = viper::verify_batch(&srcs, &VerifyOptions::default());
+    let opts = VerifyOptions {
+        timeout_s: 0,
+        keep_vpr: std::env::var("VIPER_KEEP").ok().map(std::path::PathBuf::from),
+    };
+    let reports = viper::verify_batch(&srcs, &opts);
     let mut bad = Vec::new();
     let mut programs = std::collections::BTreeSet::new();
     for ((m, src), r) in mutants.iter().zip(&srcs).zip(&reports) {

@@ -36,7 +36,7 @@ pub fn parse_error_line(line: &str) -> Option<SiliconError> {
     let t = line.trim();
     let rest = t.strip_prefix('[')?;
     let (num, rest) = rest.split_once("] ")?;
-    num.parse::<u32>().ok()?;
+    num.trim().parse::<u32>().ok()?;
     let rest = rest.strip_suffix(')')?;
     let open = rest.rfind(" (")?;
     let (msg, loc) = (&rest[..open], &rest[open + 2..]);
@@ -98,7 +98,9 @@ pub fn error_kind(e: &SiliconError) -> &'static str {
             return k;
         }
     }
-    "unknown"
+    // Anything that is not a known verification error means Silicon rejected the file
+    // (duplicate or ambiguous identifiers, type errors, …).
+    "internal"
 }
 
 const KINDS: &[(&str, &[&str])] = &[

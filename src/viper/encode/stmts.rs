@@ -1025,7 +1025,12 @@ impl Encoder<'_> {
             exp: Exp::and_all(nonempty),
             origin: Origin::new(Role::BarrierConsPre, Some(b.keyword)),
         }];
-        for c in self.everywhere.iter().filter(|c| !c.exp.has_acc()) {
+        // The thread's own range is quantified below, not a fact about one value of `tid`.
+        for c in self
+            .everywhere
+            .iter()
+            .filter(|c| !c.exp.has_acc() && !iters.iter().any(|v| c.exp.mentions_var(v)))
+        {
             pres.push(Contract {
                 exp: c.exp.clone(),
                 origin: Origin { role: Role::BarrierConsPre, ..c.origin.clone() },
