@@ -218,8 +218,21 @@ fn mutants_of(program: &'static str, src: &str) -> Vec<Mutant> {
     for s in in_par {
         if let StmtKind::Assign { target, .. } = &s.kind {
             if let ExprKind::Index(_, i) = &target.kind {
+                // The wrong cell shows up at the write itself (permission, bounds) or where the
+                // intended cell is relied on: an invariant of the enclosing loop, or the
+                // contract of the enclosing par block or method.
+                let region = stmts
+                    .iter()
+                    .filter(|(_, x)| {
+                        matches!(x.kind, StmtKind::While(_) | StmtKind::For(_) | StmtKind::Par(_))
+                            && x.span.contains(s.span)
+                    })
+                    .map(|(_, x)| x.span)
+                    .min_by_key(|x| x.len())
+                    .or_else(|| stmts.iter().find(|(_, x)| x.span.same_place(s.span)).map(|(m, _)| m.span))
+                    .unwrap_or(s.span);
                 let by = format!("({}) + 1", i.span.text(src));
-                out.extend(mutate(program, "M-IDX-OFF", src, i.span, &by, s.span));
+                out.extend(mutate(program, "M-IDX-OFF", src, i.span, &by, region));
                 break;
             }
         }
