@@ -294,6 +294,22 @@ impl Backend {
         self.verify_cached(&text, Some(file), timeout_s, t0)
     }
 
+    /// Looks up a cached result for `text` (e.g. one verification unit, design §8.2); `None` on a
+    /// miss or when the cache is off. Returns the verdict and the original run's Silicon time.
+    pub fn cache_lookup(&self, text: &str) -> Option<(Verdict, u64)> {
+        let c = self.cache.as_ref()?;
+        c.get(&c.key(text))
+    }
+
+    /// Stores a result for `text`, for callers that split one Silicon run into units (design
+    /// §8.2). Only definite results are stored: timeouts, crashes and internal errors are ignored.
+    pub fn cache_store(&self, text: &str, verdict: &Verdict, silicon_ms: u64) {
+        if let Some(c) = &self.cache {
+            // A cache that cannot be written only costs time later.
+            let _ = c.put(&c.key(text), verdict, silicon_ms);
+        }
+    }
+
     /// Where the result for `vpr` is (or would be) cached; `None` when the cache is off.
     pub fn result_cache_path(&self, vpr: &str) -> Option<PathBuf> {
         self.cache.as_ref().map(|c| c.path(&c.key(vpr)))
