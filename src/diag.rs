@@ -79,7 +79,13 @@ impl Diagnostic {
         self
     }
 
-    pub fn with_label_in(mut self, file: usize, span: Span, message: impl Into<String>, primary: bool) -> Diagnostic {
+    pub fn with_label_in(
+        mut self,
+        file: usize,
+        span: Span,
+        message: impl Into<String>,
+        primary: bool,
+    ) -> Diagnostic {
         self.labels.push(Label {
             file,
             span,

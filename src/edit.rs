@@ -36,8 +36,15 @@ impl Edit {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EditError {
-    Overlap { first: (usize, usize), second: (usize, usize) },
-    OutOfBounds { lo: usize, hi: usize, len: usize },
+    Overlap {
+        first: (usize, usize),
+        second: (usize, usize),
+    },
+    OutOfBounds {
+        lo: usize,
+        hi: usize,
+        len: usize,
+    },
 }
 
 impl fmt::Display for EditError {
@@ -49,7 +56,10 @@ impl fmt::Display for EditError {
                 first.0, first.1, second.0, second.1
             ),
             EditError::OutOfBounds { lo, hi, len } => {
-                write!(f, "internal error: edit {lo}..{hi} outside a text of {len} bytes")
+                write!(
+                    f,
+                    "internal error: edit {lo}..{hi} outside a text of {len} bytes"
+                )
             }
         }
     }
@@ -101,7 +111,11 @@ impl EditSet {
         let mut sorted: Vec<(usize, &Edit)> = self.edits.iter().enumerate().collect();
         sorted.sort_by_key(|(i, e)| (e.lo, e.hi, *i));
         for (_, e) in &sorted {
-            if e.lo > e.hi || e.hi > src.len() || !src.is_char_boundary(e.lo) || !src.is_char_boundary(e.hi) {
+            if e.lo > e.hi
+                || e.hi > src.len()
+                || !src.is_char_boundary(e.lo)
+                || !src.is_char_boundary(e.hi)
+            {
                 return Err(EditError::OutOfBounds {
                     lo: e.lo,
                     hi: e.hi,
@@ -303,6 +317,9 @@ mod tests {
     #[test]
     fn reindent_block() {
         let t = "{\n    a;\n\n    b;\n  }";
-        assert_eq!(reindent(t, "  ", "      "), "{\n        a;\n\n        b;\n      }");
+        assert_eq!(
+            reindent(t, "  ", "      "),
+            "{\n        a;\n\n        b;\n      }"
+        );
     }
 }

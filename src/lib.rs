@@ -4,7 +4,9 @@
 //! parse ([`front`]) → analyze ([`analyze`]) → check with Z3 ([`check`]) → rewrite
 //! ([`transforms`]) → emit ([`edit`]).
 
+pub mod cli;
 pub mod diag;
 pub mod edit;
 pub mod front;
+pub mod verify;
 pub mod viper;

@@ -8,7 +8,9 @@ use std::path::Path;
 #[test]
 #[ignore]
 fn dump_corpus() {
-    let Ok(dir) = std::env::var("VIPER_DUMP") else { return };
+    let Ok(dir) = std::env::var("VIPER_DUMP") else {
+        return;
+    };
     let filter = std::env::var("VIPER_FILTER").unwrap_or_default();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
     let mut files = Vec::new();
@@ -38,7 +40,11 @@ fn dump_corpus() {
         }
         match viper::encode(&parsed.program, &src) {
             Ok(e) => {
-                std::fs::write(Path::new(&dir).join(name.replace('/', "__") + ".vpr"), &e.vpr).unwrap();
+                std::fs::write(
+                    Path::new(&dir).join(name.replace('/', "__") + ".vpr"),
+                    &e.vpr,
+                )
+                .unwrap();
             }
             Err(ds) => println!("{}", render_plain(&[&src], &ds)),
         }

@@ -98,7 +98,9 @@ fn all_stmts(p: &Program) -> Vec<(&Method, &Stmt)> {
 
 fn assigned_names(s: &Stmt, out: &mut Vec<String>) {
     walk(s, &mut |x| match &x.kind {
-        StmtKind::Assign { target, .. } | StmtKind::IncDec { target, .. } | StmtKind::CompoundAssign { target, .. } => {
+        StmtKind::Assign { target, .. }
+        | StmtKind::IncDec { target, .. }
+        | StmtKind::CompoundAssign { target, .. } => {
             if let Some(n) = target.as_name() {
                 out.push(n.to_string());
             }
@@ -119,12 +121,23 @@ fn mentions(e: &Expr, names: &[String]) -> bool {
 }
 
 /// Apply one edit and shift the region end by the length difference when the edit lies inside.
-fn mutate(program: &'static str, op: &'static str, src: &str, at: Span, by: &str, region: Span) -> Option<Mutant> {
+fn mutate(
+    program: &'static str,
+    op: &'static str,
+    src: &str,
+    at: Span,
+    by: &str,
+    region: Span,
+) -> Option<Mutant> {
     let mut es = EditSet::new();
     es.replace(at, by);
     let text = es.apply(src).ok()?;
     let delta = by.len() as i64 - at.len() as i64;
-    let hi = if region.contains(at) { (region.hi as i64 + delta) as usize } else { region.end() };
+    let hi = if region.contains(at) {
+        (region.hi as i64 + delta) as usize
+    } else {
+        region.end()
+    };
     Some(Mutant {
         program,
         op,
@@ -172,8 +185,17 @@ fn mutants_of(program: &'static str, src: &str) -> Vec<Mutant> {
             for c in &arm.contract {
                 for x in c.expr().map(|e| e.conjuncts()).unwrap_or_default() {
                     if let ExprKind::Builtin(Builtin::Perm, args) = &x.kind {
-                        if matches!(args[1].kind, ExprKind::Write) && targets.iter().any(|t| *t == args[0]) {
-                            out.extend(mutate(program, "M-PERM-HALF", src, args[1].span, "1\\2", s.span));
+                        if matches!(args[1].kind, ExprKind::Write)
+                            && targets.iter().any(|t| *t == args[0])
+                        {
+                            out.extend(mutate(
+                                program,
+                                "M-PERM-HALF",
+                                src,
+                                args[1].span,
+                                "1\\2",
+                                s.span,
+                            ));
                             break 'half;
                         }
                     }
@@ -186,12 +208,22 @@ fn mutants_of(program: &'static str, src: &str) -> Vec<Mutant> {
         if let StmtKind::While(l) | StmtKind::For(l) = &s.kind {
             let mut modified = Vec::new();
             assigned_names(&l.body, &mut modified);
-            l.update.iter().for_each(|u| assigned_names(u, &mut modified));
+            l.update
+                .iter()
+                .for_each(|u| assigned_names(u, &mut modified));
             let cands: Vec<&Expr> = l
                 .prefix
                 .clauses_of(ClauseKind::LoopInvariant)
                 .flat_map(|c| c.expr().map(|e| e.conjuncts()).unwrap_or_default())
-                .filter(|x| !matches!(x.kind, ExprKind::Quant { kind: QuantKind::ForallStar, .. }))
+                .filter(|x| {
+                    !matches!(
+                        x.kind,
+                        ExprKind::Quant {
+                            kind: QuantKind::ForallStar,
+                            ..
+                        }
+                    )
+                })
                 .filter(|x| !matches!(x.kind, ExprKind::Builtin(..)))
                 .filter(|x| mentions(x, &modified))
                 .collect();
@@ -224,12 +256,19 @@ fn mutants_of(program: &'static str, src: &str) -> Vec<Mutant> {
                 let region = stmts
                     .iter()
                     .filter(|(_, x)| {
-                        matches!(x.kind, StmtKind::While(_) | StmtKind::For(_) | StmtKind::Par(_))
-                            && x.span.contains(s.span)
+                        matches!(
+                            x.kind,
+                            StmtKind::While(_) | StmtKind::For(_) | StmtKind::Par(_)
+                        ) && x.span.contains(s.span)
                     })
                     .map(|(_, x)| x.span)
                     .min_by_key(|x| x.len())
-                    .or_else(|| stmts.iter().find(|(_, x)| x.span.same_place(s.span)).map(|(m, _)| m.span))
+                    .or_else(|| {
+                        stmts
+                            .iter()
+                            .find(|(_, x)| x.span.same_place(s.span))
+                            .map(|(m, _)| m.span)
+                    })
                     .unwrap_or(s.span);
                 let by = format!("({}) + 1", i.span.text(src));
                 out.extend(mutate(program, "M-IDX-OFF", src, i.span, &by, region));
@@ -297,7 +336,10 @@ fn mutants_fail_at_the_right_place() {
     let t = std::time::Instant::now();
     let opts = VerifyOptions {
         timeout_s: 0,
-        keep_vpr: std::env::var("VIPER_KEEP").ok().map(std::path::PathBuf::from),
+        keep_vpr: std::env::var("VIPER_KEEP")
+            .ok()
+            .map(std::path::PathBuf::from),
+        no_cache: true,
     };
     let reports = viper::verify_batch(&srcs, &opts);
     let mut bad = Vec::new();
@@ -307,7 +349,9 @@ fn mutants_fail_at_the_right_place() {
             .diagnostics
             .iter()
             .any(|d| d.primary_span().is_some_and(|s| m.region.contains(s)));
-        let harmless = HARMLESS.iter().any(|(p, o, _)| *p == m.program && *o == m.op);
+        let harmless = HARMLESS
+            .iter()
+            .any(|(p, o, _)| *p == m.program && *o == m.op);
         let ok = match r.verdict {
             Verdict::Failed => placed,
             Verdict::Verified => harmless,
@@ -328,7 +372,18 @@ fn mutants_fail_at_the_right_place() {
             programs.insert(m.program);
         }
     }
-    println!("{} mutants of {} programs, Silicon batch {:.1}s", mutants.len(), programs.len(), t.elapsed().as_secs_f64());
-    assert!(programs.len() >= 15, "fewer than 15 programs with checked mutants");
-    assert!(bad.is_empty(), "mutants not reported at the right place: {bad:#?}");
+    println!(
+        "{} mutants of {} programs, Silicon batch {:.1}s",
+        mutants.len(),
+        programs.len(),
+        t.elapsed().as_secs_f64()
+    );
+    assert!(
+        programs.len() >= 15,
+        "fewer than 15 programs with checked mutants"
+    );
+    assert!(
+        bad.is_empty(),
+        "mutants not reported at the right place: {bad:#?}"
+    );
 }

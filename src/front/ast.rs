@@ -616,9 +616,15 @@ impl SpecKind {
 pub enum StmtKind {
     Block(Block),
     /// `T x = e, y;`
-    Decl { ty: Type, vars: Vec<Declarator> },
+    Decl {
+        ty: Type,
+        vars: Vec<Declarator>,
+    },
     /// `target = value;`
-    Assign { target: Expr, value: Expr },
+    Assign {
+        target: Expr,
+        value: Expr,
+    },
     /// `x += e;` (v2)
     CompoundAssign {
         target: Expr,
@@ -626,7 +632,10 @@ pub enum StmtKind {
         value: Expr,
     },
     /// `x++;` / `x--;`
-    IncDec { target: Expr, inc: bool },
+    IncDec {
+        target: Expr,
+        inc: bool,
+    },
     /// An expression evaluated for its effect (a call).
     Expr(Expr),
     If {
@@ -647,7 +656,10 @@ pub enum StmtKind {
     },
     Par(Par),
     /// v2 `parallel { … }` / `sequential { … }`.
-    Parallel { sequential: bool, body: Vec<Stmt> },
+    Parallel {
+        sequential: bool,
+        body: Vec<Stmt>,
+    },
     Barrier(Barrier),
     /// `invariant name(res) { … }`
     Invariant {
@@ -656,9 +668,15 @@ pub enum StmtKind {
         body: Block,
     },
     /// `atomic(names) { … }`
-    Atomic { names: Vec<Ident>, body: Block },
+    Atomic {
+        names: Vec<Ident>,
+        body: Block,
+    },
     Return(Option<Expr>),
-    Spec { kind: SpecKind, expr: Expr },
+    Spec {
+        kind: SpecKind,
+        expr: Expr,
+    },
     /// `ghost S`
     Ghost(Box<Stmt>),
     /// A `gpuopt` annotation in statement position that is not attached to a construct; the
@@ -977,7 +995,10 @@ pub struct GhostArgs {
 
 impl GhostArgs {
     pub fn is_empty(&self) -> bool {
-        self.with.is_none() && self.then.is_none() && self.given.is_empty() && self.yields.is_empty()
+        self.with.is_none()
+            && self.then.is_none()
+            && self.given.is_empty()
+            && self.yields.is_empty()
     }
 }
 

@@ -78,7 +78,9 @@ fn markers(src: &str, toks: &[Token]) -> (bool, bool) {
                 "vec" if text(i + 1) == "(" => v1 = true,
                 "par" if i > 0 && text(i - 1) == ";" => {
                     let s = text(stmt_start);
-                    if matches!(s, "requires" | "ensures" | "context") && prev_stmt_is_clause(src, toks, i) {
+                    if matches!(s, "requires" | "ensures" | "context")
+                        && prev_stmt_is_clause(src, toks, i)
+                    {
                         v1 = true;
                     }
                 }

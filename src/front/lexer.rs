@@ -255,9 +255,12 @@ pub fn lex(src: &str) -> Lexed {
             let ch = src[i..].chars().next().unwrap_or('\u{fffd}');
             let len = ch.len_utf8().max(1);
             errors.push(
-                Diagnostic::error("A0001", format!("unexpected character `{}`", ch.escape_debug()))
-                    .with_primary(Span::new(i, i + len), "not valid in PVL")
-                    .with_help("remove this character"),
+                Diagnostic::error(
+                    "A0001",
+                    format!("unexpected character `{}`", ch.escape_debug()),
+                )
+                .with_primary(Span::new(i, i + len), "not valid in PVL")
+                .with_help("remove this character"),
             );
             i += len;
             space = true;
@@ -296,14 +299,20 @@ mod tests {
         assert_eq!(texts("0..n"), vec!["0", "..", "n"]);
         assert_eq!(texts("1\\2"), vec!["1", "\\", "2"]);
         assert_eq!(texts("1\\n"), vec!["1", "\\", "n"]);
-        assert_eq!(texts("(\\forall* int k"), vec!["(", "\\forall*", "int", "k"]);
+        assert_eq!(
+            texts("(\\forall* int k"),
+            vec!["(", "\\forall*", "int", "k"]
+        );
         assert_eq!(texts("a ==> b -* c"), vec!["a", "==>", "b", "-*", "c"]);
         assert_eq!(texts("{: a[k] :}"), vec!["{:", "a", "[", "k", "]", ":}"]);
     }
 
     #[test]
     fn comments_are_trivia() {
-        assert_eq!(texts("a /* x */ + 1 // y\n#tex# b"), vec!["a", "+", "1", "b"]);
+        assert_eq!(
+            texts("a /* x */ + 1 // y\n#tex# b"),
+            vec!["a", "+", "1", "b"]
+        );
         assert_eq!(lex("/* open").errors.len(), 1);
     }
 }

@@ -178,7 +178,8 @@ pub fn parse(src: &str, opts: &ParseOptions) -> Parsed {
     {
         diagnostics.retain(|d| {
             d.message.starts_with("unterminated")
-                || (!d.message.starts_with("unbalanced") && d.primary_span().is_some_and(|s| s.lo < cut))
+                || (!d.message.starts_with("unbalanced")
+                    && d.primary_span().is_some_and(|s| s.lo < cut))
         });
     }
     diagnostics.sort_by_key(|d| (d.primary_span().map_or(0, |s| s.lo), !d.is_error()));
@@ -353,7 +354,10 @@ impl<'s> Parser<'s> {
         if what.contains("`;`") && self.pos > 0 {
             let prev = self.toks[self.pos - 1].span;
             d = d
-                .with_secondary(Span::new(prev.end(), prev.end()), "a `;` may be missing here")
+                .with_secondary(
+                    Span::new(prev.end(), prev.end()),
+                    "a `;` may be missing here",
+                )
                 .with_help("end the statement before it with `;`");
         } else if t.kind == TokKind::Eof {
             d = d.with_help("the file ends too early: check for an unclosed `{` or `(`");
@@ -379,7 +383,9 @@ impl<'s> Parser<'s> {
             self.error(
                 Diagnostic::error("A0001", "nesting too deep")
                     .with_primary(t.span, "nesting limit reached here")
-                    .with_help(format!("alpine-rs accepts at most {MAX_DEPTH} nested constructs")),
+                    .with_help(format!(
+                        "alpine-rs accepts at most {MAX_DEPTH} nested constructs"
+                    )),
             );
             self.depth -= 1;
             return Err(Fail);
@@ -429,9 +435,12 @@ impl<'s> Parser<'s> {
             if t.kind == TokKind::Word && HARD_KEYWORDS.contains(&self.text_of(t)) {
                 let w = self.text_of(t);
                 self.error(
-                    Diagnostic::error("A0001", format!("`{w}` is a keyword and cannot name {what}"))
-                        .with_primary(t.span, "keyword used as a name")
-                        .with_help(format!("rename it, or write it as `` `{w}` ``")),
+                    Diagnostic::error(
+                        "A0001",
+                        format!("`{w}` is a keyword and cannot name {what}"),
+                    )
+                    .with_primary(t.span, "keyword used as a name")
+                    .with_help(format!("rename it, or write it as `` `{w}` ``")),
                 );
                 return Err(Fail);
             }
@@ -608,7 +617,10 @@ impl<'s> Parser<'s> {
                 self.error(
                     Diagnostic::error(
                         "A0001",
-                        format!("unbalanced braces: end of file reached inside the body of class `{}`", name.name),
+                        format!(
+                            "unbalanced braces: end of file reached inside the body of class `{}`",
+                            name.name
+                        ),
                     )
                     .with_primary(eof, "expected `}` before the end of the file")
                     .with_secondary(name.span, "class declared here")
@@ -761,7 +773,9 @@ impl<'s> Parser<'s> {
                 break;
             }
             // `pure` etc. are contextual: `int pure;` is not a modifier use.
-            if m != Modifier::Static && !(self.is_ident_tok(self.tok_at(1)) || self.tok_at(1).kind == TokKind::Word) {
+            if m != Modifier::Static
+                && !(self.is_ident_tok(self.tok_at(1)) || self.tok_at(1).kind == TokKind::Word)
+            {
                 break;
             }
             self.bump();
@@ -782,12 +796,26 @@ impl<'s> Parser<'s> {
         if self.is_word("constructor") && self.is_punct_at(1, "(") {
             let kw = self.bump();
             let name = Ident::new("constructor", kw.span);
-            return self.finish_method(lo, prefix, mods, MethodKind::CtorV2, Type::new(TypeKind::Void), name);
+            return self.finish_method(
+                lo,
+                prefix,
+                mods,
+                MethodKind::CtorV2,
+                Type::new(TypeKind::Void),
+                name,
+            );
         }
         if self.is_ident() && self.is_punct_at(1, "(") && class.is_some() {
             let t = self.bump();
             let name = self.ident_from(t);
-            return self.finish_method(lo, prefix, mods, MethodKind::CtorV1, Type::new(TypeKind::Void), name);
+            return self.finish_method(
+                lo,
+                prefix,
+                mods,
+                MethodKind::CtorV1,
+                Type::new(TypeKind::Void),
+                name,
+            );
         }
         let ty = self.parse_type()?;
         let name = self.expect_ident("a member name")?;
@@ -894,7 +922,11 @@ impl<'s> Parser<'s> {
         let kind = match opt {
             OptKind::Unroll | OptKind::Merge => {
                 let var = self.annot_ident(word, "the loop variable")?;
-                let factor = self.annot_int(word, if opt == OptKind::Unroll { "K" } else { "M" }, "<var>")?;
+                let factor = self.annot_int(
+                    word,
+                    if opt == OptKind::Unroll { "K" } else { "M" },
+                    "<var>",
+                )?;
                 if opt == OptKind::Unroll {
                     AnnotKind::Unroll { var, factor }
                 } else {
@@ -972,17 +1004,18 @@ impl<'s> Parser<'s> {
                     }
                 };
                 self.bump();
-                let size = if self.tok().kind == TokKind::Int || self.is_ident() || self.is_punct("(") {
-                    self.annot_operand(word, "the tile size")?
-                } else {
-                    let t = self.tok();
-                    self.error(
-                        Diagnostic::error("A0003", "`gpuopt tile` lacks the tile size")
-                            .with_primary(t.span, "expected a tile size")
-                            .with_help("syntax: gpuopt tile inter|intra <N>;"),
-                    );
-                    return Err(Fail);
-                };
+                let size =
+                    if self.tok().kind == TokKind::Int || self.is_ident() || self.is_punct("(") {
+                        self.annot_operand(word, "the tile size")?
+                    } else {
+                        let t = self.tok();
+                        self.error(
+                            Diagnostic::error("A0003", "`gpuopt tile` lacks the tile size")
+                                .with_primary(t.span, "expected a tile size")
+                                .with_help("syntax: gpuopt tile inter|intra <N>;"),
+                        );
+                        return Err(Fail);
+                    };
                 AnnotKind::Tile { mode, size }
             }
             OptKind::Fuse => {
@@ -995,9 +1028,12 @@ impl<'s> Parser<'s> {
             let t = self.tok();
             let found = self.describe(t);
             self.error(
-                Diagnostic::error("A0003", format!("unexpected {found} in a `gpuopt {word}` annotation"))
-                    .with_primary(t.span, "expected `;` to end the annotation")
-                    .with_help(format!("syntax: {}", annot_syntax(opt, word))),
+                Diagnostic::error(
+                    "A0003",
+                    format!("unexpected {found} in a `gpuopt {word}` annotation"),
+                )
+                .with_primary(t.span, "expected `;` to end the annotation")
+                .with_help(format!("syntax: {}", annot_syntax(opt, word))),
             );
             return Err(Fail);
         }
@@ -1017,9 +1053,15 @@ impl<'s> Parser<'s> {
             let t = self.tok();
             let found = self.describe(t);
             self.error(
-                Diagnostic::error("A0003", format!("`gpuopt {word}` needs {what}, found {found}"))
-                    .with_primary(t.span, format!("expected {what}"))
-                    .with_help(format!("syntax: {}", annot_syntax(OptKind::from_word(word).unwrap_or(OptKind::Unroll), word))),
+                Diagnostic::error(
+                    "A0003",
+                    format!("`gpuopt {word}` needs {what}, found {found}"),
+                )
+                .with_primary(t.span, format!("expected {what}"))
+                .with_help(format!(
+                    "syntax: {}",
+                    annot_syntax(OptKind::from_word(word).unwrap_or(OptKind::Unroll), word)
+                )),
             );
             Err(Fail)
         }
@@ -1031,14 +1073,20 @@ impl<'s> Parser<'s> {
         if t.kind == TokKind::Int {
             self.bump();
             let value = self.text_of(t).parse::<u64>().unwrap_or(u64::MAX);
-            return Ok(IntArg { value, span: t.span });
+            return Ok(IntArg {
+                value,
+                span: t.span,
+            });
         }
         let (msg, label) = if self.is_punct("-") && self.tok_at(1).kind == TokKind::Int {
             let sp = t.span.to(self.tok_at(1).span);
             self.error(
                 Diagnostic::error(
                     "A0003",
-                    format!("the factor of {word} must be an unsigned number, not `-{}`", self.text_at(1)),
+                    format!(
+                        "the factor of {word} must be an unsigned number, not `-{}`",
+                        self.text_at(1)
+                    ),
                 )
                 .with_primary(sp, "negative factor")
                 .with_help(format!("syntax: {}", annot_syntax(opt, word))),
@@ -1048,13 +1096,20 @@ impl<'s> Parser<'s> {
             (
                 format!(
                     "`gpuopt {word}` lacks the number {name}{}",
-                    if before.is_empty() { String::new() } else { format!(" after {before}") }
+                    if before.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" after {before}")
+                    }
                 ),
                 format!("expected the number {name} here"),
             )
         } else {
             (
-                format!("`gpuopt {word}` needs the number {name}, found {}", self.describe(t)),
+                format!(
+                    "`gpuopt {word}` needs the number {name}, found {}",
+                    self.describe(t)
+                ),
                 format!("expected an unsigned integer {name}"),
             )
         };
@@ -1098,9 +1153,12 @@ impl<'s> Parser<'s> {
             let t = self.tok();
             let found = self.describe(t);
             self.error(
-                Diagnostic::error("A0003", format!("`gpuopt glob_to_reg` needs an array name, found {found}"))
-                    .with_primary(t.span, "expected the array")
-                    .with_help("syntax: gpuopt glob_to_reg <array> <loc> <loc>…;"),
+                Diagnostic::error(
+                    "A0003",
+                    format!("`gpuopt glob_to_reg` needs an array name, found {found}"),
+                )
+                .with_primary(t.span, "expected the array")
+                .with_help("syntax: gpuopt glob_to_reg <array> <loc> <loc>…;"),
             );
             return Err(Fail);
         }
@@ -1116,7 +1174,10 @@ impl<'s> Parser<'s> {
                 self.bump();
                 let i = self.parse_expr()?;
                 self.expect_punct("]")?;
-                e = Expr::new(ExprKind::Index(Box::new(e), Box::new(i)), self.span_from(lo));
+                e = Expr::new(
+                    ExprKind::Index(Box::new(e), Box::new(i)),
+                    self.span_from(lo),
+                );
             } else {
                 break;
             }
@@ -1304,10 +1365,13 @@ impl<'s> Parser<'s> {
             if self.at_eof() {
                 let eof = Span::new(self.prev_end(), self.prev_end());
                 self.error(
-                    Diagnostic::error("A0001", "unbalanced braces: end of file reached inside a block")
-                        .with_primary(eof, "expected `}` before the end of the file")
-                        .with_secondary(open, "block opened here")
-                        .with_help("close the block with `}`"),
+                    Diagnostic::error(
+                        "A0001",
+                        "unbalanced braces: end of file reached inside a block",
+                    )
+                    .with_primary(eof, "expected `}` before the end of the file")
+                    .with_secondary(open, "block opened here")
+                    .with_help("close the block with `}`"),
                 );
                 return Err(Fail);
             }
@@ -1495,8 +1559,12 @@ impl<'s> Parser<'s> {
 
     fn opaque_word_follows(&self) -> bool {
         let n = self.tok_at(1);
-        matches!(n.kind, TokKind::Word | TokKind::Int | TokKind::BsWord | TokKind::QuotedWord)
-            || (n.kind == TokKind::Punct && matches!(self.text_of(n), "{" | "(") && self.tok_at(1).space_before)
+        matches!(
+            n.kind,
+            TokKind::Word | TokKind::Int | TokKind::BsWord | TokKind::QuotedWord
+        ) || (n.kind == TokKind::Punct
+            && matches!(self.text_of(n), "{" | "(")
+            && self.tok_at(1).space_before)
     }
 
     /// Opaque statement: up to the `;` that ends it, or through a balanced block.
@@ -1504,7 +1572,8 @@ impl<'s> Parser<'s> {
         let kw = self.text().to_string();
         let mut depth = 0i32;
         while !self.at_eof() {
-            if self.is_punct("(") || self.is_punct("[") || self.is_punct("{") || self.is_punct("{*") {
+            if self.is_punct("(") || self.is_punct("[") || self.is_punct("{") || self.is_punct("{*")
+            {
                 depth += 1;
             } else if self.is_punct(")") || self.is_punct("]") || self.is_punct("*}") {
                 depth -= 1;
@@ -1761,11 +1830,17 @@ impl<'s> Parser<'s> {
             self.error(
                 Diagnostic::error(
                     "A0001",
-                    format!("the par iterator `{}` needs a range, found {found}", name.name),
+                    format!(
+                        "the par iterator `{}` needs a range, found {found}",
+                        name.name
+                    ),
                 )
                 .with_primary(t.span, "expected `= lo .. hi`")
                 .with_secondary(name.span, "iterator declared here")
-                .with_help(format!("give it a range: par blk (int {} = lo .. hi)", name.name)),
+                .with_help(format!(
+                    "give it a range: par blk (int {} = lo .. hi)",
+                    name.name
+                )),
             );
             return Err(Fail);
         }
@@ -1799,7 +1874,10 @@ impl<'s> Parser<'s> {
         let mut contract = Vec::new();
         let mut contract_in_braces = false;
         let mut body = None;
-        if self.is_punct("{") && (self.is_clause_word_at(1) || self.is_punct_at(1, "}")) && !self.at_clause_after_brace_is_empty_block() {
+        if self.is_punct("{")
+            && (self.is_clause_word_at(1) || self.is_punct_at(1, "}"))
+            && !self.at_clause_after_brace_is_empty_block()
+        {
             // `barrier(L) { clauses }`
             contract_in_braces = true;
             self.bump();
@@ -1900,11 +1978,21 @@ impl<'s> Parser<'s> {
         let name_tok = self.tok();
         let is_name = self.is_ident_tok(name_tok);
         let after = self.tok_at(1);
-        let after_ok = after.kind == TokKind::Punct && matches!(self.text_of(after), "=" | "," | ";" | ")");
+        let after_ok =
+            after.kind == TokKind::Punct && matches!(self.text_of(after), "=" | "," | ";" | ")");
         if !(is_name && after_ok) {
             // Not a declaration; but `int tile = 4;` style uses of keywords as names deserve a
             // precise message rather than a confusing expression error.
-            if after_ok && name_tok.kind == TokKind::Word && matches!(ty.kind, TypeKind::Int | TypeKind::Boolean | TypeKind::Array(..) | TypeKind::Generic1(..)) {
+            if after_ok
+                && name_tok.kind == TokKind::Word
+                && matches!(
+                    ty.kind,
+                    TypeKind::Int
+                        | TypeKind::Boolean
+                        | TypeKind::Array(..)
+                        | TypeKind::Generic1(..)
+                )
+            {
                 self.expect_ident("a variable")?;
             }
             self.pos = start;
@@ -1962,10 +2050,12 @@ impl<'s> Parser<'s> {
             self.bump();
             // The predicate stops before `in`, which is also the membership operator.
             let p = self.parse_binary(LEVEL_IN + 1)?;
-            if !(self.eat_word("in") || (self.is_bsword("\\in") && {
-                self.bump();
-                true
-            })) {
+            if !(self.eat_word("in")
+                || (self.is_bsword("\\in") && {
+                    self.bump();
+                    true
+                }))
+            {
                 return Err(self.error_expected("`in`"));
             }
             let e = self.parse_expr()?;
@@ -2135,10 +2225,15 @@ impl<'s> Parser<'s> {
                 "A0010",
                 format!("`{text}` is read differently by VerCors 1.4 and VerCors 2"),
             )
-            .with_primary(op_span, format!("read as {reading} in the {} dialect", self.dialect.name()))
+            .with_primary(
+                op_span,
+                format!("read as {reading} in the {} dialect", self.dialect.name()),
+            )
             .with_secondary(side.span, "this operand")
             .with_note(format!("the other dialect reads it as {other}"))
-            .with_help(format!("add parentheses to keep the current meaning: {reading}")),
+            .with_help(format!(
+                "add parentheses to keep the current meaning: {reading}"
+            )),
         );
     }
 
@@ -2152,10 +2247,17 @@ impl<'s> Parser<'s> {
     fn parse_unary_inner(&mut self) -> PResult<Expr> {
         let lo = self.tok().span.start();
         if self.is_punct("!") || self.is_punct("-") {
-            let op = if self.is_punct("!") { UnOp::Not } else { UnOp::Neg };
+            let op = if self.is_punct("!") {
+                UnOp::Not
+            } else {
+                UnOp::Neg
+            };
             self.bump();
             let e = self.parse_unary()?;
-            return Ok(Expr::new(ExprKind::Unary(op, Box::new(e)), self.span_from(lo)));
+            return Ok(Expr::new(
+                ExprKind::Unary(op, Box::new(e)),
+                self.span_from(lo),
+            ));
         }
         if self.is_word("new") {
             return self.parse_new(lo);
@@ -2171,7 +2273,10 @@ impl<'s> Parser<'s> {
             let t = self.bump();
             let name = self.ident_from(t);
             let args = self.parse_args()?;
-            return Ok(Expr::new(ExprKind::NewObject(name, args), self.span_from(lo)));
+            return Ok(Expr::new(
+                ExprKind::NewObject(name, args),
+                self.span_from(lo),
+            ));
         }
         // Element type without dimensions, then sized dimensions.
         let t = self.tok();
@@ -2246,7 +2351,10 @@ impl<'s> Parser<'s> {
                 } else {
                     e = Expr::new(ExprKind::Field(Box::new(e), name), self.span_from(lo));
                 }
-            } else if (self.is_punct("->") || self.is_punct("?.")) && self.is_ident_tok(self.tok_at(1)) && self.is_punct_at(2, "(") {
+            } else if (self.is_punct("->") || self.is_punct("?."))
+                && self.is_ident_tok(self.tok_at(1))
+                && self.is_punct_at(2, "(")
+            {
                 self.bump();
                 let t = self.bump();
                 let name = self.ident_from(t);
@@ -2294,7 +2402,10 @@ impl<'s> Parser<'s> {
                     );
                 } else {
                     self.expect_punct("]")?;
-                    e = Expr::new(ExprKind::Index(Box::new(e), Box::new(i)), self.span_from(lo));
+                    e = Expr::new(
+                        ExprKind::Index(Box::new(e), Box::new(i)),
+                        self.span_from(lo),
+                    );
                 }
             } else {
                 break;
@@ -2388,7 +2499,10 @@ impl<'s> Parser<'s> {
                     self.bump();
                     let e = self.parse_expr()?;
                     self.expect_punct(":}")?;
-                    Ok(Expr::new(ExprKind::Trigger(Box::new(e)), self.span_from(lo)))
+                    Ok(Expr::new(
+                        ExprKind::Trigger(Box::new(e)),
+                        self.span_from(lo),
+                    ))
                 }
                 "*" => {
                     self.bump();
@@ -2487,10 +2601,13 @@ impl<'s> Parser<'s> {
         }
         if !self.is_ident_tok(t) {
             let found = self.describe(t);
-            let mut d = Diagnostic::error("A0001", format!("expected an expression, found {found}"))
-                .with_primary(t.span, "expected an expression");
+            let mut d =
+                Diagnostic::error("A0001", format!("expected an expression, found {found}"))
+                    .with_primary(t.span, "expected an expression");
             if HARD_KEYWORDS.contains(&s) {
-                d = d.with_help(format!("`{s}` is a keyword; write `` `{s}` `` to use it as a name"));
+                d = d.with_help(format!(
+                    "`{s}` is a keyword; write `` `{s}` `` to use it as a name"
+                ));
             }
             self.error(d);
             return Err(Fail);
@@ -2600,7 +2717,10 @@ impl<'s> Parser<'s> {
                 self.expect_punct("(")?;
                 let e = self.parse_expr()?;
                 self.expect_punct(")")?;
-                Ok(Expr::new(ExprKind::Old(Box::new(e), label), self.span_from(lo)))
+                Ok(Expr::new(
+                    ExprKind::Old(Box::new(e), label),
+                    self.span_from(lo),
+                ))
             }
             "\\unfolding" => self.parse_expr_inner(),
             _ => {
@@ -2736,7 +2856,7 @@ impl<'s> Parser<'s> {
 
     fn parse_bracket(&mut self, lo: usize) -> PResult<Expr> {
         self.bump(); // [
-        // `[t: T]`
+                     // `[t: T]`
         if self.is_word("t") && self.is_punct_at(1, ":") {
             self.bump();
             self.bump();
@@ -2773,7 +2893,12 @@ impl<'s> Parser<'s> {
         }
         self.expect_punct("]")?;
         // `[π]R`: scaling, when a resource-shaped primary follows directly.
-        if elems.len() == 1 && (self.is_word("Perm") || self.is_word("PointsTo") || self.is_word("Value") || self.is_punct("(")) {
+        if elems.len() == 1
+            && (self.is_word("Perm")
+                || self.is_word("PointsTo")
+                || self.is_word("Value")
+                || self.is_punct("("))
+        {
             let r = self.parse_unary()?;
             let pi = elems.pop().ok_or(Fail)?;
             return Ok(Expr::new(
@@ -2799,7 +2924,10 @@ impl<'s> Parser<'s> {
             self.bump();
             let ty = self.parse_type()?;
             self.expect_punct("}")?;
-            return Ok(Expr::new(ExprKind::EmptyCollection(kind, ty), self.span_from(lo)));
+            return Ok(Expr::new(
+                ExprKind::EmptyCollection(kind, ty),
+                self.span_from(lo),
+            ));
         }
         if self.is_punct("}") {
             self.bump();

@@ -227,7 +227,10 @@ impl Exp {
     pub fn reads_heap(&self) -> bool {
         let mut found = false;
         self.visit(&mut |e| {
-            if matches!(e.kind, ExpKind::Field(..) | ExpKind::PermOf(..) | ExpKind::Unfolding(..)) {
+            if matches!(
+                e.kind,
+                ExpKind::Field(..) | ExpKind::PermOf(..) | ExpKind::Unfolding(..)
+            ) {
                 found = true;
             }
         });
@@ -324,8 +327,12 @@ impl Exp {
             ExpKind::Cond(a, b, c) => ExpKind::Cond(bx(a, f), bx(b, f), bx(c, f)),
             ExpKind::SeqUpdate(a, b, c) => ExpKind::SeqUpdate(bx(a, f), bx(b, f), bx(c, f)),
             ExpKind::App(n, args) => ExpKind::App(n, args.into_iter().map(|a| a.map(f)).collect()),
-            ExpKind::SeqLit(t, args) => ExpKind::SeqLit(t, args.into_iter().map(|a| a.map(f)).collect()),
-            ExpKind::SetLit(t, args) => ExpKind::SetLit(t, args.into_iter().map(|a| a.map(f)).collect()),
+            ExpKind::SeqLit(t, args) => {
+                ExpKind::SeqLit(t, args.into_iter().map(|a| a.map(f)).collect())
+            }
+            ExpKind::SetLit(t, args) => {
+                ExpKind::SetLit(t, args.into_iter().map(|a| a.map(f)).collect())
+            }
             ExpKind::MultisetLit(t, args) => {
                 ExpKind::MultisetLit(t, args.into_iter().map(|a| a.map(f)).collect())
             }
@@ -343,11 +350,9 @@ impl Exp {
                     .collect(),
                 bx(b, f),
             ),
-            ExpKind::SeqSlice(s, lo, hi) => ExpKind::SeqSlice(
-                bx(s, f),
-                lo.map(|e| bx(e, f)),
-                hi.map(|e| bx(e, f)),
-            ),
+            ExpKind::SeqSlice(s, lo, hi) => {
+                ExpKind::SeqSlice(bx(s, f), lo.map(|e| bx(e, f)), hi.map(|e| bx(e, f)))
+            }
         };
         f(Exp { kind, span })
     }

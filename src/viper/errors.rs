@@ -113,7 +113,13 @@ const KINDS: &[(&str, &[&str])] = &[
     ("application.precondition", &["Precondition of function"]),
     ("invariant.not.established", &["might not hold on entry"]),
     ("invariant.not.preserved", &["might not be preserved"]),
-    ("not.wellformed", &["Contract might not be well-formed", "might not be well-formed"]),
+    (
+        "not.wellformed",
+        &[
+            "Contract might not be well-formed",
+            "might not be well-formed",
+        ],
+    ),
     ("fold.failed", &["Folding"]),
     ("unfold.failed", &["Unfolding"]),
     ("call.failed", &["Method call might fail"]),
@@ -185,7 +191,10 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
         if let Some(p) = vpr_path {
             d = d.with_note(format!("the generated Viper file is kept at {p}"));
         }
-        return Mapped { unit, diagnostic: d };
+        return Mapped {
+            unit,
+            diagnostic: d,
+        };
     }
     let member = member.expect("checked above");
     // The node Silicon blames: an exact statement or conjunct, else the innermost one.
@@ -244,7 +253,10 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
                     ("V-OOB", "the index may be negative".to_string())
                 }
             } else {
-                ("V-PRE", "the precondition of this function may not hold".to_string())
+                (
+                    "V-PRE",
+                    "the precondition of this function may not hold".to_string(),
+                )
             }
         }
         "exhale.failed" | "assert.failed" | "inhale.failed" if reason == "division.by.zero" => {
@@ -258,7 +270,10 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
                     label.clone().unwrap_or_default()
                 ),
             ),
-            Role::BarrierPre => ("V-BAR-PRE", "the barrier's precondition may not hold".to_string()),
+            Role::BarrierPre => (
+                "V-BAR-PRE",
+                "the barrier's precondition may not hold".to_string(),
+            ),
             Role::UserAssert => ("V-ASSERT", "the assertion may not hold".to_string()),
             Role::InvariantExhale => (
                 "V-INVARIANT",
@@ -266,20 +281,38 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
             ),
             _ => ("V-EXHALE", "this may not hold".to_string()),
         },
-        "call.precondition" => ("V-PRE", "the precondition of the called method may not hold".to_string()),
-        "invariant.not.established" => ("V-INV-ENTRY", "the loop invariant may not hold on entry".to_string()),
-        "invariant.not.preserved" => ("V-INV-KEEP", "the loop invariant may not be preserved".to_string()),
+        "call.precondition" => (
+            "V-PRE",
+            "the precondition of the called method may not hold".to_string(),
+        ),
+        "invariant.not.established" => (
+            "V-INV-ENTRY",
+            "the loop invariant may not hold on entry".to_string(),
+        ),
+        "invariant.not.preserved" => (
+            "V-INV-KEEP",
+            "the loop invariant may not be preserved".to_string(),
+        ),
         "not.wellformed" => {
             if reason == "insufficient.permission" {
-                ("V-UNFRAMED", "the contract reads a location without holding permission for it".to_string())
+                (
+                    "V-UNFRAMED",
+                    "the contract reads a location without holding permission for it".to_string(),
+                )
             } else {
-                ("V-WELLFORMED", "the contract may not be well-formed".to_string())
+                (
+                    "V-WELLFORMED",
+                    "the contract may not be well-formed".to_string(),
+                )
             }
         }
         "fold.failed" => ("V-FOLD", "folding the predicate may fail".to_string()),
         "unfold.failed" => ("V-UNFOLD", "unfolding the predicate may fail".to_string()),
         _ => match reason {
-            "insufficient.permission" => ("V-PERM-READ", "insufficient permission to read a location".to_string()),
+            "insufficient.permission" => (
+                "V-PERM-READ",
+                "insufficient permission to read a location".to_string(),
+            ),
             "division.by.zero" => ("V-DIV0", "the divisor may be zero".to_string()),
             _ => ("V-FAIL", "verification failed here".to_string()),
         },
@@ -287,17 +320,24 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
     let (code, text) = match (code, reason) {
         (c, "qp.not.injective") if c != "V-OOB" => (
             "V-NOT-INJECTIVE",
-            "two values of the quantified variable (or two threads) may denote the same location".to_string(),
+            "two values of the quantified variable (or two threads) may denote the same location"
+                .to_string(),
         ),
-        (c, "insufficient.permission") if c == "V-EXHALE" => (
-            "V-PERM-READ",
-            "insufficient permission".to_string(),
-        ),
+        (c, "insufficient.permission") if c == "V-EXHALE" => {
+            ("V-PERM-READ", "insufficient permission".to_string())
+        }
         _ => (code, text),
     };
     let mut d = Diagnostic::error(code, text);
     if let Some(s) = span {
-        d = d.with_primary(s, if msg_reason.is_empty() { e.message.clone() } else { msg_reason.clone() });
+        d = d.with_primary(
+            s,
+            if msg_reason.is_empty() {
+                e.message.clone()
+            } else {
+                msg_reason.clone()
+            },
+        );
     }
     if let Some(c) = clause {
         if span.is_none_or(|s| !s.same_place(c)) {
@@ -311,7 +351,10 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
         d = d.with_note("the position is approximate");
     }
     d = d.with_note(format!("Silicon: {}", e.message));
-    Mapped { unit, diagnostic: d }
+    Mapped {
+        unit,
+        diagnostic: d,
+    }
 }
 
 /// Sort key for deterministic diagnostic order.

@@ -9,7 +9,6 @@ pub mod ast;
 pub mod encode;
 pub mod errors;
 pub mod print;
-pub mod run;
 
 use crate::diag::{Diagnostic, SourceFile};
 use crate::front::ast::Program;
@@ -35,7 +34,11 @@ pub fn encode(program: &Program, src: &SourceFile) -> Result<Encoded, Vec<Diagno
 }
 
 /// [`encode`] with options (a name prefix for batching).
-pub fn encode_with(program: &Program, src: &SourceFile, opts: EncodeOptions) -> Result<Encoded, Vec<Diagnostic>> {
+pub fn encode_with(
+    program: &Program,
+    src: &SourceFile,
+    opts: EncodeOptions,
+) -> Result<Encoded, Vec<Diagnostic>> {
     let mut p = encode::encode_program(program, src, opts)?;
     let unit = p.clone();
     p.prelude = encode::PRELUDE.to_string();
@@ -85,6 +88,52 @@ pub struct VerifyOptions {
     pub timeout_s: u64,
     /// Keep the generated `.vpr` and position map here.
     pub keep_vpr: Option<PathBuf>,
+    /// Bypass the result cache.
+    pub no_cache: bool,
+}
+
+/// Encoder version, part of the result-cache key (§8.3).
+const ENCODER_SALT: &str = concat!("alpine-rs-viper-encoder/", env!("CARGO_PKG_VERSION"), "/1");
+
+/// Why no Silicon verdict came back.
+enum RunError {
+    Backend(String),
+    Timeout,
+    Crash(String),
+}
+
+/// Run Silicon on Viper text through the shared backend (batch driver or per-file mode).
+fn run_silicon(text: &str, opts: &VerifyOptions) -> Result<SiliconOutcome, RunError> {
+    use crate::verify::backend::BackendConfig;
+    use crate::verify::silicon::{Backend, Verdict as V};
+    let cfg = BackendConfig {
+        result_cache: !opts.no_cache,
+        cache_salt: ENCODER_SALT.to_string(),
+        ..BackendConfig::default()
+    };
+    let backend = Backend::discover(&cfg).map_err(|e| RunError::Backend(e.to_string()))?;
+    let out = backend.verify_text(text, opts.timeout_s);
+    match out.verdict {
+        V::Verified => Ok(SiliconOutcome::Verified),
+        V::Timeout => Err(RunError::Timeout),
+        V::Crash(m) => Err(RunError::Crash(m)),
+        V::Failed(es) => Ok(SiliconOutcome::Failed(
+            es.into_iter()
+                .map(|e| {
+                    let (start, end) = e
+                        .pos
+                        .map_or(((0, 0), (0, 0)), |p| ((p.l1, p.c1), (p.l2, p.c2)));
+                    SiliconError {
+                        full_id: Some(e.full_id),
+                        message: e.message,
+                        start,
+                        end,
+                        reason: e.reason_pos.map(|p| ((p.l1, p.c1), (p.l2, p.c2))),
+                    }
+                })
+                .collect(),
+        )),
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -124,62 +173,56 @@ pub fn verify_source(src: &SourceFile, opts: &VerifyOptions) -> VerifyReport {
             }
         }
     };
-    let backend = match run::Backend::discover() {
-        Ok(b) => b,
-        Err(e) => {
+    if let Some(d) = &opts.keep_vpr {
+        let stem = Path::new(&src.name)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "program".into());
+        if let Err(e) = write_kept(d, &stem, &enc) {
             return VerifyReport {
-                verdict: Verdict::BackendMissing,
-                diagnostics: vec![Diagnostic::error("E-BACKEND", e.to_string())],
+                verdict: Verdict::Crash,
+                diagnostics: vec![Diagnostic::error(
+                    "E-IO",
+                    format!("cannot write to {}: {e}", d.display()),
+                )],
                 time: start.elapsed(),
-            }
+            };
         }
-    };
-    let stem = Path::new(&src.name)
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "program".into());
-    let (path, _keep) = match &opts.keep_vpr {
-        Some(d) => match write_kept(d, &stem, &enc) {
-            Ok(p) => (p, true),
-            Err(e) => {
-                return VerifyReport {
-                    verdict: Verdict::Crash,
-                    diagnostics: vec![Diagnostic::error("E-IO", format!("cannot write to {}: {e}", d.display()))],
-                    time: start.elapsed(),
-                }
-            }
-        },
-        None => {
-            let p = std::env::temp_dir().join(format!("alpine-rs-{}-{stem}.vpr", std::process::id()));
-            if let Err(e) = std::fs::write(&p, &enc.vpr) {
-                return VerifyReport {
-                    verdict: Verdict::Crash,
-                    diagnostics: vec![Diagnostic::error("E-IO", format!("cannot write {}: {e}", p.display()))],
-                    time: start.elapsed(),
-                };
-            }
-            (p, false)
-        }
-    };
-    let outcome = backend.verify_file(&path, opts.timeout_s);
-    if opts.keep_vpr.is_none() {
-        let _ = std::fs::remove_file(&path);
     }
-    let (verdict, diagnostics) = match outcome {
-        Err(e) => (Verdict::BackendMissing, vec![Diagnostic::error("E-BACKEND", e.to_string())]),
-        Ok(None) => (
-            Verdict::Timeout,
-            vec![Diagnostic::error("V-TIMEOUT", "verification timed out; the result is inconclusive")],
+    let (verdict, diagnostics) = match run_silicon(&enc.vpr, opts) {
+        Err(RunError::Backend(m)) => (
+            Verdict::BackendMissing,
+            vec![Diagnostic::error("E-BACKEND", m)],
         ),
-        Ok(Some(SiliconOutcome::Verified)) => (Verdict::Verified, vec![]),
-        Ok(Some(SiliconOutcome::Failed(es))) => {
+        Err(RunError::Timeout) => (
+            Verdict::Timeout,
+            vec![Diagnostic::error(
+                "V-TIMEOUT",
+                "verification timed out; the result is inconclusive",
+            )],
+        ),
+        Err(RunError::Crash(m)) => (
+            Verdict::Crash,
+            vec![Diagnostic::error("E-BACKEND", "Silicon stopped without a verdict").with_note(m)],
+        ),
+        Ok(SiliconOutcome::Verified) => (Verdict::Verified, vec![]),
+        Ok(SiliconOutcome::Failed(es)) => {
             let ds = map_errors(&enc, &es);
             let internal = ds.iter().any(|d| d.code == "E-INTERNAL");
-            (if internal { Verdict::Crash } else { Verdict::Failed }, ds)
+            (
+                if internal {
+                    Verdict::Crash
+                } else {
+                    Verdict::Failed
+                },
+                ds,
+            )
         }
-        Ok(Some(SiliconOutcome::Crashed(tail))) => (
+        Ok(SiliconOutcome::Crashed(tail)) => (
             Verdict::Crash,
-            vec![Diagnostic::error("E-BACKEND", "Silicon stopped without a verdict").with_note(tail)],
+            vec![
+                Diagnostic::error("E-BACKEND", "Silicon stopped without a verdict").with_note(tail),
+            ],
         ),
     };
     VerifyReport {
@@ -201,7 +244,10 @@ pub fn verify_file(path: &Path, opts: &VerifyOptions) -> (SourceFile, VerifyRepo
             SourceFile::new(path.display().to_string(), ""),
             VerifyReport {
                 verdict: Verdict::Unsupported,
-                diagnostics: vec![Diagnostic::error("E-IO", format!("cannot read {}: {e}", path.display()))],
+                diagnostics: vec![Diagnostic::error(
+                    "E-IO",
+                    format!("cannot read {}: {e}", path.display()),
+                )],
                 time: Duration::ZERO,
             },
         ),
@@ -255,36 +301,36 @@ pub fn verify_batch(srcs: &[SourceFile], opts: &VerifyOptions) -> Vec<VerifyRepo
         }
     };
     if !unit_of.is_empty() {
-        let backend = run::Backend::discover();
-        let path = match &opts.keep_vpr {
-            Some(d) => {
-                let _ = std::fs::create_dir_all(d);
-                d.join("batch.vpr")
-            }
-            None => std::env::temp_dir().join(format!("alpine-rs-batch-{}.vpr", std::process::id())),
-        };
-        let outcome = match backend {
-            Err(e) => Err(e),
-            Ok(b) => std::fs::write(&path, &text)
-                .map_err(run::BackendError::from)
-                .and_then(|_| b.verify_file(&path, opts.timeout_s)),
-        };
-        if opts.keep_vpr.is_none() {
-            let _ = std::fs::remove_file(&path);
+        if let Some(d) = &opts.keep_vpr {
+            let _ = std::fs::create_dir_all(d);
+            let _ = std::fs::write(d.join("batch.vpr"), &text);
         }
+        let outcome = run_silicon(&text, opts);
         match outcome {
-            Err(e) => fail_all(&mut reports, Verdict::BackendMissing, Diagnostic::error("E-BACKEND", e.to_string())),
-            Ok(None) => fail_all(
+            Err(RunError::Backend(m)) => fail_all(
+                &mut reports,
+                Verdict::BackendMissing,
+                Diagnostic::error("E-BACKEND", m),
+            ),
+            Err(RunError::Timeout) => fail_all(
                 &mut reports,
                 Verdict::Timeout,
-                Diagnostic::error("V-TIMEOUT", "verification timed out; the result is inconclusive"),
+                Diagnostic::error(
+                    "V-TIMEOUT",
+                    "verification timed out; the result is inconclusive",
+                ),
             ),
-            Ok(Some(SiliconOutcome::Crashed(tail))) => fail_all(
+            Err(RunError::Crash(m)) => fail_all(
+                &mut reports,
+                Verdict::Crash,
+                Diagnostic::error("E-BACKEND", "Silicon stopped without a verdict").with_note(m),
+            ),
+            Ok(SiliconOutcome::Crashed(tail)) => fail_all(
                 &mut reports,
                 Verdict::Crash,
                 Diagnostic::error("E-BACKEND", "Silicon stopped without a verdict").with_note(tail),
             ),
-            Ok(Some(SiliconOutcome::Verified)) => {
+            Ok(SiliconOutcome::Verified) => {
                 for &i in &unit_of {
                     reports[i] = Some(VerifyReport {
                         verdict: Verdict::Verified,
@@ -293,7 +339,7 @@ pub fn verify_batch(srcs: &[SourceFile], opts: &VerifyOptions) -> Vec<VerifyRepo
                     });
                 }
             }
-            Ok(Some(SiliconOutcome::Failed(es))) => {
+            Ok(SiliconOutcome::Failed(es)) => {
                 let mut per: Vec<Vec<Diagnostic>> = vec![Vec::new(); units.len()];
                 for e in &es {
                     let m = errors::map_error(&posmap, e, None);
@@ -303,9 +349,9 @@ pub fn verify_batch(srcs: &[SourceFile], opts: &VerifyOptions) -> Vec<VerifyRepo
                 }
                 // A parse or type error stops Silicon before verifying anything: no unit of
                 // the batch is verified then.
-                let rejected = es
-                    .iter()
-                    .any(|e| errors::error_kind(e) == "internal" || posmap.member_at(e.start.0).is_none());
+                let rejected = es.iter().any(|e| {
+                    errors::error_kind(e) == "internal" || posmap.member_at(e.start.0).is_none()
+                });
                 for (u, mut ds) in per.into_iter().enumerate() {
                     ds.sort_by_key(errors::sort_key);
                     if rejected && ds.is_empty() {

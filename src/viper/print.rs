@@ -84,7 +84,13 @@ impl PosMap {
         self.entries
             .iter()
             .filter(|e| e.span.is_some() && e.start <= start && end <= e.end)
-            .min_by_key(|e| (e.end.0 - e.start.0, e.end.1 as i64 - e.start.1 as i64, !e.is_stmt))
+            .min_by_key(|e| {
+                (
+                    e.end.0 - e.start.0,
+                    e.end.1 as i64 - e.start.1 as i64,
+                    !e.is_stmt,
+                )
+            })
     }
 }
 
@@ -306,7 +312,10 @@ impl Printer {
                 self.w(")");
             }
             StmtKind::New(x, fs) => self.w(&format!("{x} := new({})", fs.join(", "))),
-            StmtKind::Inhale(e) | StmtKind::Exhale(e) | StmtKind::Assert(e) | StmtKind::Assume(e) => {
+            StmtKind::Inhale(e)
+            | StmtKind::Exhale(e)
+            | StmtKind::Assert(e)
+            | StmtKind::Assume(e) => {
                 let kw = match &s.kind {
                     StmtKind::Inhale(_) => "inhale ",
                     StmtKind::Exhale(_) => "exhale ",
@@ -323,7 +332,11 @@ impl Printer {
                 exp_span = e.span;
             }
             StmtKind::Fold(e) | StmtKind::Unfold(e) => {
-                self.w(if matches!(s.kind, StmtKind::Fold(_)) { "fold " } else { "unfold " });
+                self.w(if matches!(s.kind, StmtKind::Fold(_)) {
+                    "fold "
+                } else {
+                    "unfold "
+                });
                 self.exp(e, false);
             }
             StmtKind::If(c, t, e) => {
@@ -452,7 +465,11 @@ impl Printer {
                 self.w(")");
             }
             ExpKind::Forall(vs, trs, b) | ExpKind::Exists(vs, trs, b) => {
-                self.w(if matches!(e.kind, ExpKind::Forall(..)) { "forall " } else { "exists " });
+                self.w(if matches!(e.kind, ExpKind::Forall(..)) {
+                    "forall "
+                } else {
+                    "exists "
+                });
                 self.bindings(vs);
                 self.w(" ::");
                 for t in trs {

@@ -1,7 +1,9 @@
 //! Expressions, permissions and quantifiers (`verification.md` §5.3–5.5).
 
 use super::{quant, CallKind, Encoder, R};
-use crate::front::ast::{self, BinOp, Builtin, CollKind, Expr, ExprKind, QuantKind, Type, TypeKind, UnOp};
+use crate::front::ast::{
+    self, BinOp, Builtin, CollKind, Expr, ExprKind, QuantKind, Type, TypeKind, UnOp,
+};
 use crate::front::span::Span;
 use crate::viper::ast::{Exp, ExpKind, Origin, Role, Stmt, StmtKind, Ty};
 
@@ -91,7 +93,11 @@ impl Encoder<'_> {
                 let c = self.callee(recv.as_deref(), &name.name)?;
                 c.ret
             }
-            ExprKind::Collection { kind, elem_ty, elems } => {
+            ExprKind::Collection {
+                kind,
+                elem_ty,
+                elems,
+            } => {
                 let et = match elem_ty {
                     Some(t) => t.clone(),
                     None => elems.first().and_then(|x| self.type_of(x))?,
@@ -123,7 +129,8 @@ impl Encoder<'_> {
         match recv {
             None => self.class.clone(),
             Some(Expr {
-                kind: ExprKind::This, ..
+                kind: ExprKind::This,
+                ..
             }) => self.class.clone(),
             Some(r) => match self.type_of(r)?.kind {
                 TypeKind::Class(c, _) => Some(c.name),
@@ -149,7 +156,9 @@ impl Encoder<'_> {
                 return Some(x.clone());
             }
         }
-        self.callables.get(&(String::new(), name.to_string())).cloned()
+        self.callables
+            .get(&(String::new(), name.to_string()))
+            .cloned()
     }
 
     /// The receiver argument (`this` or the encoded receiver) for an instance member.
@@ -157,7 +166,8 @@ impl Encoder<'_> {
         match recv {
             None
             | Some(Expr {
-                kind: ExprKind::This, ..
+                kind: ExprKind::This,
+                ..
             }) => {
                 if self.is_static {
                     self.bad("an instance member is used in a static context", span);
@@ -176,7 +186,10 @@ impl Encoder<'_> {
         if let Some(c) = self.class.clone() {
             if self.field_type(&c, &id.name).is_some() {
                 if self.is_static {
-                    self.bad(format!("field `{}` used in a static context", id.name), span);
+                    self.bad(
+                        format!("field `{}` used in a static context", id.name),
+                        span,
+                    );
                     return Err(());
                 }
                 let f = self.field_name(&c, &id.name);
@@ -255,7 +268,10 @@ impl Encoder<'_> {
                     }
                     Some(t) if is_seq(&t) => ExpKind::SeqIndex(Box::new(ax), Box::new(ix)),
                     _ => {
-                        self.bad("cannot determine the type of the indexed expression", a.span);
+                        self.bad(
+                            "cannot determine the type of the indexed expression",
+                            a.span,
+                        );
                         return Err(());
                     }
                 }
@@ -364,9 +380,10 @@ impl Encoder<'_> {
                     CollKind::Bag => ExpKind::MultisetLit(et, vec![]),
                 }
             }
-            ExprKind::Range(CollKind::Seq, lo, hi) => {
-                ExpKind::Range(Box::new(self.expr(lo, code)?), Box::new(self.expr(hi, code)?))
-            }
+            ExprKind::Range(CollKind::Seq, lo, hi) => ExpKind::Range(
+                Box::new(self.expr(lo, code)?),
+                Box::new(self.expr(hi, code)?),
+            ),
             ExprKind::Unfolding(p, b) => {
                 let pe = self.resource_call(p)?;
                 ExpKind::Unfolding(Box::new(pe), Box::new(self.expr(b, code)?))
@@ -394,13 +411,19 @@ impl Encoder<'_> {
     fn binary(&mut self, op: BinOp, a: &Expr, b: &Expr, code: bool, span: Span) -> R<Exp> {
         let sp = Some(span);
         if op == BinOp::Frac {
-            let e = Expr::new(ExprKind::Binary(op, Box::new(a.clone()), Box::new(b.clone())), span);
+            let e = Expr::new(
+                ExprKind::Binary(op, Box::new(a.clone()), Box::new(b.clone())),
+                span,
+            );
             return self.perm_amount(&e);
         }
         if op == BinOp::In {
             let s = self.expr(b, code)?;
             let x = self.expr(a, code)?;
-            return Ok(Exp::new(ExpKind::Binary("in", Box::new(x), Box::new(s)), sp));
+            return Ok(Exp::new(
+                ExpKind::Binary("in", Box::new(x), Box::new(s)),
+                sp,
+            ));
         }
         if op == BinOp::Cons {
             let x = self.expr(a, code)?;
@@ -410,7 +433,11 @@ impl Encoder<'_> {
                 None => Ty::Int,
             };
             return Ok(Exp::new(
-                ExpKind::Binary("++", Box::new(Exp::synth(ExpKind::SeqLit(et, vec![x]))), Box::new(s)),
+                ExpKind::Binary(
+                    "++",
+                    Box::new(Exp::synth(ExpKind::SeqLit(et, vec![x]))),
+                    Box::new(s),
+                ),
                 sp,
             ));
         }
@@ -457,12 +484,18 @@ impl Encoder<'_> {
             )),
             ExprKind::Binary(BinOp::Frac, a, b) => {
                 // `/` in Viper is permission division: `Int / Int` is already a fraction.
-                let l = if self.type_of(a).is_some_and(|t| matches!(t.kind, TypeKind::Int)) {
+                let l = if self
+                    .type_of(a)
+                    .is_some_and(|t| matches!(t.kind, TypeKind::Int))
+                {
                     self.spec(a)?
                 } else {
                     self.perm_amount(a)?
                 };
-                Ok(Exp::new(ExpKind::Binary("/", Box::new(l), Box::new(self.spec(b)?)), Some(e.span)))
+                Ok(Exp::new(
+                    ExpKind::Binary("/", Box::new(l), Box::new(self.spec(b)?)),
+                    Some(e.span),
+                ))
             }
             _ => self.spec(e),
         }
@@ -476,12 +509,18 @@ impl Encoder<'_> {
                 if matches!(x.kind, ExpKind::Field(..)) {
                     Ok(x)
                 } else {
-                    self.bad("`Perm` needs a heap location (an array element or a field)", loc.span);
+                    self.bad(
+                        "`Perm` needs a heap location (an array element or a field)",
+                        loc.span,
+                    );
                     Err(())
                 }
             }
             _ => {
-                self.bad("`Perm` needs a heap location (an array element or a field)", loc.span);
+                self.bad(
+                    "`Perm` needs a heap location (an array element or a field)",
+                    loc.span,
+                );
                 Err(())
             }
         }
@@ -509,7 +548,10 @@ impl Encoder<'_> {
             }
             (Builtin::Value, [l]) => {
                 let loc = self.location(l)?;
-                Ok(Exp::new(ExpKind::Acc(Box::new(loc), Box::new(Exp::synth(ExpKind::Wildcard))), sp))
+                Ok(Exp::new(
+                    ExpKind::Acc(Box::new(loc), Box::new(Exp::synth(ExpKind::Wildcard))),
+                    sp,
+                ))
             }
             (Builtin::Array, [a, n]) => {
                 let a = self.expr(a, code)?;
@@ -528,9 +570,13 @@ impl Encoder<'_> {
                 let iv = Exp::var(&i);
                 let kv = Exp::var(&k);
                 let range = |v: &Exp, hi: &Exp| {
-                    Exp::and(Exp::bin("<=", Exp::int(0), v.clone()), Exp::bin("<", v.clone(), hi.clone()))
+                    Exp::and(
+                        Exp::bin("<=", Exp::int(0), v.clone()),
+                        Exp::bin("<", v.clone(), hi.clone()),
+                    )
                 };
-                let row = |v: &Exp| Exp::field(Exp::app("aloc", vec![m.clone(), v.clone()]), "arr_val");
+                let row =
+                    |v: &Exp| Exp::field(Exp::app("aloc", vec![m.clone(), v.clone()]), "arr_val");
                 let trig = |v: &Exp| vec![vec![Exp::app("aloc", vec![m.clone(), v.clone()])]];
                 let perm = Exp::synth(ExpKind::Forall(
                     vec![(i.clone(), Ty::Int)],
@@ -558,7 +604,11 @@ impl Encoder<'_> {
                         Exp::app("aloc", vec![m.clone(), kv.clone()]),
                     ]],
                     Box::new(Exp::implies(
-                        Exp::and_all([range(&iv, &x), range(&kv, &x), Exp::bin("!=", iv.clone(), kv.clone())]),
+                        Exp::and_all([
+                            range(&iv, &x),
+                            range(&kv, &x),
+                            Exp::bin("!=", iv.clone(), kv.clone()),
+                        ]),
                         Exp::bin("!=", row(&iv), row(&kv)),
                     )),
                 ));
@@ -572,7 +622,10 @@ impl Encoder<'_> {
             }
             (Builtin::Head, [s]) => {
                 let s = self.expr(s, code)?;
-                Ok(Exp::new(ExpKind::SeqIndex(Box::new(s), Box::new(Exp::int(0))), sp))
+                Ok(Exp::new(
+                    ExpKind::SeqIndex(Box::new(s), Box::new(Exp::int(0))),
+                    sp,
+                ))
             }
             (Builtin::Tail, [s]) => {
                 let s = self.expr(s, code)?;
@@ -594,7 +647,10 @@ impl Encoder<'_> {
 
     /// `p(args)` in a resource position or after fold/unfold: the predicate instance.
     pub fn resource_call(&mut self, e: &Expr) -> R<Exp> {
-        if let ExprKind::Call { recv, name, args, .. } = &e.kind {
+        if let ExprKind::Call {
+            recv, name, args, ..
+        } = &e.kind
+        {
             if let Some(c) = self.callee(recv.as_deref(), &name.name) {
                 if c.kind == CallKind::Predicate && c.inline.is_none() {
                     let mut xs = Vec::new();
@@ -621,7 +677,10 @@ impl Encoder<'_> {
         span: Span,
     ) -> R<Exp> {
         let Some(c) = self.callee(recv, &name.name) else {
-            self.bad(format!("unknown method or function `{}`", name.name), name.span);
+            self.bad(
+                format!("unknown method or function `{}`", name.name),
+                name.span,
+            );
             return Err(());
         };
         match c.kind {
@@ -648,7 +707,10 @@ impl Encoder<'_> {
                     },
                     span,
                 ))?;
-                Ok(Exp::new(ExpKind::Acc(Box::new(inst), Box::new(Exp::synth(ExpKind::Write))), Some(span)))
+                Ok(Exp::new(
+                    ExpKind::Acc(Box::new(inst), Box::new(Exp::synth(ExpKind::Write))),
+                    Some(span),
+                ))
             }
             CallKind::Function => {
                 let mut xs = Vec::new();
@@ -662,7 +724,13 @@ impl Encoder<'_> {
             }
             CallKind::Method | CallKind::Constructor => {
                 if !code {
-                    self.bad(format!("the non-pure method `{}` is called in a specification", name.name), span);
+                    self.bad(
+                        format!(
+                            "the non-pure method `{}` is called in a specification",
+                            name.name
+                        ),
+                        span,
+                    );
                     return Err(());
                 }
                 if !c.given.is_empty() || !c.yields.is_empty() {
@@ -714,7 +782,11 @@ impl Encoder<'_> {
         self.scopes.pop();
         self.class = saved_class;
         self.is_static = saved_static;
-        let (recv, rest) = if c.is_static { (None, args) } else { (args.first(), &args[1.min(args.len())..]) };
+        let (recv, rest) = if c.is_static {
+            (None, args)
+        } else {
+            (args.first(), &args[1.min(args.len())..])
+        };
         let mut amounts = Vec::new();
         for l in locs? {
             let mut l = l;
@@ -724,13 +796,21 @@ impl Encoder<'_> {
             if let Some(r) = recv {
                 l = l.subst("this", r);
             }
-            amounts.push(Exp::bin("/", Exp::synth(ExpKind::PermOf(Box::new(l))), Exp::int(2)));
+            amounts.push(Exp::bin(
+                "/",
+                Exp::synth(ExpKind::PermOf(Box::new(l))),
+                Exp::int(2),
+            ));
         }
         let mut it = amounts.into_iter();
         let first = it.next();
         Ok(first.map(|f| {
             it.fold(f, |m, x| {
-                Exp::synth(ExpKind::Cond(Box::new(Exp::bin("<", x.clone(), m.clone())), Box::new(x), Box::new(m)))
+                Exp::synth(ExpKind::Cond(
+                    Box::new(Exp::bin("<", x.clone(), m.clone())),
+                    Box::new(x),
+                    Box::new(m),
+                ))
             })
         }))
     }

@@ -10,7 +10,9 @@ mod stmts;
 pub use quant::{quantify, same, text};
 
 use crate::diag::{Diagnostic, SourceFile};
-use crate::front::ast::{self, ClauseKind, Expr, MethodBody, MethodKind as PMethodKind, Type, TypeKind};
+use crate::front::ast::{
+    self, ClauseKind, Expr, MethodBody, MethodKind as PMethodKind, Type, TypeKind,
+};
 use crate::front::span::Span;
 use crate::viper::ast::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -117,15 +119,86 @@ pub(crate) struct Encoder<'a> {
 pub(crate) type R<T> = Result<T, ()>;
 
 const VIPER_RESERVED: &[&str] = &[
-    "result", "old", "new", "acc", "perm", "write", "none", "wildcard", "forall", "exists",
-    "function", "method", "var", "field", "predicate", "domain", "axiom", "returns", "requires",
-    "ensures", "invariant", "while", "if", "else", "elseif", "label", "goto", "fold", "unfold",
-    "unfolding", "inhale", "exhale", "assert", "assume", "in", "let", "Seq", "Set", "Multiset",
-    "Int", "Bool", "Ref", "Perm", "true", "false", "null", "import", "apply", "package", "fresh",
-    "constraining", "union", "intersection", "setminus", "subset", "decreases", "forperm",
-    "epsilon", "define", "Rational", "this", "aloc", "loc", "alen", "anull", "loc_arr", "loc_idx",
-    "Arr", "int_val", "bool_val", "arr_val", "new_int_array", "new_bool_array", "new_int_matrix",
-    "refute", "assuming", "Map", "range", "domain", "trigger",
+    "result",
+    "old",
+    "new",
+    "acc",
+    "perm",
+    "write",
+    "none",
+    "wildcard",
+    "forall",
+    "exists",
+    "function",
+    "method",
+    "var",
+    "field",
+    "predicate",
+    "domain",
+    "axiom",
+    "returns",
+    "requires",
+    "ensures",
+    "invariant",
+    "while",
+    "if",
+    "else",
+    "elseif",
+    "label",
+    "goto",
+    "fold",
+    "unfold",
+    "unfolding",
+    "inhale",
+    "exhale",
+    "assert",
+    "assume",
+    "in",
+    "let",
+    "Seq",
+    "Set",
+    "Multiset",
+    "Int",
+    "Bool",
+    "Ref",
+    "Perm",
+    "true",
+    "false",
+    "null",
+    "import",
+    "apply",
+    "package",
+    "fresh",
+    "constraining",
+    "union",
+    "intersection",
+    "setminus",
+    "subset",
+    "decreases",
+    "forperm",
+    "epsilon",
+    "define",
+    "Rational",
+    "this",
+    "aloc",
+    "loc",
+    "alen",
+    "anull",
+    "loc_arr",
+    "loc_idx",
+    "Arr",
+    "int_val",
+    "bool_val",
+    "arr_val",
+    "new_int_array",
+    "new_bool_array",
+    "new_int_matrix",
+    "refute",
+    "assuming",
+    "Map",
+    "range",
+    "domain",
+    "trigger",
 ];
 
 pub(crate) const PRELUDE: &str = r#"domain Arr {
@@ -328,7 +401,11 @@ impl<'a> Encoder<'a> {
             for c in m.prefix.clauses.iter().filter(|c| c.kind.is_pre()) {
                 for x in c.expr().map(|e| e.conjuncts()).unwrap_or_default() {
                     if let ast::ExprKind::Builtin(ast::Builtin::Perm, args) = &x.kind {
-                        if let [loc, Expr { kind: ast::ExprKind::Read, .. }] = args.as_slice() {
+                        if let [loc, Expr {
+                            kind: ast::ExprKind::Read,
+                            ..
+                        }] = args.as_slice()
+                        {
                             read_locs.push(loc.clone());
                         }
                     }
@@ -412,8 +489,10 @@ impl<'a> Encoder<'a> {
         self.vtypes.insert(v.clone(), ty.clone());
         if let Some(f) = self.frames.last_mut() {
             f.names.push(v.clone());
-            f.decls
-                .push(Stmt::new(StmtKind::VarDecl(v.clone(), ty), Origin::synthetic()));
+            f.decls.push(Stmt::new(
+                StmtKind::VarDecl(v.clone(), ty),
+                Origin::synthetic(),
+            ));
         }
         v
     }
@@ -514,7 +593,11 @@ impl<'a> Encoder<'a> {
 
     fn member(&mut self, class: Option<&str>, m: &ast::Method) {
         let is_ctor = m.kind != PMethodKind::Method;
-        let key_name = if is_ctor { "constructor" } else { m.name.name.as_str() };
+        let key_name = if is_ctor {
+            "constructor"
+        } else {
+            m.name.name.as_str()
+        };
         let Some(info) = self
             .callables
             .get(&(class.unwrap_or("").to_string(), key_name.to_string()))
@@ -650,10 +733,11 @@ impl<'a> Encoder<'a> {
                 }));
             }
             if c.kind == ClauseKind::ContextEverywhere {
-                self.everywhere.extend(cs.into_iter().map(|(x, s)| Contract {
-                    exp: x,
-                    origin: Origin::new(Role::Invariant, Some(s)).with_clause(c.span),
-                }));
+                self.everywhere
+                    .extend(cs.into_iter().map(|(x, s)| Contract {
+                        exp: x,
+                        origin: Origin::new(Role::Invariant, Some(s)).with_clause(c.span),
+                    }));
             }
         }
         if ok {
@@ -717,9 +801,17 @@ impl<'a> Encoder<'a> {
                     let fields: Vec<String> = self
                         .classes
                         .get(&class)
-                        .map(|c| c.fields.keys().map(|f| self.field_name(&class, f)).collect())
+                        .map(|c| {
+                            c.fields
+                                .keys()
+                                .map(|f| self.field_name(&class, f))
+                                .collect()
+                        })
                         .unwrap_or_default();
-                    out.push(Stmt::new(StmtKind::New("this".into(), fields), Origin::synthetic()));
+                    out.push(Stmt::new(
+                        StmtKind::New("this".into(), fields),
+                        Origin::synthetic(),
+                    ));
                 }
                 let stmts = self.block(b, true)?;
                 out.extend(stmts);
@@ -777,14 +869,22 @@ fn split_conj(x: Exp, span: Span, out: &mut Vec<(Exp, Span)>) {
             out.push((Exp::implies((*c).clone(), *a), span));
             out.push((Exp::implies(Exp::not(*c), *b), span));
         }
-        ExpKind::Binary("==>", g, body) if body.has_acc() && matches!(body.kind, ExpKind::Binary("&&", ..)) => {
+        ExpKind::Binary("==>", g, body)
+            if body.has_acc() && matches!(body.kind, ExpKind::Binary("&&", ..)) =>
+        {
             let mut parts = Vec::new();
             split_conj(*body, span, &mut parts);
             for (p, s) in parts {
                 out.push((Exp::implies((*g).clone(), p), s));
             }
         }
-        k => out.push((Exp { kind: k, span: x.span }, span)),
+        k => out.push((
+            Exp {
+                kind: k,
+                span: x.span,
+            },
+            span,
+        )),
     }
 }
 

@@ -106,7 +106,9 @@ fn linear(e: &Exp, vars: &[String]) -> Option<Linear> {
             let la = linear(a, vars)?;
             Some(Linear {
                 coeffs: la.coeffs.iter().map(|c| -c).collect(),
-                constant: la.constant.map(|c| Exp::synth(ExpKind::Unary("-", Box::new(c)))),
+                constant: la
+                    .constant
+                    .map(|c| Exp::synth(ExpKind::Unary("-", Box::new(c)))),
             })
         }
         _ => None,
@@ -153,7 +155,10 @@ fn replace_index(e: Exp, from: &str, to: &Exp) -> Exp {
                 span: n.span,
             }
         }
-        k => Exp { kind: k, span: n.span },
+        k => Exp {
+            kind: k,
+            span: n.span,
+        },
     })
 }
 
@@ -240,7 +245,11 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
         }
     }
     // A single receiver whose index covers every variable bare: prefer it (one term).
-    if covered.iter().all(|c| *c) && subs.first().is_some_and(|(_, i)| matches!(i.kind, ExpKind::Var(_))) {
+    if covered.iter().all(|c| *c)
+        && subs
+            .first()
+            .is_some_and(|(_, i)| matches!(i.kind, ExpKind::Var(_)))
+    {
         if vars.len() == 1 {
             return forall(vars, vec![vec![trig.swap_remove(0)]], whole);
         }
@@ -250,7 +259,9 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
     // Re-index through the first linear subscript.
     if let Some((_, idx)) = subs.first() {
         if let Some(lin) = linear(idx, &vars) {
-            let nz: Vec<usize> = (0..vars.len()).filter(|k| !lin.coeffs[*k].is_zero()).collect();
+            let nz: Vec<usize> = (0..vars.len())
+                .filter(|k| !lin.coeffs[*k].is_zero())
+                .collect();
             let c = lin.constant.clone().unwrap_or_else(|| Exp::int(0));
             let j = fresh.fresh("j");
             let jv = Exp::var(&j);
@@ -266,7 +277,11 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
                     substs.push((vars[0].clone(), Exp::bin("-", c.clone(), jv.clone())));
                     true
                 } else if k.is_positive() {
-                    extra.push(Exp::bin("==", Exp::bin("%", shifted.clone(), int(k)), Exp::int(0)));
+                    extra.push(Exp::bin(
+                        "==",
+                        Exp::bin("%", shifted.clone(), int(k)),
+                        Exp::int(0),
+                    ));
                     substs.push((vars[0].clone(), Exp::bin("\\", shifted.clone(), int(k))));
                     true
                 } else {
@@ -275,10 +290,18 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
             } else if nz.len() == 2 && vars.len() == 2 {
                 // `K * v1 + v2 + c` with v2 ranging over [lo, lo + K): the row-major grid rule.
                 let (a, b) = (nz[0], nz[1]);
-                let (outer, inner) = if lin.coeffs[b].is_one() { (a, b) } else { (b, a) };
+                let (outer, inner) = if lin.coeffs[b].is_one() {
+                    (a, b)
+                } else {
+                    (b, a)
+                };
                 let k = lin.coeffs[outer].clone();
                 match literal_range(&guards, &vars[inner]) {
-                    Some((lo, hi)) if lin.coeffs[inner].is_one() && k.is_positive() && hi.clone() - lo.clone() == k => {
+                    Some((lo, hi))
+                        if lin.coeffs[inner].is_one()
+                            && k.is_positive()
+                            && hi.clone() - lo.clone() == k =>
+                    {
                         let base = Exp::bin("-", shifted.clone(), int(&lo));
                         substs.push((vars[outer].clone(), Exp::bin("\\", base.clone(), int(&k))));
                         substs.push((
@@ -299,7 +322,10 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
                     ng.push(substs.iter().fold(g, |e, (v, r)| e.subst(v, r)));
                 }
                 let nb = substs.iter().fold(body, |e, (v, r)| e.subst(v, r));
-                let ng: Vec<Exp> = ng.into_iter().map(|g| replace_index(g, &from, &jv)).collect();
+                let ng: Vec<Exp> = ng
+                    .into_iter()
+                    .map(|g| replace_index(g, &from, &jv))
+                    .collect();
                 let nb = replace_index(nb, &from, &jv);
                 let arr = subs[0].0.clone();
                 let trig = Exp::app("aloc", vec![arr, jv.clone()]);

@@ -43,9 +43,11 @@ pub fn exp_vars(e: &Exp, bound: &mut Vec<String>, out: &mut Vec<String>) {
 
 fn children<'a>(e: &'a Exp, out: &mut Vec<&'a Exp>) {
     match &e.kind {
-        ExpKind::Unary(_, a) | ExpKind::Field(a, _) | ExpKind::PermOf(a) | ExpKind::Old(_, a) | ExpKind::Len(a) => {
-            out.push(a)
-        }
+        ExpKind::Unary(_, a)
+        | ExpKind::Field(a, _)
+        | ExpKind::PermOf(a)
+        | ExpKind::Old(_, a)
+        | ExpKind::Len(a) => out.push(a),
         ExpKind::Binary(_, a, b)
         | ExpKind::Acc(a, b)
         | ExpKind::Unfolding(a, b)
@@ -60,9 +62,10 @@ fn children<'a>(e: &'a Exp, out: &mut Vec<&'a Exp>) {
             out.push(b);
             out.push(c);
         }
-        ExpKind::App(_, xs) | ExpKind::SeqLit(_, xs) | ExpKind::SetLit(_, xs) | ExpKind::MultisetLit(_, xs) => {
-            out.extend(xs.iter())
-        }
+        ExpKind::App(_, xs)
+        | ExpKind::SeqLit(_, xs)
+        | ExpKind::SetLit(_, xs)
+        | ExpKind::MultisetLit(_, xs) => out.extend(xs.iter()),
         ExpKind::SeqSlice(s, lo, hi) => {
             out.push(s);
             out.extend(lo.iter().map(|b| &**b));
@@ -119,7 +122,10 @@ fn replace_old(e: Exp, label: &str) -> Exp {
             kind: ExpKind::Old(Some(label.to_string()), x),
             span: n.span,
         },
-        k => Exp { kind: k, span: n.span },
+        k => Exp {
+            kind: k,
+            span: n.span,
+        },
     })
 }
 
@@ -130,7 +136,10 @@ fn scale(e: Exp, n: &Exp) -> Exp {
             kind: ExpKind::Acc(l, Box::new(Exp::bin("*", n.clone(), *p))),
             span: x.span,
         },
-        k => Exp { kind: k, span: x.span },
+        k => Exp {
+            kind: k,
+            span: x.span,
+        },
     })
 }
 
@@ -197,13 +206,21 @@ impl Encoder<'_> {
             P::Assign { target, value } => self.assign(target, value, s.span, out)?,
             P::CompoundAssign { target, op, value } => {
                 let v = Expr::new(
-                    ExprKind::Binary(op.bin_op(), Box::new(target.clone()), Box::new(value.clone())),
+                    ExprKind::Binary(
+                        op.bin_op(),
+                        Box::new(target.clone()),
+                        Box::new(value.clone()),
+                    ),
                     s.span,
                 );
                 self.assign(target, &v, s.span, out)?
             }
             P::IncDec { target, inc } => {
-                let op = if *inc { ast::BinOp::Add } else { ast::BinOp::Sub };
+                let op = if *inc {
+                    ast::BinOp::Add
+                } else {
+                    ast::BinOp::Sub
+                };
                 let v = Expr::new(
                     ExprKind::Binary(op, Box::new(target.clone()), Box::new(Expr::int(1))),
                     s.span,
@@ -241,13 +258,19 @@ impl Encoder<'_> {
                     let v = self.declare(&var.name, ty, var.span)?;
                     let lo = self.spec(lo)?;
                     let hi = self.spec(hi)?;
-                    out.push(Stmt::new(StmtKind::Assign(Exp::var(&v), lo.clone()), o(Role::Code)));
+                    out.push(Stmt::new(
+                        StmtKind::Assign(Exp::var(&v), lo.clone()),
+                        o(Role::Code),
+                    ));
                     let cond = Exp::bin("<", Exp::var(&v), hi.clone());
                     let mut invs = self.loop_invariants(prefix)?;
                     invs.insert(
                         0,
                         Contract {
-                            exp: Exp::and(Exp::bin("<=", lo, Exp::var(&v)), Exp::bin("<=", Exp::var(&v), hi)),
+                            exp: Exp::and(
+                                Exp::bin("<=", lo, Exp::var(&v)),
+                                Exp::bin("<=", Exp::var(&v), hi),
+                            ),
                             origin: Origin::new(Role::Invariant, Some(var.span)),
                         },
                     );
@@ -268,7 +291,11 @@ impl Encoder<'_> {
                 return Err(());
             }
             P::Barrier(b) => self.barrier(b, s.span, out)?,
-            P::Invariant { name, resource, body } => {
+            P::Invariant {
+                name,
+                resource,
+                body,
+            } => {
                 let r = self.spec(resource)?;
                 self.push_conjuncts(r.clone(), Role::InvariantExhale, resource.span, out, true);
                 self.invariants.insert(name.name.clone(), resource.clone());
@@ -320,7 +347,14 @@ impl Encoder<'_> {
 
     /// Emit one `exhale` (after `assert`s of the pure parts, which read the heap before
     /// anything is removed) or `inhale` per conjunct of an encoded expression.
-    fn push_conjuncts(&mut self, e: Exp, role: Role, span: Span, out: &mut Vec<Stmt>, exhale: bool) {
+    fn push_conjuncts(
+        &mut self,
+        e: Exp,
+        role: Role,
+        span: Span,
+        out: &mut Vec<Stmt>,
+        exhale: bool,
+    ) {
         let mut parts = Vec::new();
         quant::split_and(e, &mut parts);
         if exhale {
@@ -348,7 +382,11 @@ impl Encoder<'_> {
                 for c in e.conjuncts() {
                     let x = self.spec(c)?;
                     let origin = Origin::new(
-                        if kind == SpecKind::Assert { Role::UserAssert } else { Role::Code },
+                        if kind == SpecKind::Assert {
+                            Role::UserAssert
+                        } else {
+                            Role::Code
+                        },
                         Some(c.span),
                     )
                     .with_clause(span);
@@ -419,21 +457,38 @@ impl Encoder<'_> {
                     ));
                 }
                 let lhs = self.lvalue(target)?;
-                out.push(Stmt::new(StmtKind::Assign(lhs, Exp::var(tmp)), Origin::new(Role::Code, Some(span))));
+                out.push(Stmt::new(
+                    StmtKind::Assign(lhs, Exp::var(tmp)),
+                    Origin::new(Role::Code, Some(span)),
+                ));
                 Ok(())
             }
             ExprKind::NewObject(c, args) => {
-                let Some(info) = self.callables.get(&(c.name.clone(), "constructor".to_string())).cloned() else {
+                let Some(info) = self
+                    .callables
+                    .get(&(c.name.clone(), "constructor".to_string()))
+                    .cloned()
+                else {
                     // A class without constructor: allocate all fields.
                     let Some(ci) = self.classes.get(&c.name).cloned() else {
                         self.bad(format!("unknown class `{}`", c.name), c.span);
                         return Err(());
                     };
                     let tmp = self.temp("obj", Ty::Ref);
-                    let fs = ci.fields.keys().map(|f| self.field_name(&c.name, f)).collect();
-                    out.push(Stmt::new(StmtKind::New(tmp.clone(), fs), Origin::synthetic()));
+                    let fs = ci
+                        .fields
+                        .keys()
+                        .map(|f| self.field_name(&c.name, f))
+                        .collect();
+                    out.push(Stmt::new(
+                        StmtKind::New(tmp.clone(), fs),
+                        Origin::synthetic(),
+                    ));
                     let lhs = self.lvalue(target)?;
-                    out.push(Stmt::new(StmtKind::Assign(lhs, Exp::var(tmp)), Origin::new(Role::Code, Some(span))));
+                    out.push(Stmt::new(
+                        StmtKind::Assign(lhs, Exp::var(tmp)),
+                        Origin::new(Role::Code, Some(span)),
+                    ));
                     return Ok(());
                 };
                 let xs = args.iter().map(|a| self.code(a)).collect::<R<Vec<_>>>()?;
@@ -444,14 +499,18 @@ impl Encoder<'_> {
                     Origin::new(Role::Call, Some(value.span)),
                 ));
                 let lhs = self.lvalue(target)?;
-                out.push(Stmt::new(StmtKind::Assign(lhs, Exp::var(tmp)), Origin::new(Role::Code, Some(span))));
+                out.push(Stmt::new(
+                    StmtKind::Assign(lhs, Exp::var(tmp)),
+                    Origin::new(Role::Code, Some(span)),
+                ));
                 Ok(())
             }
-            ExprKind::Call { recv, name, ghost, .. }
-                if !ghost.is_empty()
-                    || self
-                        .callee(recv.as_deref(), &name.name)
-                        .is_some_and(|c| matches!(c.kind, CallKind::Method)) =>
+            ExprKind::Call {
+                recv, name, ghost, ..
+            } if !ghost.is_empty()
+                || self
+                    .callee(recv.as_deref(), &name.name)
+                    .is_some_and(|c| matches!(c.kind, CallKind::Method)) =>
             {
                 let lhs = self.lvalue(target)?;
                 self.call_stmt(value, &[lhs], out)
@@ -465,7 +524,10 @@ impl Encoder<'_> {
                 } else {
                     Role::Code
                 };
-                out.push(Stmt::new(StmtKind::Assign(lhs, v), Origin::new(role, Some(span))));
+                out.push(Stmt::new(
+                    StmtKind::Assign(lhs, v),
+                    Origin::new(role, Some(span)),
+                ));
                 Ok(())
             }
         }
@@ -477,8 +539,15 @@ impl Encoder<'_> {
                 if let ExprKind::Name(id) = &target.kind {
                     if self.lookup(&id.name).is_some() && !self.pars.is_empty() {
                         // Locals of the enclosing method are parameters in a thread method.
-                        let l = self.lookup(&id.name).map(|l| l.viper.clone()).unwrap_or_default();
-                        let local = self.frames.last().is_some_and(|f| f.decls.iter().any(|d| matches!(&d.kind, StmtKind::VarDecl(n, _) if *n == l)));
+                        let l = self
+                            .lookup(&id.name)
+                            .map(|l| l.viper.clone())
+                            .unwrap_or_default();
+                        let local = self.frames.last().is_some_and(|f| {
+                            f.decls
+                                .iter()
+                                .any(|d| matches!(&d.kind, StmtKind::VarDecl(n, _) if *n == l))
+                        });
                         if !local {
                             self.bad(
                                 format!("`{}` is a local of the enclosing method and cannot be assigned inside a par block", id.name),
@@ -518,7 +587,10 @@ impl Encoder<'_> {
             let v = self.code(e)?;
             self.flush(out);
             if let Some(l) = lhs.first() {
-                out.push(Stmt::new(StmtKind::Assign(l.clone(), v), Origin::new(Role::Code, Some(e.span))));
+                out.push(Stmt::new(
+                    StmtKind::Assign(l.clone(), v),
+                    Origin::new(Role::Code, Some(e.span)),
+                ));
             }
             return Ok(());
         }
@@ -527,7 +599,8 @@ impl Encoder<'_> {
             xs.push(match recv.as_deref() {
                 None
                 | Some(Expr {
-                    kind: ExprKind::This, ..
+                    kind: ExprKind::This,
+                    ..
                 }) => Exp::var("this"),
                 Some(r) => self.code(r)?,
             });
@@ -580,7 +653,10 @@ impl Encoder<'_> {
             let ty = self.viper_ty(&c.ret)?;
             let t = self.temp("res", ty);
             if let Some(l) = lhs.first() {
-                after.push(Stmt::new(StmtKind::Assign(l.clone(), Exp::var(&t)), Origin::new(Role::Code, Some(e.span))));
+                after.push(Stmt::new(
+                    StmtKind::Assign(l.clone(), Exp::var(&t)),
+                    Origin::new(Role::Code, Some(e.span)),
+                ));
             }
             targets.push(t);
         }
@@ -609,7 +685,10 @@ impl Encoder<'_> {
             out.extend(r?);
         }
         for (l, y) in &ghost.yields {
-            let Some(tv) = self.callee(recv.as_deref(), &name.name).and_then(|_| None::<String>) else {
+            let Some(tv) = self
+                .callee(recv.as_deref(), &name.name)
+                .and_then(|_| None::<String>)
+            else {
                 self.unsupported("v2 `yields { … }` call arguments", l.span.to(y.span));
                 return Err(());
             };
@@ -670,7 +749,10 @@ impl Encoder<'_> {
             };
             if !self.pending.is_empty() {
                 self.pending.clear();
-                self.unsupported("a method call in a loop condition", l.cond.as_ref().map_or(span, |c| c.span));
+                self.unsupported(
+                    "a method call in a loop condition",
+                    l.cond.as_ref().map_or(span, |c| c.span),
+                );
                 return Err(());
             }
             let mut body = self.sub(&l.body, false)?;
@@ -695,7 +777,11 @@ impl Encoder<'_> {
         let mut out = Vec::new();
         let mut ok = true;
         for c in clauses {
-            let wanted = if pre { c.kind.is_pre() } else { c.kind.is_post() };
+            let wanted = if pre {
+                c.kind.is_pre()
+            } else {
+                c.kind.is_post()
+            };
             if !wanted {
                 continue;
             }
@@ -720,7 +806,10 @@ impl Encoder<'_> {
         for c in clauses {
             if !matches!(
                 c.kind,
-                ClauseKind::Requires | ClauseKind::Ensures | ClauseKind::Context | ClauseKind::ContextEverywhere
+                ClauseKind::Requires
+                    | ClauseKind::Ensures
+                    | ClauseKind::Context
+                    | ClauseKind::ContextEverywhere
             ) {
                 self.unsupported(&format!("`{}` on {what}", c.kind.keyword()), c.span);
                 return Err(());
@@ -750,7 +839,10 @@ impl Encoder<'_> {
             sites.push(self.par_arm(arm)?);
         }
         for (label, _, _, _) in &sites {
-            out.push(Stmt::new(StmtKind::Label(label.clone()), Origin::synthetic()));
+            out.push(Stmt::new(
+                StmtKind::Label(label.clone()),
+                Origin::synthetic(),
+            ));
         }
         for (_, guard, pre, _) in &mut sites {
             out.push(Stmt::new(
@@ -775,9 +867,9 @@ impl Encoder<'_> {
             Some(l) => l.name.clone(),
             None => format!("par{}", self.par_counter),
         };
-        let host = self
-            .frames_method_name()
-            .unwrap_or_else(|| self.member_name(self.class.clone().as_deref(), &self.method_name.clone()));
+        let host = self.frames_method_name().unwrap_or_else(|| {
+            self.member_name(self.class.clone().as_deref(), &self.method_name.clone())
+        });
         let mut mname = format!("{host}_{label}");
         while self.out.methods.iter().any(|m| m.name == mname) {
             mname.push('_');
@@ -785,7 +877,11 @@ impl Encoder<'_> {
         let pre_label = self.fresh_name(&format!("{label}_pre"));
         // Everything visible here: the enclosing method's names, and for a nested par block,
         // also the names the enclosing thread method captures in turn.
-        let outer_names: Vec<String> = self.frames.iter().flat_map(|f| f.names.iter().cloned()).collect();
+        let outer_names: Vec<String> = self
+            .frames
+            .iter()
+            .flat_map(|f| f.names.iter().cloned())
+            .collect();
 
         // Bounds are evaluated in the enclosing method.
         let mut bounds = Vec::new();
@@ -812,7 +908,10 @@ impl Encoder<'_> {
                 range.push(Exp::bin("<=", lo.clone(), Exp::var(&v)));
                 range.push(Exp::bin("<", Exp::var(&v), hi.clone()));
                 pres.push(Contract {
-                    exp: Exp::and(Exp::bin("<=", lo.clone(), Exp::var(&v)), Exp::bin("<", Exp::var(&v), hi.clone())),
+                    exp: Exp::and(
+                        Exp::bin("<=", lo.clone(), Exp::var(&v)),
+                        Exp::bin("<", Exp::var(&v), hi.clone()),
+                    ),
                     origin: Origin::new(Role::ThreadPre, Some(it.span)),
                 });
                 params.push((v.clone(), t));
@@ -823,10 +922,19 @@ impl Encoder<'_> {
                 .map(|(lo, hi)| Exp::bin("-", hi.clone(), lo.clone()))
                 .reduce(|a, b| Exp::bin("*", a, b))
                 .unwrap_or_else(|| Exp::int(1));
-            let nonempty = Exp::and_all(bounds.iter().map(|(lo, hi)| Exp::bin("<", lo.clone(), hi.clone())));
+            let nonempty = Exp::and_all(
+                bounds
+                    .iter()
+                    .map(|(lo, hi)| Exp::bin("<", lo.clone(), hi.clone())),
+            );
 
             // context_everywhere of the method (pure parts) holds in every thread.
-            let every: Vec<Contract> = self.everywhere.iter().filter(|c| !c.exp.has_acc()).cloned().collect();
+            let every: Vec<Contract> = self
+                .everywhere
+                .iter()
+                .filter(|c| !c.exp.has_acc())
+                .cloned()
+                .collect();
             let arm_pre = self.contract_conjs(&arm.contract, true)?;
             let arm_post = self.contract_conjs(&arm.contract, false)?;
             for c in &arm.contract {
@@ -844,23 +952,37 @@ impl Encoder<'_> {
             for c in &every {
                 pres.push(Contract {
                     exp: c.exp.clone(),
-                    origin: Origin { role: Role::ThreadPre, ..c.origin.clone() },
+                    origin: Origin {
+                        role: Role::ThreadPre,
+                        ..c.origin.clone()
+                    },
                 });
             }
-            pres.extend(arm_pre.iter().map(|c| Contract {
-                exp: c.exp.clone(),
-                origin: Origin::new(Role::ThreadPre, Some(c.span)).with_clause(c.clause).with_label(&label),
+            pres.extend(arm_pre.iter().map(|c| {
+                Contract {
+                    exp: c.exp.clone(),
+                    origin: Origin::new(Role::ThreadPre, Some(c.span))
+                        .with_clause(c.clause)
+                        .with_label(&label),
+                }
             }));
             let mut posts: Vec<Contract> = every
                 .iter()
                 .map(|c| Contract {
                     exp: c.exp.clone(),
-                    origin: Origin { role: Role::ThreadPost, ..c.origin.clone() },
+                    origin: Origin {
+                        role: Role::ThreadPost,
+                        ..c.origin.clone()
+                    },
                 })
                 .collect();
-            posts.extend(arm_post.iter().map(|c| Contract {
-                exp: c.exp.clone(),
-                origin: Origin::new(Role::ThreadPost, Some(c.span)).with_clause(c.clause).with_label(&label),
+            posts.extend(arm_post.iter().map(|c| {
+                Contract {
+                    exp: c.exp.clone(),
+                    origin: Origin::new(Role::ThreadPost, Some(c.span))
+                        .with_clause(c.clause)
+                        .with_label(&label),
+                }
             }));
 
             // The thread's own range holds everywhere in its body (loops, nested par blocks).
@@ -917,7 +1039,11 @@ impl Encoder<'_> {
             let mut pure = Vec::new();
             let mut perms = Vec::new();
             for c in &every {
-                pure.push((c.exp.clone(), c.origin.span.unwrap_or(arm.span), c.origin.clause));
+                pure.push((
+                    c.exp.clone(),
+                    c.origin.span.unwrap_or(arm.span),
+                    c.origin.clause,
+                ));
             }
             for c in &arm_pre {
                 let q = self.all_threads(&iters, &range, &n_threads, c.exp.clone());
@@ -942,7 +1068,9 @@ impl Encoder<'_> {
             for c in &arm_post {
                 let q = self.all_threads(&iters, &range, &n_threads, c.exp.clone());
                 let q = replace_old(q, &pre_label);
-                let o = Origin::new(Role::ParPost, Some(c.span)).with_clause(c.clause).with_label(&label);
+                let o = Origin::new(Role::ParPost, Some(c.span))
+                    .with_clause(c.clause)
+                    .with_label(&label);
                 if c.exp.has_acc() {
                     post_stmts.push(Stmt::new(StmtKind::Inhale(q), o));
                 } else {
@@ -970,7 +1098,10 @@ impl Encoder<'_> {
     fn barrier(&mut self, b: &ast::Barrier, span: Span, out: &mut Vec<Stmt>) -> R<()> {
         self.check_clauses(&b.contract, "a barrier")?;
         let Some(pi) = self.pars.iter().rposition(|p| p.label == b.label.name) else {
-            self.bad(format!("no enclosing par block labelled `{}`", b.label.name), b.label.span);
+            self.bad(
+                format!("no enclosing par block labelled `{}`", b.label.name),
+                b.label.span,
+            );
             return Err(());
         };
         if pi + 1 != self.pars.len() {
@@ -991,21 +1122,40 @@ impl Encoder<'_> {
         }
         let k = frame.barriers + 1;
         let lbl = b.label.name.clone();
-        let mk = |role: Role, c: &Conj| Origin::new(role, Some(c.span)).with_clause(c.clause).with_label(&lbl);
+        let mk = |role: Role, c: &Conj| {
+            Origin::new(role, Some(c.span))
+                .with_clause(c.clause)
+                .with_label(&lbl)
+        };
 
         // Enactment in this thread.
-        out.push(Stmt::new(StmtKind::Comment(format!("barrier({lbl}) #{k}")), Origin::synthetic()));
+        out.push(Stmt::new(
+            StmtKind::Comment(format!("barrier({lbl}) #{k}")),
+            Origin::synthetic(),
+        ));
         for c in pre.iter().filter(|c| !c.exp.has_acc()) {
-            out.push(Stmt::new(StmtKind::Assert(c.exp.clone()), mk(Role::BarrierPre, c)));
+            out.push(Stmt::new(
+                StmtKind::Assert(c.exp.clone()),
+                mk(Role::BarrierPre, c),
+            ));
         }
         for c in pre.iter().filter(|c| c.exp.has_acc()) {
-            out.push(Stmt::new(StmtKind::Exhale(c.exp.clone()), mk(Role::BarrierPre, c)));
+            out.push(Stmt::new(
+                StmtKind::Exhale(c.exp.clone()),
+                mk(Role::BarrierPre, c),
+            ));
         }
         for c in post.iter().filter(|c| c.exp.has_acc()) {
-            out.push(Stmt::new(StmtKind::Inhale(c.exp.clone()), mk(Role::BarrierPost, c)));
+            out.push(Stmt::new(
+                StmtKind::Inhale(c.exp.clone()),
+                mk(Role::BarrierPost, c),
+            ));
         }
         for c in post.iter().filter(|c| !c.exp.has_acc()) {
-            out.push(Stmt::new(StmtKind::Inhale(c.exp.clone()), mk(Role::BarrierPost, c)));
+            out.push(Stmt::new(
+                StmtKind::Inhale(c.exp.clone()),
+                mk(Role::BarrierPost, c),
+            ));
         }
 
         // Consistency obligation: all threads' postconditions follow from, and take no more
@@ -1015,7 +1165,9 @@ impl Encoder<'_> {
         let mut nonempty = Vec::new();
         for pair in range.chunks(2) {
             if let [lo_le, lt_hi] = pair {
-                if let (ExpKind::Binary(_, lo, _), ExpKind::Binary(_, _, hi)) = (&lo_le.kind, &lt_hi.kind) {
+                if let (ExpKind::Binary(_, lo, _), ExpKind::Binary(_, _, hi)) =
+                    (&lo_le.kind, &lt_hi.kind)
+                {
                     nonempty.push(Exp::bin("<", (**lo).clone(), (**hi).clone()));
                 }
             }
@@ -1033,13 +1185,19 @@ impl Encoder<'_> {
         {
             pres.push(Contract {
                 exp: c.exp.clone(),
-                origin: Origin { role: Role::BarrierConsPre, ..c.origin.clone() },
+                origin: Origin {
+                    role: Role::BarrierConsPre,
+                    ..c.origin.clone()
+                },
             });
         }
         let mut later = Vec::new();
         for c in &pre {
             let q = self.all_threads(&iters, &range, &one, c.exp.clone());
-            let ct = Contract { exp: q, origin: mk(Role::BarrierConsPre, c) };
+            let ct = Contract {
+                exp: q,
+                origin: mk(Role::BarrierConsPre, c),
+            };
             if c.exp.has_acc() {
                 pres.push(ct);
             } else {
@@ -1051,7 +1209,10 @@ impl Encoder<'_> {
         let mut later = Vec::new();
         for c in &post {
             let q = self.all_threads(&iters, &range, &one, c.exp.clone());
-            let ct = Contract { exp: q, origin: mk(Role::BarrierConsPost, c) };
+            let ct = Contract {
+                exp: q,
+                origin: mk(Role::BarrierConsPost, c),
+            };
             if c.exp.has_acc() {
                 posts.push(ct);
             } else {

@@ -1,0 +1,3 @@
+//! Command-line front ends of the subcommands.
+
+pub mod verify;
