@@ -195,7 +195,7 @@ impl Exp {
         }
         Exp::bin("==>", l, r)
     }
-    pub fn not(e: Exp) -> Exp {
+    pub fn negate(e: Exp) -> Exp {
         Exp::synth(ExpKind::Unary("!", Box::new(e)))
     }
     pub fn app(f: impl Into<String>, args: Vec<Exp>) -> Exp {

@@ -323,7 +323,7 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
             "two values of the quantified variable (or two threads) may denote the same location"
                 .to_string(),
         ),
-        (c, "insufficient.permission") if c == "V-EXHALE" => {
+        ("V-EXHALE", "insufficient.permission") => {
             ("V-PERM-READ", "insufficient permission".to_string())
         }
         _ => (code, text),

@@ -867,7 +867,7 @@ fn split_conj(x: Exp, span: Span, out: &mut Vec<(Exp, Span)>) {
         }
         ExpKind::Cond(c, a, b) if a.has_acc() || b.has_acc() => {
             out.push((Exp::implies((*c).clone(), *a), span));
-            out.push((Exp::implies(Exp::not(*c), *b), span));
+            out.push((Exp::implies(Exp::negate(*c), *b), span));
         }
         ExpKind::Binary("==>", g, body)
             if body.has_acc() && matches!(body.kind, ExpKind::Binary("&&", ..)) =>
