@@ -15,6 +15,7 @@ pub mod diag;
 pub mod edit;
 pub mod front;
 pub mod verify;
+pub mod viper;
 
 pub mod sem;
 #[path = "../transforms/mod.rs"]

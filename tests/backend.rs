@@ -372,6 +372,19 @@ fn result_cache_and_verify_text() {
     assert!(matches!(p.verdict, Verdict::Failed(_)));
     assert!(!parse_entry.exists());
 
+    // Explicit lookups and stores, for callers that cache per verification unit (§8.2).
+    assert_eq!(
+        b.cache_lookup(POST_FAILS),
+        Some((first.verdict.clone(), first.silicon_ms))
+    );
+    let unit = format!("// unit {salt}\n{VERIFIES}");
+    assert_eq!(b.cache_lookup(&unit), None);
+    b.cache_store(&unit, &Verdict::Timeout, 5);
+    assert_eq!(b.cache_lookup(&unit), None, "timeouts are not cached");
+    b.cache_store(&unit, &Verdict::Verified, 5);
+    assert_eq!(b.cache_lookup(&unit), Some((Verdict::Verified, 5)));
+    let _ = fs::remove_file(b.result_cache_path(&unit).expect("cache enabled"));
+
     // A different salt (e.g. a new encoder version) is a different key.
     let other = discover(RunMode::PerFile, true, "another salt");
     assert_ne!(other.result_cache_path(POST_FAILS), Some(entry.clone()));

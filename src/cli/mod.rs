@@ -8,6 +8,7 @@ pub mod list;
 pub mod parse;
 pub mod run;
 pub mod validate;
+pub mod verify;
 
 use clap::{Parser, Subcommand};
 
@@ -40,6 +41,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// Run two programs on the same generated inputs and compare their final states.
     Validate(validate::ValidateArgs),
+    /// Verify PVL files with the built-in Viper/Silicon backend.
+    Verify(verify::VerifyArgs),
 }
 
 pub fn main() -> u8 {
@@ -59,5 +62,6 @@ pub fn main() -> u8 {
         Command::Backend(a) => backend::main(a),
         Command::Run(a) => run::main(a),
         Command::Validate(a) => validate::main(a),
+        Command::Verify(a) => verify::main(a),
     }
 }

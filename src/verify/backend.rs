@@ -245,6 +245,8 @@ pub struct Manifest {
     pub java_path: Option<PathBuf>,
     #[serde(default)]
     pub java_version: Option<String>,
+    /// The AppCDS archive; its `sha256` field records "<jar sha256> <java version>", the inputs
+    /// it is valid for, rather than the archive's own hash.
     #[serde(default)]
     pub cds_archive: Option<FileRecord>,
 }
@@ -952,273 +954,302 @@ pub fn install_with_env(
         .map_err(|e| BackendError::io(format!("cannot create {}", backend.display()), e))?;
     let mut lock = InstallLock::open(&layout)?;
     let _guard = lock.acquire(progress)?;
-    let mut manifest = Manifest::load(&layout);
-    let mut warnings = Vec::new();
-    let mut warn = |msg: String, progress: &mut dyn FnMut(&str)| {
-        progress(&format!("warning: {msg}"));
-        warnings.push(msg);
+    let mut ctx = Installer {
+        opts,
+        env,
+        manifest: Manifest::load(&layout),
+        layout,
+        progress,
+        warnings: Vec::new(),
     };
 
-    // Java is needed for the driver and the smoke run, not for the download; check it first so
-    // that a missing JDK is reported before a 68 MB download.
+    // Java is needed for the driver and the smoke run, not for the download; checking it first
+    // reports a missing JDK before a 68 MB download.
     let java = find_java(env)?;
-    progress(&format!(
+    ctx.say(&format!(
         "using java {} at {}",
         java.version,
         java.path.display()
     ));
 
-    // 1. Silicon.
-    let jar = layout.silicon_jar();
-    let expected_jar = expected_jar_sha(opts, &manifest);
-    let current = if jar.is_file() {
-        match &manifest.silicon {
-            Some(rec) if rec.still_matches(&jar) => Some(rec.sha256.clone()),
-            _ => sha256_file(&jar).ok(),
-        }
-    } else {
-        None
-    };
-    let (silicon_sha, silicon_step) = match (&current, &expected_jar) {
-        (Some(have), Some(want)) if have == want && opts.from_wheel.is_none() => {
-            progress("silicon.jar already installed (sha256 ok)");
-            (have.clone(), Step::Kept)
-        }
-        _ => {
-            let tmp = TempDir::new_in(&backend, "download")?;
-            let (wheel, step) = match &opts.from_wheel {
-                Some(w) => {
-                    progress(&format!("using the nagini wheel {}", w.display()));
-                    (w.clone(), Step::FromWheel)
-                }
-                None => {
-                    let size = if opts.nagini_version == NAGINI_VERSION {
-                        format!(" ({NAGINI_WHEEL_MB} MB)")
-                    } else {
-                        String::new()
-                    };
-                    progress(&format!(
-                        "downloading nagini {}{size} with pip…",
-                        opts.nagini_version
-                    ));
-                    let req = format!("nagini=={}", opts.nagini_version);
-                    let hint = "Download the wheel elsewhere and run 'alpine-rs backend install \
-                                --from-wheel FILE'.";
-                    let w = pip_download(&opts.python, &req, "nagini-", tmp.path(), hint)?;
-                    (w, Step::Downloaded)
-                }
-            };
-            if opts.nagini_version == NAGINI_VERSION {
-                progress("checking the wheel's sha256…");
-                let wsha = sha256_file(&wheel)
-                    .map_err(|e| BackendError::io(format!("cannot read {}", wheel.display()), e))?;
-                if wsha != NAGINI_WHEEL_SHA256 {
-                    warn(
-                        format!(
-                            "{} has sha256 {wsha}, expected {NAGINI_WHEEL_SHA256} for nagini \
-                             {NAGINI_VERSION}",
-                            wheel.display()
-                        ),
-                        progress,
-                    );
-                }
-            }
-            progress("extracting silicon.jar…");
-            let sha = extract_member(&wheel, |n| n == SILICON_JAR_MEMBER, &jar, false)?
-                .ok_or_else(|| BackendError::WheelMember {
-                    wheel: wheel.clone(),
-                    member: SILICON_JAR_MEMBER.into(),
-                    expected: format!("nagini-{}", opts.nagini_version),
-                })?;
-            if opts.nagini_version == NAGINI_VERSION && sha != SILICON_JAR_SHA256 {
-                warn(
-                    format!(
-                        "the extracted silicon.jar has sha256 {sha}, expected \
-                         {SILICON_JAR_SHA256}"
-                    ),
-                    progress,
-                );
-            }
-            if opts.nagini_version != NAGINI_VERSION {
-                warn(
-                    format!(
-                        "no pinned hashes for nagini {}; the jar was not checked",
-                        opts.nagini_version
-                    ),
-                    progress,
-                );
-            }
-            (sha, step)
-        }
-    };
-    manifest.nagini_version = Some(opts.nagini_version.clone());
-    manifest.nagini_wheel_sha256 =
-        (opts.nagini_version == NAGINI_VERSION).then(|| NAGINI_WHEEL_SHA256.to_string());
-    manifest.silicon = Some(
-        FileRecord::of(&jar, silicon_sha.clone())
-            .map_err(|e| BackendError::io(format!("cannot stat {}", jar.display()), e))?,
-    );
-    // Store now so that a failure in a later step does not lose the (expensive) jar.
-    manifest.store(&layout)?;
-
-    // 2. z3, only if none is found.
-    let (z3, z3_step) = match find_z3(&layout, env) {
-        Ok(z) => {
-            let what = if z.origin == Origin::Cache {
-                "already installed"
-            } else {
-                "found"
-            };
-            progress(&format!(
-                "z3 {what}: {} ({})",
-                z.path.display(),
-                z.version_line
-            ));
-            (z, Step::Kept)
-        }
-        Err(BackendError::Z3TooOld { path, version }) if env("ALPINE_Z3").is_some() => {
-            return Err(BackendError::Z3TooOld { path, version });
-        }
-        Err(_) => {
-            let tmp = TempDir::new_in(&backend, "download")?;
-            progress(&format!(
-                "no suitable z3 found; downloading z3-solver {} (19 MB) with pip…",
-                opts.z3_version
-            ));
-            let req = format!("z3-solver=={}", opts.z3_version);
-            let hint = "Install the 'z3' package (e.g. apt-get install z3), or set ALPINE_Z3.";
-            let wheel = pip_download(&opts.python, &req, "z3_solver-", tmp.path(), hint)?;
-            progress("extracting z3…");
-            let dest = layout.z3();
-            let sha = extract_member(&wheel, is_z3_member, &dest, true)?.ok_or_else(|| {
-                BackendError::WheelMember {
-                    wheel: wheel.clone(),
-                    member: "*.data/data/bin/z3".into(),
-                    expected: format!("z3-solver {}", opts.z3_version),
-                }
-            })?;
-            if opts.z3_version == Z3_SOLVER_VERSION
-                && cfg!(all(target_os = "linux", target_arch = "x86_64"))
-                && sha != Z3_4870_LINUX_X64_SHA256
-            {
-                warn(
-                    format!(
-                        "the extracted z3 has sha256 {sha}, expected {Z3_4870_LINUX_X64_SHA256}"
-                    ),
-                    progress,
-                );
-            }
-            let z = check_z3(&dest, Origin::Cache)?;
-            manifest.z3 = Some(
-                FileRecord::of(&dest, sha)
-                    .map_err(|e| BackendError::io(format!("cannot stat {}", dest.display()), e))?,
-            );
-            (z, Step::Downloaded)
-        }
-    };
-    manifest.z3_version = Some(z3.version_line.clone());
-    manifest.java_path = Some(java.path.clone());
-    manifest.java_version = Some(java.version.clone());
-    manifest.store(&layout)?;
-
-    let silicon = SiliconInfo {
-        path: jar.clone(),
-        sha256: silicon_sha.clone(),
-        pinned: silicon_sha == SILICON_JAR_SHA256,
-        origin: Origin::Cache,
-    };
-
-    // 3. Driver.
-    let (driver, driver_step) = if !opts.compile_driver {
-        (None, Step::Skipped)
-    } else if let Some(d) = installed_driver(&layout, &silicon) {
-        progress("driver already compiled");
-        (Some(d.class_dir), Step::Kept)
-    } else {
-        match find_javac(&java, env) {
-            None => {
-                warn(
-                    "no javac (and no jdk.compiler module) found: batch mode is unavailable, \
-                     the slower per-file mode will be used"
-                        .into(),
-                    progress,
-                );
-                (None, Step::Skipped)
-            }
-            Some(javac) => {
-                progress(&format!(
-                    "compiling the driver with {} ({})…",
-                    javac.program.display(),
-                    javac.origin
-                ));
-                match compile_driver(&layout, &javac, &silicon) {
-                    Ok(d) => (Some(d.class_dir), Step::Built),
-                    Err(e) => {
-                        warn(e.to_string(), progress);
-                        (None, Step::Skipped)
-                    }
-                }
-            }
-        }
-    };
-
-    // 4. AppCDS archive for per-file mode. Also a smoke test of the whole chain.
-    let cds = layout.cds_archive();
-    let cds_step = match &manifest.cds_archive {
-        _ if !opts.create_cds => Step::Skipped,
-        Some(rec)
-            if rec.still_matches(&cds)
-                && manifest
-                    .silicon
-                    .as_ref()
-                    .is_some_and(|s| s.sha256 == silicon_sha) =>
-        {
-            progress("AppCDS archive already present");
-            Step::Kept
-        }
-        _ => {
-            progress("creating the AppCDS archive (one Silicon run)…");
-            match create_cds_archive(&layout, &java, &silicon, &z3) {
-                Ok(()) => {
-                    manifest.cds_archive = FileRecord::of(&cds, String::new()).ok();
-                    Step::Built
-                }
-                Err(msg) => {
-                    warn(
-                        format!("AppCDS archive not created ({msg}); per-file mode starts slower"),
-                        progress,
-                    );
-                    manifest.cds_archive = None;
-                    Step::Skipped
-                }
-            }
-        }
-    };
-
-    if manifest.silicon_version.is_none() || silicon_step != Step::Kept {
-        manifest.silicon_version = silicon_version(&java, &jar);
+    let (silicon, silicon_step) = ctx.silicon()?;
+    // Stored now so that a failure in a later step does not lose the (expensive) jar.
+    ctx.manifest.store(&ctx.layout)?;
+    let (z3, z3_step) = ctx.z3()?;
+    ctx.manifest.java_path = Some(java.path.clone());
+    ctx.manifest.java_version = Some(java.version.clone());
+    ctx.manifest.store(&ctx.layout)?;
+    let (driver, driver_step) = ctx.driver(&java, &silicon);
+    let cds_step = ctx.cds(&java, &silicon, &z3);
+    if ctx.manifest.silicon_version.is_none() || silicon_step != Step::Kept {
+        ctx.manifest.silicon_version = silicon_version(&java, &silicon.path);
     }
-    manifest.store(&layout)?;
-    progress(&format!(
+    ctx.manifest.store(&ctx.layout)?;
+    ctx.say(&format!(
         "backend installed in {} ({:.1} s)",
         backend.display(),
         t0.elapsed().as_secs_f64()
     ));
 
     Ok(InstallReport {
-        cache_dir: layout.root.clone(),
-        silicon: jar,
-        silicon_sha256: silicon_sha,
+        cache_dir: ctx.layout.root.clone(),
+        silicon: silicon.path,
+        silicon_sha256: silicon.sha256,
         silicon_step,
         z3: z3.path,
         z3_version: z3.version_line,
         z3_step,
-        driver,
+        driver: driver.map(|d| d.class_dir),
         driver_step,
         cds_step,
-        warnings,
+        warnings: ctx.warnings,
         elapsed: t0.elapsed(),
     })
+}
+
+/// State shared by the install steps.
+struct Installer<'a> {
+    opts: &'a InstallOptions,
+    env: EnvLookup<'a>,
+    layout: CacheLayout,
+    manifest: Manifest,
+    progress: &'a mut dyn FnMut(&str),
+    warnings: Vec<String>,
+}
+
+impl Installer<'_> {
+    fn say(&mut self, line: &str) {
+        (self.progress)(line);
+    }
+
+    fn warn(&mut self, msg: String) {
+        (self.progress)(&format!("warning: {msg}"));
+        self.warnings.push(msg);
+    }
+
+    fn pinned(&self) -> bool {
+        self.opts.nagini_version == NAGINI_VERSION
+    }
+
+    /// Step 1: `silicon.jar` from the nagini wheel (pip, or `--from-wheel`).
+    fn silicon(&mut self) -> Result<(SiliconInfo, Step), BackendError> {
+        let jar = self.layout.silicon_jar();
+        let expected = expected_jar_sha(self.opts, &self.manifest);
+        let current = if jar.is_file() {
+            match &self.manifest.silicon {
+                Some(rec) if rec.still_matches(&jar) => Some(rec.sha256.clone()),
+                _ => sha256_file(&jar).ok(),
+            }
+        } else {
+            None
+        };
+        let (sha, step) = match (current, expected) {
+            (Some(have), Some(want)) if have == want => {
+                self.say("silicon.jar already installed (sha256 ok)");
+                (have, Step::Kept)
+            }
+            _ => self.fetch_silicon(&jar)?,
+        };
+        self.manifest.nagini_version = Some(self.opts.nagini_version.clone());
+        self.manifest.nagini_wheel_sha256 = self.pinned().then(|| NAGINI_WHEEL_SHA256.to_string());
+        self.manifest.silicon = Some(
+            FileRecord::of(&jar, sha.clone())
+                .map_err(|e| BackendError::io(format!("cannot stat {}", jar.display()), e))?,
+        );
+        let info = SiliconInfo {
+            path: jar,
+            pinned: sha == SILICON_JAR_SHA256,
+            sha256: sha,
+            origin: Origin::Cache,
+        };
+        Ok((info, step))
+    }
+
+    fn fetch_silicon(&mut self, jar: &Path) -> Result<(String, Step), BackendError> {
+        let tmp = TempDir::new_in(&self.layout.backend_dir(), "download")?;
+        let version = self.opts.nagini_version.clone();
+        let (wheel, step) = match &self.opts.from_wheel {
+            Some(w) => {
+                self.say(&format!("using the nagini wheel {}", w.display()));
+                (w.clone(), Step::FromWheel)
+            }
+            None => {
+                let size = if self.pinned() {
+                    format!(" ({NAGINI_WHEEL_MB} MB)")
+                } else {
+                    String::new()
+                };
+                self.say(&format!("downloading nagini {version}{size} with pip…"));
+                let hint = "Download the wheel elsewhere and run 'alpine-rs backend install \
+                            --from-wheel FILE'.";
+                let w = pip_download(
+                    &self.opts.python,
+                    &format!("nagini=={version}"),
+                    "nagini-",
+                    tmp.path(),
+                    hint,
+                )?;
+                (w, Step::Downloaded)
+            }
+        };
+        if self.pinned() {
+            self.say("checking the wheel's sha256…");
+            let wsha = sha256_file(&wheel)
+                .map_err(|e| BackendError::io(format!("cannot read {}", wheel.display()), e))?;
+            if wsha != NAGINI_WHEEL_SHA256 {
+                self.warn(format!(
+                    "{} has sha256 {wsha}, expected {NAGINI_WHEEL_SHA256} for nagini \
+                     {NAGINI_VERSION}",
+                    wheel.display()
+                ));
+            }
+        }
+        self.say("extracting silicon.jar…");
+        let sha =
+            extract_member(&wheel, |n| n == SILICON_JAR_MEMBER, jar, false)?.ok_or_else(|| {
+                BackendError::WheelMember {
+                    wheel: wheel.clone(),
+                    member: SILICON_JAR_MEMBER.into(),
+                    expected: format!("nagini-{version}"),
+                }
+            })?;
+        if !self.pinned() {
+            self.warn(format!(
+                "no pinned hashes for nagini {version}; the jar was not checked"
+            ));
+        } else if sha != SILICON_JAR_SHA256 {
+            self.warn(format!(
+                "the extracted silicon.jar has sha256 {sha}, expected {SILICON_JAR_SHA256}"
+            ));
+        }
+        Ok((sha, step))
+    }
+
+    /// Step 2: z3 from the z3-solver wheel, only if no suitable z3 is found.
+    fn z3(&mut self) -> Result<(Z3Info, Step), BackendError> {
+        match find_z3(&self.layout, self.env) {
+            Ok(z) => {
+                let what = if z.origin == Origin::Cache {
+                    "already installed"
+                } else {
+                    "found"
+                };
+                self.say(&format!(
+                    "z3 {what}: {} ({})",
+                    z.path.display(),
+                    z.version_line
+                ));
+                self.manifest.z3_version = Some(z.version_line.clone());
+                return Ok((z, Step::Kept));
+            }
+            // An explicit choice that does not work is reported, not silently replaced.
+            Err(e) if (self.env)("ALPINE_Z3").is_some() => return Err(e),
+            Err(_) => {}
+        }
+        let tmp = TempDir::new_in(&self.layout.backend_dir(), "download")?;
+        let version = self.opts.z3_version.clone();
+        let size = if version == Z3_SOLVER_VERSION {
+            " (19 MB)"
+        } else {
+            ""
+        };
+        self.say(&format!(
+            "no suitable z3 found; downloading z3-solver {version}{size} with pip…"
+        ));
+        let hint = "Install the 'z3' package (e.g. apt-get install z3), or set ALPINE_Z3.";
+        let wheel = pip_download(
+            &self.opts.python,
+            &format!("z3-solver=={version}"),
+            "z3_solver-",
+            tmp.path(),
+            hint,
+        )?;
+        self.say("extracting z3…");
+        let dest = self.layout.z3();
+        let sha = extract_member(&wheel, is_z3_member, &dest, true)?.ok_or_else(|| {
+            BackendError::WheelMember {
+                wheel: wheel.clone(),
+                member: "*.data/data/bin/z3".into(),
+                expected: format!("z3-solver {version}"),
+            }
+        })?;
+        if version == Z3_SOLVER_VERSION
+            && cfg!(all(target_os = "linux", target_arch = "x86_64"))
+            && sha != Z3_4870_LINUX_X64_SHA256
+        {
+            self.warn(format!(
+                "the extracted z3 has sha256 {sha}, expected {Z3_4870_LINUX_X64_SHA256}"
+            ));
+        }
+        let z = check_z3(&dest, Origin::Cache)?;
+        self.manifest.z3 = Some(
+            FileRecord::of(&dest, sha)
+                .map_err(|e| BackendError::io(format!("cannot stat {}", dest.display()), e))?,
+        );
+        self.manifest.z3_version = Some(z.version_line.clone());
+        Ok((z, Step::Downloaded))
+    }
+
+    /// Step 3: the batch driver. Optional: without a compiler, per-file mode is used.
+    fn driver(&mut self, java: &JavaInfo, silicon: &SiliconInfo) -> (Option<DriverInfo>, Step) {
+        if !self.opts.compile_driver {
+            return (None, Step::Skipped);
+        }
+        if let Some(d) = installed_driver(&self.layout, silicon) {
+            self.say("driver already compiled");
+            return (Some(d), Step::Kept);
+        }
+        let Some(javac) = find_javac(java, self.env) else {
+            self.warn(
+                "no javac (and no jdk.compiler module) found: batch mode is unavailable, the \
+                 slower per-file mode will be used"
+                    .into(),
+            );
+            return (None, Step::Skipped);
+        };
+        self.say(&format!(
+            "compiling the driver with {} ({})…",
+            javac.program.display(),
+            javac.origin
+        ));
+        match compile_driver(&self.layout, &javac, silicon) {
+            Ok(d) => (Some(d), Step::Built),
+            Err(e) => {
+                self.warn(e.to_string());
+                (None, Step::Skipped)
+            }
+        }
+    }
+
+    /// Step 4: the AppCDS archive for per-file mode; also a smoke test of the whole chain.
+    fn cds(&mut self, java: &JavaInfo, silicon: &SiliconInfo, z3: &Z3Info) -> Step {
+        if !self.opts.create_cds {
+            return Step::Skipped;
+        }
+        let cds = self.layout.cds_archive();
+        // The archive is only valid for the jar and JVM it was dumped from.
+        let built_for = format!("{} {}", silicon.sha256, java.version);
+        if let Some(rec) = &self.manifest.cds_archive {
+            if rec.still_matches(&cds) && rec.sha256 == built_for {
+                self.say("AppCDS archive already present");
+                return Step::Kept;
+            }
+        }
+        self.say("creating the AppCDS archive (one Silicon run)…");
+        match create_cds_archive(&self.layout, java, silicon, z3) {
+            Ok(()) => {
+                self.manifest.cds_archive = FileRecord::of(&cds, built_for).ok();
+                Step::Built
+            }
+            Err(msg) => {
+                self.warn(format!(
+                    "AppCDS archive not created ({msg}); per-file mode starts slower"
+                ));
+                self.manifest.cds_archive = None;
+                Step::Skipped
+            }
+        }
+    }
 }
 
 fn expected_jar_sha(opts: &InstallOptions, manifest: &Manifest) -> Option<String> {
@@ -1933,6 +1964,162 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![OsString::from("f.txt")]);
+    }
+
+    /// Writes an executable shell script (fake java / z3 for install tests).
+    #[cfg(unix)]
+    fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+        let p = dir.join(name);
+        fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        let f = File::open(&p).unwrap();
+        set_executable(&f).unwrap();
+        p
+    }
+
+    fn fake_wheel(path: &Path, members: &[(&str, &[u8])]) {
+        let mut w = zip::ZipWriter::new(File::create(path).unwrap());
+        let opts = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        for (name, data) in members {
+            w.start_file(*name, opts).unwrap();
+            w.write_all(data).unwrap();
+        }
+        w.finish().unwrap();
+    }
+
+    /// Install from a (fake) wheel with fake java and z3: no network, no JVM.
+    #[cfg(unix)]
+    #[test]
+    fn install_from_wheel_is_atomic_idempotent_and_checks_pins() {
+        let dir = TempDir::new_in(&std::env::temp_dir(), "alpine-rs-install-test").unwrap();
+        let bin = dir.path().join("bin");
+        fs::create_dir_all(&bin).unwrap();
+        let java = script(
+            &bin,
+            "java",
+            "echo 'openjdk version \"17.0.9\" 2023-10-17' >&2",
+        );
+        let z3 = script(&bin, "z3", "echo 'Z3 version 4.8.12 - 64 bit'");
+        let wheel = dir.path().join("nagini-1.2.0-py3-none-any.whl");
+        fake_wheel(
+            &wheel,
+            &[
+                ("nagini/__init__.py", b""),
+                (SILICON_JAR_MEMBER, b"not really a jar"),
+            ],
+        );
+        let cache = dir.path().join("cache");
+        let e = env(&[
+            ("ALPINE_JAVA", java.to_str().unwrap()),
+            ("ALPINE_Z3", z3.to_str().unwrap()),
+            ("PATH", "/nonexistent"),
+        ]);
+        let opts = InstallOptions {
+            cache_dir: Some(cache.clone()),
+            from_wheel: Some(wheel.clone()),
+            compile_driver: false,
+            create_cds: false,
+            ..InstallOptions::default()
+        };
+        let mut lines = Vec::new();
+        let r = install_with_env(&opts, &mut |l| lines.push(l.to_string()), &e).unwrap();
+        assert_eq!(r.silicon_step, Step::FromWheel);
+        assert_eq!(r.z3_step, Step::Kept);
+        assert_eq!(r.z3, z3);
+        let layout = CacheLayout::new(&cache);
+        assert_eq!(fs::read(layout.silicon_jar()).unwrap(), b"not really a jar");
+        assert_eq!(r.silicon_sha256, sha256_hex(b"not really a jar"));
+        // Both pins mismatch: warnings, not errors.
+        assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
+        assert!(
+            lines.iter().any(|l| l == "extracting silicon.jar…"),
+            "{lines:?}"
+        );
+        let m = Manifest::load(&layout);
+        assert_eq!(
+            m.silicon.as_ref().map(|s| s.sha256.as_str()),
+            Some(r.silicon_sha256.as_str())
+        );
+        assert_eq!(m.z3_version.as_deref(), Some("Z3 version 4.8.12 - 64 bit"));
+        // No temporaries left behind.
+        let leftovers: Vec<_> = fs::read_dir(layout.backend_dir())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('.') && n != ".lock")
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+
+        // Discovery accepts the installed jar (its hash matches the manifest) but it is not the
+        // pinned one.
+        let (s, w) = find_silicon(&layout, &m, &e).unwrap();
+        assert!(!s.pinned);
+        assert_eq!(w.len(), 1);
+        // A corrupted jar is an error, with the repair command.
+        fs::write(layout.silicon_jar(), b"corrupted").unwrap();
+        let err = find_silicon(&layout, &Manifest::load(&layout), &e).unwrap_err();
+        assert!(matches!(err, BackendError::SiliconCorrupt { .. }), "{err}");
+        assert!(err.to_string().contains("alpine-rs backend install"));
+
+        // The fake jar does not have the pinned hash, so a rerun extracts it again (repair).
+        let r = install_with_env(&opts, &mut |_| {}, &e).unwrap();
+        assert_eq!(r.silicon_step, Step::FromWheel);
+        assert_eq!(fs::read(layout.silicon_jar()).unwrap(), b"not really a jar");
+
+        // A wheel without the member is reported as such.
+        let bad = dir.path().join("other.whl");
+        fake_wheel(&bad, &[("x.txt", b"x")]);
+        let err = install_with_env(
+            &InstallOptions {
+                from_wheel: Some(bad),
+                ..opts.clone()
+            },
+            &mut |_| {},
+            &e,
+        )
+        .unwrap_err();
+        assert!(matches!(err, BackendError::WheelMember { .. }), "{err}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn install_reports_pip_failures_with_the_offline_alternative() {
+        let dir = TempDir::new_in(&std::env::temp_dir(), "alpine-rs-install-test").unwrap();
+        let java = script(dir.path(), "java", "echo 'openjdk version \"17.0.9\"' >&2");
+        let python = script(
+            dir.path(),
+            "python3",
+            "echo 'ERROR: No matching distribution' >&2; exit 1",
+        );
+        let e = env(&[
+            ("ALPINE_JAVA", java.to_str().unwrap()),
+            ("PATH", "/nonexistent"),
+        ]);
+        let opts = InstallOptions {
+            cache_dir: Some(dir.path().join("cache")),
+            python,
+            ..InstallOptions::default()
+        };
+        let mut lines = Vec::new();
+        let err = install_with_env(&opts, &mut |l| lines.push(l.to_string()), &e).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "could not download nagini==1.2.0 with pip (exit 1: ERROR: No matching distribution). \
+             Download the wheel elsewhere and run 'alpine-rs backend install --from-wheel FILE'."
+        );
+        assert!(lines.contains(&"downloading nagini 1.2.0 (68 MB) with pip…".to_string()));
+        // Too old a Java is refused before anything is downloaded.
+        let old = script(
+            dir.path(),
+            "oldjava",
+            "echo 'java version \"1.8.0_292\"' >&2",
+        );
+        let e = env(&[("ALPINE_JAVA", old.to_str().unwrap())]);
+        let err = install_with_env(&opts, &mut |_| {}, &e).unwrap_err();
+        assert!(
+            err.to_string().starts_with("Java 17 or newer is required"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("1.8.0_292"), "{err}");
     }
 
     #[test]

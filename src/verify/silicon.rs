@@ -268,7 +268,8 @@ impl Backend {
     }
 
     /// Verifies each file, in order. `timeout_s` is Silicon's `--timeout` (0 = none); the wall-clock
-    /// limit per file is `timeout_s + 10` s.
+    /// limit per file is `timeout_s + 10` s, plus 60 s for a JVM's first file (start-up and JIT
+    /// warm-up must not turn into timeouts on a busy machine).
     pub fn verify_files(&self, files: &[PathBuf], timeout_s: u64) -> Vec<VerifyOutcome> {
         files
             .iter()
@@ -292,6 +293,22 @@ impl Backend {
             }
         };
         self.verify_cached(&text, Some(file), timeout_s, t0)
+    }
+
+    /// Looks up a cached result for `text` (e.g. one verification unit, design §8.2); `None` on a
+    /// miss or when the cache is off. Returns the verdict and the original run's Silicon time.
+    pub fn cache_lookup(&self, text: &str) -> Option<(Verdict, u64)> {
+        let c = self.cache.as_ref()?;
+        c.get(&c.key(text))
+    }
+
+    /// Stores a result for `text`, for callers that split one Silicon run into units (design
+    /// §8.2). Only definite results are stored: timeouts, crashes and internal errors are ignored.
+    pub fn cache_store(&self, text: &str, verdict: &Verdict, silicon_ms: u64) {
+        if let Some(c) = &self.cache {
+            // A cache that cannot be written only costs time later.
+            let _ = c.put(&c.key(text), verdict, silicon_ms);
+        }
     }
 
     /// Where the result for `vpr` is (or would be) cached; `None` when the cache is off.
@@ -562,7 +579,11 @@ impl DriverProcess {
                 Ok(l) if l == "READY" => return Ok(d),
                 Ok(_) => continue,
                 Err(e) => {
-                    let msg = format!("the driver did not start ({e}): {}", d.tail());
+                    let why = match e {
+                        RecvTimeoutError::Timeout => "no READY within 60 s",
+                        RecvTimeoutError::Disconnected => "the JVM exited",
+                    };
+                    let msg = format!("the driver did not start ({why}): {}", d.tail());
                     d.kill();
                     return Err(msg);
                 }
@@ -570,13 +591,9 @@ impl DriverProcess {
         }
     }
 
-    fn next_line(&self, deadline: Instant) -> Result<String, &'static str> {
+    fn next_line(&self, deadline: Instant) -> Result<String, RecvTimeoutError> {
         let wait = deadline.saturating_duration_since(Instant::now());
-        match self.lines.recv_timeout(wait) {
-            Ok(l) => Ok(l),
-            Err(RecvTimeoutError::Timeout) => Err("timed out"),
-            Err(RecvTimeoutError::Disconnected) => Err("the JVM exited"),
-        }
+        self.lines.recv_timeout(wait)
     }
 
     fn tail(&self) -> String {
@@ -612,7 +629,10 @@ impl DriverProcess {
         loop {
             let line = match deadline {
                 Some(d) => self.next_line(d),
-                None => self.lines.recv().map_err(|_| "the JVM exited"),
+                None => self
+                    .lines
+                    .recv()
+                    .map_err(|_| RecvTimeoutError::Disconnected),
             };
             match line {
                 Ok(l) => {
@@ -626,14 +646,16 @@ impl DriverProcess {
                         };
                     }
                 }
-                Err("timed out") => {
+                Err(RecvTimeoutError::Timeout) => {
                     return BatchResult {
                         verdict: Verdict::Timeout,
                         ms: None,
                         restart: true,
                     }
                 }
-                Err(e) => return crash(format!("{e}: {}", self.tail())),
+                Err(RecvTimeoutError::Disconnected) => {
+                    return crash(format!("the driver JVM exited: {}", self.tail()))
+                }
             }
         }
     }

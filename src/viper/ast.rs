@@ -1,0 +1,457 @@
+//! A small Viper AST: just what the PVL encoding produces.
+//!
+//! Every expression may carry the PVL span it was translated from, and every statement and
+//! contract clause carries an [`Origin`]: the printer turns both into the position map (§4.1 of
+//! `verification.md`) that error mapping reads.
+
+use crate::front::span::Span;
+use num_bigint::BigInt;
+
+/// Why a Viper node exists; decides how a Silicon error on it is reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum Role {
+    /// Plain translation of PVL code or a PVL expression.
+    Code,
+    /// A method `requires` clause.
+    Pre,
+    /// A method `ensures` clause.
+    Post,
+    /// A thread method's `requires` (the par block's per-thread precondition).
+    ThreadPre,
+    /// A thread method's `ensures` (the par block's per-thread postcondition).
+    ThreadPost,
+    /// Call-site assert/exhale of a par block's precondition.
+    ParPre,
+    /// Call-site inhale of a par block's postcondition.
+    ParPost,
+    /// Barrier enactment: assert/exhale of the barrier's preconditions.
+    BarrierPre,
+    /// Barrier enactment: inhale of the barrier's postconditions.
+    BarrierPost,
+    /// `requires` of a barrier-consistency method.
+    BarrierConsPre,
+    /// `ensures` of a barrier-consistency method.
+    BarrierConsPost,
+    /// A loop invariant.
+    Invariant,
+    /// A PVL `assert`.
+    UserAssert,
+    /// A PVL method call.
+    Call,
+    /// A write to a heap location.
+    HeapWrite,
+    /// Exhale of a shared-resource invariant (`invariant` block entry, `atomic` exit).
+    InvariantExhale,
+    /// Something the encoder generated that has no PVL counterpart.
+    Synthetic,
+}
+
+/// Where a Viper node comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Origin {
+    /// The PVL construct responsible.
+    pub span: Option<Span>,
+    pub role: Role,
+    /// The PVL contract clause, for contract-derived nodes.
+    pub clause: Option<Span>,
+    /// The par block or barrier label, when the node belongs to one.
+    pub label: Option<String>,
+}
+
+impl Origin {
+    pub fn new(role: Role, span: Option<Span>) -> Origin {
+        Origin {
+            span,
+            role,
+            clause: None,
+            label: None,
+        }
+    }
+    pub fn synthetic() -> Origin {
+        Origin::new(Role::Synthetic, None)
+    }
+    pub fn with_clause(mut self, clause: Span) -> Origin {
+        self.clause = Some(clause);
+        self
+    }
+    pub fn with_label(mut self, label: impl Into<String>) -> Origin {
+        self.label = Some(label.into());
+        self
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Ty {
+    Int,
+    Bool,
+    Ref,
+    Perm,
+    Arr,
+    Seq(Box<Ty>),
+    Set(Box<Ty>),
+    Multiset(Box<Ty>),
+}
+
+impl std::fmt::Display for Ty {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ty::Int => write!(f, "Int"),
+            Ty::Bool => write!(f, "Bool"),
+            Ty::Ref => write!(f, "Ref"),
+            Ty::Perm => write!(f, "Perm"),
+            Ty::Arr => write!(f, "Arr"),
+            Ty::Seq(t) => write!(f, "Seq[{t}]"),
+            Ty::Set(t) => write!(f, "Set[{t}]"),
+            Ty::Multiset(t) => write!(f, "Multiset[{t}]"),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Exp {
+    pub kind: ExpKind,
+    /// The PVL expression this node translates, if any.
+    pub span: Option<Span>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExpKind {
+    Int(BigInt),
+    Bool(bool),
+    Null,
+    Var(String),
+    Result,
+    Write,
+    NoPerm,
+    Wildcard,
+    /// Prefix operator: `!`, `-`.
+    Unary(&'static str, Box<Exp>),
+    /// Infix operator, printed verbatim: `+`, `\`, `/` (permission division), `==>`, `++`, `in`, …
+    Binary(&'static str, Box<Exp>, Box<Exp>),
+    Cond(Box<Exp>, Box<Exp>, Box<Exp>),
+    /// `e.f`
+    Field(Box<Exp>, String),
+    /// Function or domain function application (also predicate instances inside `acc`/`fold`).
+    App(String, Vec<Exp>),
+    /// `acc(loc, perm)`; `loc` is a field access or a predicate instance.
+    Acc(Box<Exp>, Box<Exp>),
+    /// `perm(loc)`
+    PermOf(Box<Exp>),
+    Forall(Vec<(String, Ty)>, Vec<Vec<Exp>>, Box<Exp>),
+    Exists(Vec<(String, Ty)>, Vec<Vec<Exp>>, Box<Exp>),
+    Old(Option<String>, Box<Exp>),
+    Let(String, Box<Exp>, Box<Exp>),
+    Unfolding(Box<Exp>, Box<Exp>),
+    /// `Seq[T]()` or `Seq(a, b)`; the type is needed for the empty literal.
+    SeqLit(Ty, Vec<Exp>),
+    SetLit(Ty, Vec<Exp>),
+    MultisetLit(Ty, Vec<Exp>),
+    /// `|s|`
+    Len(Box<Exp>),
+    /// `s[i]`
+    SeqIndex(Box<Exp>, Box<Exp>),
+    /// `s[lo..hi]`, `s[..hi]`, `s[lo..]`
+    SeqSlice(Box<Exp>, Option<Box<Exp>>, Option<Box<Exp>>),
+    /// `s[i := v]`
+    SeqUpdate(Box<Exp>, Box<Exp>, Box<Exp>),
+    /// `[lo..hi)`
+    Range(Box<Exp>, Box<Exp>),
+}
+
+impl Exp {
+    pub fn new(kind: ExpKind, span: Option<Span>) -> Exp {
+        Exp { kind, span }
+    }
+    pub fn synth(kind: ExpKind) -> Exp {
+        Exp { kind, span: None }
+    }
+    pub fn int(v: i64) -> Exp {
+        Exp::synth(ExpKind::Int(BigInt::from(v)))
+    }
+    pub fn bool(b: bool) -> Exp {
+        Exp::synth(ExpKind::Bool(b))
+    }
+    pub fn var(n: impl Into<String>) -> Exp {
+        Exp::synth(ExpKind::Var(n.into()))
+    }
+    pub fn bin(op: &'static str, l: Exp, r: Exp) -> Exp {
+        Exp::synth(ExpKind::Binary(op, Box::new(l), Box::new(r)))
+    }
+    pub fn and(l: Exp, r: Exp) -> Exp {
+        if matches!(l.kind, ExpKind::Bool(true)) {
+            return r;
+        }
+        if matches!(r.kind, ExpKind::Bool(true)) {
+            return l;
+        }
+        Exp::bin("&&", l, r)
+    }
+    pub fn and_all(es: impl IntoIterator<Item = Exp>) -> Exp {
+        es.into_iter().fold(Exp::bool(true), Exp::and)
+    }
+    pub fn implies(l: Exp, r: Exp) -> Exp {
+        if matches!(l.kind, ExpKind::Bool(true)) {
+            return r;
+        }
+        Exp::bin("==>", l, r)
+    }
+    pub fn negate(e: Exp) -> Exp {
+        Exp::synth(ExpKind::Unary("!", Box::new(e)))
+    }
+    pub fn app(f: impl Into<String>, args: Vec<Exp>) -> Exp {
+        Exp::synth(ExpKind::App(f.into(), args))
+    }
+    pub fn field(e: Exp, f: impl Into<String>) -> Exp {
+        Exp::synth(ExpKind::Field(Box::new(e), f.into()))
+    }
+    pub fn acc(loc: Exp, p: Exp) -> Exp {
+        Exp::synth(ExpKind::Acc(Box::new(loc), Box::new(p)))
+    }
+    pub fn with_span(mut self, s: Option<Span>) -> Exp {
+        self.span = s;
+        self
+    }
+
+    /// Does the expression contain an accessibility predicate (is it a resource)?
+    pub fn has_acc(&self) -> bool {
+        let mut found = false;
+        self.visit(&mut |e| {
+            if matches!(e.kind, ExpKind::Acc(..)) {
+                found = true;
+            }
+        });
+        found
+    }
+
+    /// Does the expression read the heap (field access or `perm`), outside of `acc` locations?
+    pub fn reads_heap(&self) -> bool {
+        let mut found = false;
+        self.visit(&mut |e| {
+            if matches!(
+                e.kind,
+                ExpKind::Field(..) | ExpKind::PermOf(..) | ExpKind::Unfolding(..)
+            ) {
+                found = true;
+            }
+        });
+        found
+    }
+
+    pub fn mentions_var(&self, v: &str) -> bool {
+        let mut found = false;
+        self.visit(&mut |e| {
+            if let ExpKind::Var(n) = &e.kind {
+                if n == v {
+                    found = true;
+                }
+            }
+        });
+        found
+    }
+
+    /// Pre-order visit of every sub-expression (including triggers).
+    pub fn visit(&self, f: &mut dyn FnMut(&Exp)) {
+        f(self);
+        match &self.kind {
+            ExpKind::Int(_)
+            | ExpKind::Bool(_)
+            | ExpKind::Null
+            | ExpKind::Var(_)
+            | ExpKind::Result
+            | ExpKind::Write
+            | ExpKind::NoPerm
+            | ExpKind::Wildcard => {}
+            ExpKind::Unary(_, a)
+            | ExpKind::Field(a, _)
+            | ExpKind::PermOf(a)
+            | ExpKind::Old(_, a)
+            | ExpKind::Len(a) => a.visit(f),
+            ExpKind::Binary(_, a, b)
+            | ExpKind::Acc(a, b)
+            | ExpKind::Let(_, a, b)
+            | ExpKind::Unfolding(a, b)
+            | ExpKind::SeqIndex(a, b)
+            | ExpKind::Range(a, b) => {
+                a.visit(f);
+                b.visit(f);
+            }
+            ExpKind::Cond(a, b, c) | ExpKind::SeqUpdate(a, b, c) => {
+                a.visit(f);
+                b.visit(f);
+                c.visit(f);
+            }
+            ExpKind::App(_, args)
+            | ExpKind::SeqLit(_, args)
+            | ExpKind::SetLit(_, args)
+            | ExpKind::MultisetLit(_, args) => args.iter().for_each(|a| a.visit(f)),
+            ExpKind::Forall(_, trs, b) | ExpKind::Exists(_, trs, b) => {
+                trs.iter().flatten().for_each(|t| t.visit(f));
+                b.visit(f);
+            }
+            ExpKind::SeqSlice(s, lo, hi) => {
+                s.visit(f);
+                if let Some(lo) = lo {
+                    lo.visit(f);
+                }
+                if let Some(hi) = hi {
+                    hi.visit(f);
+                }
+            }
+        }
+    }
+
+    /// Bottom-up rewrite of every sub-expression.
+    pub fn map(self, f: &mut dyn FnMut(Exp) -> Exp) -> Exp {
+        let span = self.span;
+        let bx = |e: Box<Exp>, f: &mut dyn FnMut(Exp) -> Exp| Box::new(e.map(f));
+        let kind = match self.kind {
+            k @ (ExpKind::Int(_)
+            | ExpKind::Bool(_)
+            | ExpKind::Null
+            | ExpKind::Var(_)
+            | ExpKind::Result
+            | ExpKind::Write
+            | ExpKind::NoPerm
+            | ExpKind::Wildcard) => k,
+            ExpKind::Unary(o, a) => ExpKind::Unary(o, bx(a, f)),
+            ExpKind::Field(a, n) => ExpKind::Field(bx(a, f), n),
+            ExpKind::PermOf(a) => ExpKind::PermOf(bx(a, f)),
+            ExpKind::Old(l, a) => ExpKind::Old(l, bx(a, f)),
+            ExpKind::Len(a) => ExpKind::Len(bx(a, f)),
+            ExpKind::Binary(o, a, b) => ExpKind::Binary(o, bx(a, f), bx(b, f)),
+            ExpKind::Acc(a, b) => ExpKind::Acc(bx(a, f), bx(b, f)),
+            ExpKind::Let(n, a, b) => ExpKind::Let(n, bx(a, f), bx(b, f)),
+            ExpKind::Unfolding(a, b) => ExpKind::Unfolding(bx(a, f), bx(b, f)),
+            ExpKind::SeqIndex(a, b) => ExpKind::SeqIndex(bx(a, f), bx(b, f)),
+            ExpKind::Range(a, b) => ExpKind::Range(bx(a, f), bx(b, f)),
+            ExpKind::Cond(a, b, c) => ExpKind::Cond(bx(a, f), bx(b, f), bx(c, f)),
+            ExpKind::SeqUpdate(a, b, c) => ExpKind::SeqUpdate(bx(a, f), bx(b, f), bx(c, f)),
+            ExpKind::App(n, args) => ExpKind::App(n, args.into_iter().map(|a| a.map(f)).collect()),
+            ExpKind::SeqLit(t, args) => {
+                ExpKind::SeqLit(t, args.into_iter().map(|a| a.map(f)).collect())
+            }
+            ExpKind::SetLit(t, args) => {
+                ExpKind::SetLit(t, args.into_iter().map(|a| a.map(f)).collect())
+            }
+            ExpKind::MultisetLit(t, args) => {
+                ExpKind::MultisetLit(t, args.into_iter().map(|a| a.map(f)).collect())
+            }
+            ExpKind::Forall(vs, trs, b) => ExpKind::Forall(
+                vs,
+                trs.into_iter()
+                    .map(|t| t.into_iter().map(|e| e.map(f)).collect())
+                    .collect(),
+                bx(b, f),
+            ),
+            ExpKind::Exists(vs, trs, b) => ExpKind::Exists(
+                vs,
+                trs.into_iter()
+                    .map(|t| t.into_iter().map(|e| e.map(f)).collect())
+                    .collect(),
+                bx(b, f),
+            ),
+            ExpKind::SeqSlice(s, lo, hi) => {
+                ExpKind::SeqSlice(bx(s, f), lo.map(|e| bx(e, f)), hi.map(|e| bx(e, f)))
+            }
+        };
+        f(Exp { kind, span })
+    }
+
+    /// Capture-naive substitution of variables (bound names are always fresh in the encoder).
+    pub fn subst(self, var: &str, by: &Exp) -> Exp {
+        self.map(&mut |e| match &e.kind {
+            ExpKind::Var(n) if n == var => by.clone(),
+            _ => e,
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub origin: Origin,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum StmtKind {
+    VarDecl(String, Ty),
+    Assign(Exp, Exp),
+    /// `targets := m(args)`
+    Call(Vec<String>, String, Vec<Exp>),
+    /// `x := new(fields)`
+    New(String, Vec<String>),
+    Inhale(Exp),
+    Exhale(Exp),
+    Assert(Exp),
+    Assume(Exp),
+    Fold(Exp),
+    Unfold(Exp),
+    If(Exp, Vec<Stmt>, Vec<Stmt>),
+    While(Exp, Vec<Contract>, Vec<Stmt>),
+    Label(String),
+    Comment(String),
+}
+
+impl Stmt {
+    pub fn new(kind: StmtKind, origin: Origin) -> Stmt {
+        Stmt { kind, origin }
+    }
+}
+
+/// One contract conjunct (requires / ensures / invariant) with its origin.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Contract {
+    pub exp: Exp,
+    pub origin: Origin,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Method {
+    pub name: String,
+    pub params: Vec<(String, Ty)>,
+    pub returns: Vec<(String, Ty)>,
+    pub pres: Vec<Contract>,
+    pub posts: Vec<Contract>,
+    pub body: Option<Vec<Stmt>>,
+    /// What the method encodes (host method, thread of a par block, barrier consistency).
+    pub kind: MethodKind,
+    /// The PVL construct (method, par arm, barrier).
+    pub span: Option<Span>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum MethodKind {
+    Pvl,
+    Thread,
+    BarrierConsistency,
+    Prelude,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    pub name: String,
+    pub params: Vec<(String, Ty)>,
+    pub ret: Ty,
+    pub pres: Vec<Contract>,
+    pub posts: Vec<Contract>,
+    pub body: Option<Exp>,
+    pub span: Option<Span>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Predicate {
+    pub name: String,
+    pub params: Vec<(String, Ty)>,
+    pub body: Option<Exp>,
+    pub span: Option<Span>,
+}
+
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Program {
+    /// Verbatim Viper text emitted first (domain and prelude).
+    pub prelude: String,
+    pub fields: Vec<(String, Ty)>,
+    pub functions: Vec<Function>,
+    pub predicates: Vec<Predicate>,
+    pub methods: Vec<Method>,
+}

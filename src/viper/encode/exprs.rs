@@ -1,0 +1,899 @@
+//! Expressions, permissions and quantifiers (`verification.md` §5.3–5.5).
+
+use super::{quant, CallKind, Encoder, R};
+use crate::front::ast::{
+    self, BinOp, Builtin, CollKind, Expr, ExprKind, QuantKind, Type, TypeKind, UnOp,
+};
+use crate::front::span::Span;
+use crate::viper::ast::{Exp, ExpKind, Origin, Role, Stmt, StmtKind, Ty};
+
+fn is_array(t: &Type) -> bool {
+    matches!(t.kind, TypeKind::Array(..))
+}
+
+fn is_seq(t: &Type) -> bool {
+    matches!(t.kind, TypeKind::Generic1(ast::Generic1::Seq, _))
+}
+
+fn elem(t: &Type) -> Option<Type> {
+    match &t.kind {
+        TypeKind::Array(e, _) => Some((**e).clone()),
+        TypeKind::Generic1(_, e) => Some((**e).clone()),
+        _ => None,
+    }
+}
+
+/// The element field for an array of this element type.
+fn elem_field(t: &Type) -> &'static str {
+    match t.kind {
+        TypeKind::Boolean | TypeKind::Bool => "bool_val",
+        TypeKind::Array(..) => "arr_val",
+        _ => "int_val",
+    }
+}
+
+impl Encoder<'_> {
+    /// A specification (pure) expression.
+    pub fn spec(&mut self, e: &Expr) -> R<Exp> {
+        self.expr(e, false)
+    }
+
+    /// A code expression: calls of non-pure methods are hoisted into `self.pending`.
+    pub fn code(&mut self, e: &Expr) -> R<Exp> {
+        self.expr(e, true)
+    }
+
+    pub fn type_of(&self, e: &Expr) -> Option<Type> {
+        Some(match &e.kind {
+            ExprKind::Int(_) => Type::int(),
+            ExprKind::Bool(_) => Type::boolean(),
+            ExprKind::Name(id) => match self.lookup(&id.name) {
+                Some(l) => l.ty.clone(),
+                None => self.field_type(self.class.as_deref()?, &id.name)?,
+            },
+            ExprKind::Result => self.ret.clone()?,
+            ExprKind::Index(a, _) => elem(&self.type_of(a)?)?,
+            ExprKind::Field(o, f) => {
+                if f.name == "length" {
+                    return Some(Type::int());
+                }
+                let c = match &o.kind {
+                    ExprKind::This => self.class.clone()?,
+                    _ => match self.type_of(o)?.kind {
+                        TypeKind::Class(c, _) => c.name,
+                        _ => return None,
+                    },
+                };
+                self.field_type(&c, &f.name)?
+            }
+            ExprKind::Old(x, _) => self.type_of(x)?,
+            ExprKind::Cond(_, a, b) => self.type_of(a).or_else(|| self.type_of(b))?,
+            ExprKind::Binary(op, a, b) => match op {
+                BinOp::Add | BinOp::Concat | BinOp::Sub | BinOp::Mul => {
+                    let ta = self.type_of(a).or_else(|| self.type_of(b))?;
+                    if matches!(op, BinOp::Concat) || !matches!(ta.kind, TypeKind::Int) {
+                        ta
+                    } else {
+                        Type::int()
+                    }
+                }
+                BinOp::Cons => self.type_of(b)?,
+                BinOp::Div | BinOp::Mod => Type::int(),
+                BinOp::Frac => Type::new(TypeKind::Frac),
+                _ => Type::boolean(),
+            },
+            ExprKind::Unary(UnOp::Neg, _) => Type::int(),
+            ExprKind::Unary(UnOp::Not, _) => Type::boolean(),
+            ExprKind::Slice(s, _, _) => self.type_of(s)?,
+            ExprKind::SeqUpdate(s, _, _) => self.type_of(s)?,
+            ExprKind::Length(_) => Type::int(),
+            ExprKind::Builtin(Builtin::Head, a) => elem(&self.type_of(a.first()?)?)?,
+            ExprKind::Builtin(Builtin::Tail, a) => self.type_of(a.first()?)?,
+            ExprKind::Call { recv, name, .. } => {
+                let c = self.callee(recv.as_deref(), &name.name)?;
+                c.ret
+            }
+            ExprKind::Collection {
+                kind,
+                elem_ty,
+                elems,
+            } => {
+                let et = match elem_ty {
+                    Some(t) => t.clone(),
+                    None => elems.first().and_then(|x| self.type_of(x))?,
+                };
+                coll_type(*kind, et)
+            }
+            ExprKind::EmptyCollection(k, t) => coll_type(*k, t.clone()),
+            ExprKind::Range(k, _, _) => coll_type(*k, Type::int()),
+            ExprKind::Let { body, .. } => self.type_of(body)?,
+            ExprKind::Unfolding(_, b) => self.type_of(b)?,
+            ExprKind::NewArray(t, dims) => {
+                let mut ty = t.clone();
+                for _ in dims {
+                    ty = Type::new(TypeKind::Array(Box::new(ty), None));
+                }
+                ty
+            }
+            ExprKind::Trigger(x) => self.type_of(x)?,
+            _ => return None,
+        })
+    }
+
+    fn field_type(&self, class: &str, f: &str) -> Option<Type> {
+        self.classes.get(class)?.fields.get(f).cloned()
+    }
+
+    /// The class of a receiver expression (or the current class when absent).
+    fn recv_class(&self, recv: Option<&Expr>) -> Option<String> {
+        match recv {
+            None => self.class.clone(),
+            Some(Expr {
+                kind: ExprKind::This,
+                ..
+            }) => self.class.clone(),
+            Some(r) => match self.type_of(r)?.kind {
+                TypeKind::Class(c, _) => Some(c.name),
+                _ => None,
+            },
+        }
+    }
+
+    pub(super) fn callee(&self, recv: Option<&Expr>, name: &str) -> Option<super::Callable> {
+        let class = self.recv_class(recv);
+        if let Some(c) = &class {
+            if let Some(x) = self.callables.get(&(c.clone(), name.to_string())) {
+                return Some(x.clone());
+            }
+        }
+        // A static member called through its class name (`C.f(x)`) or a top-level method.
+        if let Some(Expr {
+            kind: ExprKind::Name(cn),
+            ..
+        }) = recv
+        {
+            if let Some(x) = self.callables.get(&(cn.name.clone(), name.to_string())) {
+                return Some(x.clone());
+            }
+        }
+        self.callables
+            .get(&(String::new(), name.to_string()))
+            .cloned()
+    }
+
+    /// The receiver argument (`this` or the encoded receiver) for an instance member.
+    fn recv_arg(&mut self, recv: Option<&Expr>, code: bool, span: Span) -> R<Exp> {
+        match recv {
+            None
+            | Some(Expr {
+                kind: ExprKind::This,
+                ..
+            }) => {
+                if self.is_static {
+                    self.bad("an instance member is used in a static context", span);
+                    return Err(());
+                }
+                Ok(Exp::var("this"))
+            }
+            Some(r) => self.expr(r, code),
+        }
+    }
+
+    fn name(&mut self, id: &ast::Ident, span: Span) -> R<Exp> {
+        if let Some(l) = self.lookup(&id.name) {
+            return Ok(Exp::new(ExpKind::Var(l.viper.clone()), Some(span)));
+        }
+        if let Some(c) = self.class.clone() {
+            if self.field_type(&c, &id.name).is_some() {
+                if self.is_static {
+                    self.bad(
+                        format!("field `{}` used in a static context", id.name),
+                        span,
+                    );
+                    return Err(());
+                }
+                let f = self.field_name(&c, &id.name);
+                return Ok(Exp::new(
+                    ExpKind::Field(Box::new(Exp::var("this")), f),
+                    Some(span),
+                ));
+            }
+        }
+        self.bad(format!("unknown name `{}`", id.name), span);
+        Err(())
+    }
+
+    pub fn expr(&mut self, e: &Expr, code: bool) -> R<Exp> {
+        let sp = Some(e.span);
+        let k = match &e.kind {
+            ExprKind::Int(v) => ExpKind::Int(v.clone()),
+            ExprKind::Bool(b) => ExpKind::Bool(*b),
+            ExprKind::Null => ExpKind::App("anull".into(), vec![]),
+            ExprKind::This => {
+                if self.is_static {
+                    self.bad("`this` in a static context", e.span);
+                    return Err(());
+                }
+                ExpKind::Var("this".into())
+            }
+            ExprKind::Write => ExpKind::Write,
+            ExprKind::Read => ExpKind::Wildcard,
+            ExprKind::NoPerm => ExpKind::NoPerm,
+            ExprKind::Result => {
+                if self.in_function {
+                    ExpKind::Result
+                } else {
+                    ExpKind::Var(self.ret_var.clone())
+                }
+            }
+            ExprKind::Name(id) => return self.name(id, e.span),
+            ExprKind::Unary(op, a) => {
+                let a = self.expr(a, code)?;
+                ExpKind::Unary(if *op == UnOp::Not { "!" } else { "-" }, Box::new(a))
+            }
+            ExprKind::Binary(op, a, b) => return self.binary(*op, a, b, code, e.span),
+            ExprKind::Cond(c, a, b) => ExpKind::Cond(
+                Box::new(self.expr(c, code)?),
+                Box::new(self.expr(a, code)?),
+                Box::new(self.expr(b, code)?),
+            ),
+            ExprKind::Field(o, f) => {
+                let ot = self.type_of(o);
+                if f.name == "length" && ot.as_ref().is_some_and(is_array) {
+                    ExpKind::App("alen".into(), vec![self.expr(o, code)?])
+                } else if f.name == "length" && ot.as_ref().is_some_and(is_seq) {
+                    ExpKind::Len(Box::new(self.expr(o, code)?))
+                } else {
+                    let Some(c) = self.recv_class(Some(o)) else {
+                        self.bad(format!("cannot resolve the field `{}`", f.name), e.span);
+                        return Err(());
+                    };
+                    if self.field_type(&c, &f.name).is_none() {
+                        self.bad(format!("unknown field `{}`", f.name), f.span);
+                        return Err(());
+                    }
+                    let fname = self.field_name(&c, &f.name);
+                    ExpKind::Field(Box::new(self.expr(o, code)?), fname)
+                }
+            }
+            ExprKind::Index(a, i) => {
+                let at = self.type_of(a);
+                let ax = self.expr(a, code)?;
+                let ix = self.expr(i, code)?;
+                match at {
+                    Some(t) if is_array(&t) => {
+                        let f = elem(&t).map(|et| elem_field(&et)).unwrap_or("int_val");
+                        let loc = Exp::new(ExpKind::App("aloc".into(), vec![ax, ix]), sp);
+                        ExpKind::Field(Box::new(loc), f.into())
+                    }
+                    Some(t) if is_seq(&t) => ExpKind::SeqIndex(Box::new(ax), Box::new(ix)),
+                    _ => {
+                        self.bad(
+                            "cannot determine the type of the indexed expression",
+                            a.span,
+                        );
+                        return Err(());
+                    }
+                }
+            }
+            ExprKind::Slice(s, lo, hi) => ExpKind::SeqSlice(
+                Box::new(self.expr(s, code)?),
+                match lo {
+                    Some(x) => Some(Box::new(self.expr(x, code)?)),
+                    None => None,
+                },
+                match hi {
+                    Some(x) => Some(Box::new(self.expr(x, code)?)),
+                    None => None,
+                },
+            ),
+            ExprKind::SeqUpdate(s, i, v) => ExpKind::SeqUpdate(
+                Box::new(self.expr(s, code)?),
+                Box::new(self.expr(i, code)?),
+                Box::new(self.expr(v, code)?),
+            ),
+            ExprKind::Length(a) => {
+                let at = self.type_of(a);
+                let ax = self.expr(a, code)?;
+                if at.as_ref().is_some_and(is_array) {
+                    ExpKind::App("alen".into(), vec![ax])
+                } else {
+                    ExpKind::Len(Box::new(ax))
+                }
+            }
+            ExprKind::Call {
+                recv,
+                name,
+                args,
+                ghost,
+                ..
+            } => {
+                if !ghost.is_empty() {
+                    self.unsupported("ghost arguments (`with`/`then`) in an expression", e.span);
+                    return Err(());
+                }
+                return self.call_expr(recv.as_deref(), name, args, code, e.span);
+            }
+            ExprKind::Builtin(b, args) => return self.builtin(*b, args, code, e.span),
+            ExprKind::Old(x, label) => {
+                if label.is_some() {
+                    self.unsupported("labelled `\\old`", e.span);
+                    return Err(());
+                }
+                ExpKind::Old(None, Box::new(self.expr(x, code)?))
+            }
+            ExprKind::Quant {
+                kind,
+                bindings,
+                cond,
+                body,
+            } => return self.quant(*kind, bindings, cond.as_deref(), body, e.span),
+            ExprKind::Let {
+                ty,
+                name,
+                value,
+                body,
+            } => {
+                let v = self.expr(value, code)?;
+                self.scopes.push(Default::default());
+                let n = self.fresh_name(&name.name);
+                self.scopes.last_mut().map(|s| {
+                    s.insert(
+                        name.name.clone(),
+                        super::Local {
+                            viper: n.clone(),
+                            ty: ty.clone(),
+                        },
+                    )
+                });
+                let b = self.expr(body, code);
+                self.scopes.pop();
+                ExpKind::Let(n, Box::new(v), Box::new(b?))
+            }
+            ExprKind::Collection {
+                kind,
+                elem_ty,
+                elems,
+            } => {
+                let et = match elem_ty {
+                    Some(t) => self.viper_ty(t)?,
+                    None => match elems.first().and_then(|x| self.type_of(x)) {
+                        Some(t) => self.viper_ty(&t)?,
+                        None => Ty::Int,
+                    },
+                };
+                let xs = elems
+                    .iter()
+                    .map(|x| self.expr(x, code))
+                    .collect::<R<Vec<_>>>()?;
+                match kind {
+                    CollKind::Seq => ExpKind::SeqLit(et, xs),
+                    CollKind::Set => ExpKind::SetLit(et, xs),
+                    CollKind::Bag => ExpKind::MultisetLit(et, xs),
+                }
+            }
+            ExprKind::EmptyCollection(kind, t) => {
+                let et = self.viper_ty(t)?;
+                match kind {
+                    CollKind::Seq => ExpKind::SeqLit(et, vec![]),
+                    CollKind::Set => ExpKind::SetLit(et, vec![]),
+                    CollKind::Bag => ExpKind::MultisetLit(et, vec![]),
+                }
+            }
+            ExprKind::Range(CollKind::Seq, lo, hi) => ExpKind::Range(
+                Box::new(self.expr(lo, code)?),
+                Box::new(self.expr(hi, code)?),
+            ),
+            ExprKind::Unfolding(p, b) => {
+                let pe = self.resource_call(p)?;
+                ExpKind::Unfolding(Box::new(pe), Box::new(self.expr(b, code)?))
+            }
+            ExprKind::Trigger(x) => return self.expr(x, code),
+            ExprKind::Labelled(_, x) => return self.expr(x, code),
+            ExprKind::NewArray(..) | ExprKind::NewObject(..) => {
+                self.unsupported("allocation inside an expression", e.span);
+                return Err(());
+            }
+            _ => {
+                let what = match &e.kind {
+                    ExprKind::Sum { .. } => "`\\sum`".to_string(),
+                    ExprKind::Scale(..) => "resource scaling `[p]R`".to_string(),
+                    ExprKind::Binary(BinOp::Wand, ..) => "a magic wand".to_string(),
+                    _ => format!("the expression `{}`", self.src_text(e.span)),
+                };
+                self.unsupported(&what, e.span);
+                return Err(());
+            }
+        };
+        Ok(Exp::new(k, sp))
+    }
+
+    fn binary(&mut self, op: BinOp, a: &Expr, b: &Expr, code: bool, span: Span) -> R<Exp> {
+        let sp = Some(span);
+        if op == BinOp::Frac {
+            let e = Expr::new(
+                ExprKind::Binary(op, Box::new(a.clone()), Box::new(b.clone())),
+                span,
+            );
+            return self.perm_amount(&e);
+        }
+        if op == BinOp::In {
+            let s = self.expr(b, code)?;
+            let x = self.expr(a, code)?;
+            return Ok(Exp::new(
+                ExpKind::Binary("in", Box::new(x), Box::new(s)),
+                sp,
+            ));
+        }
+        if op == BinOp::Cons {
+            let x = self.expr(a, code)?;
+            let s = self.expr(b, code)?;
+            let et = match self.type_of(a) {
+                Some(t) => self.viper_ty(&t)?,
+                None => Ty::Int,
+            };
+            return Ok(Exp::new(
+                ExpKind::Binary(
+                    "++",
+                    Box::new(Exp::synth(ExpKind::SeqLit(et, vec![x]))),
+                    Box::new(s),
+                ),
+                sp,
+            ));
+        }
+        let ta = self.type_of(a);
+        let seqish = ta
+            .as_ref()
+            .is_some_and(|t| matches!(t.kind, TypeKind::Generic1(..)));
+        let sym: &'static str = match op {
+            BinOp::Implies => "==>",
+            BinOp::And | BinOp::Star => "&&",
+            BinOp::Or => "||",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::Add if seqish && ta.as_ref().is_some_and(is_seq) => "++",
+            BinOp::Add if seqish => "union",
+            BinOp::Add => "+",
+            BinOp::Sub if seqish => "setminus",
+            BinOp::Sub => "-",
+            BinOp::Mul if seqish => "intersection",
+            BinOp::Mul => "*",
+            BinOp::Div => "\\",
+            BinOp::Mod => "%",
+            BinOp::Concat => "++",
+            _ => {
+                self.unsupported(&format!("the operator `{}`", op.symbol()), span);
+                return Err(());
+            }
+        };
+        let l = self.expr(a, code)?;
+        let r = self.expr(b, code)?;
+        Ok(Exp::new(ExpKind::Binary(sym, Box::new(l), Box::new(r)), sp))
+    }
+
+    /// A permission amount: `write`, `read`, `none`, `p\q`, an integer or a fraction variable.
+    pub fn perm_amount(&mut self, e: &Expr) -> R<Exp> {
+        match &e.kind {
+            ExprKind::Int(_) => Ok(Exp::new(
+                ExpKind::Binary("/", Box::new(self.spec(e)?), Box::new(Exp::int(1))),
+                Some(e.span),
+            )),
+            ExprKind::Binary(BinOp::Frac, a, b) => {
+                // `/` in Viper is permission division: `Int / Int` is already a fraction.
+                let l = if self
+                    .type_of(a)
+                    .is_some_and(|t| matches!(t.kind, TypeKind::Int))
+                {
+                    self.spec(a)?
+                } else {
+                    self.perm_amount(a)?
+                };
+                Ok(Exp::new(
+                    ExpKind::Binary("/", Box::new(l), Box::new(self.spec(b)?)),
+                    Some(e.span),
+                ))
+            }
+            _ => self.spec(e),
+        }
+    }
+
+    /// The heap location of `Perm(loc, …)`: an array element or a field, as `r.f`.
+    fn location(&mut self, loc: &Expr) -> R<Exp> {
+        match &loc.kind {
+            ExprKind::Index(..) | ExprKind::Field(..) | ExprKind::Name(_) => {
+                let x = self.spec(loc)?;
+                if matches!(x.kind, ExpKind::Field(..)) {
+                    Ok(x)
+                } else {
+                    self.bad(
+                        "`Perm` needs a heap location (an array element or a field)",
+                        loc.span,
+                    );
+                    Err(())
+                }
+            }
+            _ => {
+                self.bad(
+                    "`Perm` needs a heap location (an array element or a field)",
+                    loc.span,
+                );
+                Err(())
+            }
+        }
+    }
+
+    fn builtin(&mut self, b: Builtin, args: &[Expr], code: bool, span: Span) -> R<Exp> {
+        let sp = Some(span);
+        match (b, args) {
+            (Builtin::Perm, [l, p]) => {
+                let loc = self.location(l)?;
+                let p = match (&p.kind, &self.read_var) {
+                    (ExprKind::Read, Some(rd)) => Exp::var(rd.clone()),
+                    _ => self.perm_amount(p)?,
+                };
+                Ok(Exp::new(ExpKind::Acc(Box::new(loc), Box::new(p)), sp))
+            }
+            (Builtin::PointsTo, [l, p, v]) => {
+                let loc = self.location(l)?;
+                let p = self.perm_amount(p)?;
+                let v = self.spec(v)?;
+                Ok(Exp::and(
+                    Exp::new(ExpKind::Acc(Box::new(loc.clone()), Box::new(p)), sp),
+                    Exp::bin("==", loc, v),
+                ))
+            }
+            (Builtin::Value, [l]) => {
+                let loc = self.location(l)?;
+                Ok(Exp::new(
+                    ExpKind::Acc(Box::new(loc), Box::new(Exp::synth(ExpKind::Wildcard))),
+                    sp,
+                ))
+            }
+            (Builtin::Array, [a, n]) => {
+                let a = self.expr(a, code)?;
+                let n = self.expr(n, code)?;
+                Ok(Exp::and(
+                    Exp::bin("!=", a.clone(), Exp::app("anull", vec![])),
+                    Exp::bin("==", Exp::app("alen", vec![a]), n),
+                ))
+            }
+            (Builtin::Matrix, [m, x, y]) => {
+                let m = self.expr(m, code)?;
+                let x = self.expr(x, code)?;
+                let y = self.expr(y, code)?;
+                let i = self.fresh_name("i");
+                let k = self.fresh_name("k");
+                let iv = Exp::var(&i);
+                let kv = Exp::var(&k);
+                let range = |v: &Exp, hi: &Exp| {
+                    Exp::and(
+                        Exp::bin("<=", Exp::int(0), v.clone()),
+                        Exp::bin("<", v.clone(), hi.clone()),
+                    )
+                };
+                let row =
+                    |v: &Exp| Exp::field(Exp::app("aloc", vec![m.clone(), v.clone()]), "arr_val");
+                let trig = |v: &Exp| vec![vec![Exp::app("aloc", vec![m.clone(), v.clone()])]];
+                let perm = Exp::synth(ExpKind::Forall(
+                    vec![(i.clone(), Ty::Int)],
+                    trig(&iv),
+                    Box::new(Exp::implies(
+                        range(&iv, &x),
+                        Exp::acc(row(&iv), Exp::synth(ExpKind::Wildcard)),
+                    )),
+                ));
+                let shape = Exp::synth(ExpKind::Forall(
+                    vec![(i.clone(), Ty::Int)],
+                    trig(&iv),
+                    Box::new(Exp::implies(
+                        range(&iv, &x),
+                        Exp::and(
+                            Exp::bin("!=", row(&iv), Exp::app("anull", vec![])),
+                            Exp::bin("==", Exp::app("alen", vec![row(&iv)]), y.clone()),
+                        ),
+                    )),
+                ));
+                let distinct = Exp::synth(ExpKind::Forall(
+                    vec![(i.clone(), Ty::Int), (k.clone(), Ty::Int)],
+                    vec![vec![
+                        Exp::app("aloc", vec![m.clone(), iv.clone()]),
+                        Exp::app("aloc", vec![m.clone(), kv.clone()]),
+                    ]],
+                    Box::new(Exp::implies(
+                        Exp::and_all([
+                            range(&iv, &x),
+                            range(&kv, &x),
+                            Exp::bin("!=", iv.clone(), kv.clone()),
+                        ]),
+                        Exp::bin("!=", row(&iv), row(&kv)),
+                    )),
+                ));
+                Ok(Exp::and_all([
+                    Exp::bin("!=", m.clone(), Exp::app("anull", vec![])),
+                    Exp::bin("==", Exp::app("alen", vec![m.clone()]), x.clone()),
+                    perm,
+                    shape,
+                    distinct,
+                ]))
+            }
+            (Builtin::Head, [s]) => {
+                let s = self.expr(s, code)?;
+                Ok(Exp::new(
+                    ExpKind::SeqIndex(Box::new(s), Box::new(Exp::int(0))),
+                    sp,
+                ))
+            }
+            (Builtin::Tail, [s]) => {
+                let s = self.expr(s, code)?;
+                Ok(Exp::new(
+                    ExpKind::SeqSlice(Box::new(s), Some(Box::new(Exp::int(1))), None),
+                    sp,
+                ))
+            }
+            (Builtin::LengthFn, [s]) => {
+                let s = self.expr(s, code)?;
+                Ok(Exp::new(ExpKind::Len(Box::new(s)), sp))
+            }
+            _ => {
+                self.unsupported(&format!("`{}`", b.name()), span);
+                Err(())
+            }
+        }
+    }
+
+    /// `p(args)` in a resource position or after fold/unfold: the predicate instance.
+    pub fn resource_call(&mut self, e: &Expr) -> R<Exp> {
+        if let ExprKind::Call {
+            recv, name, args, ..
+        } = &e.kind
+        {
+            if let Some(c) = self.callee(recv.as_deref(), &name.name) {
+                if c.kind == CallKind::Predicate && c.inline.is_none() {
+                    let mut xs = Vec::new();
+                    if !c.is_static {
+                        xs.push(self.recv_arg(recv.as_deref(), false, e.span)?);
+                    }
+                    for a in args {
+                        xs.push(self.spec(a)?);
+                    }
+                    return Ok(Exp::new(ExpKind::App(c.viper.clone(), xs), Some(e.span)));
+                }
+            }
+        }
+        self.bad("expected a (non-inline) predicate instance", e.span);
+        Err(())
+    }
+
+    fn call_expr(
+        &mut self,
+        recv: Option<&Expr>,
+        name: &ast::Ident,
+        args: &[Expr],
+        code: bool,
+        span: Span,
+    ) -> R<Exp> {
+        let Some(c) = self.callee(recv, &name.name) else {
+            self.bad(
+                format!("unknown method or function `{}`", name.name),
+                name.span,
+            );
+            return Err(());
+        };
+        match c.kind {
+            CallKind::Predicate => {
+                if let Some((ps, body)) = &c.inline {
+                    // Inline predicates are macros: substitute the arguments.
+                    let mut xs = Vec::new();
+                    for a in args {
+                        xs.push(self.spec(a)?);
+                    }
+                    let mut b = self.spec_with_params(ps, &c.params, body)?;
+                    for (p, x) in ps.iter().zip(xs) {
+                        b = b.subst(&format!("%{p}"), &x);
+                    }
+                    return Ok(b);
+                }
+                let inst = self.resource_call(&Expr::new(
+                    ExprKind::Call {
+                        recv: recv.map(|r| Box::new(r.clone())),
+                        name: name.clone(),
+                        args: args.to_vec(),
+                        ghost: Default::default(),
+                        null_safe: false,
+                    },
+                    span,
+                ))?;
+                Ok(Exp::new(
+                    ExpKind::Acc(Box::new(inst), Box::new(Exp::synth(ExpKind::Write))),
+                    Some(span),
+                ))
+            }
+            CallKind::Function => {
+                let mut xs = Vec::new();
+                if !c.is_static {
+                    xs.push(self.recv_arg(recv, code, span)?);
+                }
+                for a in args {
+                    xs.push(self.expr(a, code)?);
+                }
+                Ok(Exp::new(ExpKind::App(c.viper.clone(), xs), Some(span)))
+            }
+            CallKind::Method | CallKind::Constructor => {
+                if !code {
+                    self.bad(
+                        format!(
+                            "the non-pure method `{}` is called in a specification",
+                            name.name
+                        ),
+                        span,
+                    );
+                    return Err(());
+                }
+                if !c.given.is_empty() || !c.yields.is_empty() {
+                    self.unsupported("a call with ghost parameters inside an expression", span);
+                    return Err(());
+                }
+                let mut xs = Vec::new();
+                if !c.is_static {
+                    xs.push(self.recv_arg(recv, code, span)?);
+                }
+                for a in args {
+                    xs.push(self.expr(a, code)?);
+                }
+                if let Some(rd) = self.read_arg(&c, &xs)? {
+                    xs.push(rd);
+                }
+                let ty = self.viper_ty(&c.ret)?;
+                let t = self.temp("tmp", ty);
+                self.pending.push(Stmt::new(
+                    StmtKind::Call(vec![t.clone()], c.viper.clone(), xs),
+                    Origin::new(Role::Call, Some(span)),
+                ));
+                Ok(Exp::new(ExpKind::Var(t), Some(span)))
+            }
+        }
+    }
+
+    /// The permission argument for a callee's `read`: half of the least amount the caller
+    /// holds of the read locations. If that is zero, the callee's `none < rd` fails, which is
+    /// the right error (the caller lacks permission).
+    pub(super) fn read_arg(&mut self, c: &super::Callable, args: &[Exp]) -> R<Option<Exp>> {
+        if c.read_locs.is_empty() {
+            return Ok(None);
+        }
+        let saved_class = std::mem::replace(&mut self.class, c.class.clone());
+        let saved_static = std::mem::replace(&mut self.is_static, c.is_static);
+        let mut scope = std::collections::HashMap::new();
+        for (p, t) in c.param_names.iter().zip(&c.params) {
+            scope.insert(
+                p.clone(),
+                super::Local {
+                    viper: format!("%{p}"),
+                    ty: t.clone(),
+                },
+            );
+        }
+        self.scopes.push(scope);
+        let locs: R<Vec<Exp>> = c.read_locs.iter().map(|l| self.spec(l)).collect();
+        self.scopes.pop();
+        self.class = saved_class;
+        self.is_static = saved_static;
+        let (recv, rest) = if c.is_static {
+            (None, args)
+        } else {
+            (args.first(), &args[1.min(args.len())..])
+        };
+        let mut amounts = Vec::new();
+        for l in locs? {
+            let mut l = l;
+            for (p, a) in c.param_names.iter().zip(rest) {
+                l = l.subst(&format!("%{p}"), a);
+            }
+            if let Some(r) = recv {
+                l = l.subst("this", r);
+            }
+            amounts.push(Exp::bin(
+                "/",
+                Exp::synth(ExpKind::PermOf(Box::new(l))),
+                Exp::int(2),
+            ));
+        }
+        let mut it = amounts.into_iter();
+        let first = it.next();
+        Ok(first.map(|f| {
+            it.fold(f, |m, x| {
+                Exp::synth(ExpKind::Cond(
+                    Box::new(Exp::bin("<", x.clone(), m.clone())),
+                    Box::new(x),
+                    Box::new(m),
+                ))
+            })
+        }))
+    }
+
+    /// Encode an inline predicate body with its parameters as placeholders `%p`.
+    fn spec_with_params(&mut self, ps: &[String], tys: &[Type], body: &Expr) -> R<Exp> {
+        let mut scope = std::collections::HashMap::new();
+        for (p, t) in ps.iter().zip(tys) {
+            scope.insert(
+                p.clone(),
+                super::Local {
+                    viper: format!("%{p}"),
+                    ty: t.clone(),
+                },
+            );
+        }
+        self.scopes.push(scope);
+        let r = self.spec(body);
+        self.scopes.pop();
+        r
+    }
+
+    fn quant(
+        &mut self,
+        kind: QuantKind,
+        bindings: &[ast::Binding],
+        cond: Option<&Expr>,
+        body: &Expr,
+        span: Span,
+    ) -> R<Exp> {
+        self.scopes.push(Default::default());
+        // `read` under a quantifier stays a wildcard (see `Callable::read_locs`).
+        let saved_rd = self.read_var.take();
+        let r = (|| {
+            let mut vars = Vec::new();
+            let mut guards = Vec::new();
+            for b in bindings {
+                if !matches!(b.ty.kind, TypeKind::Int) {
+                    self.unsupported("a quantifier over a non-`int` variable", b.span);
+                    return Err(());
+                }
+                let v = self.fresh_name(&b.name.name);
+                if let Some(s) = self.scopes.last_mut() {
+                    s.insert(
+                        b.name.name.clone(),
+                        super::Local {
+                            viper: v.clone(),
+                            ty: b.ty.clone(),
+                        },
+                    );
+                }
+                if let Some((lo, hi)) = &b.range {
+                    let lo = self.spec(lo)?;
+                    let hi = self.spec(hi)?;
+                    guards.push(Exp::bin("<=", lo, Exp::var(&v)));
+                    guards.push(Exp::bin("<", Exp::var(&v), hi));
+                }
+                vars.push(v);
+            }
+            if let Some(c) = cond {
+                quant::split_and(self.spec(c)?, &mut guards);
+            }
+            let b = self.spec(body)?;
+            Ok(match kind {
+                QuantKind::Exists => Exp::synth(ExpKind::Exists(
+                    vars.into_iter().map(|v| (v, Ty::Int)).collect(),
+                    vec![],
+                    Box::new(Exp::and(Exp::and_all(guards), b)),
+                )),
+                _ => quant::quantify(self, vars, guards, b),
+            })
+        })();
+        self.read_var = saved_rd;
+        self.scopes.pop();
+        r.map(|e| e.with_span(Some(span)))
+    }
+}
+
+fn coll_type(k: CollKind, t: Type) -> Type {
+    let g = match k {
+        CollKind::Seq => ast::Generic1::Seq,
+        CollKind::Set => ast::Generic1::Set,
+        CollKind::Bag => ast::Generic1::Bag,
+    };
+    Type::new(TypeKind::Generic1(g, Box::new(t)))
+}

@@ -1,0 +1,903 @@
+//! PVL → Viper encoding (`verification.md` §5).
+//!
+//! The encoder walks the PVL AST directly: normalisation (context splitting, `for` → `while`,
+//! `x++`, hoisting of calls and locals) happens on the fly while Viper nodes are built.
+
+mod exprs;
+mod quant;
+mod stmts;
+
+pub use quant::{quantify, same, text};
+
+use crate::diag::{Diagnostic, SourceFile};
+use crate::front::ast::{
+    self, ClauseKind, Expr, MethodBody, MethodKind as PMethodKind, Type, TypeKind,
+};
+use crate::front::span::Span;
+use crate::viper::ast::*;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// Options that change the produced text.
+#[derive(Clone, Debug, Default)]
+pub struct EncodeOptions {
+    /// Prepended to every generated member and field name, so that several programs can share
+    /// one Viper file (batch verification).
+    pub prefix: String,
+}
+
+/// What is known about a callable PVL member.
+#[derive(Clone, Debug)]
+pub(crate) struct Callable {
+    pub viper: String,
+    pub kind: CallKind,
+    pub is_static: bool,
+    pub params: Vec<Type>,
+    pub ret: Type,
+    pub given: Vec<(String, Type)>,
+    pub yields: Vec<(String, Type)>,
+    /// For inline predicates: parameter names and body, expanded at each use.
+    pub inline: Option<(Vec<String>, Expr)>,
+    pub class: Option<String>,
+    pub param_names: Vec<String>,
+    /// Locations the method's precondition takes with `read` permission (top-level conjuncts).
+    /// Such methods get a permission parameter instead of a wildcard, so that callers get back
+    /// exactly what they lent (a wildcard would come back as an unknown amount).
+    pub read_locs: Vec<Expr>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CallKind {
+    Method,
+    Function,
+    Predicate,
+    Constructor,
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ClassInfo {
+    pub fields: BTreeMap<String, Type>,
+}
+
+/// A PVL local as the encoder sees it.
+#[derive(Clone, Debug)]
+pub(crate) struct Local {
+    pub viper: String,
+    pub ty: Type,
+}
+
+/// An enclosing `par` arm, for barriers and for `\old`.
+#[derive(Clone, Debug)]
+pub(crate) struct ParFrame {
+    pub label: String,
+    pub iters: Vec<String>,
+    pub range: Vec<Exp>,
+    pub method: String,
+    pub barriers: usize,
+}
+
+/// One Viper method under construction.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Frame {
+    /// Viper names visible in this method (parameters and locals), in declaration order.
+    pub names: Vec<String>,
+    pub decls: Vec<Stmt>,
+}
+
+pub(crate) struct Encoder<'a> {
+    pub src: &'a SourceFile,
+    pub opts: EncodeOptions,
+    pub classes: HashMap<String, ClassInfo>,
+    /// Keyed by (class or "", member name).
+    pub callables: HashMap<(String, String), Callable>,
+    pub out: Program,
+    pub diags: Vec<Diagnostic>,
+    // ---- per PVL member ----
+    pub class: Option<String>,
+    pub is_static: bool,
+    pub scopes: Vec<HashMap<String, Local>>,
+    pub vtypes: HashMap<String, Ty>,
+    pub used: HashSet<String>,
+    pub frames: Vec<Frame>,
+    /// Encoded context_everywhere conjuncts in force (method's, then par arms').
+    pub everywhere: Vec<Contract>,
+    pub pars: Vec<ParFrame>,
+    pub method_name: String,
+    pub ret: Option<Type>,
+    /// The Viper return variable of the current method (`result` is reserved in Viper).
+    pub ret_var: String,
+    pub in_function: bool,
+    /// `\old` inside a par call-site postcondition refers to this label.
+    pub par_counter: usize,
+    /// Named resource invariants (`invariant name(R) { … }`).
+    pub invariants: HashMap<String, Expr>,
+    /// Statements produced while encoding expressions (hoisted method calls).
+    pub pending: Vec<Stmt>,
+    /// While encoding a method contract: the permission parameter that stands for `read`.
+    pub read_var: Option<String>,
+}
+
+pub(crate) type R<T> = Result<T, ()>;
+
+const VIPER_RESERVED: &[&str] = &[
+    "result",
+    "old",
+    "new",
+    "acc",
+    "perm",
+    "write",
+    "none",
+    "wildcard",
+    "forall",
+    "exists",
+    "function",
+    "method",
+    "var",
+    "field",
+    "predicate",
+    "domain",
+    "axiom",
+    "returns",
+    "requires",
+    "ensures",
+    "invariant",
+    "while",
+    "if",
+    "else",
+    "elseif",
+    "label",
+    "goto",
+    "fold",
+    "unfold",
+    "unfolding",
+    "inhale",
+    "exhale",
+    "assert",
+    "assume",
+    "in",
+    "let",
+    "Seq",
+    "Set",
+    "Multiset",
+    "Int",
+    "Bool",
+    "Ref",
+    "Perm",
+    "true",
+    "false",
+    "null",
+    "import",
+    "apply",
+    "package",
+    "fresh",
+    "constraining",
+    "union",
+    "intersection",
+    "setminus",
+    "subset",
+    "decreases",
+    "forperm",
+    "epsilon",
+    "define",
+    "Rational",
+    "this",
+    "aloc",
+    "loc",
+    "alen",
+    "anull",
+    "loc_arr",
+    "loc_idx",
+    "Arr",
+    "int_val",
+    "bool_val",
+    "arr_val",
+    "new_int_array",
+    "new_bool_array",
+    "new_int_matrix",
+    "refute",
+    "assuming",
+    "Map",
+    "range",
+    "domain",
+    "trigger",
+];
+
+pub(crate) const PRELUDE: &str = r#"domain Arr {
+  function loc(a: Arr, i: Int): Ref
+  function alen(a: Arr): Int
+  function loc_arr(r: Ref): Arr
+  function loc_idx(r: Ref): Int
+  function anull(): Arr
+
+  axiom loc_injective {
+    forall a: Arr, i: Int :: { loc(a, i) } loc_arr(loc(a, i)) == a && loc_idx(loc(a, i)) == i
+  }
+  axiom alen_nonneg {
+    forall a: Arr :: { alen(a) } alen(a) >= 0
+  }
+}
+
+field int_val: Int
+field bool_val: Bool
+field arr_val: Arr
+
+function aloc(a: Arr, i: Int): Ref
+  requires a != anull()
+  requires 0 <= i && i < alen(a)
+{ loc(a, i) }
+
+method new_int_array(n: Int) returns (r: Arr)
+  requires n >= 0
+  ensures r != anull() && alen(r) == n
+  ensures forall i: Int :: { aloc(r, i) } 0 <= i && i < n ==> acc(aloc(r, i).int_val, write)
+  ensures forall i: Int :: { aloc(r, i) } 0 <= i && i < n ==> aloc(r, i).int_val == 0
+
+method new_bool_array(n: Int) returns (r: Arr)
+  requires n >= 0
+  ensures r != anull() && alen(r) == n
+  ensures forall i: Int :: { aloc(r, i) } 0 <= i && i < n ==> acc(aloc(r, i).bool_val, write)
+  ensures forall i: Int :: { aloc(r, i) } 0 <= i && i < n ==> aloc(r, i).bool_val == false
+
+method new_int_matrix(n: Int, m: Int) returns (r: Arr)
+  requires n >= 0 && m >= 0
+  ensures r != anull() && alen(r) == n
+  ensures forall i: Int :: { aloc(r, i) } 0 <= i && i < n ==> acc(aloc(r, i).arr_val, write)
+  ensures forall i: Int :: { aloc(r, i) } 0 <= i && i < n ==> aloc(r, i).arr_val != anull() && alen(aloc(r, i).arr_val) == m
+  ensures forall i: Int, k: Int :: { aloc(r, i), aloc(r, k) } 0 <= i && i < n && 0 <= k && k < n && i != k ==> aloc(r, i).arr_val != aloc(r, k).arr_val
+  ensures forall i: Int, k: Int :: { aloc(aloc(r, i).arr_val, k) } 0 <= i && i < n && 0 <= k && k < m ==> acc(aloc(aloc(r, i).arr_val, k).int_val, write)
+  ensures forall i: Int, k: Int :: { aloc(aloc(r, i).arr_val, k) } 0 <= i && i < n && 0 <= k && k < m ==> aloc(aloc(r, i).arr_val, k).int_val == 0
+"#;
+
+impl quant::Fresh for Encoder<'_> {
+    fn fresh(&mut self, base: &str) -> String {
+        self.fresh_name(base)
+    }
+}
+
+impl<'a> Encoder<'a> {
+    pub fn new(src: &'a SourceFile, opts: EncodeOptions) -> Encoder<'a> {
+        Encoder {
+            src,
+            opts,
+            classes: HashMap::new(),
+            callables: HashMap::new(),
+            out: Program::default(),
+            diags: Vec::new(),
+            class: None,
+            is_static: true,
+            scopes: Vec::new(),
+            vtypes: HashMap::new(),
+            used: HashSet::new(),
+            frames: Vec::new(),
+            everywhere: Vec::new(),
+            pars: Vec::new(),
+            method_name: String::new(),
+            ret: None,
+            ret_var: "ret".into(),
+            in_function: false,
+            par_counter: 0,
+            invariants: HashMap::new(),
+            pending: Vec::new(),
+            read_var: None,
+        }
+    }
+
+    pub fn unsupported(&mut self, what: &str, span: Span) {
+        self.diags.push(
+            Diagnostic::error(
+                "V-UNSUPPORTED",
+                format!("{what} is not supported by the Viper encoding yet"),
+            )
+            .with_primary(span, "not supported by `alpine-rs verify`"),
+        );
+    }
+
+    pub fn bad(&mut self, msg: impl Into<String>, span: Span) {
+        let msg = msg.into();
+        self.diags
+            .push(Diagnostic::error("V-BAD-INPUT", msg.clone()).with_primary(span, msg));
+    }
+
+    /// A fresh Viper identifier based on a PVL name.
+    pub fn fresh_name(&mut self, base: &str) -> String {
+        let base = if VIPER_RESERVED.contains(&base) {
+            format!("{base}_")
+        } else {
+            base.to_string()
+        };
+        let mut n = base.clone();
+        let mut k = 1;
+        while self.used.contains(&n) {
+            n = format!("{base}_{k}");
+            k += 1;
+        }
+        self.used.insert(n.clone());
+        n
+    }
+
+    pub fn member_name(&self, class: Option<&str>, name: &str) -> String {
+        match class {
+            Some(c) => format!("{}{c}_{name}", self.opts.prefix),
+            None => format!("{}{name}", self.opts.prefix),
+        }
+    }
+
+    pub fn field_name(&self, class: &str, f: &str) -> String {
+        format!("{}{class}_{f}", self.opts.prefix)
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Declarations
+    // ------------------------------------------------------------------------------------------
+
+    pub fn collect(&mut self, prog: &ast::Program) {
+        for item in &prog.items {
+            match item {
+                ast::Item::Class(c) => {
+                    let mut info = ClassInfo::default();
+                    for m in &c.members {
+                        if let ast::Member::Field(f) = m {
+                            for n in &f.names {
+                                info.fields.insert(n.name.clone(), f.ty.clone());
+                            }
+                        }
+                    }
+                    self.classes.insert(c.name.name.clone(), info);
+                    for m in &c.members {
+                        if let ast::Member::Method(m) = m {
+                            self.collect_method(Some(&c.name.name), m);
+                        }
+                    }
+                }
+                ast::Item::Method(m) => self.collect_method(None, m),
+                _ => {}
+            }
+        }
+    }
+
+    fn collect_method(&mut self, class: Option<&str>, m: &ast::Method) {
+        let is_ctor = m.kind != PMethodKind::Method;
+        let kind = if is_ctor {
+            CallKind::Constructor
+        } else if m.is_predicate() {
+            CallKind::Predicate
+        } else if m.is_pure() {
+            CallKind::Function
+        } else {
+            CallKind::Method
+        };
+        let mut given = Vec::new();
+        let mut yields = Vec::new();
+        for c in &m.prefix.clauses {
+            if let ast::ClauseBody::Decl(t, n) = &c.body {
+                match c.kind {
+                    ClauseKind::Given => given.push((n.name.clone(), t.clone())),
+                    ClauseKind::Yields => yields.push((n.name.clone(), t.clone())),
+                    _ => {}
+                }
+            }
+        }
+        let name = if is_ctor { "constructor" } else { &m.name.name };
+        let inline = if kind == CallKind::Predicate && m.has_modifier(ast::Modifier::Inline) {
+            match &m.body {
+                MethodBody::Expr(e) => Some((
+                    m.params.iter().map(|p| p.name.name.clone()).collect(),
+                    e.clone(),
+                )),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        let ret = if is_ctor {
+            Type::new(TypeKind::Class(
+                ast::Ident::synth(class.unwrap_or("")),
+                vec![],
+            ))
+        } else {
+            m.ret.clone()
+        };
+        let mut read_locs = Vec::new();
+        if kind == CallKind::Method {
+            for c in m.prefix.clauses.iter().filter(|c| c.kind.is_pre()) {
+                for x in c.expr().map(|e| e.conjuncts()).unwrap_or_default() {
+                    if let ast::ExprKind::Builtin(ast::Builtin::Perm, args) = &x.kind {
+                        if let [loc, Expr {
+                            kind: ast::ExprKind::Read,
+                            ..
+                        }] = args.as_slice()
+                        {
+                            read_locs.push(loc.clone());
+                        }
+                    }
+                }
+            }
+        }
+        self.callables.insert(
+            (class.unwrap_or("").to_string(), name.to_string()),
+            Callable {
+                class: class.map(str::to_string),
+                param_names: m.params.iter().map(|p| p.name.name.clone()).collect(),
+                read_locs,
+                viper: self.member_name(class, name),
+                kind,
+                is_static: m.has_modifier(ast::Modifier::Static) || class.is_none() || is_ctor,
+                params: m.params.iter().map(|p| p.ty.clone()).collect(),
+                ret,
+                given,
+                yields,
+                inline,
+            },
+        );
+    }
+
+    pub fn viper_ty(&mut self, t: &Type) -> R<Ty> {
+        Ok(match &t.kind {
+            TypeKind::Int => Ty::Int,
+            TypeKind::Boolean | TypeKind::Bool => Ty::Bool,
+            TypeKind::Frac | TypeKind::ZFrac | TypeKind::Rational => Ty::Perm,
+            TypeKind::Array(_, _) => Ty::Arr,
+            TypeKind::Class(_, _) => Ty::Ref,
+            TypeKind::Generic1(ast::Generic1::Seq, e) => Ty::Seq(Box::new(self.viper_ty(e)?)),
+            TypeKind::Generic1(ast::Generic1::Set, e) => Ty::Set(Box::new(self.viper_ty(e)?)),
+            TypeKind::Generic1(ast::Generic1::Bag, e) => Ty::Multiset(Box::new(self.viper_ty(e)?)),
+            _ => {
+                self.unsupported(&format!("the type `{}`", self.src_text(t.span)), t.span);
+                return Err(());
+            }
+        })
+    }
+
+    pub fn src_text(&self, s: Span) -> String {
+        s.text(&self.src.text).to_string()
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Scopes
+    // ------------------------------------------------------------------------------------------
+
+    pub fn lookup(&self, name: &str) -> Option<&Local> {
+        self.scopes.iter().rev().find_map(|s| s.get(name))
+    }
+
+    /// Declare a PVL local: a fresh Viper name, hoisted to the current method's top.
+    pub fn declare(&mut self, name: &str, ty: &Type, span: Span) -> R<String> {
+        let vty = self.viper_ty(ty)?;
+        let v = self.fresh_name(name);
+        self.vtypes.insert(v.clone(), vty.clone());
+        if let Some(f) = self.frames.last_mut() {
+            f.names.push(v.clone());
+            f.decls.push(Stmt::new(
+                StmtKind::VarDecl(v.clone(), vty),
+                Origin::new(Role::Synthetic, Some(span)),
+            ));
+        }
+        if let Some(s) = self.scopes.last_mut() {
+            s.insert(
+                name.to_string(),
+                Local {
+                    viper: v.clone(),
+                    ty: ty.clone(),
+                },
+            );
+        }
+        Ok(v)
+    }
+
+    /// A fresh temporary of a Viper type in the current method.
+    pub fn temp(&mut self, base: &str, ty: Ty) -> String {
+        let v = self.fresh_name(base);
+        self.vtypes.insert(v.clone(), ty.clone());
+        if let Some(f) = self.frames.last_mut() {
+            f.names.push(v.clone());
+            f.decls.push(Stmt::new(
+                StmtKind::VarDecl(v.clone(), ty),
+                Origin::synthetic(),
+            ));
+        }
+        v
+    }
+
+    pub fn bind_param(&mut self, name: &str, ty: &Type) -> R<(String, Ty)> {
+        let vty = self.viper_ty(ty)?;
+        let v = self.fresh_name(name);
+        self.vtypes.insert(v.clone(), vty.clone());
+        if let Some(f) = self.frames.last_mut() {
+            f.names.push(v.clone());
+        }
+        if let Some(s) = self.scopes.last_mut() {
+            s.insert(
+                name.to_string(),
+                Local {
+                    viper: v.clone(),
+                    ty: ty.clone(),
+                },
+            );
+        }
+        Ok((v, vty))
+    }
+
+    fn reset_member(&mut self, class: Option<&str>, is_static: bool, name: &str) {
+        self.class = class.map(str::to_string);
+        self.is_static = is_static;
+        self.scopes = vec![HashMap::new()];
+        self.vtypes.clear();
+        self.used.clear();
+        self.frames = vec![Frame::default()];
+        self.everywhere.clear();
+        self.pars.clear();
+        self.method_name = name.to_string();
+        self.ret = None;
+        self.in_function = false;
+        self.par_counter = 0;
+        self.invariants.clear();
+        self.pending.clear();
+        if !is_static {
+            self.used.insert("this".into());
+            self.vtypes.insert("this".into(), Ty::Ref);
+            if let Some(f) = self.frames.last_mut() {
+                f.names.push("this".into());
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Members
+    // ------------------------------------------------------------------------------------------
+
+    pub fn program(&mut self, prog: &ast::Program) {
+        self.collect(prog);
+        let fields: Vec<(String, String, Type)> = prog
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                ast::Item::Class(c) => Some(c),
+                _ => None,
+            })
+            .flat_map(|c| {
+                c.members.iter().filter_map(move |m| match m {
+                    ast::Member::Field(f) => Some(
+                        f.names
+                            .iter()
+                            .map(|n| (c.name.name.clone(), n.name.clone(), f.ty.clone()))
+                            .collect::<Vec<_>>(),
+                    ),
+                    _ => None,
+                })
+            })
+            .flatten()
+            .collect();
+        for (c, f, t) in fields {
+            if let Ok(vt) = self.viper_ty(&t) {
+                let n = self.field_name(&c, &f);
+                self.out.fields.push((n, vt));
+            }
+        }
+        for item in &prog.items {
+            match item {
+                ast::Item::Class(c) => {
+                    for m in &c.members {
+                        if let ast::Member::Method(m) = m {
+                            self.member(Some(&c.name.name), m);
+                        }
+                    }
+                }
+                ast::Item::Method(m) => self.member(None, m),
+                ast::Item::Field(f) => self.unsupported("a global field", f.span),
+                ast::Item::Opaque(o) => self.unsupported(&format!("`{}`", o.keyword), o.span),
+            }
+        }
+        if let Some(b) = &prog.main {
+            self.unsupported("a main block", b.span);
+        }
+    }
+
+    fn member(&mut self, class: Option<&str>, m: &ast::Method) {
+        let is_ctor = m.kind != PMethodKind::Method;
+        let key_name = if is_ctor {
+            "constructor"
+        } else {
+            m.name.name.as_str()
+        };
+        let Some(info) = self
+            .callables
+            .get(&(class.unwrap_or("").to_string(), key_name.to_string()))
+            .cloned()
+        else {
+            return;
+        };
+        // A constructor binds `this` itself (as its return value).
+        self.reset_member(class, info.is_static, key_name);
+        let before = self.diags.len();
+        let r = match info.kind {
+            CallKind::Function => self.function(m, &info),
+            CallKind::Predicate => {
+                if info.inline.is_some() {
+                    Ok(())
+                } else {
+                    self.predicate(m, &info)
+                }
+            }
+            CallKind::Method | CallKind::Constructor => self.method(m, &info, is_ctor),
+        };
+        if r.is_err() && self.diags.len() == before {
+            self.diags.push(
+                Diagnostic::error("E-INTERNAL", "the encoder failed without a diagnostic")
+                    .with_primary(m.name.span, "while encoding this member"),
+            );
+        }
+    }
+
+    fn this_param(&self, info: &Callable) -> Vec<(String, Ty)> {
+        if info.is_static {
+            vec![]
+        } else {
+            vec![("this".to_string(), Ty::Ref)]
+        }
+    }
+
+    fn function(&mut self, m: &ast::Method, info: &Callable) -> R<()> {
+        self.in_function = true;
+        self.ret = Some(m.ret.clone());
+        let mut params = self.this_param(info);
+        for p in &m.params {
+            params.push(self.bind_param(&p.name.name, &p.ty)?);
+        }
+        let ret = self.viper_ty(&m.ret)?;
+        let (pres, posts) = self.method_contract(m, Role::Pre, Role::Post)?;
+        let body = match &m.body {
+            MethodBody::Expr(e) => Some(self.spec(e)?),
+            MethodBody::Abstract => None,
+            MethodBody::Block(b) => match b.stmts.as_slice() {
+                [ast::Stmt {
+                    kind: ast::StmtKind::Return(Some(e)),
+                    ..
+                }] => Some(self.spec(e)?),
+                _ => {
+                    self.unsupported("a pure function with a statement body", b.span);
+                    return Err(());
+                }
+            },
+        };
+        self.out.functions.push(Function {
+            name: info.viper.clone(),
+            params,
+            ret,
+            pres,
+            posts,
+            body,
+            span: Some(m.span),
+        });
+        Ok(())
+    }
+
+    fn predicate(&mut self, m: &ast::Method, info: &Callable) -> R<()> {
+        let mut params = self.this_param(info);
+        for p in &m.params {
+            params.push(self.bind_param(&p.name.name, &p.ty)?);
+        }
+        let body = match &m.body {
+            MethodBody::Expr(e) => Some(self.spec(e)?),
+            MethodBody::Abstract => None,
+            MethodBody::Block(b) => {
+                self.unsupported("a predicate with a statement body", b.span);
+                return Err(());
+            }
+        };
+        self.out.predicates.push(Predicate {
+            name: info.viper.clone(),
+            params,
+            body,
+            span: Some(m.span),
+        });
+        Ok(())
+    }
+
+    /// Encoded conjuncts of a member's contract, one per line (`requires`, `ensures`).
+    fn method_contract(
+        &mut self,
+        m: &ast::Method,
+        pre_role: Role,
+        post_role: Role,
+    ) -> R<(Vec<Contract>, Vec<Contract>)> {
+        let mut pres = Vec::new();
+        let mut posts = Vec::new();
+        let mut ok = true;
+        for c in &m.prefix.clauses {
+            let Some(e) = c.expr() else { continue };
+            match c.kind {
+                ClauseKind::Requires
+                | ClauseKind::Ensures
+                | ClauseKind::Context
+                | ClauseKind::ContextEverywhere => {}
+                ClauseKind::Given | ClauseKind::Yields => continue,
+                _ => {
+                    self.unsupported(&format!("`{}`", c.kind.keyword()), c.span);
+                    ok = false;
+                    continue;
+                }
+            }
+            let Ok(cs) = self.conjuncts(e, c.span) else {
+                ok = false;
+                continue;
+            };
+            if c.kind.is_pre() {
+                pres.extend(cs.iter().map(|(x, s)| Contract {
+                    exp: x.clone(),
+                    origin: Origin::new(pre_role, Some(*s)).with_clause(c.span),
+                }));
+            }
+            if c.kind.is_post() {
+                posts.extend(cs.iter().map(|(x, s)| Contract {
+                    exp: x.clone(),
+                    origin: Origin::new(post_role, Some(*s)).with_clause(c.span),
+                }));
+            }
+            if c.kind == ClauseKind::ContextEverywhere {
+                self.everywhere
+                    .extend(cs.into_iter().map(|(x, s)| Contract {
+                        exp: x,
+                        origin: Origin::new(Role::Invariant, Some(s)).with_clause(c.span),
+                    }));
+            }
+        }
+        if ok {
+            Ok((pres, posts))
+        } else {
+            Err(())
+        }
+    }
+
+    fn method(&mut self, m: &ast::Method, info: &Callable, is_ctor: bool) -> R<()> {
+        let mut params = self.this_param(info);
+        for p in &m.params {
+            params.push(self.bind_param(&p.name.name, &p.ty)?);
+        }
+        for (g, t) in &info.given {
+            params.push(self.bind_param(g, t)?);
+        }
+        let mut returns = Vec::new();
+        if is_ctor {
+            self.used.insert("this".into());
+            self.vtypes.insert("this".into(), Ty::Ref);
+            if let Some(f) = self.frames.last_mut() {
+                f.names.push("this".into());
+            }
+            returns.push(("this".to_string(), Ty::Ref));
+            self.is_static = false;
+        } else if !matches!(m.ret.kind, TypeKind::Void) {
+            let t = self.viper_ty(&m.ret)?;
+            let rv = self.fresh_name("ret");
+            self.vtypes.insert(rv.clone(), t.clone());
+            self.ret_var = rv.clone();
+            returns.push((rv, t));
+            self.ret = Some(m.ret.clone());
+        }
+        for (y, t) in &info.yields {
+            returns.push(self.bind_param(y, t)?);
+        }
+        if !info.read_locs.is_empty() {
+            let rd = self.fresh_name("rd");
+            self.vtypes.insert(rd.clone(), Ty::Perm);
+            params.push((rd.clone(), Ty::Perm));
+            self.read_var = Some(rd);
+        }
+        let contract = self.method_contract(m, Role::Pre, Role::Post);
+        let rd = self.read_var.take();
+        let (mut pres, posts) = contract?;
+        if let Some(rd) = rd {
+            pres.insert(
+                0,
+                Contract {
+                    exp: Exp::bin("<", Exp::synth(ExpKind::NoPerm), Exp::var(rd)),
+                    origin: Origin::new(Role::Pre, Some(m.name.span)),
+                },
+            );
+        }
+        let body = match &m.body {
+            MethodBody::Block(b) => {
+                let mut out = Vec::new();
+                if is_ctor {
+                    let class = self.class.clone().unwrap_or_default();
+                    let fields: Vec<String> = self
+                        .classes
+                        .get(&class)
+                        .map(|c| {
+                            c.fields
+                                .keys()
+                                .map(|f| self.field_name(&class, f))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    out.push(Stmt::new(
+                        StmtKind::New("this".into(), fields),
+                        Origin::synthetic(),
+                    ));
+                }
+                let stmts = self.block(b, true)?;
+                out.extend(stmts);
+                let frame = self.frames.pop().unwrap_or_default();
+                let mut all = frame.decls;
+                all.extend(out);
+                Some(all)
+            }
+            MethodBody::Abstract => None,
+            MethodBody::Expr(e) => {
+                self.unsupported("a non-pure method defined by an expression", e.span);
+                return Err(());
+            }
+        };
+        self.out.methods.push(Method {
+            name: info.viper.clone(),
+            params,
+            returns,
+            pres,
+            posts,
+            body,
+            kind: MethodKind::Pvl,
+            span: Some(m.name.span),
+        });
+        Ok(())
+    }
+
+    /// Split a contract expression into encoded conjuncts with their PVL spans. A conditional
+    /// between resources is split into two guarded conjuncts.
+    pub fn conjuncts(&mut self, e: &Expr, _clause: Span) -> R<Vec<(Exp, Span)>> {
+        let mut out = Vec::new();
+        let mut ok = true;
+        for c in e.conjuncts() {
+            match self.spec(c) {
+                Ok(x) => split_conj(x, c.span, &mut out),
+                Err(()) => ok = false,
+            }
+        }
+        if ok {
+            Ok(out)
+        } else {
+            Err(())
+        }
+    }
+}
+
+/// Split `a && b` (after encoding, e.g. of `\array`) and resource conditionals.
+fn split_conj(x: Exp, span: Span, out: &mut Vec<(Exp, Span)>) {
+    match x.kind {
+        ExpKind::Binary("&&", a, b) if x.span.is_none() || a.has_acc() || b.has_acc() => {
+            split_conj(*a, span, out);
+            split_conj(*b, span, out);
+        }
+        ExpKind::Cond(c, a, b) if a.has_acc() || b.has_acc() => {
+            out.push((Exp::implies((*c).clone(), *a), span));
+            out.push((Exp::implies(Exp::negate(*c), *b), span));
+        }
+        ExpKind::Binary("==>", g, body)
+            if body.has_acc() && matches!(body.kind, ExpKind::Binary("&&", ..)) =>
+        {
+            let mut parts = Vec::new();
+            split_conj(*body, span, &mut parts);
+            for (p, s) in parts {
+                out.push((Exp::implies((*g).clone(), p), s));
+            }
+        }
+        k => out.push((
+            Exp {
+                kind: k,
+                span: x.span,
+            },
+            span,
+        )),
+    }
+}
+
+/// Encode a parsed program.
+pub fn encode_program(
+    prog: &ast::Program,
+    src: &SourceFile,
+    opts: EncodeOptions,
+) -> Result<Program, Vec<Diagnostic>> {
+    let mut enc = Encoder::new(src, opts);
+    enc.program(prog);
+    if enc.diags.iter().any(|d| d.is_error()) {
+        return Err(enc.diags);
+    }
+    Ok(enc.out)
+}

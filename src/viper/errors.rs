@@ -1,0 +1,367 @@
+//! Mapping Silicon's errors back to PVL diagnostics (`verification.md` §4.2).
+
+use super::ast::{MethodKind, Role};
+use super::print::{Pos, PosMap};
+use crate::diag::Diagnostic;
+use crate::front::span::Span;
+
+/// One error reported by Silicon.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SiliconError {
+    /// `assignment.failed:insufficient.permission` (batch driver), when known.
+    pub full_id: Option<String>,
+    pub message: String,
+    pub start: Pos,
+    pub end: Pos,
+    /// Position of the reason node (batch driver only).
+    pub reason: Option<(Pos, Pos)>,
+}
+
+/// Outcome of one Silicon run as parsed from its output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SiliconOutcome {
+    Verified,
+    Failed(Vec<SiliconError>),
+    /// No verdict line: the backend crashed or was killed; carries the tail of its output.
+    Crashed(String),
+}
+
+fn parse_pos(s: &str) -> Option<Pos> {
+    let (l, c) = s.split_once('.')?;
+    Some((l.trim().parse().ok()?, c.trim().parse().ok()?))
+}
+
+/// Parse one `  [3] Message. (file.vpr@12.3--12.40)` line.
+pub fn parse_error_line(line: &str) -> Option<SiliconError> {
+    let t = line.trim();
+    let rest = t.strip_prefix('[')?;
+    let (num, rest) = rest.split_once("] ")?;
+    num.trim().parse::<u32>().ok()?;
+    let rest = rest.strip_suffix(')')?;
+    let open = rest.rfind(" (")?;
+    let (msg, loc) = (&rest[..open], &rest[open + 2..]);
+    let (_, pos) = loc.rsplit_once('@')?;
+    let (start, end) = match pos.split_once("--") {
+        Some((a, b)) => (parse_pos(a)?, parse_pos(b)?),
+        None => {
+            let p = parse_pos(pos)?;
+            (p, p)
+        }
+    };
+    Some(SiliconError {
+        full_id: None,
+        message: msg.to_string(),
+        start,
+        end,
+        reason: None,
+    })
+}
+
+/// Parse the text output of `silicon.jar FILE` (per-file mode).
+pub fn parse_output(out: &str) -> SiliconOutcome {
+    let mut errors = Vec::new();
+    let mut verdict = None;
+    for line in out.lines() {
+        if line.starts_with("Silicon finished verification successfully") {
+            verdict = Some(true);
+        } else if line.starts_with("Silicon found") {
+            verdict = Some(false);
+        } else if let Some(e) = parse_error_line(line) {
+            errors.push(e);
+        }
+    }
+    match verdict {
+        Some(true) if errors.is_empty() => SiliconOutcome::Verified,
+        Some(_) => SiliconOutcome::Failed(errors),
+        None if !errors.is_empty() => SiliconOutcome::Failed(errors),
+        None => {
+            let tail: Vec<&str> = out.lines().rev().take(20).collect();
+            SiliconOutcome::Crashed(tail.into_iter().rev().collect::<Vec<_>>().join("\n"))
+        }
+    }
+}
+
+/// The error class, from the full id or from the message's first sentence.
+pub fn error_kind(e: &SiliconError) -> &'static str {
+    if let Some(id) = &e.full_id {
+        let head = id.split(':').next().unwrap_or("");
+        for k in KINDS {
+            if k.0 == head {
+                return k.0;
+            }
+        }
+    }
+    let m = e.message.as_str();
+    // Rejections of the file itself come first: their messages can contain any other wording.
+    for (k, prefix) in KINDS.iter().rev() {
+        if prefix.iter().any(|p| m.starts_with(p) || m.contains(p)) {
+            return k;
+        }
+    }
+    // Anything that is not a known verification error means Silicon rejected the file
+    // (duplicate or ambiguous identifiers, type errors, …).
+    "internal"
+}
+
+const KINDS: &[(&str, &[&str])] = &[
+    ("postcondition.violated", &["Postcondition of"]),
+    ("assignment.failed", &["Assignment might fail"]),
+    ("exhale.failed", &["Exhale might fail"]),
+    ("inhale.failed", &["Inhale might fail"]),
+    ("assert.failed", &["Assert might fail"]),
+    ("call.precondition", &["The precondition of method"]),
+    ("application.precondition", &["Precondition of function"]),
+    ("invariant.not.established", &["might not hold on entry"]),
+    ("invariant.not.preserved", &["might not be preserved"]),
+    (
+        "not.wellformed",
+        &[
+            "Contract might not be well-formed",
+            "might not be well-formed",
+        ],
+    ),
+    ("fold.failed", &["Folding"]),
+    ("unfold.failed", &["Unfolding"]),
+    ("call.failed", &["Method call might fail"]),
+    ("while.failed", &["While statement might fail"]),
+    ("if.failed", &["Conditional statement might fail"]),
+    (
+        "internal",
+        &[
+            "Parse error",
+            "is not a valid Trigger",
+            "Type error",
+            "type error",
+            "Internal error",
+            "not defined",
+            "undeclared identifier",
+            "incompatible type",
+            "Consistency error",
+            "expected",
+        ],
+    ),
+];
+
+fn reason_kind(e: &SiliconError) -> &'static str {
+    if let Some(id) = &e.full_id {
+        if let Some((_, r)) = id.split_once(':') {
+            return match r {
+                "insufficient.permission" => "insufficient.permission",
+                "assertion.false" => "assertion.false",
+                "division.by.zero" => "division.by.zero",
+                "receiver.not.injective" | "qp.not.injective" => "qp.not.injective",
+                "negative.permission" | "permission.not.positive" => "negative.permission",
+                _ => "other",
+            };
+        }
+    }
+    let m = &e.message;
+    if m.contains("insufficient permission") {
+        "insufficient.permission"
+    } else if m.contains("might be zero") {
+        "division.by.zero"
+    } else if m.contains("injective") {
+        "qp.not.injective"
+    } else if m.contains("negative") {
+        "negative.permission"
+    } else if m.contains("might not hold") {
+        "assertion.false"
+    } else {
+        "other"
+    }
+}
+
+/// A mapped diagnostic plus the encoded unit it belongs to (batch files).
+pub struct Mapped {
+    pub unit: usize,
+    pub diagnostic: Diagnostic,
+}
+
+/// Map one Silicon error through the position map.
+pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapped {
+    let kind = error_kind(e);
+    let member = map.member_at(e.start.0);
+    let unit = member.map_or(0, |m| m.unit);
+    if kind == "internal" || member.is_none() {
+        let mut d = Diagnostic::error(
+            "E-INTERNAL",
+            format!("the Viper encoding was rejected by Silicon: {}", e.message),
+        )
+        .with_note(format!("at Viper position {}.{}", e.start.0, e.start.1));
+        if let Some(p) = vpr_path {
+            d = d.with_note(format!("the generated Viper file is kept at {p}"));
+        }
+        return Mapped {
+            unit,
+            diagnostic: d,
+        };
+    }
+    let member = member.expect("checked above");
+    // The node Silicon blames: an exact statement or conjunct, else the innermost one.
+    let exact = map.exact(e.start, e.end);
+    let stmt = exact
+        .iter()
+        .find(|x| x.is_stmt)
+        .copied()
+        .or_else(|| map.stmt_at(e.start));
+    let expr = exact.iter().find(|x| !x.is_stmt).copied();
+    let role = stmt.and_then(|s| s.role).unwrap_or(Role::Code);
+    let span = stmt
+        .and_then(|s| s.span)
+        .or_else(|| expr.and_then(|x| x.span))
+        .or(member.span);
+    let clause = stmt.and_then(|s| s.clause);
+    let label = stmt.and_then(|s| s.label.clone());
+    let reason = reason_kind(e);
+    let msg_reason = e
+        .message
+        .split_once(". ")
+        .map(|(_, r)| r.trim_end_matches('.').to_string())
+        .unwrap_or_default();
+    let approx = exact.is_empty();
+
+    let (code, text): (&str, String) = match kind {
+        "postcondition.violated" => match member.kind {
+            MethodKind::Thread => (
+                "V-PAR-POST",
+                format!(
+                    "the postcondition of par block {} may not hold",
+                    label.clone().unwrap_or_default()
+                ),
+            ),
+            MethodKind::BarrierConsistency => (
+                "V-BAR-INCONSISTENT",
+                if reason == "insufficient.permission" {
+                    "the barrier's postconditions claim more permission than the preconditions of all threads provide".to_string()
+                } else {
+                    "this barrier postcondition does not follow from the barrier preconditions of all threads".to_string()
+                },
+            ),
+            _ => ("V-POST", "the postcondition may not hold".to_string()),
+        },
+        "assignment.failed" if reason == "insufficient.permission" => (
+            "V-PERM-WRITE",
+            "insufficient permission for this assignment".to_string(),
+        ),
+        "application.precondition" => {
+            if e.message.contains("function aloc") {
+                if e.message.contains("anull()") {
+                    ("V-NULL", "the array may be null".to_string())
+                } else if e.message.contains("alen(") {
+                    ("V-OOB", "the index may exceed the length".to_string())
+                } else {
+                    ("V-OOB", "the index may be negative".to_string())
+                }
+            } else {
+                (
+                    "V-PRE",
+                    "the precondition of this function may not hold".to_string(),
+                )
+            }
+        }
+        "exhale.failed" | "assert.failed" | "inhale.failed" if reason == "division.by.zero" => {
+            ("V-DIV0", "the divisor may be zero".to_string())
+        }
+        "exhale.failed" | "assert.failed" => match role {
+            Role::ParPre => (
+                "V-PAR-PRE",
+                format!(
+                    "the precondition of par block {} may not hold for all threads",
+                    label.clone().unwrap_or_default()
+                ),
+            ),
+            Role::BarrierPre => (
+                "V-BAR-PRE",
+                "the barrier's precondition may not hold".to_string(),
+            ),
+            Role::UserAssert => ("V-ASSERT", "the assertion may not hold".to_string()),
+            Role::InvariantExhale => (
+                "V-INVARIANT",
+                "the resource invariant may not hold".to_string(),
+            ),
+            _ => ("V-EXHALE", "this may not hold".to_string()),
+        },
+        "call.precondition" => (
+            "V-PRE",
+            "the precondition of the called method may not hold".to_string(),
+        ),
+        "invariant.not.established" => (
+            "V-INV-ENTRY",
+            "the loop invariant may not hold on entry".to_string(),
+        ),
+        "invariant.not.preserved" => (
+            "V-INV-KEEP",
+            "the loop invariant may not be preserved".to_string(),
+        ),
+        "not.wellformed" => {
+            if reason == "insufficient.permission" {
+                (
+                    "V-UNFRAMED",
+                    "the contract reads a location without holding permission for it".to_string(),
+                )
+            } else {
+                (
+                    "V-WELLFORMED",
+                    "the contract may not be well-formed".to_string(),
+                )
+            }
+        }
+        "fold.failed" => ("V-FOLD", "folding the predicate may fail".to_string()),
+        "unfold.failed" => ("V-UNFOLD", "unfolding the predicate may fail".to_string()),
+        _ => match reason {
+            "insufficient.permission" => (
+                "V-PERM-READ",
+                "insufficient permission to read a location".to_string(),
+            ),
+            "division.by.zero" => ("V-DIV0", "the divisor may be zero".to_string()),
+            _ => ("V-FAIL", "verification failed here".to_string()),
+        },
+    };
+    let (code, text) = match (code, reason) {
+        (c, "qp.not.injective") if c != "V-OOB" => (
+            "V-NOT-INJECTIVE",
+            "two values of the quantified variable (or two threads) may denote the same location"
+                .to_string(),
+        ),
+        ("V-EXHALE", "insufficient.permission") => {
+            ("V-PERM-READ", "insufficient permission".to_string())
+        }
+        _ => (code, text),
+    };
+    let mut d = Diagnostic::error(code, text);
+    if let Some(s) = span {
+        d = d.with_primary(
+            s,
+            if msg_reason.is_empty() {
+                e.message.clone()
+            } else {
+                msg_reason.clone()
+            },
+        );
+    }
+    if let Some(c) = clause {
+        if span.is_none_or(|s| !s.same_place(c)) {
+            d = d.with_secondary(c, "in this clause");
+        }
+    }
+    if role == Role::ParPre && reason == "insufficient.permission" {
+        d = d.with_note("the enclosing context may not hold enough permission");
+    }
+    if approx {
+        d = d.with_note("the position is approximate");
+    }
+    d = d.with_note(format!("Silicon: {}", e.message));
+    Mapped {
+        unit,
+        diagnostic: d,
+    }
+}
+
+/// Sort key for deterministic diagnostic order.
+pub fn sort_key(d: &Diagnostic) -> (usize, String, String) {
+    (
+        d.primary_span().map_or(usize::MAX, Span::start),
+        d.code.clone(),
+        d.message.clone(),
+    )
+}

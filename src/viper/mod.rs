@@ -1,0 +1,389 @@
+//! Built-in reverification: PVL → Viper encoding, Silicon runs, and error mapping
+//! (`shared/design/verification.md`).
+//!
+//! ```text
+//! PVL AST → encode (with origins) → print (.vpr text + position map) → Silicon → map_errors
+//! ```
+
+pub mod ast;
+pub mod encode;
+pub mod errors;
+pub mod print;
+
+use crate::diag::{Diagnostic, SourceFile};
+use crate::front::ast::Program;
+use errors::{SiliconError, SiliconOutcome};
+use print::PosMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+pub use encode::EncodeOptions;
+
+/// The Viper text of one PVL program and its position map.
+#[derive(Clone, Debug)]
+pub struct Encoded {
+    pub vpr: String,
+    pub posmap: PosMap,
+    /// The Viper AST (without the prelude), e.g. for batching several programs into one file.
+    pub program: ast::Program,
+}
+
+/// Encode a parsed PVL program into a self-contained Viper file.
+pub fn encode(program: &Program, src: &SourceFile) -> Result<Encoded, Vec<Diagnostic>> {
+    encode_with(program, src, EncodeOptions::default())
+}
+
+/// [`encode`] with options (a name prefix for batching).
+pub fn encode_with(
+    program: &Program,
+    src: &SourceFile,
+    opts: EncodeOptions,
+) -> Result<Encoded, Vec<Diagnostic>> {
+    let mut p = encode::encode_program(program, src, opts)?;
+    let unit = p.clone();
+    p.prelude = encode::PRELUDE.to_string();
+    let (vpr, posmap) = print::print_program(&p);
+    Ok(Encoded {
+        vpr,
+        posmap,
+        program: unit,
+    })
+}
+
+/// Map Silicon's errors on an encoded program to PVL diagnostics, in source order.
+pub fn map_errors(enc: &Encoded, errors: &[SiliconError]) -> Vec<Diagnostic> {
+    let mut ds: Vec<Diagnostic> = errors
+        .iter()
+        .map(|e| errors::map_error(&enc.posmap, e, None).diagnostic)
+        .collect();
+    ds.sort_by_key(errors::sort_key);
+    ds
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Verdict {
+    Verified,
+    Failed,
+    Unsupported,
+    BackendMissing,
+    Timeout,
+    Crash,
+}
+
+impl Verdict {
+    /// Exit code of `alpine-rs verify` (`verification.md` §1; a timeout is inconclusive).
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Verdict::Verified => 0,
+            Verdict::Failed => 1,
+            Verdict::Unsupported => 2,
+            Verdict::BackendMissing | Verdict::Crash | Verdict::Timeout => 3,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct VerifyOptions {
+    /// Silicon timeout in seconds (0: none).
+    pub timeout_s: u64,
+    /// Keep the generated `.vpr` and position map here.
+    pub keep_vpr: Option<PathBuf>,
+    /// Bypass the result cache.
+    pub no_cache: bool,
+}
+
+/// Encoder version, part of the result-cache key (§8.3).
+const ENCODER_SALT: &str = concat!("alpine-rs-viper-encoder/", env!("CARGO_PKG_VERSION"), "/1");
+
+/// Why no Silicon verdict came back.
+enum RunError {
+    Backend(String),
+    Timeout,
+    Crash(String),
+}
+
+/// Run Silicon on Viper text through the shared backend (batch driver or per-file mode).
+fn run_silicon(text: &str, opts: &VerifyOptions) -> Result<SiliconOutcome, RunError> {
+    use crate::verify::backend::BackendConfig;
+    use crate::verify::silicon::{Backend, Verdict as V};
+    let cfg = BackendConfig {
+        result_cache: !opts.no_cache,
+        cache_salt: ENCODER_SALT.to_string(),
+        ..BackendConfig::default()
+    };
+    let backend = Backend::discover(&cfg).map_err(|e| RunError::Backend(e.to_string()))?;
+    let out = backend.verify_text(text, opts.timeout_s);
+    match out.verdict {
+        V::Verified => Ok(SiliconOutcome::Verified),
+        V::Timeout => Err(RunError::Timeout),
+        V::Crash(m) => Err(RunError::Crash(m)),
+        V::Failed(es) => Ok(SiliconOutcome::Failed(
+            es.into_iter()
+                .map(|e| {
+                    let (start, end) = e
+                        .pos
+                        .map_or(((0, 0), (0, 0)), |p| ((p.l1, p.c1), (p.l2, p.c2)));
+                    SiliconError {
+                        full_id: Some(e.full_id),
+                        message: e.message,
+                        start,
+                        end,
+                        reason: e.reason_pos.map(|p| ((p.l1, p.c1), (p.l2, p.c2))),
+                    }
+                })
+                .collect(),
+        )),
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct VerifyReport {
+    pub verdict: Verdict,
+    pub diagnostics: Vec<Diagnostic>,
+    pub time: Duration,
+}
+
+fn write_kept(dir: &Path, stem: &str, enc: &Encoded) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let vpr = dir.join(format!("{stem}.vpr"));
+    std::fs::write(&vpr, &enc.vpr)?;
+    let map = serde_json::to_string_pretty(&enc.posmap).unwrap_or_default();
+    std::fs::write(dir.join(format!("{stem}.posmap.json")), map)?;
+    Ok(vpr)
+}
+
+/// Parse, encode and verify one PVL program.
+pub fn verify_source(src: &SourceFile, opts: &VerifyOptions) -> VerifyReport {
+    let start = Instant::now();
+    let parsed = crate::front::parse(&src.text, &Default::default());
+    if parsed.has_errors() {
+        return VerifyReport {
+            verdict: Verdict::Unsupported,
+            diagnostics: parsed.errors().cloned().collect(),
+            time: start.elapsed(),
+        };
+    }
+    let enc = match encode(&parsed.program, src) {
+        Ok(e) => e,
+        Err(ds) => {
+            return VerifyReport {
+                verdict: Verdict::Unsupported,
+                diagnostics: ds,
+                time: start.elapsed(),
+            }
+        }
+    };
+    if let Some(d) = &opts.keep_vpr {
+        let stem = Path::new(&src.name)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "program".into());
+        if let Err(e) = write_kept(d, &stem, &enc) {
+            return VerifyReport {
+                verdict: Verdict::Crash,
+                diagnostics: vec![Diagnostic::error(
+                    "E-IO",
+                    format!("cannot write to {}: {e}", d.display()),
+                )],
+                time: start.elapsed(),
+            };
+        }
+    }
+    let (verdict, diagnostics) = match run_silicon(&enc.vpr, opts) {
+        Err(RunError::Backend(m)) => (
+            Verdict::BackendMissing,
+            vec![Diagnostic::error("E-BACKEND", m)],
+        ),
+        Err(RunError::Timeout) => (
+            Verdict::Timeout,
+            vec![Diagnostic::error(
+                "V-TIMEOUT",
+                "verification timed out; the result is inconclusive",
+            )],
+        ),
+        Err(RunError::Crash(m)) => (
+            Verdict::Crash,
+            vec![Diagnostic::error("E-BACKEND", "Silicon stopped without a verdict").with_note(m)],
+        ),
+        Ok(SiliconOutcome::Verified) => (Verdict::Verified, vec![]),
+        Ok(SiliconOutcome::Failed(es)) => {
+            let ds = map_errors(&enc, &es);
+            let internal = ds.iter().any(|d| d.code == "E-INTERNAL");
+            (
+                if internal {
+                    Verdict::Crash
+                } else {
+                    Verdict::Failed
+                },
+                ds,
+            )
+        }
+        Ok(SiliconOutcome::Crashed(tail)) => (
+            Verdict::Crash,
+            vec![
+                Diagnostic::error("E-BACKEND", "Silicon stopped without a verdict").with_note(tail),
+            ],
+        ),
+    };
+    VerifyReport {
+        verdict,
+        diagnostics,
+        time: start.elapsed(),
+    }
+}
+
+/// Read, parse, encode and verify one file.
+pub fn verify_file(path: &Path, opts: &VerifyOptions) -> (SourceFile, VerifyReport) {
+    match std::fs::read_to_string(path) {
+        Ok(text) => {
+            let src = SourceFile::new(path.display().to_string(), text);
+            let r = verify_source(&src, opts);
+            (src, r)
+        }
+        Err(e) => (
+            SourceFile::new(path.display().to_string(), ""),
+            VerifyReport {
+                verdict: Verdict::Unsupported,
+                diagnostics: vec![Diagnostic::error(
+                    "E-IO",
+                    format!("cannot read {}: {e}", path.display()),
+                )],
+                time: Duration::ZERO,
+            },
+        ),
+    }
+}
+
+/// Verify several programs with one Silicon run: every program is encoded with its own name
+/// prefix, all are printed after one shared prelude, and Silicon's errors are split by member.
+/// One JVM start instead of one per program is what makes corpus-sized runs affordable.
+pub fn verify_batch(srcs: &[SourceFile], opts: &VerifyOptions) -> Vec<VerifyReport> {
+    let start = Instant::now();
+    let mut reports: Vec<Option<VerifyReport>> = vec![None; srcs.len()];
+    let mut units = Vec::new();
+    let mut unit_of = Vec::new();
+    for (i, src) in srcs.iter().enumerate() {
+        let parsed = crate::front::parse(&src.text, &Default::default());
+        if parsed.has_errors() {
+            reports[i] = Some(VerifyReport {
+                verdict: Verdict::Unsupported,
+                diagnostics: parsed.errors().cloned().collect(),
+                time: Duration::ZERO,
+            });
+            continue;
+        }
+        let opts = EncodeOptions {
+            prefix: format!("u{i}_"),
+        };
+        match encode::encode_program(&parsed.program, src, opts) {
+            Ok(p) => {
+                units.push(p);
+                unit_of.push(i);
+            }
+            Err(ds) => {
+                reports[i] = Some(VerifyReport {
+                    verdict: Verdict::Unsupported,
+                    diagnostics: ds,
+                    time: Duration::ZERO,
+                })
+            }
+        }
+    }
+    let refs: Vec<&ast::Program> = units.iter().collect();
+    let (text, posmap) = print::print_batch(encode::PRELUDE, &refs);
+    let fail_all = |reports: &mut Vec<Option<VerifyReport>>, v: Verdict, d: Diagnostic| {
+        for &i in &unit_of {
+            reports[i] = Some(VerifyReport {
+                verdict: v,
+                diagnostics: vec![d.clone()],
+                time: start.elapsed(),
+            });
+        }
+    };
+    if !unit_of.is_empty() {
+        if let Some(d) = &opts.keep_vpr {
+            let _ = std::fs::create_dir_all(d);
+            let _ = std::fs::write(d.join("batch.vpr"), &text);
+        }
+        let outcome = run_silicon(&text, opts);
+        match outcome {
+            Err(RunError::Backend(m)) => fail_all(
+                &mut reports,
+                Verdict::BackendMissing,
+                Diagnostic::error("E-BACKEND", m),
+            ),
+            Err(RunError::Timeout) => fail_all(
+                &mut reports,
+                Verdict::Timeout,
+                Diagnostic::error(
+                    "V-TIMEOUT",
+                    "verification timed out; the result is inconclusive",
+                ),
+            ),
+            Err(RunError::Crash(m)) => fail_all(
+                &mut reports,
+                Verdict::Crash,
+                Diagnostic::error("E-BACKEND", "Silicon stopped without a verdict").with_note(m),
+            ),
+            Ok(SiliconOutcome::Crashed(tail)) => fail_all(
+                &mut reports,
+                Verdict::Crash,
+                Diagnostic::error("E-BACKEND", "Silicon stopped without a verdict").with_note(tail),
+            ),
+            Ok(SiliconOutcome::Verified) => {
+                for &i in &unit_of {
+                    reports[i] = Some(VerifyReport {
+                        verdict: Verdict::Verified,
+                        diagnostics: vec![],
+                        time: start.elapsed(),
+                    });
+                }
+            }
+            Ok(SiliconOutcome::Failed(es)) => {
+                let mut per: Vec<Vec<Diagnostic>> = vec![Vec::new(); units.len()];
+                for e in &es {
+                    let m = errors::map_error(&posmap, e, None);
+                    if let Some(v) = per.get_mut(m.unit) {
+                        v.push(m.diagnostic);
+                    }
+                }
+                // A parse or type error stops Silicon before verifying anything: no unit of
+                // the batch is verified then.
+                let rejected = es.iter().any(|e| {
+                    errors::error_kind(e) == "internal" || posmap.member_at(e.start.0).is_none()
+                });
+                for (u, mut ds) in per.into_iter().enumerate() {
+                    ds.sort_by_key(errors::sort_key);
+                    if rejected && ds.is_empty() {
+                        ds.push(Diagnostic::error(
+                            "E-INTERNAL",
+                            "not verified: Silicon rejected another program of the same batch",
+                        ));
+                    }
+                    let verdict = if ds.is_empty() {
+                        Verdict::Verified
+                    } else if ds.iter().any(|d| d.code == "E-INTERNAL") {
+                        Verdict::Crash
+                    } else {
+                        Verdict::Failed
+                    };
+                    reports[unit_of[u]] = Some(VerifyReport {
+                        verdict,
+                        diagnostics: ds,
+                        time: start.elapsed(),
+                    });
+                }
+            }
+        }
+    }
+    reports
+        .into_iter()
+        .map(|r| {
+            r.unwrap_or(VerifyReport {
+                verdict: Verdict::Crash,
+                diagnostics: vec![],
+                time: Duration::ZERO,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,95 @@
+//! Every corpus program whose header says `// verifies: yes` must verify with Silicon; the
+//! `unsure` ones are recorded. All programs go through Silicon in one batch file (one JVM).
+//!
+//! Needs the backend: `ALPINE_VIPER_TESTS=1 cargo test --test viper_corpus -- --ignored`.
+
+use alpine_rs::diag::{render_plain, SourceFile};
+use alpine_rs::viper::{self, Verdict, VerifyOptions};
+use std::path::{Path, PathBuf};
+
+fn corpus_files() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    let mut files = Vec::new();
+    let mut stack = vec![root];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for f in rd.flatten() {
+            let p = f.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|e| e == "pvl") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn header(text: &str, key: &str) -> Option<String> {
+    text.lines()
+        .take_while(|l| l.starts_with("//"))
+        .find_map(|l| {
+            l.strip_prefix(&format!("// {key}:"))
+                .map(|v| v.trim().to_string())
+        })
+}
+
+#[test]
+#[ignore]
+fn corpus_verifies() {
+    if std::env::var("ALPINE_VIPER_TESTS").is_err() {
+        return;
+    }
+    let filter = std::env::var("VIPER_FILTER").unwrap_or_default();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    let mut srcs = Vec::new();
+    let mut beliefs = Vec::new();
+    for f in corpus_files() {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let belief = header(&text, "verifies").unwrap_or_default();
+        if belief.starts_with("no") {
+            continue;
+        }
+        let name = f.strip_prefix(&root).unwrap().display().to_string();
+        if !name.contains(&filter) {
+            continue;
+        }
+        beliefs.push(belief);
+        srcs.push(SourceFile::new(name, text));
+    }
+    let opts = VerifyOptions {
+        timeout_s: 0,
+        keep_vpr: std::env::var("VIPER_KEEP").ok().map(PathBuf::from),
+        // Always run Silicon for real, never from the result cache.
+        no_cache: true,
+    };
+    let t = std::time::Instant::now();
+    let reports = viper::verify_batch(&srcs, &opts);
+    let mut failures = Vec::new();
+    for ((src, belief), r) in srcs.iter().zip(&beliefs).zip(&reports) {
+        let sure = belief.starts_with("yes");
+        println!(
+            "{:?}\t{}\t{}",
+            r.verdict,
+            if sure { "yes" } else { "unsure" },
+            src.name
+        );
+        if r.verdict != Verdict::Verified {
+            println!("{}", render_plain(&[src], &r.diagnostics));
+            if sure {
+                failures.push(src.name.clone());
+            }
+        }
+    }
+    println!(
+        "total Silicon batch time: {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
+    assert!(
+        failures.is_empty(),
+        "corpus programs that do not verify: {failures:#?}"
+    );
+}
