@@ -446,7 +446,11 @@ impl Backend {
         };
         let mut slot = self.lock_driver();
         if slot.is_none() {
-            match DriverProcess::start(&self.components, &self.silicon_options()) {
+            match DriverProcess::start(
+                &self.components,
+                &self.silicon_options(),
+                self.cfg.throughput,
+            ) {
                 Ok(d) => *slot = Some(d),
                 Err(msg) => return (Verdict::Crash(msg), elapsed_ms(t0)),
             }
@@ -488,7 +492,7 @@ fn elapsed_ms(t0: Instant) -> u64 {
 }
 
 /// JVM flags for a short-lived Silicon JVM (§3.1): C1 only and the AppCDS archive shorten
-/// start-up, which is all that matters for one file.
+/// start-up, which dominates for one file (and for a driver serving a few files).
 pub(crate) fn per_file_jvm_args(cmd: &mut Command, cds: Option<&Path>) {
     cmd.args(["-Xss32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]);
     if let Some(jsa) = cds {
@@ -519,7 +523,11 @@ struct BatchResult {
 }
 
 impl DriverProcess {
-    fn start(c: &Components, silicon_opts: &[String]) -> Result<DriverProcess, String> {
+    fn start(
+        c: &Components,
+        silicon_opts: &[String],
+        throughput: bool,
+    ) -> Result<DriverProcess, String> {
         let Some(driver) = &c.driver else {
             return Err("the batch driver is not compiled".into());
         };
@@ -530,7 +538,13 @@ impl DriverProcess {
             driver.class_dir.display()
         );
         let mut cmd = Command::new(&c.java.path);
-        cmd.args(["-Xss32m", "-XX:+UseSerialGC", "-cp", &cp])
+        if throughput {
+            cmd.args(["-Xss32m", "-XX:+UseSerialGC"]);
+        } else {
+            // A typical alpine-rs run sends one to a few requests: start-up dominates (§8.1).
+            per_file_jvm_args(&mut cmd, c.cds_archive.as_deref());
+        }
+        cmd.args(["-cp", &cp])
             .arg(backend::DRIVER_CLASS)
             .args(silicon_opts)
             .stdin(Stdio::piped())
