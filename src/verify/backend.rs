@@ -412,6 +412,11 @@ pub struct BackendConfig {
     /// AppCDS). Measured on a busy 2-core machine, C1 + AppCDS halves the CPU time up to ~10
     /// small files and breaks even around 20–30; set this for corpus runs.
     pub throughput: bool,
+    /// Added to the timeout for the wall-clock limit, after which the JVM is killed (§3.1: 10 s).
+    pub grace: Duration,
+    /// Extra wall-clock allowance for a fresh JVM (start-up and JIT warm-up: 4–8 s on the
+    /// reference machine, 40 s seen on a busy one), so that a cold start is not a timeout.
+    pub startup_grace: Duration,
 }
 
 impl Default for BackendConfig {
@@ -425,6 +430,8 @@ impl Default for BackendConfig {
             silicon_args: Vec::new(),
             use_cds: true,
             throughput: false,
+            grace: Duration::from_secs(10),
+            startup_grace: Duration::from_secs(60),
         }
     }
 }
