@@ -32,11 +32,6 @@ use super::backend::{
 pub const TRIVIAL_VPR: &str = "method alpine_trivial(x: Int) returns (y: Int)\n  \
                                ensures y == x + 1\n{\n  y := x + 1\n}\n";
 
-/// Added to Silicon's own `--timeout` for the wall-clock limit (design §3.1).
-const GRACE: Duration = Duration::from_secs(10);
-/// Extra allowance for a fresh JVM (class loading, JIT): the first file in a new driver took 4–8 s
-/// on the reference machines, which must not count against a short `--timeout`.
-const STARTUP_GRACE: Duration = Duration::from_secs(60);
 /// Lines of the driver's stderr kept for crash reports.
 const STDERR_TAIL: usize = 60;
 
@@ -415,7 +410,8 @@ impl Backend {
             opts.splice(2..2, ["--timeout".to_string(), timeout_s.to_string()]);
         }
         cmd.args(&opts).arg(file);
-        let limit = (timeout_s > 0).then(|| Duration::from_secs(timeout_s) + GRACE + STARTUP_GRACE);
+        let limit = (timeout_s > 0)
+            .then(|| Duration::from_secs(timeout_s) + self.cfg.grace + self.cfg.startup_grace);
         let out = match run_with_deadline(cmd, limit) {
             Ok(Some(out)) => out,
             Ok(None) => return (Verdict::Timeout, elapsed_ms(t0)),
@@ -446,7 +442,7 @@ impl Backend {
         };
         let mut slot = self.lock_driver();
         if slot.is_none() {
-            match DriverProcess::start(&self.components, &self.silicon_options()) {
+            match DriverProcess::start(&self.components, &self.silicon_options(), &self.cfg) {
                 Ok(d) => *slot = Some(d),
                 Err(msg) => return (Verdict::Crash(msg), elapsed_ms(t0)),
             }
@@ -488,7 +484,7 @@ fn elapsed_ms(t0: Instant) -> u64 {
 }
 
 /// JVM flags for a short-lived Silicon JVM (§3.1): C1 only and the AppCDS archive shorten
-/// start-up, which is all that matters for one file.
+/// start-up, which dominates for one file (and for a driver serving a few files).
 pub(crate) fn per_file_jvm_args(cmd: &mut Command, cds: Option<&Path>) {
     cmd.args(["-Xss32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]);
     if let Some(jsa) = cds {
@@ -506,9 +502,12 @@ struct DriverProcess {
     stdin: ChildStdin,
     lines: Receiver<String>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    stderr_thread: thread::JoinHandle<()>,
     next_id: u64,
     /// Whether a request has completed; the first one pays the JVM warm-up.
     warm: bool,
+    grace: Duration,
+    startup_grace: Duration,
 }
 
 struct BatchResult {
@@ -519,7 +518,11 @@ struct BatchResult {
 }
 
 impl DriverProcess {
-    fn start(c: &Components, silicon_opts: &[String]) -> Result<DriverProcess, String> {
+    fn start(
+        c: &Components,
+        silicon_opts: &[String],
+        cfg: &BackendConfig,
+    ) -> Result<DriverProcess, String> {
         let Some(driver) = &c.driver else {
             return Err("the batch driver is not compiled".into());
         };
@@ -530,7 +533,13 @@ impl DriverProcess {
             driver.class_dir.display()
         );
         let mut cmd = Command::new(&c.java.path);
-        cmd.args(["-Xss32m", "-XX:+UseSerialGC", "-cp", &cp])
+        if cfg.throughput {
+            cmd.args(["-Xss32m", "-XX:+UseSerialGC"]);
+        } else {
+            // A typical alpine-rs run sends one to a few requests: start-up dominates (§8.1).
+            per_file_jvm_args(&mut cmd, c.cds_archive.as_deref());
+        }
+        cmd.args(["-cp", &cp])
             .arg(backend::DRIVER_CLASS)
             .args(silicon_opts)
             .stdin(Stdio::piped())
@@ -564,23 +573,26 @@ impl DriverProcess {
         // drained or the JVM blocks. The tail is kept for crash reports.
         let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
         let tail = Arc::clone(&stderr_tail);
-        thread::spawn(move || drain_into_tail(stderr, &tail));
+        let stderr_thread = thread::spawn(move || drain_into_tail(stderr, &tail));
         let d = DriverProcess {
             child,
             stdin,
             lines,
             stderr_tail,
+            stderr_thread,
             next_id: 1,
             warm: false,
+            grace: cfg.grace,
+            startup_grace: cfg.startup_grace,
         };
-        let deadline = Instant::now() + STARTUP_GRACE;
+        let deadline = Instant::now() + cfg.startup_grace;
         loop {
             match d.next_line(deadline) {
                 Ok(l) if l == "READY" => return Ok(d),
                 Ok(_) => continue,
                 Err(e) => {
                     let why = match e {
-                        RecvTimeoutError::Timeout => "no READY within 60 s",
+                        RecvTimeoutError::Timeout => "no READY in time",
                         RecvTimeoutError::Disconnected => "the JVM exited",
                     };
                     let msg = format!("the driver did not start ({why}): {}", d.tail());
@@ -619,9 +631,9 @@ impl DriverProcess {
             return crash(format!("cannot send to the driver: {e}; {}", self.tail()));
         }
         let deadline = (timeout_s > 0).then(|| {
-            let mut limit = Duration::from_secs(timeout_s) + GRACE;
+            let mut limit = Duration::from_secs(timeout_s) + self.grace;
             if !self.warm {
-                limit += STARTUP_GRACE;
+                limit += self.startup_grace;
             }
             Instant::now() + limit
         });
@@ -654,7 +666,13 @@ impl DriverProcess {
                     }
                 }
                 Err(RecvTimeoutError::Disconnected) => {
-                    return crash(format!("the driver JVM exited: {}", self.tail()))
+                    // The JVM's last words (e.g. an OutOfMemoryError) may still be in the pipe.
+                    let t0 = Instant::now();
+                    while !self.stderr_thread.is_finished() && t0.elapsed() < Duration::from_secs(2)
+                    {
+                        thread::sleep(Duration::from_millis(10));
+                    }
+                    return crash(format!("the driver JVM exited: {}", self.tail()));
                 }
             }
         }
@@ -1321,6 +1339,98 @@ mod tests {
         for (msg, pos, id) in cases {
             assert_eq!(infer_full_id(msg, pos), id, "{msg}");
         }
+    }
+
+    /// A fake `java` that compiles the "driver" by touching the class file and, as the driver,
+    /// hangs on its first start (wall-clock kill), answers once on its second start and then
+    /// exits (crash). Exercises the kill, restart and crash paths without a real JVM.
+    #[cfg(unix)]
+    #[test]
+    fn driver_kill_restart_and_crash() {
+        use crate::verify::backend::{env_from_map, TempDir};
+        use std::os::unix::fs::PermissionsExt;
+
+        let dir = TempDir::new_in(&std::env::temp_dir(), "alpine-rs-fake-jvm").unwrap();
+        let d = dir.path();
+        let state = d.join("starts");
+        let java = d.join("java");
+        let script = format!(
+            r#"#!/bin/sh
+case "$1" in
+  -version) echo 'openjdk version "17.0.9"' >&2; exit 0;;
+  --describe-module) exit 0;;
+esac
+prev=""
+for a in "$@"; do
+  if [ "$prev" = "-d" ]; then touch "$a/AlpineSilicon.class"; exit 0; fi
+  prev="$a"
+done
+n=$(cat '{state}' 2>/dev/null || echo 0); n=$((n+1)); echo $n > '{state}'
+echo READY
+read line
+id=$(printf '%s' "$line" | cut -f2)
+if [ $n -eq 1 ]; then sleep 600; fi
+printf 'BEGIN\t%s\nEND\t%s\tVERIFIED\t5\n' "$id" "$id"
+read line
+echo 'java.lang.OutOfMemoryError: simulated' >&2
+exit 1
+"#,
+            state = state.display()
+        );
+        fs::write(&java, script).unwrap();
+        let z3 = d.join("z3");
+        fs::write(&z3, "#!/bin/sh\necho 'Z3 version 4.8.12 - 64 bit'\n").unwrap();
+        for f in [&java, &z3] {
+            fs::set_permissions(f, fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let jar = d.join("silicon.jar");
+        fs::write(&jar, b"fake").unwrap();
+        let vpr = d.join("a.vpr");
+        fs::write(&vpr, "method m() {}\n").unwrap();
+        let env = env_from_map(
+            [
+                ("ALPINE_JAVA", java.as_os_str()),
+                ("ALPINE_Z3", z3.as_os_str()),
+                ("ALPINE_SILICON_JAR", jar.as_os_str()),
+                ("PATH", std::ffi::OsStr::new("/nonexistent")),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_os_string()))
+            .collect(),
+        );
+        let cfg = BackendConfig {
+            cache_dir: Some(d.join("cache")),
+            mode: RunMode::Batch,
+            result_cache: false,
+            grace: Duration::from_millis(300),
+            startup_grace: Duration::from_millis(700),
+            ..BackendConfig::default()
+        };
+        let b = Backend::discover_with_env(&cfg, &env).unwrap();
+        assert_eq!(b.mode(), RunMode::Batch);
+        assert_eq!(b.warnings().len(), 1, "unpinned jar: {:?}", b.warnings());
+
+        // 1st start hangs: killed after timeout + grace + startup grace (1 + 0.3 + 0.7 s).
+        let t0 = Instant::now();
+        let o = b.verify_file(&vpr, 1);
+        assert_eq!(o.verdict, Verdict::Timeout);
+        let waited = t0.elapsed();
+        assert!(waited >= Duration::from_secs(2), "{waited:?}");
+        assert!(waited < Duration::from_secs(30), "{waited:?}");
+        // 2nd start answers.
+        let o = b.verify_file(&vpr, 1);
+        assert_eq!(o.verdict, Verdict::Verified, "{o:?}");
+        assert_eq!(o.silicon_ms, 5);
+        // ... then dies: a crash with the JVM's last words.
+        let o = b.verify_file(&vpr, 1);
+        let Verdict::Crash(msg) = &o.verdict else {
+            panic!("{o:?}")
+        };
+        assert!(
+            msg.contains("exited") && msg.contains("OutOfMemoryError"),
+            "{msg}"
+        );
+        assert_eq!(fs::read_to_string(&state).unwrap().trim(), "2");
     }
 
     #[test]
