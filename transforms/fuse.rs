@@ -142,6 +142,29 @@ struct Atom {
 }
 
 impl Atom {
+    /// `[guards ==>] loc == \old(loc)`: the location keeps its value across a barrier. Used for
+    /// permissions only the second kernel holds: the first kernel cannot have changed them, but
+    /// a thread keeps only what a barrier ensures, values included.
+    fn frame(&self) -> String {
+        let eq = format!("{} == \\old({})", self.loc, self.loc);
+        let qguards: Vec<String> = self.guards.iter().map(|g| paren_if_needed(g)).collect();
+        if self.binders.is_empty() {
+            if qguards.is_empty() {
+                eq
+            } else {
+                format!("{} ==> {}", qguards.join(" && "), eq)
+            }
+        } else {
+            let decls: Vec<&str> = self.binders.iter().map(|(d, _)| d.as_str()).collect();
+            let cond = if qguards.is_empty() {
+                "true".to_string()
+            } else {
+                qguards.join(" && ")
+            };
+            format!("(\\forall {}; {}; {})", decls.join(", "), cond, eq)
+        }
+    }
+
     fn print(&self) -> String {
         if let Some(o) = &self.orig {
             return o.clone();
@@ -1304,6 +1327,9 @@ impl<F: Fn(&Z3Int) -> Z3Bool> Analysis<'_, F> {
             for c in k1.fpost.iter().chain(&fp2_kept) {
                 push(&mut req, c.text.clone());
             }
+            for a in pre.iter().filter(|a| a.origin == 2) {
+                push(&mut req, a.frame());
+            }
             for a in &k2.pre {
                 push(&mut ens, a.print());
             }
@@ -1315,6 +1341,9 @@ impl<F: Fn(&Z3Int) -> Z3Bool> Analysis<'_, F> {
             }
             for c in k2.fpre.iter().chain(&fq1_kept) {
                 push(&mut ens, c.text.clone());
+            }
+            for a in pre.iter().filter(|a| a.origin == 2) {
+                push(&mut ens, a.frame());
             }
             body.push("barrier(\u{0}LABEL) {".into());
             for r in req {

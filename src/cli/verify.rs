@@ -78,7 +78,13 @@ pub fn main(args: VerifyArgs) -> u8 {
 }
 
 fn print_text(src: &SourceFile, verdict: Verdict, diags: &[Diagnostic], time: std::time::Duration) {
-    let mut err = StandardStream::stderr(ColorChoice::Auto);
+    // Colour only on a terminal: piped output and logs stay plain.
+    let choice = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        ColorChoice::Auto
+    } else {
+        ColorChoice::Never
+    };
+    let mut err = StandardStream::stderr(choice);
     render(&mut err, &[src], diags);
     let what = match verdict {
         Verdict::Verified => "verified",

@@ -103,15 +103,26 @@ enum RunError {
 }
 
 /// Run Silicon on Viper text through the shared backend (batch driver or per-file mode).
-fn run_silicon(text: &str, opts: &VerifyOptions) -> Result<SiliconOutcome, RunError> {
-    use crate::verify::backend::BackendConfig;
-    use crate::verify::silicon::{Backend, Verdict as V};
-    let cfg = BackendConfig {
+fn discover_backend(opts: &VerifyOptions) -> Result<crate::verify::silicon::Backend, RunError> {
+    let cfg = crate::verify::backend::BackendConfig {
         result_cache: !opts.no_cache,
         cache_salt: ENCODER_SALT.to_string(),
-        ..BackendConfig::default()
+        ..crate::verify::backend::BackendConfig::default()
     };
-    let backend = Backend::discover(&cfg).map_err(|e| RunError::Backend(e.to_string()))?;
+    crate::verify::silicon::Backend::discover(&cfg).map_err(|e| RunError::Backend(e.to_string()))
+}
+
+fn run_silicon(text: &str, opts: &VerifyOptions) -> Result<SiliconOutcome, RunError> {
+    let backend = discover_backend(opts)?;
+    run_silicon_on(&backend, text, opts)
+}
+
+fn run_silicon_on(
+    backend: &crate::verify::silicon::Backend,
+    text: &str,
+    opts: &VerifyOptions,
+) -> Result<SiliconOutcome, RunError> {
+    use crate::verify::silicon::Verdict as V;
     let out = backend.verify_text(text, opts.timeout_s);
     match out.verdict {
         V::Verified => Ok(SiliconOutcome::Verified),
@@ -258,6 +269,27 @@ pub fn verify_file(path: &Path, opts: &VerifyOptions) -> (SourceFile, VerifyRepo
 /// prefix, all are printed after one shared prelude, and Silicon's errors are split by member.
 /// One JVM start instead of one per program is what makes corpus-sized runs affordable.
 pub fn verify_batch(srcs: &[SourceFile], opts: &VerifyOptions) -> Vec<VerifyReport> {
+    verify_batch_on(None, srcs, opts)
+}
+
+/// Verify each program as its own Silicon request (its own timeout, so one hard program cannot
+/// sink the others), all in one JVM.
+pub fn verify_each(srcs: &[SourceFile], opts: &VerifyOptions) -> Vec<VerifyReport> {
+    match discover_backend(opts) {
+        Ok(b) => srcs
+            .iter()
+            .flat_map(|s| verify_batch_on(Some(&b), std::slice::from_ref(s), opts))
+            .collect(),
+        // Reported per program by the batch path, with the provisioning message.
+        Err(_) => verify_batch(srcs, opts),
+    }
+}
+
+fn verify_batch_on(
+    backend: Option<&crate::verify::silicon::Backend>,
+    srcs: &[SourceFile],
+    opts: &VerifyOptions,
+) -> Vec<VerifyReport> {
     let start = Instant::now();
     let mut reports: Vec<Option<VerifyReport>> = vec![None; srcs.len()];
     let mut units = Vec::new();
@@ -305,7 +337,10 @@ pub fn verify_batch(srcs: &[SourceFile], opts: &VerifyOptions) -> Vec<VerifyRepo
             let _ = std::fs::create_dir_all(d);
             let _ = std::fs::write(d.join("batch.vpr"), &text);
         }
-        let outcome = run_silicon(&text, opts);
+        let outcome = match backend {
+            Some(b) => run_silicon_on(b, &text, opts),
+            None => run_silicon(&text, opts),
+        };
         match outcome {
             Err(RunError::Backend(m)) => fail_all(
                 &mut reports,

@@ -327,7 +327,36 @@ impl Encoder<'_> {
                 bindings,
                 cond,
                 body,
-            } => return self.quant(*kind, bindings, cond.as_deref(), body, e.span),
+            } => {
+                // `(\forall* x; c1; (\forall* y; c2; R))` is one iterated conjunction over
+                // (x, y): encode it as one quantifier so the grid re-indexing can prove it
+                // injective (nested quantified permissions are not, for Silicon).
+                if *kind == QuantKind::ForallStar {
+                    if let ExprKind::Quant {
+                        kind: QuantKind::ForallStar,
+                        bindings: inner_b,
+                        cond: inner_c,
+                        body: inner_body,
+                    } = &body.kind
+                    {
+                        let clash = inner_b
+                            .iter()
+                            .any(|ib| bindings.iter().any(|ob| ob.name.name == ib.name.name));
+                        if !clash {
+                            let mut all = bindings.clone();
+                            all.extend(inner_b.iter().cloned());
+                            let c = match (cond.as_deref(), inner_c.as_deref()) {
+                                (Some(a), Some(b)) => {
+                                    Some(Expr::bin(BinOp::And, a.clone(), b.clone()))
+                                }
+                                (a, b) => a.or(b).cloned(),
+                            };
+                            return self.quant(*kind, &all, c.as_ref(), inner_body, e.span);
+                        }
+                    }
+                }
+                return self.quant(*kind, bindings, cond.as_deref(), body, e.span);
+            }
             ExprKind::Let {
                 ty,
                 name,

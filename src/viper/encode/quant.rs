@@ -196,6 +196,17 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
     let mut vars = vars;
     let mut guards = guard;
     let mut body = peel_guards(body, &mut guards);
+    // ∀ distributes over (separating) conjunction; quantifying each conjunct on its own lets
+    // each one be re-indexed and flattened with its own nested quantifier.
+    if let ExpKind::Binary("&&", _, _) = &body.kind {
+        let mut parts = Vec::new();
+        split_and(body, &mut parts);
+        let qs: Vec<Exp> = parts
+            .into_iter()
+            .map(|p| quantify(fresh, vars.clone(), guards.clone(), p))
+            .collect();
+        return Exp::and_all(qs);
+    }
     // Flatten nested universal quantifiers.
     while let ExpKind::Forall(vs, _, b) = body.kind {
         vars.extend(vs.into_iter().map(|(n, _)| n));
@@ -224,6 +235,88 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
         guards = guards.into_iter().map(|g| g.subst(&v, &e)).collect();
         body = body.subst(&v, &e);
         vars.retain(|x| x != &v);
+    }
+    // Chunk rule: a variable that only selects a chunk, `K * t + c <= e && e < K * t + c + K`
+    // with `e` free of `t`, is determined by `e`: t == (e - c) / K. Substituting it keeps the
+    // same set of instances and leaves a quantifier whose index can be proven injective.
+    loop {
+        let mut hit = None;
+        'chunk: for t in &vars {
+            for g1 in &guards {
+                let ExpKind::Binary("<=", a, e1) = &g1.kind else {
+                    continue;
+                };
+                if e1.mentions_var(t) {
+                    continue;
+                }
+                let Some(la) = linear(a, std::slice::from_ref(t)) else {
+                    continue;
+                };
+                let k = la.coeffs[0].clone();
+                if !k.is_positive() {
+                    continue;
+                }
+                let ca = la.constant.as_ref().map_or(Some(BigInt::zero()), lit);
+                for g2 in &guards {
+                    let ExpKind::Binary("<", e2, b) = &g2.kind else {
+                        continue;
+                    };
+                    if text(e2) != text(e1) {
+                        continue;
+                    }
+                    let Some(lb) = linear(b, std::slice::from_ref(t)) else {
+                        continue;
+                    };
+                    let cb = lb.constant.as_ref().map_or(Some(BigInt::zero()), lit);
+                    if lb.coeffs[0] == k && matches!((&ca, &cb), (Some(x), Some(y)) if y - x == k) {
+                        let c = ca.clone().unwrap_or_default();
+                        let v = Exp::bin("\\", Exp::bin("-", (**e1).clone(), int(&c)), int(&k));
+                        hit = Some((t.clone(), v));
+                        break 'chunk;
+                    }
+                }
+            }
+        }
+        // Residue rule: `(e - t) % K == 0` with t ranging over exactly [lo, lo + K) determines
+        // t == (e - lo) % K + lo (the shape a re-indexed inner quantifier leaves behind).
+        if hit.is_none() {
+            'residue: for t in &vars {
+                let Some((lo, hi)) = literal_range(&guards, t) else {
+                    continue;
+                };
+                for g in &guards {
+                    let ExpKind::Binary("==", m, z) = &g.kind else {
+                        continue;
+                    };
+                    if lit(z) != Some(BigInt::zero()) {
+                        continue;
+                    }
+                    let ExpKind::Binary("%", d, k) = &m.kind else {
+                        continue;
+                    };
+                    let Some(k) = lit(k) else { continue };
+                    let ExpKind::Binary("-", e, tv) = &d.kind else {
+                        continue;
+                    };
+                    if !matches!(&tv.kind, ExpKind::Var(n) if n == t) || e.mentions_var(t) {
+                        continue;
+                    }
+                    if k.is_positive() && hi.clone() - lo.clone() == k {
+                        let v = Exp::bin(
+                            "+",
+                            Exp::bin("%", Exp::bin("-", (**e).clone(), int(&lo)), int(&k)),
+                            int(&lo),
+                        );
+                        hit = Some((t.clone(), v));
+                        break 'residue;
+                    }
+                }
+            }
+        }
+        let Some((t, v)) = hit else { break };
+        guards = guards.into_iter().map(|g| g.subst(&t, &v)).collect();
+        body = body.subst(&t, &v);
+        vars.retain(|x| x != &t);
     }
     if vars.is_empty() {
         return Exp::implies(Exp::and_all(guards), body);
@@ -339,6 +432,18 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
         return forall(vars, vec![trig], whole);
     }
     forall(vars, vec![], whole)
+}
+
+/// The value of a literal integer expression (`16 * 1`, `-2 + 3`).
+fn lit(e: &Exp) -> Option<BigInt> {
+    match &e.kind {
+        ExpKind::Int(v) => Some(v.clone()),
+        ExpKind::Unary("-", a) => lit(a).map(|v| -v),
+        ExpKind::Binary("+", a, b) => Some(lit(a)? + lit(b)?),
+        ExpKind::Binary("-", a, b) => Some(lit(a)? - lit(b)?),
+        ExpKind::Binary("*", a, b) => Some(lit(a)? * lit(b)?),
+        _ => None,
+    }
 }
 
 fn k_fits(lin: &Linear) -> bool {

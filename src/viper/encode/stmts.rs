@@ -1185,6 +1185,73 @@ impl Encoder<'_> {
                 },
             });
         }
+        // `\old` is not allowed in Viper preconditions. The consistency method must hold for
+        // every pre-state, so each `\old(e)` becomes an abstract function of e's variables:
+        // requires and ensures then talk about the same (arbitrary) old values.
+        let mut olds: Vec<(String, String, Vec<(String, Ty)>, Ty)> = Vec::new();
+        let method_name = frame.method.clone();
+        let vtypes = self.vtypes.clone();
+        let mut abstract_old = |e: Exp| -> Exp {
+            e.map(&mut |n| match n.kind {
+                ExpKind::Old(None, inner) => {
+                    let key = quant::text(&inner);
+                    let mut bound = Vec::new();
+                    let mut vars = Vec::new();
+                    exp_vars(&inner, &mut bound, &mut vars);
+                    vars.sort();
+                    let params: Vec<(String, Ty)> = vars
+                        .iter()
+                        .map(|v| (v.clone(), vtypes.get(v).cloned().unwrap_or(Ty::Int)))
+                        .collect();
+                    let ret = if key.contains("bool_val") {
+                        Ty::Bool
+                    } else {
+                        Ty::Int
+                    };
+                    let fname = match olds.iter().find(|(t, ..)| *t == key) {
+                        Some((_, f, ..)) => f.clone(),
+                        None => {
+                            let f = format!("{method_name}_barrier{k}_old{}", olds.len());
+                            olds.push((key, f.clone(), params, ret));
+                            f
+                        }
+                    };
+                    let args = vars.into_iter().map(Exp::var).collect();
+                    Exp {
+                        kind: Exp::app(fname, args).kind,
+                        span: n.span,
+                    }
+                }
+                kind => Exp { kind, span: n.span },
+            })
+        };
+        let pre: Vec<Conj> = pre
+            .iter()
+            .map(|c| {
+                let mut c = c.clone();
+                c.exp = abstract_old(c.exp);
+                c
+            })
+            .collect();
+        let post: Vec<Conj> = post
+            .iter()
+            .map(|c| {
+                let mut c = c.clone();
+                c.exp = abstract_old(c.exp);
+                c
+            })
+            .collect();
+        for (_, name, params, ret) in olds {
+            self.out.functions.push(crate::viper::ast::Function {
+                name,
+                params,
+                ret,
+                pres: vec![],
+                posts: vec![],
+                body: None,
+                span: None,
+            });
+        }
         let mut later = Vec::new();
         for c in &pre {
             let q = self.all_threads(&iters, &range, &one, c.exp.clone());
