@@ -1,10 +1,14 @@
 //! The detectors and checkers on small fixtures of our own (fixtures/sem).
 
-use alpine_rs::sem::{self, Checks, Config, RunOptions, RunResult, Status, ValidateOptions, Verdict};
+use alpine_rs::sem::{
+    self, Checks, Config, RunOptions, RunResult, Status, ValidateOptions, Verdict,
+};
 use std::path::Path;
 
 fn fixture(name: &str) -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sem").join(name);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/sem")
+        .join(name);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
@@ -21,7 +25,13 @@ fn run(name: &str, checks: Checks) -> Vec<RunResult> {
     };
     let runs = sem::run_program(&src, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
     for r in &runs {
-        eprintln!("{name} {} input {}: {:?} [{}]", r.method, r.input_id, r.status, r.input.describe());
+        eprintln!(
+            "{name} {} input {}: {:?} [{}]",
+            r.method,
+            r.input_id,
+            r.status,
+            r.input.describe()
+        );
         eprintln!("{}", sem::render(name, &src, &r.errors));
     }
     runs
@@ -56,24 +66,40 @@ fn deleting_the_barrier_of_a_shift_is_a_race() {
         }
         seen = true;
         assert_eq!(r.status, Status::Error);
-        let race = r.errors.iter().find(|d| d.code == "R-RACE").expect("a race is reported");
+        let race = r
+            .errors
+            .iter()
+            .find(|d| d.code == "R-RACE")
+            .expect("a race is reported");
         // Both accesses are labelled with the thread that made them.
         let labels: Vec<&str> = race.labels.iter().map(|l| l.message.as_str()).collect();
-        assert!(labels.iter().any(|l| l.starts_with("write by k[tid=")), "{labels:?}");
-        assert!(labels.iter().any(|l| l.starts_with("read by k[tid=")), "{labels:?}");
+        assert!(
+            labels.iter().any(|l| l.starts_with("write by k[tid=")),
+            "{labels:?}"
+        );
+        assert!(
+            labels.iter().any(|l| l.starts_with("read by k[tid=")),
+            "{labels:?}"
+        );
         assert_eq!(race.labels.len(), 2);
     }
     assert!(seen, "no input with n >= 2");
     // With all checks on, the missing barrier also shows as a permission error.
     let all = run("shift_nobarrier.pvl", Checks::default());
-    assert!(all.iter().any(|r| codes(r).iter().any(|c| c == "R-PERM-WRITE")));
+    assert!(all
+        .iter()
+        .any(|r| codes(r).iter().any(|c| c == "R-PERM-WRITE")));
 }
 
 #[test]
 fn barrier_under_tid_less_than_16_is_divergence() {
     for r in run("divergent_barrier.pvl", Checks::default()) {
         assert_eq!(r.status, Status::Error);
-        let d = r.errors.iter().find(|d| d.code == "R-DIVERGENCE").expect("divergence");
+        let d = r
+            .errors
+            .iter()
+            .find(|d| d.code == "R-DIVERGENCE")
+            .expect("divergence");
         assert!(d.message.contains("lanes [0, 1, 2"), "{}", d.message);
         assert!(d.message.contains("16, 17"), "{}", d.message);
     }
@@ -82,9 +108,17 @@ fn barrier_under_tid_less_than_16_is_divergence() {
 #[test]
 fn write_under_read_permission_is_reported() {
     let runs = run("write_under_read.pvl", Checks::default());
-    assert!(runs.iter().any(|r| codes(r).iter().any(|c| c == "R-PERM-WRITE")));
+    assert!(runs
+        .iter()
+        .any(|r| codes(r).iter().any(|c| c == "R-PERM-WRITE")));
     for r in runs.iter().filter(|r| r.status != Status::Ok) {
-        assert!(codes(r).iter().all(|c| c == "R-PERM-WRITE" || c == "R-LIMIT"), "{:?}", codes(r));
+        assert!(
+            codes(r)
+                .iter()
+                .all(|c| c == "R-PERM-WRITE" || c == "R-LIMIT"),
+            "{:?}",
+            codes(r)
+        );
     }
 }
 
@@ -95,7 +129,11 @@ fn loop_invariant_failing_first_on_iteration_3_is_reported_with_it() {
     assert_eq!(r.status, Status::Error);
     let inv: Vec<_> = r.errors.iter().filter(|d| d.code == "R-INV-KEEP").collect();
     assert!(!inv.is_empty());
-    assert!(inv[0].message.contains("after iteration 3"), "{}", inv[0].message);
+    assert!(
+        inv[0].message.contains("after iteration 3"),
+        "{}",
+        inv[0].message
+    );
     assert!(r.errors.iter().all(|d| d.code != "R-INV-ENTRY"));
 }
 

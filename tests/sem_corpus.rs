@@ -5,7 +5,9 @@ use alpine_rs::sem::{self, RunOptions, Status};
 use std::path::{Path, PathBuf};
 
 fn corpus_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut v: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
     v.sort();
     for p in v {
@@ -26,11 +28,20 @@ fn verified_corpus_programs_pass_all_runtime_checks() {
     let mut failures = Vec::new();
     let mut count = 0;
     for f in files {
-        let Ok(src) = std::fs::read_to_string(&f) else { continue };
-        if !src.lines().take_while(|l| l.starts_with("//")).any(|l| l.trim() == "// verifies: yes") {
+        let Ok(src) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        if !src
+            .lines()
+            .take_while(|l| l.starts_with("//"))
+            .any(|l| l.trim() == "// verifies: yes")
+        {
             continue;
         }
-        if only.as_deref().is_some_and(|o| !f.to_string_lossy().contains(o)) {
+        if only
+            .as_deref()
+            .is_some_and(|o| !f.to_string_lossy().contains(o))
+        {
             continue;
         }
         count += 1;
@@ -62,6 +73,14 @@ fn verified_corpus_programs_pass_all_runtime_checks() {
             }
         }
     }
-    assert!(count >= 60 || only.is_some(), "only {count} corpus programs found");
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        count >= 60 || only.is_some(),
+        "only {count} corpus programs found"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

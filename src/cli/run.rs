@@ -115,7 +115,10 @@ pub fn main(args: RunArgs) -> u8 {
             Status::Infeasible => "infeasible",
             Status::InvalidInput => "input violates precondition",
         };
-        println!("run {} input #{} (seed {}): {status}", r.method, r.input_id, r.input.seed);
+        println!(
+            "run {} input #{} (seed {}): {status}",
+            r.method, r.input_id, r.input.seed
+        );
         println!("  input: {}", r.input.describe());
         if let Some(v) = &r.ret {
             println!("  result: {v}");

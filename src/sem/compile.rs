@@ -380,7 +380,6 @@ pub struct Compiler<'a> {
     inv_names: Vec<(String, u32)>,
 }
 
-
 /// Lower a parsed program. Unsupported constructs are compiled to `Unsupported` nodes and only
 /// fail when executed, so that other methods of the file still run; structural errors (unknown
 /// names, misplaced barriers) are returned.
@@ -408,7 +407,10 @@ pub fn compile(prog: &Program) -> Result<CProgram, Vec<Diagnostic>> {
             for i in 0..n {
                 if !c.out.methods[i].contains_par {
                     let calls = c.out.methods[i].calls.clone();
-                    if calls.iter().any(|&k| c.out.methods[k as usize].contains_par) {
+                    if calls
+                        .iter()
+                        .any(|&k| c.out.methods[k as usize].contains_par)
+                    {
                         c.out.methods[i].contains_par = true;
                         changed = true;
                     }
@@ -675,7 +677,10 @@ impl<'a> Compiler<'a> {
         match &value.kind {
             ExprKind::NewArray(t, dims) => {
                 let mut pre = Vec::new();
-                let d: Vec<CE> = dims.iter().map(|d| self.expr(d, &mut Some(&mut pre))).collect();
+                let d: Vec<CE> = dims
+                    .iter()
+                    .map(|d| self.expr(d, &mut Some(&mut pre)))
+                    .collect();
                 self.code.extend(pre);
                 self.code.push(Instr::Alloc {
                     target,
@@ -686,7 +691,10 @@ impl<'a> Compiler<'a> {
             }
             ExprKind::NewObject(c, args) => {
                 let mut pre = Vec::new();
-                let a: Vec<CE> = args.iter().map(|d| self.expr(d, &mut Some(&mut pre))).collect();
+                let a: Vec<CE> = args
+                    .iter()
+                    .map(|d| self.expr(d, &mut Some(&mut pre)))
+                    .collect();
                 self.code.extend(pre);
                 match self.out.classes.iter().position(|k| k.name == c.name) {
                     Some(ci) => {
@@ -702,9 +710,10 @@ impl<'a> Compiler<'a> {
                             span,
                         });
                     }
-                    None => self
-                        .code
-                        .push(Instr::Unsupported(format!("unknown class `{}`", c.name), span)),
+                    None => self.code.push(Instr::Unsupported(
+                        format!("unknown class `{}`", c.name),
+                        span,
+                    )),
                 }
             }
             ExprKind::Call { .. } if self.nonpure_call(value).is_some() => {
@@ -725,7 +734,12 @@ impl<'a> Compiler<'a> {
     }
 
     fn resolve_method(&self, recv: Option<&Expr>, name: &str) -> Option<u32> {
-        let local = || self.out.classes[self.cur_class as usize].methods.get(name).copied();
+        let local = || {
+            self.out.classes[self.cur_class as usize]
+                .methods
+                .get(name)
+                .copied()
+        };
         match recv.map(|r| &r.kind) {
             None | Some(ExprKind::This) => local().or_else(|| self.global_method(name)),
             Some(ExprKind::Name(id)) => {
@@ -771,12 +785,17 @@ impl<'a> Compiler<'a> {
     }
 
     fn call_stmt(&mut self, target: Option<Target>, e: &Expr, span: Span) {
-        let ExprKind::Call { recv, name, args, .. } = &e.kind else {
+        let ExprKind::Call {
+            recv, name, args, ..
+        } = &e.kind
+        else {
             return;
         };
         let Some(m) = self.resolve_method(recv.as_deref(), &name.name) else {
-            self.code
-                .push(Instr::Unsupported(format!("unknown method `{}`", name.name), span));
+            self.code.push(Instr::Unsupported(
+                format!("unknown method `{}`", name.name),
+                span,
+            ));
             return;
         };
         let mut pre = Vec::new();
@@ -784,7 +803,10 @@ impl<'a> Compiler<'a> {
             Some(r) if !self.is_class_name(r) => Some(self.expr(r, &mut Some(&mut pre))),
             _ => None,
         };
-        let a: Vec<CE> = args.iter().map(|x| self.expr(x, &mut Some(&mut pre))).collect();
+        let a: Vec<CE> = args
+            .iter()
+            .map(|x| self.expr(x, &mut Some(&mut pre)))
+            .collect();
         self.code.extend(pre);
         self.cur_calls.push(m);
         self.code.push(Instr::Call {
@@ -976,7 +998,12 @@ impl<'a> Compiler<'a> {
                 });
                 let hi_c = self.expr(hi, &mut None);
                 let inv = self.loop_invariants(prefix);
-                let cond = CE::Bin(BinOp::Lt, Box::new(CE::Local(slot)), Box::new(hi_c), var.span);
+                let cond = CE::Bin(
+                    BinOp::Lt,
+                    Box::new(CE::Local(slot)),
+                    Box::new(hi_c),
+                    var.span,
+                );
                 self.emit_loop(inv, Some(cond), var.span, |me| {
                     me.scope.push();
                     me.stmt(body, ghost);
@@ -1080,7 +1107,10 @@ impl<'a> Compiler<'a> {
                 self.inv_names.push((name.name.clone(), id));
                 self.block(body, ghost);
                 self.inv_names.pop();
-                self.code.push(Instr::InvExit { id, span: name.span });
+                self.code.push(Instr::InvExit {
+                    id,
+                    span: name.span,
+                });
             }
             StmtKind::Atomic { names, body } => {
                 let inv = names.first().and_then(|n| {
@@ -1107,8 +1137,10 @@ impl<'a> Compiler<'a> {
                 if o.keyword == "label" {
                     return;
                 }
-                self.code
-                    .push(Instr::Unsupported(format!("`{}` statement", o.keyword), span))
+                self.code.push(Instr::Unsupported(
+                    format!("`{}` statement", o.keyword),
+                    span,
+                ))
             }
         }
     }
@@ -1180,7 +1212,8 @@ impl<'a> Compiler<'a> {
                     post.extend(cl);
                 }
             }
-            self.par_labels.push(a.label.as_ref().map(|l| l.name.clone()));
+            self.par_labels
+                .push(a.label.as_ref().map(|l| l.name.clone()));
             let body_pc = self.pc();
             self.scope.push();
             self.stmt(&a.body, false);
@@ -1499,7 +1532,9 @@ impl<'a> Compiler<'a> {
                 ..
             } => CE::SeqLit(elems.iter().map(|x| self.expr(x, pre)).collect()),
             ExprKind::EmptyCollection(CollKind::Seq, _) => CE::SeqLit(Vec::new()),
-            ExprKind::Range(CollKind::Seq, lo, hi) => CE::SeqRange(self.bx(lo, pre), self.bx(hi, pre)),
+            ExprKind::Range(CollKind::Seq, lo, hi) => {
+                CE::SeqRange(self.bx(lo, pre), self.bx(hi, pre))
+            }
             ExprKind::Unfolding(p, x) => CE::Unfolding(self.bx(p, pre), self.bx(x, pre)),
             ExprKind::Trigger(x) => self.expr(x, pre),
             ExprKind::Labelled(_, x) => self.expr(x, pre),
@@ -1549,7 +1584,8 @@ fn mentions(e: &CE, slot: u32) -> bool {
         CE::Index(a, b, _) | CE::Bin(_, a, b, _) => mentions(a, slot) || mentions(b, slot),
         CE::Cond(a, b, c) => mentions(a, slot) || mentions(b, slot) || mentions(c, slot),
         CE::CallPure { recv, args, .. } => {
-            recv.as_ref().is_some_and(|r| mentions(r, slot)) || args.iter().any(|a| mentions(a, slot))
+            recv.as_ref().is_some_and(|r| mentions(r, slot))
+                || args.iter().any(|a| mentions(a, slot))
         }
         CE::SeqLit(v) => v.iter().any(|a| mentions(a, slot)),
         CE::Write | CE::Read | CE::NoPerm => false,
@@ -1576,7 +1612,14 @@ fn extract_bounds(cond: &CE, binders: &mut [Binder]) {
         let later = &slots[bi..];
         let ok = |e: &CE| later.iter().all(|&s| !mentions(e, s));
         let is_x = |e: &CE| matches!(e, CE::Local(s) if *s == b.slot);
-        let plus1 = |e: &CE| CE::Bin(BinOp::Add, Box::new(e.clone()), Box::new(CE::Int(1)), Span::DUMMY);
+        let plus1 = |e: &CE| {
+            CE::Bin(
+                BinOp::Add,
+                Box::new(e.clone()),
+                Box::new(CE::Int(1)),
+                Span::DUMMY,
+            )
+        };
         for c in &conj {
             if let CE::Bin(op, l, r, _) = c {
                 match op {

@@ -53,8 +53,16 @@ pub struct Input {
 
 impl Input {
     pub fn describe(&self) -> String {
-        let mut parts: Vec<String> = self.args.iter().map(|(n, v)| format!("{n} = {v}")).collect();
-        parts.extend(self.this_fields.iter().map(|(n, v)| format!("this.{n} = {v}")));
+        let mut parts: Vec<String> = self
+            .args
+            .iter()
+            .map(|(n, v)| format!("{n} = {v}"))
+            .collect();
+        parts.extend(
+            self.this_fields
+                .iter()
+                .map(|(n, v)| format!("this.{n} = {v}")),
+        );
         parts.join(", ")
     }
 }
@@ -124,9 +132,10 @@ pub fn read_back(heap: &Heap, v: &Value) -> InVal {
             Value::Null | Value::Unit => InVal::Null,
             Value::Seq(s) => InVal::Seq(s.iter().map(|x| go(heap, x, depth)).collect()),
             Value::Ref(id) => match &heap.objs[*id as usize] {
-                super::interp::HObj::Array { data, elem } if depth < 4 => {
-                    InVal::Array(elem.clone(), data.iter().map(|x| go(heap, x, depth + 1)).collect())
-                }
+                super::interp::HObj::Array { data, elem } if depth < 4 => InVal::Array(
+                    elem.clone(),
+                    data.iter().map(|x| go(heap, x, depth + 1)).collect(),
+                ),
                 _ => InVal::Null,
             },
         }
@@ -291,7 +300,13 @@ impl<'c> Vars<'c> {
 }
 
 /// Generate candidate input `attempt` for `method` (semantics.md §10.2 stages 1 and 2).
-pub fn generate(prog: &CProgram, method: u32, seed: u64, attempt: u32, input_index: u64) -> Result<Input, String> {
+pub fn generate(
+    prog: &CProgram,
+    method: u32,
+    seed: u64,
+    attempt: u32,
+    input_index: u64,
+) -> Result<Input, String> {
     let m = &prog.methods[method as usize];
     let mut rng = Rng::new(seed ^ (attempt as u64).wrapping_mul(0x9E37_79B9));
     let mut cfg = z3::Config::new();
@@ -301,7 +316,11 @@ pub fn generate(prog: &CProgram, method: u32, seed: u64, attempt: u32, input_ind
         ctx: &ctx,
         ints: BTreeMap::new(),
         bools: BTreeMap::new(),
-        slot_names: m.params.iter().map(|p| (p.0, (p.1.clone(), p.2.clone()))).collect(),
+        slot_names: m
+            .params
+            .iter()
+            .map(|p| (p.0, (p.1.clone(), p.2.clone())))
+            .collect(),
         field_names: prog.field_names.clone(),
         this_fields: if m.is_static {
             BTreeMap::new()
@@ -321,8 +340,16 @@ pub fn generate(prog: &CProgram, method: u32, seed: u64, attempt: u32, input_ind
         }
     }
     // Declare every scalar/array input so that it has bounds and a soft target.
-    let mut inputs: Vec<(String, Ty)> = m.params.iter().map(|p| (p.1.clone(), p.2.clone())).collect();
-    inputs.extend(vars.this_fields.iter().map(|(n, t)| (format!("this.{n}"), t.clone())));
+    let mut inputs: Vec<(String, Ty)> = m
+        .params
+        .iter()
+        .map(|p| (p.1.clone(), p.2.clone()))
+        .collect();
+    inputs.extend(
+        vars.this_fields
+            .iter()
+            .map(|(n, t)| (format!("this.{n}"), t.clone())),
+    );
     let class = (input_index as u32 + attempt / 8) % 4;
     for (n, t) in &inputs {
         match t {
@@ -330,7 +357,11 @@ pub fn generate(prog: &CProgram, method: u32, seed: u64, attempt: u32, input_ind
                 let v = vars.int(n);
                 opt.assert(&v.ge(&Int::from_i64(&ctx, -(1 << 16))));
                 opt.assert(&v.le(&Int::from_i64(&ctx, 1 << 16)));
-                let target = if attempt >= 24 { rng.range(0, 8) } else { rng.range(-4, 40) };
+                let target = if attempt >= 24 {
+                    rng.range(0, 8)
+                } else {
+                    rng.range(-4, 40)
+                };
                 opt.assert_soft(&v._eq(&Int::from_i64(&ctx, target)), 1u64, None);
             }
             Ty::Bool => {
@@ -349,7 +380,11 @@ pub fn generate(prog: &CProgram, method: u32, seed: u64, attempt: u32, input_ind
                     2 => rng.range(1, 3),
                     _ => rng.range(0, 100),
                 };
-                let target = if attempt >= 24 { rng.range(1, 8) } else { target };
+                let target = if attempt >= 24 {
+                    rng.range(1, 8)
+                } else {
+                    target
+                };
                 opt.assert_soft(&len._eq(&Int::from_i64(&ctx, target)), 2u64, None);
                 if matches!(**inner, Ty::Array(_)) {
                     let cols = vars.int(&format!("cols:{n}"));
@@ -363,7 +398,11 @@ pub fn generate(prog: &CProgram, method: u32, seed: u64, attempt: u32, input_ind
     }
     let model = match opt.check(&[]) {
         z3::SatResult::Sat => opt.get_model(),
-        z3::SatResult::Unsat => return Err("the precondition's shape part is unsatisfiable within the default bounds".into()),
+        z3::SatResult::Unsat => {
+            return Err(
+                "the precondition's shape part is unsatisfiable within the default bounds".into(),
+            )
+        }
         z3::SatResult::Unknown => None,
     };
     let geti = |n: &str, vars: &mut Vars, rng: &mut Rng, dflt: (i64, i64)| -> i64 {
@@ -400,14 +439,21 @@ pub fn generate(prog: &CProgram, method: u32, seed: u64, attempt: u32, input_ind
                 if !getb(&format!("nn:{n}"), &mut vars, &mut rng) {
                     InVal::Null
                 } else {
-                    let len = geti(&format!("len:{n}"), &mut vars, &mut rng, (0, 16)).clamp(0, 4096) as usize;
+                    let len = geti(&format!("len:{n}"), &mut vars, &mut rng, (0, 16)).clamp(0, 4096)
+                        as usize;
                     match &**inner {
                         Ty::Array(elem) => {
-                            let cols = geti(&format!("cols:{n}"), &mut vars, &mut rng, (1, 8)).clamp(0, 64) as usize;
+                            let cols = geti(&format!("cols:{n}"), &mut vars, &mut rng, (1, 8))
+                                .clamp(0, 64) as usize;
                             InVal::Array(
                                 (**inner).clone(),
                                 (0..len)
-                                    .map(|_| InVal::Array((**elem).clone(), fill_vec(elem, cols, fill, &mut rng)))
+                                    .map(|_| {
+                                        InVal::Array(
+                                            (**elem).clone(),
+                                            fill_vec(elem, cols, fill, &mut rng),
+                                        )
+                                    })
                                     .collect(),
                             )
                         }

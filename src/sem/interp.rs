@@ -590,14 +590,21 @@ impl Interp {
                 let iv = self.eval(i, env, pv)?;
                 let idx = self.as_int(iv, *span)?;
                 if let Value::Seq(s) = &av {
-                    return s.get(idx as usize).cloned().filter(|_| idx >= 0).ok_or_else(|| {
-                        err(
-                            "R-OOB",
-                            format!("sequence index {idx} out of bounds for length {}", s.len()),
-                            *span,
-                            "out of bounds",
-                        )
-                    });
+                    return s
+                        .get(idx as usize)
+                        .cloned()
+                        .filter(|_| idx >= 0)
+                        .ok_or_else(|| {
+                            err(
+                                "R-OOB",
+                                format!(
+                                    "sequence index {idx} out of bounds for length {}",
+                                    s.len()
+                                ),
+                                *span,
+                                "out of bounds",
+                            )
+                        });
                 }
                 let l = self.index_loc(av, idx, *span)?;
                 self.read(l, *span, env, pv)
@@ -708,7 +715,9 @@ impl Interp {
                 let av = self.eval(a, env, pv)?;
                 let nv = self.eval(n, env, pv)?;
                 match (av, nv) {
-                    (Value::Ref(id), Value::Int(n)) => Value::Bool(self.heap.len_of(id) as i64 == n),
+                    (Value::Ref(id), Value::Int(n)) => {
+                        Value::Bool(self.heap.len_of(id) as i64 == n)
+                    }
                     _ => Value::Bool(false),
                 }
             }
@@ -1013,7 +1022,11 @@ impl Interp {
         if b.lows.is_empty() || b.highs.is_empty() {
             return Err(inconclusive(
                 "R-QUANT-UNBOUNDED",
-                format!("no {} bound for `{}`", if b.lows.is_empty() { "lower" } else { "upper" }, b.name),
+                format!(
+                    "no {} bound for `{}`",
+                    if b.lows.is_empty() { "lower" } else { "upper" },
+                    b.name
+                ),
                 span,
             ));
         }
@@ -1053,7 +1066,12 @@ impl Interp {
                 let b = self.eval(b, env, pv)?;
                 let (a, b) = (self.as_int(a, *span)?, self.as_int(b, *span)?);
                 if b == 0 {
-                    return Err(err("R-DIV0", "zero denominator in a fraction", *span, "here"));
+                    return Err(err(
+                        "R-DIV0",
+                        "zero denominator in a fraction",
+                        *span,
+                        "here",
+                    ));
                 }
                 Amt {
                     q: BigRational::new(BigInt::from(a), BigInt::from(b)),
@@ -1348,10 +1366,7 @@ impl Interp {
                     x.fails.push(Fail {
                         perm: true,
                         span,
-                        msg: format!(
-                            "needs {amt} of {}, holds {have}",
-                            self.describe_loc(loc)
-                        ),
+                        msg: format!("needs {amt} of {}, holds {have}", self.describe_loc(loc)),
                     });
                     // Best effort: move what is there.
                     if !have.is_negative() && !have.is_zero() {
@@ -1381,7 +1396,10 @@ impl Interp {
                     x.fails.push(Fail {
                         perm: true,
                         span,
-                        msg: format!("holder exceeds write permission on {}", self.describe_loc(loc)),
+                        msg: format!(
+                            "holder exceeds write permission on {}",
+                            self.describe_loc(loc)
+                        ),
                     });
                 }
             }
@@ -1512,7 +1530,11 @@ impl Interp {
         Ok(x.dst)
     }
 
-    fn run_warp(&mut self, w: &mut Warp, stop_at: Option<(usize, usize)>) -> Result<WarpStop, Stop> {
+    fn run_warp(
+        &mut self,
+        w: &mut Warp,
+        stop_at: Option<(usize, usize)>,
+    ) -> Result<WarpStop, Stop> {
         let prog = self.prog.clone();
         loop {
             let depth = w.frames.len();
@@ -1524,7 +1546,11 @@ impl Interp {
                 }
             }
             let Body::Code(code) = &prog.methods[fr.method as usize].body else {
-                return Err(inconclusive("R-UNSUPPORTED", "method without a body", fr.span));
+                return Err(inconclusive(
+                    "R-UNSUPPORTED",
+                    "method without a body",
+                    fr.span,
+                ));
             };
             let instr = &code[pc];
             let mut next = pc + 1;
@@ -1570,7 +1596,15 @@ impl Interp {
                     match ctor {
                         Some(k) => {
                             w.frames.last_mut().expect("frame").pc = next;
-                            self.enter_call(w, *k, None, Some(&objs), args, Some(target.clone()), *span)?;
+                            self.enter_call(
+                                w,
+                                *k,
+                                None,
+                                Some(&objs),
+                                args,
+                                Some(target.clone()),
+                                *span,
+                            )?;
                             continue;
                         }
                         None => {
@@ -1591,7 +1625,11 @@ impl Interp {
                     self.enter_call(w, *method, recv.as_ref(), None, args, target.clone(), *span)?;
                     continue;
                 }
-                Instr::If { cond, else_pc, span } => {
+                Instr::If {
+                    cond,
+                    else_pc,
+                    span,
+                } => {
                     let m = w.mask;
                     let mut mt = 0u64;
                     for l in lanes_of(m) {
@@ -1651,7 +1689,11 @@ impl Interp {
                         w.lanes[l].holders.push(h);
                     }
                 }
-                Instr::LoopHead { cond, exit_pc, span } => {
+                Instr::LoopHead {
+                    cond,
+                    exit_pc,
+                    span,
+                } => {
                     let m = w.mask;
                     let mut stay = m;
                     if let Some(c) = cond {
@@ -1692,7 +1734,8 @@ impl Interp {
                     };
                     let what = format!("loop invariant after iteration {counter}");
                     for l in lanes_of(w.mask) {
-                        let h = self.exhale_lane(w, l, inv, "R-INV-KEEP", "R-INV-KEEP", &what, *span)?;
+                        let h =
+                            self.exhale_lane(w, l, inv, "R-INV-KEEP", "R-INV-KEEP", &what, *span)?;
                         *w.lanes[l].holders.last_mut().expect("holder") = h;
                     }
                     next = *head_pc;
@@ -1782,7 +1825,8 @@ impl Interp {
                 Instr::Assume(cl) => {
                     for l in lanes_of(w.mask) {
                         let before = self.errors.len();
-                        let ok = self.check_lane(w, l, cl, "R-ASSUME", "assumption", Span::DUMMY)?;
+                        let ok =
+                            self.check_lane(w, l, cl, "R-ASSUME", "assumption", Span::DUMMY)?;
                         if !ok {
                             self.errors.truncate(before);
                             let sp = cl.first().map_or(Span::DUMMY, |c| c.span);
@@ -1798,30 +1842,59 @@ impl Interp {
                             Self::new_lane_env(&mut w.lanes[l], epoch, atomic, true);
                         let top = holders.last_mut().expect("holder");
                         let mut x = Xfer::new(Mode::Inhale, Holder::default(), std::mem::take(top));
-                        let r = self.clauses(cl, &mut env, &mut x, "R-ASSUME", "R-PERM-OVERFLOW", "inhale", Span::DUMMY, &who);
+                        let r = self.clauses(
+                            cl,
+                            &mut env,
+                            &mut x,
+                            "R-ASSUME",
+                            "R-PERM-OVERFLOW",
+                            "inhale",
+                            Span::DUMMY,
+                            &who,
+                        );
                         *top = x.dst;
                         r?;
                     }
                 }
                 Instr::Exhale(cl) => {
                     for l in lanes_of(w.mask) {
-                        self.exhale_lane(w, l, cl, "R-ASSERT", "R-PERM-TRANSFER", "exhale", Span::DUMMY)?;
+                        self.exhale_lane(
+                            w,
+                            l,
+                            cl,
+                            "R-ASSERT",
+                            "R-PERM-TRANSFER",
+                            "exhale",
+                            Span::DUMMY,
+                        )?;
                     }
                 }
                 Instr::Fold(p, span) => {
                     let CE::Pred { pred, .. } = p else {
-                        return Err(inconclusive("R-UNSUPPORTED", "fold of a non-predicate", *span));
+                        return Err(inconclusive(
+                            "R-UNSUPPORTED",
+                            "fold of a non-predicate",
+                            *span,
+                        ));
                     };
                     let prog2 = self.prog.clone();
                     let md = &prog2.methods[*pred as usize];
                     let Body::Expr(body) = &md.body else {
-                        return Err(inconclusive("R-UNSUPPORTED", "fold of an abstract predicate", *span));
+                        return Err(inconclusive(
+                            "R-UNSUPPORTED",
+                            "fold of an abstract predicate",
+                            *span,
+                        ));
                     };
                     for l in lanes_of(w.mask) {
                         let (loc, store, this) = self.pred_frame(w, l, p)?;
                         let h = self.exhale_body(w, l, body, store, this, *span, "fold")?;
                         self.pred_store[loc.idx() as usize] = h;
-                        w.lanes[l].holders.last_mut().expect("holder").add(loc, &Amt::write());
+                        w.lanes[l]
+                            .holders
+                            .last_mut()
+                            .expect("holder")
+                            .add(loc, &Amt::write());
                     }
                 }
                 Instr::Unfold(p, span) => {
@@ -1829,8 +1902,11 @@ impl Interp {
                         let (loc, _, _) = self.pred_frame(w, l, p)?;
                         let top = w.lanes[l].holders.last_mut().expect("holder");
                         if !top.take(loc, &Amt::write()) {
-                            let d = Diagnostic::error("R-PERM-TRANSFER", "unfold of a predicate instance that is not held")
-                                .with_primary(*span, "here");
+                            let d = Diagnostic::error(
+                                "R-PERM-TRANSFER",
+                                "unfold of a predicate instance that is not held",
+                            )
+                            .with_primary(*span, "here");
                             self.report(d);
                         }
                         let mut h = std::mem::take(&mut self.pred_store[loc.idx() as usize]);
@@ -1839,7 +1915,15 @@ impl Interp {
                 }
                 Instr::InvEnter { id, res, span } => {
                     for l in lanes_of(w.mask) {
-                        let h = self.exhale_lane(w, l, res, "R-INVARIANT", "R-PERM-TRANSFER", "invariant on entry", *span)?;
+                        let h = self.exhale_lane(
+                            w,
+                            l,
+                            res,
+                            "R-INVARIANT",
+                            "R-PERM-TRANSFER",
+                            "invariant on entry",
+                            *span,
+                        )?;
                         self.invs[*id as usize] = h;
                     }
                 }
@@ -1865,7 +1949,15 @@ impl Interp {
                         w.frames.last_mut().expect("frame").pc = pc + 1;
                         self.run_warp(w, Some((depth, *end_pc)))?;
                         if let (Some(i), Some(res)) = (inv, &res) {
-                            let h = self.exhale_lane(w, l, res, "R-INVARIANT", "R-PERM-TRANSFER", "invariant at the end of atomic", *span)?;
+                            let h = self.exhale_lane(
+                                w,
+                                l,
+                                res,
+                                "R-INVARIANT",
+                                "R-PERM-TRANSFER",
+                                "invariant at the end of atomic",
+                                *span,
+                            )?;
                             self.invs[*i as usize] = h;
                         }
                         w.atomic = None;
@@ -1916,7 +2008,12 @@ impl Interp {
         None
     }
 
-    fn pred_frame(&mut self, w: &mut Warp, l: usize, p: &CE) -> Result<(Loc, Vec<Value>, Value), Stop> {
+    fn pred_frame(
+        &mut self,
+        w: &mut Warp,
+        l: usize,
+        p: &CE,
+    ) -> Result<(Loc, Vec<Value>, Value), Stop> {
         let CE::Pred {
             pred,
             recv,
@@ -1924,7 +2021,11 @@ impl Interp {
             span,
         } = p
         else {
-            return Err(inconclusive("R-UNSUPPORTED", "not a predicate", Span::DUMMY));
+            return Err(inconclusive(
+                "R-UNSUPPORTED",
+                "not a predicate",
+                Span::DUMMY,
+            ));
         };
         let prog = self.prog.clone();
         let md = &prog.methods[*pred as usize];
@@ -1975,7 +2076,16 @@ impl Interp {
             span,
             pure: false,
         }];
-        let r = self.clauses(&cl, &mut env, &mut x, "R-ASSERT", "R-PERM-TRANSFER", what, span, &who);
+        let r = self.clauses(
+            &cl,
+            &mut env,
+            &mut x,
+            "R-ASSERT",
+            "R-PERM-TRANSFER",
+            what,
+            span,
+            &who,
+        );
         *top = x.src;
         r?;
         Ok(x.dst)
@@ -2087,7 +2197,14 @@ impl Interp {
         self.heap.set(loc, v);
     }
 
-    fn store_target(&mut self, w: &mut Warp, l: usize, target: &Target, v: Value, span: Span) -> Result<(), Stop> {
+    fn store_target(
+        &mut self,
+        w: &mut Warp,
+        l: usize,
+        target: &Target,
+        v: Value,
+        span: Span,
+    ) -> Result<(), Stop> {
         let (epoch, atomic) = (w.epoch, w.atomic);
         match target {
             Target::Local(s) => {
@@ -2113,7 +2230,14 @@ impl Interp {
         Ok(())
     }
 
-    fn exec_alloc(&mut self, w: &mut Warp, target: &Target, elem: &Ty, dims: &[CE], span: Span) -> Result<(), Stop> {
+    fn exec_alloc(
+        &mut self,
+        w: &mut Warp,
+        target: &Target,
+        elem: &Ty,
+        dims: &[CE],
+        span: Span,
+    ) -> Result<(), Stop> {
         let m = w.mask;
         self.stmts += m.count_ones() as u64;
         for l in lanes_of(m) {
@@ -2126,7 +2250,12 @@ impl Interp {
                     let v = self.eval(d, &mut env, pv)?;
                     let n = self.as_int(v, span)?;
                     if n < 0 {
-                        return Err(err("R-NEG-SIZE", format!("array size {n} is negative"), span, "here"));
+                        return Err(err(
+                            "R-NEG-SIZE",
+                            format!("array size {n} is negative"),
+                            span,
+                            "here",
+                        ));
                     }
                     if n > 1 << 26 {
                         return Err(inconclusive("R-UNSUPPORTED", "array too large", span));
@@ -2143,12 +2272,14 @@ impl Interp {
     fn alloc_dims(&mut self, elem: &Ty, sizes: &[usize], holder: &mut Holder) -> u32 {
         let id = if sizes.len() <= 1 {
             let n = sizes.first().copied().unwrap_or(0);
-            self.heap.alloc_array(elem.clone(), vec![default_of(elem); n])
+            self.heap
+                .alloc_array(elem.clone(), vec![default_of(elem); n])
         } else {
             let rows: Vec<Value> = (0..sizes[0])
                 .map(|_| Value::Ref(self.alloc_dims(elem, &sizes[1..], holder)))
                 .collect();
-            self.heap.alloc_array(Ty::Array(Box::new(elem.clone())), rows)
+            self.heap
+                .alloc_array(Ty::Array(Box::new(elem.clone())), rows)
         };
         if self.cfg.checks.perms {
             for loc in self.heap.locations(id).collect::<Vec<_>>() {
@@ -2172,7 +2303,11 @@ impl Interp {
         let prog = self.prog.clone();
         let md = &prog.methods[method as usize];
         if md.is_pure || md.is_predicate {
-            return Err(inconclusive("R-UNSUPPORTED", "statement call of a pure function", span));
+            return Err(inconclusive(
+                "R-UNSUPPORTED",
+                "statement call of a pure function",
+                span,
+            ));
         }
         let Body::Code(_) = &md.body else {
             return Err(inconclusive(
@@ -2197,7 +2332,12 @@ impl Interp {
                 (None, None) => env.this.clone(),
             };
             if !md.is_static && this == Value::Null {
-                return Err(err("R-NULL", format!("call of `{}` on null", md.name), span, "null receiver"));
+                return Err(err(
+                    "R-NULL",
+                    format!("call of `{}` on null", md.name),
+                    span,
+                    "null receiver",
+                ));
             }
             let mut store = vec![Value::Null; md.nslots as usize];
             for (i, a) in args.iter().enumerate() {
@@ -2224,7 +2364,9 @@ impl Interp {
                 holder_base: base,
             });
             let who = w.lanes[l].desc();
-            let Lane { frames, holders, .. } = &mut w.lanes[l];
+            let Lane {
+                frames, holders, ..
+            } = &mut w.lanes[l];
             let fr = frames.last_mut().expect("frame");
             let top = holders.last_mut().expect("holder");
             let mut x = Xfer::new(Mode::Exhale, std::mem::take(top), Holder::default());
@@ -2239,7 +2381,16 @@ impl Interp {
                 in_old: false,
             };
             let what = format!("precondition of `{}`", md.name);
-            let r = self.clauses(&md.pre, &mut env, &mut x, "R-PRE", "R-PERM-TRANSFER", &what, span, &who);
+            let r = self.clauses(
+                &md.pre,
+                &mut env,
+                &mut x,
+                "R-PRE",
+                "R-PERM-TRANSFER",
+                &what,
+                span,
+                &who,
+            );
             *top = x.src;
             // A constructor starts with write permission to every field of the new object.
             if let Value::Ref(id) = (md.is_ctor).then(|| fr.this.clone()).unwrap_or(Value::Null) {
@@ -2271,7 +2422,9 @@ impl Interp {
         let m = fr.call_mask & !w.finished;
         for l in lanes_of(m) {
             let who = w.lanes[l].desc();
-            let Lane { frames, holders, .. } = &mut w.lanes[l];
+            let Lane {
+                frames, holders, ..
+            } = &mut w.lanes[l];
             let lf = frames.last_mut().expect("frame");
             // Collapse loop holders of the frame into the frame holder.
             while holders.len() > lf.holder_base + 1 {
@@ -2292,7 +2445,16 @@ impl Interp {
                 in_old: false,
             };
             let what = format!("postcondition of `{}`", md.name);
-            let r = self.clauses(&md.post, &mut env, &mut x, "R-POST", "R-PERM-TRANSFER", &what, fr.span, &who);
+            let r = self.clauses(
+                &md.post,
+                &mut env,
+                &mut x,
+                "R-POST",
+                "R-PERM-TRANSFER",
+                &what,
+                fr.span,
+                &who,
+            );
             *caller = x.dst;
             r?;
             let lf = frames.pop().expect("frame");
@@ -2328,7 +2490,14 @@ impl Interp {
             }
         }
         if self.cfg.checks.contracts && !p.region_pre.is_empty() {
-            self.check_lane(w, pl, &p.region_pre, "R-PAR-PRE", "par region precondition", p.span)?;
+            self.check_lane(
+                w,
+                pl,
+                &p.region_pre,
+                "R-PAR-PRE",
+                "par region precondition",
+                p.span,
+            )?;
         }
         let launch = self.launches;
         self.launches += 1;
@@ -2384,7 +2553,10 @@ impl Interp {
                     }
                     desc.push(']');
                     let group = self.groups + (t / bs) as u32;
-                    let mut elems = parent_path.as_ref().map(|pp| pp.elems.clone()).unwrap_or_default();
+                    let mut elems = parent_path
+                        .as_ref()
+                        .map(|pp| pp.elems.clone())
+                        .unwrap_or_default();
                     if let Some(last) = elems.last_mut() {
                         last.epoch = epoch;
                     }
@@ -2407,9 +2579,15 @@ impl Interp {
                     };
                     // Entry transfer: PRE_L(t) from the parent's holder.
                     let who = lane.desc();
-                    let Lane { frames, holders, .. } = &mut lane;
+                    let Lane {
+                        frames, holders, ..
+                    } = &mut lane;
                     let fr = frames.last_mut().expect("frame");
-                    let mut x = Xfer::new(Mode::Exhale, std::mem::take(&mut parent_h), Holder::default());
+                    let mut x = Xfer::new(
+                        Mode::Exhale,
+                        std::mem::take(&mut parent_h),
+                        Holder::default(),
+                    );
                     let mut env = Env {
                         store: &mut fr.store,
                         this: &fr.this,
@@ -2420,10 +2598,28 @@ impl Interp {
                         atomic,
                         in_old: false,
                     };
-                    let r1 = self.clauses(&a.pre, &mut env, &mut x, "R-PAR-PRE", "R-PERM-TRANSFER", "par precondition", a.span, &who);
+                    let r1 = self.clauses(
+                        &a.pre,
+                        &mut env,
+                        &mut x,
+                        "R-PAR-PRE",
+                        "R-PERM-TRANSFER",
+                        "par precondition",
+                        a.span,
+                        &who,
+                    );
                     x.scale = scale.clone();
                     let r2 = r1.and_then(|_| {
-                        self.clauses(&p.everywhere, &mut env, &mut x, "R-PAR-PRE", "R-PERM-TRANSFER", "context_everywhere in par", a.span, &who)
+                        self.clauses(
+                            &p.everywhere,
+                            &mut env,
+                            &mut x,
+                            "R-PAR-PRE",
+                            "R-PERM-TRANSFER",
+                            "context_everywhere in par",
+                            a.span,
+                            &who,
+                        )
                     });
                     parent_h = std::mem::take(&mut x.src);
                     holders[0] = x.dst;
@@ -2471,7 +2667,9 @@ impl Interp {
                 };
                 for lane in lanes.iter_mut() {
                     let who = lane.desc();
-                    let Lane { frames, holders, .. } = lane;
+                    let Lane {
+                        frames, holders, ..
+                    } = lane;
                     while holders.len() > 1 {
                         let mut h = holders.pop().expect("holder");
                         h.drain_into(holders.last_mut().expect("holder"));
@@ -2489,10 +2687,28 @@ impl Interp {
                         atomic,
                         in_old: false,
                     };
-                    let r1 = self.clauses(&a.post, &mut env, &mut x, "R-PAR-POST", "R-PERM-TRANSFER", "par postcondition", a.span, &who);
+                    let r1 = self.clauses(
+                        &a.post,
+                        &mut env,
+                        &mut x,
+                        "R-PAR-POST",
+                        "R-PERM-TRANSFER",
+                        "par postcondition",
+                        a.span,
+                        &who,
+                    );
                     x.scale = scale.clone();
                     let r2 = r1.and_then(|_| {
-                        self.clauses(&p.everywhere, &mut env, &mut x, "R-PAR-POST", "R-PERM-TRANSFER", "context_everywhere after par", a.span, &who)
+                        self.clauses(
+                            &p.everywhere,
+                            &mut env,
+                            &mut x,
+                            "R-PAR-POST",
+                            "R-PERM-TRANSFER",
+                            "context_everywhere after par",
+                            a.span,
+                            &who,
+                        )
                     });
                     parent_h = x.dst;
                     r2?;
@@ -2505,7 +2721,14 @@ impl Interp {
         let _ = parent_who;
         self.race.launch_completed(launch, top_level);
         if self.cfg.checks.contracts && !p.region_post.is_empty() {
-            self.check_lane(w, pl, &p.region_post, "R-PAR-POST", "par region postcondition", p.span)?;
+            self.check_lane(
+                w,
+                pl,
+                &p.region_post,
+                "R-PAR-POST",
+                "par region postcondition",
+                p.span,
+            )?;
         }
         Ok(())
     }
@@ -2548,11 +2771,15 @@ impl Interp {
                     _ => arrivals.push(None),
                 }
             }
-            let waiting: Vec<usize> = (0..warps.len()).filter(|&i| arrivals[i].is_some()).collect();
+            let waiting: Vec<usize> = (0..warps.len())
+                .filter(|&i| arrivals[i].is_some())
+                .collect();
             if waiting.is_empty() {
                 break;
             }
-            let finished: Vec<usize> = (0..warps.len()).filter(|&i| arrivals[i].is_none()).collect();
+            let finished: Vec<usize> = (0..warps.len())
+                .filter(|&i| arrivals[i].is_none())
+                .collect();
             let first = &arrivals[waiting[0]];
             let (b0, it0) = first.as_ref().expect("waiting");
             if !finished.is_empty() {
@@ -2597,10 +2824,20 @@ impl Interp {
                     let who = w.lanes[l].desc();
                     let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, None, true);
                     let top = holders.last_mut().expect("holder");
-                    let mut x = Xfer::new(Mode::Inhale, std::mem::take(&mut pool), std::mem::take(top));
+                    let mut x =
+                        Xfer::new(Mode::Inhale, std::mem::take(&mut pool), std::mem::take(top));
                     x.from_pool = true;
                     x.pure = false;
-                    let r = self.clauses(&b0.post, &mut env, &mut x, "R-BAR-POST", "R-BAR-INCONSISTENT", "barrier postcondition", b0.span, &who);
+                    let r = self.clauses(
+                        &b0.post,
+                        &mut env,
+                        &mut x,
+                        "R-BAR-POST",
+                        "R-BAR-INCONSISTENT",
+                        "barrier postcondition",
+                        b0.span,
+                        &who,
+                    );
                     pool = std::mem::take(&mut x.src);
                     *top = x.dst;
                     r?;
@@ -2610,11 +2847,21 @@ impl Interp {
                 for w in warps.iter_mut() {
                     for l in lanes_of(full_mask(w.lanes.len()) & !w.finished) {
                         let who = w.lanes[l].desc();
-                        let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, None, true);
+                        let (mut env, holders) =
+                            Self::new_lane_env(&mut w.lanes[l], epoch, None, true);
                         let top = holders.last_mut().expect("holder");
                         let mut x = Xfer::new(Mode::Inhale, Holder::default(), std::mem::take(top));
                         x.perms = false;
-                        let r = self.clauses(&b0.post, &mut env, &mut x, "R-BAR-POST", "R-BAR-POST", "barrier postcondition", b0.span, &who);
+                        let r = self.clauses(
+                            &b0.post,
+                            &mut env,
+                            &mut x,
+                            "R-BAR-POST",
+                            "R-BAR-POST",
+                            "barrier postcondition",
+                            b0.span,
+                            &who,
+                        );
                         *top = x.dst;
                         r?;
                     }
@@ -2635,7 +2882,12 @@ impl Interp {
     /// Run `method` as the entry point with the given receiver and arguments; the environment
     /// holder must already hold the input's locations. Returns `Ok(None)` when the input does
     /// not satisfy the precondition.
-    pub fn run_entry(&mut self, method: u32, this: Value, args: Vec<Value>) -> Result<Option<Value>, Stop> {
+    pub fn run_entry(
+        &mut self,
+        method: u32,
+        this: Value,
+        args: Vec<Value>,
+    ) -> Result<Option<Value>, Stop> {
         let prog = self.prog.clone();
         let md = &prog.methods[method as usize];
         let mut store = vec![Value::Null; md.nslots as usize];
@@ -2657,9 +2909,15 @@ impl Interp {
             path: None,
         };
         {
-            let Lane { frames, holders, .. } = &mut lane;
+            let Lane {
+                frames, holders, ..
+            } = &mut lane;
             let fr = frames.last_mut().expect("frame");
-            let mut x = Xfer::new(Mode::Exhale, std::mem::take(&mut self.env_holder), Holder::default());
+            let mut x = Xfer::new(
+                Mode::Exhale,
+                std::mem::take(&mut self.env_holder),
+                Holder::default(),
+            );
             x.src_is_env = true;
             let mut env = Env {
                 store: &mut fr.store,
@@ -2672,7 +2930,16 @@ impl Interp {
                 in_old: false,
             };
             let before = self.errors.len();
-            let ok = self.clauses(&md.pre, &mut env, &mut x, "R-PRE", "R-PRE", "entry precondition", md.span, "the input")?;
+            let ok = self.clauses(
+                &md.pre,
+                &mut env,
+                &mut x,
+                "R-PRE",
+                "R-PRE",
+                "entry precondition",
+                md.span,
+                "the input",
+            )?;
             self.env_holder = x.src;
             holders[0] = x.dst;
             if !ok {
@@ -2701,17 +2968,27 @@ impl Interp {
             pool_from: Vec::new(),
         };
         if !matches!(md.body, Body::Code(_)) {
-            return Err(inconclusive("R-UNSUPPORTED", "entry method has no body", md.span));
+            return Err(inconclusive(
+                "R-UNSUPPORTED",
+                "entry method has no body",
+                md.span,
+            ));
         }
         self.run_warp(&mut w, None)?;
         let lane = &mut w.lanes[0];
-        let Lane { frames, holders, .. } = lane;
+        let Lane {
+            frames, holders, ..
+        } = lane;
         while holders.len() > 1 {
             let mut h = holders.pop().expect("holder");
             h.drain_into(holders.last_mut().expect("holder"));
         }
         let fr = frames.last_mut().expect("frame");
-        let mut x = Xfer::new(Mode::Exhale, std::mem::take(&mut holders[0]), std::mem::take(&mut self.env_holder));
+        let mut x = Xfer::new(
+            Mode::Exhale,
+            std::mem::take(&mut holders[0]),
+            std::mem::take(&mut self.env_holder),
+        );
         let mut env = Env {
             store: &mut fr.store,
             this: &fr.this,
@@ -2723,7 +3000,16 @@ impl Interp {
             in_old: false,
         };
         let what = format!("postcondition of `{}`", md.name);
-        let r = self.clauses(&md.post, &mut env, &mut x, "R-POST", "R-PERM-TRANSFER", &what, md.span, "the entry call");
+        let r = self.clauses(
+            &md.post,
+            &mut env,
+            &mut x,
+            "R-POST",
+            "R-PERM-TRANSFER",
+            &what,
+            md.span,
+            "the entry call",
+        );
         self.env_holder = x.dst;
         r?;
         Ok(Some(fr.result.clone()))
@@ -2751,19 +3037,30 @@ fn ce_uses_old(e: &CE) -> bool {
             ce_uses_old(a) || ce_uses_old(b) || ce_uses_old(c)
         }
         CE::PointsTo(a, b, c, _) => ce_uses_old(a) || ce_uses_old(b) || ce_uses_old(c),
-        CE::Perm(a, b, _) | CE::ArrayShape(a, b) | CE::SeqRange(a, b) => ce_uses_old(a) || ce_uses_old(b),
+        CE::Perm(a, b, _) | CE::ArrayShape(a, b) | CE::SeqRange(a, b) => {
+            ce_uses_old(a) || ce_uses_old(b)
+        }
         CE::CallPure { args, recv, .. } | CE::Pred { args, recv, .. } => {
             args.iter().any(ce_uses_old) || recv.as_ref().is_some_and(|r| ce_uses_old(r))
         }
-        CE::Quant { cond, body, binders, .. } => {
+        CE::Quant {
+            cond,
+            body,
+            binders,
+            ..
+        } => {
             cond.as_ref().is_some_and(|c| ce_uses_old(c))
                 || ce_uses_old(body)
-                || binders.iter().any(|b| b.lows.iter().chain(&b.highs).any(ce_uses_old))
+                || binders
+                    .iter()
+                    .any(|b| b.lows.iter().chain(&b.highs).any(ce_uses_old))
         }
         CE::Sum { cond, body, .. } => ce_uses_old(cond) || ce_uses_old(body),
         CE::SeqLit(v) => v.iter().any(ce_uses_old),
         CE::Slice(s, a, b, _) => {
-            ce_uses_old(s) || a.as_ref().is_some_and(|x| ce_uses_old(x)) || b.as_ref().is_some_and(|x| ce_uses_old(x))
+            ce_uses_old(s)
+                || a.as_ref().is_some_and(|x| ce_uses_old(x))
+                || b.as_ref().is_some_and(|x| ce_uses_old(x))
         }
         _ => false,
     }

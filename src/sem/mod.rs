@@ -44,7 +44,9 @@ impl SemError {
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         match self {
             SemError::Parse(d) | SemError::Compile(d) => d.clone(),
-            SemError::Entry(m) | SemError::Input(m) => vec![Diagnostic::error("R-USAGE", m.clone())],
+            SemError::Entry(m) | SemError::Input(m) => {
+                vec![Diagnostic::error("R-USAGE", m.clone())]
+            }
         }
     }
 }
@@ -132,11 +134,17 @@ pub fn entries(prog: &CProgram, entry: Option<&str>) -> Result<Vec<u32>, SemErro
         !m.is_pure && !m.is_ctor && !m.is_predicate && matches!(m.body, compile::Body::Code(_))
     };
     if let Some(e) = entry {
-        let v: Vec<u32> = prog.method_by_qualified(e).into_iter().filter(runnable).collect();
+        let v: Vec<u32> = prog
+            .method_by_qualified(e)
+            .into_iter()
+            .filter(runnable)
+            .collect();
         return match v.len() {
             0 => Err(SemError::Entry(format!("no runnable method `{e}`"))),
             1 => Ok(v),
-            _ => Err(SemError::Entry(format!("`{e}` is ambiguous; use Class.method"))),
+            _ => Err(SemError::Entry(format!(
+                "`{e}` is ambiguous; use Class.method"
+            ))),
         };
     }
     let all: Vec<u32> = (0..prog.methods.len() as u32).filter(runnable).collect();
@@ -243,7 +251,12 @@ pub fn run_generated(l: &Loaded, method: u32, seed: u64, index: u64, cfg: &Confi
         last = Some(r);
     }
     let _ = last;
-    no_input(l, method, index, "no valid input found after 50 candidates".into())
+    no_input(
+        l,
+        method,
+        index,
+        "no valid input found after 50 candidates".into(),
+    )
 }
 
 fn no_input(l: &Loaded, method: u32, index: u64, msg: String) -> RunResult {
@@ -293,7 +306,13 @@ fn run_program_here(src: &str, opts: &RunOptions) -> Result<Vec<RunResult>, SemE
             out.push(run_generated(&l, m, opts.seed, i, &opts.config));
         }
         for (k, input) in opts.inputs.iter().enumerate() {
-            out.push(run_one(&l, m, input, opts.random as u64 + k as u64, &opts.config));
+            out.push(run_one(
+                &l,
+                m,
+                input,
+                opts.random as u64 + k as u64,
+                &opts.config,
+            ));
         }
     }
     Ok(out)
@@ -309,11 +328,7 @@ pub fn render(name: &str, src: &str, diags: &[Diagnostic]) -> String {
 pub fn parse_input(text: &str, seed: u64) -> Result<Input, SemError> {
     let v: serde_yaml::Value =
         serde_yaml::from_str(text).map_err(|e| SemError::Input(e.to_string()))?;
-    let mut rng = value::Rng::new(
-        v.get("seed")
-            .and_then(|s| s.as_u64())
-            .unwrap_or(seed),
-    );
+    let mut rng = value::Rng::new(v.get("seed").and_then(|s| s.as_u64()).unwrap_or(seed));
     let mut input = Input {
         seed,
         ..Input::default()
@@ -323,14 +338,20 @@ pub fn parse_input(text: &str, seed: u64) -> Result<Input, SemError> {
     };
     if let Some(serde_yaml::Value::Mapping(m)) = v.get("args") {
         for (k, x) in m {
-            let name = k.as_str().ok_or_else(|| SemError::Input("argument names must be strings".into()))?;
+            let name = k
+                .as_str()
+                .ok_or_else(|| SemError::Input("argument names must be strings".into()))?;
             input.args.push((name.to_string(), conv(x, &mut rng)?));
         }
     }
     if let Some(serde_yaml::Value::Mapping(m)) = v.get("this") {
         for (k, x) in m {
-            let name = k.as_str().ok_or_else(|| SemError::Input("field names must be strings".into()))?;
-            input.this_fields.push((name.to_string(), conv(x, &mut rng)?));
+            let name = k
+                .as_str()
+                .ok_or_else(|| SemError::Input("field names must be strings".into()))?;
+            input
+                .this_fields
+                .push((name.to_string(), conv(x, &mut rng)?));
         }
     }
     Ok(input)
@@ -363,10 +384,9 @@ fn yaml_val(x: &serde_yaml::Value, rng: &mut value::Rng) -> Result<InVal, SemErr
                 .unwrap_or("zero")
                 .to_string();
             let (lo, hi) = match m.get(Y::String("range".into())) {
-                Some(Y::Sequence(r)) if r.len() == 2 => (
-                    r[0].as_i64().unwrap_or(-100),
-                    r[1].as_i64().unwrap_or(100),
-                ),
+                Some(Y::Sequence(r)) if r.len() == 2 => {
+                    (r[0].as_i64().unwrap_or(-100), r[1].as_i64().unwrap_or(100))
+                }
                 _ => (-100, 100),
             };
             let cell = |rng: &mut value::Rng| match fill.as_str() {
@@ -374,7 +394,8 @@ fn yaml_val(x: &serde_yaml::Value, rng: &mut value::Rng) -> Result<InVal, SemErr
                 _ => InVal::Int(0),
             };
             if let Some(len) = get("len") {
-                let n = usize::try_from(len).map_err(|_| SemError::Input("negative length".into()))?;
+                let n =
+                    usize::try_from(len).map_err(|_| SemError::Input("negative length".into()))?;
                 InVal::Array(compile::Ty::Int, (0..n).map(|_| cell(rng)).collect())
             } else if let (Some(r), Some(c)) = (get("rows"), get("cols")) {
                 let (r, c) = (
@@ -384,13 +405,21 @@ fn yaml_val(x: &serde_yaml::Value, rng: &mut value::Rng) -> Result<InVal, SemErr
                 InVal::Array(
                     compile::Ty::Array(Box::new(compile::Ty::Int)),
                     (0..r)
-                        .map(|_| InVal::Array(compile::Ty::Int, (0..c).map(|_| cell(rng)).collect()))
+                        .map(|_| {
+                            InVal::Array(compile::Ty::Int, (0..c).map(|_| cell(rng)).collect())
+                        })
                         .collect(),
                 )
             } else {
-                return Err(SemError::Input("array spec needs `len` or `rows`/`cols`".into()));
+                return Err(SemError::Input(
+                    "array spec needs `len` or `rows`/`cols`".into(),
+                ));
             }
         }
-        other => return Err(SemError::Input(format!("unsupported input value {other:?}"))),
+        other => {
+            return Err(SemError::Input(format!(
+                "unsupported input value {other:?}"
+            )))
+        }
     })
 }

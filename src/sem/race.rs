@@ -72,7 +72,6 @@ impl RaceDetector {
             *c = true;
         }
     }
-
 }
 
 fn effective_len(completed: &[bool], p: &Path) -> usize {

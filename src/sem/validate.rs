@@ -236,7 +236,13 @@ fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> Valid
     out
 }
 
-fn generate_valid(l: &Loaded, m: u32, seed: u64, id: u64, cfg: &Config) -> Option<(RunResult, Input)> {
+fn generate_valid(
+    l: &Loaded,
+    m: u32,
+    seed: u64,
+    id: u64,
+    cfg: &Config,
+) -> Option<(RunResult, Input)> {
     let s = input_seed(seed, id);
     for attempt in 0..50 {
         let input = inputs::generate(&l.prog, m, s, attempt, id).ok()?;
@@ -263,7 +269,8 @@ fn compare(a: &RunResult, b: &RunResult) -> Option<Mismatch> {
 }
 
 fn fmt(v: &Option<InVal>) -> String {
-    v.as_ref().map_or_else(|| "(none)".into(), |x| x.to_string())
+    v.as_ref()
+        .map_or_else(|| "(none)".into(), |x| x.to_string())
 }
 
 fn mismatch(path: &str, index: Option<usize>, orig: String, opt: String, count: usize) -> Mismatch {

@@ -165,7 +165,13 @@ impl std::fmt::Display for Amt {
             (true, 0) => write!(f, "none"),
             (true, k) => write!(f, "{k}·read"),
             (false, 0) => write!(f, "{}", self.q),
-            (false, k) => write!(f, "{} {} {}·read", self.q, if k < 0 { "-" } else { "+" }, k.abs()),
+            (false, k) => write!(
+                f,
+                "{} {} {}·read",
+                self.q,
+                if k < 0 { "-" } else { "+" },
+                k.abs()
+            ),
         }
     }
 }
@@ -254,7 +260,8 @@ impl Rng {
 
 /// Seed of input `i` under global seed `s` (§10.3).
 pub fn input_seed(global: u64, i: u64) -> u64 {
-    let mut r = Rng::new(global.wrapping_mul(0x100_0000_01B3) ^ i.wrapping_mul(0xA24B_AED4_963E_E407));
+    let mut r =
+        Rng::new(global.wrapping_mul(0x100_0000_01B3) ^ i.wrapping_mul(0xA24B_AED4_963E_E407));
     r.next_u64()
 }
 
