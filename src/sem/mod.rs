@@ -197,11 +197,11 @@ pub fn run_one(l: &Loaded, method: u32, input: &Input, input_id: u64, cfg: &Conf
             (st, ret)
         }
         Err(Stop::Error(d)) => {
-            errors.push(d);
+            errors.push(*d);
             (Status::Error, None)
         }
         Err(Stop::Inconclusive(d)) => {
-            errors.push(d);
+            errors.push(*d);
             (Status::Inconclusive, None)
         }
         Err(Stop::Infeasible(_)) => (Status::Infeasible, None),

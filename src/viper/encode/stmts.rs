@@ -7,6 +7,10 @@ use crate::viper::ast::*;
 use std::collections::{HashMap, HashSet};
 
 /// Free variables of an expression, in order of first occurrence.
+/// An abstract stand-in for one `\\old(e)` in a barrier-consistency method: (text of e,
+/// function name, parameters, result type).
+type OldFn = (String, String, Vec<(String, Ty)>, Ty);
+
 pub fn exp_vars(e: &Exp, bound: &mut Vec<String>, out: &mut Vec<String>) {
     match &e.kind {
         ExpKind::Var(n) => {
@@ -1188,7 +1192,7 @@ impl Encoder<'_> {
         // `\old` is not allowed in Viper preconditions. The consistency method must hold for
         // every pre-state, so each `\old(e)` becomes an abstract function of e's variables:
         // requires and ensures then talk about the same (arbitrary) old values.
-        let mut olds: Vec<(String, String, Vec<(String, Ty)>, Ty)> = Vec::new();
+        let mut olds: Vec<OldFn> = Vec::new();
         let method_name = frame.method.clone();
         let vtypes = self.vtypes.clone();
         let mut abstract_old = |e: Exp| -> Exp {
