@@ -4,6 +4,7 @@
 //! 1. per file, a fresh JVM each (`verify_source`-style: one `verify_batch` call per file);
 //! 2. per file in one JVM (`verify_each`);
 //! 3. all programs in one Silicon file (`verify_batch`).
+//!
 //! Needs the backend (`alpine-rs backend install`). `VERIFY_BENCH_N` limits the file count.
 
 use alpine_rs::diag::SourceFile;
