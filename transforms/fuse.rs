@@ -146,13 +146,17 @@ impl Atom {
     /// permissions only the second kernel holds: the first kernel cannot have changed them, but
     /// a thread keeps only what a barrier ensures, values included.
     fn frame(&self) -> String {
-        let eq = format!("{} == \\old({})", self.loc, self.loc);
+        self.wrap(format!("{} == \\old({})", self.loc, self.loc), "\\forall")
+    }
+
+    /// `inner` under this atom's guards and binders (`quant` quantifies the binders).
+    fn wrap(&self, inner: String, quant: &str) -> String {
         let qguards: Vec<String> = self.guards.iter().map(|g| paren_if_needed(g)).collect();
         if self.binders.is_empty() {
             if qguards.is_empty() {
-                eq
+                inner
             } else {
-                format!("{} ==> {}", qguards.join(" && "), eq)
+                format!("{} ==> {}", qguards.join(" && "), inner)
             }
         } else {
             let decls: Vec<&str> = self.binders.iter().map(|(d, _)| d.as_str()).collect();
@@ -161,7 +165,7 @@ impl Atom {
             } else {
                 qguards.join(" && ")
             };
-            format!("(\\forall {}; {}; {})", decls.join(", "), cond, eq)
+            format!("({quant} {}; {}; {})", decls.join(", "), cond, inner)
         }
     }
 
@@ -170,22 +174,7 @@ impl Atom {
             return o.clone();
         }
         let perm = format!("Perm({}, {})", self.loc, self.frac.text());
-        let qguards: Vec<String> = self.guards.iter().map(|g| paren_if_needed(g)).collect();
-        if self.binders.is_empty() {
-            if qguards.is_empty() {
-                perm
-            } else {
-                format!("{} ==> {}", qguards.join(" && "), perm)
-            }
-        } else {
-            let decls: Vec<&str> = self.binders.iter().map(|(d, _)| d.as_str()).collect();
-            let cond = if qguards.is_empty() {
-                "true".to_string()
-            } else {
-                qguards.join(" && ")
-            };
-            format!("(\\forall* {}; {}; {})", decls.join(", "), cond, perm)
-        }
+        self.wrap(perm, "\\forall*")
     }
 
     fn with_frac(&self, f: Frac) -> Atom {

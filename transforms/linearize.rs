@@ -286,7 +286,7 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
 
     // ---- A404: callers ----
     if param.is_some() {
-        let calls = calls_of(&parsed.program, &method.name.name);
+        let calls = crate::analyze::scope::calls_of(&parsed.program, &method.name.name);
         if !calls.is_empty() {
             let mut d = Diagnostic::error(
                 "A404",
@@ -590,44 +590,4 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         );
     }
     Ok(Applied { edits, diagnostics })
-}
-
-/// Calls of `name` anywhere in the program.
-fn calls_of(p: &Program, name: &str) -> Vec<Span> {
-    let mut out = Vec::new();
-    let mut visit_m = |m: &Method| {
-        let mut f = |e: &Expr| {
-            if let ExprKind::Call { name: n, .. } = &e.kind {
-                if n.name == name {
-                    out.push(e.span);
-                }
-            }
-        };
-        for c in &m.prefix.clauses {
-            if let Some(e) = c.expr() {
-                walk_expr(e, &mut f);
-            }
-        }
-        match &m.body {
-            MethodBody::Block(b) => {
-                for s in &b.stmts {
-                    crate::front::visit::all_exprs(s, &mut f);
-                }
-            }
-            MethodBody::Expr(e) => walk_expr(e, &mut f),
-            MethodBody::Abstract => {}
-        }
-    };
-    for item in &p.items {
-        match item {
-            Item::Class(c) => c.members.iter().for_each(|m| {
-                if let Member::Method(m) = m {
-                    visit_m(m)
-                }
-            }),
-            Item::Method(m) => visit_m(m),
-            _ => {}
-        }
-    }
-    out
 }

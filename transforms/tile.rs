@@ -354,7 +354,7 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     // 4. method contract
     let mut diagnostics = Vec::new();
     if !keep_method_contract {
-        let callers = callers_of(&parsed.program, &method.name.name);
+        let callers = crate::analyze::scope::calls_of(&parsed.program, &method.name.name);
         if !callers.is_empty() {
             let mut d = Diagnostic::note(
                 "A506",
@@ -531,46 +531,6 @@ fn is_resource_expr(e: &Expr, preds: &[String]) -> bool {
         _ => {}
     });
     res
-}
-
-/// Calls of `name` anywhere in the program.
-fn callers_of(p: &Program, name: &str) -> Vec<Span> {
-    let mut out = Vec::new();
-    let mut visit_m = |m: &Method| {
-        let mut f = |e: &Expr| {
-            if let ExprKind::Call { name: n, .. } = &e.kind {
-                if n.name == name {
-                    out.push(e.span);
-                }
-            }
-        };
-        for c in &m.prefix.clauses {
-            if let Some(e) = c.expr() {
-                walk_expr(e, &mut f);
-            }
-        }
-        match &m.body {
-            MethodBody::Block(b) => {
-                for s in &b.stmts {
-                    crate::front::visit::all_exprs(s, &mut f);
-                }
-            }
-            MethodBody::Expr(e) => walk_expr(e, &mut f),
-            MethodBody::Abstract => {}
-        }
-    };
-    for item in &p.items {
-        match item {
-            Item::Class(c) => c.members.iter().for_each(|m| {
-                if let Member::Method(m) = m {
-                    visit_m(m)
-                }
-            }),
-            Item::Method(m) => visit_m(m),
-            _ => {}
-        }
-    }
-    out
 }
 
 /// An existing `vct_tile_ceiling` helper with our body, reused instead of a second copy.

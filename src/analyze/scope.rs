@@ -1,6 +1,7 @@
 //! Variables and arrays a statement assigns, and names it mentions.
 
 use crate::front::ast::*;
+use crate::front::span::Span;
 use crate::front::visit::{all_exprs, walk_stmts};
 use std::collections::BTreeSet;
 
@@ -71,5 +72,45 @@ pub fn mentioned_names(s: &Stmt) -> BTreeSet<String> {
         }
         _ => {}
     });
+    out
+}
+
+/// Calls of `name` anywhere in the program.
+pub fn calls_of(p: &Program, name: &str) -> Vec<Span> {
+    let mut out = Vec::new();
+    let mut visit_m = |m: &Method| {
+        let mut f = |e: &Expr| {
+            if let ExprKind::Call { name: n, .. } = &e.kind {
+                if n.name == name {
+                    out.push(e.span);
+                }
+            }
+        };
+        for c in &m.prefix.clauses {
+            if let Some(e) = c.expr() {
+                crate::front::visit::walk_expr(e, &mut f);
+            }
+        }
+        match &m.body {
+            MethodBody::Block(b) => {
+                for s in &b.stmts {
+                    all_exprs(s, &mut f);
+                }
+            }
+            MethodBody::Expr(e) => crate::front::visit::walk_expr(e, &mut f),
+            MethodBody::Abstract => {}
+        }
+    };
+    for item in &p.items {
+        match item {
+            Item::Class(c) => c.members.iter().for_each(|m| {
+                if let Member::Method(m) = m {
+                    visit_m(m)
+                }
+            }),
+            Item::Method(m) => visit_m(m),
+            _ => {}
+        }
+    }
     out
 }
