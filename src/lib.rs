@@ -14,6 +14,7 @@ pub mod cli;
 pub mod diag;
 pub mod edit;
 pub mod front;
+pub mod review;
 pub mod verify;
 pub mod viper;
 

@@ -1,16 +1,21 @@
 //! `alpine-rs apply`: run optimizations and emit the result (stdout, -o, --in-place, --diff,
-//! --check).
+//! --check), optionally checked by re-verification (`--verify`) and differential execution
+//! (`--validate`) before anything is written.
 
-use super::common::{json_diags, read_source, Format};
-use crate::diag::{self, SourceFile};
+use super::common::{json_diags, read_source, write_diff, ColorArg, Format};
+use crate::diag::{self, Diagnostic, SourceFile};
 use crate::front::ast::{Layout as MatLayout, OptKind, TileMode};
 use crate::front::parser::parse_expr_text;
 use crate::front::{Dialect, DialectChoice, ParseOptions};
+use crate::review::{annotation_ranges, review, Hunk};
+use crate::sem;
 use crate::transforms::driver::{apply_cli_or_annotations, At, CliStep, DriverOptions};
 use crate::transforms::{MergeMode, Params};
+use crate::viper::{self, Verdict, VerifyOptions, VerifyReport};
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 #[derive(clap::Args, Debug)]
 pub struct ApplyArgs {
@@ -77,6 +82,27 @@ pub struct ApplyArgs {
     /// Exit 1 and print the diff when the file would change.
     #[arg(long)]
     pub check: bool,
+    /// With --diff or --check: show only the hunks that change annotations (contracts,
+    /// invariants, barrier contracts, assertions, ghost code, gpuopt lines).
+    #[arg(long)]
+    pub annotations_only: bool,
+    /// Colour of the diff.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: ColorArg,
+    /// Verify input and output with the Viper/Silicon backend (exit 1 if the output fails,
+    /// 3 if there is no verdict). Files are written only when the output verifies.
+    #[arg(long, conflicts_with = "check")]
+    pub verify: bool,
+    /// Silicon timeout per program for --verify, in seconds (0: none).
+    #[arg(long = "verify-timeout", default_value_t = 0, value_name = "S")]
+    pub verify_timeout: u64,
+    /// Run input and output on the same generated inputs and compare their final states (exit 1
+    /// if they differ, 3 if nothing could be compared). Files are written only when they agree.
+    #[arg(long, conflicts_with = "check")]
+    pub validate: bool,
+    /// Entry method for --validate (`method`, `Class.method`, or `ORIG:OPT`).
+    #[arg(long)]
+    pub entry: Option<String>,
     /// Skip refused steps and apply the rest (exit code still 1).
     #[arg(long)]
     pub keep_going: bool,
@@ -94,12 +120,246 @@ fn usage(msg: impl std::fmt::Display) -> u8 {
     2
 }
 
-fn parse_opt(s: &str) -> Option<OptKind> {
-    OptKind::from_word(s)
+/// One optimization request in a neutral form: what `--opt … --at …` with its flags, or one
+/// step of a batch plan, asks for. Validated and built by [`build_step`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepSpec {
+    pub opt: String,
+    pub at: String,
+    pub factor: Option<u64>,
+    pub var: Option<String>,
+    /// merge: auto, exact or remainder; tile: inter or intra.
+    pub mode: Option<String>,
+    pub array: Option<String>,
+    pub locations: Vec<String>,
+    pub layout: Option<String>,
+    /// linearize: the two dimension expressions.
+    pub dims: Vec<String>,
+    pub index_fn: bool,
+    pub tile_size: Option<String>,
+    pub keep_method_contract: bool,
+    pub kernels: Option<u64>,
+    pub blocks: Option<u64>,
+    pub block_size: Option<String>,
 }
 
-/// Build the command-line steps; `Err` is a usage message.
-fn steps(args: &ApplyArgs, dialect: Dialect) -> Result<Vec<CliStep>, String> {
+/// Why a [`StepSpec`] is not a valid step; `field` names the offending parameter in plan-key
+/// form (`tile_size`), callers turn it into their own spelling (`--tile-size`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StepError {
+    UnknownOpt(String),
+    /// A parameter the optimization needs is missing.
+    Missing {
+        field: &'static str,
+    },
+    /// A parameter has a bad value; the message reads after the parameter's name.
+    Invalid {
+        field: &'static str,
+        message: String,
+    },
+    /// A parameter that the optimization does not take.
+    NotApplicable {
+        field: &'static str,
+    },
+}
+
+impl StepError {
+    pub fn field(&self) -> &'static str {
+        match self {
+            StepError::UnknownOpt(_) => "opt",
+            StepError::Missing { field }
+            | StepError::Invalid { field, .. }
+            | StepError::NotApplicable { field } => field,
+        }
+    }
+
+    /// The message with parameter names spelt by `name` (e.g. `--tile-size` or `tile_size`).
+    pub fn message(&self, opt: &str, name: impl Fn(&str) -> String) -> String {
+        match self {
+            StepError::UnknownOpt(o) => format!(
+                "unknown optimization `{o}` (known: unroll, merge, prefetch, linearize, tile, fuse)"
+            ),
+            StepError::Missing { field } => format!("{opt} needs {}", name(field)),
+            StepError::Invalid { field, message } => format!("{} {message}", name(field)),
+            StepError::NotApplicable { field } => {
+                format!("{} does not apply to {opt}", name(field))
+            }
+        }
+    }
+}
+
+/// The parameters each optimization takes besides `opt` and `at`.
+pub fn step_fields(kind: OptKind) -> &'static [&'static str] {
+    match kind {
+        OptKind::Unroll => &["factor", "var"],
+        OptKind::Merge => &["factor", "var", "mode"],
+        OptKind::Prefetch => &["array", "locations"],
+        OptKind::Linearize => &["array", "layout", "dims", "index_fn"],
+        OptKind::Tile => &["mode", "tile_size", "keep_method_contract"],
+        OptKind::Fuse => &["kernels", "blocks", "block_size"],
+    }
+}
+
+impl StepSpec {
+    /// The parameters that are set (besides `opt` and `at`).
+    pub fn set_fields(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        let mut add = |on: bool, f: &'static str| {
+            if on {
+                v.push(f)
+            }
+        };
+        add(self.factor.is_some(), "factor");
+        add(self.var.is_some(), "var");
+        add(self.mode.is_some(), "mode");
+        add(self.array.is_some(), "array");
+        add(!self.locations.is_empty(), "locations");
+        add(self.layout.is_some(), "layout");
+        add(!self.dims.is_empty(), "dims");
+        add(self.index_fn, "index_fn");
+        add(self.tile_size.is_some(), "tile_size");
+        add(self.keep_method_contract, "keep_method_contract");
+        add(self.kernels.is_some(), "kernels");
+        add(self.blocks.is_some(), "blocks");
+        add(self.block_size.is_some(), "block_size");
+        v
+    }
+}
+
+/// Validate a step and build it for a file of `dialect` (expressions are parsed in it).
+pub fn build_step(spec: &StepSpec, dialect: Dialect) -> Result<CliStep, StepError> {
+    let kind =
+        OptKind::from_word(&spec.opt).ok_or_else(|| StepError::UnknownOpt(spec.opt.clone()))?;
+    let at: At = spec.at.parse().map_err(|m: String| StepError::Invalid {
+        field: "at",
+        message: format!("must be line:N or line:N:COL, not {m}"),
+    })?;
+    let expr = |field: &'static str, s: &str| -> Result<crate::front::ast::Expr, StepError> {
+        parse_expr_text(s, dialect).map_err(|_| StepError::Invalid {
+            field,
+            message: format!("`{s}` is not a PVL expression"),
+        })
+    };
+    let need = |field: &'static str, v: Option<&String>| -> Result<String, StepError> {
+        v.cloned().ok_or(StepError::Missing { field })
+    };
+    let params = match kind {
+        OptKind::Unroll | OptKind::Merge => {
+            let factor = spec.factor.ok_or(StepError::Missing { field: "factor" })?;
+            let var = spec.var.clone();
+            if kind == OptKind::Unroll {
+                Params::Unroll { var, factor }
+            } else {
+                let mode = match spec.mode.as_deref().unwrap_or("auto") {
+                    "auto" => MergeMode::Auto,
+                    "exact" => MergeMode::Exact,
+                    "remainder" => MergeMode::Remainder,
+                    m => {
+                        return Err(StepError::Invalid {
+                            field: "mode",
+                            message: format!("must be auto, exact or remainder, not `{m}`"),
+                        })
+                    }
+                };
+                Params::Merge { var, factor, mode }
+            }
+        }
+        OptKind::Prefetch => {
+            let array = need("array", spec.array.as_ref())?;
+            let locations = spec
+                .locations
+                .iter()
+                .flat_map(|l| l.split(';'))
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(|l| expr("locations", l))
+                .collect::<Result<Vec<_>, _>>()?;
+            if locations.is_empty() {
+                return Err(StepError::Missing { field: "locations" });
+            }
+            Params::Prefetch {
+                array: expr("array", &array)?,
+                locations,
+            }
+        }
+        OptKind::Linearize => {
+            let matrix = need("array", spec.array.as_ref())?;
+            let layout = match spec.layout.as_deref() {
+                Some("row") | Some("R") => MatLayout::Row,
+                Some("col") | Some("C") => MatLayout::Col,
+                Some(l) => {
+                    return Err(StepError::Invalid {
+                        field: "layout",
+                        message: format!("must be row or col, not `{l}`"),
+                    })
+                }
+                None => return Err(StepError::Missing { field: "layout" }),
+            };
+            let parts: Vec<String> = match spec.dims.as_slice() {
+                [] => return Err(StepError::Missing { field: "dims" }),
+                [one] => split_top(one, ','),
+                many => many.to_vec(),
+            };
+            if parts.len() != 2 {
+                return Err(StepError::Invalid {
+                    field: "dims",
+                    message: format!(
+                        "needs two expressions (rows, row length), got `{}`",
+                        spec.dims.join(", ")
+                    ),
+                });
+            }
+            Params::Linearize {
+                matrix,
+                layout,
+                dims: (expr("dims", &parts[0])?, expr("dims", &parts[1])?),
+                index_fn: spec.index_fn,
+            }
+        }
+        OptKind::Tile => {
+            let mode = match spec.mode.as_deref() {
+                Some("inter") => TileMode::Inter,
+                Some("intra") => TileMode::Intra,
+                Some(m) => {
+                    return Err(StepError::Invalid {
+                        field: "mode",
+                        message: format!("must be inter or intra, not `{m}`"),
+                    })
+                }
+                None => return Err(StepError::Missing { field: "mode" }),
+            };
+            let size = need("tile_size", spec.tile_size.as_ref())?;
+            Params::Tile {
+                mode,
+                size: expr("tile_size", &size)?,
+                keep_method_contract: spec.keep_method_contract,
+            }
+        }
+        OptKind::Fuse => Params::Fuse {
+            kernels: spec.kernels.unwrap_or(2),
+            blocks: spec.blocks,
+            block_size: match &spec.block_size {
+                Some(b) => Some(expr("block_size", b)?),
+                None => None,
+            },
+        },
+    };
+    Ok(CliStep { params, at })
+}
+
+/// The command-line spelling of a step parameter.
+fn flag(kind: Option<OptKind>, field: &str) -> String {
+    match (kind, field) {
+        (Some(OptKind::Tile), "mode") => "--tile-mode".into(),
+        (_, "opt") => "--opt".into(),
+        (_, "array") => "--array".into(),
+        (_, f) => format!("--{}", f.replace('_', "-")),
+    }
+}
+
+/// The `--opt` groups of the command line as step specs. Each `--opt` takes the next unused
+/// value of every per-step flag it uses, in order.
+fn specs(args: &ApplyArgs) -> Result<Vec<StepSpec>, String> {
     if args.opt.len() != args.at.len() {
         return Err(format!(
             "every --opt needs its own --at line:N ({} --opt, {} --at)",
@@ -107,137 +367,68 @@ fn steps(args: &ApplyArgs, dialect: Dialect) -> Result<Vec<CliStep>, String> {
             args.at.len()
         ));
     }
-    let expr = |s: &str, what: &str| -> Result<crate::front::ast::Expr, String> {
-        parse_expr_text(s, dialect).map_err(|_| format!("{what}: `{s}` is not a PVL expression"))
-    };
+    fn next<T: Clone>(v: &[T], i: &mut usize) -> Option<T> {
+        let x = v.get(*i).cloned();
+        if x.is_some() {
+            *i += 1;
+        }
+        x
+    }
     let (mut fi, mut vi, mut ai, mut li, mut lay, mut di, mut tm, mut ts, mut ki) =
         (0, 0, 0, 0, 0, 0, 0, 0, 0);
     let mut out = Vec::new();
     for (o, at) in args.opt.iter().zip(&args.at) {
-        let kind = parse_opt(o).ok_or_else(|| {
-            format!("unknown optimization `{o}` (known: unroll, merge, prefetch, linearize, tile, fuse)")
-        })?;
-        let at: At = at.parse()?;
-        let params = match kind {
-            OptKind::Unroll | OptKind::Merge => {
-                let factor = *args
-                    .factor
-                    .get(fi)
-                    .ok_or_else(|| format!("--opt {o} needs --factor"))?;
-                fi += 1;
-                let var = args.var.get(vi).cloned();
-                if var.is_some() {
-                    vi += 1;
-                }
-                if kind == OptKind::Unroll {
-                    Params::Unroll { var, factor }
-                } else {
-                    let mode = match args.mode.as_str() {
-                        "auto" => MergeMode::Auto,
-                        "exact" => MergeMode::Exact,
-                        "remainder" => MergeMode::Remainder,
-                        m => {
-                            return Err(format!(
-                                "--mode must be auto, exact or remainder, not `{m}`"
-                            ))
-                        }
-                    };
-                    Params::Merge { var, factor, mode }
-                }
-            }
-            OptKind::Prefetch => {
-                let array = args.array.get(ai).ok_or("--opt prefetch needs --array")?;
-                ai += 1;
-                let locs = args
-                    .locations
-                    .get(li)
-                    .ok_or("--opt prefetch needs --locations")?;
-                li += 1;
-                let locations = locs
-                    .split(';')
-                    .filter(|l| !l.trim().is_empty())
-                    .map(|l| expr(l.trim(), "--locations"))
-                    .collect::<Result<Vec<_>, _>>()?;
-                if locations.is_empty() {
-                    return Err("--locations needs at least one location".into());
-                }
-                Params::Prefetch {
-                    array: expr(array, "--array")?,
-                    locations,
-                }
-            }
-            OptKind::Linearize => {
-                let matrix = args
-                    .array
-                    .get(ai)
-                    .ok_or("--opt linearize needs --array")?
-                    .clone();
-                ai += 1;
-                let layout = match args.layout.get(lay).map(String::as_str) {
-                    Some("row") | Some("R") => MatLayout::Row,
-                    Some("col") | Some("C") => MatLayout::Col,
-                    Some(l) => return Err(format!("--layout must be row or col, not `{l}`")),
-                    None => return Err("--opt linearize needs --layout row|col".into()),
-                };
-                lay += 1;
-                let dims = args
-                    .dims
-                    .get(di)
-                    .ok_or("--opt linearize needs --dims E1,E2")?;
-                di += 1;
-                let parts = split_top(dims, ',');
-                if parts.len() != 2 {
-                    return Err(format!(
-                        "--dims needs two expressions separated by a comma, got `{dims}`"
-                    ));
-                }
-                Params::Linearize {
-                    matrix,
-                    layout,
-                    dims: (expr(&parts[0], "--dims")?, expr(&parts[1], "--dims")?),
-                    index_fn: args.index_fn,
-                }
-            }
-            OptKind::Tile => {
-                let mode = match args.tile_mode.get(tm).map(String::as_str) {
-                    Some("inter") => TileMode::Inter,
-                    Some("intra") => TileMode::Intra,
-                    Some(m) => {
-                        return Err(format!("--tile-mode must be inter or intra, not `{m}`"))
-                    }
-                    None => return Err("--opt tile needs --tile-mode inter|intra".into()),
-                };
-                tm += 1;
-                let size = args
-                    .tile_size
-                    .get(ts)
-                    .ok_or("--opt tile needs --tile-size N")?;
-                ts += 1;
-                Params::Tile {
-                    mode,
-                    size: expr(size, "--tile-size")?,
-                    keep_method_contract: args.keep_method_contract,
-                }
-            }
-            OptKind::Fuse => {
-                let kernels = args.kernels.get(ki).copied().unwrap_or(2);
-                if args.kernels.get(ki).is_some() {
-                    ki += 1;
-                }
-                let block_size = match &args.block_size {
-                    Some(b) => Some(expr(b, "--block-size")?),
-                    None => None,
-                };
-                Params::Fuse {
-                    kernels,
-                    blocks: args.blocks,
-                    block_size,
-                }
-            }
+        let mut s = StepSpec {
+            opt: o.clone(),
+            at: at.clone(),
+            ..StepSpec::default()
         };
-        out.push(CliStep { params, at });
+        match OptKind::from_word(o) {
+            Some(OptKind::Unroll) | Some(OptKind::Merge) => {
+                s.factor = next(&args.factor, &mut fi);
+                s.var = next(&args.var, &mut vi);
+                if OptKind::from_word(o) == Some(OptKind::Merge) {
+                    s.mode = Some(args.mode.clone());
+                }
+            }
+            Some(OptKind::Prefetch) => {
+                s.array = next(&args.array, &mut ai);
+                s.locations = next(&args.locations, &mut li).into_iter().collect();
+            }
+            Some(OptKind::Linearize) => {
+                s.array = next(&args.array, &mut ai);
+                s.layout = next(&args.layout, &mut lay);
+                s.dims = next(&args.dims, &mut di).into_iter().collect();
+                s.index_fn = args.index_fn;
+            }
+            Some(OptKind::Tile) => {
+                s.mode = next(&args.tile_mode, &mut tm);
+                s.tile_size = next(&args.tile_size, &mut ts);
+                s.keep_method_contract = args.keep_method_contract;
+            }
+            Some(OptKind::Fuse) => {
+                s.kernels = next(&args.kernels, &mut ki);
+                s.blocks = args.blocks;
+                s.block_size = args.block_size.clone();
+            }
+            None => {}
+        }
+        out.push(s);
     }
     Ok(out)
+}
+
+/// Build the command-line steps; `Err` is a usage message.
+fn steps(args: &ApplyArgs, dialect: Dialect) -> Result<Vec<CliStep>, String> {
+    specs(args)?
+        .iter()
+        .map(|s| {
+            build_step(s, dialect).map_err(|e| {
+                let kind = OptKind::from_word(&s.opt);
+                e.message(&format!("--opt {}", s.opt), |f| flag(kind, f))
+            })
+        })
+        .collect()
 }
 
 /// Split at top-level occurrences of `sep` (outside brackets).
@@ -262,21 +453,31 @@ fn split_top(s: &str, sep: char) -> Vec<String> {
     out
 }
 
+/// The classified hunks of the change from `a` to `b` (both must parse; a side that does not
+/// gets no annotation ranges, so its lines count as code).
+pub fn review_hunks(a: &str, b: &str, popts: &ParseOptions) -> Vec<Hunk> {
+    let ranges = |t: &str| {
+        let p = crate::front::parse(t, popts);
+        if p.has_errors() {
+            Vec::new()
+        } else {
+            annotation_ranges(&p.program)
+        }
+    };
+    review(a, &ranges(a), b, &ranges(b), 3)
+}
+
 /// A unified diff of `a` and `b`, or the empty string when equal.
 pub fn unified_diff(name: &str, a: &str, b: &str) -> String {
-    if a == b {
-        return String::new();
-    }
-    similar::TextDiff::from_lines(a, b)
-        .unified_diff()
-        .context_radius(3)
-        .header(&format!("a/{name}"), &format!("b/{name}"))
-        .to_string()
+    let hunks = review_hunks(a, b, &ParseOptions::default());
+    crate::review::unified(&format!("a/{name}"), &format!("b/{name}"), &hunks)
 }
 
 /// Write `text` to `path` atomically: a temporary file beside it, then a rename. On any error
-/// the original file is untouched.
+/// the original file is untouched and the temporary file is removed. An existing file keeps its
+/// permissions.
 pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -285,11 +486,19 @@ pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{fname}.alpine-rs.tmp"));
+    // Unique per process and call: batch jobs write into the same directory in parallel.
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let tmp = dir.join(format!(".{fname}.{}-{n}.alpine-rs.tmp", std::process::id()));
     let res = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
         f.write_all(text.as_bytes())?;
         f.sync_all()?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            std::fs::set_permissions(&tmp, meta.permissions())?;
+        }
         std::fs::rename(&tmp, path)
     })();
     if res.is_err() {
@@ -298,7 +507,121 @@ pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
     res
 }
 
+/// The verdicts of `--verify` on the input and the output.
+#[derive(Clone, Debug)]
+pub struct VerifyPair {
+    pub input: VerifyReport,
+    pub output: VerifyReport,
+}
+
+impl VerifyPair {
+    /// 0 the output verifies, 1 it fails, 3 no verdict (backend missing, timeout, crash, or a
+    /// construct the encoder does not support).
+    pub fn exit_code(&self) -> u8 {
+        match self.output.verdict {
+            Verdict::Verified => 0,
+            Verdict::Failed => 1,
+            _ => 3,
+        }
+    }
+}
+
+/// Verify input and output in one Silicon JVM, each as its own request.
+pub fn verify_pair(input: &SourceFile, output: &SourceFile, timeout_s: u64) -> VerifyPair {
+    let opts = VerifyOptions {
+        timeout_s,
+        ..VerifyOptions::default()
+    };
+    let mut reports = viper::verify_each(&[input.clone(), output.clone()], &opts).into_iter();
+    let missing = || VerifyReport {
+        verdict: Verdict::Crash,
+        diagnostics: vec![Diagnostic::error("E-BACKEND", "no verdict came back")
+            .with_help("run `alpine-rs backend doctor`")],
+        time: std::time::Duration::ZERO,
+    };
+    VerifyPair {
+        input: reports.next().unwrap_or_else(missing),
+        output: reports.next().unwrap_or_else(missing),
+    }
+}
+
+/// 0 same behaviour on every compared input, 1 different, 3 nothing could be decided (no input
+/// could be compared, or the interpreter cannot load a program or pick its entry).
+pub fn validate_code(v: sem::Verdict) -> u8 {
+    match v {
+        sem::Verdict::Same => 0,
+        sem::Verdict::Different => 1,
+        sem::Verdict::BadInput | sem::Verdict::Inconclusive => 3,
+    }
+}
+
+pub fn validate_pair(orig: &str, opt: &str, entry: Option<&str>) -> sem::ValidateOutcome {
+    let opts = sem::ValidateOptions {
+        entry: entry.map(str::to_string),
+        ..sem::ValidateOptions::default()
+    };
+    sem::validate(orig, opt, &opts)
+}
+
+/// JSON of one verification report.
+pub fn verify_json(file: &SourceFile, r: &VerifyReport) -> serde_json::Value {
+    serde_json::json!({
+        "verdict": r.verdict,
+        "time_ms": r.time.as_millis() as u64,
+        "diagnostics": json_diags(file, &r.diagnostics),
+    })
+}
+
+/// JSON of a validation outcome; `files` are ORIG and OPT.
+pub fn validate_json(files: [&SourceFile; 2], v: &sem::ValidateOutcome) -> serde_json::Value {
+    let file = files[v.diag_file.min(1)];
+    serde_json::json!({
+        "verdict": format!("{:?}", v.verdict).to_lowercase(),
+        "equivalent": v.equivalent,
+        "skipped": v.skipped,
+        "inconclusive": v.inconclusive,
+        "mismatch": v.mismatch.as_ref().map(|m| serde_json::json!({
+            "input": m.input_id,
+            "seed": m.input.seed,
+            "path": m.path,
+            "index": m.index,
+            "orig": m.orig,
+            "opt": m.opt,
+        })),
+        "summary": v.summary,
+        "diagnostics": json_diags(file, &v.diagnostics),
+    })
+}
+
+/// The most severe of two exit codes: bad input (2) over a definite no (1) over could not
+/// decide (3) over success.
+pub fn worst(a: u8, b: u8) -> u8 {
+    let rank = |c: u8| match c {
+        0 => 0,
+        3 => 1,
+        1 => 2,
+        _ => 3,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
+}
+
+fn stderr_stream() -> StandardStream {
+    let choice = if std::io::stderr().is_terminal() {
+        ColorChoice::Auto
+    } else {
+        ColorChoice::Never
+    };
+    StandardStream::stderr(choice)
+}
+
 pub fn main(args: ApplyArgs) -> u8 {
+    if args.annotations_only && !(args.diff || args.check) {
+        return usage("--annotations-only needs --diff or --check");
+    }
     let file = match read_source(&args.file) {
         Ok(f) => f,
         Err(msg) => {
@@ -315,73 +638,190 @@ pub fn main(args: ApplyArgs) -> u8 {
         Err(m) => return usage(m),
     };
     let opts = DriverOptions {
-        parse: popts,
+        parse: popts.clone(),
         timeout_ms: args.z3_timeout,
         keep_going: args.keep_going,
         steps,
     };
     let res = apply_cli_or_annotations(&file.name, &file.text, &opts);
     let mut code = res.exit_code();
-    // Diagnostics.
-    if args.format == Format::Json {
-        let mut all = Vec::new();
+    let json = args.format == Format::Json;
+    let mut report = serde_json::json!({
+        "file": file.name,
+        "applied": res.applied,
+        "refused": res.refused,
+        "changed": res.output != file.text,
+    });
+    let mut all = Vec::new();
+    if json {
         for r in &res.reports {
             all.extend(json_diags(&r.file, &r.diagnostics));
         }
-        let v = serde_json::json!({
-            "file": file.name,
-            "applied": res.applied,
-            "refused": res.refused,
-            "changed": res.output != file.text,
-            "exit": code,
-            "diagnostics": all,
-        });
-        eprintln!("{v}");
     } else {
-        let choice = if std::io::stderr().is_terminal() {
-            ColorChoice::Auto
-        } else {
-            ColorChoice::Never
-        };
-        let mut err = StandardStream::stderr(choice);
+        let mut err = stderr_stream();
         for r in &res.reports {
             diag::render(&mut err, &[&r.file], &r.diagnostics);
         }
     }
+    let finish = |mut report: serde_json::Value, all: Vec<serde_json::Value>, code: u8| {
+        if json {
+            report["exit"] = code.into();
+            report["diagnostics"] = all.into();
+            eprintln!("{report}");
+        }
+        code
+    };
     if res.bad_input {
-        return code;
+        return finish(report, all, code);
     }
     let changed = res.output != file.text;
     let name = args.file.display().to_string();
+    let show_diff = |hunks: Vec<Hunk>| -> u8 {
+        let shown: Vec<Hunk> = hunks
+            .into_iter()
+            .filter(|h| !args.annotations_only || h.is_annotation())
+            .collect();
+        let mut out = args.color.stdout();
+        match write_diff(&mut out, &format!("a/{name}"), &format!("b/{name}"), &shown) {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                eprintln!("error[A0000]: cannot write the diff: {e}");
+                2
+            }
+            _ => 0,
+        }
+    };
     if args.check {
         if changed {
-            print!("{}", unified_diff(&name, &file.text, &res.output));
-            return 1;
+            let c = show_diff(review_hunks(&file.text, &res.output, &popts));
+            return finish(report, all, worst(1, c));
         }
-        return code;
+        return finish(report, all, code);
     }
+    let ok_to_emit = code == 0 || args.keep_going;
+    // The checks run on the text that would be emitted, before anything is written.
+    let mut checks = 0u8;
+    let out_name = match (&args.output, args.in_place) {
+        (Some(o), _) => o.display().to_string(),
+        (None, true) => format!("{name} (rewritten)"),
+        (None, false) => format!("{name} (optimized)"),
+    };
+    let out_file = SourceFile::new(out_name, res.output.clone());
+    if ok_to_emit && args.verify {
+        let pair = verify_pair(&file, &out_file, args.verify_timeout);
+        checks = worst(checks, pair.exit_code());
+        if json {
+            report["verify"] = serde_json::json!({
+                "input": verify_json(&file, &pair.input),
+                "output": verify_json(&out_file, &pair.output),
+            });
+        } else {
+            print_verify(&file, &out_file, &pair);
+        }
+    }
+    if ok_to_emit && args.validate {
+        let v = validate_pair(&file.text, &res.output, args.entry.as_deref());
+        checks = worst(checks, validate_code(v.verdict));
+        if json {
+            report["validate"] = validate_json([&file, &out_file], &v);
+        } else {
+            print_validate([&file, &out_file], &v);
+        }
+    }
+    code = if code == 0 {
+        checks
+    } else {
+        worst(code, checks)
+    };
+    let mut written = serde_json::Value::Null;
     if args.diff {
-        print!("{}", unified_diff(&name, &file.text, &res.output));
-    } else if let Some(out) = &args.output {
-        if code == 0 || args.keep_going {
-            if let Err(e) = write_atomic(out, &res.output) {
-                eprintln!("error[A0000]: cannot write `{}`: {e}", out.display());
-                code = 2;
+        code = worst(
+            code,
+            show_diff(review_hunks(&file.text, &res.output, &popts)),
+        );
+    } else if let Some(target) = args.output.as_ref().or(args.in_place.then_some(&args.file)) {
+        // With --verify/--validate a file is written only when the checks passed: a rewrite
+        // whose proof or behaviour is in doubt must not replace anything.
+        if ok_to_emit && checks == 0 && (changed || !args.in_place) {
+            match write_atomic(target, &res.output) {
+                Ok(()) => written = target.display().to_string().into(),
+                Err(e) => {
+                    let unchanged = if args.in_place {
+                        "; the file is unchanged"
+                    } else {
+                        ""
+                    };
+                    eprintln!(
+                        "error[A0000]: cannot write `{}`: {e}{unchanged}",
+                        target.display()
+                    );
+                    code = 2;
+                }
             }
+        } else if ok_to_emit && checks != 0 && !json {
+            eprintln!(
+                "note: `{}` was not written because a check did not pass",
+                target.display()
+            );
         }
-    } else if args.in_place {
-        if changed && (code == 0 || args.keep_going) {
-            if let Err(e) = write_atomic(&args.file, &res.output) {
-                eprintln!(
-                    "error[A0000]: cannot write `{}`: {e}; the file is unchanged",
-                    args.file.display()
-                );
-                code = 2;
-            }
-        }
-    } else if code == 0 || args.keep_going {
+    } else if ok_to_emit {
         print!("{}", res.output);
     }
-    let _ = SourceFile::new("", "");
-    code
+    report["written"] = written;
+    finish(report, all, code)
+}
+
+fn print_verify(input: &SourceFile, output: &SourceFile, pair: &VerifyPair) {
+    let mut err = stderr_stream();
+    // The output's failures are what the user must look at; the input's explain a shared cause.
+    diag::render(&mut err, &[output], &pair.output.diagnostics);
+    let line = |r: &VerifyReport| {
+        format!(
+            "{} in {:.1}s",
+            match r.verdict {
+                Verdict::Verified => "verified",
+                Verdict::Failed => "FAILED",
+                Verdict::Unsupported => "not verified (unsupported construct)",
+                Verdict::BackendMissing => "not verified (backend missing)",
+                Verdict::Timeout => "inconclusive (timeout)",
+                Verdict::Crash => "not verified (backend error)",
+            },
+            r.time.as_secs_f64()
+        )
+    };
+    eprintln!(
+        "verify: input {}; output {}",
+        line(&pair.input),
+        line(&pair.output)
+    );
+    if pair.output.verdict == Verdict::Failed && pair.input.verdict == Verdict::Failed {
+        eprintln!(
+            "note: the input does not verify either (`alpine-rs verify {}`)",
+            input.name
+        );
+    } else if pair.output.verdict != Verdict::Verified
+        && pair.output.verdict != Verdict::Failed
+        && !pair.output.diagnostics.is_empty()
+    {
+        eprintln!("help: `alpine-rs backend doctor` shows what the verifier needs");
+    }
+}
+
+fn print_validate(files: [&SourceFile; 2], v: &sem::ValidateOutcome) {
+    if !v.diagnostics.is_empty() {
+        let f = files[v.diag_file.min(1)];
+        eprint!("{}", sem::render(&f.name, &f.text, &v.diagnostics));
+    }
+    if let Some(m) = &v.mismatch {
+        match m.index {
+            Some(i) => eprintln!(
+                "validate: input #{} (seed {}): first difference at {}[{i}]: orig {} vs opt {}",
+                m.input_id, m.input.seed, m.path, m.orig, m.opt
+            ),
+            None => eprintln!(
+                "validate: input #{} (seed {}): {}: orig {} vs opt {}",
+                m.input_id, m.input.seed, m.path, m.orig, m.opt
+            ),
+        }
+    }
+    eprintln!("{}", v.summary);
 }

@@ -1,7 +1,10 @@
 //! Helpers shared by the subcommands: reading files, printing diagnostics.
 
 use crate::diag::{self, Diagnostic, SourceFile};
-use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use crate::review::{Hunk, LineTag};
+use codespan_reporting::term::termcolor::{
+    Color, ColorChoice, ColorSpec, StandardStream, WriteColor,
+};
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -51,5 +54,112 @@ pub fn json_diags(file: &SourceFile, diags: &[Diagnostic]) -> Vec<serde_json::Va
     diags
         .iter()
         .map(|d| serde_json::to_value(diag::to_json(&[file], d)).unwrap_or(serde_json::Value::Null))
+        .collect()
+}
+
+/// `--color auto|always|never`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum ColorArg {
+    /// Colour when the stream is a terminal.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorArg {
+    /// The colour choice for a stream that is (or is not) a terminal.
+    pub fn choice(self, is_terminal: bool) -> ColorChoice {
+        match self {
+            ColorArg::Always => ColorChoice::Always,
+            ColorArg::Never => ColorChoice::Never,
+            ColorArg::Auto if is_terminal => ColorChoice::Auto,
+            ColorArg::Auto => ColorChoice::Never,
+        }
+    }
+
+    /// A stdout stream coloured as asked.
+    pub fn stdout(self) -> StandardStream {
+        StandardStream::stdout(self.choice(std::io::stdout().is_terminal()))
+    }
+}
+
+/// Write classified hunks as a unified diff: `-` lines red, `+` lines green, hunk headers cyan with
+/// the changed annotation kinds in yellow, and changed annotation lines in bold so they stand out
+/// from rewritten code. Without colour this is exactly [`crate::review::unified`].
+pub fn write_diff(
+    out: &mut dyn WriteColor,
+    old_name: &str,
+    new_name: &str,
+    hunks: &[Hunk],
+) -> std::io::Result<()> {
+    if hunks.is_empty() {
+        return Ok(());
+    }
+    let mut bold = ColorSpec::new();
+    bold.set_bold(true);
+    out.set_color(&bold)?;
+    write!(out, "--- {old_name}\n+++ {new_name}")?;
+    out.reset()?;
+    writeln!(out)?;
+    for h in hunks {
+        let header = h.header();
+        let (ranges, heading) = match header.find(" @@") {
+            Some(i) => header.split_at(i + 3),
+            None => (header.as_str(), ""),
+        };
+        out.set_color(ColorSpec::new().set_fg(Some(Color::Cyan)))?;
+        write!(out, "{ranges}")?;
+        out.set_color(ColorSpec::new().set_fg(Some(Color::Yellow)))?;
+        write!(out, "{heading}")?;
+        out.reset()?;
+        writeln!(out)?;
+        for l in &h.lines {
+            let (sign, color) = match l.tag {
+                LineTag::Context => (' ', None),
+                LineTag::Delete => ('-', Some(Color::Red)),
+                LineTag::Insert => ('+', Some(Color::Green)),
+            };
+            if let Some(c) = color {
+                out.set_color(
+                    ColorSpec::new()
+                        .set_fg(Some(c))
+                        .set_bold(!l.kinds.is_empty()),
+                )?;
+            }
+            let mut line = String::new();
+            line.push(sign);
+            crate::review::push_line(&mut line, &l.text);
+            // Colour the line itself, not its line break (terminals would carry the colour over).
+            let body = line.trim_end_matches('\n');
+            write!(out, "{body}")?;
+            if color.is_some() {
+                out.reset()?;
+            }
+            writeln!(out)?;
+        }
+    }
+    Ok(())
+}
+
+/// Hunks as JSON values (line ranges 1-based, as in the diff headers).
+pub fn json_hunks(hunks: &[Hunk]) -> Vec<serde_json::Value> {
+    hunks
+        .iter()
+        .map(|h| {
+            serde_json::json!({
+                "old_start": h.old.start + 1,
+                "old_lines": h.old.len(),
+                "new_start": h.new.start + 1,
+                "new_lines": h.new.len(),
+                "annotation": h.is_annotation(),
+                "kinds": h.kinds.iter().map(|k| k.name()).collect::<Vec<_>>(),
+                "lines": h.lines.iter().map(|l| serde_json::json!({
+                    "tag": l.tag,
+                    "text": l.text,
+                    "annotation": !l.kinds.is_empty(),
+                })).collect::<Vec<_>>(),
+            })
+        })
         .collect()
 }

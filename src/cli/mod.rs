@@ -4,6 +4,7 @@
 pub mod apply;
 pub mod backend;
 pub mod common;
+pub mod diff;
 pub mod list;
 pub mod parse;
 pub mod run;
@@ -35,6 +36,8 @@ pub enum Command {
     List(list::ListArgs),
     /// Apply optimizations: the file's own `gpuopt` annotations, or `--opt KIND --at line:N`.
     Apply(apply::ApplyArgs),
+    /// Show the hunks of ORIG → OPT that change annotations (exit 0 none, 1 shown, 2 bad input).
+    Diff(diff::DiffArgs),
     /// Provision or inspect the Viper/Silicon verifier backend.
     Backend(backend::BackendArgs),
     /// Run a program with runtime checks of every annotation, races and divergence.
@@ -60,6 +63,7 @@ pub fn main() -> u8 {
         Command::List(a) => list::main(a),
         Command::Apply(a) => apply::main(a),
         Command::Backend(a) => backend::main(a),
+        Command::Diff(a) => diff::main(a),
         Command::Run(a) => run::main(a),
         Command::Validate(a) => validate::main(a),
         Command::Verify(a) => verify::main(a),
