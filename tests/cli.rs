@@ -148,3 +148,280 @@ fn failed_write_leaves_no_file() {
     assert!(!target.exists());
     assert_eq!(std::fs::read_to_string(&f).unwrap(), PLAIN);
 }
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/examples")
+}
+
+fn copy_example(dir: &Path, name: &str) -> PathBuf {
+    let to = dir.join(name);
+    std::fs::copy(examples().join(name), &to).expect("copy example");
+    to
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+#[test]
+fn apply_output_modes_agree() {
+    let d = tmpdir("modes");
+    let f = copy_example(&d, "bump.pvl");
+    let orig = std::fs::read_to_string(&f).unwrap();
+    let (code, stdout, err) = run(&["apply", s(&f)]);
+    assert_eq!(code, 0, "{err}");
+    assert_ne!(stdout, orig);
+    assert!(!stdout.contains("gpuopt"), "{stdout}");
+    // -o writes exactly what stdout shows.
+    let o = d.join("out.pvl");
+    assert_eq!(run(&["apply", "-o", s(&o), s(&f)]).0, 0);
+    assert_eq!(std::fs::read_to_string(&o).unwrap(), stdout);
+    // --diff is a unified diff of the two, and leaves the file alone.
+    let (code, diff, _) = run(&["apply", "--diff", s(&f)]);
+    assert_eq!(code, 0);
+    assert!(
+        diff.starts_with(&format!("--- a/{}\n+++ b/{}\n@@ ", s(&f), s(&f))),
+        "{diff}"
+    );
+    assert!(diff.contains("-      gpuopt loop_unroll r 3;\n"), "{diff}");
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), orig);
+    // --check: exit 1 and the same diff while the file would change…
+    let (code, check, _) = run(&["apply", "--check", s(&f)]);
+    assert_eq!((code, check.as_str()), (1, diff.as_str()));
+    // …--in-place rewrites it atomically (no temporary file left)…
+    assert_eq!(run(&["apply", "--in-place", s(&f)]).0, 0);
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), stdout);
+    let leftovers: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    // …after which there is nothing left to do.
+    assert_eq!(
+        run(&["apply", "--check", s(&f)]),
+        (0, String::new(), String::new())
+    );
+}
+
+/// Runs `alpine-rs` with a file-size limit of `limit` bytes: any write past it fails with EFBIG
+/// (the SIGXFSZ that would kill the process is ignored, as a shell's `ulimit -f` user would see).
+/// Unlike a read-only directory this also fails for root, which the tests may run as.
+fn run_with_file_size_limit(args: &[&str], limit: u64) -> (i32, String, String) {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = bin();
+    cmd.args(args);
+    // SAFETY: only async-signal-safe libc calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: limit as libc::rlim_t,
+                rlim_max: libc::RLIM_INFINITY,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let out = cmd.output().expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn in_place_leaves_the_original_intact_when_the_write_fails() {
+    let d = tmpdir("inplace-fail");
+    let f = copy_example(&d, "bump.pvl");
+    let orig = std::fs::read_to_string(&f).unwrap();
+    // The write really fails half-way: the temporary file gets 64 bytes, then EFBIG.
+    let (code, stdout, err) = run_with_file_size_limit(&["apply", "--in-place", s(&f)], 64);
+    assert_eq!(code, 2, "{err}");
+    assert!(stdout.is_empty());
+    assert!(
+        err.contains("cannot write") && err.contains("the file is unchanged"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), orig);
+    let names: Vec<String> = std::fs::read_dir(&d)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        vec!["bump.pvl".to_string()],
+        "temporary file left behind"
+    );
+    // Control: with room for the output the same command rewrites the file.
+    let (code, _, err) = run_with_file_size_limit(&["apply", "--in-place", s(&f)], 1 << 20);
+    assert_eq!(code, 0, "{err}");
+    assert_ne!(std::fs::read_to_string(&f).unwrap(), orig);
+}
+
+#[test]
+fn apply_verify_reports_both_verdicts_and_times() {
+    let d = tmpdir("verify-ok");
+    let f = copy_example(&d, "bump.pvl");
+    let o = d.join("out.pvl");
+    let (code, _, err) = run(&["apply", "--verify", "--format", "json", "-o", s(&o), s(&f)]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(err.trim()).expect("json report");
+    for side in ["input", "output"] {
+        assert_eq!(v["verify"][side]["verdict"], "Verified", "{v}");
+        assert!(v["verify"][side]["time_ms"].is_u64(), "{v}");
+    }
+    assert_eq!(v["written"], s(&o));
+    assert!(o.exists());
+    // Text mode names both verdicts.
+    let (code, _, err) = run(&["apply", "--verify", "--diff", s(&f)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("verify: input verified in") && err.contains("; output verified in"),
+        "{err}"
+    );
+}
+
+const WRONG_POST: &str = "class A {\n  requires n >= 0;\n  ensures \\result == n + 1;\n  int m(int n) {\n    return n;\n  }\n}\n";
+
+#[test]
+fn apply_verify_exit_codes_and_no_write_on_failure() {
+    let d = tmpdir("verify-fail");
+    let f = d.join("wrong.pvl");
+    std::fs::write(&f, WRONG_POST).unwrap();
+    let o = d.join("out.pvl");
+    // Nothing to optimize, so the output is the input, and it does not verify: exit 1.
+    let (code, _, err) = run(&["apply", "--verify", "-o", s(&o), s(&f)]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("output FAILED"), "{err}");
+    assert!(err.contains("the input does not verify either"), "{err}");
+    assert!(
+        !o.exists(),
+        "an output that fails verification must not be written"
+    );
+    // No backend: no verdict, exit 3, nothing written either.
+    let empty = tmpdir("verify-nobackend-cache");
+    let out = bin()
+        .args([
+            "apply",
+            "--verify",
+            "-o",
+            s(&o),
+            s(&copy_example(&d, "bump.pvl")),
+        ])
+        .env("ALPINE_RS_CACHE", &empty)
+        .env_remove("ALPINE_SILICON_JAR")
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("backend missing"), "{err}");
+    assert!(!o.exists());
+}
+
+#[test]
+fn apply_validate_compares_input_and_output() {
+    let d = tmpdir("validate");
+    let f = copy_example(&d, "pipeline.pvl");
+    let (code, _, err) = run(&["apply", "--validate", "--format", "json", "--diff", s(&f)]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(err.trim()).expect("json report");
+    assert_eq!(v["validate"]["verdict"], "same", "{v}");
+    // Both kernels of the file were compared (each on its own), on generated inputs.
+    assert!(
+        v["validate"]["equivalent"].as_u64().unwrap_or(0) >= 2,
+        "{v}"
+    );
+    let summary = v["validate"]["summary"].as_str().unwrap_or("");
+    assert!(
+        summary.contains("Pipeline.accumulate") && summary.contains("Pipeline.axpy"),
+        "{v}"
+    );
+    // A precondition no input satisfies: nothing can be compared, exit 3, nothing written.
+    let g = d.join("never.pvl");
+    std::fs::write(
+        &g,
+        "class A {\n  requires n > 0 && n < 0;\n  int m(int n) {\n    return n;\n  }\n}\n",
+    )
+    .unwrap();
+    let o = d.join("never.out.pvl");
+    let (code, _, err) = run(&["apply", "--validate", "-o", s(&o), s(&g)]);
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains("INCONCLUSIVE") && err.contains("was not written"),
+        "{err}"
+    );
+    assert!(!o.exists());
+}
+
+/// 1-based line of the first line of `text` containing `needle`.
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .map(|i| i + 1)
+        .unwrap_or_else(|| panic!("`{needle}` not in the fixture"))
+}
+
+#[test]
+fn three_annotations_in_one_run_equal_three_opt_groups() {
+    let f = examples().join("pipeline.pvl");
+    let text = std::fs::read_to_string(&f).unwrap();
+    let kinds: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("gpuopt "))
+        .map(|l| l.split_whitespace().next().unwrap_or(""))
+        .collect();
+    assert_eq!(kinds, vec!["glob_to_reg", "loop_unroll", "tile"]);
+    let (code, by_annotations, err) = run(&["apply", s(&f)]);
+    assert_eq!(code, 0, "{err}");
+    // All three applied: no request left, a register, two peeled iterations, tiles of 32.
+    assert!(!by_annotations.contains("gpuopt"), "{by_annotations}");
+    assert!(
+        by_annotations.contains("int w_reg_0 = w[tid];"),
+        "{by_annotations}"
+    );
+    assert!(
+        by_annotations.contains("loop_invariant 2 <= r && r <= reps;"),
+        "{by_annotations}"
+    );
+    assert!(
+        by_annotations.contains("par scale (int tid = 0 .. 32)"),
+        "{by_annotations}"
+    );
+    // The same three steps from the command line, in Alpinist's order, every --at a line of the
+    // input file (later steps are located through the edits of the earlier ones).
+    let at = |needle: &str| format!("line:{}", line_of(&text, needle));
+    let (m, p, l) = (at("void accumulate"), at("par scale"), at("for (int r = 0"));
+    let (code, by_flags, err) = run(&[
+        "apply",
+        "--opt",
+        "prefetch",
+        "--at",
+        &m,
+        "--array",
+        "w",
+        "--locations",
+        "tid",
+        "--opt",
+        "tile",
+        "--at",
+        &p,
+        "--tile-mode",
+        "inter",
+        "--tile-size",
+        "32",
+        "--opt",
+        "unroll",
+        "--at",
+        &l,
+        "--factor",
+        "2",
+        s(&f),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(by_flags, by_annotations);
+}
