@@ -102,7 +102,7 @@ fn annotation_changes_are_shown_with_their_kinds() {
         "{out}"
     );
     assert!(
-        out.contains("@@ -8 +8 @@ annotations: loop invariant\n"),
+        out.contains("@@ -7,3 +7,3 @@ annotations: loop invariant\n"),
         "{out}"
     );
     assert!(
