@@ -106,7 +106,7 @@ fn annotation_changes_are_shown_with_their_kinds() {
         "{out}"
     );
     assert!(
-        out.contains("annotations: assertion\n+    assert i == n;\n"),
+        out.contains("@@ -13,2 +13,3 @@ annotations: assertion\n     }\n+    assert i == n;\n"),
         "{out}"
     );
     assert!(!out.contains("class Sums"), "{out}");
