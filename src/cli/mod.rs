@@ -3,6 +3,7 @@
 
 pub mod apply;
 pub mod backend;
+pub mod batch;
 pub mod common;
 pub mod diff;
 pub mod list;
@@ -38,6 +39,8 @@ pub enum Command {
     Apply(apply::ApplyArgs),
     /// Show the hunks of ORIG → OPT that change annotations (exit 0 none, 1 shown, 2 bad input).
     Diff(diff::DiffArgs),
+    /// Run the optimization jobs of a YAML plan over many files, in parallel.
+    Batch(batch::BatchArgs),
     /// Provision or inspect the Viper/Silicon verifier backend.
     Backend(backend::BackendArgs),
     /// Run a program with runtime checks of every annotation, races and divergence.
@@ -63,6 +66,7 @@ pub fn main() -> u8 {
         Command::List(a) => list::main(a),
         Command::Apply(a) => apply::main(a),
         Command::Backend(a) => backend::main(a),
+        Command::Batch(a) => batch::main(a),
         Command::Diff(a) => diff::main(a),
         Command::Run(a) => run::main(a),
         Command::Validate(a) => validate::main(a),
