@@ -1047,8 +1047,17 @@ fn optimize(job: &Job, input: &Input, z3_timeout: u32) -> FileRun {
     }
 }
 
-/// Run `f` on every index below `n` on `workers` threads; results in index order. A panic in one
-/// item becomes that item's `on_panic` result instead of taking the others down.
+/// Stack of the thread that handles one item: the transformations and the Z3 translation recurse
+/// over the syntax tree, as they do on the main thread of `apply`.
+const ITEM_STACK: usize = 64 << 20;
+
+/// Run `f` on every index below `n`, `workers` at a time; results in index order.
+///
+/// Each item runs on a fresh thread. Z3's context is per thread and keeps the history of every
+/// query made in it, which steers the models it returns; a fresh thread gives each file the same
+/// fresh context that `alpine-rs apply` would, so results (counterexamples included) do not depend
+/// on the number of workers or on which worker picked the file. A panic in one item becomes that
+/// item's `on_panic` result instead of taking the others down.
 fn pool<T: Send>(
     n: usize,
     workers: usize,
@@ -1064,8 +1073,15 @@ fn pool<T: Send>(
                 if i >= n {
                     break;
                 }
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(i)))
-                    .unwrap_or_else(|_| on_panic(i));
+                let r = std::thread::scope(|item| {
+                    std::thread::Builder::new()
+                        .name(format!("alpine-batch-{i}"))
+                        .stack_size(ITEM_STACK)
+                        .spawn_scoped(item, || f(i))
+                        .ok()
+                        .and_then(|h| h.join().ok())
+                })
+                .unwrap_or_else(|| on_panic(i));
                 if let Ok(mut v) = slots.lock() {
                     v[i] = Some(r);
                 }
