@@ -211,32 +211,69 @@ pub struct JsonDiagnostic {
     pub help: Option<String>,
 }
 
+/// A diagnostic as a JSON object. Every span carries its file name and 1-based line and column
+/// (start and end). A label whose file is not among `files` cannot be located; its message is
+/// kept as a note rather than dropped.
 pub fn to_json(files: &[&SourceFile], d: &Diagnostic) -> JsonDiagnostic {
+    let mut notes = d.notes.clone();
+    let mut spans = Vec::new();
+    for l in &d.labels {
+        let Some(f) = files.get(l.file) else {
+            notes.push(l.message.clone());
+            continue;
+        };
+        let (line, column) = f.line_col(l.span.start());
+        let (end_line, end_column) = f.line_col(l.span.end());
+        spans.push(JsonSpan {
+            file: f.name.clone(),
+            start: l.span.start(),
+            end: l.span.end(),
+            line,
+            column,
+            end_line,
+            end_column,
+            label: l.message.clone(),
+            primary: l.primary,
+        });
+    }
     JsonDiagnostic {
         code: d.code.clone(),
         severity: d.severity,
         message: d.message.clone(),
-        spans: d
-            .labels
-            .iter()
-            .filter_map(|l| {
-                let f = files.get(l.file)?;
-                let (line, column) = f.line_col(l.span.start());
-                let (end_line, end_column) = f.line_col(l.span.end());
-                Some(JsonSpan {
-                    file: f.name.clone(),
-                    start: l.span.start(),
-                    end: l.span.end(),
-                    line,
-                    column,
-                    end_line,
-                    end_column,
-                    label: l.message.clone(),
-                    primary: l.primary,
-                })
-            })
-            .collect(),
-        notes: d.notes.clone(),
+        spans,
+        notes,
         help: d.help.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_spans_have_file_line_and_column_and_no_label_is_lost() {
+        let a = SourceFile::new("a.pvl", "class A {\n  int x;\n}\n");
+        let d = Diagnostic::error("A0001", "bad")
+            .with_primary(Span::new(12, 17), "here")
+            .with_secondary(Span::new(0, 5), "and here")
+            .with_label_in(3, Span::new(0, 1), "in a file we do not have", false);
+        let j = serde_json::to_value(to_json(&[&a], &d)).unwrap();
+        let spans = j["spans"].as_array().unwrap();
+        assert_eq!(spans.len(), 2);
+        assert_eq!(
+            (&spans[0]["file"], &spans[0]["line"], &spans[0]["column"]),
+            (&"a.pvl".into(), &2.into(), &3.into())
+        );
+        assert_eq!(
+            (&spans[0]["end_line"], &spans[0]["end_column"]),
+            (&2.into(), &8.into())
+        );
+        assert_eq!(
+            (&spans[1]["line"], &spans[1]["column"]),
+            (&1.into(), &1.into())
+        );
+        assert_eq!(j["notes"], serde_json::json!(["in a file we do not have"]));
+        assert_eq!(j["code"], "A0001");
+        assert_eq!(j["severity"], "error");
     }
 }

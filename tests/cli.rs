@@ -425,3 +425,101 @@ fn three_annotations_in_one_run_equal_three_opt_groups() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(by_flags, by_annotations);
 }
+
+/// Every diagnostic object has a code, a severity, a message, and spans with file, line, column.
+fn check_diagnostics(v: &serde_json::Value) {
+    for d in v["diagnostics"].as_array().expect("diagnostics array") {
+        assert!(d["code"].is_string() && d["message"].is_string(), "{d}");
+        assert!(
+            ["error", "warning", "note"].contains(&d["severity"].as_str().unwrap_or("")),
+            "{d}"
+        );
+        for sp in d["spans"].as_array().expect("spans") {
+            assert!(sp["file"].is_string(), "{sp}");
+            assert!(sp["line"].as_u64().is_some_and(|l| l >= 1), "{sp}");
+            assert!(sp["column"].as_u64().is_some_and(|c| c >= 1), "{sp}");
+        }
+    }
+}
+
+#[test]
+fn json_on_every_command() {
+    let d = tmpdir("json");
+    let bad = corpus().join("syntax/bad/missing_semicolon.pvl");
+    let ok = examples().join("maxsum.pvl");
+    // parse: an array of file objects.
+    let (code, out, _) = run(&["parse", "--format", "json", s(&ok), s(&bad)]);
+    assert_eq!(code, 2);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("parse json");
+    assert_eq!(v[1]["ok"], false);
+    check_diagnostics(&v[1]);
+    assert_eq!(v[1]["diagnostics"][0]["spans"][0]["line"], 14);
+    // list.
+    let (_, out, _) = run(&["list", "--format", "json", s(&ok)]);
+    check_diagnostics(&serde_json::from_str(&out).expect("list json"));
+    // apply: the report on stderr (stdout carries the program).
+    let refused = corpus().join("unroll/reject_k_zero.pvl");
+    let (code, _, err) = run(&["apply", "--format", "json", s(&refused)]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(err.trim()).expect("apply json");
+    assert_eq!(v["refused"], 1);
+    check_diagnostics(&v);
+    // diff.
+    let o = d.join("o.pvl");
+    assert_eq!(run(&["apply", "-o", s(&o), s(&ok)]).0, 0);
+    let (code, out, _) = run(&["diff", "--format", "json", s(&ok), s(&o)]);
+    assert_eq!(code, 1);
+    check_diagnostics(&serde_json::from_str(&out).expect("diff json"));
+    // verify and backend doctor without a backend: answers, as JSON, exit 3.
+    let empty = tmpdir("json-nobackend");
+    let no_backend = |args: &[&str]| {
+        let out = bin()
+            .args(args)
+            .env("ALPINE_RS_CACHE", &empty)
+            .env_remove("ALPINE_SILICON_JAR")
+            .output()
+            .expect("runs");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, out) = no_backend(&["verify", "--format", "json", s(&ok)]);
+    assert_eq!(code, 3);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("verify json");
+    assert_eq!(v[0]["verdict"], "BackendMissing");
+    check_diagnostics(&v[0]);
+    let (code, out) = no_backend(&["backend", "doctor", "--format", "json"]);
+    assert_eq!(code, 3);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("doctor json");
+    assert_eq!(v["ok"], false);
+    check_diagnostics(&v);
+    assert!(
+        v["diagnostics"].as_array().is_some_and(|a| !a.is_empty()),
+        "{v}"
+    );
+    // batch: one object per job per line.
+    let plan = d.join("plan.yaml");
+    std::fs::write(
+        &plan,
+        format!(
+            "jobs:\n  - files: \"{}\"\n  - files: \"{}\"\n",
+            s(&ok),
+            s(&refused)
+        ),
+    )
+    .unwrap();
+    let (code, out, _) = run(&["batch", "--format", "json", s(&plan)]);
+    assert_eq!(code, 1);
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("batch json line"))
+        .collect();
+    assert_eq!(lines.len(), 2);
+    for f in lines
+        .iter()
+        .flat_map(|j| j["files"].as_array().cloned().unwrap_or_default())
+    {
+        check_diagnostics(&f);
+    }
+}

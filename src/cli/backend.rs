@@ -1,7 +1,8 @@
 //! `alpine-rs backend install|doctor`: provisioning of the Viper/Silicon verifier.
 
-use crate::verify::backend::{self, BackendConfig, InstallOptions};
-use std::path::PathBuf;
+use super::common::Format;
+use crate::verify::backend::{self, BackendConfig, DoctorReport, InstallOptions, InstallReport};
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
 pub struct BackendArgs {
@@ -10,6 +11,76 @@ pub struct BackendArgs {
     /// Cache directory (default: $ALPINE_RS_CACHE, $XDG_CACHE_HOME/alpine-rs or ~/.cache/alpine-rs).
     #[arg(long = "cache-dir", global = true)]
     pub cache_dir: Option<PathBuf>,
+    /// text, or json: one JSON object on stdout (progress stays on stderr).
+    #[arg(long, value_enum, default_value = "text", global = true)]
+    pub format: Format,
+}
+
+fn path(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// A backend problem as a diagnostic object, like every other command's.
+fn error_json(message: &str, help: &str) -> serde_json::Value {
+    serde_json::json!({
+        "code": "E-BACKEND",
+        "severity": "error",
+        "message": message,
+        "spans": [],
+        "notes": [],
+        "help": help,
+    })
+}
+
+fn install_json(r: &InstallReport) -> serde_json::Value {
+    let step = |s: &backend::Step| format!("{s:?}").to_lowercase();
+    serde_json::json!({
+        "action": "install",
+        "ok": true,
+        "cache_dir": path(&r.cache_dir),
+        "silicon": {"path": path(&r.silicon), "sha256": r.silicon_sha256, "step": step(&r.silicon_step)},
+        "z3": {"path": path(&r.z3), "version": r.z3_version, "step": step(&r.z3_step)},
+        "driver": {"path": r.driver.as_deref().map(path), "step": step(&r.driver_step)},
+        "cds": {"step": step(&r.cds_step)},
+        "warnings": r.warnings,
+        "time_ms": r.elapsed.as_millis() as u64,
+        "diagnostics": [],
+    })
+}
+
+fn doctor_json(r: &DoctorReport) -> serde_json::Value {
+    let problems: Vec<serde_json::Value> = r
+        .components
+        .iter()
+        .filter_map(|c| {
+            c.problem.as_ref().map(|p| {
+                error_json(
+                    &format!("{}: {p}", c.component),
+                    "run `alpine-rs backend install`",
+                )
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "action": "doctor",
+        "ok": r.ok(),
+        "cache_dir": r.cache_dir.as_deref().map(path),
+        "components": r.components.iter().map(|c| serde_json::json!({
+            "component": c.component,
+            "path": c.path.as_deref().map(path),
+            "version": c.version,
+            "sha256": c.sha256,
+            "problem": c.problem,
+            "note": c.note,
+        })).collect::<Vec<_>>(),
+        "mode": r.mode.map(|m| m.to_string()),
+        "smoke": r.smoke.as_ref().map(|(v, t)| serde_json::json!({
+            "verdict": v.summary(),
+            "time_ms": t.as_millis() as u64,
+        })),
+        "warnings": r.warnings,
+        "diagnostics": problems,
+    })
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -45,12 +116,27 @@ pub fn main(args: BackendArgs) -> u8 {
                 ..InstallOptions::default()
             };
             let mut progress = |m: &str| eprintln!("{m}");
-            match backend::install(&opts, &mut progress) {
-                Ok(_) => {
+            match (backend::install(&opts, &mut progress), args.format) {
+                (Ok(r), Format::Json) => {
+                    println!("{}", install_json(&r));
+                    0
+                }
+                (Ok(_), Format::Text) => {
                     eprintln!("backend installed");
                     0
                 }
-                Err(e) => {
+                (Err(e), Format::Json) => {
+                    println!(
+                        "{}",
+                        serde_json::json!({
+                            "action": "install",
+                            "ok": false,
+                            "diagnostics": [error_json(&e.to_string(), "`alpine-rs backend doctor` shows what is there")],
+                        })
+                    );
+                    3
+                }
+                (Err(e), Format::Text) => {
                     eprintln!("error[E-BACKEND]: {e}");
                     3
                 }
@@ -62,7 +148,10 @@ pub fn main(args: BackendArgs) -> u8 {
                 ..BackendConfig::default()
             };
             let report = backend::doctor(&cfg);
-            print!("{report}");
+            match args.format {
+                Format::Json => println!("{}", doctor_json(&report)),
+                Format::Text => print!("{report}"),
+            }
             if report.ok() {
                 0
             } else {
