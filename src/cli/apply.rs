@@ -467,12 +467,6 @@ pub fn review_hunks(a: &str, b: &str, popts: &ParseOptions) -> Vec<Hunk> {
     review(a, &ranges(a), b, &ranges(b), 3)
 }
 
-/// A unified diff of `a` and `b`, or the empty string when equal.
-pub fn unified_diff(name: &str, a: &str, b: &str) -> String {
-    let hunks = review_hunks(a, b, &ParseOptions::default());
-    crate::review::unified(&format!("a/{name}"), &format!("b/{name}"), &hunks)
-}
-
 /// Write `text` to `path` atomically: a temporary file beside it, then a rename. On any error
 /// the original file is untouched and the temporary file is removed. An existing file keeps its
 /// permissions.
