@@ -23,16 +23,25 @@ pub(super) enum JunctionError {
     InterBlock(String, String),
 }
 
-impl From<Undecided> for JunctionError {
-    fn from(_: Undecided) -> Self {
-        JunctionError::Diag(
-            Diagnostic::error(
-                "A0020",
-                "the solver could not decide a permission question of the fusion",
-            )
-            .with_help("simplify the kernel contracts or raise --z3-timeout"),
+/// The diagnostic for a question the solver could not answer; `what` names the question.
+fn undecided(u: Undecided, what: &str) -> JunctionError {
+    JunctionError::Diag(match u {
+        Undecided::Unknown => Diagnostic::error(
+            "A0020",
+            format!("the solver could not decide {what}"),
         )
-    }
+        .with_help("simplify the kernel contracts or raise --z3-timeout"),
+        Undecided::Unencodable => Diagnostic::error(
+            "A604",
+            format!("cannot fuse: a permission pattern cannot be encoded for the solver (deciding {what})"),
+        )
+        .with_help("use guards and indices over integers, array lengths and pure functions"),
+    })
+}
+
+/// `map_err` adapter naming the question.
+fn und(what: &'static str) -> impl Fn(Undecided) -> JunctionError {
+    move |u| undecided(u, what)
 }
 
 /// Where the fused kernel's permissions come from and go to, per role.
@@ -151,7 +160,10 @@ pub(super) fn junction(
             continue;
         }
         for a in p1.iter().chain(&q1).chain(&p2).chain(&q2) {
-            if !an.injective(a)? {
+            if !an
+                .injective(a)
+                .map_err(und("whether a permission is per-thread"))?
+            {
                 let d = Diagnostic::error(
                     "A604",
                     format!(
@@ -170,28 +182,46 @@ pub(super) fn junction(
                 uniform(&sel(&k.post), arr, name, "post")?;
             }
         }
-        let same = an.same_cells(&refs(&p2), &refs(&q1))?;
-        let both: Vec<&Atom> = p1.iter().chain(&p2).collect();
-        let budget = !an.may_exceed_one(&both)?;
-        let w1 = an.writes(&p1)?;
-        let w2 = an.writes(&p2)?;
+        let same = an
+            .same_cells(&refs(&p2), &refs(&q1))
+            .map_err(und("whether the kernels use the same cells per thread"))?;
+        let w1 = an.writes(&p1).map_err(und("whether kernel 1 writes"))?;
+        let w2 = an.writes(&p2).map_err(und("whether kernel 2 writes"))?;
         let case = if same {
             Case::Same
-        } else if budget {
-            Case::Budget
         } else if !w1 && !w2 {
-            Case::ReadOnly
+            // Only reads. The caller is only known to hold, on each cell, what the hungrier
+            // kernel asks (each kernel verified on its own, and the first returns everything),
+            // so two shares of one cell cannot simply be added.
+            let shared = an
+                .overlap(&refs(&p1), &refs(&p2))
+                .map_err(und("whether both kernels read one cell"))?;
+            if shared {
+                Case::ReadOnly
+            } else {
+                Case::Budget
+            }
         } else {
-            Case::Dependent
+            let both: Vec<&Atom> = p1.iter().chain(&p2).collect();
+            let budget = !an
+                .may_exceed_one(&both)
+                .map_err(und("whether both kernels fit in one permission per cell"))?;
+            if budget {
+                Case::Budget
+            } else {
+                Case::Dependent
+            }
         };
         match case {
             Case::Budget => plan.separate(p1, q1, p2, q2),
             Case::ReadOnly => {
-                // Only reads: every atom of the array at 1\C, C the number of atoms, so no cell
-                // is asked for more than 1 (each atom reaches a cell at most once).
-                let f = Frac::new(1.into(), ((p1.len() + p2.len()).max(1)).into());
+                // Every read share at half its fraction: on each cell the fused kernel then
+                // asks at most the mean of the two kernels' totals, never more than the larger,
+                // and every read keeps a positive share.
                 let r = |v: Vec<Atom>| -> Vec<Atom> {
-                    v.iter().map(|a| a.with_frac(f.clone())).collect()
+                    v.iter()
+                        .map(|a| a.with_frac(&a.frac / Frac::from_integer(2.into())))
+                        .collect()
                 };
                 plan.rescaled.push(arr.clone());
                 plan.separate(r(p1), r(q1), r(p2), r(q2));
@@ -216,7 +246,10 @@ pub(super) fn junction(
                     dp_arrays.push(arr.clone());
                     if let Some(ts) = block {
                         let k1all: Vec<&Atom> = p1.iter().chain(&q1).collect();
-                        if let Some((t1, t2, x)) = an.cross_block(&k1all, &refs(&p2), ts)? {
+                        if let Some((t1, t2, x)) = an
+                            .cross_block(&k1all, &refs(&p2), ts)
+                            .map_err(und("whether the dependency crosses thread blocks"))?
+                        {
                             return Err(JunctionError::InterBlock(
                                 format!("array `{arr}` is written by one thread and accessed by another in a different block"),
                                 format!("counterexample: thread {t1} of the kernel(s) fused so far and thread {t2} of the next kernel both access {arr}[{x}]"),
@@ -275,7 +308,7 @@ pub(super) fn junction(
 
     // Self-checks (§7d): nothing is emitted unless the fused contract and barrier add up.
     for arr in &arrays {
-        self_check(an, &plan, dp.then_some((&req, &ens)), arr)?;
+        self_check(an, &plan, dp.then_some((&req, &ens)), arr, (k1, k2))?;
     }
 
     // Body (Algorithm 4).
@@ -385,12 +418,12 @@ fn complement(
 ) -> Result<Vec<Atom>, JunctionError> {
     an.complement(a, others).map_err(|e| {
         let d = match e {
-            ComplementError::Undecided => return JunctionError::from(Undecided),
+            ComplementError::Undecided(u) => return undecided(u, "the permission a kernel leaves on a cell"),
             ComplementError::Inexpressible(s) => Diagnostic::error(
                 "A608",
                 format!("self-check failed: the permission `{}` leaves on its cell of `{arr}` depends on whether `{s}` reaches that cell, and that cannot be written as a guard", a.print()),
             )
-            .with_note("guards are printed for one-dimensional indices of the form k * t + r; nothing was emitted"),
+            .with_note("a guard is printed when the reaching thread can be solved for: an index k * t + r in one dimension, or a shift of one iterator in several; nothing was emitted"),
             ComplementError::TooMany => Diagnostic::error(
                 "A608",
                 format!("self-check failed: the permission left on a cell of `{arr}` by `{}` depends on more than four patterns of the other kernel", a.print()),
@@ -416,8 +449,8 @@ fn uniform(v: &[Atom], arr: &str, kernel: &str, side: &str) -> Result<(), Juncti
                 amount_text(&b.frac)
             ),
         )
-        .with_secondary(f0.span, format!("{}", amount_text(&f0.frac)))
-        .with_secondary(b.span, format!("{}", amount_text(&b.frac)))
+        .with_secondary(f0.span, amount_text(&f0.frac))
+        .with_secondary(b.span, amount_text(&b.frac))
         .with_help("use one fraction per array in each kernel's pre- and postcondition (any read fraction works for reads)");
         return Err(JunctionError::Diag(d));
     }
@@ -429,7 +462,10 @@ fn no_loss(an: &mut Analysis, k: &Kernel, name: &str) -> Result<(), JunctionErro
     for arr in k.arrays() {
         let p = of_array(&k.pre, &arr);
         let q = of_array(&k.post, &arr);
-        if let Some(w) = an.global_violation(&q, &p, true)? {
+        if let Some(w) = an
+            .global_violation(&q, &p, true)
+            .map_err(und("whether a kernel returns its permissions"))?
+        {
             let d = Diagnostic::error(
                 "A606",
                 format!(
@@ -454,6 +490,9 @@ fn no_loss(an: &mut Analysis, k: &Kernel, name: &str) -> Result<(), JunctionErro
 }
 
 /// The self-checks of §7d on one array (A608). With a barrier, `(requires, ensures)` atoms.
+/// The question the self-checks ask, for A0020.
+const SELF: &str = "a self-check of the fused permissions";
+
 fn cat<'a>(vs: &[&Vec<&'a Atom>]) -> Vec<&'a Atom> {
     vs.iter().flat_map(|v| v.iter().copied()).collect()
 }
@@ -463,6 +502,7 @@ fn self_check(
     plan: &Plan,
     barrier: Option<(&Vec<Atom>, &Vec<Atom>)>,
     arr: &str,
+    orig: (&Kernel, &Kernel),
 ) -> Result<(), JunctionError> {
     let fp: Vec<&Atom> = of_array(&plan.pre_a, arr)
         .into_iter()
@@ -492,47 +532,272 @@ fn self_check(
             "the kernels' permission patterns are outside what the fusion algorithms handle; fuse fewer kernels or restate their contracts",
         ))
     };
-    // 1. The fused precondition never asks for more than write permission on a cell.
-    if fp.len() > 1 && an.may_exceed_one(&fp)? {
-        return Err(fail(&format!("the fused precondition may ask for more than write permission on a cell of `{arr}`"), None));
+    // 1. The fused precondition never asks more of a cell than the hungrier kernel does: that
+    // is all the caller is known to hold (which is at most write).
+    let (o1, o2) = (of_array(&orig.0.pre, arr), of_array(&orig.1.pre, arr));
+    if let Some(w) = an.above_both(&fp, &o1, &o2).map_err(und(SELF))? {
+        return Err(fail(&format!("the fused precondition asks more of a cell of `{arr}` than either kernel, more than the caller is known to hold (asked against the larger kernel's)"), Some(w)));
     }
     // 2. The fused postcondition returns exactly what the precondition takes, on every cell.
-    if let Some(w) = an.global_violation(&fq, &fp, true)? {
+    if let Some(w) = an.global_violation(&fq, &fp, true).map_err(und(SELF))? {
         return Err(fail(&format!("the fused kernel does not return the permission it takes on `{arr}` (returned against taken)"), Some(w)));
     }
     // Per thread: kernel 1's body starts with what it needs.
-    if let Some(w) = an.local_violation(&p1, &fp)? {
+    if let Some(w) = an.local_violation(&p1, &fp).map_err(und(SELF))? {
         return Err(fail(&format!("a thread does not start with what the first body needs on `{arr}` (needed against held)"), Some(w)));
     }
     match barrier {
         None => {
             // 4. Without a barrier, after the first body a thread holds what the second needs
             // (P2 + P1 <= FP + Q1), and in the end what the fused post gives back.
-            if let Some(w) = an.local_violation(&cat(&[&p2, &p1]), &cat(&[&fp, &q1]))? {
+            if let Some(w) = an
+                .local_violation(&cat(&[&p2, &p1]), &cat(&[&fp, &q1]))
+                .map_err(und(SELF))?
+            {
                 return Err(fail(&format!("after the first body a thread does not hold what the second body needs on `{arr}` (needed against held)"), Some(w)));
             }
-            if let Some(w) = an.local_violation(&cat(&[&fq, &p2, &p1]), &cat(&[&fp, &q1, &q2]))? {
+            if let Some(w) = an
+                .local_violation(&cat(&[&fq, &p2, &p1]), &cat(&[&fp, &q1, &q2]))
+                .map_err(und(SELF))?
+            {
                 return Err(fail(&format!("a thread cannot return the fused postcondition on `{arr}` (promised against held)"), Some(w)));
             }
         }
         Some((req, ens)) => {
             let r = of_array(req, arr);
             let e = of_array(ens, arr);
-            if let Some(w) = an.local_violation(&cat(&[&r, &p1]), &cat(&[&fp, &q1]))? {
+            if let Some(w) = an
+                .local_violation(&cat(&[&r, &p1]), &cat(&[&fp, &q1]))
+                .map_err(und(SELF))?
+            {
                 return Err(fail(&format!("a thread does not hold what the barrier requires on `{arr}` (required against held)"), Some(w)));
             }
             // 3. The barrier's ensures do not exceed its requires, over all threads.
-            if let Some(w) = an.global_violation(&e, &r, false)? {
+            if let Some(w) = an.global_violation(&e, &r, false).map_err(und(SELF))? {
                 return Err(fail(&format!("the barrier hands out more of `{arr}` than it receives (ensured against required)"), Some(w)));
             }
             // 4. After the barrier every thread holds at least what the second body needs.
-            if let Some(w) = an.local_violation(&p2, &e)? {
+            if let Some(w) = an.local_violation(&p2, &e).map_err(und(SELF))? {
                 return Err(fail(&format!("after the barrier a thread does not hold what the second body needs on `{arr}` (needed against held)"), Some(w)));
             }
-            if let Some(w) = an.local_violation(&cat(&[&fq, &p2]), &cat(&[&e, &q2]))? {
+            if let Some(w) = an
+                .local_violation(&cat(&[&fq, &p2]), &cat(&[&e, &q2]))
+                .map_err(und(SELF))?
+            {
                 return Err(fail(&format!("a thread cannot return the fused postcondition on `{arr}` (promised against held)"), Some(w)));
             }
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::model::kernel_model;
+    use super::super::solver::Threads;
+    use super::*;
+    use crate::analyze::facts::{facts_at, Point};
+    use crate::front::ast::*;
+    use crate::front::parser::{parse, ParseOptions};
+
+    /// Kernel 1 writes `a[i + 1]`; kernel 2 reads `a[i]` for `i > 0`. Cell `m` is reached only
+    /// by kernel 1, so kernel 1's leftover there is the whole write permission.
+    const SHIFT: &str = "class C {
+  context_everywhere a != null && a.length == m + 1 && m > 0;
+  context (\\forall* int k; 0 <= k && k < m + 1; Perm(a[k], write));
+  void shift(int m, int[] a) {
+    par one (int i = 0 .. m)
+      context Perm(a[i + 1], write);
+      ensures a[i + 1] == i;
+    {
+      a[i + 1] = i;
+    }
+    par two (int j = 0 .. m)
+      context j > 0 ==> Perm(a[j], 1\\2);
+    {
+      int v = 0;
+    }
+  }
+}";
+
+    /// Run `f` on the two kernels of `src` (first method of the first class), renamed to `i`.
+    fn with_kernels(src: &str, f: impl FnOnce(&mut Analysis, &Kernel, &Kernel)) {
+        let parsed = parse(src, &ParseOptions::default());
+        let Some(Item::Class(class)) = parsed.program.items.first() else {
+            panic!("a class")
+        };
+        let Some(Member::Method(method)) = class.members.first() else {
+            panic!("a method")
+        };
+        let MethodBody::Block(body) = &method.body else {
+            panic!("a body")
+        };
+        let pars: Vec<&Par> = body
+            .stmts
+            .iter()
+            .filter_map(|s| match &s.kind {
+                StmtKind::Par(p) => Some(p),
+                _ => None,
+            })
+            .collect();
+        let tv = vec!["i".to_string()];
+        let k: Vec<Kernel> = pars
+            .iter()
+            .map(|p| kernel_model(src, parsed.dialect, p.keyword, &p.arms[0], &tv).expect("model"))
+            .collect();
+        let mut facts = facts_at(
+            &parsed.program,
+            Some(class),
+            method,
+            Point::Before(body.stmts[0].span.start()),
+        );
+        let it = &pars[0].arms[0].iters[0];
+        let lo = facts.tr.int(&it.lo).expect("lo");
+        let hi = facts.tr.int(&it.hi).expect("hi");
+        let th = Threads {
+            names: tv.clone(),
+            lo: vec![lo],
+            hi: vec![hi],
+            lo_text: vec![it.lo.span.text(src).to_string()],
+            hi_text: vec![it.hi.span.text(src).to_string()],
+        };
+        let mut an = Analysis {
+            tr: &mut facts.tr,
+            facts: facts.facts.clone(),
+            th,
+            dialect: parsed.dialect,
+            timeout: 5000,
+        };
+        f(&mut an, &k[0], &k[1]);
+    }
+
+    fn code(e: JunctionError) -> String {
+        match e {
+            JunctionError::Diag(d) => format!("{}: {}", d.code, d.message),
+            JunctionError::InterBlock(m, _) => format!("inter-block: {m}"),
+        }
+    }
+
+    /// The plan of Algorithms 1 and 2 as the paper states them (uniform leftover 1 - 1\2).
+    fn uniform_plan(k1: &Kernel, k2: &Kernel) -> Plan {
+        let half = Frac::new(1.into(), 2.into());
+        Plan {
+            pre_a: k1.pre.clone(),
+            post_b: k2.post.clone(),
+            post_a: k1.post.iter().map(|a| a.with_frac(half.clone())).collect(),
+            p1: k1.pre.clone(),
+            q1: k1.post.clone(),
+            p2: k2.pre.clone(),
+            q2: k2.post.clone(),
+            ..Plan::default()
+        }
+    }
+
+    fn barrier(plan: &Plan) -> (Vec<Atom>, Vec<Atom>) {
+        (
+            plan.q1.iter().chain(&plan.pre_b).cloned().collect(),
+            plan.p2.iter().chain(&plan.post_a).cloned().collect(),
+        )
+    }
+
+    #[test]
+    fn a_uniform_leftover_that_loses_the_boundary_cell_is_refused() {
+        with_kernels(SHIFT, |an, k1, k2| {
+            let plan = uniform_plan(k1, k2);
+            let (req, ens) = barrier(&plan);
+            let r = self_check(an, &plan, Some((&req, &ens)), "a", (k1, k2));
+            let msg = r.err().map(code).unwrap_or_default();
+            assert!(
+                msg.starts_with("A608") && msg.contains("does not return"),
+                "{msg}"
+            );
+        });
+    }
+
+    #[test]
+    fn the_per_cell_leftover_passes_the_self_checks() {
+        with_kernels(SHIFT, |an, k1, k2| {
+            let mut plan = uniform_plan(k1, k2);
+            let p2: Vec<&Atom> = k2.pre.iter().collect();
+            plan.post_a = an.complement(&k1.post[0], &p2).expect("complement");
+            let texts: Vec<String> = plan.post_a.iter().map(Atom::print).collect();
+            assert_eq!(
+                texts,
+                [
+                    "i < m - 1 ==> Perm(a[i + 1], 1\\2)",
+                    "i >= m - 1 ==> Perm(a[i + 1], write)"
+                ]
+            );
+            let (req, ens) = barrier(&plan);
+            assert!(self_check(an, &plan, Some((&req, &ens)), "a", (k1, k2)).is_ok());
+        });
+    }
+
+    #[test]
+    fn a_barrier_that_hands_out_more_than_it_receives_is_refused() {
+        with_kernels(SHIFT, |an, k1, k2| {
+            let mut plan = uniform_plan(k1, k2);
+            let p2: Vec<&Atom> = k2.pre.iter().collect();
+            plan.post_a = an.complement(&k1.post[0], &p2).expect("complement");
+            let (req, mut ens) = barrier(&plan);
+            // Kernel 2's read share handed out at write: more than the threads put in.
+            ens[0] = ens[0].with_frac(Frac::from_integer(1.into()));
+            let r = self_check(an, &plan, Some((&req, &ens)), "a", (k1, k2));
+            let msg = r.err().map(code).unwrap_or_default();
+            assert!(
+                msg.starts_with("A608") && msg.contains("hands out more"),
+                "{msg}"
+            );
+        });
+    }
+
+    #[test]
+    fn without_a_barrier_the_second_body_must_find_its_cells() {
+        with_kernels(SHIFT, |an, k1, k2| {
+            // No hand-over is possible without a barrier: thread i holds a[i + 1], not a[i].
+            let mut plan = uniform_plan(k1, k2);
+            let p2: Vec<&Atom> = k2.pre.iter().collect();
+            plan.post_a = an.complement(&k1.post[0], &p2).expect("complement");
+            let r = self_check(an, &plan, None, "a", (k1, k2));
+            let msg = r.err().map(code).unwrap_or_default();
+            assert!(
+                msg.starts_with("A608") && msg.contains("second body needs"),
+                "{msg}"
+            );
+        });
+    }
+
+    #[test]
+    fn a_fused_precondition_above_both_kernels_is_refused() {
+        with_kernels(SHIFT, |an, k1, k2| {
+            // Holding both kernels' shares from the start asks 1 + 1\2 of a cell.
+            let mut plan = uniform_plan(k1, k2);
+            plan.pre_b = k2.pre.clone();
+            plan.post_a = k1.post.clone();
+            let (req, ens) = barrier(&plan);
+            let r = self_check(an, &plan, Some((&req, &ens)), "a", (k1, k2));
+            let msg = r.err().map(code).unwrap_or_default();
+            assert!(
+                msg.starts_with("A608") && msg.contains("than either kernel"),
+                "{msg}"
+            );
+        });
+    }
+
+    #[test]
+    fn a_kernel_that_keeps_permission_is_refused() {
+        let lossy = SHIFT.replace(
+            "context j > 0 ==> Perm(a[j], 1\\2);",
+            "requires j > 0 ==> Perm(a[j], 1\\2);",
+        );
+        with_kernels(&lossy, |an, _, k2| {
+            let r = no_loss(an, k2, "kernel 2");
+            let msg = r.err().map(code).unwrap_or_default();
+            assert!(msg.starts_with("A606"), "{msg}");
+        });
+        with_kernels(SHIFT, |an, k1, k2| {
+            assert!(no_loss(an, k1, "kernel 1").is_ok());
+            assert!(no_loss(an, k2, "kernel 2").is_ok());
+        });
+    }
 }

@@ -380,19 +380,28 @@ fn kernel_shapes<'a>(
     let mut arms: Vec<(&Par, &ParArm)> = Vec::new();
     for s in pars {
         let StmtKind::Par(p) = &s.kind else { continue };
-        if p.arms.len() != 1 || !p.prefix.clauses.is_empty() {
+        if p.arms.len() != 1 {
             return Err(vec![Diagnostic::error(
                 "A609",
-                "only single-arm par blocks without a region contract can be fused",
+                "only single-arm par blocks can be fused",
             )
             .with_primary(head, "fusion requested here")
             .with_secondary(
                 p.keyword,
-                "this par block has `and` arms or a region contract",
+                format!("this par block has {} arms joined by `and`", p.arms.len()),
             )
             .with_help(
-                "split the par block, or move the region contract into the per-thread contract",
+                "split the arms into consecutive par blocks if they are independent",
             )]);
+        }
+        if let Some(c) = p.prefix.clauses.first() {
+            return Err(vec![Diagnostic::error(
+                "A609",
+                "a par block with a region contract cannot be fused",
+            )
+            .with_primary(head, "fusion requested here")
+            .with_secondary(c.span, "this region contract belongs to one par block")
+            .with_help("move the region contract into the per-thread contract, or before the group of kernels")]);
         }
         let arm = &p.arms[0];
         if arm.iters.is_empty() || arm.wait.is_some() {

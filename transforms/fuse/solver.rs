@@ -30,9 +30,13 @@ pub(super) struct Threads {
     pub hi_text: Vec<String>,
 }
 
-/// The solver could not decide a question (reported as A0020).
-#[derive(Debug)]
-pub(super) struct Undecided;
+/// A question the solver could not answer: unknown or timed out (A0020), or a pattern that
+/// cannot be encoded for it (A604).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Undecided {
+    Unknown,
+    Unencodable,
+}
 
 /// A cell (and thread) where two permission totals compare the wrong way.
 #[derive(Debug)]
@@ -62,7 +66,7 @@ impl Witness {
 /// Why a per-cell complement cannot be printed.
 #[derive(Debug)]
 pub(super) enum ComplementError {
-    Undecided,
+    Undecided(Undecided),
     /// The atom (printed) whose coverage cannot be written as a guard.
     Inexpressible(String),
     TooMany,
@@ -328,12 +332,7 @@ impl Analysis<'_> {
         match s.check() {
             SatResult::Unsat => Ok(None),
             SatResult::Sat => Ok(Some(model_of(self.tr, &s))),
-            SatResult::Unknown => {
-                if std::env::var("FUSE_DEBUG").is_ok() {
-                    eprintln!("unknown: {:?}", all);
-                }
-                Err(Undecided)
-            }
+            SatResult::Unknown => Err(Undecided::Unknown),
         }
     }
 
@@ -353,7 +352,9 @@ impl Analysis<'_> {
         for a in atoms {
             let ts = self.fresh_threads("thread");
             let b = Bool::fresh_const(c, "w");
-            let cov = self.local_cov(a, &ts, &x, true).ok_or(Undecided)?;
+            let cov = self
+                .local_cov(a, &ts, &x, true)
+                .ok_or(Undecided::Unencodable)?;
             cons.push(b.implies(&Bool::and(c, &[&self.range(&ts), &cov])));
             covs.push((b, &a.frac));
         }
@@ -362,13 +363,67 @@ impl Analysis<'_> {
         Ok(self.sat(&cons)?.is_some())
     }
 
+    /// Is some cell held by a thread through `p` and by a thread through `q`?
+    pub fn overlap(&mut self, p: &[&Atom], q: &[&Atom]) -> Result<bool, Undecided> {
+        let x = self.tr.fresh_int("cell");
+        let side = |an: &mut Self, v: &[&Atom]| -> Result<Z3Bool, Undecided> {
+            let mut parts = Vec::new();
+            for a in v {
+                let ts = an.fresh_threads("thread");
+                let cov = an
+                    .local_cov(a, &ts, &x, true)
+                    .ok_or(Undecided::Unencodable)?;
+                parts.push(Bool::and(z3ctx(), &[&an.range(&ts), &cov]));
+            }
+            Ok(Bool::or(z3ctx(), &parts.iter().collect::<Vec<_>>()))
+        };
+        let a = side(self, p)?;
+        let b = side(self, q)?;
+        Ok(self.sat(&[a, b])?.is_some())
+    }
+
+    /// A cell where `fp`'s total is above both `p1`'s and `p2`'s: more than the caller is
+    /// known to hold there.
+    pub fn above_both(
+        &mut self,
+        fp: &[&Atom],
+        p1: &[&Atom],
+        p2: &[&Atom],
+    ) -> Result<Option<Witness>, Undecided> {
+        let all: Vec<&Atom> = fp.iter().chain(p1).chain(p2).copied().collect();
+        let scale = Self::scale_of(&all);
+        let x = named_int(self.tr, "the cell");
+        let f = self
+            .global_sum(fp, &x, &scale)
+            .ok_or(Undecided::Unencodable)?;
+        let a = self
+            .global_sum(p1, &x, &scale)
+            .ok_or(Undecided::Unencodable)?;
+        let b = self
+            .global_sum(p2, &x, &scale)
+            .ok_or(Undecided::Unencodable)?;
+        let (lv, rv) = (
+            named_int(self.tr, "lhs total"),
+            named_int(self.tr, "rhs total"),
+        );
+        let larger = a.ge(&b).ite(&a, &b);
+        let q = [lv._eq(&f), rv._eq(&larger), f.gt(&larger)];
+        Ok(self
+            .sat(&q)?
+            .map(|cx| witness(&cx, "the cell", &[], &scale)))
+    }
+
     /// Two different threads never hold the same cell through `a`.
     pub fn injective(&mut self, a: &Atom) -> Result<bool, Undecided> {
         let t1 = self.fresh_threads("thread");
         let t2 = self.fresh_threads("thread");
         let x = self.tr.fresh_int("cell");
-        let c1 = self.local_cov(a, &t1, &x, false).ok_or(Undecided)?;
-        let c2 = self.local_cov(a, &t2, &x, false).ok_or(Undecided)?;
+        let c1 = self
+            .local_cov(a, &t1, &x, false)
+            .ok_or(Undecided::Unencodable)?;
+        let c2 = self
+            .local_cov(a, &t2, &x, false)
+            .ok_or(Undecided::Unencodable)?;
         let differ: Vec<Z3Bool> = t1.iter().zip(&t2).map(|(a, b)| a._eq(b).not()).collect();
         let q = [
             self.range(&t1),
@@ -386,7 +441,7 @@ impl Analysis<'_> {
         for a in atoms.iter().filter(|a| a.is_write()) {
             let ts = self.fresh_threads("thread");
             let js = self.fresh_binders(a);
-            let (g, _) = self.atom_at(a, &ts, &js).ok_or(Undecided)?;
+            let (g, _) = self.atom_at(a, &ts, &js).ok_or(Undecided::Unencodable)?;
             if self.sat(&[self.range(&ts), g])?.is_some() {
                 return Ok(true);
             }
@@ -401,7 +456,10 @@ impl Analysis<'_> {
         let any = |an: &mut Self, v: &[&Atom]| -> Result<Z3Bool, Undecided> {
             let mut parts = Vec::new();
             for a in v {
-                parts.push(an.local_cov(a, &ts, &x, false).ok_or(Undecided)?);
+                parts.push(
+                    an.local_cov(a, &ts, &x, false)
+                        .ok_or(Undecided::Unencodable)?,
+                );
             }
             Ok(Bool::or(z3ctx(), &parts.iter().collect::<Vec<_>>()))
         };
@@ -421,8 +479,12 @@ impl Analysis<'_> {
         let all: Vec<&Atom> = lhs.iter().chain(rhs).copied().collect();
         let scale = Self::scale_of(&all);
         let x = named_int(self.tr, "the cell");
-        let l = self.global_sum(lhs, &x, &scale).ok_or(Undecided)?;
-        let r = self.global_sum(rhs, &x, &scale).ok_or(Undecided)?;
+        let l = self
+            .global_sum(lhs, &x, &scale)
+            .ok_or(Undecided::Unencodable)?;
+        let r = self
+            .global_sum(rhs, &x, &scale)
+            .ok_or(Undecided::Unencodable)?;
         let (lv, rv) = (
             named_int(self.tr, "lhs total"),
             named_int(self.tr, "rhs total"),
@@ -445,8 +507,12 @@ impl Analysis<'_> {
         let named = self.named_threads("thread");
         let ts: Vec<Z3Int> = named.iter().map(|(_, t)| t.clone()).collect();
         let x = named_int(self.tr, "the cell");
-        let l = self.local_sum(lhs, &ts, &x, &scale).ok_or(Undecided)?;
-        let r = self.local_sum(rhs, &ts, &x, &scale).ok_or(Undecided)?;
+        let l = self
+            .local_sum(lhs, &ts, &x, &scale)
+            .ok_or(Undecided::Unencodable)?;
+        let r = self
+            .local_sum(rhs, &ts, &x, &scale)
+            .ok_or(Undecided::Unencodable)?;
         let (lv, rv) = (
             named_int(self.tr, "lhs total"),
             named_int(self.tr, "rhs total"),
@@ -478,7 +544,7 @@ impl Analysis<'_> {
             for a in v.iter().filter(|a| !w || a.is_write()) {
                 parts.push(
                     an.local_cov(a, std::slice::from_ref(t), &x, false)
-                        .ok_or(Undecided)?,
+                        .ok_or(Undecided::Unencodable)?,
                 );
             }
             Ok(Bool::or(c, &parts.iter().collect::<Vec<_>>()))
@@ -513,12 +579,12 @@ impl Analysis<'_> {
     /// (injective), so the amount taken on `a`'s cell is the sum of the fractions of the atoms
     /// that reach it; where that depends on the thread, `a` is split by a printed guard.
     pub fn complement(&mut self, a: &Atom, others: &[&Atom]) -> Result<Vec<Atom>, ComplementError> {
-        let und = |_| ComplementError::Undecided;
+        let und = ComplementError::Undecided;
         let ts = self.fresh_threads("thread");
         let js = self.fresh_binders(a);
         let (g, x) = self
             .atom_at(a, &ts, &js)
-            .ok_or(ComplementError::Undecided)?;
+            .ok_or(ComplementError::Undecided(Undecided::Unencodable))?;
         let ctx = vec![self.range(&ts), g];
         let jpairs: Vec<(String, Z3Int)> = a
             .binders
@@ -529,7 +595,9 @@ impl Analysis<'_> {
         let mut base = a.frac.clone();
         let mut open: Vec<(Cond, &Frac, Z3Bool)> = Vec::new();
         for s in others {
-            let cov = self.global_cov(s, &x).ok_or(ComplementError::Undecided)?;
+            let cov = self
+                .global_cov(s, &x)
+                .ok_or(ComplementError::Undecided(Undecided::Unencodable))?;
             if self.valid(&ctx, &cov).map_err(und)? {
                 base -= &s.frac;
                 continue;
@@ -540,7 +608,7 @@ impl Analysis<'_> {
             let cond = self
                 .cov_text(s, a, &ts, &jpairs, &ctx)
                 .map_err(|e| match e {
-                    CovText::Undecided => ComplementError::Undecided,
+                    CovText::Undecided => ComplementError::Undecided(Undecided::Unknown),
                     CovText::No => ComplementError::Inexpressible(s.print()),
                 })?;
             open.push((cond, &s.frac, cov));
