@@ -16,6 +16,7 @@ use super::solver::{amount_text, Analysis, ComplementError, Undecided, Witness};
 use crate::check::translate::Z3Int;
 use crate::diag::Diagnostic;
 use crate::front::span::Span;
+use std::collections::BTreeSet;
 
 pub(super) enum JunctionError {
     Diag(Diagnostic),
@@ -215,6 +216,17 @@ pub(super) fn junction(
         match case {
             Case::Budget => plan.separate(p1, q1, p2, q2),
             Case::ReadOnly => {
+                // A barrier inside a body may state amounts of the array that halving breaks.
+                if k1.barrier_arrays.contains(arr) || k2.barrier_arrays.contains(arr) {
+                    return Err(JunctionError::Diag(
+                        Diagnostic::error(
+                            "A608",
+                            format!("self-check failed: both kernels read cells of `{arr}`, and their shares can only be combined by halving them, but a barrier inside a kernel body states amounts of `{arr}`"),
+                        )
+                        .with_note("nothing was emitted")
+                        .with_help("fuse kernels without inner barriers on the shared read-only array, or give the kernels disjoint read patterns"),
+                    ));
+                }
                 // Every read share at half its fraction: on each cell the fused kernel then
                 // asks at most the mean of the two kernels' totals, never more than the larger,
                 // and every read keeps a positive share.
@@ -311,8 +323,29 @@ pub(super) fn junction(
         self_check(an, &plan, dp.then_some((&req, &ens)), arr, (k1, k2))?;
     }
 
-    // Body (Algorithm 4).
-    let mut body = k1.body.clone();
+    // Body (Algorithm 4). A local of the first body would still be in scope in the second
+    // (a redeclaration, or a capture of an outer name): then each body is its own block.
+    let wrap = k1
+        .decls
+        .iter()
+        .any(|d| k2.decls.contains(d) || k2.mentions.contains(d));
+    let block = |lines: &[String]| -> Vec<String> {
+        let mut out = vec!["{".to_string()];
+        out.extend(lines.iter().map(|l| {
+            if l.trim().is_empty() {
+                l.clone()
+            } else {
+                format!("\u{1}{l}")
+            }
+        }));
+        out.push("}".into());
+        out
+    };
+    let mut body = if wrap {
+        block(&k1.body)
+    } else {
+        k1.body.clone()
+    };
     if dp {
         let mut r: Vec<String> = Vec::new();
         let mut e: Vec<String> = Vec::new();
@@ -369,14 +402,20 @@ pub(super) fn junction(
         }
     }
     // Kernel 2's own barriers are relabelled to the fused block.
-    for line in &k2.body {
-        let line = match &k2.label {
+    let body2: Vec<String> = k2
+        .body
+        .iter()
+        .map(|line| match &k2.label {
             Some(l) if line.contains("barrier") => {
                 super::model::rename_tokens(line, &[(l.clone(), "\u{0}LABEL".to_string())])
             }
             _ => line.clone(),
-        };
-        body.push(line);
+        })
+        .collect();
+    if wrap {
+        body.extend(block(&body2));
+    } else {
+        body.extend(body2);
     }
     let mut carried_pre = k1.carried_pre.clone();
     carried_pre.extend(k2.carried_pre.iter().cloned());
@@ -396,6 +435,23 @@ pub(super) fn junction(
         carried_post,
         post_texts: Vec::new(),
         body,
+        decls: if wrap {
+            Default::default()
+        } else {
+            k1.decls.union(&k2.decls).cloned().collect()
+        },
+        mentions: k1.mentions.union(&k2.mentions).cloned().collect(),
+        barrier_arrays: {
+            let mut b: BTreeSet<String> = k1
+                .barrier_arrays
+                .union(&k2.barrier_arrays)
+                .cloned()
+                .collect();
+            if dp {
+                b.extend(req.iter().chain(&ens).map(|a| a.array.clone()));
+            }
+            b
+        },
         original: false,
     };
     fused.post_texts = print_contract(&fused)

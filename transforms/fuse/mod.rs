@@ -22,7 +22,7 @@ mod solver;
 use super::{Applied, Ctx, Outcome, Params};
 use crate::analyze::facts::{facts_at, Point};
 use crate::analyze::sites::Site;
-use crate::check::translate::Z3Int;
+use crate::check::translate::{Term, Z3Int};
 use crate::check::{self, ctx as z3ctx};
 use crate::diag::Diagnostic;
 use crate::edit::{indent_at, EditSet};
@@ -61,6 +61,7 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         .with_help("use `gpuopt fuse F B;` with B >= 1, or omit B")]);
     }
     let parsed = ctx.parsed;
+    let src = ctx.src;
     let Some((class, method)) =
         crate::analyze::sites::find_method(&parsed.program, site.class.as_deref(), &site.method)
     else {
@@ -129,12 +130,13 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     }
     for (k, (_, arm)) in arms.iter().enumerate().skip(1) {
         for (d, it) in arm.iters.iter().enumerate() {
-            let same = match (facts.tr.int(&it.lo), facts.tr.int(&it.hi)) {
-                (Ok(a), Ok(b)) => {
-                    let g = Bool::and(z3ctx(), &[&a._eq(&lo[d]), &b._eq(&hi[d])]);
-                    check::prove(&facts.tr, &facts.facts, &g, ctx.timeout_ms)
-                }
-                _ => check::Answer::Unknown("the range cannot be encoded".into()),
+            let goal = match (facts.tr.int(&it.lo), facts.tr.int(&it.hi)) {
+                (Ok(a), Ok(b)) => Some(Bool::and(z3ctx(), &[&a._eq(&lo[d]), &b._eq(&hi[d])])),
+                _ => None,
+            };
+            let same = match &goal {
+                Some(g) => check::prove(&facts.tr, &facts.facts, g, ctx.timeout_ms),
+                None => check::Answer::Unknown("the range cannot be encoded".into()),
             };
             if !same.is_proved() {
                 let it1 = &arms[0].1.iters[d];
@@ -143,7 +145,7 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
                 } else {
                     format!("kernel {}", k + 1)
                 };
-                let mut d = Diagnostic::error(
+                let mut diag = Diagnostic::error(
                     "A603",
                     format!(
                         "{which} runs over a thread range that is not provably equal to kernel 1's"
@@ -152,9 +154,61 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
                 .with_primary(head, "fusion requested here")
                 .with_secondary(it1.span, "kernel 1's threads")
                 .with_secondary(it.span, format!("kernel {}'s threads", k + 1));
-                if let check::Answer::Refuted(cx) = &same {
-                    d = d.with_note(format!("counterexample: {cx}"));
+                if let (check::Answer::Refuted(_), Some(g)) = (&same, &goal) {
+                    // The values of the names in the two ranges, and the ranges, made canonical.
+                    let texts = [it1.span.text(src), it.span.text(src)].join(" ");
+                    let mut obj: Vec<(String, Z3Int)> = facts
+                        .tr
+                        .visible
+                        .iter()
+                        .filter_map(|(label, t)| match t {
+                            Term::Int(i)
+                                if has_token(&texts, label.trim_end_matches(".length")) =>
+                            {
+                                Some((label.clone(), i.clone()))
+                            }
+                            _ => None,
+                        })
+                        .collect();
+                    let names = obj.len();
+                    let mut extra = vec![g.not()];
+                    let bounds = [&lo[d], &hi[d]];
+                    for (label, e) in ["kernel 1 from", "kernel 1 to"].iter().zip(bounds) {
+                        let v = solver::named_int(&mut facts.tr, label);
+                        extra.push(v._eq(e));
+                        obj.push((label.to_string(), v));
+                    }
+                    if let (Ok(a), Ok(b)) = (facts.tr.int(&it.lo), facts.tr.int(&it.hi)) {
+                        for (label, e) in ["kernel k from", "kernel k to"].iter().zip([a, b]) {
+                            let v = solver::named_int(&mut facts.tr, label);
+                            extra.push(v._eq(&e));
+                            obj.push((label.to_string(), v));
+                        }
+                    }
+                    if let Ok(Some(cx)) =
+                        solver::canonical(&facts.tr, &facts.facts, &extra, &obj, ctx.timeout_ms)
+                    {
+                        let get = |l: &str| cx.get(l).unwrap_or("?").to_string();
+                        let vals: Vec<String> = obj[..names]
+                            .iter()
+                            .map(|(l, _)| format!("{l} = {}", get(l)))
+                            .collect();
+                        let with = if vals.is_empty() {
+                            String::new()
+                        } else {
+                            format!("with {}, ", vals.join(", "))
+                        };
+                        diag = diag.with_note(format!(
+                            "counterexample: {with}kernel 1 runs {} .. {} and kernel {} runs {} .. {}",
+                            get("kernel 1 from"),
+                            get("kernel 1 to"),
+                            k + 1,
+                            get("kernel k from"),
+                            get("kernel k to"),
+                        ));
+                    }
                 }
+                let d = diag;
                 return Err(vec![d.with_help(
                     "fuse only kernels over the same threads, or add a fact that makes the ranges equal",
                 )]);
@@ -163,7 +217,6 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     }
 
     // ---- thread variables: kernel 1's, unless renaming another kernel's would capture a name
-    let src = ctx.src;
     let dialect = ctx.dialect();
     let t1: Vec<String> = arms[0]
         .1

@@ -3,18 +3,19 @@
 //! thread variables already renamed to the fused kernel's.
 
 use super::refuse_shape;
+use crate::analyze::scope::mentioned_names;
 use crate::diag::Diagnostic;
 use crate::edit::indent_at;
 use crate::front::ast::*;
 use crate::front::lexer::{lex, TokKind};
 use crate::front::parser::parse_expr_text;
 use crate::front::span::Span;
-use crate::front::visit::walk_expr;
+use crate::front::visit::{walk_expr, walk_stmts};
 use crate::front::Dialect;
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::{One, Signed, Zero};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 /// A permission amount. Only literal fractions are analysed (A604 otherwise), so it is exact.
 pub(super) type Frac = BigRational;
@@ -168,6 +169,12 @@ pub(super) struct Kernel {
     pub post_texts: Vec<(String, Vec<String>)>,
     /// Body statements, one line each, indentation relative to the body.
     pub body: Vec<String>,
+    /// Locals declared at the top level of the body (they stay in scope for a body joined after
+    /// it), and every name the body mentions (renamed).
+    pub decls: BTreeSet<String>,
+    pub mentions: BTreeSet<String>,
+    /// Arrays mentioned by the contracts of barriers inside the body.
+    pub barrier_arrays: BTreeSet<String>,
     /// A kernel of the input (not the result of an earlier junction): the paper's assumptions
     /// (A605, A606) are checked on it.
     pub original: bool,
@@ -330,6 +337,27 @@ pub(super) fn kernel_model(
     }
     // Body statements, re-indented relative to the block.
     if let StmtKind::Block(b) = &arm.body.kind {
+        let renamed = |n: String| {
+            map.iter()
+                .find(|(f, _)| *f == n)
+                .map_or(n.clone(), |(_, t)| t.clone())
+        };
+        for st in &b.stmts {
+            if let StmtKind::Decl { vars, .. } = &st.kind {
+                k.decls.extend(vars.iter().map(|v| v.name.name.clone()));
+            }
+            k.mentions
+                .extend(mentioned_names(st).into_iter().map(renamed));
+            walk_stmts(st, &mut |x| {
+                if let StmtKind::Barrier(bar) = &x.kind {
+                    for c in &bar.contract {
+                        if let Some(e) = c.expr() {
+                            k.barrier_arrays.extend(arrays_in(e));
+                        }
+                    }
+                }
+            });
+        }
         if let (Some(f), Some(l)) = (b.stmts.first(), b.stmts.last()) {
             let text = ren(&src[f.span.start()..l.span.end()]);
             let base = indent_at(src, f.span.start()).to_string();

@@ -30,6 +30,124 @@ pub(super) struct Threads {
     pub hi_text: Vec<String>,
 }
 
+/// `Some(model)` if `facts` plus `extra` are satisfiable, `None` if not.
+///
+/// Quantified coverage conditions (multi-dimensional or quantified atoms) can defeat the default
+/// solver; such queries, and undecided ones, go to quantifier elimination first, which decides
+/// linear integer arithmetic.
+pub(super) fn sat_with(
+    tr: &Translator,
+    facts: &[Z3Bool],
+    extra: &[Z3Bool],
+    timeout: u32,
+) -> Result<Option<Counterexample>, Undecided> {
+    let mut all = facts.to_vec();
+    all.extend(extra.iter().cloned());
+    if extra.iter().any(has_quantifier) {
+        return sat_qe(tr, &all, timeout);
+    }
+    // `satisfiable` folds unsat and unknown together; `prove(false)` tells them apart.
+    match check::prove(tr, &all, &Bool::from_bool(z3ctx(), false), timeout) {
+        check::Answer::Proved => Ok(None),
+        check::Answer::Refuted(cx) => Ok(Some(cx)),
+        check::Answer::Unknown(_) => sat_qe(tr, &all, timeout),
+    }
+}
+
+fn sat_qe(
+    tr: &Translator,
+    all: &[Z3Bool],
+    timeout: u32,
+) -> Result<Option<Counterexample>, Undecided> {
+    let c = z3ctx();
+    let s = Tactic::new(c, "qe")
+        .and_then(&Tactic::new(c, "smt"))
+        .solver();
+    let mut p = Params::new(c);
+    p.set_u32("timeout", timeout.max(1));
+    s.set_params(&p);
+    for f in all {
+        s.assert(f);
+    }
+    match s.check() {
+        SatResult::Unsat => Ok(None),
+        SatResult::Sat => Ok(Some(model_of(tr, &s))),
+        SatResult::Unknown => Err(Undecided::Unknown),
+    }
+}
+
+/// A model whose values do not depend on the solver's history: each objective (a user-visible
+/// constant, by label), in order, is pushed down to its least value and then fixed. The solver
+/// is shared by every query of a thread, so a plain model may differ between runs that asked
+/// different questions before; diagnostics must not. An objective without a least value (or an
+/// undecided step) keeps the value found so far.
+pub(super) fn canonical(
+    tr: &Translator,
+    facts: &[Z3Bool],
+    extra: &[Z3Bool],
+    objectives: &[(String, Z3Int)],
+    timeout: u32,
+) -> Result<Option<Counterexample>, Undecided> {
+    let Some(mut cx) = sat_with(tr, facts, extra, timeout)? else {
+        return Ok(None);
+    };
+    let mut fixed = extra.to_vec();
+    let value = |cx: &Counterexample, label: &str| -> Option<BigInt> {
+        cx.get(label).and_then(|v| int_text(v).parse().ok())
+    };
+    for (label, v) in objectives {
+        let Some(mut hi) = value(&cx, label) else {
+            continue;
+        };
+        let at_most = |b: &BigInt| v.le(&big(b));
+        // Find a bound below which there is no model, doubling the step.
+        let mut lo: Option<BigInt> = None;
+        let mut step = BigInt::one();
+        for _ in 0..24 {
+            let cand = &hi - &step;
+            let mut q = fixed.clone();
+            q.push(at_most(&cand));
+            match sat_with(tr, facts, &q, timeout) {
+                Ok(None) => {
+                    lo = Some(cand);
+                    break;
+                }
+                Ok(Some(m)) => match value(&m, label) {
+                    Some(x) => {
+                        hi = x;
+                        cx = m;
+                        step *= 2;
+                    }
+                    None => break,
+                },
+                Err(_) => break,
+            }
+        }
+        if let Some(mut lo) = lo {
+            // Binary search: no model at `lo`, one at `hi`.
+            while &hi - &lo > BigInt::one() {
+                let mid: BigInt = (&lo + &hi) / 2;
+                let mut q = fixed.clone();
+                q.push(at_most(&mid));
+                match sat_with(tr, facts, &q, timeout) {
+                    Ok(None) => lo = mid,
+                    Ok(Some(m)) => match value(&m, label) {
+                        Some(x) => {
+                            hi = x;
+                            cx = m;
+                        }
+                        None => break,
+                    },
+                    Err(_) => break,
+                }
+            }
+        }
+        fixed.push(v._eq(&big(&hi)));
+    }
+    // One model with every objective fixed, so the other values agree with them.
+    Ok(Some(sat_with(tr, facts, &fixed, timeout)?.unwrap_or(cx)))
+}
+
 /// A question the solver could not answer: unknown or timed out (A0020), or a pattern that
 /// cannot be encoded for it (A604).
 #[derive(Clone, Copy, Debug)]
@@ -295,45 +413,18 @@ impl Analysis<'_> {
     }
 
     /// `Some(model)` if the facts plus `extra` are satisfiable, `None` if not.
-    ///
-    /// Quantified coverage conditions (multi-dimensional or quantified atoms) can defeat the
-    /// default solver; an undecided query is retried with quantifier elimination first, which
-    /// decides linear integer arithmetic.
     pub fn sat(&self, extra: &[Z3Bool]) -> Result<Option<Counterexample>, Undecided> {
-        let mut all = self.facts.clone();
-        all.extend(extra.iter().cloned());
-        if extra.iter().any(has_quantifier) {
-            return self.sat_qe(&all);
-        }
-        // `satisfiable` folds unsat and unknown together; `prove(false)` tells them apart.
-        match check::prove(
-            self.tr,
-            &all,
-            &Bool::from_bool(z3ctx(), false),
-            self.timeout,
-        ) {
-            check::Answer::Proved => Ok(None),
-            check::Answer::Refuted(cx) => Ok(Some(cx)),
-            check::Answer::Unknown(_) => self.sat_qe(&all),
-        }
+        sat_with(self.tr, &self.facts, extra, self.timeout)
     }
 
-    fn sat_qe(&self, all: &[Z3Bool]) -> Result<Option<Counterexample>, Undecided> {
-        let c = z3ctx();
-        let s = Tactic::new(c, "qe")
-            .and_then(&Tactic::new(c, "smt"))
-            .solver();
-        let mut p = Params::new(c);
-        p.set_u32("timeout", self.timeout.max(1));
-        s.set_params(&p);
-        for f in all {
-            s.assert(f);
-        }
-        match s.check() {
-            SatResult::Unsat => Ok(None),
-            SatResult::Sat => Ok(Some(model_of(self.tr, &s))),
-            SatResult::Unknown => Err(Undecided::Unknown),
-        }
+    /// Like [`Self::sat`], with the model made canonical: each objective, in order, at its least
+    /// value (see [`canonical`]).
+    fn sat_min(
+        &self,
+        extra: &[Z3Bool],
+        objectives: &[(String, Z3Int)],
+    ) -> Result<Option<Counterexample>, Undecided> {
+        canonical(self.tr, &self.facts, extra, objectives, self.timeout)
     }
 
     fn valid(&self, hyps: &[Z3Bool], goal: &Z3Bool) -> Result<bool, Undecided> {
@@ -408,8 +499,13 @@ impl Analysis<'_> {
         );
         let larger = a.ge(&b).ite(&a, &b);
         let q = [lv._eq(&f), rv._eq(&larger), f.gt(&larger)];
+        let obj = [
+            ("the cell".to_string(), x),
+            ("lhs total".into(), lv),
+            ("rhs total".into(), rv),
+        ];
         Ok(self
-            .sat(&q)?
+            .sat_min(&q, &obj)?
             .map(|cx| witness(&cx, "the cell", &[], &scale)))
     }
 
@@ -491,8 +587,13 @@ impl Analysis<'_> {
         );
         let bad = if exact { l._eq(&r).not() } else { l.gt(&r) };
         let q = [lv._eq(&l), rv._eq(&r), bad];
+        let obj = [
+            ("the cell".to_string(), x),
+            ("lhs total".into(), lv),
+            ("rhs total".into(), rv),
+        ];
         Ok(self
-            .sat(&q)?
+            .sat_min(&q, &obj)?
             .map(|cx| witness(&cx, "the cell", &[], &scale)))
     }
 
@@ -522,8 +623,15 @@ impl Analysis<'_> {
             .iter()
             .map(|(n, _)| (n.clone(), format!("thread {n}")))
             .collect();
+        let mut obj: Vec<(String, Z3Int)> = named
+            .iter()
+            .map(|(n, t)| (format!("thread {n}"), t.clone()))
+            .collect();
+        obj.push(("the cell".into(), x));
+        obj.push(("lhs total".into(), lv));
+        obj.push(("rhs total".into(), rv));
         Ok(self
-            .sat(&q)?
+            .sat_min(&q, &obj)?
             .map(|cx| witness(&cx, "the cell", &labels, &scale)))
     }
 
@@ -560,7 +668,12 @@ impl Analysis<'_> {
             conflict,
             t1.div(block)._eq(&t2.div(block)).not(),
         ];
-        Ok(self.sat(&q)?.map(|cx| {
+        let obj = [
+            ("cell".to_string(), x),
+            ("thread in kernel 1".into(), t1),
+            ("thread in kernel 2".into(), t2),
+        ];
+        Ok(self.sat_min(&q, &obj)?.map(|cx| {
             let pick = |n: &str| cx.get(n).map(int_text).unwrap_or_else(|| "?".into());
             (
                 pick("thread in kernel 1"),
