@@ -26,12 +26,8 @@ const KNOWN_UNVERIFIED: &[(&str, &str)] = &[
     ("corpus/merge/ok_mul_update.pvl", "Silicon does not unfold vct_mi_pow far enough for the merged invariant i == vct_mi_pow(3, vct_mi_l) on entry"),
     ("fixtures/merge/ok_div_exact.pvl", "same with vct_mi_div"),
     ("fixtures/tile/ok_par_not_first_symbolic_size.pvl", "symbolic tile size: the encoder cannot prove t + i * s injective (non-linear)"),
-    ("fixtures/fuse/ok_unlabelled_rename.pvl", "fusion bug: the fused contract loses half of the permission on the last cell (design A606 check missing)"),
 ];
-const KNOWN_INVALID: &[(&str, &str)] = &[(
-    "fixtures/fuse/ok_unlabelled_rename.pvl",
-    "same fusion bug: the fused method cannot return its write permission",
-)];
+const KNOWN_INVALID: &[(&str, &str)] = &[];
 /// Linearized outputs are not run through the oracles: their inputs (int[][] with the linear
 /// length convention and no row permissions) neither verify with the Viper encoding nor run
 /// cleanly under the interpreter's checks, and `validate` has no matrix adapter yet.
