@@ -14,7 +14,7 @@ use crate::analyze::sites::{find_method, stmt_at, Site};
 use crate::check::translate::Term;
 use crate::check::{prove, Answer};
 use crate::diag::Diagnostic;
-use crate::edit::{indent_at, line_start, EditSet};
+use crate::edit::EditSet;
 use crate::front::ast::*;
 use crate::front::span::Span;
 use z3::ast::{Ast, Bool, Int};
@@ -78,7 +78,7 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
                 ))
                 .with_help(format!("use a factor between 2 and {}", t.count))]);
             }
-            exact(ctx, site, stmt, &shape, m, &t)
+            exact(ctx, stmt, &shape, m, &t)
         }
         Err(why) => {
             if *mode == MergeMode::Exact {
@@ -103,6 +103,10 @@ struct Trip {
     count: u64,
     v0: i64,
     step: i64,
+    /// `values[j]`: the iteration variable after `j` updates, `j = 0 ..= count` (kept for the
+    /// multiplicative updates only, whose trip count is small: the values grow or shrink
+    /// geometrically, and the simulation stops at an i64 overflow).
+    values: Vec<i64>,
 }
 
 /// The constant trip count, if Γ fixes the entry value, the step and everything else the guard
@@ -167,6 +171,8 @@ fn trip_count(
     let g: Bool<'static> = g.substitute(&subst);
     let mut i = v0;
     let mut count = 0u64;
+    let geometric = matches!(shape.op, UpdOp::Mul | UpdOp::Div);
+    let mut values = if geometric { vec![v0] } else { Vec::new() };
     loop {
         let gi = g.substitute(&[(&x, &Int::from_i64(z, i))]).simplify();
         let holds = match gi
@@ -195,7 +201,12 @@ fn trip_count(
             UpdOp::Div => (step != 0).then(|| i.div_euclid(step)),
         };
         match next {
-            Some(n) => i = n,
+            Some(n) => {
+                i = n;
+                if geometric {
+                    values.push(n);
+                }
+            }
             None => {
                 return Ok(Err(
                     "the iteration variable overflows during simulation".into()
@@ -203,48 +214,45 @@ fn trip_count(
             }
         }
     }
-    Ok(Ok(Trip { count, v0, step }))
+    Ok(Ok(Trip {
+        count,
+        v0,
+        step,
+        values,
+    }))
 }
 
-/// A helper function's name: an existing method of that name in the class is reused.
-fn helper(
-    ctx: &mut Ctx,
-    site: &Site,
-    base: &str,
-    def: &dyn Fn(&str) -> String,
-    edits: &mut EditSet,
-) -> String {
-    let Some((class, method)) = ctx.method_of(site) else {
-        return base.to_string();
+/// The ghost relation for a multiplicative update in closed form: the value of `var` at each
+/// loop-head value of the counter `g` (`k`, `k + M`, …, `I`), as a conditional chain.
+///
+/// The paper states it as `i == a * c^g` (or `b / c^g`) with a recursive power function. Silicon
+/// unfolds a recursive function one level per application, so neither the entry value (`g = k`
+/// after `k` peeled copies) nor the M-fold step of the merged body, nor the exit argument (`g = I`
+/// makes the guard false) can be established from it. Exact mode has literal `a`, `c` and `I`, so
+/// the finitely many head values can be listed instead; they are as many as the passes of the
+/// merged loop plus one, at most 32 for an i64 simulation (the values grow or shrink
+/// geometrically).
+fn closed_form(var: &str, g: &str, t: &Trip, k: u64, m: u64) -> String {
+    let heads: Vec<(u64, i64)> = (k..=t.count)
+        .step_by(m as usize)
+        .filter_map(|j| t.values.get(j as usize).map(|v| (j, *v)))
+        .collect();
+    let Some((&(_, last), init)) = heads.split_last() else {
+        return format!("{var} == {}", t.v0);
     };
-    let exists = match class {
-        Some(c) => c
-            .members
-            .iter()
-            .any(|m| matches!(m, Member::Method(x) if x.name.name == base)),
-        None => ctx
-            .program()
-            .items
-            .iter()
-            .any(|i| matches!(i, Item::Method(x) if x.name.name == base)),
-    };
-    if exists {
-        return base.to_string();
+    let mut chain = String::new();
+    for (j, v) in init {
+        chain.push_str(&format!("{g} == {j} ? {v} : "));
     }
-    let at = line_start(ctx.src, method.span.start());
-    let ind = indent_at(ctx.src, method.span.start()).to_string();
-    let nl = ctx.layout.newline;
-    let name = ctx.names.name(base);
-    let text: String = def(&name)
-        .lines()
-        .map(|l| format!("{ind}{l}{nl}"))
-        .collect::<String>()
-        + nl;
-    edits.insert(at, text);
-    name
+    chain.push_str(&last.to_string());
+    if init.is_empty() {
+        format!("{var} == {chain}")
+    } else {
+        format!("{var} == ({chain})")
+    }
 }
 
-fn exact(ctx: &mut Ctx, site: &Site, stmt: &Stmt, shape: &LoopShape, m: u64, t: &Trip) -> Outcome {
+fn exact(ctx: &mut Ctx, stmt: &Stmt, shape: &LoopShape, m: u64, t: &Trip) -> Outcome {
     let i_count = t.count;
     let k = i_count % m;
     let mut edits = EditSet::new();
@@ -263,34 +271,7 @@ fn exact(ctx: &mut Ctx, site: &Site, stmt: &Stmt, shape: &LoopShape, m: u64, t: 
                 (v0, _) => format!("{var} == {v0} - {term}"),
             }
         }
-        UpdOp::Mul => {
-            let pow = helper(
-                ctx,
-                site,
-                "vct_mi_pow",
-                &|n| {
-                    format!("requires e >= 0;\nstatic pure int {n}(int b, int e) = e <= 0 ? 1 : {n}(b, e - 1) * b;")
-                },
-                &mut edits,
-            );
-            if t.v0 == 1 {
-                format!("{var} == {pow}({}, {g})", t.step)
-            } else {
-                format!("{var} == {} * {pow}({}, {g})", t.v0, t.step)
-            }
-        }
-        UpdOp::Div => {
-            let div = helper(
-                ctx,
-                site,
-                "vct_mi_div",
-                &|n| {
-                    format!("requires k >= 0 && d > 0;\nstatic pure int {n}(int v, int d, int k) = k <= 0 ? v : {n}(v / d, d, k - 1);")
-                },
-                &mut edits,
-            );
-            format!("{var} == {div}({}, {}, {g})", t.v0, t.step)
-        }
+        UpdOp::Mul | UpdOp::Div => closed_form(&var, &g, t, k, m),
     };
     let gen = Gen::new(ctx, stmt, shape);
     let ind = gen.ind.clone();
