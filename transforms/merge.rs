@@ -5,7 +5,9 @@
 //! of completed iterations. Remainder mode (symbolic trip count): a merged loop whose guard checks
 //! that M more iterations are due, followed by the original loop for the last iterations.
 
-use super::unroll::{check_steps, guard_text_with, internal, tighten_edits, unsupported, Gen};
+use super::unroll::{
+    check_steps, guard_text_with, internal, tighten_edits, unsupported, via_desugared, Gen,
+};
 use super::{Applied, Ctx, MergeMode, Outcome, Params};
 use crate::analyze::loops::{
     self, guard_at, guard_atoms, upd_pow, upd_text, Entry, LoopShape, UpdOp,
@@ -28,6 +30,9 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     };
     let m = *factor;
     let header = site.keyword;
+    if let Some(out) = via_desugared(ctx, site, params, apply) {
+        return out;
+    }
     if m < 2 {
         return Err(vec![Diagnostic::error(
             "A201",

@@ -7,6 +7,7 @@
 
 use super::{Ctx, Outcome, Params};
 use crate::analyze::loops::{self, as_loop, guard_at, lit_pow, upd_pow, Entry, LoopShape, UpdOp};
+use crate::analyze::sites::sites;
 use crate::analyze::sites::{stmt_at, Site};
 use crate::check::{prove, Answer};
 use crate::diag::Diagnostic;
@@ -14,6 +15,7 @@ use crate::edit::{indent_at, reindent, EditSet};
 use crate::front::ast::*;
 use crate::front::span::Span;
 use crate::front::visit::walk_expr;
+use crate::front::{parse, Dialect, DialectChoice, ParseOptions};
 
 pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     let Params::Unroll { var, factor } = params else {
@@ -21,6 +23,9 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     };
     let k = *factor;
     let header = site.keyword;
+    if let Some(out) = via_desugared(ctx, site, params, apply) {
+        return out;
+    }
     if k < 1 {
         return Err(vec![Diagnostic::error(
             "A109",
@@ -75,6 +80,93 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     let mut edits = EditSet::new();
     edits.replace(stmt.span, text);
     Ok(super::Applied { edits, diagnostics })
+}
+
+/// For a v2 ranged `for`: run `f` on the loop rewritten in explicit form (optimizations.md §1.4)
+/// and express the result over the original text. `None` for any other loop.
+pub(crate) fn via_desugared(
+    ctx: &mut Ctx,
+    site: &Site,
+    params: &Params,
+    f: fn(&mut Ctx, &Site, &Params) -> Outcome,
+) -> Option<Outcome> {
+    let (_, method) = ctx.method_of(site)?;
+    let stmt = stmt_at(method, site.span.start())?;
+    let d = match loops::desugar_ranged(ctx.src, stmt, ctx.layout.newline) {
+        Ok(d) => d?,
+        Err(m) => return Some(Err(vec![internal(site.keyword, &m)])),
+    };
+    let opts = ParseOptions {
+        dialect: match ctx.dialect() {
+            Dialect::V1 => DialectChoice::V1,
+            Dialect::V2 => DialectChoice::V2,
+        },
+    };
+    let parsed = parse(&d.text, &opts);
+    let site1 = sites(&parsed.program)
+        .into_iter()
+        .find(|s| s.kind == site.kind && s.span.start() == site.span.start());
+    let (false, Some(site1)) = (parsed.has_errors(), site1) else {
+        return Some(Err(vec![internal(
+            site.keyword,
+            "the explicit form of this ranged loop does not parse",
+        )]));
+    };
+    let mut inner = Ctx {
+        src: &d.text,
+        parsed: &parsed,
+        layout: ctx.layout.clone(),
+        names: &mut *ctx.names,
+        timeout_ms: ctx.timeout_ms,
+        annotation_text: ctx.annotation_text.clone(),
+    };
+    let map = |mut diags: Vec<Diagnostic>| {
+        for dg in &mut diags {
+            for l in &mut dg.labels {
+                l.span = d.map_span(l.span);
+            }
+        }
+        diags
+    };
+    Some(match f(&mut inner, &site1, params) {
+        Err(diags) => Err(map(diags)),
+        Ok(applied) => match applied.edits.apply(&d.text) {
+            Err(e) => Err(vec![internal(site.keyword, &e.to_string())]),
+            Ok(out) => {
+                // One replacement of the region that differs (the loop statement).
+                let src = ctx.src;
+                let pre = src
+                    .bytes()
+                    .zip(out.bytes())
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                let max_suf = src.len().min(out.len()) - pre;
+                let suf = src
+                    .bytes()
+                    .rev()
+                    .zip(out.bytes().rev())
+                    .take(max_suf)
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                // Keep the cut on character boundaries (the texts agree outside the region).
+                let (mut lo, mut hi) = (pre, src.len() - suf);
+                while !src.is_char_boundary(lo) || !out.is_char_boundary(lo) {
+                    lo -= 1;
+                }
+                let mut out_hi = out.len() - (src.len() - hi);
+                while !src.is_char_boundary(hi) || !out.is_char_boundary(out_hi) {
+                    hi += 1;
+                    out_hi += 1;
+                }
+                let mut edits = EditSet::new();
+                edits.replace(Span::new(lo, hi), &out[lo..out_hi]);
+                Ok(super::Applied {
+                    edits,
+                    diagnostics: map(applied.diagnostics),
+                })
+            }
+        },
+    })
 }
 
 pub(crate) fn internal(at: Span, msg: &str) -> Diagnostic {
