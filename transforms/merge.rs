@@ -6,7 +6,8 @@
 //! that M more iterations are due, followed by the original loop for the last iterations.
 
 use super::unroll::{
-    check_steps, guard_text_with, internal, tighten_edits, unsupported, via_desugared, Gen,
+    check_steps, clean_cx, guard_text_with, internal, tighten_edits, unsupported, via_desugared,
+    Gen,
 };
 use super::{Applied, Ctx, MergeMode, Outcome, Params};
 use crate::analyze::loops::{
@@ -161,7 +162,8 @@ fn trip_count(
             Answer::Refuted(cx) => {
                 return Ok(Err(format!(
                     "{what} is not fixed: it can be {} or differ ({cx})",
-                    v.as_i64().map_or_else(|| "?".into(), |x| x.to_string())
+                    v.as_i64().map_or_else(|| "?".into(), |x| x.to_string()),
+                    cx = clean_cx(&cx, shape)
                 )))
             }
             Answer::Unknown(w) => return Ok(Err(format!("{what}: solver gave up ({w})"))),

@@ -206,7 +206,10 @@ pub(crate) fn check_steps(
             .with_primary(header, "loop")
             .with_secondary(shape.step.span, "step");
             if let Answer::Refuted(cx) = other {
-                d = d.with_note(format!("counterexample: {cx} (at loop entry)"));
+                d = d.with_note(format!(
+                    "counterexample: {} (at loop entry)",
+                    clean_cx(&cx, shape)
+                ));
             }
             Err(vec![d.with_help(format!(
                 "add a fact such as `requires c >= {min};` for the step"
@@ -261,13 +264,13 @@ pub(crate) fn check_trip(
     );
     if let Answer::Refuted(cx) = &fail {
         d = d.with_note(format!(
-            "counterexample: {cx} (at loop entry): the loop then runs only {}",
+            "counterexample: {cx} (at loop entry): the loop then {}",
             if provable == 0 {
-                "zero times".to_string()
+                "does not run at all".to_string()
             } else {
-                times(provable)
+                format!("runs only {}", times(provable))
             },
-            cx = clean_cx(cx)
+            cx = clean_cx(cx, shape)
         ));
     }
     if provable >= 1 {
@@ -284,14 +287,27 @@ pub(crate) fn check_trip(
 }
 
 /// The counterexample with variable versions folded into plain names (the last version wins).
-pub(crate) fn clean_cx(cx: &crate::check::Counterexample) -> String {
+/// An array's own reference value (`a = 0` next to `a.length = 2`) says nothing to the user and
+/// is dropped, and so is the length of an array that neither the guard nor the step reads.
+pub(crate) fn clean_cx(cx: &crate::check::Counterexample, shape: &LoopShape) -> String {
+    let mut relevant = loops::expr_names(&shape.guard);
+    relevant.extend(loops::expr_names(&shape.step));
+    relevant.insert(shape.var.clone());
     let mut out: Vec<(String, String)> = Vec::new();
     for (k, v) in &cx.values {
         let name = k.split(" (version").next().unwrap_or(k).to_string();
         out.retain(|(n, _)| n != &name);
         out.push((name, v.clone()));
     }
+    let lengths: Vec<String> = out
+        .iter()
+        .filter_map(|(n, _)| n.strip_suffix(".length").map(str::to_string))
+        .collect();
     out.iter()
+        .filter(|(n, _)| match n.strip_suffix(".length") {
+            Some(array) => relevant.contains(array),
+            None => !lengths.iter().any(|l| l == n),
+        })
         .map(|(k, v)| format!("{k} = {v}"))
         .collect::<Vec<_>>()
         .join(", ")
@@ -316,9 +332,42 @@ pub(crate) fn tighten_edits(src: &str, shape: &LoopShape, k: u64) -> Vec<(Span, 
         if !applies || b.expr.span.is_empty() {
             continue;
         }
-        out.push((b.expr.span, bound_after(src, &b.expr, shape, &step_text, k)));
+        let moved = if b.strict && shape.op == UpdOp::Div {
+            strict_div_bound(src, &b.expr, shape, &step_text, k)
+        } else {
+            bound_after(src, &b.expr, shape, &step_text, k)
+        };
+        out.push((b.expr.span, moved));
     }
     out
+}
+
+/// A strict upper bound `i < U` moved by `k` divisions. `U / c^k` would be wrong (`5 < 6` but not
+/// `5 / 4 < 6 / 4`): `i < U` is `i <= U - 1`, which floor division preserves, so the bound
+/// becomes `(U - 1) / c^k + 1`.
+fn strict_div_bound(src: &str, e: &Expr, shape: &LoopShape, step_text: &str, k: u64) -> String {
+    let lit = e.as_int().and_then(|v| i64::try_from(v.clone()).ok());
+    if let (Some(u), Some(c)) = (lit, shape.step_lit) {
+        if let Some(f) = lit_pow(c, k) {
+            return ((u - 1).div_euclid(f) + 1).to_string();
+        }
+    }
+    let text = e.span.text(src).trim();
+    // An arithmetic `U` needs only the outer parentheses; a conditional needs its own.
+    let minus_one = if matches!(e.kind, ExprKind::Cond(..)) {
+        format!("(({text}) - 1)")
+    } else {
+        format!("({text} - 1)")
+    };
+    let divisor = match shape.step_lit.and_then(|c| lit_pow(c, k)) {
+        Some(f) => f.to_string(),
+        None if k == 1 => loops::paren_if_complex(step_text),
+        None => format!(
+            "({})",
+            vec![loops::paren_if_complex(step_text); k as usize].join(" * ")
+        ),
+    };
+    format!("{minus_one} / {divisor} + 1")
 }
 
 /// The text of bound `e` moved by `k` updates (`L + c*k`, `L * c^k`, `U - c*k`, `U / c^k`).

@@ -41,6 +41,8 @@ pub struct Bound {
     /// The bound expression `L` / `U` (its span is what tightening replaces).
     pub expr: Expr,
     pub lower: bool,
+    /// `<` / `>` rather than `<=` / `>=`.
+    pub strict: bool,
 }
 
 /// The analysed shape of a loop.
@@ -286,6 +288,7 @@ pub fn analyze(s: &Stmt, var: Option<&str>, header: Span) -> Result<LoopShape, V
                 bounds.push(Bound {
                     expr: (**b).clone(),
                     lower,
+                    strict: matches!(op, BinOp::Lt | BinOp::Gt),
                 });
             }
         }
