@@ -15,7 +15,7 @@ use crate::analyze::loops::{
 };
 use crate::analyze::sites::{find_method, stmt_at, Site};
 use crate::check::translate::Term;
-use crate::check::{prove, Answer};
+use crate::check::{prove, with_model, Answer};
 use crate::diag::Diagnostic;
 use crate::edit::EditSet;
 use crate::front::ast::*;
@@ -61,7 +61,7 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     let trip = if *mode == MergeMode::Remainder {
         Err("remainder mode was requested".to_string())
     } else {
-        trip_count(ctx, &mut entry, &shape, header)?
+        trip_count(ctx, &mut entry, &shape, header, *mode == MergeMode::Exact)?
     };
     match trip {
         Ok(t) => {
@@ -100,7 +100,7 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
                 .with_note(why)
                 .with_help("add facts fixing the bounds, or use `--mode remainder`")]);
             }
-            remainder(ctx, site, stmt, &shape, m)
+            remainder(ctx, site, stmt, &shape, m, &mut entry)
         }
     }
 }
@@ -122,72 +122,104 @@ fn trip_count(
     entry: &mut Entry,
     shape: &LoopShape,
     header: Span,
+    explain: bool,
 ) -> Result<Result<Trip, String>, Vec<Diagnostic>> {
     let z = crate::check::ctx();
-    let solver = z3::Solver::new(z);
-    let mut p = z3::Params::new(z);
-    p.set_u32("timeout", ctx.timeout_ms.max(1));
-    solver.set_params(&p);
-    for f in &entry.facts.facts {
-        solver.assert(f);
-    }
-    if solver.check() != z3::SatResult::Sat {
-        return Ok(Err("the facts at loop entry have no model".into()));
-    }
-    let Some(model) = solver.get_model() else {
-        return Ok(Err("no model".into()));
-    };
     let Some(atoms) = guard_atoms(&shape.guard, &shape.var) else {
         return Ok(Err("the guard has a shape that cannot be simulated".into()));
     };
-    let mut fixed: Vec<(Int<'static>, Int<'static>)> = Vec::new();
-    let mut terms = vec![
-        ("the entry value".to_string(), entry.i0.clone()),
-        ("the step".to_string(), entry.step.clone()),
+    // Everything the trip count depends on: the entry value, the step, and every maximal
+    // sub-term of the guard without the iteration variable (Boolean ones too: a flag the facts
+    // leave open would make the count depend on the model's arbitrary choice).
+    let mut terms: Vec<(String, Term)> = vec![
+        ("the entry value".to_string(), Term::Int(entry.i0.clone())),
+        ("the step".to_string(), Term::Int(entry.step.clone())),
     ];
     for a in atoms {
         match entry.facts.tr.term(a) {
-            Ok(Term::Int(t)) => terms.push((a.span.text(ctx.src).to_string(), t)),
-            Ok(Term::Bool(_)) => {}
+            Ok(t @ (Term::Int(_) | Term::Bool(_))) => {
+                terms.push((a.span.text(ctx.src).to_string(), t))
+            }
             _ => return Ok(Err(format!("`{}` cannot be encoded", a.span.text(ctx.src)))),
         }
     }
-    for (what, t) in &terms {
-        let Some(v) = model.eval(t, true) else {
-            return Ok(Err(format!("{what} has no value")));
-        };
-        let goal = t._eq(&v);
-        match prove(&entry.facts.tr, &entry.facts.facts, &goal, ctx.timeout_ms) {
-            Answer::Proved => fixed.push((t.clone(), v)),
-            Answer::Refuted(cx) => {
-                return Ok(Err(format!(
-                    "{what} is not fixed: it can be {} or differ ({cx})",
-                    v.as_i64().map_or_else(|| "?".into(), |x| x.to_string()),
-                    cx = clean_cx(&cx, shape)
-                )))
+    // One model of Γ proposes the values; each is then proven to be the only one.
+    let values: Option<Vec<Option<Term>>> =
+        with_model(&entry.facts.facts, ctx.timeout_ms, |model| {
+            model.map(|m| {
+                terms
+                    .iter()
+                    .map(|(_, t)| match t {
+                        Term::Int(i) => m.eval(i, true).map(Term::Int),
+                        Term::Bool(b) => m.eval(b, true).map(Term::Bool),
+                        Term::Real(_) => None,
+                    })
+                    .collect()
+            })
+        });
+    let Some(values) = values else {
+        return Ok(Err("the facts at loop entry have no model".into()));
+    };
+    let mut fixed_int: Vec<(Int<'static>, Int<'static>)> = Vec::new();
+    let mut fixed_bool: Vec<(Bool<'static>, Bool<'static>)> = Vec::new();
+    let mut goals: Vec<(&str, Bool<'static>, String)> = Vec::new();
+    for ((what, t), v) in terms.iter().zip(values) {
+        match (t, v) {
+            (Term::Int(t), Some(Term::Int(v))) => {
+                let shown = v.as_i64().map_or_else(|| "?".into(), |x| x.to_string());
+                goals.push((what, t._eq(&v), shown));
+                fixed_int.push((t.clone(), v));
             }
-            Answer::Unknown(w) => return Ok(Err(format!("{what}: solver gave up ({w})"))),
+            (Term::Bool(t), Some(Term::Bool(v))) => {
+                let shown = v.as_bool().map_or_else(|| "?".into(), |x| x.to_string());
+                goals.push((what, t._eq(&v), shown));
+                fixed_bool.push((t.clone(), v));
+            }
+            _ => return Ok(Err(format!("{what} has no value"))),
         }
     }
-    let (Some(v0), Some(step)) = (fixed[0].1.as_i64(), fixed[1].1.as_i64()) else {
+    // One query when every value is fixed (exact mode); one per value only to say which is not,
+    // when the reason is shown (an explicit `--mode exact`).
+    let refs: Vec<&Bool<'static>> = goals.iter().map(|(_, g, _)| g).collect();
+    let all = Bool::and(z, &refs);
+    if !prove(&entry.facts.tr, &entry.facts.facts, &all, ctx.timeout_ms).is_proved() {
+        if !explain {
+            return Ok(Err("the trip count is not fixed by the facts".into()));
+        }
+        for (what, goal, shown) in &goals {
+            match prove(&entry.facts.tr, &entry.facts.facts, goal, ctx.timeout_ms) {
+                Answer::Proved => {}
+                Answer::Refuted(cx) => {
+                    return Ok(Err(format!(
+                        "{what} is not fixed: it can be {shown} or differ ({cx})",
+                        cx = clean_cx(&cx, shape)
+                    )))
+                }
+                Answer::Unknown(w) => return Ok(Err(format!("{what}: solver gave up ({w})"))),
+            }
+        }
+        return Ok(Err("the values are not fixed together".into()));
+    }
+    let (Some(v0), Some(step)) = (fixed_int[0].1.as_i64(), fixed_int[1].1.as_i64()) else {
         return Ok(Err("the entry value or step is out of range".into()));
     };
     let x = Int::new_const(z, "vct_sim_i");
     let g = guard_at(&mut entry.facts, shape, &x).map_err(|m| vec![unsupported(header, &m)])?;
-    let subst: Vec<(&Int<'static>, &Int<'static>)> = fixed.iter().map(|(a, b)| (a, b)).collect();
-    let g: Bool<'static> = g.substitute(&subst);
+    let subst: Vec<(&Int<'static>, &Int<'static>)> =
+        fixed_int.iter().map(|(a, b)| (a, b)).collect();
+    let subst_b: Vec<(&Bool<'static>, &Bool<'static>)> =
+        fixed_bool.iter().map(|(a, b)| (a, b)).collect();
+    let g: Bool<'static> = g.substitute(&subst).substitute(&subst_b);
     let mut i = v0;
     let mut count = 0u64;
     let geometric = matches!(shape.op, UpdOp::Mul | UpdOp::Div);
     let mut values = if geometric { vec![v0] } else { Vec::new() };
     loop {
         let gi = g.substitute(&[(&x, &Int::from_i64(z, i))]).simplify();
-        let holds = match gi
-            .as_bool()
-            .or_else(|| model.eval(&gi, true).and_then(|b| b.as_bool()))
-        {
-            Some(b) => b,
-            None => return Ok(Err("the guard cannot be evaluated".into())),
+        // Every input of the guard is fixed, so it simplifies to a literal; anything else (an
+        // uninterpreted function applied to them) is not evaluated on a guess.
+        let Some(holds) = gi.as_bool() else {
+            return Ok(Err("the guard cannot be evaluated".into()));
         };
         if !holds {
             break;
@@ -280,7 +312,7 @@ fn exact(ctx: &mut Ctx, stmt: &Stmt, shape: &LoopShape, m: u64, t: &Trip) -> Out
         }
         UpdOp::Mul | UpdOp::Div => closed_form(&var, &g, t, k, m),
     };
-    let gen = Gen::new(ctx, stmt, shape);
+    let gen = Gen::new(ctx, stmt, shape, OptKind::Merge);
     let ind = gen.ind.clone();
     let unit = gen.unit.clone();
     let inner = if gen.wraps {
@@ -325,7 +357,14 @@ fn exact(ctx: &mut Ctx, stmt: &Stmt, shape: &LoopShape, m: u64, t: &Trip) -> Out
     })
 }
 
-fn remainder(ctx: &mut Ctx, site: &Site, stmt: &Stmt, shape: &LoopShape, m: u64) -> Outcome {
+fn remainder(
+    ctx: &mut Ctx,
+    site: &Site,
+    stmt: &Stmt,
+    shape: &LoopShape,
+    m: u64,
+    entry: &mut Entry,
+) -> Outcome {
     let header = site.keyword;
     let Some((class, method)) = ctx.method_of(site) else {
         return Err(vec![internal(
@@ -345,13 +384,13 @@ fn remainder(ctx: &mut Ctx, site: &Site, stmt: &Stmt, shape: &LoopShape, m: u64)
         let last = guard_at(&mut head, shape, &upd_pow(shape.op, &i, &c, m - 1)).ok()?;
         let mut facts = head.facts.clone();
         facts.push(last);
+        let mut others = Vec::new();
         for j in 0..m - 1 {
-            let gj = guard_at(&mut head, shape, &upd_pow(shape.op, &i, &c, j)).ok()?;
-            if !prove(&head.tr, &facts, &gj, ctx.timeout_ms).is_proved() {
-                return Some(false);
-            }
+            others.push(guard_at(&mut head, shape, &upd_pow(shape.op, &i, &c, j)).ok()?);
         }
-        Some(true)
+        let refs: Vec<&Bool<'static>> = others.iter().collect();
+        let all = Bool::and(crate::check::ctx(), &refs);
+        Some(prove(&head.tr, &facts, &all, ctx.timeout_ms).is_proved())
     })()
     .unwrap_or(false);
     let instance = |j: u64| {
@@ -386,30 +425,28 @@ fn remainder(ctx: &mut Ctx, site: &Site, stmt: &Stmt, shape: &LoopShape, m: u64)
             .join(" && ")
     };
     // A205: the merged loop can never run.
-    if let Ok(mut entry) = loops::entry_facts(ctx.program(), class, method, stmt, shape) {
-        let last = upd_pow(shape.op, &entry.i0, &entry.step, m - 1);
-        if let Ok(g) = guard_at(&mut entry.facts, shape, &last) {
-            if prove(
-                &entry.facts.tr,
-                &entry.facts.facts,
-                &g.not(),
-                ctx.timeout_ms,
-            )
-            .is_proved()
-            {
-                diagnostics.push(
-                    Diagnostic::warning(
-                        "A205",
-                        format!(
-                            "the merged loop can never run: the loop never has {m} iterations left"
-                        ),
-                    )
-                    .with_primary(header, "only the remainder loop will run"),
-                );
-            }
+    let last = upd_pow(shape.op, &entry.i0, &entry.step, m - 1);
+    if let Ok(g) = guard_at(&mut entry.facts, shape, &last) {
+        if prove(
+            &entry.facts.tr,
+            &entry.facts.facts,
+            &g.not(),
+            ctx.timeout_ms,
+        )
+        .is_proved()
+        {
+            diagnostics.push(
+                Diagnostic::warning(
+                    "A205",
+                    format!(
+                        "the merged loop can never run: the loop never has {m} iterations left"
+                    ),
+                )
+                .with_primary(header, "only the remainder loop will run"),
+            );
         }
     }
-    let gen = Gen::new(ctx, stmt, shape);
+    let gen = Gen::new(ctx, stmt, shape, OptKind::Merge);
     let ind = gen.ind.clone();
     let unit = gen.unit.clone();
     let inner = if gen.wraps {
