@@ -227,16 +227,26 @@ fn apply_annotations(
 ) {
     // Offsets (in the current text) of annotations that were refused: they stay in place.
     let mut refused: Vec<usize> = Vec::new();
+    let mut rounds = true;
     // Each step consumes or skips one annotation; the bound guards against a step that would
     // re-create annotations forever.
     for _ in 0..10_000 {
         let pend = pending(&st.parsed, &refused);
-        let batch: Vec<(Site, Annotation)> = independent_batch(&st.text, &st.parsed, &pend)
-            .into_iter()
-            .map(|i| pend[i].clone())
-            .collect();
-        if batch.len() > 1 && round(st, names, opts, &batch, res, &mut refused) {
-            continue;
+        let batch: Vec<(Site, Annotation)> = if rounds {
+            independent_batch(&st.text, &st.parsed, &pend)
+                .into_iter()
+                .map(|i| pend[i].clone())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if batch.len() > 1 {
+            if round(st, names, opts, &batch, res, &mut refused) {
+                continue;
+            }
+            // A round that cannot be completed (only an internal error does that) would fail
+            // again: the rest of the run goes one step at a time, which reports the error.
+            rounds = false;
         }
         let Some((site, ann)) = pend.into_iter().next() else {
             break;
@@ -412,16 +422,22 @@ fn round(
             }
         }
     }
-    let (Ok(out), true) = (all.apply(&st.text), applied > 0) else {
+    let Ok(out) = all.apply(&st.text) else {
         *names = names_before;
         return false;
     };
-    let reparsed = parse(&out, &opts.parse);
-    if reparsed.has_errors() {
-        // Which step produced it is unknown here: the single-step path finds and reports it.
-        *names = names_before;
-        return false;
-    }
+    // Only refusals: the text stays, and so does its parse.
+    let reparsed = if applied == 0 {
+        None
+    } else {
+        let p = parse(&out, &opts.parse);
+        if p.has_errors() {
+            // Which step produced it is unknown here: the single-step path finds and reports it.
+            *names = names_before;
+            return false;
+        }
+        Some(p)
+    };
     for (is_refusal, diags) in reports {
         if is_refusal {
             res.refused += 1;
@@ -436,11 +452,13 @@ fn round(
         .chain(&newly_refused)
         .filter_map(|&o| all.map_offset(o))
         .collect();
-    names.add_text(&out);
-    res.applied += applied;
-    st.step += applied;
-    st.text = out;
-    st.parsed = reparsed;
+    if let Some(p) = reparsed {
+        names.add_text(&out);
+        res.applied += applied;
+        st.step += applied;
+        st.text = out;
+        st.parsed = p;
+    }
     true
 }
 
