@@ -23,8 +23,6 @@ const FOLDERS: &[&str] = &[
 /// to fix; the test fails when an entry starts passing (so the list only shrinks) and when
 /// anything else fails.
 const KNOWN_UNVERIFIED: &[(&str, &str)] = &[
-    ("corpus/merge/ok_mul_update.pvl", "Silicon does not unfold vct_mi_pow far enough for the merged invariant i == vct_mi_pow(3, vct_mi_l) on entry"),
-    ("fixtures/merge/ok_div_exact.pvl", "same with vct_mi_div"),
     ("fixtures/tile/ok_par_not_first_symbolic_size.pvl", "symbolic tile size: the encoder cannot prove t + i * s injective (non-linear)"),
 ];
 const KNOWN_INVALID: &[(&str, &str)] = &[];

@@ -227,10 +227,28 @@ fn apply_annotations(
 ) {
     // Offsets (in the current text) of annotations that were refused: they stay in place.
     let mut refused: Vec<usize> = Vec::new();
+    let mut rounds = true;
     // Each step consumes or skips one annotation; the bound guards against a step that would
     // re-create annotations forever.
     for _ in 0..10_000 {
-        let Some((site, ann)) = pending(&st.parsed, &refused).into_iter().next() else {
+        let pend = pending(&st.parsed, &refused);
+        let batch: Vec<(Site, Annotation)> = if rounds {
+            independent_batch(&st.text, &st.parsed, &pend)
+                .into_iter()
+                .map(|i| pend[i].clone())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if batch.len() > 1 {
+            if round(st, names, opts, &batch, res, &mut refused) {
+                continue;
+            }
+            // A round that cannot be completed (only an internal error does that) would fail
+            // again: the rest of the run goes one step at a time, which reports the error.
+            rounds = false;
+        }
+        let Some((site, ann)) = pend.into_iter().next() else {
             break;
         };
         let params = Params::from_annotation(&ann);
@@ -261,6 +279,187 @@ fn apply_annotations(
             }
         }
     }
+}
+
+/// The next pending annotations (indices into `pend`) that can be applied as one round on one
+/// parse, with the same output as one step each.
+///
+/// Re-parsing the whole file twice per step dominates the cost of a file with many annotated
+/// loops. Unrolling and merging edit only the loop they are applied to, and what they read of
+/// the rest of the program (callee contracts, pure functions) they never change; so steps in
+/// different methods do not see each other, and running them on the same text gives what running
+/// them one after the other gives. A round takes at most one step per method (a later step in
+/// the same method must see the earlier one's output), and only steps of the kind that comes
+/// next:
+/// * unrolling allocates no names, so its round takes the first pending unroll of every method,
+///   wherever it sits in the order (the order of independent steps changes nothing but the
+///   order of their diagnostics);
+/// * merging allocates fresh names in application order, so its round is a prefix of the order;
+///   it also ends after a loop whose body carries merge annotations (the copies become new
+///   steps, which may come next in the order).
+fn independent_batch(text: &str, parsed: &Parsed, pend: &[(Site, Annotation)]) -> Vec<usize> {
+    let Some(kind) = pend.first().map(|(_, a)| a.kind.opt()) else {
+        return Vec::new();
+    };
+    if !matches!(kind, OptKind::Unroll | OptKind::Merge) {
+        return Vec::new();
+    }
+    let all = sites(&parsed.program);
+    let mut methods: Vec<(Option<&str>, &str)> = Vec::new();
+    let mut out = Vec::new();
+    for (i, (site, ann)) in pend.iter().enumerate() {
+        let key = (site.class.as_deref(), site.method.as_str());
+        let seen = methods.contains(&key);
+        let fits = removable_in_place(text, ann);
+        if ann.kind.opt() != kind || (kind == OptKind::Merge && (seen || !fits)) {
+            break;
+        }
+        if seen || !fits {
+            methods.push(key);
+            continue;
+        }
+        methods.push(key);
+        out.push(i);
+        let carries = all.iter().any(|s| {
+            site.span.contains(s.span)
+                && !s.keyword.same_place(site.keyword)
+                && s.annotations.iter().any(|a| a.kind.opt() == kind)
+        });
+        if carries && kind == OptKind::Merge {
+            break;
+        }
+    }
+    out
+}
+
+/// Whether the rewrite of a loop in a round removes its annotation exactly as a single step does
+/// (`removal_span`): the span itself when it shares its line, else the whole line, which the
+/// rewrite reproduces by joining the next line up when that line has the same indentation.
+fn removable_in_place(src: &str, ann: &Annotation) -> bool {
+    let r = removal_span(src, ann.span);
+    if r.same_place(ann.span) {
+        return true;
+    }
+    let indent = crate::edit::indent_at(src, ann.span.start());
+    let rest = &src[r.end()..];
+    let next = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+    &rest[..next] == indent && !rest[next..].starts_with(['\n', '\r']) && !rest[next..].is_empty()
+}
+
+/// Apply `batch` (from [`independent_batch`]) as one round: every step runs on the current text
+/// and parse, all edits are applied together, and the result is parsed once. The annotations
+/// stay in the text the steps read: unrolling and merging drop their own annotation with the
+/// loop they rewrite (so no intermediate text needs a parse), and a refused step leaves its
+/// annotation where it is. `false` if the round could not be completed (the state is then
+/// unchanged and the caller falls back to single steps).
+fn round(
+    st: &mut State,
+    names: &mut NameGen,
+    opts: &DriverOptions,
+    batch: &[(Site, Annotation)],
+    res: &mut DriverResult,
+    refused: &mut Vec<usize>,
+) -> bool {
+    let before_file = st.file();
+    let layout = Layout::detect(&st.text);
+    // The single-step fallback must allocate the same fresh names.
+    let names_before = names.clone();
+    let mut all = EditSet::new();
+    let mut reports = Vec::new();
+    let mut newly_refused = Vec::new();
+    let mut applied = 0;
+    for (site, ann) in batch {
+        let params = Params::from_annotation(ann);
+        let mut ctx = Ctx {
+            src: &st.text,
+            parsed: &st.parsed,
+            layout: layout.clone(),
+            names: &mut *names,
+            timeout_ms: if opts.timeout_ms == 0 {
+                crate::check::DEFAULT_TIMEOUT_MS
+            } else {
+                opts.timeout_ms
+            },
+            annotation_text: Some(ann.span.text(&st.text).to_string()),
+        };
+        match run(&mut ctx, site, &params) {
+            Ok(a) => {
+                // The step must have rewritten the loop with its annotation in it.
+                let covered = a
+                    .edits
+                    .edits()
+                    .iter()
+                    .any(|e| e.lo <= ann.span.start() && ann.span.end() <= e.hi);
+                if !covered {
+                    *names = names_before;
+                    return false;
+                }
+                applied += 1;
+                all.extend(a.edits);
+                if !a.diagnostics.is_empty() {
+                    reports.push((false, a.diagnostics));
+                }
+            }
+            Err(mut diags) => {
+                if diags.is_empty() {
+                    diags.push(Diagnostic::error(
+                        "A0004",
+                        format!("the {} optimization was refused", params.opt().cli_name()),
+                    ));
+                }
+                if let Some(first) = diags.first_mut() {
+                    if !first.labels.iter().any(|l| l.span.same_place(ann.span)) {
+                        first.labels.push(crate::diag::Label {
+                            file: 0,
+                            span: ann.span,
+                            message: "requested here".into(),
+                            primary: false,
+                        });
+                    }
+                }
+                reports.push((true, diags));
+                newly_refused.push(ann.span.start());
+            }
+        }
+    }
+    let Ok(out) = all.apply(&st.text) else {
+        *names = names_before;
+        return false;
+    };
+    // Only refusals: the text stays, and so does its parse.
+    let reparsed = if applied == 0 {
+        None
+    } else {
+        let p = parse(&out, &opts.parse);
+        if p.has_errors() {
+            // Which step produced it is unknown here: the single-step path finds and reports it.
+            *names = names_before;
+            return false;
+        }
+        Some(p)
+    };
+    for (is_refusal, diags) in reports {
+        if is_refusal {
+            res.refused += 1;
+        }
+        res.reports.push(Report {
+            file: before_file.clone(),
+            diagnostics: diags,
+        });
+    }
+    *refused = refused
+        .iter()
+        .chain(&newly_refused)
+        .filter_map(|&o| all.map_offset(o))
+        .collect();
+    if let Some(p) = reparsed {
+        names.add_text(&out);
+        res.applied += applied;
+        st.step += applied;
+        st.text = out;
+        st.parsed = p;
+    }
+    true
 }
 
 /// Map an offset of the text before a step (annotation removal, then `edits` over the reduced

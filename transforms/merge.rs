@@ -5,16 +5,19 @@
 //! of completed iterations. Remainder mode (symbolic trip count): a merged loop whose guard checks
 //! that M more iterations are due, followed by the original loop for the last iterations.
 
-use super::unroll::{check_steps, guard_text_with, internal, tighten_edits, unsupported, Gen};
+use super::unroll::{
+    check_steps, clean_cx, guard_text_with, internal, tighten_edits, unsupported, via_desugared,
+    Gen,
+};
 use super::{Applied, Ctx, MergeMode, Outcome, Params};
 use crate::analyze::loops::{
     self, guard_at, guard_atoms, upd_pow, upd_text, Entry, LoopShape, UpdOp,
 };
 use crate::analyze::sites::{find_method, stmt_at, Site};
 use crate::check::translate::Term;
-use crate::check::{prove, Answer};
+use crate::check::{prove, with_model, Answer};
 use crate::diag::Diagnostic;
-use crate::edit::{indent_at, line_start, EditSet};
+use crate::edit::EditSet;
 use crate::front::ast::*;
 use crate::front::span::Span;
 use z3::ast::{Ast, Bool, Int};
@@ -28,6 +31,9 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     };
     let m = *factor;
     let header = site.keyword;
+    if let Some(out) = via_desugared(ctx, site, params, apply) {
+        return out;
+    }
     if m < 2 {
         return Err(vec![Diagnostic::error(
             "A201",
@@ -55,7 +61,7 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     let trip = if *mode == MergeMode::Remainder {
         Err("remainder mode was requested".to_string())
     } else {
-        trip_count(ctx, &mut entry, &shape, header)?
+        trip_count(ctx, &mut entry, &shape, header, *mode == MergeMode::Exact)?
     };
     match trip {
         Ok(t) => {
@@ -78,7 +84,7 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
                 ))
                 .with_help(format!("use a factor between 2 and {}", t.count))]);
             }
-            exact(ctx, site, stmt, &shape, m, &t)
+            exact(ctx, stmt, &shape, m, &t)
         }
         Err(why) => {
             if *mode == MergeMode::Exact {
@@ -94,7 +100,7 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
                 .with_note(why)
                 .with_help("add facts fixing the bounds, or use `--mode remainder`")]);
             }
-            remainder(ctx, site, stmt, &shape, m)
+            remainder(ctx, site, stmt, &shape, m, &mut entry)
         }
     }
 }
@@ -103,6 +109,10 @@ struct Trip {
     count: u64,
     v0: i64,
     step: i64,
+    /// `values[j]`: the iteration variable after `j` updates, `j = 0 ..= count` (kept for the
+    /// multiplicative updates only, whose trip count is small: the values grow or shrink
+    /// geometrically, and the simulation stops at an i64 overflow).
+    values: Vec<i64>,
 }
 
 /// The constant trip count, if Γ fixes the entry value, the step and everything else the guard
@@ -112,69 +122,104 @@ fn trip_count(
     entry: &mut Entry,
     shape: &LoopShape,
     header: Span,
+    explain: bool,
 ) -> Result<Result<Trip, String>, Vec<Diagnostic>> {
     let z = crate::check::ctx();
-    let solver = z3::Solver::new(z);
-    let mut p = z3::Params::new(z);
-    p.set_u32("timeout", ctx.timeout_ms.max(1));
-    solver.set_params(&p);
-    for f in &entry.facts.facts {
-        solver.assert(f);
-    }
-    if solver.check() != z3::SatResult::Sat {
-        return Ok(Err("the facts at loop entry have no model".into()));
-    }
-    let Some(model) = solver.get_model() else {
-        return Ok(Err("no model".into()));
-    };
     let Some(atoms) = guard_atoms(&shape.guard, &shape.var) else {
         return Ok(Err("the guard has a shape that cannot be simulated".into()));
     };
-    let mut fixed: Vec<(Int<'static>, Int<'static>)> = Vec::new();
-    let mut terms = vec![
-        ("the entry value".to_string(), entry.i0.clone()),
-        ("the step".to_string(), entry.step.clone()),
+    // Everything the trip count depends on: the entry value, the step, and every maximal
+    // sub-term of the guard without the iteration variable (Boolean ones too: a flag the facts
+    // leave open would make the count depend on the model's arbitrary choice).
+    let mut terms: Vec<(String, Term)> = vec![
+        ("the entry value".to_string(), Term::Int(entry.i0.clone())),
+        ("the step".to_string(), Term::Int(entry.step.clone())),
     ];
     for a in atoms {
         match entry.facts.tr.term(a) {
-            Ok(Term::Int(t)) => terms.push((a.span.text(ctx.src).to_string(), t)),
-            Ok(Term::Bool(_)) => {}
+            Ok(t @ (Term::Int(_) | Term::Bool(_))) => {
+                terms.push((a.span.text(ctx.src).to_string(), t))
+            }
             _ => return Ok(Err(format!("`{}` cannot be encoded", a.span.text(ctx.src)))),
         }
     }
-    for (what, t) in &terms {
-        let Some(v) = model.eval(t, true) else {
-            return Ok(Err(format!("{what} has no value")));
-        };
-        let goal = t._eq(&v);
-        match prove(&entry.facts.tr, &entry.facts.facts, &goal, ctx.timeout_ms) {
-            Answer::Proved => fixed.push((t.clone(), v)),
-            Answer::Refuted(cx) => {
-                return Ok(Err(format!(
-                    "{what} is not fixed: it can be {} or differ ({cx})",
-                    v.as_i64().map_or_else(|| "?".into(), |x| x.to_string())
-                )))
+    // One model of Γ proposes the values; each is then proven to be the only one.
+    let values: Option<Vec<Option<Term>>> =
+        with_model(&entry.facts.facts, ctx.timeout_ms, |model| {
+            model.map(|m| {
+                terms
+                    .iter()
+                    .map(|(_, t)| match t {
+                        Term::Int(i) => m.eval(i, true).map(Term::Int),
+                        Term::Bool(b) => m.eval(b, true).map(Term::Bool),
+                        Term::Real(_) => None,
+                    })
+                    .collect()
+            })
+        });
+    let Some(values) = values else {
+        return Ok(Err("the facts at loop entry have no model".into()));
+    };
+    let mut fixed_int: Vec<(Int<'static>, Int<'static>)> = Vec::new();
+    let mut fixed_bool: Vec<(Bool<'static>, Bool<'static>)> = Vec::new();
+    let mut goals: Vec<(&str, Bool<'static>, String)> = Vec::new();
+    for ((what, t), v) in terms.iter().zip(values) {
+        match (t, v) {
+            (Term::Int(t), Some(Term::Int(v))) => {
+                let shown = v.as_i64().map_or_else(|| "?".into(), |x| x.to_string());
+                goals.push((what, t._eq(&v), shown));
+                fixed_int.push((t.clone(), v));
             }
-            Answer::Unknown(w) => return Ok(Err(format!("{what}: solver gave up ({w})"))),
+            (Term::Bool(t), Some(Term::Bool(v))) => {
+                let shown = v.as_bool().map_or_else(|| "?".into(), |x| x.to_string());
+                goals.push((what, t._eq(&v), shown));
+                fixed_bool.push((t.clone(), v));
+            }
+            _ => return Ok(Err(format!("{what} has no value"))),
         }
     }
-    let (Some(v0), Some(step)) = (fixed[0].1.as_i64(), fixed[1].1.as_i64()) else {
+    // One query when every value is fixed (exact mode); one per value only to say which is not,
+    // when the reason is shown (an explicit `--mode exact`).
+    let refs: Vec<&Bool<'static>> = goals.iter().map(|(_, g, _)| g).collect();
+    let all = Bool::and(z, &refs);
+    if !prove(&entry.facts.tr, &entry.facts.facts, &all, ctx.timeout_ms).is_proved() {
+        if !explain {
+            return Ok(Err("the trip count is not fixed by the facts".into()));
+        }
+        for (what, goal, shown) in &goals {
+            match prove(&entry.facts.tr, &entry.facts.facts, goal, ctx.timeout_ms) {
+                Answer::Proved => {}
+                Answer::Refuted(cx) => {
+                    return Ok(Err(format!(
+                        "{what} is not fixed: it can be {shown} or differ ({cx})",
+                        cx = clean_cx(&cx, shape)
+                    )))
+                }
+                Answer::Unknown(w) => return Ok(Err(format!("{what}: solver gave up ({w})"))),
+            }
+        }
+        return Ok(Err("the values are not fixed together".into()));
+    }
+    let (Some(v0), Some(step)) = (fixed_int[0].1.as_i64(), fixed_int[1].1.as_i64()) else {
         return Ok(Err("the entry value or step is out of range".into()));
     };
     let x = Int::new_const(z, "vct_sim_i");
     let g = guard_at(&mut entry.facts, shape, &x).map_err(|m| vec![unsupported(header, &m)])?;
-    let subst: Vec<(&Int<'static>, &Int<'static>)> = fixed.iter().map(|(a, b)| (a, b)).collect();
-    let g: Bool<'static> = g.substitute(&subst);
+    let subst: Vec<(&Int<'static>, &Int<'static>)> =
+        fixed_int.iter().map(|(a, b)| (a, b)).collect();
+    let subst_b: Vec<(&Bool<'static>, &Bool<'static>)> =
+        fixed_bool.iter().map(|(a, b)| (a, b)).collect();
+    let g: Bool<'static> = g.substitute(&subst).substitute(&subst_b);
     let mut i = v0;
     let mut count = 0u64;
+    let geometric = matches!(shape.op, UpdOp::Mul | UpdOp::Div);
+    let mut values = if geometric { vec![v0] } else { Vec::new() };
     loop {
         let gi = g.substitute(&[(&x, &Int::from_i64(z, i))]).simplify();
-        let holds = match gi
-            .as_bool()
-            .or_else(|| model.eval(&gi, true).and_then(|b| b.as_bool()))
-        {
-            Some(b) => b,
-            None => return Ok(Err("the guard cannot be evaluated".into())),
+        // Every input of the guard is fixed, so it simplifies to a literal; anything else (an
+        // uninterpreted function applied to them) is not evaluated on a guess.
+        let Some(holds) = gi.as_bool() else {
+            return Ok(Err("the guard cannot be evaluated".into()));
         };
         if !holds {
             break;
@@ -195,7 +240,12 @@ fn trip_count(
             UpdOp::Div => (step != 0).then(|| i.div_euclid(step)),
         };
         match next {
-            Some(n) => i = n,
+            Some(n) => {
+                i = n;
+                if geometric {
+                    values.push(n);
+                }
+            }
             None => {
                 return Ok(Err(
                     "the iteration variable overflows during simulation".into()
@@ -203,48 +253,45 @@ fn trip_count(
             }
         }
     }
-    Ok(Ok(Trip { count, v0, step }))
+    Ok(Ok(Trip {
+        count,
+        v0,
+        step,
+        values,
+    }))
 }
 
-/// A helper function's name: an existing method of that name in the class is reused.
-fn helper(
-    ctx: &mut Ctx,
-    site: &Site,
-    base: &str,
-    def: &dyn Fn(&str) -> String,
-    edits: &mut EditSet,
-) -> String {
-    let Some((class, method)) = ctx.method_of(site) else {
-        return base.to_string();
+/// The ghost relation for a multiplicative update in closed form: the value of `var` at each
+/// loop-head value of the counter `g` (`k`, `k + M`, …, `I`), as a conditional chain.
+///
+/// The paper states it as `i == a * c^g` (or `b / c^g`) with a recursive power function. Silicon
+/// unfolds a recursive function one level per application, so neither the entry value (`g = k`
+/// after `k` peeled copies) nor the M-fold step of the merged body, nor the exit argument (`g = I`
+/// makes the guard false) can be established from it. Exact mode has literal `a`, `c` and `I`, so
+/// the finitely many head values can be listed instead; they are as many as the passes of the
+/// merged loop plus one, at most 32 for an i64 simulation (the values grow or shrink
+/// geometrically).
+fn closed_form(var: &str, g: &str, t: &Trip, k: u64, m: u64) -> String {
+    let heads: Vec<(u64, i64)> = (k..=t.count)
+        .step_by(m as usize)
+        .filter_map(|j| t.values.get(j as usize).map(|v| (j, *v)))
+        .collect();
+    let Some((&(_, last), init)) = heads.split_last() else {
+        return format!("{var} == {}", t.v0);
     };
-    let exists = match class {
-        Some(c) => c
-            .members
-            .iter()
-            .any(|m| matches!(m, Member::Method(x) if x.name.name == base)),
-        None => ctx
-            .program()
-            .items
-            .iter()
-            .any(|i| matches!(i, Item::Method(x) if x.name.name == base)),
-    };
-    if exists {
-        return base.to_string();
+    let mut chain = String::new();
+    for (j, v) in init {
+        chain.push_str(&format!("{g} == {j} ? {v} : "));
     }
-    let at = line_start(ctx.src, method.span.start());
-    let ind = indent_at(ctx.src, method.span.start()).to_string();
-    let nl = ctx.layout.newline;
-    let name = ctx.names.name(base);
-    let text: String = def(&name)
-        .lines()
-        .map(|l| format!("{ind}{l}{nl}"))
-        .collect::<String>()
-        + nl;
-    edits.insert(at, text);
-    name
+    chain.push_str(&last.to_string());
+    if init.is_empty() {
+        format!("{var} == {chain}")
+    } else {
+        format!("{var} == ({chain})")
+    }
 }
 
-fn exact(ctx: &mut Ctx, site: &Site, stmt: &Stmt, shape: &LoopShape, m: u64, t: &Trip) -> Outcome {
+fn exact(ctx: &mut Ctx, stmt: &Stmt, shape: &LoopShape, m: u64, t: &Trip) -> Outcome {
     let i_count = t.count;
     let k = i_count % m;
     let mut edits = EditSet::new();
@@ -263,36 +310,9 @@ fn exact(ctx: &mut Ctx, site: &Site, stmt: &Stmt, shape: &LoopShape, m: u64, t: 
                 (v0, _) => format!("{var} == {v0} - {term}"),
             }
         }
-        UpdOp::Mul => {
-            let pow = helper(
-                ctx,
-                site,
-                "vct_mi_pow",
-                &|n| {
-                    format!("requires e >= 0;\nstatic pure int {n}(int b, int e) = e <= 0 ? 1 : {n}(b, e - 1) * b;")
-                },
-                &mut edits,
-            );
-            if t.v0 == 1 {
-                format!("{var} == {pow}({}, {g})", t.step)
-            } else {
-                format!("{var} == {} * {pow}({}, {g})", t.v0, t.step)
-            }
-        }
-        UpdOp::Div => {
-            let div = helper(
-                ctx,
-                site,
-                "vct_mi_div",
-                &|n| {
-                    format!("requires k >= 0 && d > 0;\nstatic pure int {n}(int v, int d, int k) = k <= 0 ? v : {n}(v / d, d, k - 1);")
-                },
-                &mut edits,
-            );
-            format!("{var} == {div}({}, {}, {g})", t.v0, t.step)
-        }
+        UpdOp::Mul | UpdOp::Div => closed_form(&var, &g, t, k, m),
     };
-    let gen = Gen::new(ctx, stmt, shape);
+    let gen = Gen::new(ctx, stmt, shape, OptKind::Merge);
     let ind = gen.ind.clone();
     let unit = gen.unit.clone();
     let inner = if gen.wraps {
@@ -337,7 +357,14 @@ fn exact(ctx: &mut Ctx, site: &Site, stmt: &Stmt, shape: &LoopShape, m: u64, t: 
     })
 }
 
-fn remainder(ctx: &mut Ctx, site: &Site, stmt: &Stmt, shape: &LoopShape, m: u64) -> Outcome {
+fn remainder(
+    ctx: &mut Ctx,
+    site: &Site,
+    stmt: &Stmt,
+    shape: &LoopShape,
+    m: u64,
+    entry: &mut Entry,
+) -> Outcome {
     let header = site.keyword;
     let Some((class, method)) = ctx.method_of(site) else {
         return Err(vec![internal(
@@ -357,13 +384,13 @@ fn remainder(ctx: &mut Ctx, site: &Site, stmt: &Stmt, shape: &LoopShape, m: u64)
         let last = guard_at(&mut head, shape, &upd_pow(shape.op, &i, &c, m - 1)).ok()?;
         let mut facts = head.facts.clone();
         facts.push(last);
+        let mut others = Vec::new();
         for j in 0..m - 1 {
-            let gj = guard_at(&mut head, shape, &upd_pow(shape.op, &i, &c, j)).ok()?;
-            if !prove(&head.tr, &facts, &gj, ctx.timeout_ms).is_proved() {
-                return Some(false);
-            }
+            others.push(guard_at(&mut head, shape, &upd_pow(shape.op, &i, &c, j)).ok()?);
         }
-        Some(true)
+        let refs: Vec<&Bool<'static>> = others.iter().collect();
+        let all = Bool::and(crate::check::ctx(), &refs);
+        Some(prove(&head.tr, &facts, &all, ctx.timeout_ms).is_proved())
     })()
     .unwrap_or(false);
     let instance = |j: u64| {
@@ -398,30 +425,28 @@ fn remainder(ctx: &mut Ctx, site: &Site, stmt: &Stmt, shape: &LoopShape, m: u64)
             .join(" && ")
     };
     // A205: the merged loop can never run.
-    if let Ok(mut entry) = loops::entry_facts(ctx.program(), class, method, stmt, shape) {
-        let last = upd_pow(shape.op, &entry.i0, &entry.step, m - 1);
-        if let Ok(g) = guard_at(&mut entry.facts, shape, &last) {
-            if prove(
-                &entry.facts.tr,
-                &entry.facts.facts,
-                &g.not(),
-                ctx.timeout_ms,
-            )
-            .is_proved()
-            {
-                diagnostics.push(
-                    Diagnostic::warning(
-                        "A205",
-                        format!(
-                            "the merged loop can never run: the loop never has {m} iterations left"
-                        ),
-                    )
-                    .with_primary(header, "only the remainder loop will run"),
-                );
-            }
+    let last = upd_pow(shape.op, &entry.i0, &entry.step, m - 1);
+    if let Ok(g) = guard_at(&mut entry.facts, shape, &last) {
+        if prove(
+            &entry.facts.tr,
+            &entry.facts.facts,
+            &g.not(),
+            ctx.timeout_ms,
+        )
+        .is_proved()
+        {
+            diagnostics.push(
+                Diagnostic::warning(
+                    "A205",
+                    format!(
+                        "the merged loop can never run: the loop never has {m} iterations left"
+                    ),
+                )
+                .with_primary(header, "only the remainder loop will run"),
+            );
         }
     }
-    let gen = Gen::new(ctx, stmt, shape);
+    let gen = Gen::new(ctx, stmt, shape, OptKind::Merge);
     let ind = gen.ind.clone();
     let unit = gen.unit.clone();
     let inner = if gen.wraps {

@@ -7,13 +7,15 @@
 
 use super::{Ctx, Outcome, Params};
 use crate::analyze::loops::{self, as_loop, guard_at, lit_pow, upd_pow, Entry, LoopShape, UpdOp};
+use crate::analyze::sites::sites;
 use crate::analyze::sites::{stmt_at, Site};
 use crate::check::{prove, Answer};
 use crate::diag::Diagnostic;
-use crate::edit::{indent_at, reindent, EditSet};
+use crate::edit::{indent_at, reindent, removal_span, EditSet};
 use crate::front::ast::*;
 use crate::front::span::Span;
 use crate::front::visit::walk_expr;
+use crate::front::{parse, Dialect, DialectChoice, ParseOptions};
 
 pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     let Params::Unroll { var, factor } = params else {
@@ -21,6 +23,9 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     };
     let k = *factor;
     let header = site.keyword;
+    if let Some(out) = via_desugared(ctx, site, params, apply) {
+        return out;
+    }
     if k < 1 {
         return Err(vec![Diagnostic::error(
             "A109",
@@ -55,7 +60,7 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
             .with_primary(header, "the residual loop keeps its invariants unchanged"),
         );
     }
-    let gen = Gen::new(ctx, stmt, &shape);
+    let gen = Gen::new(ctx, stmt, &shape, OptKind::Unroll);
     let ind = gen.ind.clone();
     let inner = if gen.wraps {
         format!("{ind}{}", ctx.layout.unit)
@@ -75,6 +80,98 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     let mut edits = EditSet::new();
     edits.replace(stmt.span, text);
     Ok(super::Applied { edits, diagnostics })
+}
+
+/// For a v2 ranged `for`: run `f` on the loop rewritten in explicit form (optimizations.md §1.4)
+/// and express the result over the original text. `None` for any other loop.
+pub(crate) fn via_desugared(
+    ctx: &mut Ctx,
+    site: &Site,
+    params: &Params,
+    f: fn(&mut Ctx, &Site, &Params) -> Outcome,
+) -> Option<Outcome> {
+    let (_, method) = ctx.method_of(site)?;
+    let stmt = stmt_at(method, site.span.start())?;
+    let stmt_span = stmt.span;
+    let d = match loops::desugar_ranged(ctx.src, stmt, ctx.layout.newline) {
+        Ok(d) => d?,
+        Err(m) => return Some(Err(vec![internal(site.keyword, &m)])),
+    };
+    let opts = ParseOptions {
+        dialect: match ctx.dialect() {
+            Dialect::V1 => DialectChoice::V1,
+            Dialect::V2 => DialectChoice::V2,
+        },
+    };
+    let parsed = parse(&d.text, &opts);
+    let site1 = sites(&parsed.program)
+        .into_iter()
+        .find(|s| s.kind == site.kind && s.span.start() == site.span.start());
+    let (false, Some(site1)) = (parsed.has_errors(), site1) else {
+        return Some(Err(vec![internal(
+            site.keyword,
+            "the explicit form of this ranged loop does not parse",
+        )]));
+    };
+    let mut inner = Ctx {
+        src: &d.text,
+        parsed: &parsed,
+        layout: ctx.layout.clone(),
+        names: &mut *ctx.names,
+        timeout_ms: ctx.timeout_ms,
+        annotation_text: ctx.annotation_text.clone(),
+    };
+    let map = |mut diags: Vec<Diagnostic>| {
+        for dg in &mut diags {
+            for l in &mut dg.labels {
+                l.span = d.map_span(l.span);
+            }
+        }
+        diags
+    };
+    Some(match f(&mut inner, &site1, params) {
+        Err(diags) => Err(map(diags)),
+        Ok(applied) => match applied.edits.apply(&d.text) {
+            Err(e) => Err(vec![internal(site.keyword, &e.to_string())]),
+            Ok(out) => {
+                // One replacement of the region that differs (the loop statement).
+                let src = ctx.src;
+                let pre = src
+                    .bytes()
+                    .zip(out.bytes())
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                let max_suf = src.len().min(out.len()) - pre;
+                let suf = src
+                    .bytes()
+                    .rev()
+                    .zip(out.bytes().rev())
+                    .take(max_suf)
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                // The region covers at least the loop statement (its annotation included), and
+                // its cut stays on character boundaries (the texts agree outside the region).
+                let (mut lo, mut hi) = (
+                    pre.min(stmt_span.start()),
+                    (src.len() - suf).max(stmt_span.end()),
+                );
+                while !src.is_char_boundary(lo) || !out.is_char_boundary(lo) {
+                    lo -= 1;
+                }
+                let mut out_hi = out.len() - (src.len() - hi);
+                while !src.is_char_boundary(hi) || !out.is_char_boundary(out_hi) {
+                    hi += 1;
+                    out_hi += 1;
+                }
+                let mut edits = EditSet::new();
+                edits.replace(Span::new(lo, hi), &out[lo..out_hi]);
+                Ok(super::Applied {
+                    edits,
+                    diagnostics: map(applied.diagnostics),
+                })
+            }
+        },
+    })
 }
 
 pub(crate) fn internal(at: Span, msg: &str) -> Diagnostic {
@@ -114,7 +211,10 @@ pub(crate) fn check_steps(
             .with_primary(header, "loop")
             .with_secondary(shape.step.span, "step");
             if let Answer::Refuted(cx) = other {
-                d = d.with_note(format!("counterexample: {cx} (at loop entry)"));
+                d = d.with_note(format!(
+                    "counterexample: {} (at loop entry)",
+                    clean_cx(&cx, shape)
+                ));
             }
             Err(vec![d.with_help(format!(
                 "add a fact such as `requires c >= {min};` for the step"
@@ -133,6 +233,17 @@ pub(crate) fn check_trip(
     verb: &str,
     keyword: &str,
 ) -> Result<(), Vec<Diagnostic>> {
+    // One query for the usual case; the instances one by one only to explain a failure.
+    let mut all = Vec::new();
+    for j in 0..k {
+        let v = upd_pow(shape.op, &entry.i0, &entry.step, j);
+        all.push(guard_at(&mut entry.facts, shape, &v).map_err(|m| vec![unsupported(header, &m)])?);
+    }
+    let refs: Vec<&z3::ast::Bool<'static>> = all.iter().collect();
+    let conj = z3::ast::Bool::and(crate::check::ctx(), &refs);
+    if prove(&entry.facts.tr, &entry.facts.facts, &conj, ctx.timeout_ms).is_proved() {
+        return Ok(());
+    }
     let mut provable = 0u64;
     let mut failure = None;
     for j in 0..k {
@@ -169,13 +280,13 @@ pub(crate) fn check_trip(
     );
     if let Answer::Refuted(cx) = &fail {
         d = d.with_note(format!(
-            "counterexample: {cx} (at loop entry): the loop then runs only {}",
+            "counterexample: {cx} (at loop entry): the loop then {}",
             if provable == 0 {
-                "zero times".to_string()
+                "does not run at all".to_string()
             } else {
-                times(provable)
+                format!("runs only {}", times(provable))
             },
-            cx = clean_cx(cx)
+            cx = clean_cx(cx, shape)
         ));
     }
     if provable >= 1 {
@@ -192,14 +303,27 @@ pub(crate) fn check_trip(
 }
 
 /// The counterexample with variable versions folded into plain names (the last version wins).
-pub(crate) fn clean_cx(cx: &crate::check::Counterexample) -> String {
+/// An array's own reference value (`a = 0` next to `a.length = 2`) says nothing to the user and
+/// is dropped, and so is the length of an array that neither the guard nor the step reads.
+pub(crate) fn clean_cx(cx: &crate::check::Counterexample, shape: &LoopShape) -> String {
+    let mut relevant = loops::expr_names(&shape.guard);
+    relevant.extend(loops::expr_names(&shape.step));
+    relevant.insert(shape.var.clone());
     let mut out: Vec<(String, String)> = Vec::new();
     for (k, v) in &cx.values {
         let name = k.split(" (version").next().unwrap_or(k).to_string();
         out.retain(|(n, _)| n != &name);
         out.push((name, v.clone()));
     }
+    let lengths: Vec<String> = out
+        .iter()
+        .filter_map(|(n, _)| n.strip_suffix(".length").map(str::to_string))
+        .collect();
     out.iter()
+        .filter(|(n, _)| match n.strip_suffix(".length") {
+            Some(array) => relevant.contains(array),
+            None => !lengths.iter().any(|l| l == n),
+        })
         .map(|(k, v)| format!("{k} = {v}"))
         .collect::<Vec<_>>()
         .join(", ")
@@ -224,9 +348,42 @@ pub(crate) fn tighten_edits(src: &str, shape: &LoopShape, k: u64) -> Vec<(Span, 
         if !applies || b.expr.span.is_empty() {
             continue;
         }
-        out.push((b.expr.span, bound_after(src, &b.expr, shape, &step_text, k)));
+        let moved = if b.strict && shape.op == UpdOp::Div {
+            strict_div_bound(src, &b.expr, shape, &step_text, k)
+        } else {
+            bound_after(src, &b.expr, shape, &step_text, k)
+        };
+        out.push((b.expr.span, moved));
     }
     out
+}
+
+/// A strict upper bound `i < U` moved by `k` divisions. `U / c^k` would be wrong (`5 < 6` but not
+/// `5 / 4 < 6 / 4`): `i < U` is `i <= U - 1`, which floor division preserves, so the bound
+/// becomes `(U - 1) / c^k + 1`.
+fn strict_div_bound(src: &str, e: &Expr, shape: &LoopShape, step_text: &str, k: u64) -> String {
+    let lit = e.as_int().and_then(|v| i64::try_from(v.clone()).ok());
+    if let (Some(u), Some(c)) = (lit, shape.step_lit) {
+        if let Some(f) = lit_pow(c, k) {
+            return ((u - 1).div_euclid(f) + 1).to_string();
+        }
+    }
+    let text = e.span.text(src).trim();
+    // An arithmetic `U` needs only the outer parentheses; a conditional needs its own.
+    let minus_one = if matches!(e.kind, ExprKind::Cond(..)) {
+        format!("(({text}) - 1)")
+    } else {
+        format!("({text} - 1)")
+    };
+    let divisor = match shape.step_lit.and_then(|c| lit_pow(c, k)) {
+        Some(f) => f.to_string(),
+        None if k == 1 => loops::paren_if_complex(step_text),
+        None => format!(
+            "({})",
+            vec![loops::paren_if_complex(step_text); k as usize].join(" * ")
+        ),
+    };
+    format!("{minus_one} / {divisor} + 1")
 }
 
 /// The text of bound `e` moved by `k` updates (`L + c*k`, `L * c^k`, `U - c*k`, `U / c^k`).
@@ -403,10 +560,13 @@ pub(crate) struct Gen<'a> {
     pub shape: &'a LoopShape,
     /// The result is wrapped in `{ }` because the `for` initialiser declares variables.
     pub wraps: bool,
+    /// The loop's own annotation of this optimization, when it is still in the text (the
+    /// driver's rounds leave it there): the residual loop drops it, with the rest of its line.
+    pub consumed: Option<Span>,
 }
 
 impl<'a> Gen<'a> {
-    pub fn new(ctx: &'a Ctx, stmt: &'a Stmt, shape: &'a LoopShape) -> Gen<'a> {
+    pub fn new(ctx: &'a Ctx, stmt: &'a Stmt, shape: &'a LoopShape, kind: OptKind) -> Gen<'a> {
         let lp = as_loop(stmt)
             .map(|x| x.0)
             .expect("analysed loops are loops");
@@ -414,6 +574,21 @@ impl<'a> Gen<'a> {
             .init
             .iter()
             .any(|s| matches!(s.kind, StmtKind::Decl { .. }));
+        let consumed = lp
+            .prefix
+            .annotations
+            .iter()
+            .find(|a| a.kind.opt() == kind)
+            .map(|a| {
+                // As the driver removes it: the whole line when the annotation is alone on it
+                // (here: up to the next token, which moves up to its place), else the span.
+                if removal_span(ctx.src, a.span).same_place(a.span) {
+                    return a.span;
+                }
+                let rest = &ctx.src[a.span.end()..];
+                let ws = rest.len() - rest.trim_start().len();
+                Span::new(a.span.start(), a.span.end() + ws)
+            });
         Gen {
             src: ctx.src,
             newline: ctx.layout.newline.to_string(),
@@ -423,6 +598,7 @@ impl<'a> Gen<'a> {
             lp,
             shape,
             wraps,
+            consumed,
         }
     }
 
@@ -518,7 +694,11 @@ impl<'a> Gen<'a> {
         if let Some(b) = body {
             e.push((self.lp.body.span, b));
         }
+        if let Some(c) = self.consumed {
+            e.push((c, String::new()));
+        }
         let text = splice(self.src, self.stmt.span, e);
+
         let mut out = String::new();
         for x in extra_invariants {
             out.push_str(&format!("{to}loop_invariant {x};{}", self.newline));

@@ -41,6 +41,8 @@ pub struct Bound {
     /// The bound expression `L` / `U` (its span is what tightening replaces).
     pub expr: Expr,
     pub lower: bool,
+    /// `<` / `>` rather than `<=` / `>=`.
+    pub strict: bool,
 }
 
 /// The analysed shape of a loop.
@@ -121,9 +123,14 @@ pub fn as_loop(s: &Stmt) -> Option<(&Loop, bool)> {
 /// variable, if any.
 pub fn analyze(s: &Stmt, var: Option<&str>, header: Span) -> Result<LoopShape, Vec<Diagnostic>> {
     let Some((lp, is_for)) = as_loop(s) else {
-        return Err(vec![Diagnostic::error("A0004", "this optimization applies to a `while` or `for` loop")
-            .with_primary(header, "not a classic loop")
-            .with_help("v2 ranged `for` loops are not supported yet; rewrite as `for (int i = lo; i < hi; i++)`")]);
+        return Err(vec![Diagnostic::error(
+            "A0004",
+            "this optimization applies to a `while` or `for` loop",
+        )
+        .with_primary(header, "not a classic loop")
+        .with_help(
+            "annotate a `while` loop, a classic `for` loop or a ranged `for (int i = lo .. hi)`",
+        )]);
     };
     let Some(guard) = lp.cond.clone() else {
         return Err(vec![Diagnostic::error("A106", "the loop has no guard")
@@ -281,6 +288,7 @@ pub fn analyze(s: &Stmt, var: Option<&str>, header: Span) -> Result<LoopShape, V
                 bounds.push(Bound {
                     expr: (**b).clone(),
                     lower,
+                    strict: matches!(op, BinOp::Lt | BinOp::Gt),
                 });
             }
         }
@@ -564,4 +572,128 @@ pub fn guard_atoms<'e>(e: &'e Expr, var: &str) -> Option<Vec<&'e Expr>> {
         }
         _ => None,
     }
+}
+
+/// A v2 ranged `for (T i = lo .. hi) S` rewritten in the explicit form of optimizations.md §1.4:
+/// `loop_invariant lo <= i && i <= hi; for (T i = lo; i < hi; i = i + 1) S`. The invariant is the
+/// one VerCors (and the encoder) attach to a ranged loop implicitly; written out, it is a bound
+/// conjunct like any other and survives the rewrite of the loop into a classic one.
+#[derive(Clone, Debug)]
+pub struct Desugared {
+    /// The whole program text with the loop rewritten.
+    pub text: String,
+    /// The edits made, in order: `(span in the old text, length of the new text, span a label
+    /// inside the new text is reported on)`.
+    edits: Vec<(Span, usize, Span)>,
+}
+
+impl Desugared {
+    /// A span of the rewritten text as a span of the original one: exact outside the rewritten
+    /// pieces, the ranged header for anything inside them (the guard, the update, the bound
+    /// invariant exist only in the rewritten text).
+    pub fn map_span(&self, sp: Span) -> Span {
+        let mut delta: isize = 0;
+        for &(old, new_len, origin) in &self.edits {
+            let lo = (old.start() as isize + delta) as usize;
+            let hi = lo + new_len;
+            if sp.end() <= lo {
+                break;
+            }
+            if sp.start() < hi {
+                // Overlaps the rewritten piece: a label within it goes to its origin; a label
+                // enclosing it (the whole loop) keeps its outer ends.
+                if sp.start() >= lo && sp.end() <= hi {
+                    return origin;
+                }
+                let start = if sp.start() < lo {
+                    self.back(sp.start())
+                } else {
+                    origin.start()
+                };
+                let end = if sp.end() > hi {
+                    self.back(sp.end())
+                } else {
+                    origin.end()
+                };
+                return Span::new(start, end.max(start));
+            }
+            delta += new_len as isize - old.len() as isize;
+        }
+        Span::new(self.back(sp.start()), self.back(sp.end()))
+    }
+
+    /// An offset outside every rewritten piece, in the original text.
+    fn back(&self, off: usize) -> usize {
+        let mut delta: isize = 0;
+        for &(old, new_len, _) in &self.edits {
+            let lo = (old.start() as isize + delta) as usize;
+            if off < lo + new_len {
+                break;
+            }
+            delta += new_len as isize - old.len() as isize;
+        }
+        (off as isize - delta).max(0) as usize
+    }
+}
+
+/// The explicit form of `s` if it is a ranged `for` (`Ok(None)` for any other statement).
+/// `newline` is the file's line ending.
+pub fn desugar_ranged(src: &str, s: &Stmt, newline: &str) -> Result<Option<Desugared>, String> {
+    let StmtKind::RangedFor {
+        ty, var, lo, hi, ..
+    } = &s.kind
+    else {
+        return Ok(None);
+    };
+    // The header `T i = lo .. hi` must sit right after `for (` (no comment in between).
+    let before = &src[..ty.span.start()];
+    before
+        .trim_end()
+        .strip_suffix('(')
+        .map(str::trim_end)
+        .filter(|t| t.ends_with("for"))
+        .ok_or("cannot locate the `for` keyword of the ranged loop")?;
+    let header = Span::new(ty.span.start(), hi.span.end());
+    let i = &var.name;
+    let bound = |e: &Expr| {
+        let t = e.span.text(src).trim();
+        let low = matches!(&e.kind, ExprKind::Cond(..))
+            || matches!(&e.kind, ExprKind::Binary(op, ..) if op.is_comparison()
+                || matches!(op, BinOp::And | BinOp::Or | BinOp::Implies));
+        if low {
+            format!("({t})")
+        } else {
+            t.to_string()
+        }
+    };
+    let (lo_t, hi_t) = (bound(lo), bound(hi));
+    // The bound goes first, where the encoder puts the implicit one: at the start of the prefix.
+    let at = s.span.start();
+    let indent = crate::edit::indent_at(src, at);
+    let inv = format!("loop_invariant {lo_t} <= {i} && {i} <= {hi_t};");
+    // A loop that does not start its line (`} for (…)`) keeps the invariant on its line.
+    let inv = if src[..at].ends_with(indent) && src[..at - indent.len()].ends_with('\n') {
+        format!("{inv}{newline}{indent}")
+    } else {
+        format!("{inv} ")
+    };
+    let head = format!(
+        "{} {i} = {}; {i} < {}; {i} = {i} + 1",
+        ty.span.text(src).trim(),
+        lo.span.text(src).trim(),
+        hi.span.text(src).trim()
+    );
+    let mut text = String::with_capacity(src.len() + inv.len() + head.len());
+    text.push_str(&src[..at]);
+    text.push_str(&inv);
+    text.push_str(&src[at..header.start()]);
+    text.push_str(&head);
+    text.push_str(&src[header.end()..]);
+    Ok(Some(Desugared {
+        text,
+        edits: vec![
+            (Span::new(at, at), inv.len(), header),
+            (header, head.len(), header),
+        ],
+    }))
 }

@@ -20,7 +20,9 @@ thread_local! {
         cfg.set_model_generation(true);
         Context::new(&cfg)
     }));
-    static SOLVER: RefCell<Option<Solver<'static>>> = const { RefCell::new(None) };
+    // With the timeout it was last configured with: `Z3_solver_set_params` is costly (it
+    // re-creates the solver's internals), so it runs only when the timeout changes.
+    static SOLVER: RefCell<Option<(Solver<'static>, u32)>> = const { RefCell::new(None) };
 }
 
 /// This thread's Z3 context.
@@ -72,6 +74,10 @@ impl Answer {
 
 /// Check that `facts ⟹ goal` holds: `facts ∧ ¬goal` is unsatisfiable.
 pub fn prove(tr: &Translator, facts: &[Z3Bool], goal: &Z3Bool, timeout_ms: u32) -> Answer {
+    // Goals that hold by simplification alone (`1 >= 1`, a literal entry value) need no solver.
+    if goal.simplify().as_bool() == Some(true) {
+        return Answer::Proved;
+    }
     with_solver(timeout_ms, |s| {
         for f in facts {
             s.assert(f);
@@ -101,19 +107,37 @@ pub fn satisfiable(tr: &Translator, facts: &[Z3Bool], timeout_ms: u32) -> Option
     })
 }
 
+/// Run `f` with a model of `facts` when they are satisfiable (`None`: unsatisfiable or unknown).
+/// The model is valid only inside `f`.
+pub fn with_model<R>(
+    facts: &[Z3Bool],
+    timeout_ms: u32,
+    f: impl FnOnce(Option<&z3::Model<'static>>) -> R,
+) -> R {
+    with_solver(timeout_ms, |s| {
+        for x in facts {
+            s.assert(x);
+        }
+        let model = match s.check() {
+            SatResult::Sat => s.get_model(),
+            _ => None,
+        };
+        f(model.as_ref())
+    })
+}
+
 fn with_solver<R>(timeout_ms: u32, f: impl FnOnce(&Solver<'static>) -> R) -> R {
     SOLVER.with(|cell| {
         let mut slot = cell.borrow_mut();
-        let solver = slot.get_or_insert_with(|| {
-            let s = Solver::new(ctx());
+        let (solver, configured) = slot.get_or_insert_with(|| (Solver::new(ctx()), 0));
+        let timeout_ms = timeout_ms.max(1);
+        if *configured != timeout_ms {
             let mut p = Params::new(ctx());
             p.set_u32("random_seed", 0);
-            s.set_params(&p);
-            s
-        });
-        let mut p = Params::new(ctx());
-        p.set_u32("timeout", timeout_ms.max(1));
-        solver.set_params(&p);
+            p.set_u32("timeout", timeout_ms);
+            solver.set_params(&p);
+            *configured = timeout_ms;
+        }
         solver.push();
         let r = f(solver);
         solver.pop(1);
