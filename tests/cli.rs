@@ -523,3 +523,39 @@ fn json_on_every_command() {
         check_diagnostics(&f);
     }
 }
+
+/// `--opt tile --at` a method's only `par` block supersedes a `gpuopt tile` written on the method
+/// (A0031): the command-line parameters win and the annotation does not survive in the output.
+#[test]
+fn opt_supersedes_a_method_level_tile_annotation() {
+    let text = std::fs::read_to_string(examples().join("pipeline.pvl")).unwrap();
+    // Move the tile request from the par block to the method contract.
+    let moved = text
+        .replace("    gpuopt tile inter 32;\n", "")
+        .replace("  void axpy(", "  gpuopt tile inter 32;\n  void axpy(");
+    assert_ne!(moved, text);
+    let d = tmpdir("supersede");
+    let f = d.join("p.pvl");
+    std::fs::write(&f, &moved).unwrap();
+    let at = format!("line:{}", line_of(&moved, "par scale"));
+    let (code, out, err) = run(&[
+        "apply",
+        "--opt",
+        "tile",
+        "--at",
+        &at,
+        "--tile-mode",
+        "intra",
+        "--tile-size",
+        "16",
+        s(&f),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("gpuopt tile"), "{out}");
+    assert!(
+        out.contains("gpuopt loop_unroll r 2;"),
+        "other requests stay: {out}"
+    );
+    assert!(err.contains("A0031"), "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -12,7 +12,7 @@ use crate::analyze::names::NameGen;
 use crate::analyze::sites::{check_annotations, sites, Site, SiteKind};
 use crate::diag::{Diagnostic, SourceFile};
 use crate::edit::{removal_span, EditSet, Layout};
-use crate::front::ast::{Annotation, OptKind};
+use crate::front::ast::{Annotation, OptKind, Program};
 use crate::front::span::{LineIndex, Span};
 use crate::front::{parse, ParseOptions, Parsed};
 
@@ -755,17 +755,25 @@ fn apply_cli_steps(
         };
         let params = &opts.steps[i].params;
         // An in-source annotation of the same kind on the construct is superseded (A0031).
-        let superseded = site
-            .annotations
-            .iter()
-            .find(|a| a.kind.opt() == params.opt())
-            .cloned();
+        let superseded = superseded_annotation(&st.parsed.program, &site, params.opt());
+        let before = st.file();
         let removal = superseded
             .as_ref()
             .map(|a| (a, removal_span(&st.text, a.span)));
         match step(st, names, opts, &site, params, removal, &mut res.reports) {
             Ok(edits) => {
                 res.applied += 1;
+                if let Some(a) = &superseded {
+                    res.reports.push(Report {
+                        file: before,
+                        diagnostics: vec![Diagnostic::note(
+                            "A0031",
+                            format!("in-source `{}` annotation superseded by --opt", params.opt().alpinist_name()),
+                        )
+                        .with_primary(a.span, "superseded and removed")
+                        .with_help("with --opt only the command-line parameters are used; drop --opt to apply the file's own annotation")],
+                    });
+                }
                 let rem = removal.map(|(_, r)| r).unwrap_or(Span::new(0, 0));
                 for t in targets.iter_mut().skip(i + 1) {
                     t.0 = map_through(t.0, rem, &edits).unwrap_or(usize::MAX);
@@ -777,6 +785,32 @@ fn apply_cli_steps(
             }
         }
     }
+}
+
+/// The in-source annotation a command-line step at `site` supersedes (optimizations.md §1.2,
+/// A0031): one of the same kind on the construct itself, or — for tiling, whose annotation may sit
+/// on the method when the method has exactly one `par` block — on the enclosing method.
+fn superseded_annotation(program: &Program, site: &Site, opt: OptKind) -> Option<Annotation> {
+    if let Some(a) = site.annotations.iter().find(|a| a.kind.opt() == opt) {
+        return Some(a.clone());
+    }
+    if opt != OptKind::Tile || site.kind != SiteKind::Par {
+        return None;
+    }
+    let all = sites(program);
+    let same_method = |s: &&Site| s.method == site.method && s.class == site.class;
+    let pars = all
+        .iter()
+        .filter(same_method)
+        .filter(|s| s.kind == SiteKind::Par)
+        .count();
+    if pars != 1 {
+        return None;
+    }
+    all.iter()
+        .filter(same_method)
+        .find(|s| s.kind == SiteKind::Method)
+        .and_then(|m| m.annotations.iter().find(|a| a.kind.opt() == opt).cloned())
 }
 
 /// Apply command-line steps when given, else the file's own annotations.
