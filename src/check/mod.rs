@@ -12,22 +12,48 @@ use translate::{Term, Translator, Z3Bool};
 use z3::ast::Ast;
 use z3::{Config, Context, Params, SatResult, Solver};
 
-thread_local! {
-    // Leaked once per thread: Z3 terms borrow the context, and a 'static context lets them live in
-    // ordinary structs. A thread creates at most one.
-    static CTX: &'static Context = Box::leak(Box::new({
-        let mut cfg = Config::new();
-        cfg.set_model_generation(true);
-        Context::new(&cfg)
-    }));
+/// A thread's Z3 state. Terms borrow the context; a `'static` borrow lets them live in ordinary
+/// structs, so the context is allocated on the heap and only freed when the thread ends (after
+/// the solver, which refers to it). Z3 terms are neither `Send` nor `Sync`, so none can outlive
+/// the thread that made them, and no other thread-local holds one.
+struct ThreadZ3 {
+    ctx: &'static Context,
     // With the timeout it was last configured with: `Z3_solver_set_params` is costly (it
     // re-creates the solver's internals), so it runs only when the timeout changes.
-    static SOLVER: RefCell<Option<(Solver<'static>, u32)>> = const { RefCell::new(None) };
+    solver: RefCell<Option<(Solver<'static>, u32)>>,
+}
+
+impl ThreadZ3 {
+    fn new() -> ThreadZ3 {
+        let mut cfg = Config::new();
+        cfg.set_model_generation(true);
+        ThreadZ3 {
+            ctx: Box::leak(Box::new(Context::new(&cfg))),
+            solver: RefCell::new(None),
+        }
+    }
+}
+
+impl Drop for ThreadZ3 {
+    fn drop(&mut self) {
+        // The solver first: it holds a reference into the context.
+        self.solver.get_mut().take();
+        // SAFETY: `ctx` came from `Box::leak` in `new` and is freed only here, when the thread
+        // exits. Every term made from it was made on this thread and has been dropped: stack
+        // values are gone by the time thread-local destructors run, terms are not `Send`, and
+        // this struct is the only thread-local that stores any.
+        unsafe { drop(Box::from_raw(self.ctx as *const Context as *mut Context)) };
+    }
+}
+
+thread_local! {
+    // One per thread, freed with it: batch runs many files on short-lived threads.
+    static Z3: ThreadZ3 = ThreadZ3::new();
 }
 
 /// This thread's Z3 context.
 pub fn ctx() -> &'static Context {
-    CTX.with(|c| *c)
+    Z3.with(|z| z.ctx)
 }
 
 /// Default per-query timeout in milliseconds (`--z3-timeout`).
@@ -127,8 +153,8 @@ pub fn with_model<R>(
 }
 
 fn with_solver<R>(timeout_ms: u32, f: impl FnOnce(&Solver<'static>) -> R) -> R {
-    SOLVER.with(|cell| {
-        let mut slot = cell.borrow_mut();
+    Z3.with(|z| {
+        let mut slot = z.solver.borrow_mut();
         let (solver, configured) = slot.get_or_insert_with(|| (Solver::new(ctx()), 0));
         let timeout_ms = timeout_ms.max(1);
         if *configured != timeout_ms {
