@@ -4,7 +4,7 @@
 
 use super::compile::{CClause, CMethod, CProgram, Ty, CE};
 use super::interp::{default_of, Heap, Interp};
-use super::value::{Amt, Loc, Rng, Value};
+use super::value::{Rng, Value};
 use crate::front::ast::BinOp;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -102,10 +102,8 @@ pub fn materialize(it: &mut Interp, m: &CMethod, input: &Input) -> (Value, Vec<V
 }
 
 fn grant(it: &mut Interp, id: u32) {
-    let locs: Vec<Loc> = it.heap.locations(id).collect();
-    for l in locs {
-        it.env_holder.add(l, &Amt::write());
-    }
+    let n = it.heap.len_of(id);
+    it.env_holder.grant_all(id, n);
 }
 
 fn alloc(it: &mut Interp, v: &InVal) -> Value {

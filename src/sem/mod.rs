@@ -4,6 +4,7 @@
 //! * [`interp`] runs it: warps of 32 lanes in lock-step, barriers, exact fractional permissions,
 //!   runtime checking of every contract;
 //! * [`race`] is the dynamic data-race detector;
+//! * [`vector`] evaluates simple expressions for a whole warp at once (a fast path);
 //! * [`inputs`] generates inputs (Z3 for sizes, a seeded PRNG for contents);
 //! * [`validate`] compares two programs on the same inputs.
 //!
@@ -15,6 +16,7 @@ pub mod interp;
 pub mod race;
 pub mod validate;
 pub mod value;
+pub mod vector;
 
 pub use inputs::{InVal, Input};
 pub use interp::{Checks, Config};
