@@ -19,12 +19,19 @@ pub enum Ty {
     Bool,
     Array(Box<Ty>),
     Seq(Box<Ty>),
+    /// `set<T>` or `bag<T>`: ghost values the interpreter does not compute with.
+    Coll(Box<Ty>),
     Class(String),
     Void,
     Other(String),
 }
 
 impl Ty {
+    /// Values of this type are ghost state (semantics.md §4.2): they cannot exist on a GPU.
+    pub fn is_ghost(&self) -> bool {
+        matches!(self, Ty::Seq(_) | Ty::Coll(_))
+    }
+
     pub fn from_ast(t: &Type) -> Ty {
         match &t.kind {
             TypeKind::Int => Ty::Int,
@@ -32,6 +39,9 @@ impl Ty {
             TypeKind::Void => Ty::Void,
             TypeKind::Array(inner, _) => Ty::Array(Box::new(Ty::from_ast(inner))),
             TypeKind::Generic1(Generic1::Seq, inner) => Ty::Seq(Box::new(Ty::from_ast(inner))),
+            TypeKind::Generic1(Generic1::Set | Generic1::Bag, inner) => {
+                Ty::Coll(Box::new(Ty::from_ast(inner)))
+            }
             TypeKind::Class(id, _) => Ty::Class(id.name.clone()),
             other => Ty::Other(format!("{other:?}")),
         }
@@ -279,6 +289,8 @@ pub struct CMethod {
     pub is_ctor: bool,
     pub is_predicate: bool,
     pub params: Vec<(u32, String, Ty)>,
+    /// `params[given_from..]` are the `given` (ghost) parameters.
+    pub given_from: usize,
     pub ret: Ty,
     pub nslots: u32,
     pub pre: Vec<CClause>,
@@ -530,6 +542,7 @@ impl<'a> Compiler<'a> {
             is_ctor,
             is_predicate: md.is_predicate(),
             params: Vec::new(),
+            given_from: 0,
             ret: Ty::from_ast(&md.ret),
             nslots: 0,
             pre: Vec::new(),
@@ -579,6 +592,7 @@ impl<'a> Compiler<'a> {
             let s = self.scope.declare(&p.name.name, ty.clone());
             params.push((s, p.name.name.clone(), ty));
         }
+        let given_from = params.len();
         // given/yields ghost parameters: given ones become extra (ghost) parameters.
         for c in &md.prefix.clauses {
             if let (ClauseKind::Given, ClauseBody::Decl(t, n)) = (c.kind, &c.body) {
@@ -625,6 +639,7 @@ impl<'a> Compiler<'a> {
         };
         let m = &mut self.out.methods[id as usize];
         m.params = params;
+        m.given_from = given_from;
         m.pre = pre;
         m.post = post;
         m.everywhere = everywhere;

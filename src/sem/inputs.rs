@@ -44,6 +44,19 @@ impl std::fmt::Display for InVal {
     }
 }
 
+impl InVal {
+    /// The value as JSON: numbers, booleans, `null`, arrays (also for sequences).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as J;
+        match self {
+            InVal::Int(i) => J::from(*i),
+            InVal::Bool(b) => J::Bool(*b),
+            InVal::Null => J::Null,
+            InVal::Array(_, v) | InVal::Seq(v) => J::Array(v.iter().map(InVal::to_json).collect()),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Input {
     pub args: Vec<(String, InVal)>,
@@ -52,6 +65,14 @@ pub struct Input {
 }
 
 impl Input {
+    /// `{"args": {...}, "this": {...}}`, in declaration order.
+    pub fn to_json(&self) -> serde_json::Value {
+        let obj = |v: &[(String, InVal)]| {
+            serde_json::Value::Object(v.iter().map(|(k, x)| (k.clone(), x.to_json())).collect())
+        };
+        serde_json::json!({"args": obj(&self.args), "this": obj(&self.this_fields)})
+    }
+
     pub fn describe(&self) -> String {
         let mut parts: Vec<String> = self
             .args
