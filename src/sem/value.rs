@@ -648,7 +648,9 @@ impl Holder {
     pub fn clear(&mut self) {
         self.small.clear();
         self.dense.clear();
-        self.map.clear();
+        if !self.map.is_empty() {
+            self.map.clear();
+        }
     }
 }
 

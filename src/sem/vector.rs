@@ -90,16 +90,24 @@ fn classify(v: &Value) -> Option<(Kind, i64)> {
 /// Evaluate `e` for the lanes of `mask` (at most [`MAX_LANES`], all with a frame), in the
 /// innermost frame of each lane. `None`: not evaluable here; use the lane-by-lane path.
 pub fn eval(heap: &Heap, lanes_: &[Lane], mask: u64, e: &CE) -> Option<Col> {
+    let mut out = Col::splat(Kind::Bool, 0);
+    eval_into(heap, lanes_, mask, e, &mut out)?;
+    Some(out)
+}
+
+/// [`eval`] into `out` (columns are large; children are evaluated into the caller's
+/// temporaries instead of being returned by value).
+fn eval_into(heap: &Heap, lanes_: &[Lane], mask: u64, e: &CE, out: &mut Col) -> Option<()> {
     if mask == 0 {
         // Nothing to evaluate: any kind will do, the caller reads no lane.
-        return Some(Col::splat(Kind::Bool, 0));
+        out.kind = Kind::Bool;
+        return Some(());
     }
-    Some(match e {
-        CE::Int(i) => Col::splat(Kind::Int, *i),
-        CE::Bool(b) => Col::splat(Kind::Bool, *b as i64),
-        CE::Null => Col::splat(Kind::Ref, -1),
+    match e {
+        CE::Int(i) => fill(out, mask, Kind::Int, *i),
+        CE::Bool(b) => fill(out, mask, Kind::Bool, *b as i64),
+        CE::Null => fill(out, mask, Kind::Ref, -1),
         CE::Local(s) => {
-            let mut c = Col::splat(Kind::Int, 0);
             let mut kind = None;
             for l in lanes(mask) {
                 let fr = lanes_[l].frames.last()?;
@@ -107,113 +115,125 @@ pub fn eval(heap: &Heap, lanes_: &[Lane], mask: u64, e: &CE) -> Option<Col> {
                 if *kind.get_or_insert(k) != k {
                     return None;
                 }
-                c.v[l] = x;
+                out.v[l] = x;
             }
-            c.kind = kind?;
-            c
+            out.kind = kind?;
         }
         CE::This => {
-            let mut c = Col::splat(Kind::Ref, -1);
             for l in lanes(mask) {
                 let (k, x) = classify(&lanes_[l].frames.last()?.this)?;
                 if k != Kind::Ref {
                     return None;
                 }
-                c.v[l] = x;
+                out.v[l] = x;
             }
-            c
+            out.kind = Kind::Ref;
         }
         CE::Not(x) => {
-            let mut c = eval(heap, lanes_, mask, x)?;
-            if c.kind != Kind::Bool {
+            eval_into(heap, lanes_, mask, x, out)?;
+            if out.kind != Kind::Bool {
                 return None;
             }
             for l in lanes(mask) {
-                c.v[l] ^= 1;
+                out.v[l] ^= 1;
             }
-            c
         }
         CE::Neg(x, _) => {
-            let mut c = eval(heap, lanes_, mask, x)?;
-            if c.kind != Kind::Int {
+            eval_into(heap, lanes_, mask, x, out)?;
+            if out.kind != Kind::Int {
                 return None;
             }
             for l in lanes(mask) {
-                c.v[l] = 0i64.checked_sub(c.v[l])?;
+                out.v[l] = 0i64.checked_sub(out.v[l])?;
             }
-            c
         }
         CE::Length(x, _) => {
-            let mut c = eval(heap, lanes_, mask, x)?;
-            if c.kind != Kind::Ref {
+            eval_into(heap, lanes_, mask, x, out)?;
+            if out.kind != Kind::Ref {
                 return None;
             }
             for l in lanes(mask) {
                 // `len_of` as the lane-by-lane evaluator (an object's "length" is its field
                 // count); null falls back and is reported there.
-                let id = u32::try_from(c.v[l]).ok()?;
-                c.v[l] = heap.len_of(id) as i64;
+                let id = u32::try_from(out.v[l]).ok()?;
+                out.v[l] = heap.len_of(id) as i64;
             }
-            c.kind = Kind::Int;
-            c
+            out.kind = Kind::Int;
         }
         CE::ArrayShape(a, n) => {
-            let ca = eval(heap, lanes_, mask, a)?;
-            let cn = eval(heap, lanes_, mask, n)?;
-            if ca.kind != Kind::Ref || cn.kind != Kind::Int {
+            let mut cn = Col::splat(Kind::Int, 0);
+            eval_into(heap, lanes_, mask, a, out)?;
+            eval_into(heap, lanes_, mask, n, &mut cn)?;
+            if out.kind != Kind::Ref || cn.kind != Kind::Int {
                 return None;
             }
-            let mut c = Col::splat(Kind::Bool, 0);
             for l in lanes(mask) {
-                c.v[l] = match u32::try_from(ca.v[l]) {
+                out.v[l] = match u32::try_from(out.v[l]) {
                     Ok(id) => (heap.len_of(id) as i64 == cn.v[l]) as i64,
                     Err(_) => 0,
                 };
             }
-            c
+            out.kind = Kind::Bool;
         }
         CE::Cond(c, a, b) => {
-            let cc = eval(heap, lanes_, mask, c)?;
-            if cc.kind != Kind::Bool {
+            eval_into(heap, lanes_, mask, c, out)?;
+            if out.kind != Kind::Bool {
                 return None;
             }
-            let mt = cc.true_mask(mask);
+            let mt = out.true_mask(mask);
             let mf = mask & !mt;
-            let ca = eval(heap, lanes_, mt, a)?;
-            let cb = eval(heap, lanes_, mf, b)?;
+            let mut cb = Col::splat(Kind::Bool, 0);
+            // `out` may be overwritten by the then-side: the masks are known already.
+            eval_into(heap, lanes_, mt, a, out)?;
+            eval_into(heap, lanes_, mf, b, &mut cb)?;
             let kind = match (mt, mf) {
                 (0, _) => cb.kind,
-                (_, 0) => ca.kind,
-                _ if ca.kind == cb.kind => ca.kind,
+                (_, 0) => out.kind,
+                _ if out.kind == cb.kind => out.kind,
                 _ => return None,
             };
-            let mut out = Col::splat(kind, 0);
-            for l in lanes(mask) {
-                out.v[l] = if mt >> l & 1 == 1 { ca.v[l] } else { cb.v[l] };
+            for l in lanes(mf) {
+                out.v[l] = cb.v[l];
             }
-            out
+            out.kind = kind;
         }
-        CE::Bin(op, l, r, _) => return binary(heap, lanes_, mask, *op, l, r),
+        CE::Bin(op, l, r, _) => binary(heap, lanes_, mask, *op, l, r, out)?,
         _ => return None,
-    })
+    }
+    Some(())
 }
 
-fn binary(heap: &Heap, lanes_: &[Lane], mask: u64, op: BinOp, l: &CE, r: &CE) -> Option<Col> {
+fn fill(out: &mut Col, mask: u64, kind: Kind, x: i64) {
+    out.kind = kind;
+    for l in lanes(mask) {
+        out.v[l] = x;
+    }
+}
+
+fn binary(
+    heap: &Heap,
+    lanes_: &[Lane],
+    mask: u64,
+    op: BinOp,
+    l: &CE,
+    r: &CE,
+    out: &mut Col,
+) -> Option<()> {
     match op {
         // Short-circuit: the right side is evaluated only for the lanes that need it, as the
         // lane-by-lane evaluator does.
         BinOp::And | BinOp::Star | BinOp::Or | BinOp::Implies => {
-            let cl = eval(heap, lanes_, mask, l)?;
-            if cl.kind != Kind::Bool {
+            eval_into(heap, lanes_, mask, l, out)?;
+            if out.kind != Kind::Bool {
                 return None;
             }
-            let lt = cl.true_mask(mask);
+            let lt = out.true_mask(mask);
             let need = if op == BinOp::Or { mask & !lt } else { lt };
-            let cr = eval(heap, lanes_, need, r)?;
+            let mut cr = Col::splat(Kind::Bool, 0);
+            eval_into(heap, lanes_, need, r, &mut cr)?;
             if need != 0 && cr.kind != Kind::Bool {
                 return None;
             }
-            let mut out = Col::splat(Kind::Bool, 0);
             for i in lanes(mask) {
                 let x = lt >> i & 1 == 1;
                 let y = || cr.v[i] != 0;
@@ -223,27 +243,29 @@ fn binary(heap: &Heap, lanes_: &[Lane], mask: u64, op: BinOp, l: &CE, r: &CE) ->
                     _ => x && y(),
                 } as i64;
             }
-            Some(out)
+            out.kind = Kind::Bool;
         }
         _ => {
-            let a = eval(heap, lanes_, mask, l)?;
-            let b = eval(heap, lanes_, mask, r)?;
-            let mut out = Col::splat(Kind::Bool, 0);
+            let mut b = Col::splat(Kind::Bool, 0);
+            eval_into(heap, lanes_, mask, l, out)?;
+            eval_into(heap, lanes_, mask, r, &mut b)?;
+            let ak = out.kind;
             match op {
                 BinOp::Eq | BinOp::Ne => {
                     // Values of different kinds are never equal (`Value`'s equality).
-                    let same_kind = a.kind == b.kind;
+                    let same_kind = ak == b.kind;
                     for i in lanes(mask) {
-                        let eq = same_kind && a.v[i] == b.v[i];
+                        let eq = same_kind && out.v[i] == b.v[i];
                         out.v[i] = (eq == (op == BinOp::Eq)) as i64;
                     }
+                    out.kind = Kind::Bool;
                 }
                 BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
-                    if a.kind != Kind::Int || b.kind != Kind::Int {
+                    if ak != Kind::Int || b.kind != Kind::Int {
                         return None;
                     }
                     for i in lanes(mask) {
-                        let (x, y) = (a.v[i], b.v[i]);
+                        let (x, y) = (out.v[i], b.v[i]);
                         out.v[i] = match op {
                             BinOp::Lt => x < y,
                             BinOp::Le => x <= y,
@@ -251,14 +273,14 @@ fn binary(heap: &Heap, lanes_: &[Lane], mask: u64, op: BinOp, l: &CE, r: &CE) ->
                             _ => x >= y,
                         } as i64;
                     }
+                    out.kind = Kind::Bool;
                 }
                 BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
-                    if a.kind != Kind::Int || b.kind != Kind::Int {
+                    if ak != Kind::Int || b.kind != Kind::Int {
                         return None;
                     }
-                    out.kind = Kind::Int;
                     for i in lanes(mask) {
-                        let (x, y) = (a.v[i], b.v[i]);
+                        let (x, y) = (out.v[i], b.v[i]);
                         // Euclidean division, as the lane-by-lane evaluator; `None` on
                         // overflow or a zero divisor.
                         out.v[i] = match op {
@@ -272,7 +294,7 @@ fn binary(heap: &Heap, lanes_: &[Lane], mask: u64, op: BinOp, l: &CE, r: &CE) ->
                 }
                 _ => return None,
             }
-            Some(out)
         }
     }
+    Some(())
 }
