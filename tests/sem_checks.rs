@@ -175,3 +175,101 @@ fn validate_rejects_an_off_by_one_peeling() {
     };
     assert_eq!(m.index, Some(n - 1));
 }
+
+fn run_input(name: &str, entry: &str, args: Vec<(&str, sem::InVal)>) -> RunResult {
+    let src = fixture(name);
+    let opts = RunOptions {
+        entry: Some(entry.into()),
+        random: 0,
+        inputs: vec![sem::Input {
+            args: args.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            ..sem::Input::default()
+        }],
+        ..RunOptions::default()
+    };
+    let mut runs = sem::run_program(&src, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let r = runs.remove(0);
+    eprintln!("{}", sem::render(name, &src, &r.errors));
+    r
+}
+
+fn ints(n: usize) -> sem::InVal {
+    sem::InVal::Array(
+        alpine_rs::sem::compile::Ty::Int,
+        (0..n as i64).map(sem::InVal::Int).collect(),
+    )
+}
+
+#[test]
+fn an_invariant_failing_in_some_lanes_is_reported_for_exactly_those_threads() {
+    let r = run_input(
+        "lane_errors.pvl",
+        "parity",
+        vec![("n", sem::InVal::Int(40)), ("a", ints(40))],
+    );
+    assert_eq!(r.status, Status::Error);
+    let keep: Vec<&str> = r
+        .errors
+        .iter()
+        .filter(|d| d.code == "R-INV-KEEP")
+        .map(|d| d.message.as_str())
+        .collect();
+    // Even threads fail (j reaches 3 > 2); 20 of them, in thread order, across both warps.
+    assert_eq!(keep.len(), 20, "{keep:?}");
+    for (i, m) in keep.iter().enumerate() {
+        assert!(m.contains("after iteration 3"), "{m}");
+        assert!(m.ends_with(&format!("for k[tid={}]", 2 * i)), "{m}");
+    }
+}
+
+#[test]
+fn a_division_by_zero_in_one_lane_stops_the_run_there() {
+    let r = run_input(
+        "lane_errors.pvl",
+        "divide",
+        vec![("n", sem::InVal::Int(8)), ("a", ints(8))],
+    );
+    assert_eq!(r.status, Status::Error);
+    assert_eq!(codes(&r), ["R-DIV0"]);
+    // The warp issued the statement for its 8 lanes; nothing after it ran.
+    assert_eq!(r.stmts, 8);
+    assert!(r.observables.iter().all(|o| o.value == ints(8)));
+}
+
+#[test]
+fn a_thread_precondition_false_in_every_thread_is_reported_per_thread() {
+    let r = run_input(
+        "lane_errors.pvl",
+        "uniform",
+        vec![
+            ("n", sem::InVal::Int(3)),
+            ("m", sem::InVal::Int(2)),
+            ("a", ints(3)),
+        ],
+    );
+    assert_eq!(r.status, Status::Error);
+    let pre: Vec<&str> = r
+        .errors
+        .iter()
+        .filter(|d| d.code == "R-PAR-PRE")
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(
+        pre,
+        [
+            "par precondition does not hold for k[tid=0]",
+            "par precondition does not hold for k[tid=1]",
+            "par precondition does not hold for k[tid=2]",
+        ]
+    );
+    let ok = run_input(
+        "lane_errors.pvl",
+        "uniform",
+        vec![
+            ("n", sem::InVal::Int(3)),
+            ("m", sem::InVal::Int(4)),
+            ("a", ints(3)),
+        ],
+    );
+    assert_eq!(ok.status, Status::Ok, "{:?}", codes(&ok));
+}

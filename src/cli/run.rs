@@ -1,6 +1,8 @@
 //! `alpine-rs run FILE`: execute a PVL program with runtime checks (semantics.md §1).
 
-use crate::sem::{self, Checks, Config, RunOptions, Status};
+use super::common::Format;
+use crate::diag::{to_json, Diagnostic, SourceFile};
+use crate::sem::{self, Checks, Config, RunOptions, RunResult, Schedule, Status};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -29,6 +31,20 @@ pub struct RunArgs {
     /// Cap on lane-statement executions.
     #[arg(long, default_value_t = 100_000_000)]
     pub fuel: u64,
+    /// Warp order within a barrier interval: forward, reverse or random:SEED.
+    #[arg(long, default_value = "forward", value_parser = parse_schedule)]
+    pub schedule: Schedule,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Same as `--format json`.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Parse a `--schedule` value (for clap).
+pub fn parse_schedule(s: &str) -> Result<Schedule, String> {
+    s.parse()
 }
 
 /// Parse a `--checks` list.
@@ -57,21 +73,100 @@ pub fn parse_checks(s: Option<&str>) -> Result<Checks, String> {
     Ok(c)
 }
 
+/// Report a usage problem (exit 2): a JSON object on stdout in JSON mode, a line on stderr
+/// otherwise.
+pub fn usage_error(json: bool, msg: &str) -> u8 {
+    if json {
+        let d = Diagnostic::error("R-USAGE", msg);
+        print_json(&serde_json::json!({
+            "status": "bad-input",
+            "diagnostics": [to_json(&[], &d)],
+        }));
+    } else {
+        eprintln!("error: {msg}");
+    }
+    2
+}
+
+/// Print a JSON document (pretty, deterministic: object keys are sorted).
+pub fn print_json(v: &serde_json::Value) {
+    match serde_json::to_string_pretty(v) {
+        Ok(s) => println!("{s}"),
+        Err(e) => eprintln!("error: cannot write JSON: {e}"),
+    }
+}
+
+/// The JSON spelling of a run status (semantics.md §8).
+pub fn status_name(s: Status) -> &'static str {
+    match s {
+        Status::Ok => "ok",
+        Status::Error => "error",
+        Status::Inconclusive => "inconclusive",
+        Status::Infeasible => "infeasible",
+        Status::InvalidInput => "invalid-input",
+    }
+}
+
+fn check_counts(r: &RunResult) -> [usize; 4] {
+    let count = |c: &str| r.errors.iter().filter(|d| d.code.starts_with(c)).count();
+    [
+        count("R-PRE")
+            + count("R-POST")
+            + count("R-PAR-")
+            + count("R-INV")
+            + count("R-ASSERT")
+            + count("R-BAR-"),
+        count("R-PERM"),
+        count("R-RACE"),
+        count("R-DIVERGENCE") + count("R-DEADLOCK"),
+    ]
+}
+
+/// One run as a JSON object.
+pub fn run_json(file: &SourceFile, r: &RunResult, checks: Checks) -> serde_json::Value {
+    let [contracts, perms, races, divergence] = check_counts(r);
+    let verdict = |on: bool, n: usize| -> serde_json::Value {
+        match (on, n) {
+            (false, _) => "off".into(),
+            (true, 0) => "pass".into(),
+            (true, n) => serde_json::json!({ "failed": n }),
+        }
+    };
+    serde_json::json!({
+        "method": r.method,
+        "input_id": r.input_id,
+        "seed": r.input.seed,
+        "status": status_name(r.status),
+        "input": r.input.to_json(),
+        "result": r.ret.as_ref().map(|v| v.to_json()),
+        "final_state": r.observables.iter().map(|o| serde_json::json!({
+            "path": o.path,
+            "value": o.value.to_json(),
+            "ghost": o.ghost,
+        })).collect::<Vec<_>>(),
+        "race": r.race,
+        "checks": {
+            "contracts": verdict(checks.contracts, contracts),
+            "permissions": verdict(checks.perms, perms),
+            "races": verdict(checks.races, races),
+            "divergence": verdict(checks.divergence, divergence),
+        },
+        "statements": r.stmts,
+        "launches": r.launches,
+        "diagnostics": r.errors.iter().map(|d| to_json(&[file], d)).collect::<Vec<_>>(),
+    })
+}
+
 pub fn main(args: RunArgs) -> u8 {
+    let json = args.json || args.format == Format::Json;
     let name = args.file.display().to_string();
     let src = match std::fs::read_to_string(&args.file) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: cannot read {name}: {e}");
-            return 2;
-        }
+        Err(e) => return usage_error(json, &format!("cannot read {name}: {e}")),
     };
     let checks = match parse_checks(args.checks.as_deref()) {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return 2;
-        }
+        Err(e) => return usage_error(json, &e),
     };
     let mut inputs = Vec::new();
     for p in &args.inputs {
@@ -80,10 +175,7 @@ pub fn main(args: RunArgs) -> u8 {
             .and_then(|t| sem::parse_input(&t, args.seed).map_err(|e| e.to_string()));
         match parsed {
             Ok(i) => inputs.push(i),
-            Err(e) => {
-                eprintln!("error: input {}: {e}", p.display());
-                return 2;
-            }
+            Err(e) => return usage_error(json, &format!("input {}: {e}", p.display())),
         }
     }
     let opts = RunOptions {
@@ -93,27 +185,53 @@ pub fn main(args: RunArgs) -> u8 {
         seed: args.seed,
         config: Config {
             checks,
+            schedule: args.schedule,
             block_size: args.block_size,
             fuel: args.fuel,
             ..Config::default()
         },
     };
+    let file = SourceFile::new(name.clone(), src.clone());
     let runs = match sem::run_program(&src, &opts) {
         Ok(r) => r,
         Err(e) => {
-            eprint!("{}", sem::render(&name, &src, &e.diagnostics()));
-            eprintln!("error: {e}");
+            if json {
+                print_json(&serde_json::json!({
+                    "file": name,
+                    "status": "bad-input",
+                    "message": e.to_string(),
+                    "diagnostics": e.diagnostics().iter().map(|d| to_json(&[&file], d)).collect::<Vec<_>>(),
+                }));
+            } else {
+                eprint!("{}", sem::render(&name, &src, &e.diagnostics()));
+                eprintln!("error: {e}");
+            }
             return 2;
         }
     };
     let mut code = 0u8;
     for r in &runs {
+        let c = match r.status {
+            Status::Ok | Status::Infeasible => 0,
+            Status::Error => 1,
+            Status::InvalidInput => 2,
+            Status::Inconclusive => 3,
+        };
+        code = merge(code, c);
+    }
+    if json {
+        print_json(&serde_json::json!({
+            "file": name,
+            "schedule": args.schedule.to_string(),
+            "exit_code": code,
+            "runs": runs.iter().map(|r| run_json(&file, r, checks)).collect::<Vec<_>>(),
+        }));
+        return code;
+    }
+    for r in &runs {
         let status = match r.status {
-            Status::Ok => "ok",
-            Status::Error => "error",
-            Status::Inconclusive => "inconclusive",
-            Status::Infeasible => "infeasible",
             Status::InvalidInput => "input violates precondition",
+            s => status_name(s),
         };
         println!(
             "run {} input #{} (seed {}): {status}",
@@ -123,29 +241,22 @@ pub fn main(args: RunArgs) -> u8 {
         if let Some(v) = &r.ret {
             println!("  result: {v}");
         }
-        for (p, v) in &r.observables {
-            println!("  final {p} = {v}");
+        for o in &r.observables {
+            println!("  final {} = {}", o.path, o.value);
         }
         if !r.errors.is_empty() {
             print!("{}", sem::render(&name, &src, &r.errors));
         }
-        let count = |c: &str| r.errors.iter().filter(|d| d.code.starts_with(c)).count();
+        let [contracts, perms, races, divergence] = check_counts(r);
         println!(
             "  checks: contracts {}, permissions {}, races {}, divergence {} ({} statements, {} launches)",
-            verdict(checks.contracts, count("R-PRE") + count("R-POST") + count("R-PAR-") + count("R-INV") + count("R-ASSERT") + count("R-BAR-")),
-            verdict(checks.perms, count("R-PERM")),
-            verdict(checks.races, count("R-RACE")),
-            verdict(checks.divergence, count("R-DIVERGENCE") + count("R-DEADLOCK")),
+            verdict(checks.contracts, contracts),
+            verdict(checks.perms, perms),
+            verdict(checks.races, races),
+            verdict(checks.divergence, divergence),
             r.stmts,
             r.launches
         );
-        let c = match r.status {
-            Status::Ok | Status::Infeasible => 0,
-            Status::Error => 1,
-            Status::InvalidInput => 2,
-            Status::Inconclusive => 3,
-        };
-        code = merge(code, c);
     }
     code
 }

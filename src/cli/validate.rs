@@ -1,5 +1,8 @@
 //! `alpine-rs validate ORIG OPT`: compare two programs on the same inputs (semantics.md §11).
 
+use super::common::Format;
+use super::run::{parse_checks, print_json, usage_error};
+use crate::diag::{to_json, SourceFile};
 use crate::sem::{self, Config, ValidateOptions, Verdict};
 use std::path::PathBuf;
 
@@ -25,34 +28,48 @@ pub struct ValidateArgs {
     pub checks: Option<String>,
     #[arg(long = "block-size")]
     pub block_size: Option<usize>,
+    /// Rerun each race-free run under K extra random warp schedules; a result that changes is
+    /// reported (a race the detector missed).
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    pub schedules: usize,
+    /// Also compare ghost state (`seq`/`set`/`bag` values, `given` parameters).
+    #[arg(long)]
+    pub compare_ghost: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Same as `--format json`.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn verdict_name(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Same => "equivalent",
+        Verdict::Different => "different",
+        Verdict::BadInput => "bad-input",
+        Verdict::Inconclusive => "inconclusive",
+    }
 }
 
 pub fn main(args: ValidateArgs) -> u8 {
+    let json = args.json || args.format == Format::Json;
     let read = |p: &PathBuf| {
         std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
     };
     let (orig, opt) = match (read(&args.orig), read(&args.opt)) {
         (Ok(a), Ok(b)) => (a, b),
-        (Err(e), _) | (_, Err(e)) => {
-            eprintln!("error: {e}");
-            return 2;
-        }
+        (Err(e), _) | (_, Err(e)) => return usage_error(json, &e),
     };
-    let checks = match super::run::parse_checks(args.checks.as_deref()) {
+    let checks = match parse_checks(args.checks.as_deref()) {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return 2;
-        }
+        Err(e) => return usage_error(json, &e),
     };
     let mut inputs = Vec::new();
     for p in &args.inputs {
         match read(p).and_then(|t| sem::parse_input(&t, args.seed).map_err(|e| e.to_string())) {
             Ok(i) => inputs.push(i),
-            Err(e) => {
-                eprintln!("error: input {}: {e}", p.display());
-                return 2;
-            }
+            Err(e) => return usage_error(json, &format!("input {}: {e}", p.display())),
         }
     }
     let opts = ValidateOptions {
@@ -65,14 +82,55 @@ pub fn main(args: ValidateArgs) -> u8 {
             block_size: args.block_size,
             ..Config::default()
         },
+        schedules: args.schedules,
+        compare_ghost: args.compare_ghost,
     };
     let out = sem::validate(&orig, &opt, &opts);
+    let code = if out.verdict == Verdict::BadInput {
+        2
+    } else {
+        out.verdict.exit_code()
+    };
+    let (name, src) = if out.diag_file == 0 {
+        (args.orig.display().to_string(), &orig)
+    } else {
+        (args.opt.display().to_string(), &opt)
+    };
+    if json {
+        let file = SourceFile::new(name, src.clone());
+        let mismatch = out.mismatch.as_ref().map(|m| {
+            serde_json::json!({
+                "input_id": m.input_id,
+                "seed": m.input.seed,
+                "input": m.input.to_json(),
+                "path": m.path,
+                "index": m.index,
+                "orig": m.orig,
+                "opt": m.opt,
+                "count": m.count,
+            })
+        });
+        print_json(&serde_json::json!({
+            "orig": args.orig.display().to_string(),
+            "opt": args.opt.display().to_string(),
+            "verdict": verdict_name(out.verdict),
+            "exit_code": code,
+            "inputs": {
+                "equivalent": out.equivalent,
+                "skipped": out.skipped,
+                "void": out.void_,
+                "orig_faulty": out.orig_faulty,
+                "inconclusive": out.inconclusive,
+                "schedule_dependent": out.schedule_dependent,
+            },
+            "schedules": args.schedules,
+            "mismatch": mismatch,
+            "diagnostics": out.diagnostics.iter().map(|d| to_json(&[&file], d)).collect::<Vec<_>>(),
+            "summary": out.summary,
+        }));
+        return code;
+    }
     if !out.diagnostics.is_empty() {
-        let (name, src) = if out.diag_file == 0 {
-            (args.orig.display().to_string(), &orig)
-        } else {
-            (args.opt.display().to_string(), &opt)
-        };
         print!("{}", sem::render(&name, src, &out.diagnostics));
     }
     if let Some(m) = &out.mismatch {
@@ -91,8 +149,5 @@ pub fn main(args: ValidateArgs) -> u8 {
         }
     }
     println!("{}", out.summary);
-    if out.verdict == Verdict::BadInput {
-        return 2;
-    }
-    out.verdict.exit_code()
+    code
 }

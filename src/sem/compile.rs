@@ -19,12 +19,19 @@ pub enum Ty {
     Bool,
     Array(Box<Ty>),
     Seq(Box<Ty>),
+    /// `set<T>` or `bag<T>`: ghost values the interpreter does not compute with.
+    Coll(Box<Ty>),
     Class(String),
     Void,
     Other(String),
 }
 
 impl Ty {
+    /// Values of this type are ghost state (semantics.md §4.2): they cannot exist on a GPU.
+    pub fn is_ghost(&self) -> bool {
+        matches!(self, Ty::Seq(_) | Ty::Coll(_))
+    }
+
     pub fn from_ast(t: &Type) -> Ty {
         match &t.kind {
             TypeKind::Int => Ty::Int,
@@ -32,6 +39,9 @@ impl Ty {
             TypeKind::Void => Ty::Void,
             TypeKind::Array(inner, _) => Ty::Array(Box::new(Ty::from_ast(inner))),
             TypeKind::Generic1(Generic1::Seq, inner) => Ty::Seq(Box::new(Ty::from_ast(inner))),
+            TypeKind::Generic1(Generic1::Set | Generic1::Bag, inner) => {
+                Ty::Coll(Box::new(Ty::from_ast(inner)))
+            }
             TypeKind::Class(id, _) => Ty::Class(id.name.clone()),
             other => Ty::Other(format!("{other:?}")),
         }
@@ -67,12 +77,16 @@ pub enum CE {
         kind: QuantKind,
         binders: Vec<Binder>,
         cond: Option<Box<CE>>,
+        /// Every conjunct of `cond` became a simple binder bound, so `cond` holds for every
+        /// enumerated value and need not be evaluated again.
+        implied: bool,
         body: Box<CE>,
         span: Span,
     },
     Sum {
         binder: Binder,
         cond: Box<CE>,
+        implied: bool,
         body: Box<CE>,
         span: Span,
     },
@@ -118,6 +132,9 @@ pub struct CClause {
     pub span: Span,
     /// No permissions inside: evaluated, never transferred.
     pub pure: bool,
+    /// Pure and [`is_simple`]: its value depends on the store only, so it can be evaluated for
+    /// many lanes at once, or once for threads that share the locals it reads.
+    pub simple: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -130,6 +147,8 @@ pub enum Target {
 #[derive(Clone, Debug)]
 pub enum Instr {
     Assign {
+        /// `value` is [`is_simple`]: the warp may evaluate it for all lanes at once.
+        simple: bool,
         target: Target,
         value: CE,
         span: Span,
@@ -156,6 +175,7 @@ pub enum Instr {
         span: Span,
     },
     If {
+        simple: bool,
         cond: CE,
         else_pc: usize,
         span: Span,
@@ -170,6 +190,7 @@ pub enum Instr {
         span: Span,
     },
     LoopHead {
+        simple: bool,
         cond: Option<CE>,
         exit_pc: usize,
         span: Span,
@@ -230,6 +251,15 @@ pub struct ArmC {
     pub post: Vec<CClause>,
     pub body_pc: usize,
     pub span: Span,
+    /// Per clause of `pre` / of the `par`'s `everywhere`: simple and reads no iterator, so it
+    /// has the same value in every thread at entry (each thread's store is a copy of the
+    /// parent's plus its iterators).
+    pub pre_uniform: Vec<bool>,
+    pub ev_uniform_pre: Vec<bool>,
+    /// The same at exit for `post` / `everywhere`: additionally reads no local that the body
+    /// assigns.
+    pub post_uniform: Vec<bool>,
+    pub ev_uniform_post: Vec<bool>,
 }
 
 #[derive(Clone, Debug)]
@@ -259,6 +289,8 @@ pub struct CMethod {
     pub is_ctor: bool,
     pub is_predicate: bool,
     pub params: Vec<(u32, String, Ty)>,
+    /// `params[given_from..]` are the `given` (ghost) parameters.
+    pub given_from: usize,
     pub ret: Ty,
     pub nslots: u32,
     pub pre: Vec<CClause>,
@@ -510,6 +542,7 @@ impl<'a> Compiler<'a> {
             is_ctor,
             is_predicate: md.is_predicate(),
             params: Vec::new(),
+            given_from: 0,
             ret: Ty::from_ast(&md.ret),
             nslots: 0,
             pre: Vec::new(),
@@ -559,6 +592,7 @@ impl<'a> Compiler<'a> {
             let s = self.scope.declare(&p.name.name, ty.clone());
             params.push((s, p.name.name.clone(), ty));
         }
+        let given_from = params.len();
         // given/yields ghost parameters: given ones become extra (ghost) parameters.
         for c in &md.prefix.clauses {
             if let (ClauseKind::Given, ClauseBody::Decl(t, n)) = (c.kind, &c.body) {
@@ -599,11 +633,13 @@ impl<'a> Compiler<'a> {
             MethodBody::Block(b) => {
                 self.block(b, false);
                 self.code.push(Instr::EndMethod);
+                mark_simple(&mut self.code);
                 Body::Code(std::mem::take(&mut self.code))
             }
         };
         let m = &mut self.out.methods[id as usize];
         m.params = params;
+        m.given_from = given_from;
         m.pre = pre;
         m.post = post;
         m.everywhere = everywhere;
@@ -619,8 +655,10 @@ impl<'a> Compiler<'a> {
             .into_iter()
             .map(|c| {
                 let ce = self.expr(c, &mut None);
+                let pure = !has_resource(&ce);
                 CClause {
-                    pure: !has_resource(&ce),
+                    pure,
+                    simple: pure && is_simple(&ce),
                     e: ce,
                     span: c.span,
                 }
@@ -724,6 +762,7 @@ impl<'a> Compiler<'a> {
                 let v = self.expr(value, &mut Some(&mut pre));
                 self.code.extend(pre);
                 self.code.push(Instr::Assign {
+                    simple: false,
                     target,
                     value: v,
                     span,
@@ -865,6 +904,7 @@ impl<'a> Compiler<'a> {
                         None => {
                             let v = default_value(&t);
                             self.code.push(Instr::Assign {
+                                simple: false,
                                 target: Target::Local(slot),
                                 value: v,
                                 span: d.span,
@@ -897,6 +937,7 @@ impl<'a> Compiler<'a> {
                 self.code.extend(pre);
                 let cur = Self::target_read(&t, target.span);
                 self.code.push(Instr::Assign {
+                    simple: false,
                     target: t,
                     value: CE::Bin(op.bin_op(), Box::new(cur), Box::new(v), span),
                     span,
@@ -914,6 +955,7 @@ impl<'a> Compiler<'a> {
                 let cur = Self::target_read(&t, target.span);
                 let op = if *inc { BinOp::Add } else { BinOp::Sub };
                 self.code.push(Instr::Assign {
+                    simple: false,
                     target: t,
                     value: CE::Bin(op, Box::new(cur), Box::new(CE::Int(1)), span),
                     span,
@@ -938,6 +980,7 @@ impl<'a> Compiler<'a> {
                 self.code.extend(pre);
                 let if_pc = self.pc();
                 self.code.push(Instr::If {
+                    simple: false,
                     cond: c,
                     else_pc: 0,
                     span: cond.span,
@@ -991,6 +1034,7 @@ impl<'a> Compiler<'a> {
                 let slot = self.scope.declare(&var.name, Ty::from_ast(ty));
                 let lo_c = self.expr(lo, &mut None);
                 self.code.push(Instr::Assign {
+                    simple: false,
                     target: Target::Local(slot),
                     value: lo_c,
                     span: var.span,
@@ -1009,6 +1053,7 @@ impl<'a> Compiler<'a> {
                     me.stmt(body, ghost);
                     me.scope.pop();
                     me.code.push(Instr::Assign {
+                        simple: false,
                         target: Target::Local(slot),
                         value: CE::Bin(
                             BinOp::Add,
@@ -1158,6 +1203,7 @@ impl<'a> Compiler<'a> {
         });
         let head = self.pc();
         self.code.push(Instr::LoopHead {
+            simple: false,
             cond,
             exit_pc: 0,
             span,
@@ -1221,9 +1267,22 @@ impl<'a> Compiler<'a> {
             self.code.push(Instr::EndThread);
             self.par_labels.pop();
             self.scope.pop();
+            let iter_slots: Vec<u32> = iters.iter().map(|it| it.0).collect();
+            let mut assigned = iter_slots.clone();
+            assigned_slots(&self.code[body_pc..], &mut assigned);
+            let uniform = |cl: &[CClause], avoid: &[u32]| -> Vec<bool> {
+                cl.iter()
+                    .map(|c| c.simple && avoid.iter().all(|&s| !mentions(&c.e, s)))
+                    .collect()
+            };
+            let everywhere = self.everywhere.clone();
             arms.push(ArmC {
                 label: a.label.as_ref().map(|l| l.name.clone()),
                 iters,
+                pre_uniform: uniform(&pre, &iter_slots),
+                ev_uniform_pre: uniform(&everywhere, &iter_slots),
+                post_uniform: uniform(&post, &assigned),
+                ev_uniform_post: uniform(&everywhere, &assigned),
                 pre,
                 post,
                 body_pc,
@@ -1474,14 +1533,16 @@ impl<'a> Compiler<'a> {
                     binders.push(binder);
                 }
                 let c = cond.as_ref().map(|c| self.expr(c, &mut None));
-                if let Some(c) = &c {
-                    extract_bounds(c, &mut binders);
-                }
+                let implied = match &c {
+                    Some(c) => extract_bounds(c, &mut binders),
+                    None => true,
+                };
                 let body = self.expr(body, &mut None);
                 self.scope.pop();
                 CE::Quant {
                     kind: *kind,
                     binders,
+                    implied,
                     cond: c.map(Box::new),
                     body: Box::new(body),
                     span,
@@ -1502,12 +1563,13 @@ impl<'a> Compiler<'a> {
                     highs: Vec::new(),
                 }];
                 let c = self.expr(cond, &mut None);
-                extract_bounds(&c, &mut binders);
+                let implied = extract_bounds(&c, &mut binders);
                 let b = self.expr(body, &mut None);
                 self.scope.pop();
                 let binder = binders.remove(0);
                 CE::Sum {
                     binder,
+                    implied,
                     cond: Box::new(c),
                     body: Box::new(b),
                     span,
@@ -1561,6 +1623,57 @@ fn default_value(t: &Ty) -> CE {
     }
 }
 
+/// Is `e` a function of the store alone, without side effects? Literals, locals, `this`,
+/// operators, conditionals, lengths and `\array` shapes (array lengths never change), but no
+/// heap contents, calls, quantifiers or `\old`. Such expressions read no location, so they need
+/// no permission and take no part in race detection.
+pub fn is_simple(e: &CE) -> bool {
+    match e {
+        CE::Int(_) | CE::Bool(_) | CE::Null | CE::Local(_) | CE::This => true,
+        CE::Not(x) | CE::Neg(x, _) | CE::Length(x, _) => is_simple(x),
+        CE::Bin(op, l, r, _) => {
+            !matches!(op, BinOp::Frac | BinOp::Wand | BinOp::Pow) && is_simple(l) && is_simple(r)
+        }
+        CE::Cond(c, a, b) => is_simple(c) && is_simple(a) && is_simple(b),
+        CE::ArrayShape(a, n) => is_simple(a) && is_simple(n),
+        _ => false,
+    }
+}
+
+/// Mark the instructions whose expression is simple (see [`is_simple`]).
+fn mark_simple(code: &mut [Instr]) {
+    for i in code {
+        match i {
+            Instr::Assign { simple, value, .. } => *simple = is_simple(value),
+            Instr::If { simple, cond, .. } => *simple = is_simple(cond),
+            Instr::LoopHead {
+                simple,
+                cond: Some(c),
+                ..
+            } => *simple = is_simple(c),
+            _ => {}
+        }
+    }
+}
+
+/// The local slots that `code` may assign (in the frame it runs in).
+fn assigned_slots(code: &[Instr], out: &mut Vec<u32>) {
+    for i in code {
+        let t = match i {
+            Instr::Assign { target, .. }
+            | Instr::Alloc { target, .. }
+            | Instr::NewObj { target, .. } => Some(target),
+            Instr::Call { target, .. } => target.as_ref(),
+            _ => None,
+        };
+        if let Some(Target::Local(s)) = t {
+            if !out.contains(s) {
+                out.push(*s);
+            }
+        }
+    }
+}
+
 /// Does a compiled assertion carry permissions (and so must be transferred, not just checked)?
 pub fn has_resource(e: &CE) -> bool {
     match e {
@@ -1583,6 +1696,7 @@ fn mentions(e: &CE, slot: u32) -> bool {
         CE::Head(x, _) | CE::Tail(x, _) => mentions(x, slot),
         CE::Index(a, b, _) | CE::Bin(_, a, b, _) => mentions(a, slot) || mentions(b, slot),
         CE::Cond(a, b, c) => mentions(a, slot) || mentions(b, slot) || mentions(c, slot),
+        CE::ArrayShape(a, n) => mentions(a, slot) || mentions(n, slot),
         CE::CallPure { recv, args, .. } => {
             recv.as_ref().is_some_and(|r| mentions(r, slot))
                 || args.iter().any(|a| mentions(a, slot))
@@ -1596,7 +1710,10 @@ fn mentions(e: &CE, slot: u32) -> bool {
 
 /// Quantifier bound extraction (semantics.md §5.4): bounds of each binder from the top-level
 /// `&&` conjuncts of the condition, not mentioning the binder itself or a later binder.
-fn extract_bounds(cond: &CE, binders: &mut [Binder]) {
+/// Returns whether every conjunct became a bound with a simple expression: then the condition
+/// holds for every enumerated tuple (the bound is evaluated in the same state, and a simple
+/// expression has no side effect that skipping its second evaluation could lose).
+fn extract_bounds(cond: &CE, binders: &mut [Binder]) -> bool {
     let mut conj = Vec::new();
     fn split<'c>(e: &'c CE, out: &mut Vec<&'c CE>) {
         if let CE::Bin(BinOp::And, l, r, _) = e {
@@ -1607,6 +1724,7 @@ fn extract_bounds(cond: &CE, binders: &mut [Binder]) {
         }
     }
     split(cond, &mut conj);
+    let mut used = vec![false; conj.len()];
     let slots: Vec<u32> = binders.iter().map(|b| b.slot).collect();
     for (bi, b) in binders.iter_mut().enumerate() {
         let later = &slots[bi..];
@@ -1620,20 +1738,25 @@ fn extract_bounds(cond: &CE, binders: &mut [Binder]) {
                 Span::DUMMY,
             )
         };
-        for c in &conj {
+        for (ci, c) in conj.iter().enumerate() {
             if let CE::Bin(op, l, r, _) = c {
-                match op {
-                    BinOp::Le if is_x(r) && ok(l) => b.lows.push((**l).clone()),
-                    BinOp::Ge if is_x(l) && ok(r) => b.lows.push((**r).clone()),
-                    BinOp::Lt if is_x(r) && ok(l) => b.lows.push(plus1(l)),
-                    BinOp::Gt if is_x(l) && ok(r) => b.lows.push(plus1(r)),
-                    BinOp::Lt if is_x(l) && ok(r) => b.highs.push((**r).clone()),
-                    BinOp::Gt if is_x(r) && ok(l) => b.highs.push((**l).clone()),
-                    BinOp::Le if is_x(l) && ok(r) => b.highs.push(plus1(r)),
-                    BinOp::Ge if is_x(r) && ok(l) => b.highs.push(plus1(l)),
-                    _ => {}
+                let bound = match op {
+                    BinOp::Le if is_x(r) && ok(l) => Some((&mut b.lows, (**l).clone())),
+                    BinOp::Ge if is_x(l) && ok(r) => Some((&mut b.lows, (**r).clone())),
+                    BinOp::Lt if is_x(r) && ok(l) => Some((&mut b.lows, plus1(l))),
+                    BinOp::Gt if is_x(l) && ok(r) => Some((&mut b.lows, plus1(r))),
+                    BinOp::Lt if is_x(l) && ok(r) => Some((&mut b.highs, (**r).clone())),
+                    BinOp::Gt if is_x(r) && ok(l) => Some((&mut b.highs, (**l).clone())),
+                    BinOp::Le if is_x(l) && ok(r) => Some((&mut b.highs, plus1(r))),
+                    BinOp::Ge if is_x(r) && ok(l) => Some((&mut b.highs, plus1(l))),
+                    _ => None,
+                };
+                if let Some((list, e)) = bound {
+                    used[ci] |= is_simple(&e);
+                    list.push(e);
                 }
             }
         }
     }
+    used.iter().all(|u| *u)
 }

@@ -4,7 +4,7 @@
 
 use super::compile::{CClause, CMethod, CProgram, Ty, CE};
 use super::interp::{default_of, Heap, Interp};
-use super::value::{Amt, Loc, Rng, Value};
+use super::value::{Rng, Value};
 use crate::front::ast::BinOp;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -44,6 +44,19 @@ impl std::fmt::Display for InVal {
     }
 }
 
+impl InVal {
+    /// The value as JSON: numbers, booleans, `null`, arrays (also for sequences).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as J;
+        match self {
+            InVal::Int(i) => J::from(*i),
+            InVal::Bool(b) => J::Bool(*b),
+            InVal::Null => J::Null,
+            InVal::Array(_, v) | InVal::Seq(v) => J::Array(v.iter().map(InVal::to_json).collect()),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Input {
     pub args: Vec<(String, InVal)>,
@@ -52,6 +65,14 @@ pub struct Input {
 }
 
 impl Input {
+    /// `{"args": {...}, "this": {...}}`, in declaration order.
+    pub fn to_json(&self) -> serde_json::Value {
+        let obj = |v: &[(String, InVal)]| {
+            serde_json::Value::Object(v.iter().map(|(k, x)| (k.clone(), x.to_json())).collect())
+        };
+        serde_json::json!({"args": obj(&self.args), "this": obj(&self.this_fields)})
+    }
+
     pub fn describe(&self) -> String {
         let mut parts: Vec<String> = self
             .args
@@ -102,10 +123,8 @@ pub fn materialize(it: &mut Interp, m: &CMethod, input: &Input) -> (Value, Vec<V
 }
 
 fn grant(it: &mut Interp, id: u32) {
-    let locs: Vec<Loc> = it.heap.locations(id).collect();
-    for l in locs {
-        it.env_holder.add(l, &Amt::write());
-    }
+    let n = it.heap.len_of(id);
+    it.env_holder.grant_all(id, n);
 }
 
 fn alloc(it: &mut Interp, v: &InVal) -> Value {

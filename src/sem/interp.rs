@@ -2,14 +2,12 @@
 //! the warp machine and the barrier scheduler (semantics.md §3–§7).
 
 use super::compile::*;
-use super::race::{Path, PathElem, RaceDetector};
+use super::race::{Path, PathElem, PathId, RaceDetector, ThreadNames};
 use super::value::*;
+use super::vector::{self, Kind};
 use crate::diag::Diagnostic;
 use crate::front::ast::{BinOp, QuantKind};
 use crate::front::Span;
-use num_bigint::BigInt;
-use num_rational::BigRational;
-use num_traits::{One, Signed, Zero};
 use std::rc::Rc;
 
 #[derive(Clone, Debug)]
@@ -99,9 +97,75 @@ impl Default for Checks {
     }
 }
 
+/// The order in which the warps of a group run within a barrier interval (semantics.md §4.6).
+/// Race-free programs give the same result under every order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Schedule {
+    /// Ascending warp index.
+    #[default]
+    Forward,
+    /// Descending warp index.
+    Reverse,
+    /// A fresh pseudo-random permutation for every round of every group, drawn from the seed.
+    Random(u64),
+}
+
+impl Schedule {
+    /// Warp indices in running order for round `round` of the `group`-th group of the run.
+    pub fn order(self, n: usize, group: u64, round: u32) -> Vec<usize> {
+        let mut v: Vec<usize> = (0..n).collect();
+        match self {
+            Schedule::Forward => {}
+            Schedule::Reverse => v.reverse(),
+            Schedule::Random(seed) => {
+                let mut rng = Rng::new(
+                    seed ^ group.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                        ^ (round as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93),
+                );
+                // Fisher–Yates.
+                for i in (1..n).rev() {
+                    let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+                    v.swap(i, j);
+                }
+            }
+        }
+        v
+    }
+}
+
+impl std::fmt::Display for Schedule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Schedule::Forward => write!(f, "forward"),
+            Schedule::Reverse => write!(f, "reverse"),
+            Schedule::Random(s) => write!(f, "random:{s}"),
+        }
+    }
+}
+
+impl std::str::FromStr for Schedule {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Schedule, String> {
+        match s {
+            "forward" => Ok(Schedule::Forward),
+            "reverse" => Ok(Schedule::Reverse),
+            _ => match s.strip_prefix("random:") {
+                Some(seed) => seed.parse().map(Schedule::Random).map_err(|_| {
+                    format!("bad seed `{seed}` in schedule `{s}` (expected random:<integer>)")
+                }),
+                None => Err(format!(
+                    "unknown schedule `{s}` (expected forward, reverse or random:SEED)"
+                )),
+            },
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Config {
     pub checks: Checks,
+    /// Warp order within a barrier interval.
+    pub schedule: Schedule,
     pub block_size: Option<usize>,
     pub fuel: u64,
     pub max_errors: usize,
@@ -112,6 +176,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             checks: Checks::default(),
+            schedule: Schedule::Forward,
             block_size: None,
             fuel: 100_000_000,
             max_errors: 20,
@@ -126,7 +191,7 @@ pub struct Env<'s> {
     pub this: &'s Value,
     pub result: &'s Value,
     pub old: Option<&'s Heap>,
-    pub race: Option<&'s Rc<Path>>,
+    pub race: Option<PathId>,
     pub epoch: u32,
     pub atomic: Option<u32>,
     pub in_old: bool,
@@ -146,10 +211,14 @@ impl PV<'_> {
         match self {
             PV::Unchecked => true,
             PV::One(h) => h.can_read(l),
+            // What was taken is never negative (only non-negative amounts move), so a
+            // readable remainder makes the sum readable.
             PV::Two(a, b) => {
-                let mut x = a.amount(l);
-                x.add(&b.amount(l));
-                x.can_read()
+                a.can_read(l) || {
+                    let mut x = a.amount(l);
+                    x.add(&b.amount(l));
+                    x.can_read()
+                }
             }
         }
     }
@@ -180,8 +249,10 @@ pub struct Xfer {
     pub src: Holder,
     /// Exhale: the destination. Inhale: the lane's holder.
     pub dst: Holder,
-    pub taken: Holder,
-    pub scale: Option<BigRational>,
+    /// Exhale: what has been moved so far, kept separately only when `dst` did not start empty
+    /// (otherwise `dst` is exactly that).
+    pub taken: Option<Holder>,
+    pub scale: Option<Q>,
     pub perms: bool,
     pub pure: bool,
     pub from_pool: bool,
@@ -199,11 +270,12 @@ pub struct Fail {
 
 impl Xfer {
     pub fn new(mode: Mode, src: Holder, dst: Holder) -> Xfer {
+        let taken = (mode == Mode::Exhale && !dst.is_empty()).then(Holder::default);
         Xfer {
             mode,
             src,
             dst,
-            taken: Holder::default(),
+            taken,
             scale: None,
             perms: true,
             pure: true,
@@ -229,15 +301,23 @@ pub struct LaneFrame {
 pub struct Lane {
     pub frames: Vec<LaneFrame>,
     pub holders: Vec<Holder>,
-    pub path: Option<Rc<Path>>,
+    pub path: Option<PathId>,
 }
 
 impl Lane {
-    fn desc(&self) -> String {
-        self.path
-            .as_ref()
-            .map_or_else(|| "host".to_string(), |p| p.desc.clone())
+    fn who(&self) -> Who<'static> {
+        match self.path {
+            Some(p) => Who::Thread(p),
+            None => Who::Text("host"),
+        }
     }
+}
+
+/// Whom a contract check is about, turned into text only when a diagnostic is written.
+#[derive(Clone, Copy, Debug)]
+pub enum Who<'a> {
+    Text(&'a str),
+    Thread(PathId),
 }
 
 #[derive(Clone, Debug)]
@@ -267,7 +347,6 @@ pub struct Warp {
     atomic: Option<u32>,
     kernel: bool,
     pool: Holder,
-    pool_from: Vec<(Loc, String)>,
 }
 
 enum WarpStop {
@@ -327,6 +406,10 @@ pub struct Interp {
     pred_store: Vec<Holder>,
     pub env_holder: Holder,
     scratch: Vec<(usize, Value, Value, Value)>,
+    /// Emptied holders whose allocations are reused.
+    spare: Vec<Holder>,
+    /// Groups run so far (each random schedule round draws from its group's number).
+    groups_run: u64,
 }
 
 pub const PRED_SPACE: u32 = u32::MAX;
@@ -354,6 +437,8 @@ impl Interp {
             pred_store: Vec::new(),
             env_holder: Holder::default(),
             scratch: Vec::new(),
+            spare: Vec::new(),
+            groups_run: 0,
         }
     }
 
@@ -447,13 +532,13 @@ impl Interp {
     pub fn eval_loc(&mut self, e: &CE, env: &mut Env, pv: PV) -> Result<Loc, Stop> {
         match e {
             CE::Index(a, i, span) => {
-                let av = self.eval(a, env, pv)?;
-                let iv = self.eval(i, env, pv)?;
+                let av = self.ev(a, env, pv)?;
+                let iv = self.ev(i, env, pv)?;
                 let idx = self.as_int(iv, *span)?;
                 self.index_loc(av, idx, *span)
             }
             CE::Field(o, f, span) => {
-                let ov = self.eval(o, env, pv)?;
+                let ov = self.ev(o, env, pv)?;
                 self.field_loc(ov, *f, *span)
             }
             other => Err(inconclusive(
@@ -577,6 +662,17 @@ impl Interp {
         self.report(d);
     }
 
+    /// [`Self::eval`] with the leaves (locals, literals) handled inline: they are about half of
+    /// all nodes, and a call of the full evaluator costs more than reading a slot.
+    #[inline(always)]
+    fn ev(&mut self, e: &CE, env: &mut Env, pv: PV) -> Result<Value, Stop> {
+        match e {
+            CE::Local(s) => Ok(env.store[*s as usize].clone()),
+            CE::Int(i) => Ok(Value::Int(*i)),
+            _ => self.eval(e, env, pv),
+        }
+    }
+
     pub fn eval(&mut self, e: &CE, env: &mut Env, pv: PV) -> Result<Value, Stop> {
         Ok(match e {
             CE::Int(i) => Value::Int(*i),
@@ -586,13 +682,13 @@ impl Interp {
             CE::This => env.this.clone(),
             CE::Result => env.result.clone(),
             CE::Field(o, f, span) => {
-                let ov = self.eval(o, env, pv)?;
+                let ov = self.ev(o, env, pv)?;
                 let l = self.field_loc(ov, *f, *span)?;
                 self.read(l, *span, env, pv)
             }
             CE::Index(a, i, span) => {
-                let av = self.eval(a, env, pv)?;
-                let iv = self.eval(i, env, pv)?;
+                let av = self.ev(a, env, pv)?;
+                let iv = self.ev(i, env, pv)?;
                 let idx = self.as_int(iv, *span)?;
                 if let Value::Seq(s) = &av {
                     return s
@@ -614,7 +710,7 @@ impl Interp {
                 let l = self.index_loc(av, idx, *span)?;
                 self.read(l, *span, env, pv)
             }
-            CE::Length(x, span) => match self.eval(x, env, pv)? {
+            CE::Length(x, span) => match self.ev(x, env, pv)? {
                 Value::Ref(id) => Value::Int(self.heap.len_of(id) as i64),
                 Value::Seq(s) => Value::Int(s.len() as i64),
                 _ => {
@@ -627,21 +723,21 @@ impl Interp {
                 }
             },
             CE::Not(x) => {
-                let v = self.eval(x, env, pv)?;
+                let v = self.ev(x, env, pv)?;
                 Value::Bool(!self.as_bool(v, Span::DUMMY)?)
             }
             CE::Neg(x, span) => {
-                let v = self.eval(x, env, pv)?;
+                let v = self.ev(x, env, pv)?;
                 let i = self.as_int(v, *span)?;
                 Value::Int(self.arith(BinOp::Sub, 0, i, *span)?)
             }
             CE::Bin(op, l, r, span) => return self.binary(*op, l, r, *span, env, pv),
             CE::Cond(c, a, b) => {
-                let cv = self.eval(c, env, pv)?;
+                let cv = self.ev(c, env, pv)?;
                 if self.as_bool(cv, Span::DUMMY)? {
-                    self.eval(a, env, pv)?
+                    self.ev(a, env, pv)?
                 } else {
-                    self.eval(b, env, pv)?
+                    self.ev(b, env, pv)?
                 }
             }
             CE::CallPure {
@@ -653,57 +749,15 @@ impl Interp {
             CE::Old(x) => {
                 let saved = env.in_old;
                 env.in_old = true;
-                let v = self.eval(x, env, pv);
+                let v = self.ev(x, env, pv);
                 env.in_old = saved;
                 v?
             }
-            CE::Quant {
-                kind,
-                binders,
-                cond,
-                body,
-                span,
-            } => {
-                let tuples = self.enumerate(binders, cond.as_deref(), *span, env, pv)?;
-                let mut res = *kind != QuantKind::Exists;
-                for t in tuples {
-                    for (b, v) in binders.iter().zip(&t) {
-                        env.store[b.slot as usize] = Value::Int(*v);
-                    }
-                    let v = self.eval(body, env, pv)?;
-                    let b = self.as_bool(v, *span)?;
-                    if *kind == QuantKind::Exists && b {
-                        res = true;
-                        break;
-                    }
-                    if *kind != QuantKind::Exists && !b {
-                        res = false;
-                        break;
-                    }
-                }
-                Value::Bool(res)
-            }
-            CE::Sum {
-                binder,
-                cond,
-                body,
-                span,
-            } => {
-                let tuples =
-                    self.enumerate(std::slice::from_ref(binder), Some(cond), *span, env, pv)?;
-                let mut acc = 0i64;
-                for t in tuples {
-                    env.store[binder.slot as usize] = Value::Int(t[0]);
-                    let v = self.eval(body, env, pv)?;
-                    let i = self.as_int(v, *span)?;
-                    acc = self.arith(BinOp::Add, acc, i, *span)?;
-                }
-                Value::Int(acc)
-            }
+            CE::Quant { .. } | CE::Sum { .. } => return self.eval_quant(e, env, pv),
             CE::Let(s, v, b) => {
-                let x = self.eval(v, env, pv)?;
+                let x = self.ev(v, env, pv)?;
                 env.store[*s as usize] = x;
-                self.eval(b, env, pv)?
+                self.ev(b, env, pv)?
             }
             CE::Perm(l, p, _) => {
                 let loc = self.eval_loc(l, env, pv)?;
@@ -713,12 +767,12 @@ impl Interp {
             CE::PointsTo(l, p, v, _) => {
                 let loc = self.eval_loc(l, env, pv)?;
                 let amt = self.eval_perm(p, env, pv)?;
-                let want = self.eval(v, env, pv)?;
+                let want = self.ev(v, env, pv)?;
                 Value::Bool(pv.amount(loc) >= amt && self.heap.get(loc) == want)
             }
             CE::ArrayShape(a, n) => {
-                let av = self.eval(a, env, pv)?;
-                let nv = self.eval(n, env, pv)?;
+                let av = self.ev(a, env, pv)?;
+                let nv = self.ev(n, env, pv)?;
                 match (av, nv) {
                     (Value::Ref(id), Value::Int(n)) => {
                         Value::Bool(self.heap.len_of(id) as i64 == n)
@@ -727,9 +781,9 @@ impl Interp {
                 }
             }
             CE::MatrixShape(m, r, c) => {
-                let mv = self.eval(m, env, pv)?;
-                let rv = self.eval(r, env, pv)?;
-                let cv = self.eval(c, env, pv)?;
+                let mv = self.ev(m, env, pv)?;
+                let rv = self.ev(r, env, pv)?;
+                let cv = self.ev(c, env, pv)?;
                 Value::Bool(self.matrix_ok(mv, rv, cv))
             }
             CE::Write | CE::Read | CE::NoPerm => {
@@ -742,13 +796,13 @@ impl Interp {
             CE::SeqLit(v) => {
                 let mut out = Vec::with_capacity(v.len());
                 for x in v {
-                    out.push(self.eval(x, env, pv)?);
+                    out.push(self.ev(x, env, pv)?);
                 }
                 Value::Seq(Rc::new(out))
             }
             CE::SeqRange(lo, hi) => {
-                let lo = self.eval(lo, env, pv)?;
-                let hi = self.eval(hi, env, pv)?;
+                let lo = self.ev(lo, env, pv)?;
+                let hi = self.ev(hi, env, pv)?;
                 let (lo, hi) = (self.as_int(lo, Span::DUMMY)?, self.as_int(hi, Span::DUMMY)?);
                 Value::Seq(Rc::new((lo..hi).map(Value::Int).collect()))
             }
@@ -756,14 +810,14 @@ impl Interp {
                 let sv = self.seq(s, env, pv, *span)?;
                 let lo = match lo {
                     Some(x) => {
-                        let v = self.eval(x, env, pv)?;
+                        let v = self.ev(x, env, pv)?;
                         self.as_int(v, *span)?
                     }
                     None => 0,
                 };
                 let hi = match hi {
                     Some(x) => {
-                        let v = self.eval(x, env, pv)?;
+                        let v = self.ev(x, env, pv)?;
                         self.as_int(v, *span)?
                     }
                     None => sv.len() as i64,
@@ -775,9 +829,9 @@ impl Interp {
             }
             CE::SeqUpdate(s, i, v, span) => {
                 let sv = self.seq(s, env, pv, *span)?;
-                let iv = self.eval(i, env, pv)?;
+                let iv = self.ev(i, env, pv)?;
                 let i = self.as_int(iv, *span)?;
-                let val = self.eval(v, env, pv)?;
+                let val = self.ev(v, env, pv)?;
                 if i < 0 || i as usize >= sv.len() {
                     return Err(err("R-OOB", "sequence update out of bounds", *span, "here"));
                 }
@@ -804,7 +858,7 @@ impl Interp {
                 let l = self.pred_loc(*pred, recv.as_deref(), args, *span, env, pv)?;
                 Value::Bool(pv.can_read(l))
             }
-            CE::Unfolding(_, x) => self.eval(x, env, PV::Unchecked)?,
+            CE::Unfolding(_, x) => self.ev(x, env, PV::Unchecked)?,
             CE::Unsupported(what, span) => {
                 return Err(inconclusive(
                     "R-UNSUPPORTED",
@@ -815,8 +869,66 @@ impl Interp {
         })
     }
 
+    /// `\forall`, `\exists` and `\sum` (kept out of [`Self::eval`], whose stack frame they
+    /// would enlarge).
+    #[inline(never)]
+    fn eval_quant(&mut self, e: &CE, env: &mut Env, pv: PV) -> Result<Value, Stop> {
+        match e {
+            CE::Quant {
+                kind,
+                binders,
+                cond,
+                implied,
+                body,
+                span,
+            } => {
+                let tuples = self.enumerate(binders, cond.as_deref(), *implied, *span, env, pv)?;
+                let mut res = *kind != QuantKind::Exists;
+                for t in tuples.chunks(binders.len().max(1)) {
+                    for (b, v) in binders.iter().zip(t) {
+                        env.store[b.slot as usize] = Value::Int(*v);
+                    }
+                    let v = self.ev(body, env, pv)?;
+                    let b = self.as_bool(v, *span)?;
+                    if *kind == QuantKind::Exists && b {
+                        res = true;
+                        break;
+                    }
+                    if *kind != QuantKind::Exists && !b {
+                        res = false;
+                        break;
+                    }
+                }
+                Ok(Value::Bool(res))
+            }
+            CE::Sum {
+                binder,
+                cond,
+                implied,
+                body,
+                span,
+            } => {
+                let binders = std::slice::from_ref(binder);
+                let tuples = self.enumerate(binders, Some(cond), *implied, *span, env, pv)?;
+                let mut acc = 0i64;
+                for t in tuples {
+                    env.store[binder.slot as usize] = Value::Int(t);
+                    let v = self.ev(body, env, pv)?;
+                    let i = self.as_int(v, *span)?;
+                    acc = self.arith(BinOp::Add, acc, i, *span)?;
+                }
+                Ok(Value::Int(acc))
+            }
+            _ => Err(inconclusive(
+                "R-UNSUPPORTED",
+                "not a quantifier",
+                Span::DUMMY,
+            )),
+        }
+    }
+
     fn seq(&mut self, s: &CE, env: &mut Env, pv: PV, span: Span) -> Result<Rc<Vec<Value>>, Stop> {
-        match self.eval(s, env, pv)? {
+        match self.ev(s, env, pv)? {
             Value::Seq(v) => Ok(v),
             other => Err(inconclusive(
                 "R-TYPE",
@@ -854,33 +966,33 @@ impl Interp {
     ) -> Result<Value, Stop> {
         match op {
             BinOp::And | BinOp::Star => {
-                let a = self.eval(l, env, pv)?;
+                let a = self.ev(l, env, pv)?;
                 if !self.as_bool(a, span)? {
                     return Ok(Value::Bool(false));
                 }
-                let b = self.eval(r, env, pv)?;
+                let b = self.ev(r, env, pv)?;
                 return Ok(Value::Bool(self.as_bool(b, span)?));
             }
             BinOp::Or => {
-                let a = self.eval(l, env, pv)?;
+                let a = self.ev(l, env, pv)?;
                 if self.as_bool(a, span)? {
                     return Ok(Value::Bool(true));
                 }
-                let b = self.eval(r, env, pv)?;
+                let b = self.ev(r, env, pv)?;
                 return Ok(Value::Bool(self.as_bool(b, span)?));
             }
             BinOp::Implies => {
-                let a = self.eval(l, env, pv)?;
+                let a = self.ev(l, env, pv)?;
                 if !self.as_bool(a, span)? {
                     return Ok(Value::Bool(true));
                 }
-                let b = self.eval(r, env, pv)?;
+                let b = self.ev(r, env, pv)?;
                 return Ok(Value::Bool(self.as_bool(b, span)?));
             }
             _ => {}
         }
-        let a = self.eval(l, env, pv)?;
-        let b = self.eval(r, env, pv)?;
+        let a = self.ev(l, env, pv)?;
+        let b = self.ev(r, env, pv)?;
         Ok(match (op, a, b) {
             (BinOp::Eq, a, b) => Value::Bool(a == b),
             (BinOp::Ne, a, b) => Value::Bool(a != b),
@@ -926,12 +1038,12 @@ impl Interp {
         let prog = self.prog.clone();
         let md = &prog.methods[m as usize];
         let this = match recv {
-            Some(r) => self.eval(r, env, pv)?,
+            Some(r) => self.ev(r, env, pv)?,
             None => env.this.clone(),
         };
         let mut store = vec![Value::Null; md.nslots as usize];
         for (i, a) in args.iter().enumerate() {
-            let v = self.eval(a, env, pv)?;
+            let v = self.ev(a, env, pv)?;
             if let Some(p) = md.params.get(i) {
                 store[p.0 as usize] = v;
             }
@@ -965,7 +1077,7 @@ impl Interp {
             };
             if self.cfg.checks.contracts {
                 for c in md.pre.iter().filter(|c| c.pure) {
-                    let v = self.eval(&c.e, &mut inner, pv)?;
+                    let v = self.ev(&c.e, &mut inner, pv)?;
                     if v != Value::Bool(true) {
                         let d = Diagnostic::error(
                             "R-PRE",
@@ -977,23 +1089,28 @@ impl Interp {
                     }
                 }
             }
-            self.eval(body, &mut inner, pv)
+            self.ev(body, &mut inner, pv)
         })();
         self.depth -= 1;
         res
     }
 
-    /// Enumerate quantifier binders over their extracted bounds (semantics.md §5.4).
+    /// Enumerate quantifier binders over their extracted bounds (semantics.md §5.4). The
+    /// tuples are returned flat, `binders.len()` values each. With `implied`, the condition is
+    /// known to hold for every value in the bounds and is not evaluated.
+    #[allow(clippy::too_many_arguments)]
     fn enumerate(
         &mut self,
         binders: &[Binder],
         cond: Option<&CE>,
+        implied: bool,
         span: Span,
         env: &mut Env,
         pv: PV,
-    ) -> Result<Vec<Vec<i64>>, Stop> {
+    ) -> Result<Vec<i64>, Stop> {
         let mut out = Vec::new();
         let mut cur = Vec::with_capacity(binders.len());
+        let cond = if implied { None } else { cond };
         self.enum_rec(binders, 0, cond, span, env, pv, &mut cur, &mut out)?;
         Ok(out)
     }
@@ -1008,18 +1125,18 @@ impl Interp {
         env: &mut Env,
         pv: PV,
         cur: &mut Vec<i64>,
-        out: &mut Vec<Vec<i64>>,
+        out: &mut Vec<i64>,
     ) -> Result<(), Stop> {
         if i == binders.len() {
             let ok = match cond {
                 Some(c) => {
-                    let v = self.eval(c, env, pv)?;
+                    let v = self.ev(c, env, pv)?;
                     self.as_bool(v, span)?
                 }
                 None => true,
             };
             if ok {
-                out.push(cur.clone());
+                out.extend_from_slice(cur);
             }
             return Ok(());
         }
@@ -1037,12 +1154,12 @@ impl Interp {
         }
         let mut lo = i64::MIN;
         for x in &b.lows {
-            let v = self.eval(x, env, pv)?;
+            let v = self.ev(x, env, pv)?;
             lo = lo.max(self.as_int(v, span)?);
         }
         let mut hi = i64::MAX;
         for x in &b.highs {
-            let v = self.eval(x, env, pv)?;
+            let v = self.ev(x, env, pv)?;
             hi = hi.min(self.as_int(v, span)?);
         }
         if hi.saturating_sub(lo) > 10_000_000 {
@@ -1066,31 +1183,45 @@ impl Interp {
             CE::Write => Amt::write(),
             CE::Read => Amt::read(),
             CE::NoPerm => Amt::none(),
-            CE::Bin(BinOp::Frac, a, b, span) => {
-                let a = self.eval(a, env, pv)?;
-                let b = self.eval(b, env, pv)?;
-                let (a, b) = (self.as_int(a, *span)?, self.as_int(b, *span)?);
-                if b == 0 {
-                    return Err(err(
-                        "R-DIV0",
-                        "zero denominator in a fraction",
-                        *span,
-                        "here",
-                    ));
-                }
-                Amt {
-                    q: BigRational::new(BigInt::from(a), BigInt::from(b)),
+            // A literal fraction such as `1\2` needs no evaluation.
+            CE::Bin(BinOp::Frac, a, b, span) => match (&**a, &**b) {
+                (CE::Int(n), CE::Int(d)) if *d != 0 => Amt {
+                    q: Q::frac(*n, *d),
                     k: 0,
-                }
-            }
+                },
+                _ => self.eval_frac(a, b, *span, env, pv)?,
+            },
+
             other => {
-                let v = self.eval(other, env, pv)?;
+                let v = self.ev(other, env, pv)?;
                 let i = self.as_int(v, Span::DUMMY)?;
-                Amt {
-                    q: BigRational::from_integer(BigInt::from(i)),
-                    k: 0,
-                }
+                Amt { q: Q::int(i), k: 0 }
             }
+        })
+    }
+
+    fn eval_frac(
+        &mut self,
+        a: &CE,
+        b: &CE,
+        span: Span,
+        env: &mut Env,
+        pv: PV,
+    ) -> Result<Amt, Stop> {
+        let a = self.ev(a, env, pv)?;
+        let b = self.ev(b, env, pv)?;
+        let (a, b) = (self.as_int(a, span)?, self.as_int(b, span)?);
+        if b == 0 {
+            return Err(err(
+                "R-DIV0",
+                "zero denominator in a fraction",
+                span,
+                "here",
+            ));
+        }
+        Ok(Amt {
+            q: Q::frac(a, b),
+            k: 0,
         })
     }
 
@@ -1104,7 +1235,7 @@ impl Interp {
         pv: PV,
     ) -> Result<Loc, Stop> {
         let r = match recv {
-            Some(x) => self.eval(x, env, pv)?,
+            Some(x) => self.ev(x, env, pv)?,
             None => env.this.clone(),
         };
         let rid = match r {
@@ -1113,7 +1244,7 @@ impl Interp {
         };
         let mut key_args = Vec::new();
         for a in args {
-            match self.eval(a, env, pv)? {
+            match self.ev(a, env, pv)? {
                 Value::Int(i) => key_args.push(i),
                 Value::Bool(b) => key_args.push(b as i64),
                 Value::Ref(i) => key_args.push(i as i64),
@@ -1134,13 +1265,14 @@ impl Interp {
     // -----------------------------------------------------------------------------------------
 
     pub fn assertion(&mut self, e: &CE, env: &mut Env, x: &mut Xfer) -> Result<(), Stop> {
-        if !has_resource(e) {
+        let resource = matches!(e, CE::Perm(..) | CE::PointsTo(..)) || has_resource(e);
+        if !resource {
             if !x.pure || !self.cfg.checks.contracts {
                 return Ok(());
             }
             let v = {
                 let pv = self.pure_view(x);
-                self.eval(e, env, pv)?
+                self.ev(e, env, pv)?
             };
             if v != Value::Bool(true) {
                 x.fails.push(Fail {
@@ -1194,7 +1326,7 @@ impl Interp {
                 if x.pure && self.cfg.checks.contracts {
                     let pv = self.pure_view(x);
                     let loc = self.eval_loc(l, env, pv)?;
-                    let want = self.eval(v, env, pv)?;
+                    let want = self.ev(v, env, pv)?;
                     if self.heap.get(loc) != want {
                         x.fails.push(Fail {
                             perm: false,
@@ -1209,15 +1341,22 @@ impl Interp {
                 kind: QuantKind::ForallStar | QuantKind::Forall,
                 binders,
                 cond,
+                implied,
                 body,
                 span,
             } => {
                 let tuples = {
                     let pv = self.pure_view_noself(x);
-                    self.enumerate(binders, cond.as_deref(), *span, env, pv)?
+                    self.enumerate(binders, cond.as_deref(), *implied, *span, env, pv)?
                 };
-                for t in tuples {
-                    for (b, v) in binders.iter().zip(&t) {
+                if let [b] = &binders[..] {
+                    let mut chain = Vec::new();
+                    if perm_chain(body, b.slot, &mut chain) {
+                        return self.perm_chain_instances(&chain, b.slot, &tuples, env, x);
+                    }
+                }
+                for t in tuples.chunks(binders.len().max(1)) {
+                    for (b, v) in binders.iter().zip(t) {
                         env.store[b.slot as usize] = Value::Int(*v);
                     }
                     self.assertion(body, env, x)?;
@@ -1227,7 +1366,7 @@ impl Interp {
             CE::Let(s, v, b) => {
                 let val = {
                     let pv = self.pure_view_noself(x);
-                    self.eval(v, env, pv)?
+                    self.ev(v, env, pv)?
                 };
                 env.store[*s as usize] = val;
                 self.assertion(b, env, x)
@@ -1260,6 +1399,37 @@ impl Interp {
         }
     }
 
+    /// The instances of `\forall* int i; …; Perm(a[i], p) ** Perm(b[i], q) …` (see
+    /// [`perm_chain`]), without re-evaluating the array locals and the literal amounts for every
+    /// instance: they do not depend on `i`. Each instance makes the same bounds check and the
+    /// same transfer, in the same order, as [`Self::assertion`] on the body would.
+    fn perm_chain_instances(
+        &mut self,
+        chain: &[PermLeaf],
+        binder: u32,
+        tuples: &[i64],
+        env: &mut Env,
+        x: &mut Xfer,
+    ) -> Result<(), Stop> {
+        let Some(&last) = tuples.last() else {
+            return Ok(());
+        };
+        if x.perms {
+            let arrays: Vec<Value> = chain
+                .iter()
+                .map(|c| env.store[c.array as usize].clone())
+                .collect();
+            for &i in tuples {
+                for (c, a) in chain.iter().zip(&arrays) {
+                    let loc = self.index_loc(a.clone(), i, c.index_span)?;
+                    self.transfer(loc, c.amt.clone(), c.span, x);
+                }
+            }
+        }
+        env.store[binder as usize] = Value::Int(last);
+        Ok(())
+    }
+
     fn env_fold(
         &mut self,
         pred: u32,
@@ -1275,12 +1445,12 @@ impl Interp {
             return Ok(());
         };
         let this = match recv {
-            Some(r) => self.eval(r, env, PV::Unchecked)?,
+            Some(r) => self.ev(r, env, PV::Unchecked)?,
             None => env.this.clone(),
         };
         let mut store = vec![Value::Null; md.nslots as usize];
         for (i, a) in args.iter().enumerate() {
-            let v = self.eval(a, env, PV::Unchecked)?;
+            let v = self.ev(a, env, PV::Unchecked)?;
             if let Some(p) = md.params.get(i) {
                 store[p.0 as usize] = v;
             }
@@ -1307,7 +1477,7 @@ impl Interp {
 
     fn guard(&mut self, c: &CE, env: &mut Env, x: &Xfer, span: Span) -> Result<bool, Stop> {
         let pv = self.pure_view_noself(x);
-        let v = self.eval(c, env, pv)?;
+        let v = self.ev(c, env, pv)?;
         self.as_bool(v, span)
     }
 
@@ -1326,7 +1496,7 @@ impl Interp {
         }
         match x.mode {
             Mode::Check => PV::One(&x.src),
-            Mode::Exhale => PV::Two(&x.src, &x.taken),
+            Mode::Exhale => PV::Two(&x.src, x.taken.as_ref().unwrap_or(&x.dst)),
             Mode::Inhale => PV::One(&x.dst),
         }
     }
@@ -1364,7 +1534,9 @@ impl Interp {
             Mode::Exhale => {
                 if x.src.take(loc, &amt) {
                     x.dst.add(loc, &amt);
-                    x.taken.add(loc, &amt);
+                    if let Some(t) = &mut x.taken {
+                        t.add(loc, &amt);
+                    }
                 } else {
                     let have = x.src.amount(loc);
                     x.fails.push(Fail {
@@ -1376,7 +1548,9 @@ impl Interp {
                     if !have.is_negative() && !have.is_zero() {
                         x.src.take(loc, &have);
                         x.dst.add(loc, &have);
-                        x.taken.add(loc, &have);
+                        if let Some(t) = &mut x.taken {
+                            t.add(loc, &have);
+                        }
                     }
                 }
             }
@@ -1420,18 +1594,40 @@ impl Interp {
         code_perm: &str,
         what: &str,
         site: Span,
-        who: &str,
+        who: Who,
+    ) -> Result<bool, Stop> {
+        self.clauses_skip(cl, 0, env, x, code_pure, code_perm, what, site, who)
+    }
+
+    /// [`Self::clauses`], leaving out the clauses `i < 64` with bit `i` of `skip` set: pure
+    /// clauses already known to hold (they have no effect when they hold).
+    #[allow(clippy::too_many_arguments)]
+    pub fn clauses_skip(
+        &mut self,
+        cl: &[CClause],
+        skip: u64,
+        env: &mut Env,
+        x: &mut Xfer,
+        code_pure: &str,
+        code_perm: &str,
+        what: &str,
+        site: Span,
+        who: Who,
     ) -> Result<bool, Stop> {
         let mut ok = true;
-        for c in cl {
-            let before = x.fails.len();
-            let saved_scale = x.scale.clone();
-            if c.pure {
-                x.scale = None;
+        for (i, c) in cl.iter().enumerate() {
+            if i < 64 && skip >> i & 1 == 1 {
+                continue;
             }
+            let before = x.fails.len();
+            // The scale applies to permissions only, which a pure clause has none of.
             self.assertion(&c.e, env, x)?;
-            x.scale = saved_scale;
-            for f in x.fails.drain(before..).collect::<Vec<_>>() {
+            if x.fails.len() == before {
+                continue;
+            }
+            let who = self.who_text(who);
+            let fails: Vec<Fail> = x.fails.drain(before..).collect();
+            for f in fails {
                 ok = false;
                 let (code, msg) = if f.perm {
                     (code_perm, format!("{what}: {} ({who})", f.msg))
@@ -1449,6 +1645,71 @@ impl Interp {
             }
         }
         Ok(ok)
+    }
+
+    /// Which of the `uniform` clauses of `cl` hold in `store`: clauses that read only locals
+    /// every thread shares with `store`, so that they hold in every thread. Evaluation errors
+    /// count as "not known to hold"; the per-thread check then reports them.
+    fn uniform_true(
+        &mut self,
+        cl: &[CClause],
+        uniform: &[bool],
+        store: &mut Vec<Value>,
+        this: &Value,
+    ) -> u64 {
+        let mut skip = 0;
+        if !self.cfg.checks.contracts {
+            return skip;
+        }
+        let null = Value::Null;
+        for (i, c) in cl.iter().enumerate().take(64) {
+            if uniform.get(i).copied().unwrap_or(false) {
+                let mut env = Env {
+                    store,
+                    this,
+                    result: &null,
+                    old: None,
+                    race: None,
+                    epoch: 0,
+                    atomic: None,
+                    in_old: false,
+                };
+                if let Ok(Value::Bool(true)) = self.ev(&c.e, &mut env, PV::Unchecked) {
+                    skip |= 1 << i;
+                }
+            }
+        }
+        skip
+    }
+
+    /// Which simple clauses of `cl` hold in every lane of `mask` (bit `i` for clause `i`),
+    /// evaluated for the whole warp at once.
+    fn warp_true(&self, w: &Warp, mask: u64, cl: &[CClause]) -> u64 {
+        let mut skip = 0;
+        if !self.cfg.checks.contracts || mask == 0 {
+            return skip;
+        }
+        for (i, c) in cl.iter().enumerate().take(64) {
+            if c.simple {
+                if let Some(col) = vector::eval(&self.heap, &w.lanes, mask, &c.e) {
+                    if col.kind == Kind::Bool && col.true_mask(mask) == mask {
+                        skip |= 1 << i;
+                    }
+                }
+            }
+        }
+        skip
+    }
+
+    fn who_text(&self, who: Who) -> String {
+        match who {
+            Who::Text(t) => t.to_string(),
+            Who::Thread(p) => self.race.desc(p),
+        }
+    }
+
+    fn lane_desc(&self, lane: &Lane) -> String {
+        self.who_text(lane.who())
     }
 
     // -----------------------------------------------------------------------------------------
@@ -1480,7 +1741,7 @@ impl Interp {
                 this,
                 result,
                 old: old.as_deref(),
-                race: if ghost { None } else { path.as_ref() },
+                race: if ghost { None } else { *path },
                 epoch,
                 atomic,
                 in_old: false,
@@ -1490,32 +1751,36 @@ impl Interp {
     }
 
     /// Run the clauses against one lane's top holder in check mode.
+    #[allow(clippy::too_many_arguments)]
     fn check_lane(
         &mut self,
         w: &mut Warp,
         l: usize,
         cl: &[CClause],
+        skip: u64,
         code: &str,
         what: &str,
         site: Span,
     ) -> Result<bool, Stop> {
-        let who = w.lanes[l].desc();
+        let who = w.lanes[l].who();
         let (epoch, atomic) = (w.epoch, w.atomic);
         let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, true);
         let top = holders.last_mut().expect("holder");
         let mut x = Xfer::new(Mode::Check, std::mem::take(top), Holder::default());
-        let r = self.clauses(cl, &mut env, &mut x, code, code, what, site, &who);
+        let r = self.clauses_skip(cl, skip, &mut env, &mut x, code, code, what, site, who);
         *top = x.src;
         r
     }
 
-    /// Exhale clauses from a lane's top holder into a new holder (returned).
+    /// Exhale clauses from a lane's top holder into a new holder (returned). Clauses with their
+    /// bit set in `skip` are known to hold (see [`Self::warp_true`]).
     #[allow(clippy::too_many_arguments)]
     fn exhale_lane(
         &mut self,
         w: &mut Warp,
         l: usize,
         cl: &[CClause],
+        skip: u64,
         code_pure: &str,
         code_perm: &str,
         what: &str,
@@ -1524,13 +1789,15 @@ impl Interp {
         if !self.cfg.checks.perms && !self.cfg.checks.contracts {
             return Ok(Holder::default());
         }
-        let path = w.lanes[l].path.clone();
-        let who = path.as_deref().map_or("host", |p| p.desc.as_str());
+        let who = w.lanes[l].who();
         let (epoch, atomic) = (w.epoch, w.atomic);
+        let dst = self.fresh_holder();
         let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, true);
         let top = holders.last_mut().expect("holder");
-        let mut x = Xfer::new(Mode::Exhale, std::mem::take(top), Holder::default());
-        let r = self.clauses(cl, &mut env, &mut x, code_pure, code_perm, what, site, who);
+        let mut x = Xfer::new(Mode::Exhale, std::mem::take(top), dst);
+        let r = self.clauses_skip(
+            cl, skip, &mut env, &mut x, code_pure, code_perm, what, site, who,
+        );
         *top = x.src;
         r?;
         Ok(x.dst)
@@ -1562,11 +1829,12 @@ impl Interp {
             let mut next = pc + 1;
             match instr {
                 Instr::Assign {
+                    simple,
                     target,
                     value,
                     span,
                     ghost,
-                } => self.exec_assign(w, target, value, *span, *ghost)?,
+                } => self.exec_assign(w, target, value, *span, *ghost, *simple)?,
                 Instr::Alloc {
                     target,
                     elem,
@@ -1632,18 +1900,27 @@ impl Interp {
                     continue;
                 }
                 Instr::If {
+                    simple,
                     cond,
                     else_pc,
                     span,
                 } => {
                     let m = w.mask;
                     let mut mt = 0u64;
-                    for l in lanes_of(m) {
+                    let fast = if *simple {
+                        vector::eval(&self.heap, &w.lanes, m, cond).filter(|c| c.kind == Kind::Bool)
+                    } else {
+                        None
+                    };
+                    if let Some(c) = &fast {
+                        mt = c.true_mask(m);
+                    }
+                    for l in lanes_of(if fast.is_some() { 0 } else { m }) {
                         let (epoch, atomic) = (w.epoch, w.atomic);
                         let (mut env, holders) =
                             Self::new_lane_env(&mut w.lanes[l], epoch, atomic, false);
                         let pv = self.code_view(holders);
-                        let v = self.eval(cond, &mut env, pv)?;
+                        let v = self.ev(cond, &mut env, pv)?;
                         if self.as_bool(v, *span)? {
                             mt |= 1 << l;
                         }
@@ -1682,11 +1959,13 @@ impl Interp {
                         saved: m,
                         counter: 0,
                     });
+                    let known = self.warp_true(w, m, inv);
                     for l in lanes_of(m) {
                         let h = self.exhale_lane(
                             w,
                             l,
                             inv,
+                            known,
                             "R-INV-ENTRY",
                             "R-INV-ENTRY",
                             "loop invariant on entry",
@@ -1696,6 +1975,7 @@ impl Interp {
                     }
                 }
                 Instr::LoopHead {
+                    simple,
                     cond,
                     exit_pc,
                     span,
@@ -1703,22 +1983,35 @@ impl Interp {
                     let m = w.mask;
                     let mut stay = m;
                     if let Some(c) = cond {
-                        for l in lanes_of(m) {
-                            let (epoch, atomic) = (w.epoch, w.atomic);
-                            let (mut env, holders) =
-                                Self::new_lane_env(&mut w.lanes[l], epoch, atomic, false);
-                            let pv = self.code_view(holders);
-                            let v = self.eval(c, &mut env, pv)?;
-                            if !self.as_bool(v, *span)? {
-                                stay &= !(1 << l);
-                                // The lane leaves: its loop holder goes back to the frame.
-                                let hs = &mut w.lanes[l].holders;
-                                if hs.len() > 1 {
-                                    let mut top = hs.pop().expect("loop holder");
-                                    top.drain_into(hs.last_mut().expect("holder"));
+                        let fast = if *simple {
+                            vector::eval(&self.heap, &w.lanes, m, c)
+                                .filter(|c| c.kind == Kind::Bool)
+                        } else {
+                            None
+                        };
+                        let mut leave = 0u64;
+                        match &fast {
+                            Some(col) => leave = m & !col.true_mask(m),
+                            None => {
+                                for l in lanes_of(m) {
+                                    let (epoch, atomic) = (w.epoch, w.atomic);
+                                    let (mut env, holders) =
+                                        Self::new_lane_env(&mut w.lanes[l], epoch, atomic, false);
+                                    let pv = self.code_view(holders);
+                                    let v = self.ev(c, &mut env, pv)?;
+                                    if !self.as_bool(v, *span)? {
+                                        leave |= 1 << l;
+                                        self.leave_loop(&mut w.lanes[l]);
+                                    }
                                 }
                             }
                         }
+                        if fast.is_some() {
+                            for l in lanes_of(leave) {
+                                self.leave_loop(&mut w.lanes[l]);
+                            }
+                        }
+                        stay &= !leave;
                         self.stmts += m.count_ones() as u64;
                     }
                     if stay == 0 {
@@ -1738,12 +2031,28 @@ impl Interp {
                         }
                         _ => 0,
                     };
-                    let what = format!("loop invariant after iteration {counter}");
                     let skip = !self.cfg.checks.perms && !self.cfg.checks.contracts;
-                    for l in lanes_of(if skip { 0 } else { w.mask }) {
-                        let h =
-                            self.exhale_lane(w, l, inv, "R-INV-KEEP", "R-INV-KEEP", &what, *span)?;
-                        *w.lanes[l].holders.last_mut().expect("holder") = h;
+                    if !skip && w.mask != 0 {
+                        let what = format!("loop invariant after iteration {counter}");
+                        let known = self.warp_true(w, w.mask, inv);
+                        for l in lanes_of(w.mask) {
+                            let h = self.exhale_lane(
+                                w,
+                                l,
+                                inv,
+                                known,
+                                "R-INV-KEEP",
+                                "R-INV-KEEP",
+                                &what,
+                                *span,
+                            )?;
+                            // The rest of the old loop holder is discarded (§5.6).
+                            let old = std::mem::replace(
+                                w.lanes[l].holders.last_mut().expect("holder"),
+                                h,
+                            );
+                            self.recycle(old);
+                        }
                     }
                     next = *head_pc;
                 }
@@ -1768,21 +2077,22 @@ impl Interp {
                             return Err(Stop::Error(Box::new(d)));
                         }
                         // Arrival: each thread gives its barrier precondition to the pool.
+                        let known = self.warp_true(w, w.mask, &b.pre);
                         for l in lanes_of(w.mask) {
                             let h = self.exhale_lane(
                                 w,
                                 l,
                                 &b.pre,
+                                known,
                                 "R-BAR-PRE",
                                 "R-PERM-TRANSFER",
                                 "barrier precondition",
                                 b.span,
                             )?;
-                            let who = w.lanes[l].desc();
-                            for (loc, a) in h.map.iter() {
-                                w.pool.add(*loc, a);
-                                w.pool_from.push((*loc, who.clone()));
+                            for (loc, a) in h.entries() {
+                                w.pool.add(loc, a);
                             }
+                            self.recycle(h);
                         }
                         let iters: Vec<u32> = w
                             .ctl
@@ -1804,7 +2114,7 @@ impl Interp {
                             let (mut env, holders) =
                                 Self::new_lane_env(&mut w.lanes[l], epoch, atomic, false);
                             let pv = self.code_view(holders);
-                            let x = self.eval(v, &mut env, pv)?;
+                            let x = self.ev(v, &mut env, pv)?;
                             w.lanes[l].frames.last_mut().expect("frame").result = x;
                         }
                         self.stmts += m.count_ones() as u64;
@@ -1825,15 +2135,16 @@ impl Interp {
                     next = p.next_pc;
                 }
                 Instr::Assert(cl) => {
+                    let known = self.warp_true(w, w.mask, cl);
                     for l in lanes_of(w.mask) {
-                        self.check_lane(w, l, cl, "R-ASSERT", "assertion", Span::DUMMY)?;
+                        self.check_lane(w, l, cl, known, "R-ASSERT", "assertion", Span::DUMMY)?;
                     }
                 }
                 Instr::Assume(cl) => {
                     for l in lanes_of(w.mask) {
                         let before = self.errors.len();
                         let ok =
-                            self.check_lane(w, l, cl, "R-ASSUME", "assumption", Span::DUMMY)?;
+                            self.check_lane(w, l, cl, 0, "R-ASSUME", "assumption", Span::DUMMY)?;
                         if !ok {
                             self.errors.truncate(before);
                             let sp = cl.first().map_or(Span::DUMMY, |c| c.span);
@@ -1843,7 +2154,7 @@ impl Interp {
                 }
                 Instr::Inhale(cl) => {
                     for l in lanes_of(w.mask) {
-                        let who = w.lanes[l].desc();
+                        let who = w.lanes[l].who();
                         let (epoch, atomic) = (w.epoch, w.atomic);
                         let (mut env, holders) =
                             Self::new_lane_env(&mut w.lanes[l], epoch, atomic, true);
@@ -1857,7 +2168,7 @@ impl Interp {
                             "R-PERM-OVERFLOW",
                             "inhale",
                             Span::DUMMY,
-                            &who,
+                            who,
                         );
                         *top = x.dst;
                         r?;
@@ -1869,6 +2180,7 @@ impl Interp {
                             w,
                             l,
                             cl,
+                            0,
                             "R-ASSERT",
                             "R-PERM-TRANSFER",
                             "exhale",
@@ -1926,6 +2238,7 @@ impl Interp {
                             w,
                             l,
                             res,
+                            0,
                             "R-INVARIANT",
                             "R-PERM-TRANSFER",
                             "invariant on entry",
@@ -1960,6 +2273,7 @@ impl Interp {
                                 w,
                                 l,
                                 res,
+                                0,
                                 "R-INVARIANT",
                                 "R-PERM-TRANSFER",
                                 "invariant at the end of atomic",
@@ -1997,6 +2311,28 @@ impl Interp {
                 }
             }
             w.frames.last_mut().expect("frame").pc = next;
+        }
+    }
+
+    /// A lane leaves a loop: its loop holder goes back to the frame.
+    fn leave_loop(&mut self, lane: &mut Lane) {
+        let hs = &mut lane.holders;
+        if hs.len() > 1 {
+            let mut top = hs.pop().expect("loop holder");
+            top.drain_into(hs.last_mut().expect("holder"));
+            self.recycle(top);
+        }
+    }
+
+    /// An empty holder, reusing the allocation of one given back with [`Self::recycle`].
+    fn fresh_holder(&mut self) -> Holder {
+        self.spare.pop().unwrap_or_default()
+    }
+
+    fn recycle(&mut self, mut h: Holder) {
+        if self.spare.len() < 256 {
+            h.clear();
+            self.spare.push(h);
         }
     }
 
@@ -2040,12 +2376,12 @@ impl Interp {
         let (mut env, _) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, true);
         let loc = self.pred_loc(*pred, recv.as_deref(), args, *span, &mut env, PV::Unchecked)?;
         let this = match recv {
-            Some(r) => self.eval(r, &mut env, PV::Unchecked)?,
+            Some(r) => self.ev(r, &mut env, PV::Unchecked)?,
             None => env.this.clone(),
         };
         let mut store = vec![Value::Null; md.nslots as usize];
         for (i, a) in args.iter().enumerate() {
-            let v = self.eval(a, &mut env, PV::Unchecked)?;
+            let v = self.ev(a, &mut env, PV::Unchecked)?;
             if let Some(p) = md.params.get(i) {
                 store[p.0 as usize] = v;
             }
@@ -2065,7 +2401,7 @@ impl Interp {
         what: &str,
     ) -> Result<Holder, Stop> {
         let null = Value::Null;
-        let who = w.lanes[l].desc();
+        let who = w.lanes[l].who();
         let top = w.lanes[l].holders.last_mut().expect("holder");
         let mut env = Env {
             store: &mut store,
@@ -2082,6 +2418,7 @@ impl Interp {
             e: body.clone(),
             span,
             pure: false,
+            simple: false,
         }];
         let r = self.clauses(
             &cl,
@@ -2091,7 +2428,7 @@ impl Interp {
             "R-PERM-TRANSFER",
             what,
             span,
-            &who,
+            who,
         );
         *top = x.src;
         r?;
@@ -2099,7 +2436,10 @@ impl Interp {
     }
 
     fn lane_names(&self, w: &Warp, mask: u64) -> String {
-        let v: Vec<String> = lanes_of(mask).take(8).map(|l| w.lanes[l].desc()).collect();
+        let v: Vec<String> = lanes_of(mask)
+            .take(8)
+            .map(|l| self.lane_desc(&w.lanes[l]))
+            .collect();
         let more = mask.count_ones() as usize - v.len();
         if more > 0 {
             format!("{} and {more} more", v.join(", "))
@@ -2127,6 +2467,7 @@ impl Interp {
         value: &CE,
         span: Span,
         ghost: bool,
+        simple: bool,
     ) -> Result<(), Stop> {
         let m = w.mask;
         let n = m.count_ones() as u64;
@@ -2137,10 +2478,20 @@ impl Interp {
         self.fuel -= n;
         let (epoch, atomic) = (w.epoch, w.atomic);
         if let Target::Local(s) = target {
+            if simple {
+                if let Some(c) = vector::eval(&self.heap, &w.lanes, m, value) {
+                    for l in lanes_of(m) {
+                        if let Some(fr) = w.lanes[l].frames.last_mut() {
+                            fr.store[*s as usize] = c.value(l);
+                        }
+                    }
+                    return Ok(());
+                }
+            }
             for l in lanes_of(m) {
                 let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, ghost);
                 let pv = self.code_view(holders);
-                let v = self.eval(value, &mut env, pv)?;
+                let v = self.ev(value, &mut env, pv)?;
                 env.store[*s as usize] = v;
             }
             return Ok(());
@@ -2152,11 +2503,11 @@ impl Interp {
             let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, ghost);
             let pv = self.code_view(holders);
             let (base, idx) = match target {
-                Target::Index(a, i) => (self.eval(a, &mut env, pv)?, self.eval(i, &mut env, pv)?),
-                Target::Field(o, f) => (self.eval(o, &mut env, pv)?, Value::Int(*f as i64)),
+                Target::Index(a, i) => (self.ev(a, &mut env, pv)?, self.ev(i, &mut env, pv)?),
+                Target::Field(o, f) => (self.ev(o, &mut env, pv)?, Value::Int(*f as i64)),
                 Target::Local(_) => unreachable!("handled above"),
             };
-            let v = self.eval(value, &mut env, pv)?;
+            let v = self.ev(value, &mut env, pv)?;
             scratch.push((l, base, idx, v));
         }
         for (l, base, idx, v) in scratch.drain(..) {
@@ -2187,7 +2538,7 @@ impl Interp {
                         "write to {} without write permission (held: {}) by {}",
                         self.describe_loc(loc),
                         top.amount(loc),
-                        lane.desc()
+                        self.lane_desc(lane)
                     ),
                 )
                 .with_primary(span, "this write");
@@ -2195,7 +2546,7 @@ impl Interp {
             }
         }
         if !ghost && self.cfg.checks.races {
-            if let Some(p) = &lane.path {
+            if let Some(p) = lane.path {
                 if let Some(r) = self.race.access(loc, true, span, p, w.epoch, w.atomic) {
                     self.race_diag(r);
                 }
@@ -2220,8 +2571,8 @@ impl Interp {
             Target::Index(a, i) => {
                 let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, false);
                 let pv = self.code_view(holders);
-                let av = self.eval(a, &mut env, pv)?;
-                let iv = self.eval(i, &mut env, pv)?;
+                let av = self.ev(a, &mut env, pv)?;
+                let iv = self.ev(i, &mut env, pv)?;
                 let idx = self.as_int(iv, span)?;
                 let loc = self.index_loc(av, idx, span)?;
                 self.write_loc(w, l, loc, v, span, false);
@@ -2229,7 +2580,7 @@ impl Interp {
             Target::Field(o, f) => {
                 let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, false);
                 let pv = self.code_view(holders);
-                let ov = self.eval(o, &mut env, pv)?;
+                let ov = self.ev(o, &mut env, pv)?;
                 let loc = self.field_loc(ov, *f, span)?;
                 self.write_loc(w, l, loc, v, span, false);
             }
@@ -2254,7 +2605,7 @@ impl Interp {
                 let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, false);
                 let pv = self.code_view(holders);
                 for d in dims {
-                    let v = self.eval(d, &mut env, pv)?;
+                    let v = self.ev(d, &mut env, pv)?;
                     let n = self.as_int(v, span)?;
                     if n < 0 {
                         return Err(err(
@@ -2289,9 +2640,7 @@ impl Interp {
                 .alloc_array(Ty::Array(Box::new(elem.clone())), rows)
         };
         if self.cfg.checks.perms {
-            for loc in self.heap.locations(id).collect::<Vec<_>>() {
-                holder.add(loc, &Amt::write());
-            }
+            holder.grant_all(id, self.heap.len_of(id));
         }
         id
     }
@@ -2335,7 +2684,7 @@ impl Interp {
                     .iter()
                     .find(|(k, _)| *k == l)
                     .map_or(Value::Null, |(_, id)| Value::Ref(*id)),
-                (None, Some(r)) => self.eval(r, &mut env, pv)?,
+                (None, Some(r)) => self.ev(r, &mut env, pv)?,
                 (None, None) => env.this.clone(),
             };
             if !md.is_static && this == Value::Null {
@@ -2348,7 +2697,7 @@ impl Interp {
             }
             let mut store = vec![Value::Null; md.nslots as usize];
             for (i, a) in args.iter().enumerate() {
-                let v = self.eval(a, &mut env, pv)?;
+                let v = self.ev(a, &mut env, pv)?;
                 if let Some(p) = md.params.get(i) {
                     store[p.0 as usize] = v;
                 }
@@ -2370,7 +2719,7 @@ impl Interp {
                 old,
                 holder_base: base,
             });
-            let who = w.lanes[l].desc();
+            let who = w.lanes[l].who();
             let Lane {
                 frames, holders, ..
             } = &mut w.lanes[l];
@@ -2396,7 +2745,7 @@ impl Interp {
                 "R-PERM-TRANSFER",
                 &what,
                 span,
-                &who,
+                who,
             );
             *top = x.src;
             // A constructor starts with write permission to every field of the new object.
@@ -2432,7 +2781,7 @@ impl Interp {
         let (epoch, atomic) = (w.epoch, w.atomic);
         let m = fr.call_mask & !w.finished;
         for l in lanes_of(m) {
-            let who = w.lanes[l].desc();
+            let who = w.lanes[l].who();
             let Lane {
                 frames, holders, ..
             } = &mut w.lanes[l];
@@ -2464,7 +2813,7 @@ impl Interp {
                 "R-PERM-TRANSFER",
                 &what,
                 fr.span,
-                &who,
+                who,
             );
             *caller = x.dst;
             r?;
@@ -2484,7 +2833,6 @@ impl Interp {
 
     fn launch(&mut self, w: &mut Warp, pl: usize, p: &Rc<ParC>, method: u32) -> Result<(), Stop> {
         let (epoch, atomic) = (w.epoch, w.atomic);
-        let parent_who = w.lanes[pl].desc();
         // Iterator ranges, evaluated by the parent lane.
         let mut ranges: Vec<Vec<(i64, i64)>> = Vec::new();
         {
@@ -2493,8 +2841,8 @@ impl Interp {
             for a in &p.arms {
                 let mut r = Vec::new();
                 for (_, _, lo, hi) in &a.iters {
-                    let lo = self.eval(lo, &mut env, pv)?;
-                    let hi = self.eval(hi, &mut env, pv)?;
+                    let lo = self.ev(lo, &mut env, pv)?;
+                    let hi = self.ev(hi, &mut env, pv)?;
                     r.push((self.as_int(lo, a.span)?, self.as_int(hi, a.span)?));
                 }
                 ranges.push(r);
@@ -2505,6 +2853,7 @@ impl Interp {
                 w,
                 pl,
                 &p.region_pre,
+                0,
                 "R-PAR-PRE",
                 "par region precondition",
                 p.span,
@@ -2517,7 +2866,7 @@ impl Interp {
         let parent_store = parent.frames.last().expect("frame").store.clone();
         let parent_this = parent.frames.last().expect("frame").this.clone();
         let parent_old = parent.frames.last().expect("frame").old.clone();
-        let parent_path = parent.path.clone();
+        let parent_path = parent.path;
         let top_level = parent_path.is_none();
         let any_old = p.arms.iter().any(|a| uses_old(&a.post));
         let snapshot = if any_old {
@@ -2537,14 +2886,26 @@ impl Interp {
                     return Err(inconclusive("R-UNSUPPORTED", "too many threads", a.span));
                 }
                 let count = count.max(0) as usize;
-                let label = a.label.clone().unwrap_or_else(|| "par".into());
+                let names = Rc::new(ThreadNames {
+                    label: a.label.clone().unwrap_or_else(|| "par".into()),
+                    iters: a.iters.iter().map(|it| it.1.clone()).collect(),
+                });
                 let scale = if count > 0 {
-                    Some(BigRational::new(BigInt::one(), BigInt::from(count * narms)))
+                    Some(Q::frac(1, (count * narms) as i64))
                 } else {
                     None
                 };
                 let bs = self.cfg.block_size.unwrap_or(count.max(1)).max(1);
                 let mut lanes = Vec::with_capacity(count);
+                let (pre_skip, ev_skip) = if count > 0 {
+                    let mut st = parent_store.clone();
+                    (
+                        self.uniform_true(&a.pre, &a.pre_uniform, &mut st, &parent_this),
+                        self.uniform_true(&p.everywhere, &a.ev_uniform_pre, &mut st, &parent_this),
+                    )
+                } else {
+                    (0, 0)
+                };
                 for t in 0..count {
                     let mut store = parent_store.clone();
                     let mut rem = t;
@@ -2554,19 +2915,12 @@ impl Interp {
                         vals[k] = r[k].0 + (rem % ext) as i64;
                         rem /= ext;
                     }
-                    let mut desc = format!("{label}[");
-                    for (k, (slot, name, _, _)) in a.iters.iter().enumerate() {
+                    for (k, (slot, _, _, _)) in a.iters.iter().enumerate() {
                         store[*slot as usize] = Value::Int(vals[k]);
-                        if k > 0 {
-                            desc.push_str(", ");
-                        }
-                        desc.push_str(&format!("{name}={}", vals[k]));
                     }
-                    desc.push(']');
                     let group = self.groups + (t / bs) as u32;
                     let mut elems = parent_path
-                        .as_ref()
-                        .map(|pp| pp.elems.clone())
+                        .map(|pp| self.race.path(pp).elems.clone())
                         .unwrap_or_default();
                     if let Some(last) = elems.last_mut() {
                         last.epoch = epoch;
@@ -2586,10 +2940,14 @@ impl Interp {
                             holder_base: 0,
                         }],
                         holders: vec![Holder::default()],
-                        path: Some(Rc::new(Path { elems, desc })),
+                        path: Some(self.race.add_path(Path {
+                            elems,
+                            names: names.clone(),
+                            vals,
+                        })),
                     };
                     // Entry transfer: PRE_L(t) from the parent's holder.
-                    let who = lane.desc();
+                    let who = lane.who();
                     let Lane {
                         frames, holders, ..
                     } = &mut lane;
@@ -2609,27 +2967,29 @@ impl Interp {
                         atomic,
                         in_old: false,
                     };
-                    let r1 = self.clauses(
+                    let r1 = self.clauses_skip(
                         &a.pre,
+                        pre_skip,
                         &mut env,
                         &mut x,
                         "R-PAR-PRE",
                         "R-PERM-TRANSFER",
                         "par precondition",
                         a.span,
-                        &who,
+                        who,
                     );
                     x.scale = scale.clone();
                     let r2 = r1.and_then(|_| {
-                        self.clauses(
+                        self.clauses_skip(
                             &p.everywhere,
+                            ev_skip,
                             &mut env,
                             &mut x,
                             "R-PAR-PRE",
                             "R-PERM-TRANSFER",
                             "context_everywhere in par",
                             a.span,
-                            &who,
+                            who,
                         )
                     });
                     parent_h = std::mem::take(&mut x.src);
@@ -2672,12 +3032,21 @@ impl Interp {
                 let a = &p.arms[ai];
                 let count = lanes.len();
                 let scale = if count > 0 {
-                    Some(BigRational::new(BigInt::one(), BigInt::from(count * narms)))
+                    Some(Q::frac(1, (count * narms) as i64))
                 } else {
                     None
                 };
+                let (post_skip, ev_skip) = if count > 0 {
+                    let mut st = parent_store.clone();
+                    (
+                        self.uniform_true(&a.post, &a.post_uniform, &mut st, &parent_this),
+                        self.uniform_true(&p.everywhere, &a.ev_uniform_post, &mut st, &parent_this),
+                    )
+                } else {
+                    (0, 0)
+                };
                 for lane in lanes.iter_mut() {
-                    let who = lane.desc();
+                    let who = lane.who();
                     let Lane {
                         frames, holders, ..
                     } = lane;
@@ -2698,27 +3067,29 @@ impl Interp {
                         atomic,
                         in_old: false,
                     };
-                    let r1 = self.clauses(
+                    let r1 = self.clauses_skip(
                         &a.post,
+                        post_skip,
                         &mut env,
                         &mut x,
                         "R-PAR-POST",
                         "R-PERM-TRANSFER",
                         "par postcondition",
                         a.span,
-                        &who,
+                        who,
                     );
                     x.scale = scale.clone();
                     let r2 = r1.and_then(|_| {
-                        self.clauses(
+                        self.clauses_skip(
                             &p.everywhere,
+                            ev_skip,
                             &mut env,
                             &mut x,
                             "R-PAR-POST",
                             "R-PERM-TRANSFER",
                             "context_everywhere after par",
                             a.span,
-                            &who,
+                            who,
                         )
                     });
                     parent_h = x.dst;
@@ -2729,13 +3100,13 @@ impl Interp {
         })();
         *w.lanes[pl].holders.last_mut().expect("holder") = parent_h;
         res?;
-        let _ = parent_who;
         self.race.launch_completed(launch, top_level);
         if self.cfg.checks.contracts && !p.region_post.is_empty() {
             self.check_lane(
                 w,
                 pl,
                 &p.region_post,
+                0,
                 "R-PAR-POST",
                 "par region postcondition",
                 p.span,
@@ -2770,16 +3141,16 @@ impl Interp {
                 atomic: None,
                 kernel: true,
                 pool: Holder::default(),
-                pool_from: Vec::new(),
             });
         }
         let mut epoch = 0u32;
+        let group = self.groups_run;
+        self.groups_run += 1;
         loop {
-            let mut arrivals: Vec<Option<(Rc<BarrierC>, Vec<u32>)>> = Vec::new();
-            for w in warps.iter_mut() {
-                match self.run_warp(w, None)? {
-                    WarpStop::Barrier(b, it) => arrivals.push(Some((b, it))),
-                    _ => arrivals.push(None),
+            let mut arrivals: Vec<Option<(Rc<BarrierC>, Vec<u32>)>> = vec![None; warps.len()];
+            for i in self.cfg.schedule.order(warps.len(), group, epoch) {
+                if let WarpStop::Barrier(b, it) = self.run_warp(&mut warps[i], None)? {
+                    arrivals[i] = Some((b, it));
                 }
             }
             let waiting: Vec<usize> = (0..warps.len())
@@ -2828,11 +3199,10 @@ impl Interp {
             let mut pool = Holder::default();
             for w in warps.iter_mut() {
                 std::mem::take(&mut w.pool).drain_into(&mut pool);
-                w.pool_from.clear();
             }
             for w in warps.iter_mut() {
                 for l in lanes_of(full_mask(w.lanes.len()) & !w.finished) {
-                    let who = w.lanes[l].desc();
+                    let who = w.lanes[l].who();
                     let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, None, true);
                     let top = holders.last_mut().expect("holder");
                     let mut x =
@@ -2847,7 +3217,7 @@ impl Interp {
                         "R-BAR-INCONSISTENT",
                         "barrier postcondition",
                         b0.span,
-                        &who,
+                        who,
                     );
                     pool = std::mem::take(&mut x.src);
                     *top = x.dst;
@@ -2857,7 +3227,7 @@ impl Interp {
             if self.cfg.checks.contracts {
                 for w in warps.iter_mut() {
                     for l in lanes_of(full_mask(w.lanes.len()) & !w.finished) {
-                        let who = w.lanes[l].desc();
+                        let who = w.lanes[l].who();
                         let (mut env, holders) =
                             Self::new_lane_env(&mut w.lanes[l], epoch, None, true);
                         let top = holders.last_mut().expect("holder");
@@ -2871,7 +3241,7 @@ impl Interp {
                             "R-BAR-POST",
                             "barrier postcondition",
                             b0.span,
-                            &who,
+                            who,
                         );
                         *top = x.dst;
                         r?;
@@ -2949,7 +3319,7 @@ impl Interp {
                 "R-PRE",
                 "entry precondition",
                 md.span,
-                "the input",
+                Who::Text("the input"),
             )?;
             self.env_holder = x.src;
             holders[0] = x.dst;
@@ -2976,7 +3346,6 @@ impl Interp {
             atomic: None,
             kernel: false,
             pool: Holder::default(),
-            pool_from: Vec::new(),
         };
         if !matches!(md.body, Body::Code(_)) {
             return Err(inconclusive(
@@ -3019,11 +3388,63 @@ impl Interp {
             "R-PERM-TRANSFER",
             &what,
             md.span,
-            "the entry call",
+            Who::Text("the entry call"),
         );
         self.env_holder = x.dst;
         r?;
         Ok(Some(fr.result.clone()))
+    }
+}
+
+/// One `Perm(a[i], p)` of a quantified permission chain: `a` a local other than the binder
+/// `i`, `p` a literal amount.
+#[derive(Clone, Debug)]
+struct PermLeaf {
+    array: u32,
+    index_span: Span,
+    amt: Amt,
+    span: Span,
+}
+
+/// Is `e` a `**`/`&&` chain of `Perm(a[i], p)` (see [`PermLeaf`]) for binder slot `i`? The
+/// leaves are collected in evaluation order.
+fn perm_chain(e: &CE, binder: u32, out: &mut Vec<PermLeaf>) -> bool {
+    match e {
+        CE::Bin(BinOp::Star | BinOp::And, l, r, _) => {
+            perm_chain(l, binder, out) && perm_chain(r, binder, out)
+        }
+        CE::Perm(loc, p, span) => {
+            let CE::Index(a, i, index_span) = &**loc else {
+                return false;
+            };
+            let (CE::Local(array), CE::Local(idx)) = (&**a, &**i) else {
+                return false;
+            };
+            if *idx != binder || *array == binder {
+                return false;
+            }
+            let amt = match &**p {
+                CE::Write => Amt::write(),
+                CE::Read => Amt::read(),
+                CE::NoPerm => Amt::none(),
+                CE::Bin(BinOp::Frac, n, d, _) => match (&**n, &**d) {
+                    (CE::Int(n), CE::Int(d)) if *d != 0 => Amt {
+                        q: Q::frac(*n, *d),
+                        k: 0,
+                    },
+                    _ => return false,
+                },
+                _ => return false,
+            };
+            out.push(PermLeaf {
+                array: *array,
+                index_span: *index_span,
+                amt,
+                span: *span,
+            });
+            true
+        }
+        _ => false,
     }
 }
 
@@ -3097,7 +3518,40 @@ pub fn amt_is_negative(a: &Amt) -> bool {
     a.q.is_negative()
 }
 
-#[allow(dead_code)]
-fn _zero() -> BigRational {
-    BigRational::zero()
+#[cfg(test)]
+mod tests {
+    use super::Schedule;
+
+    #[test]
+    fn schedules_are_permutations_and_reproducible() {
+        assert_eq!(Schedule::Forward.order(4, 0, 0), [0, 1, 2, 3]);
+        assert_eq!(Schedule::Reverse.order(4, 0, 0), [3, 2, 1, 0]);
+        let r = Schedule::Random(7);
+        let mut seen = std::collections::BTreeSet::new();
+        for round in 0..20 {
+            let o = r.order(9, 3, round);
+            assert_eq!(o, r.order(9, 3, round));
+            let mut s = o.clone();
+            s.sort_unstable();
+            assert_eq!(s, (0..9).collect::<Vec<_>>());
+            seen.insert(o);
+        }
+        // Rounds draw different orders.
+        assert!(seen.len() > 10);
+    }
+
+    #[test]
+    fn schedules_parse_and_print() {
+        for s in [
+            "forward",
+            "reverse",
+            "random:0",
+            "random:18446744073709551615",
+        ] {
+            let p: Schedule = s.parse().expect("parses");
+            assert_eq!(p.to_string(), s);
+        }
+        assert!("random:-1".parse::<Schedule>().is_err());
+        assert!("backward".parse::<Schedule>().is_err());
+    }
 }

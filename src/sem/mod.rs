@@ -4,6 +4,7 @@
 //! * [`interp`] runs it: warps of 32 lanes in lock-step, barriers, exact fractional permissions,
 //!   runtime checking of every contract;
 //! * [`race`] is the dynamic data-race detector;
+//! * [`vector`] evaluates simple expressions for a whole warp at once (a fast path);
 //! * [`inputs`] generates inputs (Z3 for sizes, a seeded PRNG for contents);
 //! * [`validate`] compares two programs on the same inputs.
 //!
@@ -15,9 +16,10 @@ pub mod interp;
 pub mod race;
 pub mod validate;
 pub mod value;
+pub mod vector;
 
 pub use inputs::{InVal, Input};
-pub use interp::{Checks, Config};
+pub use interp::{Checks, Config, Schedule};
 pub use validate::{validate, ValidateOptions, ValidateOutcome, Verdict};
 
 use crate::diag::{Diagnostic, SourceFile};
@@ -94,12 +96,25 @@ pub struct RunResult {
     /// Errors (checker and semantic) and the inconclusive reason, in order of discovery.
     pub errors: Vec<Diagnostic>,
     pub ret: Option<InVal>,
+    /// The return value is ghost state (a `seq`, say).
+    pub ret_ghost: bool,
     /// Final values by access path (`a`, `this.f`).
-    pub observables: Vec<(String, InVal)>,
+    pub observables: Vec<Observable>,
     pub race: bool,
     /// Lane-statements executed.
     pub stmts: u64,
     pub launches: u32,
+}
+
+/// A final value that `validate` compares (semantics.md §11.2).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Observable {
+    /// Access path: `a`, `this.f`.
+    pub path: String,
+    pub value: InVal,
+    /// Ghost state (`given` parameters, `seq`/`set`/`bag` values): compared only with
+    /// `--compare-ghost`.
+    pub ghost: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -167,11 +182,12 @@ pub fn run_one(l: &Loaded, method: u32, input: &Input, input_id: u64, cfg: &Conf
     let mut it = Interp::new(l.prog.clone(), l.src.clone(), cfg.clone());
     let md = &l.prog.methods[method as usize];
     let (this, args) = inputs::materialize(&mut it, md, input);
-    let roots: Vec<(String, value::Value)> = md
+    let roots: Vec<(String, value::Value, bool)> = md
         .params
         .iter()
+        .enumerate()
         .zip(&args)
-        .map(|(p, v)| (p.1.clone(), v.clone()))
+        .map(|((i, p), v)| (p.1.clone(), v.clone(), i >= md.given_from || p.2.is_ghost()))
         .collect();
     let out = it.run_entry(method, this.clone(), args);
     let mut errors = std::mem::take(&mut it.errors);
@@ -207,16 +223,24 @@ pub fn run_one(l: &Loaded, method: u32, input: &Input, input_id: u64, cfg: &Conf
         Err(Stop::Infeasible(_)) => (Status::Infeasible, None),
     };
     let mut observables = Vec::new();
-    for (n, v) in &roots {
+    for (n, v, ghost) in &roots {
         if let value::Value::Ref(_) = v {
-            observables.push((n.clone(), inputs::read_back(&it.heap, v)));
+            observables.push(Observable {
+                path: n.clone(),
+                value: inputs::read_back(&it.heap, v),
+                ghost: *ghost,
+            });
         }
     }
     if let value::Value::Ref(id) = this {
         if let interp::HObj::Object { class, fields } = &it.heap.objs[id as usize] {
             let c = &l.prog.classes[*class as usize];
             for (f, v) in c.fields.iter().zip(fields) {
-                observables.push((format!("this.{}", f.1), inputs::read_back(&it.heap, v)));
+                observables.push(Observable {
+                    path: format!("this.{}", f.1),
+                    value: inputs::read_back(&it.heap, v),
+                    ghost: f.2.is_ghost(),
+                });
             }
         }
     }
@@ -227,6 +251,7 @@ pub fn run_one(l: &Loaded, method: u32, input: &Input, input_id: u64, cfg: &Conf
         status,
         errors,
         ret,
+        ret_ghost: md.ret.is_ghost(),
         observables,
         race: it.race_found,
         stmts: it.stmts,
@@ -268,6 +293,7 @@ fn no_input(l: &Loaded, method: u32, index: u64, msg: String) -> RunResult {
         errors: vec![Diagnostic::error("R-NO-INPUT", msg)
             .with_primary(l.prog.methods[method as usize].span, "entry method")],
         ret: None,
+        ret_ghost: false,
         observables: Vec::new(),
         race: false,
         stmts: 0,

@@ -1,7 +1,12 @@
 //! Dynamic data-race detection (semantics.md §6): shadow memory of access records, compared by
 //! thread path and barrier epoch.
+//!
+//! Threads are identified by a path id into a table kept here, so that a record is a small
+//! `Copy` value. Shadow memory is dense: one cell per array element or object field, in pages
+//! that are allocated on first access. Completing a top-level launch forgets every record by
+//! bumping a generation counter instead of clearing the pages.
 
-use super::value::{FxMap, Loc};
+use super::value::Loc;
 use crate::front::Span;
 use std::collections::BTreeSet;
 use std::rc::Rc;
@@ -16,20 +21,112 @@ pub struct PathElem {
     pub epoch: u32,
 }
 
+/// Names of a `par` block's iterators, shared by all its threads.
+#[derive(Debug)]
+pub struct ThreadNames {
+    pub label: String,
+    pub iters: Vec<String>,
+}
+
 #[derive(Debug)]
 pub struct Path {
     pub elems: Vec<PathElem>,
-    /// Human-readable thread name, e.g. `shift[tid=3]`.
-    pub desc: String,
+    pub names: Rc<ThreadNames>,
+    /// The thread's iterator values, in the order of `names.iters`.
+    pub vals: Vec<i64>,
 }
 
-#[derive(Clone, Debug)]
+impl Path {
+    /// Human-readable thread name, e.g. `shift[tid=3]`.
+    pub fn desc(&self) -> String {
+        let mut s = format!("{}[", self.names.label);
+        for (k, (n, v)) in self.names.iters.iter().zip(&self.vals).enumerate() {
+            if k > 0 {
+                s.push_str(", ");
+            }
+            s.push_str(&format!("{n}={v}"));
+        }
+        s.push(']');
+        s
+    }
+}
+
+/// Id of a thread path in the detector's table.
+pub type PathId = u32;
+
+const NO_ATOMIC: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug)]
 struct Rec {
-    path: Rc<Path>,
+    path: PathId,
     epoch: u32,
-    write: bool,
     span: Span,
-    atomic: Option<u32>,
+    atomic: u32,
+    write: bool,
+}
+
+const INLINE: usize = 2;
+
+/// The records of one location: the first two inline, the rest spilled (rare: a location
+/// touched by many threads in one barrier interval is usually a race already).
+#[derive(Clone, Debug)]
+struct Cell {
+    gen: u32,
+    n: u32,
+    inline: [Rec; INLINE],
+    more: Vec<Rec>,
+}
+
+const EMPTY_REC: Rec = Rec {
+    path: 0,
+    epoch: 0,
+    span: Span::DUMMY,
+    atomic: NO_ATOMIC,
+    write: false,
+};
+
+impl Default for Cell {
+    fn default() -> Cell {
+        Cell {
+            gen: 0,
+            n: 0,
+            inline: [EMPTY_REC; INLINE],
+            more: Vec::new(),
+        }
+    }
+}
+
+impl Cell {
+    fn get(&self, i: usize) -> &Rec {
+        if i < INLINE {
+            &self.inline[i]
+        } else {
+            &self.more[i - INLINE]
+        }
+    }
+    fn set(&mut self, i: usize, r: Rec) {
+        if i < INLINE {
+            self.inline[i] = r;
+        } else {
+            self.more[i - INLINE] = r;
+        }
+    }
+    fn push(&mut self, r: Rec) {
+        let n = self.n as usize;
+        if n < INLINE {
+            self.inline[n] = r;
+        } else {
+            self.more.push(r);
+        }
+        self.n += 1;
+    }
+}
+
+const PAGE: usize = 64;
+
+#[derive(Default)]
+struct ObjShadow {
+    pages: Vec<Option<Box<[Cell]>>>,
 }
 
 /// A race found, for the interpreter to turn into a diagnostic.
@@ -45,11 +142,25 @@ pub struct RaceReport {
     pub epoch: u32,
 }
 
-#[derive(Default)]
 pub struct RaceDetector {
-    shadow: FxMap<Loc, Vec<Rec>>,
+    paths: Vec<Path>,
+    shadow: Vec<ObjShadow>,
+    /// Cells whose generation differs are empty.
+    gen: u32,
     completed: Vec<bool>,
     reported: BTreeSet<(u32, u32, u32, u32)>,
+}
+
+impl Default for RaceDetector {
+    fn default() -> Self {
+        RaceDetector {
+            paths: Vec::new(),
+            shadow: Vec::new(),
+            gen: 1,
+            completed: Vec::new(),
+            reported: BTreeSet::new(),
+        }
+    }
 }
 
 impl RaceDetector {
@@ -64,7 +175,12 @@ impl RaceDetector {
     /// launch the parent is the host, whose accesses never race, so everything is dropped.
     pub fn launch_completed(&mut self, id: u32, top_level: bool) {
         if top_level {
-            self.shadow.clear();
+            self.gen = self.gen.wrapping_add(1);
+            if self.gen == 0 {
+                // After 2^32 launches a stale cell could look current again: really clear.
+                self.shadow.clear();
+                self.gen = 1;
+            }
             for c in &mut self.completed {
                 *c = false;
             }
@@ -72,18 +188,35 @@ impl RaceDetector {
             *c = true;
         }
     }
-}
 
-fn effective_len(completed: &[bool], p: &Path) -> usize {
-    p.elems
-        .iter()
-        .position(|e| completed.get(e.launch as usize).copied().unwrap_or(false))
-        .unwrap_or(p.elems.len())
-}
+    /// Register a thread path.
+    pub fn add_path(&mut self, p: Path) -> PathId {
+        self.paths.push(p);
+        (self.paths.len() - 1) as PathId
+    }
 
-fn concurrent(completed: &[bool], a: &Path, ea: u32, b: &Path, eb: u32) -> bool {
-    {
-        let (na, nb) = (effective_len(completed, a), effective_len(completed, b));
+    pub fn path(&self, id: PathId) -> &Path {
+        &self.paths[id as usize]
+    }
+
+    pub fn desc(&self, id: PathId) -> String {
+        self.paths[id as usize].desc()
+    }
+
+    fn effective_len(&self, p: &Path) -> usize {
+        p.elems
+            .iter()
+            .position(|e| {
+                self.completed
+                    .get(e.launch as usize)
+                    .copied()
+                    .unwrap_or(false)
+            })
+            .unwrap_or(p.elems.len())
+    }
+
+    fn concurrent(&self, a: &Path, ea: u32, b: &Path, eb: u32) -> bool {
+        let (na, nb) = (self.effective_len(a), self.effective_len(b));
         for k in 0..na.min(nb) {
             let (x, y) = (a.elems[k], b.elems[k]);
             if x.launch == y.launch && x.group == y.group && x.tid == y.tid {
@@ -101,62 +234,102 @@ fn concurrent(completed: &[bool], a: &Path, ea: u32, b: &Path, eb: u32) -> bool 
         }
         false
     }
-}
 
-impl RaceDetector {
+    fn cell(&mut self, loc: Loc) -> &mut Cell {
+        let o = loc.obj() as usize;
+        if self.shadow.len() <= o {
+            self.shadow.resize_with(o + 1, ObjShadow::default);
+        }
+        let sh = &mut self.shadow[o];
+        let i = loc.idx() as usize;
+        let (p, k) = (i / PAGE, i % PAGE);
+        if sh.pages.len() <= p {
+            sh.pages.resize_with(p + 1, || None);
+        }
+        let page =
+            sh.pages[p].get_or_insert_with(|| vec![Cell::default(); PAGE].into_boxed_slice());
+        let gen = self.gen;
+        let c = &mut page[k];
+        if c.gen != gen {
+            c.gen = gen;
+            c.n = 0;
+            c.more.clear();
+        }
+        c
+    }
+
     /// Record an access; returns a report for a newly found racing pair.
-    #[allow(clippy::too_many_arguments)]
     pub fn access(
         &mut self,
         loc: Loc,
         write: bool,
         span: Span,
-        path: &Rc<Path>,
+        path: PathId,
         epoch: u32,
         atomic: Option<u32>,
     ) -> Option<RaceReport> {
-        let recs = self.shadow.entry(loc).or_default();
-        let mut found = None;
-        let mut same = None;
-        for (i, r) in recs.iter().enumerate() {
-            if Rc::ptr_eq(&r.path, path) {
-                if r.write == write {
-                    same = Some(i);
+        let atomic = atomic.unwrap_or(NO_ATOMIC);
+        let rec = Rec {
+            path,
+            epoch,
+            span,
+            atomic,
+            write,
+        };
+        // Fast path: the location's records are all this thread's own.
+        let (n, same, other) = {
+            let c = self.cell(loc);
+            let n = c.n as usize;
+            let mut same = None;
+            let mut other = false;
+            for i in 0..n {
+                let r = c.get(i);
+                if r.path == path {
+                    if r.write == write {
+                        same = Some(i);
+                    }
+                } else if r.write || write {
+                    other = true;
                 }
-                continue;
             }
-            if !(r.write || write) || found.is_some() {
-                continue;
-            }
-            if atomic.is_some() && r.atomic == atomic {
-                continue;
-            }
-            if concurrent(&self.completed, &r.path, r.epoch, path, epoch) {
-                let key = (r.span.lo, r.span.hi, span.lo, span.hi);
-                if self.reported.insert(key) {
-                    found = Some(RaceReport {
-                        loc,
-                        first_write: r.write,
-                        first_span: r.span,
-                        first_thread: r.path.desc.clone(),
-                        second_write: write,
-                        second_span: span,
-                        second_thread: path.desc.clone(),
-                        epoch,
-                    });
+            (n, same, other)
+        };
+        let mut found = None;
+        if other {
+            let recs: Vec<Rec> = {
+                let c = self.cell(loc);
+                (0..n).map(|i| *c.get(i)).collect()
+            };
+            for r in &recs {
+                if r.path == path || !(r.write || write) {
+                    continue;
+                }
+                if atomic != NO_ATOMIC && r.atomic == atomic {
+                    continue;
+                }
+                let (pa, pb) = (&self.paths[r.path as usize], &self.paths[path as usize]);
+                if self.concurrent(pa, r.epoch, pb, epoch) {
+                    let key = (r.span.lo, r.span.hi, span.lo, span.hi);
+                    if self.reported.insert(key) {
+                        found = Some(RaceReport {
+                            loc,
+                            first_write: r.write,
+                            first_span: r.span,
+                            first_thread: pa.desc(),
+                            second_write: write,
+                            second_span: span,
+                            second_thread: pb.desc(),
+                            epoch,
+                        });
+                        break;
+                    }
                 }
             }
         }
-        let rec = Rec {
-            path: path.clone(),
-            epoch,
-            write,
-            span,
-            atomic,
-        };
+        let c = self.cell(loc);
         match same {
-            Some(i) => recs[i] = rec,
-            None => recs.push(rec),
+            Some(i) => c.set(i, rec),
+            None => c.push(rec),
         }
         found
     }

@@ -2,6 +2,7 @@
 //! observables (return value, arrays reachable from the arguments, fields of `this`).
 
 use super::inputs::{self, InVal, Input};
+use super::interp::Schedule;
 use super::value::input_seed;
 use super::{entries, load, run_one, Config, Loaded, RunResult, SemError, Status};
 use crate::diag::Diagnostic;
@@ -14,6 +15,11 @@ pub struct ValidateOptions {
     pub seed: u64,
     pub inputs: Vec<Input>,
     pub config: Config,
+    /// Rerun every race-free run under this many extra random warp schedules; the results must
+    /// not change (a self-check of the race detector, semantics.md §11.1).
+    pub schedules: usize,
+    /// Compare ghost state too (semantics.md §11.2).
+    pub compare_ghost: bool,
 }
 
 impl Default for ValidateOptions {
@@ -24,6 +30,8 @@ impl Default for ValidateOptions {
             seed: 0,
             inputs: Vec::new(),
             config: Config::default(),
+            schedules: 0,
+            compare_ghost: false,
         }
     }
 }
@@ -70,6 +78,8 @@ pub struct ValidateOutcome {
     pub void_: usize,
     pub orig_faulty: usize,
     pub inconclusive: usize,
+    /// Runs whose result changed under another warp schedule although no race was reported.
+    pub schedule_dependent: usize,
     pub mismatch: Option<Mismatch>,
     /// Diagnostics explaining a failure (OPT's errors, or load errors).
     pub diagnostics: Vec<Diagnostic>,
@@ -87,6 +97,7 @@ impl ValidateOutcome {
             void_: 0,
             orig_faulty: 0,
             inconclusive: 0,
+            schedule_dependent: 0,
             mismatch: None,
             diagnostics: e.diagnostics(),
             diag_file: file,
@@ -139,6 +150,7 @@ fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> Valid
         void_: 0,
         orig_faulty: 0,
         inconclusive: 0,
+        schedule_dependent: 0,
         mismatch: None,
         diagnostics: Vec::new(),
         diag_file: 1,
@@ -202,7 +214,25 @@ fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> Valid
             }
             continue;
         }
-        match compare(&ro, &rp) {
+        // The self-check: each race-free run again under random warp orders.
+        let mut stable = true;
+        for (file, l, m, r) in [(0, &lo, mo, &ro), (1, &lp, mp, &rp)] {
+            if let Some(d) = schedule_check(l, m, &input, id, r, opts) {
+                // Diagnostics refer to one file: the first program found unstable.
+                if out.diagnostics.is_empty() {
+                    out.diag_file = file;
+                }
+                if out.diag_file == file {
+                    out.diagnostics.push(d);
+                }
+                stable = false;
+            }
+        }
+        if !stable {
+            out.schedule_dependent += 1;
+            continue;
+        }
+        match compare(&ro, &rp, opts.compare_ghost) {
             None => out.equivalent += 1,
             Some(mut m) => {
                 m.input_id = id;
@@ -213,12 +243,25 @@ fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> Valid
             }
         }
     }
-    if out.verdict == Verdict::Same && out.equivalent == 0 {
+    if out.verdict == Verdict::Same && (out.equivalent == 0 || out.schedule_dependent > 0) {
         out.verdict = Verdict::Inconclusive;
     }
-    let total = out.equivalent + out.skipped + out.void_ + out.orig_faulty + out.inconclusive;
+    let total = out.equivalent
+        + out.skipped
+        + out.void_
+        + out.orig_faulty
+        + out.inconclusive
+        + out.schedule_dependent;
+    let sched = if opts.schedules > 0 {
+        format!(
+            ", {} schedule-dependent ({} extra schedules)",
+            out.schedule_dependent, opts.schedules
+        )
+    } else {
+        String::new()
+    };
     out.summary = format!(
-        "validate: {} inputs ({} skipped: invalid), {} equivalent, {} mismatch, {} void, {} orig-faulty, {} inconclusive — {}",
+        "validate: {} inputs ({} skipped: invalid), {} equivalent, {} mismatch, {} void, {} orig-faulty, {} inconclusive{sched} — {}",
         total + usize::from(out.verdict == Verdict::Different),
         out.skipped,
         out.equivalent,
@@ -254,14 +297,87 @@ fn generate_valid(
     None
 }
 
-fn compare(a: &RunResult, b: &RunResult) -> Option<Mismatch> {
-    if a.ret != b.ret {
+/// Rerun `r` (a run of method `m` of `l` on `input`) under `opts.schedules` random warp orders.
+/// A race-free `ok` run must give the same result under every order; a difference means the
+/// race detector missed a race, and is returned as a diagnostic.
+fn schedule_check(
+    l: &Loaded,
+    m: u32,
+    input: &Input,
+    id: u64,
+    r: &RunResult,
+    opts: &ValidateOptions,
+) -> Option<Diagnostic> {
+    if r.race || r.status != Status::Ok {
+        return None;
+    }
+    for k in 0..opts.schedules as u64 {
+        let schedule = Schedule::Random(input_seed(opts.seed ^ 0x5C4E_D01E, id * 1_000 + k));
+        let cfg = Config {
+            schedule,
+            ..opts.config.clone()
+        };
+        let r2 = run_one(l, m, input, id, &cfg);
+        let what = if r2.status != r.status || r2.race {
+            Some(format!(
+                "the run is {} under schedule {schedule}",
+                if r2.race {
+                    "racy".to_string()
+                } else {
+                    format!("{:?}", r2.status).to_lowercase()
+                }
+            ))
+        } else {
+            compare(r, &r2, true).map(|d| match d.index {
+                Some(i) => format!(
+                    "{}[{i}] is {} under schedule {} and {} under schedule {schedule}",
+                    d.path, d.orig, opts.config.schedule, d.opt
+                ),
+                None => format!(
+                    "{} is {} under schedule {} and {} under schedule {schedule}",
+                    d.path, d.orig, opts.config.schedule, d.opt
+                ),
+            })
+        };
+        if let Some(what) = what {
+            let mut d = Diagnostic::error(
+                "R-SCHEDULE",
+                format!(
+                    "{} on input #{id}: the result depends on the warp schedule although no race was reported",
+                    r.method
+                ),
+            )
+            .with_primary(l.prog.methods[m as usize].span, "entry method")
+            .with_note(what)
+            .with_note(format!(
+                "input seed {}; rerun with `run --schedule {schedule}` to see the other result",
+                input.seed
+            ))
+            .with_help(
+                "a race-free program gives the same result under every warp order: this is a \
+                 missed race (or races are not checked: see --checks)",
+            );
+            if let Some(e) = r2.errors.first().and_then(|e| e.primary_span()) {
+                d = d.with_secondary(e, "first error under the other schedule");
+            }
+            return Some(d);
+        }
+    }
+    None
+}
+
+fn compare(a: &RunResult, b: &RunResult, ghost: bool) -> Option<Mismatch> {
+    if a.ret != b.ret && (ghost || !a.ret_ghost) {
         return Some(mismatch("\\result", None, fmt(&a.ret), fmt(&b.ret), 1));
     }
-    for (path, va) in &a.observables {
-        let vb = b.observables.iter().find(|(p, _)| p == path).map(|x| &x.1);
+    for oa in a.observables.iter().filter(|o| ghost || !o.ghost) {
+        let vb = b
+            .observables
+            .iter()
+            .find(|o| o.path == oa.path)
+            .map(|x| &x.value);
         let Some(vb) = vb else { continue };
-        if let Some(m) = diff(path, va, vb) {
+        if let Some(m) = diff(&oa.path, &oa.value, vb) {
             return Some(m);
         }
     }

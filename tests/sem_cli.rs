@@ -1,0 +1,293 @@
+//! `run` and `validate` on the command line: warp schedules, the schedule self-check, ghost
+//! state, JSON output and exit codes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/sem")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn alpine(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_alpine-rs"))
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(stdout: &str) -> serde_json::Value {
+    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"))
+}
+
+fn tmp(name: &str, text: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("alpine-rs-sem-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("temp dir");
+    let p = d.join(name);
+    std::fs::write(&p, text).expect("write");
+    p
+}
+
+/// The final contents of `sum` in `run --json` output.
+fn final_sum(v: &serde_json::Value) -> Vec<i64> {
+    let run = &v["runs"][0];
+    let obs = run["final_state"]
+        .as_array()
+        .expect("final_state")
+        .iter()
+        .find(|o| o["path"] == "sum")
+        .expect("sum is observed");
+    obs["value"]
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|x| x.as_i64().expect("int"))
+        .collect()
+}
+
+fn run_scan(file: &str, schedule: &str, checks: &str) -> serde_json::Value {
+    let (code, out, err) = alpine(&[
+        "run",
+        &fixture(file),
+        "--input",
+        &fixture("scan64.yaml"),
+        "--checks",
+        checks,
+        "--schedule",
+        schedule,
+        "--json",
+    ]);
+    let v = json(&out);
+    assert_eq!(v["exit_code"].as_i64(), Some(code as i64), "{err}");
+    v
+}
+
+#[test]
+fn a_race_free_kernel_gives_the_same_result_under_every_schedule() {
+    let expected: Vec<i64> = (1..=64).collect();
+    for s in ["forward", "reverse", "random:1", "random:99"] {
+        let v = run_scan("scan.pvl", s, "all");
+        assert_eq!(v["runs"][0]["status"], "ok", "{s}: {v}");
+        assert_eq!(v["schedule"], s);
+        assert_eq!(final_sum(&v), expected, "{s}");
+    }
+}
+
+#[test]
+fn a_racy_kernel_depends_on_the_schedule_and_the_race_is_reported_under_each() {
+    let fwd = run_scan("scan_race.pvl", "forward", "races,divergence");
+    let rev = run_scan("scan_race.pvl", "reverse", "races,divergence");
+    // semantics.md V5: with warp 0 first, sum[32] = 49 instead of 33.
+    assert_eq!(final_sum(&fwd)[32], 49);
+    assert_ne!(final_sum(&fwd), final_sum(&rev));
+    for v in [&fwd, &rev] {
+        assert_eq!(v["exit_code"], 1);
+        let run = &v["runs"][0];
+        assert_eq!(run["race"], true);
+        assert_eq!(
+            run["checks"]["races"]["failed"].as_u64().map(|n| n > 0),
+            Some(true)
+        );
+        let d = &run["diagnostics"][0];
+        assert_eq!(d["code"], "R-RACE");
+        assert_eq!(d["severity"], "error");
+        let span = &d["spans"][0];
+        assert!(span["file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with("scan_race.pvl")));
+        assert!(span["line"].as_u64().is_some_and(|l| l > 1));
+        assert!(span["column"].as_u64().is_some_and(|c| c >= 1));
+    }
+}
+
+#[test]
+fn run_rejects_a_bad_schedule() {
+    let (code, _, err) = alpine(&["run", &fixture("scan.pvl"), "--schedule", "sideways"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown schedule"), "{err}");
+    let (code, _, err) = alpine(&["run", &fixture("scan.pvl"), "--schedule", "random:x"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("bad seed"), "{err}");
+}
+
+#[test]
+fn validate_schedules_passes_a_race_free_pair() {
+    let (code, out, _) = alpine(&[
+        "validate",
+        &fixture("scan.pvl"),
+        &fixture("scan.pvl"),
+        "--random",
+        "2",
+        "--input",
+        &fixture("scan64.yaml"),
+        "--schedules",
+        "3",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("0 schedule-dependent (3 extra schedules)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn validate_schedules_reports_a_result_that_depends_on_the_schedule() {
+    // With races unchecked, nothing reports the missing barrier; the schedule self-check does.
+    let args = [
+        "validate",
+        &fixture("scan_race.pvl"),
+        &fixture("scan_race.pvl"),
+        "--random",
+        "0",
+        "--input",
+        &fixture("scan64.yaml"),
+        "--checks",
+        "divergence",
+        "--schedules",
+        "2",
+    ];
+    let (code, out, _) = alpine(&args);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("error[R-SCHEDULE]"), "{out}");
+    assert!(
+        out.contains("sum[32] is 49 under schedule forward"),
+        "{out}"
+    );
+    let mut with_json = args.to_vec();
+    with_json.push("--format");
+    with_json.push("json");
+    let (code, out, _) = alpine(&with_json);
+    let v = json(&out);
+    assert_eq!(code, 3);
+    assert_eq!(v["verdict"], "inconclusive");
+    assert_eq!(v["inputs"]["schedule_dependent"], 1);
+    assert_eq!(v["diagnostics"][0]["code"], "R-SCHEDULE");
+    assert!(v["diagnostics"][0]["help"].as_str().is_some());
+    // Without the self-check the same call finds the programs equivalent.
+    let (code, out, _) = alpine(&args[..args.len() - 2]);
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn ghost_state_is_compared_only_on_request() {
+    let (a, b) = (fixture("ghost_log.pvl"), fixture("ghost_log_other.pvl"));
+    let (code, out, _) = alpine(&["validate", &a, &b, "--random", "3"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out, _) = alpine(&["validate", &a, &b, "--random", "3", "--compare-ghost"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("this.log: orig"), "{out}");
+    let (code, out, _) = alpine(&[
+        "validate",
+        &a,
+        &b,
+        "--random",
+        "3",
+        "--compare-ghost",
+        "--json",
+    ]);
+    assert_eq!(code, 1);
+    let v = json(&out);
+    assert_eq!(v["verdict"], "different");
+    assert_eq!(v["mismatch"]["path"], "this.log");
+    // The run output marks the ghost field.
+    let (_, out, _) = alpine(&["run", &a, "--json"]);
+    let v = json(&out);
+    let log = v["runs"][0]["final_state"]
+        .as_array()
+        .expect("final_state")
+        .iter()
+        .find(|o| o["path"] == "this.log")
+        .expect("this.log")
+        .clone();
+    assert_eq!(log["ghost"], true);
+}
+
+#[test]
+fn run_json_reports_each_run_with_its_diagnostics() {
+    let (code, out, _) = alpine(&[
+        "run",
+        &fixture("invariant_iter3.pvl"),
+        "--random",
+        "2",
+        "--seed",
+        "7",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1);
+    let v = json(&out);
+    let runs = v["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2);
+    let r = &runs[0];
+    assert_eq!(r["status"], "error");
+    assert!(r["input"]["args"].is_object());
+    assert!(r["statements"].as_u64().is_some());
+    let d = r["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .find(|d| d["code"] == "R-INV-KEEP")
+        .expect("R-INV-KEEP");
+    assert!(d["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("after iteration 3")));
+    assert!(d["spans"].as_array().is_some_and(|s| !s.is_empty()));
+}
+
+#[test]
+fn json_mode_reports_bad_input_as_json() {
+    let broken = tmp("broken.pvl", "class A { void m() { int x = ; } }\n");
+    let (code, out, _) = alpine(&["run", broken.to_str().expect("utf-8 path"), "--json"]);
+    assert_eq!(code, 2);
+    let v = json(&out);
+    assert_eq!(v["status"], "bad-input");
+    let d = &v["diagnostics"][0];
+    assert!(d["code"].as_str().is_some());
+    assert_eq!(d["spans"][0]["line"], 1);
+
+    let (code, out, _) = alpine(&["run", "/no/such/file.pvl", "--json"]);
+    assert_eq!(code, 2);
+    assert_eq!(json(&out)["diagnostics"][0]["code"], "R-USAGE");
+
+    let (code, out, _) = alpine(&[
+        "validate",
+        &fixture("scan.pvl"),
+        broken.to_str().expect("utf-8 path"),
+        "--json",
+    ]);
+    assert_eq!(code, 2);
+    let v = json(&out);
+    assert_eq!(v["verdict"], "bad-input");
+    assert!(v["diagnostics"][0]["spans"][0]["file"]
+        .as_str()
+        .is_some_and(|f| f.ends_with("broken.pvl")));
+}
+
+#[test]
+fn validate_json_on_an_equivalent_pair() {
+    let (code, out, _) = alpine(&[
+        "validate",
+        &fixture("loop_orig.pvl"),
+        &fixture("loop_peeled.pvl"),
+        "--random",
+        "4",
+        "--seed",
+        "3",
+        "--json",
+    ]);
+    assert_eq!(code, 0);
+    let v = json(&out);
+    assert_eq!(v["verdict"], "equivalent");
+    assert_eq!(v["exit_code"], 0);
+    assert!(v["inputs"]["equivalent"].as_u64().is_some_and(|n| n >= 1));
+    assert!(v["mismatch"].is_null());
+    assert!(v["diagnostics"].as_array().is_some_and(|d| d.is_empty()));
+}
