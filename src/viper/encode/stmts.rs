@@ -818,6 +818,46 @@ impl Encoder<'_> {
 
     /// Quantify a per-thread conjunct over all threads (§5.9(b)).
     fn all_threads(&mut self, iters: &[String], range: &[Exp], n_threads: &Exp, e: Exp) -> Exp {
+        let unused: Vec<usize> = (0..iters.len())
+            .filter(|k| !e.mentions_var(&iters[*k]))
+            .collect();
+        if !unused.is_empty()
+            && unused.len() < iters.len()
+            && e.has_acc()
+            && range.len() == 2 * iters.len()
+        {
+            // A resource that depends on some thread variables only (a row `Perm(g[r], read)`
+            // in a 2-D block over (r, c)) is held once per value of the others: quantify over
+            // the variables it mentions and scale by the extents of the rest. Quantifying over
+            // all of them would give a receiver that is not injective.
+            let mut vars = Vec::new();
+            let mut guards = Vec::new();
+            let mut factor: Option<Exp> = None;
+            for (k, v) in iters.iter().enumerate() {
+                let (lo, hi) = (&range[2 * k], &range[2 * k + 1]);
+                if unused.contains(&k) {
+                    let (ExpKind::Binary("<=", l, _), ExpKind::Binary("<", _, h)) =
+                        (&lo.kind, &hi.kind)
+                    else {
+                        return quant::quantify(self, iters.to_vec(), range.to_vec(), e);
+                    };
+                    let extent = Exp::bin("-", (**h).clone(), (**l).clone());
+                    factor = Some(match factor {
+                        Some(f) => Exp::bin("*", f, extent),
+                        None => extent,
+                    });
+                } else {
+                    vars.push(v.clone());
+                    guards.push(lo.clone());
+                    guards.push(hi.clone());
+                }
+            }
+            let scaled = match factor {
+                Some(f) => scale(e, &f),
+                None => e,
+            };
+            return quant::quantify(self, vars, guards, scaled);
+        }
         if iters.iter().any(|v| e.mentions_var(v)) {
             quant::quantify(self, iters.to_vec(), range.to_vec(), e)
         } else if e.has_acc() {
