@@ -25,6 +25,10 @@ pub struct ValidateArgs {
     pub checks: Option<String>,
     #[arg(long = "block-size")]
     pub block_size: Option<usize>,
+    /// Input/output map for a changed signature, e.g. `matrix_lin m R rows cols` (several
+    /// separated by `;`); default: derived from ORIG's `gpuopt` annotations.
+    #[arg(long)]
+    pub adapter: Option<String>,
 }
 
 pub fn main(args: ValidateArgs) -> u8 {
@@ -65,6 +69,7 @@ pub fn main(args: ValidateArgs) -> u8 {
             block_size: args.block_size,
             ..Config::default()
         },
+        adapter: args.adapter.clone(),
     };
     let out = sem::validate(&orig, &opt, &opts);
     if !out.diagnostics.is_empty() {

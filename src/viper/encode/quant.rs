@@ -452,7 +452,7 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
     }
     // No rule applies. A subscript with a symbolic stride that mentions every variable becomes
     // `aloc(A, vct_stride(c, v, k))`, the form concrete accesses have, and is the trigger.
-    if !(!trig.is_empty() && covered.iter().all(|c| *c)) {
+    if trig.is_empty() || !covered.iter().all(|c| *c) {
         let wrapped = wrap_strides(whole.clone());
         let mut strided = None;
         wrapped.visit(&mut |n| {
