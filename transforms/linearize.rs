@@ -1464,7 +1464,7 @@ fn rewrite(ctx: &mut Ctx, plan: &Plan, index_fn: bool) -> Outcome {
         if ts.iter().any(|t| t.via.is_some()) {
             let names: Vec<String> = ts.iter().map(|t| format!("`{}`", t.key.var)).collect();
             let mut d = Diagnostic::note(
-                "A404",
+                "A407",
                 format!(
                     "`{}` is rewritten too: {} passed along with the requested matrix",
                     m.name.name,

@@ -332,8 +332,55 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
                 }
             }
         }
+        // Shifted chunk rule: `L <= e - K * t && e - K * t < L + K` (what re-indexing an inner
+        // `c` over [L, L + K) in a cell `K * t + c` leaves for an outer variable t) determines
+        // t == (e - L) \ K. A symbolic K adds the guard `0 < K` (the window is empty otherwise).
+        let mut positive = None;
+        if hit.is_none() {
+            'shift: for t in &vars {
+                for g1 in &guards {
+                    let ExpKind::Binary("<=", lo, d1) = &g1.kind else {
+                        continue;
+                    };
+                    if lo.mentions_var(t) {
+                        continue;
+                    }
+                    let Some((k, rest)) = minus_scaled(d1, t, &vars) else {
+                        continue;
+                    };
+                    for g2 in &guards {
+                        let ExpKind::Binary("<", d2, hi) = &g2.kind else {
+                            continue;
+                        };
+                        if text(d2) != text(d1) || hi.mentions_var(t) {
+                            continue;
+                        }
+                        let width_ok = match (lit(lo), lit(hi), lit(&k)) {
+                            (Some(l), Some(h), Some(kk)) => kk.is_positive() && h - l == kk,
+                            _ => stride_range_text(lo, hi, &k),
+                        };
+                        if !width_ok {
+                            continue;
+                        }
+                        let base = if lit(lo).is_some_and(|z| z.is_zero()) {
+                            rest.clone()
+                        } else {
+                            Exp::bin("-", rest.clone(), (**lo).clone())
+                        };
+                        if lit(&k).is_none() {
+                            positive = Some(Exp::bin("<", Exp::int(0), k.clone()));
+                        }
+                        hit = Some((t.clone(), Exp::bin("\\", base, k.clone())));
+                        break 'shift;
+                    }
+                }
+            }
+        }
         let Some((t, v)) = hit else { break };
         guards = guards.into_iter().map(|g| g.subst(&t, &v)).collect();
+        if let Some(p) = positive {
+            guards.insert(0, p);
+        }
         body = body.subst(&t, &v);
         vars.retain(|x| x != &t);
     }
@@ -571,6 +618,50 @@ fn expand_strides(e: Exp) -> Exp {
             span: n.span,
         },
     })
+}
+
+/// `d` as `rest - K * t` (t's only occurrence, K free of `vars`): (K, rest).
+fn minus_scaled(d: &Exp, t: &str, vars: &[String]) -> Option<(Exp, Exp)> {
+    let mut parts = Vec::new();
+    summands(d, false, &mut parts);
+    let free = |e: &Exp| !vars.iter().any(|v| e.mentions_var(v));
+    let is_t = |e: &Exp| matches!(&e.kind, ExpKind::Var(n) if n == t);
+    let mut k = None;
+    let mut rest: Option<Exp> = None;
+    for (neg, p) in parts {
+        if p.mentions_var(t) {
+            let ExpKind::Binary("*", a, b) = &p.kind else {
+                return None;
+            };
+            let kk = if is_t(a) && free(b) {
+                (**b).clone()
+            } else if is_t(b) && free(a) {
+                (**a).clone()
+            } else {
+                return None;
+            };
+            if !neg || k.is_some() {
+                return None;
+            }
+            k = Some(kk);
+        } else {
+            rest = Some(match (rest, neg) {
+                (None, false) => p,
+                (None, true) => Exp::bin("-", Exp::int(0), p),
+                (Some(r), false) => Exp::bin("+", r, p),
+                (Some(r), true) => Exp::bin("-", r, p),
+            });
+        }
+    }
+    Some((k?, rest.unwrap_or_else(|| Exp::int(0))))
+}
+
+/// `hi` is the text of `lo + k` (or of `k` when `lo` is 0).
+fn stride_range_text(lo: &Exp, hi: &Exp, k: &Exp) -> bool {
+    let (ht, kt) = (text(hi), text(k));
+    (lit(lo).is_some_and(|z| z.is_zero()) && ht == kt)
+        || ht == text(&Exp::bin("+", lo.clone(), k.clone()))
+        || ht == text(&Exp::bin("+", k.clone(), lo.clone()))
 }
 
 /// One summand of an index: `sign * term`.
