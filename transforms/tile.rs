@@ -211,13 +211,14 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
             v.to_string()
         }
     };
-    // With a symbolic N, `j < ⌈T/N⌉` is left out of the inter ranges: it follows from
-    // `t + j * N < T` (t >= 0, N > 0), but proving it, or the loop bound `x <= ⌈T/N⌉`, needs
-    // non-linear division, which the verifier's arithmetic does not do.
+    // With a symbolic N, the inter ranges bound j by `j < T` instead of `j < ⌈T/N⌉`: both follow
+    // from `t + j * N < T` (t >= 0, N >= 1), but proving the ceiling bound, or the loop bound
+    // `x <= ⌈T/N⌉`, needs non-linear division, which the verifier's arithmetic does not do. An
+    // explicit bound is still needed: the interpreter enumerates the quantified cells.
     let symbolic = size.as_int().is_none();
     let chunk_bound = |v: &str| {
         if symbolic {
-            String::new()
+            format!(" && {v} < {tt}")
         } else {
             format!(" && {v} < {ceiling}")
         }
