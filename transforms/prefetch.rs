@@ -7,8 +7,6 @@
 //! is semantic (Z3 proves `e == p` under the facts of the segment start), so `tid + 1` matches
 //! `1 + tid`.
 
-use num_bigint::BigInt;
-use num_traits::ToPrimitive;
 use super::{Ctx, Outcome, Params};
 use crate::analyze::facts::{facts_at, Facts, Point};
 use crate::analyze::scope::{assigned_arrays, assigned_vars};
@@ -20,6 +18,8 @@ use crate::front::ast::*;
 use crate::front::parser::parse_expr_text;
 use crate::front::span::Span;
 use crate::front::visit::{stmt_exprs, walk_expr, walk_stmts};
+use num_bigint::BigInt;
+use num_traits::ToPrimitive;
 use std::collections::{BTreeMap, BTreeSet};
 use z3::ast::Ast;
 
@@ -493,12 +493,12 @@ fn analyse(
     let mut opaque: Vec<Span> = Vec::new();
     for c in seg.pre {
         if let Some(e) = c.expr() {
-            perm_atoms(e, arr, &mut Vec::new(), &mut |conds, atom| {
-                match cover(&mut f, ctx, atom, p, &pt, conds) {
-                    Cover::Yes(g, q) => cands.push((g, q)),
-                    Cover::NotInvertible(idx) => opaque.push(idx.span),
-                    Cover::No => {}
-                }
+            perm_atoms(e, arr, &mut Vec::new(), &mut |conds, atom| match cover(
+                &mut f, ctx, atom, p, &pt, conds,
+            ) {
+                Cover::Yes(g, q) => cands.push((g, q)),
+                Cover::NotInvertible(idx) => opaque.push(idx.span),
+                Cover::No => {}
             });
         }
     }

@@ -332,10 +332,43 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
                 }
             }
         }
+        let mut positive = None;
+        // Symbolic chunk rule: `K * t <= e && e < (t + 1) * K` (any spelling of the products)
+        // with a symbolic K: t == e \\ K, when 0 < K (the chunk is empty otherwise).
+        if hit.is_none() {
+            'symchunk: for t in &vars {
+                for g1 in &guards {
+                    let ExpKind::Binary("<=", a, e1) = &g1.kind else {
+                        continue;
+                    };
+                    if vars.iter().any(|v| e1.mentions_var(v) && v == t) {
+                        continue;
+                    }
+                    let Some((k, None)) = sym_affine(a, t, &vars) else {
+                        continue;
+                    };
+                    for g2 in &guards {
+                        let ExpKind::Binary("<", e2, b) = &g2.kind else {
+                            continue;
+                        };
+                        if text(e2) != text(e1) {
+                            continue;
+                        }
+                        let Some((k2, Some(c2))) = sym_affine(b, t, &vars) else {
+                            continue;
+                        };
+                        if text(&k2) == text(&k) && text(&c2) == text(&k) {
+                            positive = Some(Exp::bin("<", Exp::int(0), k.clone()));
+                            hit = Some((t.clone(), Exp::bin("\\", (**e1).clone(), k.clone())));
+                            break 'symchunk;
+                        }
+                    }
+                }
+            }
+        }
         // Shifted chunk rule: `L <= e - K * t && e - K * t < L + K` (what re-indexing an inner
         // `c` over [L, L + K) in a cell `K * t + c` leaves for an outer variable t) determines
         // t == (e - L) \ K. A symbolic K adds the guard `0 < K` (the window is empty otherwise).
-        let mut positive = None;
         if hit.is_none() {
             'shift: for t in &vars {
                 for g1 in &guards {
@@ -654,6 +687,45 @@ fn minus_scaled(d: &Exp, t: &str, vars: &[String]) -> Option<(Exp, Exp)> {
         }
     }
     Some((k?, rest.unwrap_or_else(|| Exp::int(0))))
+}
+
+/// `e` as `K * t + c` with a symbolic `K` free of `vars` (products `t * K`, `K * t`,
+/// `(t + 1) * K`, … distributed): (K, c), `c` absent when there is no constant part.
+fn sym_affine(e: &Exp, t: &str, vars: &[String]) -> Option<(Exp, Option<Exp>)> {
+    let free = |x: &Exp| !vars.iter().any(|v| x.mentions_var(v));
+    let is_t = |x: &Exp| matches!(&x.kind, ExpKind::Var(n) if n == t);
+    match &e.kind {
+        ExpKind::Binary("*", a, b) => {
+            let (x, k) = if free(b) && !free(a) {
+                (a, b)
+            } else if free(a) && !free(b) {
+                (b, a)
+            } else {
+                return None;
+            };
+            if lit(k).is_some() {
+                return None;
+            }
+            if is_t(x) {
+                return Some(((**k).clone(), None));
+            }
+            // (t + c) * K with a literal c: K * t + c * K (only c == 1 is spelled as K).
+            if let ExpKind::Binary("+", p, q) = &x.kind {
+                if is_t(p) && lit(q).is_some_and(|v| v.is_one()) {
+                    return Some(((**k).clone(), Some((**k).clone())));
+                }
+            }
+            None
+        }
+        ExpKind::Binary("+", a, b) if free(b) => {
+            let (k, c) = sym_affine(a, t, vars)?;
+            match c {
+                None => Some((k, Some((**b).clone()))),
+                Some(_) => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 /// `hi` is the text of `lo + k` (or of `k` when `lo` is 0).

@@ -987,6 +987,11 @@ impl Encoder<'_> {
                     }
                 }
             }
+            // Order: the method's facts and the thread-independent preconditions first, then
+            // the thread ranges, then the rest. A range bound may need those facts to be
+            // well-defined (`tid < vct_tile_ceiling(n, s)` needs `s > 0`), and the
+            // thread-dependent preconditions need the ranges.
+            let ranges = std::mem::take(&mut pres);
             for c in &every {
                 pres.push(Contract {
                     exp: c.exp.clone(),
@@ -996,14 +1001,16 @@ impl Encoder<'_> {
                     },
                 });
             }
-            pres.extend(arm_pre.iter().map(|c| {
-                Contract {
-                    exp: c.exp.clone(),
-                    origin: Origin::new(Role::ThreadPre, Some(c.span))
-                        .with_clause(c.clause)
-                        .with_label(&label),
-                }
-            }));
+            let arm_pre_contract = |c: &Conj| Contract {
+                exp: c.exp.clone(),
+                origin: Origin::new(Role::ThreadPre, Some(c.span))
+                    .with_clause(c.clause)
+                    .with_label(&label),
+            };
+            let free = |c: &&Conj| !iters.iter().any(|v| c.exp.mentions_var(v));
+            pres.extend(arm_pre.iter().filter(free).map(arm_pre_contract));
+            pres.extend(ranges);
+            pres.extend(arm_pre.iter().filter(|c| !free(c)).map(arm_pre_contract));
             let mut posts: Vec<Contract> = every
                 .iter()
                 .map(|c| Contract {
