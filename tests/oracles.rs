@@ -22,14 +22,29 @@ const FOLDERS: &[&str] = &[
 /// Outputs the oracles do not accept yet, with the reason. Every entry is a bug or a limitation
 /// to fix; the test fails when an entry starts passing (so the list only shrinks) and when
 /// anything else fails.
-const KNOWN_UNVERIFIED: &[(&str, &str)] = &[
-    ("fixtures/tile/ok_par_not_first_symbolic_size.pvl", "symbolic tile size: the encoder cannot prove t + i * s injective (non-linear)"),
-];
+const KNOWN_UNVERIFIED: &[(&str, &str)] = &[];
 const KNOWN_INVALID: &[(&str, &str)] = &[];
-/// Linearized outputs are not run through the oracles: their inputs (int[][] with the linear
-/// length convention and no row permissions) neither verify with the Viper encoding nor run
-/// cleanly under the interpreter's checks, and `validate` has no matrix adapter yet.
-const SKIP: &[&str] = &["linearize"];
+/// Outputs run through neither oracle, with the reason. The corpus linearization inputs use the
+/// linear length convention (`g.length == rows * cols` for an `int[][]`, no row permissions):
+/// they fail their own run-time checks on every input (orig-faulty, so nothing is compared) and
+/// do not verify; their outputs have symbolic extents, whose cell bounds (`w * r + c < h * w`)
+/// are non-linear: Silicon's Z3 settings (`smt.arith.solver=2` in its preamble) do not prove them
+/// and each output runs into the verification timeout.
+const SKIP: &[(&str, &str)] = &[
+    ("corpus/linearize/ok_colmajor_update.pvl", "linear convention input (orig-faulty); symbolic extents w x d (timeout)"),
+    ("corpus/linearize/ok_identity_contract.pvl", "linear convention input (orig-faulty); symbolic extents n x n (timeout)"),
+    ("corpus/linearize/ok_mixed_layout_add.pvl", "linear convention input (orig-faulty); symbolic extents rows x cols (timeout)"),
+    ("corpus/linearize/ok_rotate.pvl", "linear convention input (orig-faulty); symbolic extents n x n (timeout)"),
+    ("corpus/linearize/ok_rowmajor_fill.pvl", "linear convention input (orig-faulty); symbolic extents rows x cols (timeout)"),
+    ("fixtures/linearize/ok_compound_indices.pvl", "linear convention input (orig-faulty); symbolic extents (n + 1) x (n + 1) (timeout)"),
+    ("fixtures/linearize/ok_matrix_fact.pvl", "the design's example: `\\matrix` without row permissions; the interpreter grants no row permission (orig-faulty), and the Viper encoding of `\\matrix` keeps its row permission out of the thread contracts while its row facts read the rows (V-UNFRAMED); symbolic extents h x w (timeout)"),
+];
+/// Outputs that are validated but not verified: symbolic matrix extents (non-linear cell bounds,
+/// see `SKIP`) make Silicon time out, which would cost the timeout on every run.
+const SKIP_VERIFY: &[(&str, &str)] = &[(
+    "fixtures/linearize/ok_stencil_rows_symbolic.pvl",
+    "symbolic extents h x w: the cell bound w * r + c + 1 < h * w is non-linear (timeout)",
+)];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -60,7 +75,7 @@ fn cases() -> Vec<(String, String, String)> {
             }
             opts.parse = Default::default();
             let name = rel(&f);
-            if SKIP.iter().any(|k| name.contains(&format!("/{k}/"))) {
+            if SKIP.iter().any(|(k, _)| *k == name) {
                 continue;
             }
             let res = apply(&name, &src, &opts);
@@ -97,10 +112,14 @@ fn outputs_validate_against_inputs() {
     assert!(cases.len() >= 40, "only {} applied cases", cases.len());
     let mut bad = Vec::new();
     for (name, orig, opt) in &cases {
+        // A file with several runnable methods names the one to compare (`// entry:`).
         let o = alpine_rs::sem::validate(
             orig,
             opt,
-            &alpine_rs::sem::validate::ValidateOptions::default(),
+            &alpine_rs::sem::validate::ValidateOptions {
+                entry: header(orig, "entry"),
+                ..Default::default()
+            },
         );
         let ok = matches!(o.verdict, alpine_rs::sem::validate::Verdict::Same);
         let known = KNOWN_INVALID.iter().any(|(k, _)| k == name);
@@ -113,7 +132,8 @@ fn outputs_validate_against_inputs() {
 
 #[test]
 fn outputs_verify() {
-    let cases = cases();
+    let mut cases = cases();
+    cases.retain(|(n, _, _)| !SKIP_VERIFY.iter().any(|(k, _)| k == n));
     let files: Vec<SourceFile> = cases
         .iter()
         .map(|(n, _, o)| SourceFile::new(n.clone(), o.clone()))

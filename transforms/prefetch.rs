@@ -18,6 +18,8 @@ use crate::front::ast::*;
 use crate::front::parser::parse_expr_text;
 use crate::front::span::Span;
 use crate::front::visit::{stmt_exprs, walk_expr, walk_stmts};
+use num_bigint::BigInt;
+use num_traits::ToPrimitive;
 use std::collections::{BTreeMap, BTreeSet};
 use z3::ast::Ast;
 
@@ -488,12 +490,15 @@ fn analyse(
 
     // Permission and load guard from the segment precondition.
     let mut cands: Vec<(Vec<Expr>, bool)> = Vec::new();
+    let mut opaque: Vec<Span> = Vec::new();
     for c in seg.pre {
         if let Some(e) = c.expr() {
-            perm_atoms(e, arr, &mut Vec::new(), &mut |conds, atom| {
-                if let Some(c) = cover(&mut f, ctx, atom, p, &pt, conds) {
-                    cands.push(c);
-                }
+            perm_atoms(e, arr, &mut Vec::new(), &mut |conds, atom| match cover(
+                &mut f, ctx, atom, p, &pt, conds,
+            ) {
+                Cover::Yes(g, q) => cands.push((g, q)),
+                Cover::NotInvertible(idx) => opaque.push(idx.span),
+                Cover::No => {}
             });
         }
     }
@@ -558,6 +563,17 @@ fn analyse(
         for c in seg.pre {
             d = d.with_secondary(c.span, "precondition of the segment");
         }
+        for sp in &opaque {
+            d = d.with_secondary(
+                *sp,
+                "a quantified permission whose index cannot be solved for its variable",
+            );
+        }
+        if !opaque.is_empty() {
+            d = d.with_note(
+                "a `\\forall*` permission covers the location only when its index is `c * k + d` in the bound variable k (c and d free of k)",
+            );
+        }
         return Err(d.with_help(format!(
             "add a (conditional) `Perm({loc_text}, …)` to the segment precondition"
         )));
@@ -595,8 +611,8 @@ fn analyse(
             for c in &invs {
                 if let Some(e) = c.expr() {
                     perm_atoms(e, arr, &mut Vec::new(), &mut |conds, atom| {
-                        if let Some(c) = cover(&mut f, ctx, atom, p, &pt, conds) {
-                            lc.push(c);
+                        if let Cover::Yes(g, q) = cover(&mut f, ctx, atom, p, &pt, conds) {
+                            lc.push((g, q));
                         }
                     });
                 }
@@ -784,63 +800,142 @@ fn perm_atoms<'a>(
     }
 }
 
-/// Does `atom` (under `conds`) give permission for `arr[p]`? Returns the guard conditions and
-/// whether they come from a quantifier.
-fn cover(
+/// What an atom says about `arr[p]`.
+enum Cover<'a> {
+    /// Permission under these conditions (and whether they come from a quantifier).
+    Yes(Vec<Expr>, bool),
+    No,
+    /// A quantified permission whose index cannot be solved for its bound variable.
+    NotInvertible(&'a Expr),
+}
+
+/// Does `atom` (under `conds`) give permission for `arr[p]`? For a quantified permission the
+/// location is solved for the bound variable (`a[2 * k]` covers `a[p]` where `p % 2 == 0`, with
+/// `k = p / 2` in the domain).
+fn cover<'a>(
     f: &mut Facts,
     ctx: &Ctx,
-    atom: Atom,
+    atom: Atom<'a>,
     p: &Expr,
     pt: &crate::check::translate::Z3Int,
     conds: &[Expr],
-) -> Option<(Vec<Expr>, bool)> {
+) -> Cover<'a> {
     match atom {
         Atom::Direct(e) => {
-            let et = f.tr.int(e).ok()?;
-            prove(&f.tr, &f.facts, &et._eq(pt), ctx.timeout_ms)
-                .is_proved()
-                .then(|| (conds.to_vec(), false))
+            let Ok(et) = f.tr.int(e) else {
+                return Cover::No;
+            };
+            if prove(&f.tr, &f.facts, &et._eq(pt), ctx.timeout_ms).is_proved() {
+                Cover::Yes(conds.to_vec(), false)
+            } else {
+                Cover::No
+            }
         }
         Atom::Forall { var, domain, idx } => {
-            // Unit-coefficient indices only: idx = k + d with d free of k.
-            let (d, neg) = match &idx.kind {
-                ExprKind::Name(id) if id.name == var => (None, false),
-                ExprKind::Binary(BinOp::Add, l, r)
-                    if l.as_name() == Some(var.as_str()) && !mentions_name(r, &var) =>
-                {
-                    (Some(&**r), false)
-                }
-                ExprKind::Binary(BinOp::Add, l, r)
-                    if r.as_name() == Some(var.as_str()) && !mentions_name(l, &var) =>
-                {
-                    (Some(&**l), false)
-                }
-                ExprKind::Binary(BinOp::Sub, l, r)
-                    if l.as_name() == Some(var.as_str()) && !mentions_name(r, &var) =>
-                {
-                    (Some(&**r), true)
-                }
-                _ => return None,
+            // Solve idx(k) == p for the bound variable: idx = c * k + d (c and d free of k).
+            let Some((c, d)) = affine(idx, &var) else {
+                return Cover::NotInvertible(idx);
             };
-            // k := p - d (or p + d for `k - d`).
-            let k_val = match d {
-                None => p.clone(),
-                Some(d) => Expr::bin(
-                    if neg { BinOp::Add } else { BinOp::Sub },
-                    p.clone(),
-                    d.clone(),
-                ),
+            let minus = |a: Expr, b: Option<Expr>| match b {
+                Some(b) => Expr::bin(BinOp::Sub, a, b),
+                None => a,
+            };
+            let mut extra = Vec::new();
+            let k_val = match c.as_int().and_then(|v| v.to_i64()) {
+                Some(1) => minus(p.clone(), d),
+                Some(-1) => minus(d.unwrap_or_else(|| Expr::int(0)), Some(p.clone())),
+                Some(0) => return Cover::NotInvertible(idx),
+                lit => {
+                    // k = (p - d) / c, when c divides p - d (and c != 0 for a symbolic c).
+                    let diff = minus(p.clone(), d);
+                    if lit.is_none() {
+                        extra.push(Expr::bin(BinOp::Ne, c.clone(), Expr::int(0)));
+                    }
+                    extra.push(Expr::bin(
+                        BinOp::Eq,
+                        Expr::bin(BinOp::Mod, diff.clone(), c.clone()),
+                        Expr::int(0),
+                    ));
+                    Expr::bin(BinOp::Div, diff, c)
+                }
             };
             let mut map = BTreeMap::new();
             map.insert(var.clone(), k_val);
             let mut out = conds.to_vec();
-            for dc in &domain {
-                let text = print(dc, &map)?;
-                let e = parse_expr_text(&text, ctx.dialect()).ok()?;
-                out.push(e);
+            for (e, m) in extra
+                .iter()
+                .map(|e| (e, BTreeMap::new()))
+                .chain(domain.iter().map(|e| (e, map.clone())))
+            {
+                let Some(text) = print(e, &m) else {
+                    return Cover::No;
+                };
+                match parse_expr_text(&text, ctx.dialect()) {
+                    Ok(e) => out.push(e),
+                    Err(_) => return Cover::No,
+                }
             }
-            Some((out, true))
+            Cover::Yes(out, true)
         }
+    }
+}
+
+/// `e` as `c * k + d` with `c` and `d` free of `k` (`d` absent when 0); None when `e` is not
+/// affine in `k` (`k * k`, `k / 2`, `f(k)`).
+fn affine(e: &Expr, k: &str) -> Option<(Expr, Option<Expr>)> {
+    use ExprKind as K;
+    if !mentions_name(e, k) {
+        return Some((Expr::int(0), Some(e.clone())));
+    }
+    let add = |a: Option<Expr>, b: Option<Expr>, sub: bool| match (a, b) {
+        (None, None) => None,
+        (Some(a), None) => Some(a),
+        (None, Some(b)) if sub => Some(Expr::synth(K::Unary(UnOp::Neg, Box::new(b)))),
+        (None, Some(b)) => Some(b),
+        (Some(a), Some(b)) => Some(Expr::bin(if sub { BinOp::Sub } else { BinOp::Add }, a, b)),
+    };
+    let lit = |e: &Expr| e.as_int().cloned();
+    let coef = |a: Expr, b: Expr, sub: bool| match (lit(&a), lit(&b)) {
+        (Some(x), Some(y)) => Expr::synth(K::Int(if sub { x - y } else { x + y })),
+        (Some(x), _) if x == BigInt::from(0) && !sub => b,
+        (_, Some(y)) if y == BigInt::from(0) => a,
+        _ => Expr::bin(if sub { BinOp::Sub } else { BinOp::Add }, a, b),
+    };
+    match &e.kind {
+        K::Name(id) if id.name == k => Some((Expr::int(1), None)),
+        K::Binary(op @ (BinOp::Add | BinOp::Sub), l, r) => {
+            let sub = *op == BinOp::Sub;
+            let (cl, dl) = affine(l, k)?;
+            let (cr, dr) = affine(r, k)?;
+            let dl = dl.filter(|d| lit(d) != Some(BigInt::from(0)));
+            let dr = dr.filter(|d| lit(d) != Some(BigInt::from(0)));
+            Some((coef(cl, cr, sub), add(dl, dr, sub)))
+        }
+        K::Binary(BinOp::Mul, l, r) => {
+            let (x, f) = if mentions_name(l, k) && !mentions_name(r, k) {
+                (l, r)
+            } else if mentions_name(r, k) && !mentions_name(l, k) {
+                (r, l)
+            } else {
+                return None;
+            };
+            let (c, d) = affine(x, k)?;
+            let scale = |v: Expr| match (lit(&v), lit(f)) {
+                (Some(a), Some(b)) => Expr::synth(K::Int(a * b)),
+                (Some(a), _) if a == BigInt::from(1) => (**f).clone(),
+                _ => Expr::bin(BinOp::Mul, v, (**f).clone()),
+            };
+            Some((scale(c), d.map(scale)))
+        }
+        K::Unary(UnOp::Neg, x) => {
+            let (c, d) = affine(x, k)?;
+            let neg = |v: Expr| match lit(&v) {
+                Some(a) => Expr::synth(K::Int(-a)),
+                None => Expr::synth(K::Unary(UnOp::Neg, Box::new(v))),
+            };
+            Some((neg(c), d.map(neg)))
+        }
+        _ => None,
     }
 }
 

@@ -211,9 +211,21 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
             v.to_string()
         }
     };
+    // With a symbolic N, the inter ranges bound j by `j < T` instead of `j < ⌈T/N⌉`: both follow
+    // from `t + j * N < T` (t >= 0, N >= 1), but proving the ceiling bound, or the loop bound
+    // `x <= ⌈T/N⌉`, needs non-linear division, which the verifier's arithmetic does not do. An
+    // explicit bound is still needed: the interpreter enumerates the quantified cells.
+    let symbolic = size.as_int().is_none();
+    let chunk_bound = |v: &str| {
+        if symbolic {
+            format!(" && {v} < {tt}")
+        } else {
+            format!(" && {v} < {ceiling}")
+        }
+    };
     let all = |v: &str| {
         if inter {
-            format!("0 <= {v} && {v} < {ceiling} && {t} + {v} * {n} < {tt}")
+            format!("0 <= {v}{} && {t} + {v} * {n} < {tt}", chunk_bound(v))
         } else {
             format!("{t} * {n} <= {v} && {v} < ({t} + 1) * {n} && {v} < {tt}")
         }
@@ -243,6 +255,34 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     let mut inv_res: Vec<String> = Vec::new();
     let mut inv_fun: Vec<String> = Vec::new();
     let mut inv_old: Vec<String> = Vec::new();
+    // A symbolic tile size must be known positive inside the kernel: the ceiling helper requires
+    // it, and the thread's cells `t + j * N` are distinct only when N != 0. Γ proved `2 <= N` at
+    // the `par` statement, but a method precondition does not reach the threads, so the fact is
+    // restated as a per-thread precondition (and loop invariant).
+    if size.as_int().is_none() {
+        let fact = format!("{n} > 0");
+        inv_plain.push(fact.clone());
+        let nl = ctx.layout.newline;
+        match arm.contract.first() {
+            Some(first) => {
+                let ind = indent_at(src, first.span.start()).to_string();
+                edits.insert(
+                    line_start(src, first.span.start()),
+                    format!("{ind}requires {fact};{nl}"),
+                );
+            }
+            None => {
+                let b = arm.body.span.start();
+                let ls = line_start(src, b);
+                if src[ls..b].trim().is_empty() {
+                    let ind = format!("{}{}", indent_at(src, b), ctx.layout.unit);
+                    edits.insert(ls, format!("{ind}requires {fact};{nl}"));
+                } else {
+                    edits.insert(b, format!("requires {fact}; "));
+                }
+            }
+        }
+    }
     let cj = cell(&j);
     for clause in &arm.contract {
         let Some(e) = clause.expr() else { continue };
@@ -298,7 +338,9 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
             }
         }
     }
-    let bounds = if inter {
+    let bounds = if inter && symbolic {
+        format!("0 <= {x}")
+    } else if inter {
         format!("0 <= {x} && {x} <= {ceiling}")
     } else {
         format!("{t} * {n} <= {x} && {x} <= ({t} + 1) * {n}")
@@ -410,7 +452,7 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
                         };
                         let (outer_hi, inner_range, cellk) = if inter {
                             let inner =
-                                format!("0 <= {j} && {j} < {ceiling} && {vt} + {j} * {n} < {tt}");
+                                format!("0 <= {j}{} && {vt} + {j} * {n} < {tt}", chunk_bound(&j));
                             (size_text.clone(), inner, format!("{vt} + {j} * {n}"))
                         } else {
                             let inner = format!(
@@ -441,8 +483,8 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         }
     }
 
-    // 5. helper
-    if existing_helper.is_none() {
+    // 5. helper (not used by inter-tiling with a symbolic size)
+    if existing_helper.is_none() && !(inter && symbolic) {
         let anchor = method_anchor(method);
         let ls = line_start(src, anchor);
         let ind = indent_at(src, anchor).to_string();

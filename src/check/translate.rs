@@ -572,49 +572,69 @@ impl Translator {
                 );
                 Some(Bool::and(c, &[&len._eq(&r), &rows]))
             }
+            // A pure `\forall` whose body cannot be encoded as a whole (`m[r] != null &&
+            // m[r].length == w`: row null tests are not encoded) keeps its encodable conjuncts,
+            // like a `\forall*`.
+            K::Quant {
+                kind: QuantKind::Forall,
+                bindings,
+                cond,
+                body,
+            } => match self.bool(e) {
+                Ok(b) => Some(b),
+                Err(_) => self.fact_quant(bindings, cond.as_deref(), body),
+            },
             K::Quant {
                 kind: QuantKind::ForallStar,
                 bindings,
                 cond,
                 body,
-            } => {
-                let mut consts = Vec::new();
-                let mut guards = Vec::new();
-                let mut prevs = Vec::new();
-                for b in bindings {
-                    self.fresh += 1;
-                    let k = Int::new_const(c, format!("{}!q{}", b.name.name, self.fresh));
-                    prevs.push((
-                        b.name.name.clone(),
-                        self.env
-                            .bound
-                            .insert(b.name.name.clone(), Term::Int(k.clone())),
-                    ));
-                    if let Some((lo, hi)) = &b.range {
-                        if let (Ok(lo), Ok(hi)) = (self.int(lo), self.int(hi)) {
-                            guards.push(Bool::and(c, &[&lo.le(&k), &k.lt(&hi)]));
-                        }
-                    }
-                    consts.push(k);
-                }
-                let inner = (|| {
-                    if let Some(cnd) = cond {
-                        guards.push(self.bool(cnd).ok()?);
-                    }
-                    let f = self.fact(body)?;
-                    Some((Bool::and(c, &guards.iter().collect::<Vec<_>>()), f))
-                })();
-                for (n, p) in prevs.into_iter().rev() {
-                    restore(&mut self.env.bound, &n, p);
-                }
-                let (g, f) = inner?;
-                let vars: Vec<&dyn Ast<'static>> =
-                    consts.iter().map(|k| k as &dyn Ast<'static>).collect();
-                Some(z3::ast::forall_const(c, &vars, &[], &g.implies(&f)))
-            }
+            } => self.fact_quant(bindings, cond.as_deref(), body),
             K::Call { .. } if self.is_resource_call(e) => None,
             _ => self.bool(e).ok(),
         }
+    }
+
+    /// The encodable part of `(\forall[*] bindings; cond; body)` as a fact.
+    fn fact_quant(
+        &mut self,
+        bindings: &[Binding],
+        cond: Option<&Expr>,
+        body: &Expr,
+    ) -> Option<Z3Bool> {
+        let c = ctx();
+        let mut consts = Vec::new();
+        let mut guards = Vec::new();
+        let mut prevs = Vec::new();
+        for b in bindings {
+            self.fresh += 1;
+            let k = Int::new_const(c, format!("{}!q{}", b.name.name, self.fresh));
+            prevs.push((
+                b.name.name.clone(),
+                self.env
+                    .bound
+                    .insert(b.name.name.clone(), Term::Int(k.clone())),
+            ));
+            if let Some((lo, hi)) = &b.range {
+                if let (Ok(lo), Ok(hi)) = (self.int(lo), self.int(hi)) {
+                    guards.push(Bool::and(c, &[&lo.le(&k), &k.lt(&hi)]));
+                }
+            }
+            consts.push(k);
+        }
+        let inner = (|| {
+            if let Some(cnd) = cond {
+                guards.push(self.bool(cnd).ok()?);
+            }
+            let f = self.fact(body)?;
+            Some((Bool::and(c, &guards.iter().collect::<Vec<_>>()), f))
+        })();
+        for (n, p) in prevs.into_iter().rev() {
+            restore(&mut self.env.bound, &n, p);
+        }
+        let (g, f) = inner?;
+        let vars: Vec<&dyn Ast<'static>> = consts.iter().map(|k| k as &dyn Ast<'static>).collect();
+        Some(z3::ast::forall_const(c, &vars, &[], &g.implies(&f)))
     }
 
     fn is_resource_call(&self, e: &Expr) -> bool {

@@ -41,6 +41,10 @@ pub struct ValidateArgs {
     /// Same as `--format json`.
     #[arg(long)]
     pub json: bool,
+    /// Input/output map for a changed signature, e.g. `matrix_lin m R rows cols` (several
+    /// separated by `;`); default: derived from ORIG's `gpuopt` annotations.
+    #[arg(long)]
+    pub adapter: Option<String>,
 }
 
 fn verdict_name(v: Verdict) -> &'static str {
@@ -84,6 +88,7 @@ pub fn main(args: ValidateArgs) -> u8 {
         },
         schedules: args.schedules,
         compare_ghost: args.compare_ghost,
+        adapter: args.adapter.clone(),
     };
     let out = sem::validate(&orig, &opt, &opts);
     let code = if out.verdict == Verdict::BadInput {

@@ -248,6 +248,36 @@ impl<'c> Vars<'c> {
             _ => return None,
         })
     }
+    /// `m[r].length == E` conjuncts (r the bound `slot`, E free of it) as `cols:m == E`.
+    fn row_lengths(&mut self, e: &CE, slot: u32, out: &mut Vec<Bool<'c>>) {
+        match e {
+            CE::Bin(BinOp::And | BinOp::Star, l, r, _) => {
+                self.row_lengths(l, slot, out);
+                self.row_lengths(r, slot, out);
+            }
+            CE::Bin(BinOp::Eq, l, r, _) => {
+                for (len, other) in [(l, r), (r, l)] {
+                    let CE::Length(x, _) = &**len else { continue };
+                    let CE::Index(m, i, _) = &**x else { continue };
+                    if !matches!(**i, CE::Local(s) if s == slot) {
+                        continue;
+                    }
+                    let Some((name, Ty::Array(inner))) = self.var_name(m) else {
+                        continue;
+                    };
+                    if !matches!(*inner, Ty::Array(_)) {
+                        continue;
+                    }
+                    if let Some(v) = self.tr_int(other) {
+                        let cols = self.int(&format!("cols:{name}"));
+                        out.push(cols._eq(&v));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn tr_bool(&mut self, e: &CE) -> Option<Bool<'c>> {
         let ctx = self.ctx;
         Some(match e {
@@ -285,6 +315,21 @@ impl<'c> Vars<'c> {
             CE::Cond(c, a, b) => {
                 let c = self.tr_bool(c)?;
                 c.ite(&self.tr_bool(a)?, &self.tr_bool(b)?)
+            }
+            // Row lengths of a matrix stated per row: `(\forall int r; …; m[r].length == E)`.
+            CE::Quant {
+                kind: crate::front::ast::QuantKind::Forall,
+                binders,
+                body,
+                ..
+            } if binders.len() == 1 => {
+                let slot = binders[0].slot;
+                let mut eqs = Vec::new();
+                self.row_lengths(body, slot, &mut eqs);
+                if eqs.is_empty() {
+                    return None;
+                }
+                Bool::and(ctx, &eqs.iter().collect::<Vec<_>>())
             }
             CE::Bin(op, l, r, _) => match op {
                 BinOp::And | BinOp::Star => Bool::and(ctx, &[&self.tr_bool(l)?, &self.tr_bool(r)?]),

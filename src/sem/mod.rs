@@ -10,6 +10,7 @@
 //!
 //! Library entry points: [`run_program`] and [`validate::validate`].
 
+pub mod adapter;
 pub mod compile;
 pub mod inputs;
 pub mod interp;

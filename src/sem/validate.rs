@@ -20,6 +20,8 @@ pub struct ValidateOptions {
     pub schedules: usize,
     /// Compare ghost state too (semantics.md §11.2).
     pub compare_ghost: bool,
+    /// `--adapter SPEC` (semantics.md §11.3); None: derived from ORIG's annotations.
+    pub adapter: Option<String>,
 }
 
 impl Default for ValidateOptions {
@@ -32,6 +34,7 @@ impl Default for ValidateOptions {
             config: Config::default(),
             schedules: 0,
             compare_ghost: false,
+            adapter: None,
         }
     }
 }
@@ -143,6 +146,17 @@ fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> Valid
         Ok(v) => v[0],
         Err(e) => return ValidateOutcome::bad(e, 1),
     };
+    let adapter = match super::adapter::Adapter::between(
+        orig_src,
+        &lo.prog,
+        mo,
+        &lp.prog,
+        mp,
+        opts.adapter.as_deref(),
+    ) {
+        Ok(a) => a,
+        Err(e) => return ValidateOutcome::bad(SemError::Entry(format!("adapter: {e}")), 1),
+    };
     let mut out = ValidateOutcome {
         verdict: Verdict::Same,
         equivalent: 0,
@@ -186,7 +200,14 @@ fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> Valid
             }
             _ => {}
         }
-        let rp = run_one(&lp, mp, &input, id, &opts.config);
+        // OPT runs on the adapted input; its observables are mapped back (identity adapter:
+        // unchanged).
+        let Ok(opt_input) = adapter.forward(&input) else {
+            out.skipped += 1;
+            continue;
+        };
+        let mut rp = run_one(&lp, mp, &opt_input, id, &opts.config);
+        adapter.backward(&input, &mut rp.observables);
         if rp.status == Status::Inconclusive {
             out.inconclusive += 1;
             continue;

@@ -263,6 +263,11 @@ impl Encoder<'_> {
                 match at {
                     Some(t) if is_array(&t) => {
                         let f = elem(&t).map(|et| elem_field(&et)).unwrap_or("int_val");
+                        // A symbolic stride goes through `vct_stride`, as in quantifiers.
+                        let ix = quant::wrap_index(ix);
+                        if matches!(&ix.kind, ExpKind::App(f, _) if f == quant::STRIDE_FN) {
+                            self.use_stride();
+                        }
                         let loc = Exp::new(ExpKind::App("aloc".into(), vec![ax, ix]), sp);
                         ExpKind::Field(Box::new(loc), f.into())
                     }
@@ -330,15 +335,21 @@ impl Encoder<'_> {
             } => {
                 // `(\forall* x; c1; (\forall* y; c2; R))` is one iterated conjunction over
                 // (x, y): encode it as one quantifier so the grid re-indexing can prove it
-                // injective (nested quantified permissions are not, for Silicon).
-                if *kind == QuantKind::ForallStar {
+                // injective (nested quantified permissions are not, for Silicon). Nested pure
+                // `\forall`s are merged the same way, so that a cell `w * x + y` is re-indexed
+                // over both variables at once and gets a trigger (an inner quantifier
+                // re-indexed alone leaves the outer variable without one).
+                if matches!(kind, QuantKind::ForallStar | QuantKind::Forall) {
                     if let ExprKind::Quant {
-                        kind: QuantKind::ForallStar,
+                        kind: inner_kind,
                         bindings: inner_b,
                         cond: inner_c,
                         body: inner_body,
                     } = &body.kind
                     {
+                        if inner_kind != kind {
+                            return self.quant(*kind, bindings, cond.as_deref(), body, e.span);
+                        }
                         let clash = inner_b
                             .iter()
                             .any(|ib| bindings.iter().any(|ob| ob.name.name == ib.name.name));

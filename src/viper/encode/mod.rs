@@ -181,6 +181,7 @@ const VIPER_RESERVED: &[&str] = &[
     "Rational",
     "this",
     "aloc",
+    "vct_stride",
     "loc",
     "alen",
     "anull",
@@ -251,6 +252,9 @@ impl quant::Fresh for Encoder<'_> {
     fn fresh(&mut self, base: &str) -> String {
         self.fresh_name(base)
     }
+    fn uses_stride(&mut self) {
+        self.use_stride();
+    }
 }
 
 impl<'a> Encoder<'a> {
@@ -298,6 +302,30 @@ impl<'a> Encoder<'a> {
     }
 
     /// A fresh Viper identifier based on a PVL name.
+    /// Emit the definition of `quant::STRIDE_FN` (once).
+    pub fn use_stride(&mut self) {
+        if self
+            .out
+            .functions
+            .iter()
+            .any(|f| f.name == quant::STRIDE_FN)
+        {
+            return;
+        }
+        self.out.functions.push(crate::viper::ast::Function {
+            name: quant::STRIDE_FN.to_string(),
+            params: ["c", "v", "k"]
+                .iter()
+                .map(|p| (p.to_string(), Ty::Int))
+                .collect(),
+            ret: Ty::Int,
+            pres: vec![],
+            posts: vec![],
+            body: Some(quant::stride_body()),
+            span: None,
+        });
+    }
+
     pub fn fresh_name(&mut self, base: &str) -> String {
         let base = if VIPER_RESERVED.contains(&base) {
             format!("{base}_")

@@ -162,6 +162,21 @@ fn replace_index(e: Exp, from: &str, to: &Exp) -> Exp {
     })
 }
 
+/// Replace every sub-expression whose text is `from` by `to` (the re-indexed cell also occurs
+/// outside subscripts, e.g. in a tiling guard `t + i * N < T`).
+fn replace_term(e: Exp, from: &str, to: &Exp) -> Exp {
+    if text(&e) == from {
+        return to.clone();
+    }
+    e.map(&mut |n| {
+        if text(&n) == from {
+            to.clone()
+        } else {
+            n
+        }
+    })
+}
+
 fn int(v: &BigInt) -> Exp {
     Exp::synth(ExpKind::Int(v.clone()))
 }
@@ -186,6 +201,9 @@ fn literal_range(guards: &[Exp], v: &str) -> Option<(BigInt, BigInt)> {
 /// Fresh-name source for bound variables.
 pub trait Fresh {
     fn fresh(&mut self, base: &str) -> String;
+    /// Called when the output uses the stride function (`STRIDE_FN`), so that the encoder
+    /// emits its definition.
+    fn uses_stride(&mut self) {}
 }
 
 /// Build `forall vars :: guard ==> body` with re-indexing and an automatic trigger.
@@ -194,8 +212,9 @@ pub trait Fresh {
 /// per-thread contract); both are flattened into one quantifier.
 pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body: Exp) -> Exp {
     let mut vars = vars;
-    let mut guards = guard;
-    let mut body = peel_guards(body, &mut guards);
+    // The re-indexing rules read subscripts as arithmetic.
+    let mut guards: Vec<Exp> = guard.into_iter().map(expand_strides).collect();
+    let mut body = peel_guards(expand_strides(body), &mut guards);
     // ∀ distributes over (separating) conjunction; quantifying each conjunct on its own lets
     // each one be re-indexed and flattened with its own nested quantifier.
     if let ExpKind::Binary("&&", _, _) = &body.kind {
@@ -313,8 +332,88 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
                 }
             }
         }
+        let mut positive = None;
+        // Symbolic chunk rule: `K * t <= e && e < (t + 1) * K` (any spelling of the products)
+        // with a symbolic K: t == e \\ K, when 0 < K (the chunk is empty otherwise).
+        if hit.is_none() {
+            'symchunk: for t in &vars {
+                for g1 in &guards {
+                    let ExpKind::Binary("<=", a, e1) = &g1.kind else {
+                        continue;
+                    };
+                    if vars.iter().any(|v| e1.mentions_var(v) && v == t) {
+                        continue;
+                    }
+                    let Some((k, None)) = sym_affine(a, t, &vars) else {
+                        continue;
+                    };
+                    for g2 in &guards {
+                        let ExpKind::Binary("<", e2, b) = &g2.kind else {
+                            continue;
+                        };
+                        if text(e2) != text(e1) {
+                            continue;
+                        }
+                        let Some((k2, Some(c2))) = sym_affine(b, t, &vars) else {
+                            continue;
+                        };
+                        if text(&k2) == text(&k) && text(&c2) == text(&k) {
+                            positive = Some(Exp::bin("<", Exp::int(0), k.clone()));
+                            hit = Some((t.clone(), Exp::bin("\\", (**e1).clone(), k.clone())));
+                            break 'symchunk;
+                        }
+                    }
+                }
+            }
+        }
+        // Shifted chunk rule: `L <= e - K * t && e - K * t < L + K` (what re-indexing an inner
+        // `c` over [L, L + K) in a cell `K * t + c` leaves for an outer variable t) determines
+        // t == (e - L) \ K. A symbolic K adds the guard `0 < K` (the window is empty otherwise).
+        if hit.is_none() {
+            'shift: for t in &vars {
+                for g1 in &guards {
+                    let ExpKind::Binary("<=", lo, d1) = &g1.kind else {
+                        continue;
+                    };
+                    if lo.mentions_var(t) {
+                        continue;
+                    }
+                    let Some((k, rest)) = minus_scaled(d1, t, &vars) else {
+                        continue;
+                    };
+                    for g2 in &guards {
+                        let ExpKind::Binary("<", d2, hi) = &g2.kind else {
+                            continue;
+                        };
+                        if text(d2) != text(d1) || hi.mentions_var(t) {
+                            continue;
+                        }
+                        let width_ok = match (lit(lo), lit(hi), lit(&k)) {
+                            (Some(l), Some(h), Some(kk)) => kk.is_positive() && h - l == kk,
+                            _ => stride_range_text(lo, hi, &k),
+                        };
+                        if !width_ok {
+                            continue;
+                        }
+                        let base = if lit(lo).is_some_and(|z| z.is_zero()) {
+                            rest.clone()
+                        } else {
+                            Exp::bin("-", rest.clone(), (**lo).clone())
+                        };
+                        if lit(&k).is_none() {
+                            positive = Some(Exp::bin("<", Exp::int(0), k.clone()));
+                        }
+                        hit = Some((t.clone(), Exp::bin("\\", base, k.clone())));
+                        break 'shift;
+                    }
+                }
+            }
+        }
         let Some((t, v)) = hit else { break };
         guards = guards.into_iter().map(|g| g.subst(&t, &v)).collect();
+        if let Some(p) = positive {
+            guards.insert(0, p);
+        }
         body = body.subst(&t, &v);
         vars.retain(|x| x != &t);
     }
@@ -427,11 +526,361 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
             }
         }
     }
-    // No rule applies: let Silicon choose triggers.
+    // Symbolic row-major grid: `K * v1 + v2 + c` with v2 ranging over [lo, lo + K).
+    if let Some(q) = symbolic_grid(fresh, &vars, &guards, &body, &subs) {
+        return q;
+    }
+    // No rule applies. A subscript with a symbolic stride that mentions every variable becomes
+    // `aloc(A, vct_stride(c, v, k))`, the form concrete accesses have, and is the trigger.
+    if trig.is_empty() || !covered.iter().all(|c| *c) {
+        let wrapped = wrap_strides(whole.clone());
+        let mut strided = None;
+        wrapped.visit(&mut |n| {
+            if let ExpKind::App(f, args) = &n.kind {
+                if f == "aloc" && args.len() == 2 && strided.is_none() {
+                    let (a, i) = (&args[0], &args[1]);
+                    if matches!(&i.kind, ExpKind::App(g, _) if g == STRIDE_FN)
+                        && !vars.iter().any(|v| a.mentions_var(v))
+                        && vars.iter().all(|v| i.mentions_var(v))
+                    {
+                        strided = Some(n.clone());
+                    }
+                }
+            }
+        });
+        if let Some(t) = strided {
+            fresh.uses_stride();
+            return forall(vars, vec![vec![t]], wrapped);
+        }
+    }
+    // Let Silicon choose triggers.
     if !trig.is_empty() && covered.iter().all(|c| *c) {
         return forall(vars, vec![trig], whole);
     }
     forall(vars, vec![], whole)
+}
+
+/// The Viper function that stands for a subscript `c + v * k` with two symbolic factors.
+/// Viper forbids arithmetic in triggers, and a quantified permission over such a receiver
+/// needs one (Silicon cannot prove it injective otherwise); a function application is a valid
+/// trigger. Concrete accesses are encoded through the same function, so that the trigger
+/// matches them.
+pub const STRIDE_FN: &str = "vct_stride";
+
+/// `c + v * k` as the body of `STRIDE_FN` over its parameters `c`, `v`, `k`.
+pub fn stride_body() -> Exp {
+    Exp::bin(
+        "+",
+        Exp::var("c"),
+        Exp::bin("*", Exp::var("v"), Exp::var("k")),
+    )
+}
+
+fn non_literal(e: &Exp) -> bool {
+    lit(e).is_none()
+}
+
+/// A subscript `X + Y * Z` (summands in any order and sign, the product positive, its factors
+/// not literals) as `vct_stride(X, Y, Z)`; anything else unchanged.
+pub fn wrap_index(i: Exp) -> Exp {
+    let mut parts = Vec::new();
+    summands(&i, false, &mut parts);
+    let products: Vec<usize> = (0..parts.len())
+        .filter(|k| {
+            matches!(&parts[*k].1.kind, ExpKind::Binary("*", a, b) if non_literal(a) && non_literal(b))
+        })
+        .collect();
+    let [p] = products[..] else { return i };
+    if parts[p].0 {
+        return i;
+    }
+    let (y, z) = match &parts[p].1.kind {
+        ExpKind::Binary("*", a, b) => ((**a).clone(), (**b).clone()),
+        _ => return i,
+    };
+    let mut rest: Option<Exp> = None;
+    for (k, (neg, t)) in parts.into_iter().enumerate() {
+        if k == p {
+            continue;
+        }
+        rest = Some(match (rest, neg) {
+            (None, false) => t,
+            (None, true) => Exp::bin("-", Exp::int(0), t),
+            (Some(r), false) => Exp::bin("+", r, t),
+            (Some(r), true) => Exp::bin("-", r, t),
+        });
+    }
+    Exp::app(STRIDE_FN, vec![rest.unwrap_or_else(|| Exp::int(0)), y, z])
+}
+
+/// Every `aloc(A, I)` with `I` wrapped by `wrap_index`.
+fn wrap_strides(e: Exp) -> Exp {
+    e.map(&mut |n| match n.kind {
+        ExpKind::App(f, mut args) if f == "aloc" && args.len() == 2 => {
+            let i = args.pop().unwrap_or_else(|| Exp::int(0));
+            args.push(wrap_index(i));
+            Exp {
+                kind: ExpKind::App(f, args),
+                span: n.span,
+            }
+        }
+        k => Exp {
+            kind: k,
+            span: n.span,
+        },
+    })
+}
+
+/// Every `vct_stride(c, v, k)` back as `c + v * k`.
+fn expand_strides(e: Exp) -> Exp {
+    e.map(&mut |n| match n.kind {
+        ExpKind::App(f, args) if f == STRIDE_FN && args.len() == 3 => {
+            let mut it = args.into_iter();
+            let (c, v, k) = match (it.next(), it.next(), it.next()) {
+                (Some(c), Some(v), Some(k)) => (c, v, k),
+                _ => return Exp::int(0),
+            };
+            let prod = Exp::bin("*", v, k);
+            match lit(&c) {
+                Some(z) if z.is_zero() => prod,
+                _ => Exp::bin("+", c, prod),
+            }
+        }
+        k => Exp {
+            kind: k,
+            span: n.span,
+        },
+    })
+}
+
+/// `d` as `rest - K * t` (t's only occurrence, K free of `vars`): (K, rest).
+fn minus_scaled(d: &Exp, t: &str, vars: &[String]) -> Option<(Exp, Exp)> {
+    let mut parts = Vec::new();
+    summands(d, false, &mut parts);
+    let free = |e: &Exp| !vars.iter().any(|v| e.mentions_var(v));
+    let is_t = |e: &Exp| matches!(&e.kind, ExpKind::Var(n) if n == t);
+    let mut k = None;
+    let mut rest: Option<Exp> = None;
+    for (neg, p) in parts {
+        if p.mentions_var(t) {
+            let ExpKind::Binary("*", a, b) = &p.kind else {
+                return None;
+            };
+            let kk = if is_t(a) && free(b) {
+                (**b).clone()
+            } else if is_t(b) && free(a) {
+                (**a).clone()
+            } else {
+                return None;
+            };
+            if !neg || k.is_some() {
+                return None;
+            }
+            k = Some(kk);
+        } else {
+            rest = Some(match (rest, neg) {
+                (None, false) => p,
+                (None, true) => Exp::bin("-", Exp::int(0), p),
+                (Some(r), false) => Exp::bin("+", r, p),
+                (Some(r), true) => Exp::bin("-", r, p),
+            });
+        }
+    }
+    Some((k?, rest.unwrap_or_else(|| Exp::int(0))))
+}
+
+/// `e` as `K * t + c` with a symbolic `K` free of `vars` (products `t * K`, `K * t`,
+/// `(t + 1) * K`, … distributed): (K, c), `c` absent when there is no constant part.
+fn sym_affine(e: &Exp, t: &str, vars: &[String]) -> Option<(Exp, Option<Exp>)> {
+    let free = |x: &Exp| !vars.iter().any(|v| x.mentions_var(v));
+    let is_t = |x: &Exp| matches!(&x.kind, ExpKind::Var(n) if n == t);
+    match &e.kind {
+        ExpKind::Binary("*", a, b) => {
+            let (x, k) = if free(b) && !free(a) {
+                (a, b)
+            } else if free(a) && !free(b) {
+                (b, a)
+            } else {
+                return None;
+            };
+            if lit(k).is_some() {
+                return None;
+            }
+            if is_t(x) {
+                return Some(((**k).clone(), None));
+            }
+            // (t + c) * K with a literal c: K * t + c * K (only c == 1 is spelled as K).
+            if let ExpKind::Binary("+", p, q) = &x.kind {
+                if is_t(p) && lit(q).is_some_and(|v| v.is_one()) {
+                    return Some(((**k).clone(), Some((**k).clone())));
+                }
+            }
+            None
+        }
+        ExpKind::Binary("+", a, b) if free(b) => {
+            let (k, c) = sym_affine(a, t, vars)?;
+            match c {
+                None => Some((k, Some((**b).clone()))),
+                Some(_) => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `hi` is the text of `lo + k` (or of `k` when `lo` is 0).
+fn stride_range_text(lo: &Exp, hi: &Exp, k: &Exp) -> bool {
+    let (ht, kt) = (text(hi), text(k));
+    (lit(lo).is_some_and(|z| z.is_zero()) && ht == kt)
+        || ht == text(&Exp::bin("+", lo.clone(), k.clone()))
+        || ht == text(&Exp::bin("+", k.clone(), lo.clone()))
+}
+
+/// One summand of an index: `sign * term`.
+fn summands(e: &Exp, neg: bool, out: &mut Vec<(bool, Exp)>) {
+    match &e.kind {
+        ExpKind::Binary("+", a, b) => {
+            summands(a, neg, out);
+            summands(b, neg, out);
+        }
+        ExpKind::Binary("-", a, b) => {
+            summands(a, neg, out);
+            summands(b, !neg, out);
+        }
+        _ => out.push((neg, e.clone())),
+    }
+}
+
+/// The lower bound `lo` of `v` when the guards hold `lo <= v` and `v < hi` with `hi` the text of
+/// `lo + k` (or `k` itself when `lo` is 0): `v` then ranges over exactly `[lo, lo + k)`.
+fn stride_range(guards: &[Exp], v: &str, k: &Exp) -> Option<Exp> {
+    let is_v = |e: &Exp| matches!(&e.kind, ExpKind::Var(x) if x == v);
+    let los: Vec<&Exp> = guards
+        .iter()
+        .filter_map(|g| match &g.kind {
+            ExpKind::Binary("<=", a, b) if is_v(b) => Some(&**a),
+            ExpKind::Binary(">=", a, b) if is_v(a) => Some(&**b),
+            _ => None,
+        })
+        .collect();
+    let his: Vec<String> = guards
+        .iter()
+        .filter_map(|g| match &g.kind {
+            ExpKind::Binary("<", a, b) if is_v(a) => Some(text(b)),
+            ExpKind::Binary(">", a, b) if is_v(b) => Some(text(a)),
+            _ => None,
+        })
+        .collect();
+    let kt = text(k);
+    los.into_iter()
+        .find(|lo| {
+            let lt = text(lo);
+            let zero = lit(lo).is_some_and(|z| z.is_zero());
+            his.iter().any(|h| {
+                (zero && *h == kt)
+                    || *h == text(&Exp::bin("+", (*lo).clone(), k.clone()))
+                    || *h == text(&Exp::bin("+", k.clone(), (*lo).clone()))
+                    || *h == format!("{lt} + {kt}")
+            })
+        })
+        .cloned()
+}
+
+/// Re-indexing for a receiver `K * v1 + v2 + c` over two variables where the stride `K` is
+/// symbolic (a linearized matrix `g[w * r + c]`, a tiled cell `t + i * N`) and `v2` ranges over
+/// exactly `[lo, lo + K)`. The map (v1, v2) ↦ j is then a bijection onto the integers when
+/// `K > 0` (and the domain is empty otherwise), with inverse `v1 = (j - c - lo) \ K`,
+/// `v2 = (j - c - lo) % K + lo`. Quantifying over `j` makes the receiver injective by
+/// construction, so Silicon needs no non-linear reasoning, and `aloc(A, j)` is a trigger. The
+/// guard starts with `0 < K`, which keeps the divisions well-defined.
+fn symbolic_grid(
+    fresh: &mut dyn Fresh,
+    vars: &[String],
+    guards: &[Exp],
+    body: &Exp,
+    subs: &[(Exp, Exp)],
+) -> Option<Exp> {
+    if vars.len() != 2 {
+        return None;
+    }
+    let (arr, idx) = subs.first()?;
+    let mut parts = Vec::new();
+    summands(idx, false, &mut parts);
+    let is_var = |e: &Exp| match &e.kind {
+        ExpKind::Var(n) => vars.iter().position(|v| v == n),
+        _ => None,
+    };
+    let free = |e: &Exp| !vars.iter().any(|v| e.mentions_var(v));
+    let mut unit = None;
+    let mut scaled = None;
+    let mut constant: Vec<(bool, Exp)> = Vec::new();
+    for (neg, t) in parts {
+        if let Some(k) = is_var(&t) {
+            if neg || unit.is_some() {
+                return None;
+            }
+            unit = Some(k);
+        } else if let ExpKind::Binary("*", a, b) = &t.kind {
+            let (k, v) = match (is_var(a), is_var(b)) {
+                (Some(v), None) if free(b) => ((**b).clone(), v),
+                (None, Some(v)) if free(a) => ((**a).clone(), v),
+                _ if free(&t) => {
+                    constant.push((neg, t.clone()));
+                    continue;
+                }
+                _ => return None,
+            };
+            if neg || scaled.is_some() {
+                return None;
+            }
+            scaled = Some((k, v));
+        } else if free(&t) {
+            constant.push((neg, t));
+        } else {
+            return None;
+        }
+    }
+    let (inner, (k, outer)) = (unit?, scaled?);
+    if inner == outer {
+        return None;
+    }
+    let lo = stride_range(guards, &vars[inner], &k)?;
+    let j = fresh.fresh("j");
+    let jv = Exp::var(&j);
+    let mut base = jv.clone();
+    for (neg, c) in &constant {
+        base = Exp::bin(if *neg { "+" } else { "-" }, base, c.clone());
+    }
+    let lo_zero = lit(&lo).is_some_and(|z| z.is_zero());
+    if !lo_zero {
+        base = Exp::bin("-", base, lo.clone());
+    }
+    let v_outer = Exp::bin("\\", base.clone(), k.clone());
+    let v_inner = if lo_zero {
+        Exp::bin("%", base, k.clone())
+    } else {
+        Exp::bin("+", Exp::bin("%", base, k.clone()), lo)
+    };
+    let substs = [
+        (vars[outer].clone(), v_outer),
+        (vars[inner].clone(), v_inner),
+    ];
+    let sub = |e: Exp| substs.iter().fold(e, |e, (v, r)| e.subst(v, r));
+    let from = text(&sub(idx.clone()));
+    let mut ng = vec![Exp::bin("<", Exp::int(0), k)];
+    ng.extend(
+        guards
+            .iter()
+            .cloned()
+            .map(|g| replace_term(sub(g), &from, &jv)),
+    );
+    let nb = replace_term(sub(body.clone()), &from, &jv);
+    let trig = Exp::app("aloc", vec![arr.clone(), jv.clone()]);
+    Some(forall(
+        vec![j],
+        vec![vec![trig]],
+        Exp::implies(Exp::and_all(ng), nb),
+    ))
 }
 
 /// The value of a literal integer expression (`16 * 1`, `-2 + 3`).

@@ -818,6 +818,46 @@ impl Encoder<'_> {
 
     /// Quantify a per-thread conjunct over all threads (§5.9(b)).
     fn all_threads(&mut self, iters: &[String], range: &[Exp], n_threads: &Exp, e: Exp) -> Exp {
+        let unused: Vec<usize> = (0..iters.len())
+            .filter(|k| !e.mentions_var(&iters[*k]))
+            .collect();
+        if !unused.is_empty()
+            && unused.len() < iters.len()
+            && e.has_acc()
+            && range.len() == 2 * iters.len()
+        {
+            // A resource that depends on some thread variables only (a row `Perm(g[r], read)`
+            // in a 2-D block over (r, c)) is held once per value of the others: quantify over
+            // the variables it mentions and scale by the extents of the rest. Quantifying over
+            // all of them would give a receiver that is not injective.
+            let mut vars = Vec::new();
+            let mut guards = Vec::new();
+            let mut factor: Option<Exp> = None;
+            for (k, v) in iters.iter().enumerate() {
+                let (lo, hi) = (&range[2 * k], &range[2 * k + 1]);
+                if unused.contains(&k) {
+                    let (ExpKind::Binary("<=", l, _), ExpKind::Binary("<", _, h)) =
+                        (&lo.kind, &hi.kind)
+                    else {
+                        return quant::quantify(self, iters.to_vec(), range.to_vec(), e);
+                    };
+                    let extent = Exp::bin("-", (**h).clone(), (**l).clone());
+                    factor = Some(match factor {
+                        Some(f) => Exp::bin("*", f, extent),
+                        None => extent,
+                    });
+                } else {
+                    vars.push(v.clone());
+                    guards.push(lo.clone());
+                    guards.push(hi.clone());
+                }
+            }
+            let scaled = match factor {
+                Some(f) => scale(e, &f),
+                None => e,
+            };
+            return quant::quantify(self, vars, guards, scaled);
+        }
         if iters.iter().any(|v| e.mentions_var(v)) {
             quant::quantify(self, iters.to_vec(), range.to_vec(), e)
         } else if e.has_acc() {
@@ -947,6 +987,11 @@ impl Encoder<'_> {
                     }
                 }
             }
+            // Order: the method's facts and the thread-independent preconditions first, then
+            // the thread ranges, then the rest. A range bound may need those facts to be
+            // well-defined (`tid < vct_tile_ceiling(n, s)` needs `s > 0`), and the
+            // thread-dependent preconditions need the ranges.
+            let ranges = std::mem::take(&mut pres);
             for c in &every {
                 pres.push(Contract {
                     exp: c.exp.clone(),
@@ -956,14 +1001,16 @@ impl Encoder<'_> {
                     },
                 });
             }
-            pres.extend(arm_pre.iter().map(|c| {
-                Contract {
-                    exp: c.exp.clone(),
-                    origin: Origin::new(Role::ThreadPre, Some(c.span))
-                        .with_clause(c.clause)
-                        .with_label(&label),
-                }
-            }));
+            let arm_pre_contract = |c: &Conj| Contract {
+                exp: c.exp.clone(),
+                origin: Origin::new(Role::ThreadPre, Some(c.span))
+                    .with_clause(c.clause)
+                    .with_label(&label),
+            };
+            let free = |c: &&Conj| !iters.iter().any(|v| c.exp.mentions_var(v));
+            pres.extend(arm_pre.iter().filter(free).map(arm_pre_contract));
+            pres.extend(ranges);
+            pres.extend(arm_pre.iter().filter(|c| !free(c)).map(arm_pre_contract));
             let mut posts: Vec<Contract> = every
                 .iter()
                 .map(|c| Contract {

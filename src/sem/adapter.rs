@@ -1,0 +1,485 @@
+//! Adapters for optimizations that change the entry method's signature (semantics.md §11.3).
+//!
+//! Matrix linearization turns a parameter `T[][] m` into `T[] m`. To run both programs on the
+//! same input, ORIG's matrix is flattened into OPT's array (row-major: `m'[i·C + j] = m[i][j]`,
+//! column-major: `m'[j·R + i] = m[i][j]`), and OPT's final array is folded back into rows
+//! through the same map before the observables are compared.
+//!
+//! The layout comes from `--adapter SPEC` (`matrix_lin m R|C E1 E2`, several separated by `;`,
+//! `linearize` accepted as well), or else from ORIG's own `gpuopt matrix_lin` annotations: the
+//! entry method's own, or, when the matrix reaches an annotated matrix through calls of ORIG
+//! (linearization rewrites every method a matrix is passed to), that one's. The extents are the
+//! input's own shape; when the annotation's extents can be evaluated on the input (the entry
+//! method's own annotation or a spec), they must agree with it.
+
+use super::compile::{CProgram, Ty};
+use super::inputs::{InVal, Input};
+use super::Observable;
+use crate::analyze::sites::find_method;
+use crate::front::ast::*;
+use crate::front::{parse, ParseOptions};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// How one matrix parameter is carried over.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatrixMap {
+    pub param: String,
+    pub row_major: bool,
+    /// Extents in the entry method's parameters, when known.
+    pub dims: Option<(Expr, Expr)>,
+}
+
+/// The input/output map between ORIG's and OPT's entry methods; empty for the identity.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Adapter {
+    pub matrices: Vec<MatrixMap>,
+}
+
+/// Why an input cannot be carried over (the input is then skipped).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AdaptError {
+    #[error("`{0}` is not a rectangular matrix")]
+    NotRectangular(String),
+    #[error("`{param}` has {rows} x {cols} cells but the adapter says {e1} x {e2}")]
+    Extents {
+        param: String,
+        rows: usize,
+        cols: usize,
+        e1: i64,
+        e2: i64,
+    },
+}
+
+impl Adapter {
+    pub fn is_identity(&self) -> bool {
+        self.matrices.is_empty()
+    }
+
+    /// Parse `--adapter SPEC`: `matrix_lin m R|C E1 E2` entries separated by `;`.
+    pub fn parse(spec: &str) -> Result<Adapter, String> {
+        let mut matrices = Vec::new();
+        for part in spec.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+            // Reuse the annotation grammar: `gpuopt <part>;` before a dummy method.
+            let text = format!("gpuopt {part};\nvoid vct_adapter() {{ }}\n");
+            let parsed = parse(&text, &ParseOptions::default());
+            if parsed.has_errors() {
+                return Err(format!("`{part}`: expected `matrix_lin NAME R|C E1 E2`"));
+            }
+            let ann = parsed.program.items.iter().find_map(|i| match i {
+                Item::Method(m) => m.prefix.annotations.first().cloned(),
+                _ => None,
+            });
+            match ann.map(|a| a.kind) {
+                Some(AnnotKind::Linearize {
+                    matrix,
+                    layout,
+                    dims,
+                }) => matrices.push(MatrixMap {
+                    param: matrix.name,
+                    row_major: layout == Layout::Row,
+                    dims: Some(dims),
+                }),
+                _ => {
+                    return Err(format!(
+                        "`{part}`: only `matrix_lin NAME R|C E1 E2` adapters exist"
+                    ))
+                }
+            }
+        }
+        Ok(Adapter { matrices })
+    }
+
+    /// The adapter between ORIG's entry `om` and OPT's entry `pm`: from `spec` when given, else
+    /// from ORIG's annotations. Only parameters whose type changed from `T[][]` to `T[]` are
+    /// mapped; such a parameter without a layout is an error.
+    pub fn between(
+        orig_src: &str,
+        orig: &CProgram,
+        om: u32,
+        opt: &CProgram,
+        pm: u32,
+        spec: Option<&str>,
+    ) -> Result<Adapter, String> {
+        let op = &orig.methods[om as usize].params;
+        let pp = &opt.methods[pm as usize].params;
+        let changed: Vec<String> = op
+            .iter()
+            .filter(|(_, n, t)| {
+                matches!(t, Ty::Array(inner) if matches!(**inner, Ty::Array(_)))
+                    && pp.iter().any(|(_, m, u)| {
+                        m == n && matches!(u, Ty::Array(inner) if !matches!(**inner, Ty::Array(_)))
+                    })
+            })
+            .map(|(_, n, _)| n.clone())
+            .collect();
+        let given = match spec {
+            Some(s) => Some(Adapter::parse(s)?),
+            None => None,
+        };
+        if changed.is_empty() {
+            return Ok(Adapter::default());
+        }
+        let m = &orig.methods[om as usize];
+        let class = &orig.classes[m.class as usize].name;
+        let mut matrices = Vec::new();
+        let derived = match &given {
+            Some(_) => BTreeMap::new(),
+            None => from_annotations(orig_src, class, &m.name, &changed),
+        };
+        for p in &changed {
+            let found = match &given {
+                Some(g) => g.matrices.iter().find(|x| x.param == *p).cloned(),
+                None => derived.get(p).cloned(),
+            };
+            match found {
+                Some(x) => matrices.push(x),
+                None => {
+                    return Err(format!(
+                        "`{p}` is a matrix in ORIG and an array in OPT, but no layout is known for it; give `--adapter \"matrix_lin {p} R|C ROWS COLS\"`"
+                    ))
+                }
+            }
+        }
+        Ok(Adapter { matrices })
+    }
+
+    /// ORIG's input as OPT's input.
+    pub fn forward(&self, input: &Input) -> Result<Input, AdaptError> {
+        let mut out = input.clone();
+        for m in &self.matrices {
+            let Some(slot) = out.args.iter().position(|(n, _)| *n == m.param) else {
+                continue;
+            };
+            let InVal::Array(ty, rows) = &out.args[slot].1 else {
+                continue; // null stays null
+            };
+            let (r, c) = shape(&m.param, rows)?;
+            if let Some((e1, e2)) = &m.dims {
+                let env = scalars(input);
+                if let (Some(x), Some(y)) = (eval(e1, &env), eval(e2, &env)) {
+                    if (x, y) != (r as i64, c as i64) {
+                        return Err(AdaptError::Extents {
+                            param: m.param.clone(),
+                            rows: r,
+                            cols: c,
+                            e1: x,
+                            e2: y,
+                        });
+                    }
+                }
+            }
+            let elem = match ty {
+                Ty::Array(e) => (**e).clone(),
+                other => other.clone(),
+            };
+            let cell = |i: usize, j: usize| match &rows[i] {
+                InVal::Array(_, v) => v[j].clone(),
+                _ => InVal::Null,
+            };
+            let mut cells = Vec::with_capacity(r * c);
+            if m.row_major {
+                for i in 0..r {
+                    for j in 0..c {
+                        cells.push(cell(i, j));
+                    }
+                }
+            } else {
+                for j in 0..c {
+                    for i in 0..r {
+                        cells.push(cell(i, j));
+                    }
+                }
+            }
+            out.args[slot].1 = InVal::Array(elem, cells);
+        }
+        Ok(out)
+    }
+
+    /// OPT's final values in ORIG's shape: each linearized array folded back into the rows of
+    /// ORIG's input matrix. Arrays whose length no longer fits are left as they are (the
+    /// comparison then reports them).
+    pub fn backward(&self, input: &Input, observables: &mut [Observable]) {
+        for m in &self.matrices {
+            let Some((_, InVal::Array(ty, rows))) = input.args.iter().find(|(n, _)| *n == m.param)
+            else {
+                continue;
+            };
+            let Ok((r, c)) = shape(&m.param, rows) else {
+                continue;
+            };
+            for o in observables.iter_mut() {
+                if o.path != m.param {
+                    continue;
+                }
+                let InVal::Array(elem, cells) = &o.value else {
+                    continue;
+                };
+                if cells.len() != r * c {
+                    continue;
+                }
+                let at = |i: usize, j: usize| {
+                    if m.row_major {
+                        cells[i * c + j].clone()
+                    } else {
+                        cells[j * r + i].clone()
+                    }
+                };
+                let folded = (0..r)
+                    .map(|i| InVal::Array(elem.clone(), (0..c).map(|j| at(i, j)).collect()))
+                    .collect();
+                o.value = InVal::Array(ty.clone(), folded);
+            }
+        }
+    }
+}
+
+/// Rows and columns of a rectangular matrix value.
+fn shape(param: &str, rows: &[InVal]) -> Result<(usize, usize), AdaptError> {
+    let mut cols = None;
+    for row in rows {
+        let InVal::Array(_, v) = row else {
+            return Err(AdaptError::NotRectangular(param.to_string()));
+        };
+        match cols {
+            None => cols = Some(v.len()),
+            Some(c) if c != v.len() => return Err(AdaptError::NotRectangular(param.to_string())),
+            _ => {}
+        }
+    }
+    Ok((rows.len(), cols.unwrap_or(0)))
+}
+
+fn scalars(input: &Input) -> BTreeMap<String, i64> {
+    input
+        .args
+        .iter()
+        .filter_map(|(n, v)| match v {
+            InVal::Int(i) => Some((n.clone(), *i)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Integer value of an extent over the input's scalars (`rows`, `n + 1`, `(w * 2)`).
+fn eval(e: &Expr, env: &BTreeMap<String, i64>) -> Option<i64> {
+    use ExprKind as K;
+    match &e.kind {
+        K::Int(v) => i64::try_from(v).ok(),
+        K::Name(id) => env.get(&id.name).copied(),
+        K::Unary(UnOp::Neg, x) => eval(x, env)?.checked_neg(),
+        K::Binary(op, l, r) => {
+            let (a, b) = (eval(l, env)?, eval(r, env)?);
+            match op {
+                BinOp::Add => a.checked_add(b),
+                BinOp::Sub => a.checked_sub(b),
+                BinOp::Mul => a.checked_mul(b),
+                BinOp::Div if b != 0 => Some(a.div_euclid(b)),
+                BinOp::Mod if b != 0 => Some(a.rem_euclid(b)),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Layouts of the entry's `params` from ORIG's `matrix_lin` annotations: the entry's own, or
+/// the one of an annotated matrix it is connected to by calls (argument passed as a bare name).
+fn from_annotations(
+    src: &str,
+    class: &str,
+    method: &str,
+    params: &[String],
+) -> BTreeMap<String, MatrixMap> {
+    let parsed = parse(src, &ParseOptions::default());
+    let prog = &parsed.program;
+    let class_of = |c: &str| -> Option<String> {
+        prog.items
+            .iter()
+            .any(|i| matches!(i, Item::Class(k) if k.name.name == c))
+            .then(|| c.to_string())
+    };
+    type Node = (Option<String>, String, String);
+    // Annotated matrices and call edges between matrix variables.
+    let mut annotated: BTreeMap<Node, (bool, (Expr, Expr))> = BTreeMap::new();
+    let mut edges: BTreeMap<Node, BTreeSet<Node>> = BTreeMap::new();
+    let mut methods: Vec<(Option<&Class>, &Method)> = Vec::new();
+    for item in &prog.items {
+        match item {
+            Item::Class(c) => {
+                for m in &c.members {
+                    if let Member::Method(m) = m {
+                        methods.push((Some(c), m));
+                    }
+                }
+            }
+            Item::Method(m) => methods.push((None, m)),
+            _ => {}
+        }
+    }
+    for (c, m) in &methods {
+        let cname = c.map(|c| c.name.name.clone());
+        for a in &m.prefix.annotations {
+            if let AnnotKind::Linearize {
+                matrix,
+                layout,
+                dims,
+            } = &a.kind
+            {
+                annotated.insert(
+                    (cname.clone(), m.name.name.clone(), matrix.name.clone()),
+                    (*layout == Layout::Row, dims.clone()),
+                );
+            }
+        }
+        let mut visit = |e: &Expr| {
+            crate::front::visit::walk_expr(e, &mut |x| {
+                let ExprKind::Call {
+                    recv, name, args, ..
+                } = &x.kind
+                else {
+                    return;
+                };
+                let callee = match recv.as_deref().map(|r| &r.kind) {
+                    None | Some(ExprKind::This) => find_method(prog, cname.as_deref(), &name.name)
+                        .or_else(|| find_method(prog, None, &name.name)),
+                    Some(ExprKind::Name(k)) => find_method(prog, Some(&k.name), &name.name),
+                    _ => None,
+                };
+                let Some((kc, km)) = callee else { return };
+                for (a, p) in args.iter().zip(&km.params) {
+                    if let Some(v) = a.as_name() {
+                        let from = (cname.clone(), m.name.name.clone(), v.to_string());
+                        let to = (
+                            kc.map(|k| k.name.name.clone()),
+                            km.name.name.clone(),
+                            p.name.name.clone(),
+                        );
+                        edges.entry(from.clone()).or_default().insert(to.clone());
+                        edges.entry(to).or_default().insert(from);
+                    }
+                }
+            })
+        };
+        for cl in &m.prefix.clauses {
+            if let Some(e) = cl.expr() {
+                visit(e);
+            }
+        }
+        if let MethodBody::Block(b) = &m.body {
+            for s in &b.stmts {
+                crate::front::visit::walk_stmts(s, &mut |st| {
+                    crate::front::visit::stmt_exprs(st, &mut |e| visit(e))
+                });
+            }
+        }
+    }
+    let entry_class = class_of(class);
+    let mut out = BTreeMap::new();
+    for p in params {
+        let start: Node = (entry_class.clone(), method.to_string(), p.clone());
+        let mut seen = BTreeSet::from([start.clone()]);
+        let mut queue = VecDeque::from([start.clone()]);
+        while let Some(n) = queue.pop_front() {
+            if let Some((row, dims)) = annotated.get(&n) {
+                out.insert(
+                    p.clone(),
+                    MatrixMap {
+                        param: p.clone(),
+                        row_major: *row,
+                        // Extents are in the annotated method's variables: usable only there.
+                        dims: (n == start).then(|| dims.clone()),
+                    },
+                );
+                break;
+            }
+            for next in edges.get(&n).into_iter().flatten() {
+                if seen.insert(next.clone()) {
+                    queue.push_back(next.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mat(rows: &[&[i64]]) -> InVal {
+        InVal::Array(
+            Ty::Array(Box::new(Ty::Int)),
+            rows.iter()
+                .map(|r| InVal::Array(Ty::Int, r.iter().map(|x| InVal::Int(*x)).collect()))
+                .collect(),
+        )
+    }
+
+    fn input(rows: &[&[i64]]) -> Input {
+        Input {
+            args: vec![
+                ("h".into(), InVal::Int(rows.len() as i64)),
+                (
+                    "w".into(),
+                    InVal::Int(rows.first().map_or(0, |r| r.len()) as i64),
+                ),
+                ("g".into(), mat(rows)),
+            ],
+            ..Input::default()
+        }
+    }
+
+    fn flat(v: &[i64]) -> InVal {
+        InVal::Array(Ty::Int, v.iter().map(|x| InVal::Int(*x)).collect())
+    }
+
+    #[test]
+    fn row_and_column_major_flatten_and_fold_back() {
+        let i = input(&[&[1, 2, 3], &[4, 5, 6]]);
+        for (layout, cells) in [("R", [1, 2, 3, 4, 5, 6]), ("C", [1, 4, 2, 5, 3, 6])] {
+            let a = Adapter::parse(&format!("matrix_lin g {layout} h w")).unwrap();
+            let f = a.forward(&i).unwrap();
+            assert_eq!(f.args[2].1, flat(&cells));
+            let mut obs = vec![("g".to_string(), f.args[2].1.clone())];
+            a.backward(&i, &mut obs);
+            assert_eq!(obs[0].1, i.args[2].1, "layout {layout}");
+        }
+    }
+
+    #[test]
+    fn extents_that_disagree_with_the_input_are_reported() {
+        let i = input(&[&[1, 2], &[3, 4]]);
+        let a = Adapter::parse("matrix_lin g R (h + 1) w").unwrap();
+        assert!(matches!(
+            a.forward(&i),
+            Err(AdaptError::Extents { e1: 3, .. })
+        ));
+        let ragged = Input {
+            args: vec![("g".into(), mat(&[&[1, 2], &[3]]))],
+            ..Input::default()
+        };
+        let a = Adapter::parse("matrix_lin g R 2 2").unwrap();
+        assert!(matches!(
+            a.forward(&ragged),
+            Err(AdaptError::NotRectangular(_))
+        ));
+    }
+
+    #[test]
+    fn specs_other_than_matrix_lin_are_refused() {
+        assert!(Adapter::parse("tile inter 4").is_err());
+        assert!(Adapter::parse("matrix_lin g X h w").is_err());
+        assert_eq!(Adapter::parse(" ; ").unwrap(), Adapter::default());
+    }
+
+    #[test]
+    fn layouts_follow_calls_to_annotated_methods() {
+        let src = "class K {\n  gpuopt matrix_lin g C n n;\n  void k(int n, int[][] g) { }\n  void host(int m, int[][] a) { k(m, a); }\n}\n";
+        let got = from_annotations(src, "K", "host", &["a".to_string()]);
+        let a = &got["a"];
+        assert!(!a.row_major);
+        assert!(a.dims.is_none());
+        let own = from_annotations(src, "K", "k", &["g".to_string()]);
+        assert!(own["g"].dims.is_some());
+    }
+}
