@@ -440,9 +440,13 @@ mod tests {
             let a = Adapter::parse(&format!("matrix_lin g {layout} h w")).unwrap();
             let f = a.forward(&i).unwrap();
             assert_eq!(f.args[2].1, flat(&cells));
-            let mut obs = vec![("g".to_string(), f.args[2].1.clone())];
+            let mut obs = vec![Observable {
+                path: "g".to_string(),
+                value: f.args[2].1.clone(),
+                ghost: false,
+            }];
             a.backward(&i, &mut obs);
-            assert_eq!(obs[0].1, i.args[2].1, "layout {layout}");
+            assert_eq!(obs[0].value, i.args[2].1, "layout {layout}");
         }
     }
 
