@@ -64,8 +64,11 @@ pub fn parse_checks(s: Option<&str>) -> Result<Checks, String> {
             "perms" => c.perms = true,
             "races" => c.races = true,
             "divergence" => c.divergence = true,
-            // Accepted for compatibility; the uniformity lint is not implemented yet.
-            "uniformity" => {}
+            // semantics.md §5.8's lint (W-NONUNIFORM) is not implemented yet: say so rather than
+            // let the user believe it ran.
+            "uniformity" => eprintln!(
+                "warning: the `uniformity` check (W-NONUNIFORM) is not implemented yet; ignored"
+            ),
             "all" => c = Checks::default(),
             other => return Err(format!("unknown check `{other}`")),
         }
