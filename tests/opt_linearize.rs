@@ -66,7 +66,7 @@ fn via_driver() {
             res.output
         );
     }
-    driver_agrees(KIND, &[tmp.clone()]);
+    driver_agrees(KIND, std::slice::from_ref(&tmp));
     let _ = std::fs::remove_dir_all(&tmp);
 }
 
