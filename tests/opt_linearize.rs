@@ -79,3 +79,41 @@ fn pending_prefetch_follows_the_matrix() {
     let (out, _) = common::stepwise_apply(KIND, "ok_prefetch_pending.pvl", &src).unwrap();
     assert!(out.contains("gpuopt glob_to_reg g (8 * r + c);"), "{out}");
 }
+
+/// `--index-fn` (command line): the helper is inserted once per class, before the first rewritten
+/// method, and every rewritten method (the caller too) indexes through it.
+#[test]
+fn index_fn_helper_once_per_class() {
+    use alpine_rs::front::ast::{Expr, Layout};
+    use alpine_rs::transforms::driver::{At, CliStep};
+    use alpine_rs::transforms::Params;
+    let src =
+        std::fs::read_to_string(root().join("fixtures/linearize/ok_rowscale_caller.pvl")).unwrap();
+    let line = src
+        .lines()
+        .position(|l| l.contains("void scale("))
+        .expect("kernel")
+        + 1;
+    let opts = DriverOptions {
+        steps: vec![CliStep {
+            params: Params::Linearize {
+                matrix: "m".into(),
+                layout: Layout::Row,
+                dims: (Expr::int(3), Expr::int(5)),
+                index_fn: true,
+            },
+            at: At { line, col: None },
+        }],
+        ..Default::default()
+    };
+    let res = apply("ok_rowscale_caller.pvl", &src, &opts);
+    assert_eq!(res.exit_code(), 0, "{:?}", res.reports);
+    let out = &res.output;
+    assert_eq!(out.matches("pure int vct_ml_Idx(").count(), 1, "{out}");
+    assert!(out.contains("m[vct_ml_Idx(5, r, c)]"), "{out}");
+    assert!(out.contains("g[vct_ml_Idx(5, r, c)]"), "{out}");
+    let helper = out.find("pure int vct_ml_Idx(").unwrap();
+    let first_contract = out.find("context_everywhere").unwrap();
+    assert!(helper < first_contract, "{out}");
+    assert!(!parse(out, &ParseOptions::default()).has_errors(), "{out}");
+}

@@ -1437,7 +1437,8 @@ fn rewrite(ctx: &mut Ctx, plan: &Plan, index_fn: bool) -> Outcome {
             let ck = class.map(|c| c.name.name.clone());
             if helper_classes.insert(ck) {
                 let kw = if class.is_some() { "static " } else { "" };
-                let start = m.span.start();
+                // Before the method's annotations and contract.
+                let start = m.prefix.span.start().min(m.span.start());
                 edits.insert(
                     line_start(src, start),
                     format!("{ind}{kw}pure int {h}(int stride, int major, int minor) = major * stride + minor;{nl}{nl}"),

@@ -317,13 +317,28 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
                     let ExpKind::Binary("-", e, tv) = &d.kind else {
                         continue;
                     };
-                    if !matches!(&tv.kind, ExpKind::Var(n) if n == t) || e.mentions_var(t) {
+                    if e.mentions_var(t) {
+                        continue;
+                    }
+                    // `t`, or `t + c` with c free of the variables (a shifted cell `t + c + K * i`).
+                    let shift = match linear(tv, std::slice::from_ref(t)) {
+                        Some(l) if l.coeffs[0].is_one() => l.constant,
+                        _ => continue,
+                    };
+                    if shift
+                        .as_ref()
+                        .is_some_and(|c| vars.iter().any(|v| c.mentions_var(v)))
+                    {
                         continue;
                     }
                     if k.is_positive() && hi.clone() - lo.clone() == k {
+                        let base = match shift {
+                            Some(c) => Exp::bin("-", (**e).clone(), c),
+                            None => (**e).clone(),
+                        };
                         let v = Exp::bin(
                             "+",
-                            Exp::bin("%", Exp::bin("-", (**e).clone(), int(&lo)), int(&k)),
+                            Exp::bin("%", Exp::bin("-", base, int(&lo)), int(&k)),
                             int(&lo),
                         );
                         hit = Some((t.clone(), v));
