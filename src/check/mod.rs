@@ -171,7 +171,8 @@ fn with_solver<R>(timeout_ms: u32, f: impl FnOnce(&Solver<'static>) -> R) -> R {
     })
 }
 
-fn model_of(tr: &Translator, s: &Solver<'static>) -> Counterexample {
+/// The solver's model restricted to the translator's user-visible symbols, in creation order.
+pub fn model_of(tr: &Translator, s: &Solver<'static>) -> Counterexample {
     let mut values = Vec::new();
     if let Some(m) = s.get_model() {
         for (name, t) in &tr.visible {

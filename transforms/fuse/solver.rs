@@ -10,7 +10,7 @@ use super::lin::{Cond, Lin, Rel, Subst};
 use super::model::{frac_text, Atom, Frac};
 use crate::analyze::exprtext::subst_var;
 use crate::check::translate::{Term, Translator, Z3Bool, Z3Int};
-use crate::check::{self, ctx as z3ctx, Counterexample};
+use crate::check::{self, ctx as z3ctx, model_of, Counterexample};
 use crate::front::ast::*;
 use crate::front::parser::parse_expr_text;
 use crate::front::Dialect;
@@ -18,7 +18,7 @@ use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{One, Signed, Zero};
 use z3::ast::{Ast, Bool, Int};
-use z3::{Params, SatResult, Solver, Tactic};
+use z3::{Params, SatResult, Tactic};
 
 /// The thread space of the fused kernel: one iterator per dimension.
 pub(super) struct Threads {
@@ -996,24 +996,6 @@ pub(super) fn named_int(tr: &mut Translator, name: &str) -> Z3Int {
 fn has_quantifier(b: &Z3Bool) -> bool {
     let s = b.to_string();
     s.contains("(exists ") || s.contains("(forall ")
-}
-
-/// The model restricted to user-visible symbols (as `check::prove` reports it).
-fn model_of(tr: &Translator, s: &Solver<'static>) -> Counterexample {
-    let mut values = Vec::new();
-    if let Some(m) = s.get_model() {
-        for (name, t) in &tr.visible {
-            let v = match t {
-                Term::Int(i) => m.eval(i, true).map(|v| v.to_string()),
-                Term::Bool(b) => m.eval(b, true).map(|v| v.to_string()),
-                Term::Real(r) => m.eval(r, true).map(|v| v.to_string()),
-            };
-            if let Some(v) = v {
-                values.push((name.clone(), v));
-            }
-        }
-    }
-    Counterexample { values }
 }
 
 /// Z3 prints negative integers as `(- 3)`.
