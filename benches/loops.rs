@@ -10,6 +10,10 @@
 //! build. `-- --dump FILE` writes the large file. Without `--bench` (as `cargo test --all-targets` runs it) it checks once that every
 //! annotation applies and the output parses.
 
+// The allocator of the `alpine-rs` binary (src/main.rs), so that the bench measures the tool.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use alpine_rs::front::{parse, ParseOptions};
 use alpine_rs::transforms::driver::{apply, DriverOptions};
 use std::time::{Duration, Instant};

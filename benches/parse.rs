@@ -5,6 +5,10 @@
 //! 50 ms for 10 000 lines in a release build. Without `--bench` (as `cargo test --all-targets`
 //! runs it) it only checks once that the generated files parse cleanly.
 
+// The allocator of the `alpine-rs` binary (src/main.rs), so that the bench measures the tool.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use alpine_rs::front::lexer::lex;
 use alpine_rs::front::{dialect, parse, DialectChoice, ParseOptions};
 use std::time::{Duration, Instant};

@@ -121,6 +121,20 @@ impl EditSet {
         Some((off as isize + delta).max(0) as usize)
     }
 
+    /// The ranges of the text after [`EditSet::apply`] that the edits wrote, in order.
+    pub fn written_ranges(&self) -> Vec<(usize, usize)> {
+        let mut sorted: Vec<(usize, &Edit)> = self.edits.iter().enumerate().collect();
+        sorted.sort_by_key(|(i, e)| (e.lo, e.hi, *i));
+        let mut delta: isize = 0;
+        let mut out = Vec::with_capacity(sorted.len());
+        for (_, e) in sorted {
+            let lo = (e.lo as isize + delta) as usize;
+            out.push((lo, lo + e.text.len()));
+            delta += e.text.len() as isize - (e.hi - e.lo) as isize;
+        }
+        out
+    }
+
     /// Apply to `src`. Edits must not overlap; insertions at the same offset keep their order.
     pub fn apply(&self, src: &str) -> Result<String, EditError> {
         let mut sorted: Vec<(usize, &Edit)> = self.edits.iter().enumerate().collect();

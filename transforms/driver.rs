@@ -13,6 +13,7 @@ use crate::analyze::sites::{check_annotations, sites, Site, SiteKind};
 use crate::diag::{Diagnostic, SourceFile};
 use crate::edit::{removal_span, EditSet, Layout};
 use crate::front::ast::{Annotation, OptKind, Program};
+use crate::front::dialect::{Dialect, DialectChoice};
 use crate::front::span::{LineIndex, Span};
 use crate::front::{parse, ParseOptions, Parsed};
 
@@ -160,11 +161,20 @@ pub fn apply(name: &str, src: &str, opts: &DriverOptions) -> DriverResult {
         });
     }
     let mut names = NameGen::for_text(src);
+    // Outputs are written in the input's dialect, so they are read back in it (which also
+    // spares the dialect scan of every intermediate text).
+    let reparse = ParseOptions {
+        dialect: match parsed.dialect {
+            Dialect::V1 => DialectChoice::V1,
+            Dialect::V2 => DialectChoice::V2,
+        },
+    };
     let mut state = State {
         name: name.to_string(),
         original: src.to_string(),
         text: src.to_string(),
         parsed,
+        reparse,
         step: 0,
     };
     if opts.steps.is_empty() {
@@ -183,6 +193,8 @@ struct State {
     original: String,
     text: String,
     parsed: Parsed,
+    /// Options for parsing intermediate texts.
+    reparse: ParseOptions,
     step: usize,
 }
 
@@ -430,7 +442,7 @@ fn round(
     let reparsed = if applied == 0 {
         None
     } else {
-        let p = parse(&out, &opts.parse);
+        let p = parse(&out, &st.reparse);
         if p.has_errors() {
             // Which step produced it is unknown here: the single-step path finds and reports it.
             *names = names_before;
@@ -453,11 +465,11 @@ fn round(
         .filter_map(|&o| all.map_offset(o))
         .collect();
     if let Some(p) = reparsed {
-        names.add_text(&out);
+        names.add_written(&out, &all.written_ranges());
         res.applied += applied;
         st.step += applied;
         st.text = out;
-        st.parsed = p;
+        drop_in_background(std::mem::replace(&mut st.parsed, p));
     }
     true
 }
@@ -495,7 +507,7 @@ fn step(
             let text1 = es
                 .apply(&st.text)
                 .map_err(|e| internal(&before_file, e.to_string()))?;
-            let parsed1 = parse(&text1, &opts.parse);
+            let parsed1 = parse(&text1, &st.reparse);
             let key = if site.keyword.start() >= removal.end() {
                 site.keyword.start() - removal.len()
             } else {
@@ -539,7 +551,7 @@ fn step(
                 .edits
                 .apply(&text1)
                 .map_err(|e| internal(&before_file, e.to_string()))?;
-            let reparsed = parse(&out, &opts.parse);
+            let reparsed = parse(&out, &st.reparse);
             if reparsed.has_errors() {
                 let mut d = Diagnostic::error(
                     "A0099",
@@ -558,7 +570,7 @@ fn step(
                     diagnostics: vec![d],
                 });
             }
-            names.add_text(&out);
+            names.add_written(&out, &applied.edits.written_ranges());
             if !applied.diagnostics.is_empty() {
                 let mut diags = applied.diagnostics;
                 for d in &mut diags {
@@ -574,7 +586,7 @@ fn step(
             }
             st.step += 1;
             st.text = out;
-            st.parsed = reparsed;
+            drop_in_background(std::mem::replace(&mut st.parsed, reparsed));
             Ok(applied.edits)
         }
         Err(mut diags) => {
@@ -607,6 +619,15 @@ fn step(
             })
         }
     }
+}
+
+/// Free a replaced parse on another thread: a large file's tree takes a tenth of a step to free,
+/// and nothing waits for it. If no thread can be started, `spawn` drops the closure, and the
+/// parse with it, right here.
+fn drop_in_background(old: Parsed) {
+    let _ = std::thread::Builder::new()
+        .name("alpine-drop".into())
+        .spawn(move || drop(old));
 }
 
 fn internal(file: &SourceFile, msg: String) -> Report {

@@ -15,7 +15,7 @@ use crate::analyze::loops::{
 };
 use crate::analyze::sites::{find_method, stmt_at, Site};
 use crate::check::translate::Term;
-use crate::check::{prove, with_model, Answer};
+use crate::check::{holds, prove, with_model, Answer};
 use crate::diag::Diagnostic;
 use crate::edit::EditSet;
 use crate::front::ast::*;
@@ -182,7 +182,7 @@ fn trip_count(
     // when the reason is shown (an explicit `--mode exact`).
     let refs: Vec<&Bool<'static>> = goals.iter().map(|(_, g, _)| g).collect();
     let all = Bool::and(z, &refs);
-    if !prove(&entry.facts.tr, &entry.facts.facts, &all, ctx.timeout_ms).is_proved() {
+    if !holds(&entry.facts.facts, &all, ctx.timeout_ms) {
         if !explain {
             return Ok(Err("the trip count is not fixed by the facts".into()));
         }
@@ -390,7 +390,7 @@ fn remainder(
         }
         let refs: Vec<&Bool<'static>> = others.iter().collect();
         let all = Bool::and(crate::check::ctx(), &refs);
-        Some(prove(&head.tr, &facts, &all, ctx.timeout_ms).is_proved())
+        Some(holds(&facts, &all, ctx.timeout_ms))
     })()
     .unwrap_or(false);
     let instance = |j: u64| {
@@ -427,14 +427,7 @@ fn remainder(
     // A205: the merged loop can never run.
     let last = upd_pow(shape.op, &entry.i0, &entry.step, m - 1);
     if let Ok(g) = guard_at(&mut entry.facts, shape, &last) {
-        if prove(
-            &entry.facts.tr,
-            &entry.facts.facts,
-            &g.not(),
-            ctx.timeout_ms,
-        )
-        .is_proved()
-        {
+        if holds(&entry.facts.facts, &g.not(), ctx.timeout_ms) {
             diagnostics.push(
                 Diagnostic::warning(
                     "A205",

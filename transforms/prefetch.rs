@@ -685,7 +685,7 @@ fn simplify_guard(f: &mut Facts, timeout: u32, cands: &[(Vec<Expr>, bool)]) -> O
             for cj in c.conjuncts() {
                 let proved =
                     f.tr.bool(cj)
-                        .map(|b| prove(&f.tr, &f.facts, &b, timeout).is_proved())
+                        .map(|b| crate::check::holds(&f.facts, &b, timeout))
                         .unwrap_or(false);
                 if !proved {
                     kept.push(cj.clone());
@@ -825,7 +825,7 @@ fn cover<'a>(
             let Ok(et) = f.tr.int(e) else {
                 return Cover::No;
             };
-            if prove(&f.tr, &f.facts, &et._eq(pt), ctx.timeout_ms).is_proved() {
+            if crate::check::holds(&f.facts, &et._eq(pt), ctx.timeout_ms) {
                 Cover::Yes(conds.to_vec(), false)
             } else {
                 Cover::No

@@ -643,7 +643,7 @@ fn full_range_quant<'e>(
         Expr::bin(BinOp::Eq, hi, t_hi.clone()),
     );
     let g = fx.tr.bool(&goal).ok()?;
-    if prove(&fx.tr, &fx.facts, &g, timeout).is_proved() {
+    if crate::check::holds(&fx.facts, &g, timeout) {
         Some((k, body))
     } else {
         None

@@ -9,7 +9,7 @@ use super::{Ctx, Outcome, Params};
 use crate::analyze::loops::{self, as_loop, guard_at, lit_pow, upd_pow, Entry, LoopShape, UpdOp};
 use crate::analyze::sites::sites;
 use crate::analyze::sites::{stmt_at, Site};
-use crate::check::{prove, Answer};
+use crate::check::{holds, prove, Answer};
 use crate::diag::Diagnostic;
 use crate::edit::{indent_at, reindent, removal_span, EditSet};
 use crate::front::ast::*;
@@ -48,8 +48,11 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     let shape = loops::analyze(stmt, var.as_deref(), header)?;
     let mut entry = loops::entry_facts(program, class, method, stmt, &shape)
         .map_err(|m| vec![unsupported(header, &m)])?;
-    check_steps(ctx, &mut entry, &shape, header)?;
-    check_trip(ctx, &mut entry, &shape, header, k, "unroll", "loop_unroll")?;
+    // Both conditions in one query when they hold; each on its own only to explain a refusal.
+    if !steps_and_trip_hold(ctx, &mut entry, &shape, k) {
+        check_steps(ctx, &mut entry, &shape, header)?;
+        check_trip(ctx, &mut entry, &shape, header, k, "unroll", "loop_unroll")?;
+    }
     let mut diagnostics = Vec::new();
     if !has_tightened_bound(&shape) {
         diagnostics.push(
@@ -186,6 +189,31 @@ pub(crate) fn unsupported(at: Span, msg: &str) -> Diagnostic {
         .with_help("simplify the guard, step or facts so that they can be encoded")
 }
 
+/// The conditions of [`check_steps`] and [`check_trip`] together, proved in one query; `false`
+/// when they are not (or cannot be encoded), and the two checks then say why.
+fn steps_and_trip_hold(ctx: &Ctx, entry: &mut Entry, shape: &LoopShape, k: u64) -> bool {
+    let z = crate::check::ctx();
+    let min = if matches!(shape.op, UpdOp::Add | UpdOp::Sub) {
+        1
+    } else {
+        2
+    };
+    let mut all = vec![entry.step.ge(&z3::ast::Int::from_i64(z, min))];
+    for j in 0..k {
+        let v = upd_pow(shape.op, &entry.i0, &entry.step, j);
+        match guard_at(&mut entry.facts, shape, &v) {
+            Ok(g) => all.push(g),
+            Err(_) => return false,
+        }
+    }
+    let refs: Vec<&z3::ast::Bool<'static>> = all.iter().collect();
+    holds(
+        &entry.facts.facts,
+        &z3::ast::Bool::and(z, &refs),
+        ctx.timeout_ms,
+    )
+}
+
 /// A105: the step is at least 1 (`+`, `-`) or 2 (`*`, `/`).
 pub(crate) fn check_steps(
     ctx: &Ctx,
@@ -241,7 +269,7 @@ pub(crate) fn check_trip(
     }
     let refs: Vec<&z3::ast::Bool<'static>> = all.iter().collect();
     let conj = z3::ast::Bool::and(crate::check::ctx(), &refs);
-    if prove(&entry.facts.tr, &entry.facts.facts, &conj, ctx.timeout_ms).is_proved() {
+    if holds(&entry.facts.facts, &conj, ctx.timeout_ms) {
         return Ok(());
     }
     let mut provable = 0u64;

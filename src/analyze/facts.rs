@@ -10,6 +10,8 @@ use super::scope::{assigned_arrays, assigned_vars};
 use crate::check::translate::{Translator, Z3Bool};
 use crate::front::ast::*;
 use crate::front::span::Span;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Facts at a program point, with the translator state (variable versions) valid there.
 pub struct Facts {
@@ -47,28 +49,19 @@ pub enum Point {
 pub fn facts_at(program: &Program, class: Option<&Class>, method: &Method, point: Point) -> Facts {
     let mut tr = Translator::new();
     // Types: fields of the class, parameters; pure functions for calls.
-    let mut functions = Vec::new();
-    let members: Vec<&Member> = class
-        .map(|c| c.members.iter().collect())
-        .unwrap_or_default();
-    for m in &members {
-        match m {
-            Member::Field(f) => {
+    if let Some(c) = class {
+        for m in &c.members {
+            if let Member::Field(f) = m {
                 for n in &f.names {
                     tr.declare(&n.name, &f.ty);
                 }
             }
-            Member::Method(m) => functions.push(signature(m)),
         }
     }
-    for item in &program.items {
-        if let Item::Method(m) = item {
-            functions.push(signature(m));
-        }
-    }
-    for f in functions {
-        tr.functions.insert(f.name.name.clone(), f);
-    }
+    tr.functions = program
+        .memo
+        .get_or_init(|| FunctionTables::of(program))
+        .for_class(class);
     for p in &method.params {
         tr.declare(&p.name.name, &p.ty);
     }
@@ -115,6 +108,66 @@ pub fn facts_at(program: &Program, class: Option<&Class>, method: &Method, point
         walk_block(&mut facts, &b.stmts, off, &everywhere);
     }
     facts
+}
+
+/// The methods a translator may call, per class (class members, then top-level methods, which
+/// win on a name clash), computed once per parse: copying every contract of the file at every
+/// program point made fact collection grow with the size of the file.
+#[derive(Debug, Default)]
+pub struct FunctionTables {
+    /// Keyed by the address of the class in the program's items (stable while the program,
+    /// which owns this table, lives); `None` for code outside classes.
+    tables: HashMap<Option<usize>, Arc<HashMap<String, Method>>>,
+}
+
+impl FunctionTables {
+    fn of(program: &Program) -> FunctionTables {
+        let top: Vec<Method> = program
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Method(m) => Some(signature(m)),
+                _ => None,
+            })
+            .collect();
+        let table = |members: &[Member]| {
+            let mut t = HashMap::new();
+            for m in members {
+                if let Member::Method(m) = m {
+                    t.insert(m.name.name.clone(), signature(m));
+                }
+            }
+            for m in &top {
+                t.insert(m.name.name.clone(), m.clone());
+            }
+            Arc::new(t)
+        };
+        let mut tables = HashMap::new();
+        tables.insert(None, table(&[]));
+        for item in &program.items {
+            if let Item::Class(c) = item {
+                tables.insert(Some(std::ptr::from_ref(c) as usize), table(&c.members));
+            }
+        }
+        FunctionTables { tables }
+    }
+
+    fn for_class(&self, class: Option<&Class>) -> Arc<HashMap<String, Method>> {
+        let key = class.map(|c| std::ptr::from_ref(c) as usize);
+        match self.tables.get(&key) {
+            Some(t) => t.clone(),
+            // A class that is not an item of this program (a copy, or a synthesized one).
+            None => {
+                let mut t = (*self.tables.get(&None).cloned().unwrap_or_default()).clone();
+                for m in class.map_or(&[][..], |c| &c.members[..]) {
+                    if let Member::Method(m) = m {
+                        t.entry(m.name.name.clone()).or_insert_with(|| signature(m));
+                    }
+                }
+                Arc::new(t)
+            }
+        }
+    }
 }
 
 /// A method as the translator needs it: contract and signature. A block body is left out: the

@@ -21,8 +21,45 @@ impl NameGen {
     pub fn add_text(&mut self, src: &str) {
         for t in lex(src).tokens {
             if matches!(t.kind, TokKind::Word | TokKind::QuotedWord) {
-                self.taken
-                    .insert(t.span.text(src).trim_matches('`').to_string());
+                // Most names are already known after the first call: look before allocating.
+                let name = t.span.text(src).trim_matches('`');
+                if !self.taken.contains(name) {
+                    self.taken.insert(name.to_string());
+                }
+            }
+        }
+    }
+
+    /// Mark the identifiers around the byte ranges `written` of `src` (the text an edit wrote) as
+    /// taken: the rest of `src` was seen before. Each range is widened to whole words, since an
+    /// edit may have extended a word of the old text. Every run of word characters that starts
+    /// like an identifier counts, inside comments too: a superset of the identifiers, which can
+    /// only make generated names longer, never clash.
+    pub fn add_written(&mut self, src: &str, written: &[(usize, usize)]) {
+        let bytes = src.as_bytes();
+        let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+        for &(lo, hi) in written {
+            let (mut lo, mut hi) = (lo.min(bytes.len()), hi.min(bytes.len()));
+            while lo > 0 && word(bytes[lo - 1]) {
+                lo -= 1;
+            }
+            while hi < bytes.len() && word(bytes[hi]) {
+                hi += 1;
+            }
+            let mut i = lo;
+            while i < hi {
+                if !word(bytes[i]) {
+                    i += 1;
+                    continue;
+                }
+                let start = i;
+                while i < hi && word(bytes[i]) {
+                    i += 1;
+                }
+                let w = &src[start..i];
+                if !bytes[start].is_ascii_digit() && !self.taken.contains(w) {
+                    self.taken.insert(w.to_string());
+                }
             }
         }
     }
@@ -63,5 +100,18 @@ mod tests {
         assert_eq!(g.name("vct_i"), "vct_i_3");
         assert_eq!(g.name("reg"), "reg");
         assert_eq!(g.name("reg"), "reg_1");
+    }
+
+    #[test]
+    fn written_ranges_are_widened_to_words() {
+        let mut g = NameGen::for_text("int x;");
+        // An edit wrote `_tmp` right after an old `x`: the word is `x_tmp`.
+        let out = "int x_tmp; /* y2 */ 3e5";
+        g.add_written(out, &[(5, 9)]);
+        assert!(g.is_taken("x_tmp"));
+        assert!(!g.is_taken("y2"));
+        g.add_written(out, &[(11, out.len())]);
+        assert!(g.is_taken("y2"));
+        assert!(!g.is_taken("3e5"));
     }
 }

@@ -44,7 +44,7 @@ pub struct Translator {
     /// The environment `\old(…)` refers to.
     pub old: Option<Env>,
     /// Pure functions of the program: name → (parameter types, return type, body).
-    pub functions: HashMap<String, Method>,
+    pub functions: std::sync::Arc<HashMap<String, Method>>,
     fresh: u32,
     /// User-visible constants created so far, in creation order (for counterexamples).
     pub visible: Vec<(String, Term)>,
@@ -67,7 +67,7 @@ impl Translator {
             types: HashMap::new(),
             env: Env::default(),
             old: None,
-            functions: HashMap::new(),
+            functions: Default::default(),
             fresh: 0,
             visible: Vec::new(),
             seen: HashMap::new(),

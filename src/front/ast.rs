@@ -41,6 +41,44 @@ pub struct Program {
     /// v1 allows a trailing main block after the declarations.
     pub main: Option<Block>,
     pub span: Span,
+    /// Derived data that analyses compute once per parse (see [`Memo`]).
+    pub memo: Memo<crate::analyze::facts::FunctionTables>,
+}
+
+/// A value computed at most once from the node that holds it and never changed afterwards.
+/// It is not part of the node's identity: clones start empty and recompute on demand, and it
+/// never makes two nodes unequal. Holding it in the AST ties its lifetime to the parse it was
+/// computed from, so it cannot go stale when the text is edited and parsed again.
+pub struct Memo<T>(std::sync::OnceLock<T>);
+
+impl<T> Memo<T> {
+    pub fn get_or_init(&self, f: impl FnOnce() -> T) -> &T {
+        self.0.get_or_init(f)
+    }
+}
+
+impl<T> Default for Memo<T> {
+    fn default() -> Self {
+        Memo(std::sync::OnceLock::new())
+    }
+}
+
+impl<T> Clone for Memo<T> {
+    fn clone(&self) -> Self {
+        Memo::default()
+    }
+}
+
+impl<T> PartialEq for Memo<T> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl<T> std::fmt::Debug for Memo<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Memo")
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -1042,7 +1080,7 @@ pub enum ExprKind {
         recv: Option<Box<Expr>>,
         name: Ident,
         args: Vec<Expr>,
-        ghost: GhostArgs,
+        ghost: Box<GhostArgs>,
         null_safe: bool,
     },
     Builtin(Builtin, Vec<Expr>),

@@ -84,6 +84,7 @@ const BS_WORDS: &[&str] = &[
 ];
 
 /// Multi-character punctuation, longest first within each common prefix.
+#[cfg(test)]
 const PUNCTS: &[&str] = &[
     "==>", "{:", ":}", "..", "::", "++", "--", "->", "-*", "**", "&&", "||", "==", "!=", "<=",
     ">=", "^^", "?.", "+=", "-=", "*=", "/=", "%=",
@@ -95,7 +96,66 @@ pub fn is_bs_word(word: &str) -> bool {
     BS_WORDS.contains(&word)
 }
 
+#[cfg(test)]
 const SINGLE: &[u8] = b"(){}[],;.:?!=<>+-*/%\\|&^@#$~";
+
+/// Length of the punctuation token at `i` (the first of `PUNCTS` that matches, else one byte of
+/// `SINGLE`), by byte comparisons: this runs for every operator of the file.
+fn punct_len(bytes: &[u8], i: usize) -> Option<usize> {
+    let c = bytes[i];
+    let n = bytes.get(i + 1).copied().unwrap_or(0);
+    if c == b'=' && n == b'=' && bytes.get(i + 2) == Some(&b'>') {
+        return Some(3);
+    }
+    let two = matches!(
+        (c, n),
+        (b'{', b':')
+            | (b':', b'}' | b':')
+            | (b'.', b'.')
+            | (b'+', b'+' | b'=')
+            | (b'-', b'-' | b'>' | b'*' | b'=')
+            | (b'*', b'*' | b'=')
+            | (b'&', b'&')
+            | (b'|', b'|')
+            | (b'=' | b'!' | b'<' | b'>' | b'/' | b'%', b'=')
+            | (b'^', b'^')
+            | (b'?', b'.')
+    );
+    if two {
+        return Some(2);
+    }
+    matches!(
+        c,
+        b'(' | b')'
+            | b'{'
+            | b'}'
+            | b'['
+            | b']'
+            | b','
+            | b';'
+            | b'.'
+            | b':'
+            | b'?'
+            | b'!'
+            | b'='
+            | b'<'
+            | b'>'
+            | b'+'
+            | b'-'
+            | b'*'
+            | b'/'
+            | b'%'
+            | b'\\'
+            | b'|'
+            | b'&'
+            | b'^'
+            | b'@'
+            | b'#'
+            | b'$'
+            | b'~'
+    )
+    .then_some(1)
+}
 
 pub struct Lexed {
     pub tokens: Vec<Token>,
@@ -251,11 +311,8 @@ pub fn lex(src: &str) -> Lexed {
                 i += 1;
             }
             kind = TokKind::BsWord;
-        } else if let Some(p) = PUNCTS.iter().find(|p| src[i..].starts_with(**p)) {
-            i += p.len();
-            kind = TokKind::Punct;
-        } else if SINGLE.contains(&b) {
-            i += 1;
+        } else if let Some(len) = punct_len(bytes, i) {
+            i += len;
             kind = TokKind::Punct;
         } else {
             let ch = src[i..].chars().next().unwrap_or('\u{fffd}');
@@ -298,6 +355,32 @@ mod tests {
             .filter(|t| t.kind != TokKind::Eof)
             .map(|t| t.span.text(src))
             .collect()
+    }
+
+    /// `punct_len` is the table lookup it replaces: the first of `PUNCTS` that starts at the
+    /// position, else one byte of `SINGLE`. Checked on every string of up to three bytes over
+    /// the punctuation alphabet and a few other bytes.
+    #[test]
+    fn punct_len_matches_the_tables() {
+        let mut alphabet: Vec<u8> = SINGLE.to_vec();
+        alphabet.extend_from_slice(b"a0 ");
+        for &a in &alphabet {
+            for &b in &alphabet {
+                for &c in &alphabet {
+                    let bytes = [a, b, c];
+                    let src = std::str::from_utf8(&bytes).expect("ascii");
+                    for end in 1..=3 {
+                        let s = &src[..end];
+                        let expected = PUNCTS
+                            .iter()
+                            .find(|p| s.starts_with(**p))
+                            .map(|p| p.len())
+                            .or_else(|| SINGLE.contains(&bytes[0]).then_some(1));
+                        assert_eq!(punct_len(s.as_bytes(), 0), expected, "{s:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -603,6 +603,7 @@ impl<'s> Parser<'s> {
             items,
             main,
             span: Span::new(0, self.src.len()),
+            memo: Memo::default(),
         }
     }
 
@@ -2525,8 +2526,8 @@ impl<'s> Parser<'s> {
     }
 
     /// `with { … } then { … }` (v1) and `given { … } yields { … }` (v2) after a call.
-    fn parse_ghost_args(&mut self) -> PResult<GhostArgs> {
-        let mut g = GhostArgs::default();
+    fn parse_ghost_args(&mut self) -> PResult<Box<GhostArgs>> {
+        let mut g = Box::<GhostArgs>::default();
         loop {
             if self.is_word("with") && self.is_punct_at(1, "{") {
                 self.bump();

@@ -1498,10 +1498,10 @@ pub fn map_children(e: &Expr, f: &mut dyn FnMut(&Expr) -> Expr) -> Expr {
                 recv,
                 name: name.clone(),
                 args,
-                ghost: GhostArgs {
+                ghost: Box::new(GhostArgs {
                     given,
-                    ..ghost.clone()
-                },
+                    ..(**ghost).clone()
+                }),
                 null_safe: *null_safe,
             }
         }
