@@ -5,9 +5,11 @@
 //! counterexample restricted to user-visible symbols, or [`Answer::Unknown`].
 
 pub mod translate;
+mod watchdog;
 
 use std::cell::RefCell;
 use std::fmt;
+use std::time::Duration;
 use translate::{Term, Translator, Z3Bool};
 use z3::ast::Ast;
 use z3::{Config, Context, Params, SatResult, Solver};
@@ -18,9 +20,7 @@ use z3::{Config, Context, Params, SatResult, Solver};
 /// the thread that made them, and no other thread-local holds one.
 struct ThreadZ3 {
     ctx: &'static Context,
-    // With the timeout it was last configured with: `Z3_solver_set_params` is costly (it
-    // re-creates the solver's internals), so it runs only when the timeout changes.
-    solver: RefCell<Option<(Solver<'static>, u32)>>,
+    solver: RefCell<Option<Solver<'static>>>,
 }
 
 impl ThreadZ3 {
@@ -110,10 +110,7 @@ pub fn prove(tr: &Translator, facts: &[Z3Bool], goal: &Z3Bool, timeout_ms: u32) 
         s.assert(&goal.not());
         match s.check() {
             SatResult::Unsat => Answer::Proved,
-            SatResult::Unknown => Answer::Unknown(
-                s.get_reason_unknown()
-                    .unwrap_or_else(|| "the solver gave up".to_string()),
-            ),
+            SatResult::Unknown => Answer::Unknown(reason_unknown(s)),
             SatResult::Sat => Answer::Refuted(model_of(tr, s)),
         }
     })
@@ -202,20 +199,30 @@ pub fn with_model<R>(
 fn with_solver<R>(timeout_ms: u32, f: impl FnOnce(&Solver<'static>) -> R) -> R {
     Z3.with(|z| {
         let mut slot = z.solver.borrow_mut();
-        let (solver, configured) = slot.get_or_insert_with(|| (Solver::new(ctx()), 0));
-        let timeout_ms = timeout_ms.max(1);
-        if *configured != timeout_ms {
+        let solver = slot.get_or_insert_with(|| {
+            let s = Solver::new(ctx());
             let mut p = Params::new(ctx());
             p.set_u32("random_seed", 0);
-            p.set_u32("timeout", timeout_ms);
-            solver.set_params(&p);
-            *configured = timeout_ms;
-        }
+            s.set_params(&p);
+            s
+        });
+        // The time limit comes from the watchdog, not from Z3's `timeout` parameter (see
+        // `watchdog`): the checks inside `f` are interrupted once it has passed.
+        let _limit = watchdog::watch(z.ctx, Duration::from_millis(u64::from(timeout_ms.max(1))));
         solver.push();
         let r = f(solver);
         solver.pop(1);
         r
     })
+}
+
+/// Why a check returned unknown; an interruption by the watchdog is the query's time limit.
+fn reason_unknown(s: &Solver<'static>) -> String {
+    match s.get_reason_unknown() {
+        Some(r) if r == "canceled" || r == "interrupted from keyboard" => "timeout".to_string(),
+        Some(r) => r,
+        None => "the solver gave up".to_string(),
+    }
 }
 
 /// The solver's model restricted to the translator's user-visible symbols, in creation order.
@@ -262,6 +269,27 @@ mod tests {
             Answer::Refuted(cx) => assert_eq!(cx.get("n"), Some("3")),
             other => panic!("expected a counterexample, got {other:?}"),
         }
+    }
+
+    /// A query that runs into its time limit answers unknown, and the next query on the same
+    /// solver is not affected by the interruption.
+    #[test]
+    fn time_limit_interrupts_one_query_only() {
+        let mut tr = Translator::new();
+        let facts = vec![tr
+            .fact(&e(
+                "x > 0 && y > 0 && z > 0 && x * x * x + y * y * y == z * z * z",
+            ))
+            .unwrap()];
+        let g = tr.bool(&e("false")).unwrap();
+        match prove(&tr, &facts, &g, 200) {
+            Answer::Unknown(_) => {}
+            other => panic!("expected unknown, got {other:?}"),
+        }
+        let g = tr.bool(&e("x > 0")).unwrap();
+        assert!(prove(&tr, &facts, &g, 200).is_proved());
+        let g = tr.bool(&e("x > 1")).unwrap();
+        assert!(matches!(prove(&tr, &[], &g, 200), Answer::Refuted(_)));
     }
 
     #[test]

@@ -35,6 +35,9 @@ pub struct Token {
     pub span: Span,
     /// Whitespace or a comment directly precedes the token.
     pub space_before: bool,
+    /// A `Word` that is a hard keyword or a value word (`true`, `write`, …), so never an
+    /// identifier. Decided once here: the parser asks it several times per token.
+    pub reserved: bool,
 }
 
 /// Backslash words that are single tokens (pvl.md §2.4).
@@ -329,10 +332,15 @@ pub fn lex(src: &str) -> Lexed {
             space = true;
             continue;
         }
+        let reserved = kind == TokKind::Word && {
+            let w = &src[start..i];
+            super::parser::HARD_KEYWORDS.contains(&w) || super::parser::VALUE_WORDS.contains(&w)
+        };
         tokens.push(Token {
             kind,
             span: Span::new(start, i),
             space_before: space,
+            reserved,
         });
         space = false;
     }
@@ -340,6 +348,7 @@ pub fn lex(src: &str) -> Lexed {
         kind: TokKind::Eof,
         span: Span::new(bytes.len(), bytes.len()),
         space_before: true,
+        reserved: false,
     });
     Lexed { tokens, errors }
 }

@@ -443,10 +443,7 @@ impl<'s> Parser<'s> {
     fn is_ident_tok(&self, t: Token) -> bool {
         match t.kind {
             TokKind::QuotedWord => true,
-            TokKind::Word => {
-                let w = self.text_of(t);
-                !HARD_KEYWORDS.contains(&w) && !VALUE_WORDS.contains(&w)
-            }
+            TokKind::Word => !t.reserved,
             _ => false,
         }
     }
