@@ -68,6 +68,8 @@ fn bench(name: &str, src: &str, input: &Input, checks: Checks, reps: u32) {
     };
     let cfg = Config {
         checks,
+        // The lint belongs to "all checks"; the light runs measure races and divergence only.
+        uniformity: checks.contracts,
         ..Config::default()
     };
     // `SEM_BENCH_SCALE=10` runs ten times the repetitions (for profiling).

@@ -273,3 +273,65 @@ fn a_thread_precondition_false_in_every_thread_is_reported_per_thread() {
     );
     assert_eq!(ok.status, Status::Ok, "{:?}", codes(&ok));
 }
+
+fn run_with(name: &str, config: Config) -> Vec<RunResult> {
+    let src = fixture(name);
+    let opts = RunOptions {
+        random: 2,
+        seed: 7,
+        config,
+        ..RunOptions::default()
+    };
+    sem::run_program(&src, &opts).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+#[test]
+fn a_per_thread_local_in_a_barrier_contract_is_a_uniformity_warning() {
+    let src = fixture("nonuniform_barrier.pvl");
+    for r in run("nonuniform_barrier.pvl", Checks::default()) {
+        // A warning only: the run is correct and its status stays ok.
+        assert_eq!(r.status, Status::Ok, "{:?}", r.errors);
+        assert_eq!(codes(&r), ["W-NONUNIFORM"], "reported once per barrier");
+        let d = &r.errors[0];
+        assert!(!d.is_error());
+        assert!(
+            d.message.contains("`k`")
+                && d.message.contains("0 in p[tid=0]")
+                && d.message.contains("1 in p[tid=1]"),
+            "{}",
+            d.message
+        );
+        let primary = d
+            .labels
+            .iter()
+            .find(|l| l.primary)
+            .expect("a primary label");
+        assert_eq!(&src[primary.span.range()], "k");
+        assert!(d.help.is_some());
+    }
+}
+
+#[test]
+fn the_uniformity_lint_can_be_turned_off() {
+    let config = Config {
+        uniformity: false,
+        ..Config::default()
+    };
+    for r in run_with("nonuniform_barrier.pvl", config) {
+        assert_eq!(r.status, Status::Ok);
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+    }
+}
+
+#[test]
+fn a_uniform_round_counter_in_a_barrier_contract_is_not_a_warning() {
+    // V5's scan mentions `offset` in its barrier contract; every thread has the same value.
+    for r in run("scan.pvl", Checks::default()) {
+        assert_eq!(r.status, Status::Ok);
+        assert!(
+            !codes(&r).iter().any(|c| c == "W-NONUNIFORM"),
+            "{:?}",
+            r.errors
+        );
+    }
+}

@@ -241,6 +241,18 @@ pub struct BarrierC {
     pub pre: Vec<CClause>,
     pub post: Vec<CClause>,
     pub span: Span,
+    /// The locals other than `par` iterators that the barrier's own contract mentions, each
+    /// with its first occurrence: the Viper encoding assumes they have one value in all threads
+    /// of the group, which the `uniformity` lint checks (semantics.md §5.8).
+    pub shared: Vec<SharedLocal>,
+}
+
+/// A local mentioned by a barrier contract (see [`BarrierC::shared`]).
+#[derive(Clone, Debug)]
+pub struct SharedLocal {
+    pub slot: u32,
+    pub name: String,
+    pub span: Span,
 }
 
 #[derive(Clone, Debug)]
@@ -406,6 +418,8 @@ pub struct Compiler<'a> {
     code: Vec<Instr>,
     /// Labels of the enclosing `par` blocks (innermost last) and whether we are in a kernel.
     par_labels: Vec<Option<String>>,
+    /// Slots of the iterators of the enclosing `par` arms.
+    par_iters: Vec<u32>,
     everywhere: Vec<CClause>,
     cur_contains_par: bool,
     cur_calls: Vec<u32>,
@@ -424,6 +438,7 @@ pub fn compile(prog: &Program) -> Result<CProgram, Vec<Diagnostic>> {
         scope: Scope::new(),
         code: Vec::new(),
         par_labels: Vec::new(),
+        par_iters: Vec::new(),
         everywhere: Vec::new(),
         cur_contains_par: false,
         cur_calls: Vec::new(),
@@ -1260,11 +1275,14 @@ impl<'a> Compiler<'a> {
             }
             self.par_labels
                 .push(a.label.as_ref().map(|l| l.name.clone()));
+            let iters_base = self.par_iters.len();
+            self.par_iters.extend(iters.iter().map(|it| it.0));
             let body_pc = self.pc();
             self.scope.push();
             self.stmt(&a.body, false);
             self.scope.pop();
             self.code.push(Instr::EndThread);
+            self.par_iters.truncate(iters_base);
             self.par_labels.pop();
             self.scope.pop();
             let iter_slots: Vec<u32> = iters.iter().map(|it| it.0).collect();
@@ -1326,8 +1344,10 @@ impl<'a> Compiler<'a> {
         }
         let mut pre = Vec::new();
         let mut post = Vec::new();
+        let mut shared = Vec::new();
         for c in &b.contract {
             let Some(e) = c.expr() else { continue };
+            self.shared_locals(e, &mut shared);
             let cl = self.clauses(e);
             if c.kind.is_pre() {
                 pre.extend(cl.iter().cloned());
@@ -1347,10 +1367,43 @@ impl<'a> Compiler<'a> {
             pre,
             post,
             span: b.keyword,
+            shared,
         })));
         if let Some(body) = &b.body {
             self.block(body, false);
         }
+    }
+
+    /// Add to `out` the locals of the current scope that `e` mentions, other than `par`
+    /// iterators, with the span of their first mention. Names that a quantifier, `\let` or
+    /// `\sum` inside `e` binds are left out wherever they occur: such a name may shadow a local,
+    /// and a binder's values differ by design.
+    fn shared_locals(&self, e: &Expr, out: &mut Vec<SharedLocal>) {
+        let mut bound: Vec<&str> = Vec::new();
+        crate::front::visit::walk_expr(e, &mut |x| match &x.kind {
+            ExprKind::Quant { bindings, .. } => {
+                bound.extend(bindings.iter().map(|b| b.name.name.as_str()))
+            }
+            ExprKind::Let { name, .. } | ExprKind::Sum { name, .. } => bound.push(&name.name),
+            _ => {}
+        });
+        crate::front::visit::walk_expr(e, &mut |x| {
+            let ExprKind::Name(id) = &x.kind else { return };
+            if bound.contains(&id.name.as_str()) {
+                return;
+            }
+            let Some((slot, _)) = self.scope.lookup(&id.name) else {
+                return;
+            };
+            if self.par_iters.contains(&slot) || out.iter().any(|s| s.slot == slot) {
+                return;
+            }
+            out.push(SharedLocal {
+                slot,
+                name: id.name.clone(),
+                span: x.span,
+            });
+        });
     }
 
     // -----------------------------------------------------------------------------------------

@@ -164,6 +164,9 @@ impl std::str::FromStr for Schedule {
 #[derive(Clone, Debug)]
 pub struct Config {
     pub checks: Checks,
+    /// The `uniformity` lint (semantics.md §5.8, W-NONUNIFORM). It is kept out of [`Checks`]
+    /// because it only warns: it never changes a run's status.
+    pub uniformity: bool,
     /// Warp order within a barrier interval.
     pub schedule: Schedule,
     pub block_size: Option<usize>,
@@ -176,6 +179,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             checks: Checks::default(),
+            uniformity: true,
             schedule: Schedule::Forward,
             block_size: None,
             fuel: 100_000_000,
@@ -410,6 +414,9 @@ pub struct Interp {
     spare: Vec<Holder>,
     /// Groups run so far (each random schedule round draws from its group's number).
     groups_run: u64,
+    /// (barrier id, slot) pairs already reported as W-NONUNIFORM: a barrier in a loop would
+    /// otherwise repeat the same warning at every resolution.
+    nonuniform: std::collections::BTreeSet<(u32, u32)>,
 }
 
 pub const PRED_SPACE: u32 = u32::MAX;
@@ -439,6 +446,7 @@ impl Interp {
             scratch: Vec::new(),
             spare: Vec::new(),
             groups_run: 0,
+            nonuniform: Default::default(),
         }
     }
 
@@ -3195,6 +3203,9 @@ impl Interp {
                     return Err(Stop::Error(Box::new(d)));
                 }
             }
+            if self.cfg.uniformity {
+                self.uniformity(&warps, b0);
+            }
             // Resolution: pool all contributions, hand out the barrier postconditions.
             let mut pool = Holder::default();
             for w in warps.iter_mut() {
@@ -3254,6 +3265,62 @@ impl Interp {
             }
         }
         Ok(warps.into_iter().flat_map(|w| w.lanes).collect())
+    }
+
+    /// The uniformity lint (semantics.md §5.8) at a resolution of barrier `b`: each local of
+    /// [`BarrierC::shared`] must have one value in all threads of the group that have not
+    /// finished. The first thread in linear-id order with a value different from the first
+    /// thread's is named; each variable is reported once per barrier.
+    fn uniformity(&mut self, warps: &[Warp], b: &BarrierC) {
+        for v in &b.shared {
+            if self.nonuniform.contains(&(b.id, v.slot)) {
+                continue;
+            }
+            let mut first: Option<(&Lane, &Value)> = None;
+            let mut differ = None;
+            'threads: for w in warps {
+                for l in lanes_of(full_mask(w.lanes.len()) & !w.finished) {
+                    let lane = &w.lanes[l];
+                    let Some(x) = lane
+                        .frames
+                        .last()
+                        .and_then(|f| f.store.get(v.slot as usize))
+                    else {
+                        continue;
+                    };
+                    match first {
+                        None => first = Some((lane, x)),
+                        Some((_, x0)) if x0 != x => {
+                            differ = Some((lane, x));
+                            break 'threads;
+                        }
+                        Some(_) => {}
+                    }
+                }
+            }
+            let (Some((l0, x0)), Some((l1, x1))) = (first, differ) else {
+                continue;
+            };
+            self.nonuniform.insert((b.id, v.slot));
+            let (t0, t1) = (self.lane_desc(l0), self.lane_desc(l1));
+            let d = Diagnostic::warning(
+                "W-NONUNIFORM",
+                format!(
+                    "`{}` differs between the threads at the barrier: {} in {t0}, {} in {t1}",
+                    v.name,
+                    show_value(x0),
+                    show_value(x1)
+                ),
+            )
+            .with_primary(v.span, format!("`{}` is not uniform", v.name))
+            .with_secondary(b.span, "at this barrier")
+            .with_help(
+                "the barrier's proof assumes every variable of its contract other than the \
+                 iterators has one value in all threads; make it depend on uniform values only, \
+                 or express the per-thread part through the iterators",
+            );
+            self.errors.push(d);
+        }
     }
 
     // -----------------------------------------------------------------------------------------
@@ -3445,6 +3512,21 @@ fn perm_chain(e: &CE, binder: u32, out: &mut Vec<PermLeaf>) -> bool {
             true
         }
         _ => false,
+    }
+}
+
+/// A value as PVL would write it, for messages.
+fn show_value(v: &Value) -> String {
+    match v {
+        Value::Int(i) => i.to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Null => "null".into(),
+        Value::Ref(id) => format!("object #{id}"),
+        Value::Seq(s) => {
+            let v: Vec<String> = s.iter().map(show_value).collect();
+            format!("[{}]", v.join(", "))
+        }
+        Value::Unit => "()".into(),
     }
 }
 
