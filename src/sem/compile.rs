@@ -5,6 +5,7 @@
 //! barrier and resume later without an interpreter stack to save. Expressions stay trees (`CE`)
 //! but never refer back to the AST.
 
+use super::value::Amt;
 use crate::diag::Diagnostic;
 use crate::front::ast::*;
 use crate::front::Span;
@@ -135,6 +136,65 @@ pub struct CClause {
     /// Pure and [`is_simple`]: its value depends on the store only, so it can be evaluated for
     /// many lanes at once, or once for threads that share the locals it reads.
     pub simple: bool,
+    /// The clause is one `Perm(a[e], p)` of the shape [`PermLeaf`] describes.
+    pub leaf: Option<PermLeaf>,
+}
+
+/// `Perm(a[e], p)` with `a` a local, `e` [`is_simple`] and `p` a literal, non-negative amount:
+/// its location depends on the store only and its amount on nothing, so the interpreter can
+/// compute the locations of many threads before it moves any permission (bulk transfers at
+/// `par` entry and exit).
+#[derive(Clone, Debug)]
+pub struct PermLeaf {
+    pub array: u32,
+    pub index: CE,
+    /// The span of `a[e]` (bounds and null errors point there).
+    pub index_span: Span,
+    pub amt: Amt,
+    /// The span of the `Perm`.
+    pub span: Span,
+}
+
+impl PermLeaf {
+    pub fn of(e: &CE) -> Option<PermLeaf> {
+        let CE::Perm(loc, p, span) = e else {
+            return None;
+        };
+        let CE::Index(a, i, index_span) = &**loc else {
+            return None;
+        };
+        let CE::Local(array) = &**a else {
+            return None;
+        };
+        if !is_simple(i) {
+            return None;
+        }
+        let amt = literal_amount(p)?;
+        if amt.is_negative() {
+            return None;
+        }
+        Some(PermLeaf {
+            array: *array,
+            index: (**i).clone(),
+            index_span: *index_span,
+            amt,
+            span: *span,
+        })
+    }
+}
+
+/// A permission amount written as a literal: `write`, `read`, `none` or `n\d` with `d != 0`.
+pub fn literal_amount(p: &CE) -> Option<Amt> {
+    Some(match p {
+        CE::Write => Amt::write(),
+        CE::Read => Amt::read(),
+        CE::NoPerm => Amt::none(),
+        CE::Bin(BinOp::Frac, n, d, _) => match (&**n, &**d) {
+            (CE::Int(n), CE::Int(d)) if *d != 0 => Amt::frac(*n, *d),
+            _ => return None,
+        },
+        _ => return None,
+    })
 }
 
 #[derive(Clone, Debug)]
@@ -674,6 +734,7 @@ impl<'a> Compiler<'a> {
                 CClause {
                     pure,
                     simple: pure && is_simple(&ce),
+                    leaf: PermLeaf::of(&ce),
                     e: ce,
                     span: c.span,
                 }

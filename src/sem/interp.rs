@@ -2,7 +2,7 @@
 //! the warp machine and the barrier scheduler (semantics.md §3–§7).
 
 use super::compile::*;
-use super::race::{Path, PathElem, PathId, RaceDetector, ThreadNames};
+use super::race::{thread_vals, Path, PathElem, PathId, RaceDetector, ThreadNames};
 use super::value::*;
 use super::vector::{self, Kind};
 use crate::diag::Diagnostic;
@@ -215,15 +215,9 @@ impl PV<'_> {
         match self {
             PV::Unchecked => true,
             PV::One(h) => h.can_read(l),
-            // What was taken is never negative (only non-negative amounts move), so a
-            // readable remainder makes the sum readable.
-            PV::Two(a, b) => {
-                a.can_read(l) || {
-                    let mut x = a.amount(l);
-                    x.add(&b.amount(l));
-                    x.can_read()
-                }
-            }
+            // Holders never hold negative amounts (only non-negative amounts move, and a take
+            // never goes below zero), so the sum is positive exactly when one part is.
+            PV::Two(a, b) => a.can_read(l) || b.can_read(l),
         }
     }
     fn amount(&self, l: Loc) -> Amt {
@@ -1275,21 +1269,7 @@ impl Interp {
     pub fn assertion(&mut self, e: &CE, env: &mut Env, x: &mut Xfer) -> Result<(), Stop> {
         let resource = matches!(e, CE::Perm(..) | CE::PointsTo(..)) || has_resource(e);
         if !resource {
-            if !x.pure || !self.cfg.checks.contracts {
-                return Ok(());
-            }
-            let v = {
-                let pv = self.pure_view(x);
-                self.ev(e, env, pv)?
-            };
-            if v != Value::Bool(true) {
-                x.fails.push(Fail {
-                    perm: false,
-                    span: Span::DUMMY,
-                    msg: "is false".into(),
-                });
-            }
-            return Ok(());
+            return self.pure_assertion(e, env, x);
         }
         match e {
             CE::Bin(BinOp::And | BinOp::Star, l, r, _) => {
@@ -1405,6 +1385,25 @@ impl Interp {
                 Span::DUMMY,
             )),
         }
+    }
+
+    /// A resource-free assertion: evaluated (when pure parts are checked), never transferred.
+    fn pure_assertion(&mut self, e: &CE, env: &mut Env, x: &mut Xfer) -> Result<(), Stop> {
+        if !x.pure || !self.cfg.checks.contracts {
+            return Ok(());
+        }
+        let v = {
+            let pv = self.pure_view(x);
+            self.ev(e, env, pv)?
+        };
+        if v != Value::Bool(true) {
+            x.fails.push(Fail {
+                perm: false,
+                span: Span::DUMMY,
+                msg: "is false".into(),
+            });
+        }
+        Ok(())
     }
 
     /// The instances of `\forall* int i; …; Perm(a[i], p) ** Perm(b[i], q) …` (see
@@ -1629,7 +1628,13 @@ impl Interp {
             }
             let before = x.fails.len();
             // The scale applies to permissions only, which a pure clause has none of.
-            self.assertion(&c.e, env, x)?;
+            if c.pure {
+                // What `assertion` does with a resource-free expression, without looking for
+                // resources in it again.
+                self.pure_assertion(&c.e, env, x)?;
+            } else {
+                self.assertion(&c.e, env, x)?;
+            }
             if x.fails.len() == before {
                 continue;
             }
@@ -2427,6 +2432,7 @@ impl Interp {
             span,
             pure: false,
             simple: false,
+            leaf: None,
         }];
         let r = self.clauses(
             &cl,
@@ -2897,7 +2903,13 @@ impl Interp {
                 let names = Rc::new(ThreadNames {
                     label: a.label.clone().unwrap_or_else(|| "par".into()),
                     iters: a.iters.iter().map(|it| it.1.clone()).collect(),
+                    ranges: r.clone(),
                 });
+                // The levels above this launch's threads, shared by all of them.
+                let prefix: Rc<[PathElem]> = match parent_path {
+                    Some(pp) => self.race.path(pp).with_epoch(epoch),
+                    None => Rc::new([]),
+                };
                 let scale = if count > 0 {
                     Some(Q::frac(1, (count * narms) as i64))
                 } else {
@@ -2914,31 +2926,36 @@ impl Interp {
                 } else {
                     (0, 0)
                 };
+                let bulk = if count > 0 {
+                    self.bulk_entry(
+                        a,
+                        r,
+                        count,
+                        pre_skip,
+                        &p.everywhere,
+                        ev_skip,
+                        &parent_store,
+                        &parent_this,
+                        &mut parent_h,
+                    )
+                } else {
+                    None
+                };
+                let nleaves = bulk.as_ref().map_or(0, |b| b.mask.count_ones() as usize);
+                let mut vals = vec![0i64; r.len()];
                 for t in 0..count {
                     let mut store = parent_store.clone();
-                    let mut rem = t;
-                    let mut vals = vec![0i64; r.len()];
-                    for k in (0..r.len()).rev() {
-                        let ext = (r[k].1 - r[k].0) as usize;
-                        vals[k] = r[k].0 + (rem % ext) as i64;
-                        rem /= ext;
-                    }
+                    thread_vals(r, t, &mut vals);
                     for (k, (slot, _, _, _)) in a.iters.iter().enumerate() {
                         store[*slot as usize] = Value::Int(vals[k]);
                     }
                     let group = self.groups + (t / bs) as u32;
-                    let mut elems = parent_path
-                        .map(|pp| self.race.path(pp).elems.clone())
-                        .unwrap_or_default();
-                    if let Some(last) = elems.last_mut() {
-                        last.epoch = epoch;
-                    }
-                    elems.push(PathElem {
+                    let leaf = PathElem {
                         launch,
                         group,
                         tid: t as u32,
                         epoch: 0,
-                    });
+                    };
                     let mut lane = Lane {
                         frames: vec![LaneFrame {
                             store,
@@ -2949,9 +2966,9 @@ impl Interp {
                         }],
                         holders: vec![Holder::default()],
                         path: Some(self.race.add_path(Path {
-                            elems,
+                            prefix: prefix.clone(),
+                            leaf,
                             names: names.clone(),
-                            vals,
                         })),
                     };
                     // Entry transfer: PRE_L(t) from the parent's holder.
@@ -2965,6 +2982,17 @@ impl Interp {
                         std::mem::take(&mut parent_h),
                         Holder::default(),
                     );
+                    let mut skip = pre_skip;
+                    if let Some(b) = &bulk {
+                        // The leaves have moved already (if permissions are tracked); they go
+                        // to the thread in clause order.
+                        skip |= b.mask;
+                        if self.cfg.checks.perms {
+                            for (loc, amt) in &b.moves[t * nleaves..(t + 1) * nleaves] {
+                                x.dst.add(*loc, amt);
+                            }
+                        }
+                    }
                     let mut env = Env {
                         store: &mut fr.store,
                         this: &fr.this,
@@ -2977,7 +3005,7 @@ impl Interp {
                     };
                     let r1 = self.clauses_skip(
                         &a.pre,
-                        pre_skip,
+                        skip,
                         &mut env,
                         &mut x,
                         "R-PAR-PRE",
@@ -3053,6 +3081,11 @@ impl Interp {
                 } else {
                     (0, 0)
                 };
+                // Leaves of the thread postcondition move without the general assertion walk
+                // when the other clauses are pure and `context_everywhere` is known to hold.
+                let leaves = leaf_plan(&a.post, post_skip, true)
+                    .filter(|_| leaf_plan(&p.everywhere, ev_skip, true) == Some(0));
+                let mut moves = Vec::new();
                 for lane in lanes.iter_mut() {
                     let who = lane.who();
                     let Lane {
@@ -3063,8 +3096,31 @@ impl Interp {
                         h.drain_into(holders.last_mut().expect("holder"));
                     }
                     let fr = frames.first_mut().expect("frame");
-                    let th = std::mem::take(&mut holders[0]);
+                    let mut th = std::mem::take(&mut holders[0]);
+                    let mut skip = post_skip;
+                    let mut taken = None;
+                    if let Some(mask) = leaves {
+                        moves.clear();
+                        if self.leaf_moves(&a.post, mask, &mut fr.store, &fr.this, &mut moves)
+                            && (!self.cfg.checks.perms || take_all(&mut th, &moves))
+                        {
+                            // The pure clauses still run below, against what is left plus
+                            // what was taken: the view they have on the thread-by-thread path.
+                            let mut tk = self.fresh_holder();
+                            if self.cfg.checks.perms {
+                                for (loc, amt) in &moves {
+                                    parent_h.add(*loc, amt);
+                                    tk.add(*loc, amt);
+                                }
+                            }
+                            skip |= mask;
+                            taken = Some(tk);
+                        }
+                    }
                     let mut x = Xfer::new(Mode::Exhale, th, std::mem::take(&mut parent_h));
+                    if taken.is_some() {
+                        x.taken = taken;
+                    }
                     let mut env = Env {
                         store: &mut fr.store,
                         this: &fr.this,
@@ -3077,7 +3133,7 @@ impl Interp {
                     };
                     let r1 = self.clauses_skip(
                         &a.post,
-                        post_skip,
+                        skip,
                         &mut env,
                         &mut x,
                         "R-PAR-POST",
@@ -3101,6 +3157,9 @@ impl Interp {
                         )
                     });
                     parent_h = x.dst;
+                    if let Some(tk) = x.taken.take() {
+                        self.recycle(tk);
+                    }
                     r2?;
                 }
             }
@@ -3121,6 +3180,83 @@ impl Interp {
             )?;
         }
         Ok(())
+    }
+
+    /// The entry transfers of all `count` threads of arm `a` at once, when every clause of the
+    /// thread precondition is a [`PermLeaf`], known to hold (`pre_skip`) or simple, and every
+    /// `context_everywhere` clause is known to hold or simple: the leaves' locations are computed
+    /// for all threads first, then taken from the parent in thread and clause order. Nothing
+    /// else depends on the parent's holder (simple clauses read no heap location), so the result
+    /// is the one the thread-by-thread transfers give. When a location cannot be computed or
+    /// the parent lacks a permission, everything taken is given back and `None` returned: the
+    /// thread-by-thread path then reports the error where it occurs, for the thread it concerns.
+    #[allow(clippy::too_many_arguments)]
+    fn bulk_entry(
+        &mut self,
+        a: &ArmC,
+        ranges: &[(i64, i64)],
+        count: usize,
+        pre_skip: u64,
+        everywhere: &[CClause],
+        ev_skip: u64,
+        parent_store: &[Value],
+        parent_this: &Value,
+        parent_h: &mut Holder,
+    ) -> Option<Bulk> {
+        let mask = leaf_plan(&a.pre, pre_skip, false)?;
+        leaf_plan(everywhere, ev_skip, false).filter(|m| *m == 0)?;
+        let mut store = parent_store.to_vec();
+        let mut vals = vec![0i64; ranges.len()];
+        let mut moves = Vec::with_capacity(count * mask.count_ones() as usize);
+        for t in 0..count {
+            thread_vals(ranges, t, &mut vals);
+            for (k, (slot, _, _, _)) in a.iters.iter().enumerate() {
+                store[*slot as usize] = Value::Int(vals[k]);
+            }
+            if !self.leaf_moves(&a.pre, mask, &mut store, parent_this, &mut moves) {
+                return None;
+            }
+        }
+        if self.cfg.checks.perms && !take_all(parent_h, &moves) {
+            return None;
+        }
+        Some(Bulk { mask, moves })
+    }
+
+    /// Append the location and amount of each leaf of `cl` in `mask`, in clause order, as the
+    /// store gives them; false when an index cannot be evaluated or is out of bounds.
+    fn leaf_moves(
+        &mut self,
+        cl: &[CClause],
+        mask: u64,
+        store: &mut Vec<Value>,
+        this: &Value,
+        out: &mut Vec<(Loc, Amt)>,
+    ) -> bool {
+        let null = Value::Null;
+        let mut env = Env {
+            store,
+            this,
+            result: &null,
+            old: None,
+            race: None,
+            epoch: 0,
+            atomic: None,
+            in_old: false,
+        };
+        for c in lanes_of(mask).map(|i| &cl[i]) {
+            let Some(leaf) = &c.leaf else { return false };
+            let av = env.store[leaf.array as usize].clone();
+            let loc = self
+                .ev(&leaf.index, &mut env, PV::Unchecked)
+                .and_then(|iv| self.as_int(iv, leaf.index_span))
+                .and_then(|i| self.index_loc(av, i, leaf.index_span));
+            match loc {
+                Ok(l) => out.push((l, leaf.amt.clone())),
+                Err(_) => return false,
+            }
+        }
+        true
     }
 
     /// Run one group (thread block) to completion: warp-serial rounds between barriers.
@@ -3461,6 +3597,46 @@ impl Interp {
         r?;
         Ok(Some(fr.result.clone()))
     }
+}
+
+/// Permission moves computed for all threads of an arm (see [`Interp::bulk_entry`]).
+struct Bulk {
+    /// The clauses that are leaves.
+    mask: u64,
+    /// `mask.count_ones()` moves per thread, threads in order.
+    moves: Vec<(Loc, Amt)>,
+}
+
+/// The clauses of `cl` that are [`PermLeaf`]s, as a bit mask, when every other clause is in
+/// `skip` (known to hold) or pure, and reads no heap location unless `heap_reads` allows it.
+/// `None` when some clause is neither (or there are more than 64).
+fn leaf_plan(cl: &[CClause], skip: u64, heap_reads: bool) -> Option<u64> {
+    if cl.len() > 64 {
+        return None;
+    }
+    let mut mask = 0;
+    for (i, c) in cl.iter().enumerate() {
+        if c.leaf.is_some() {
+            mask |= 1 << i;
+        } else if skip >> i & 1 == 0 && !(c.simple || heap_reads && c.pure) {
+            return None;
+        }
+    }
+    Some(mask)
+}
+
+/// Take each amount from `h` in order; if one is not there, give back what was taken (amounts
+/// are exact, so `h` holds what it held before) and return false.
+fn take_all(h: &mut Holder, moves: &[(Loc, Amt)]) -> bool {
+    for (k, (loc, amt)) in moves.iter().enumerate() {
+        if !h.take(*loc, amt) {
+            for (l, a) in moves[..k].iter().rev() {
+                h.add(*l, a);
+            }
+            return false;
+        }
+    }
+    true
 }
 
 /// One `Perm(a[i], p)` of a quantified permission chain: `a` a local other than the binder
