@@ -201,6 +201,29 @@ pub struct Env<'s> {
     pub in_old: bool,
 }
 
+impl<'s> Env<'s> {
+    /// An environment for contracts: their reads are not accesses of the program, so nothing
+    /// is recorded for the race detector (which is all that the epoch and the atomic block
+    /// are for).
+    pub fn contract(
+        store: &'s mut Vec<Value>,
+        this: &'s Value,
+        result: &'s Value,
+        old: Option<&'s Heap>,
+    ) -> Env<'s> {
+        Env {
+            store,
+            this,
+            result,
+            old,
+            race: None,
+            epoch: 0,
+            atomic: None,
+            in_old: false,
+        }
+    }
+}
+
 /// How heap reads are permission-checked.
 #[derive(Clone, Copy)]
 pub enum PV<'h> {
@@ -311,6 +334,18 @@ impl Lane {
     }
 }
 
+/// How the failures of a clause list become diagnostics: the codes for a false pure part and
+/// for a missing permission, what the list is (for the message), where it is checked, and for
+/// whom.
+#[derive(Clone, Copy)]
+pub struct Report<'a> {
+    pub code_pure: &'a str,
+    pub code_perm: &'a str,
+    pub what: &'a str,
+    pub site: Span,
+    pub who: Who<'a>,
+}
+
 /// Whom a contract check is about, turned into text only when a diagnostic is written.
 #[derive(Clone, Copy, Debug)]
 pub enum Who<'a> {
@@ -353,18 +388,7 @@ enum WarpStop {
     AtomicDone,
 }
 
-fn lanes_of(mask: u64) -> impl Iterator<Item = usize> {
-    let mut m = mask;
-    std::iter::from_fn(move || {
-        if m == 0 {
-            None
-        } else {
-            let i = m.trailing_zeros() as usize;
-            m &= m - 1;
-            Some(i)
-        }
-    })
-}
+use vector::lanes as lanes_of;
 
 fn full_mask(n: usize) -> u64 {
     if n >= 64 {
@@ -411,6 +435,8 @@ pub struct Interp {
     /// (barrier id, slot) pairs already reported as W-NONUNIFORM: a barrier in a loop would
     /// otherwise repeat the same warning at every resolution.
     nonuniform: std::collections::BTreeSet<(u32, u32)>,
+    /// Scratch list of permission moves (quantified chains).
+    moves: Vec<(Loc, Amt)>,
 }
 
 pub const PRED_SPACE: u32 = u32::MAX;
@@ -441,6 +467,7 @@ impl Interp {
             spare: Vec::new(),
             groups_run: 0,
             nonuniform: Default::default(),
+            moves: Vec::new(),
         }
     }
 
@@ -871,6 +898,22 @@ impl Interp {
         })
     }
 
+    /// [`param_store`] for argument expressions, evaluated in order (all of them, also those
+    /// beyond the parameters, for their errors).
+    fn arg_store(
+        &mut self,
+        md: &CMethod,
+        args: &[CE],
+        env: &mut Env,
+        pv: PV,
+    ) -> Result<Vec<Value>, Stop> {
+        let mut vals = Vec::with_capacity(args.len());
+        for a in args {
+            vals.push(self.ev(a, env, pv)?);
+        }
+        Ok(param_store(md, vals))
+    }
+
     /// `\forall`, `\exists` and `\sum` (kept out of [`Self::eval`], whose stack frame they
     /// would enlarge).
     #[inline(never)]
@@ -1043,13 +1086,7 @@ impl Interp {
             Some(r) => self.ev(r, env, pv)?,
             None => env.this.clone(),
         };
-        let mut store = vec![Value::Null; md.nslots as usize];
-        for (i, a) in args.iter().enumerate() {
-            let v = self.ev(a, env, pv)?;
-            if let Some(p) = md.params.get(i) {
-                store[p.0 as usize] = v;
-            }
-        }
+        let mut store = self.arg_store(md, args, env, pv)?;
         if self.depth > 10_000 {
             return Err(inconclusive(
                 "R-UNSUPPORTED",
@@ -1406,10 +1443,13 @@ impl Interp {
         Ok(())
     }
 
-    /// The instances of `\forall* int i; …; Perm(a[i], p) ** Perm(b[i], q) …` (see
-    /// [`perm_chain`]), without re-evaluating the array locals and the literal amounts for every
-    /// instance: they do not depend on `i`. Each instance makes the same bounds check and the
-    /// same transfer, in the same order, as [`Self::assertion`] on the body would.
+    /// The instances of `\forall* int i; …; Perm(a[e], p) ** Perm(b[f], q) …` (see
+    /// [`perm_chain`]), without the assertion walk: the array locals and the amounts do not
+    /// depend on `i`, and the indices read only the store. The locations are computed first, in
+    /// the order [`Self::assertion`] on the body would compute them, up to the first that fails;
+    /// then the permissions move in that order, all at once when the source has them all (an
+    /// exhale), one transfer at a time otherwise, so that failures are reported as they would
+    /// be. The error, if any, comes last, as it would after the transfers before it.
     fn perm_chain_instances(
         &mut self,
         chain: &[PermLeaf],
@@ -1421,20 +1461,59 @@ impl Interp {
         let Some(&last) = tuples.last() else {
             return Ok(());
         };
-        if x.perms {
-            let arrays: Vec<Value> = chain
-                .iter()
-                .map(|c| env.store[c.array as usize].clone())
-                .collect();
-            for &i in tuples {
-                for (c, a) in chain.iter().zip(&arrays) {
-                    let loc = self.index_loc(a.clone(), i, c.index_span)?;
-                    self.transfer(loc, c.amt.clone(), c.span, x);
+        if !x.perms {
+            env.store[binder as usize] = Value::Int(last);
+            return Ok(());
+        }
+        let arrays: Vec<Value> = chain
+            .iter()
+            .map(|c| env.store[c.array as usize].clone())
+            .collect();
+        // Without permission tracking the transfers do nothing, but the bounds checks stay.
+        let perms = self.cfg.checks.perms;
+        let mut moves = std::mem::take(&mut self.moves);
+        moves.clear();
+        let mut stopped = None;
+        'tuples: for &i in tuples {
+            env.store[binder as usize] = Value::Int(i);
+            for (c, a) in chain.iter().zip(&arrays) {
+                let idx = match &c.index {
+                    CE::Local(s) if *s == binder => Ok(i),
+                    e => self
+                        .ev(e, env, PV::Unchecked)
+                        .and_then(|v| self.as_int(v, c.index_span)),
+                };
+                match idx.and_then(|k| self.index_loc(a.clone(), k, c.index_span)) {
+                    Ok(loc) if perms => moves.push((loc, c.amt.clone())),
+                    Ok(_) => {}
+                    Err(e) => {
+                        stopped = Some(e);
+                        break 'tuples;
+                    }
                 }
             }
         }
-        env.store[binder as usize] = Value::Int(last);
-        Ok(())
+        let bulk = x.mode == Mode::Exhale && x.scale.is_none() && take_all(&mut x.src, &moves);
+        if bulk {
+            for (loc, amt) in &moves {
+                x.dst.add(*loc, amt);
+                if let Some(t) = &mut x.taken {
+                    t.add(*loc, amt);
+                }
+            }
+        } else {
+            for (k, (loc, amt)) in moves.iter().enumerate() {
+                self.transfer(*loc, amt.clone(), chain[k % chain.len()].span, x);
+            }
+        }
+        self.moves = moves;
+        match stopped {
+            Some(e) => Err(e),
+            None => {
+                env.store[binder as usize] = Value::Int(last);
+                Ok(())
+            }
+        }
     }
 
     fn env_fold(
@@ -1455,24 +1534,9 @@ impl Interp {
             Some(r) => self.ev(r, env, PV::Unchecked)?,
             None => env.this.clone(),
         };
-        let mut store = vec![Value::Null; md.nslots as usize];
-        for (i, a) in args.iter().enumerate() {
-            let v = self.ev(a, env, PV::Unchecked)?;
-            if let Some(p) = md.params.get(i) {
-                store[p.0 as usize] = v;
-            }
-        }
+        let mut store = self.arg_store(md, args, env, PV::Unchecked)?;
         let null = Value::Null;
-        let mut inner = Env {
-            store: &mut store,
-            this: &this,
-            result: &null,
-            old: None,
-            race: None,
-            epoch: 0,
-            atomic: None,
-            in_old: false,
-        };
+        let mut inner = Env::contract(&mut store, &this, &null, None);
         let mut fx = Xfer::new(Mode::Exhale, std::mem::take(&mut x.src), Holder::default());
         self.assertion(body, &mut inner, &mut fx)?;
         x.src = std::mem::take(&mut fx.src);
@@ -1589,38 +1653,36 @@ impl Interp {
         }
     }
 
-    /// Run a clause list in one mode for one lane; failures become diagnostics with `code_pure` /
-    /// `code_perm`. Returns whether everything held.
-    #[allow(clippy::too_many_arguments)]
+    /// Run a clause list in one mode for one lane; failures become diagnostics as `rep` says.
+    /// Returns whether everything held.
     pub fn clauses(
         &mut self,
         cl: &[CClause],
         env: &mut Env,
         x: &mut Xfer,
-        code_pure: &str,
-        code_perm: &str,
-        what: &str,
-        site: Span,
-        who: Who,
+        rep: &Report,
     ) -> Result<bool, Stop> {
-        self.clauses_skip(cl, 0, env, x, code_pure, code_perm, what, site, who)
+        self.clauses_skip(cl, 0, env, x, rep)
     }
 
     /// [`Self::clauses`], leaving out the clauses `i < 64` with bit `i` of `skip` set: pure
-    /// clauses already known to hold (they have no effect when they hold).
-    #[allow(clippy::too_many_arguments)]
+    /// clauses already known to hold (they have no effect when they hold), or permission leaves
+    /// already moved in bulk.
     pub fn clauses_skip(
         &mut self,
         cl: &[CClause],
         skip: u64,
         env: &mut Env,
         x: &mut Xfer,
-        code_pure: &str,
-        code_perm: &str,
-        what: &str,
-        site: Span,
-        who: Who,
+        rep: &Report,
     ) -> Result<bool, Stop> {
+        let Report {
+            code_pure,
+            code_perm,
+            what,
+            site,
+            who,
+        } = *rep;
         let mut ok = true;
         for (i, c) in cl.iter().enumerate() {
             if i < 64 && skip >> i & 1 == 1 {
@@ -1677,16 +1739,7 @@ impl Interp {
         let null = Value::Null;
         for (i, c) in cl.iter().enumerate().take(64) {
             if uniform.get(i).copied().unwrap_or(false) {
-                let mut env = Env {
-                    store,
-                    this,
-                    result: &null,
-                    old: None,
-                    race: None,
-                    epoch: 0,
-                    atomic: None,
-                    in_old: false,
-                };
+                let mut env = Env::contract(store, this, &null, None);
                 if let Ok(Value::Bool(true)) = self.ev(&c.e, &mut env, PV::Unchecked) {
                     skip |= 1 << i;
                 }
@@ -1780,7 +1833,19 @@ impl Interp {
         let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, true);
         let top = holders.last_mut().expect("holder");
         let mut x = Xfer::new(Mode::Check, std::mem::take(top), Holder::default());
-        let r = self.clauses_skip(cl, skip, &mut env, &mut x, code, code, what, site, who);
+        let r = self.clauses_skip(
+            cl,
+            skip,
+            &mut env,
+            &mut x,
+            &Report {
+                code_pure: code,
+                code_perm: code,
+                what,
+                site,
+                who,
+            },
+        );
         *top = x.src;
         r
     }
@@ -1809,7 +1874,17 @@ impl Interp {
         let top = holders.last_mut().expect("holder");
         let mut x = Xfer::new(Mode::Exhale, std::mem::take(top), dst);
         let r = self.clauses_skip(
-            cl, skip, &mut env, &mut x, code_pure, code_perm, what, site, who,
+            cl,
+            skip,
+            &mut env,
+            &mut x,
+            &Report {
+                code_pure,
+                code_perm,
+                what,
+                site,
+                who,
+            },
         );
         *top = x.src;
         r?;
@@ -2177,11 +2252,13 @@ impl Interp {
                             cl,
                             &mut env,
                             &mut x,
-                            "R-ASSUME",
-                            "R-PERM-OVERFLOW",
-                            "inhale",
-                            Span::DUMMY,
-                            who,
+                            &Report {
+                                code_pure: "R-ASSUME",
+                                code_perm: "R-PERM-OVERFLOW",
+                                what: "inhale",
+                                site: Span::DUMMY,
+                                who,
+                            },
                         );
                         *top = x.dst;
                         r?;
@@ -2392,13 +2469,7 @@ impl Interp {
             Some(r) => self.ev(r, &mut env, PV::Unchecked)?,
             None => env.this.clone(),
         };
-        let mut store = vec![Value::Null; md.nslots as usize];
-        for (i, a) in args.iter().enumerate() {
-            let v = self.ev(a, &mut env, PV::Unchecked)?;
-            if let Some(p) = md.params.get(i) {
-                store[p.0 as usize] = v;
-            }
-        }
+        let store = self.arg_store(md, args, &mut env, PV::Unchecked)?;
         Ok((loc, store, this))
     }
 
@@ -2416,16 +2487,7 @@ impl Interp {
         let null = Value::Null;
         let who = w.lanes[l].who();
         let top = w.lanes[l].holders.last_mut().expect("holder");
-        let mut env = Env {
-            store: &mut store,
-            this: &this,
-            result: &null,
-            old: None,
-            race: None,
-            epoch: 0,
-            atomic: None,
-            in_old: false,
-        };
+        let mut env = Env::contract(&mut store, &this, &null, None);
         let mut x = Xfer::new(Mode::Exhale, std::mem::take(top), Holder::default());
         let cl = [CClause {
             e: body.clone(),
@@ -2438,11 +2500,13 @@ impl Interp {
             &cl,
             &mut env,
             &mut x,
-            "R-ASSERT",
-            "R-PERM-TRANSFER",
-            what,
-            span,
-            who,
+            &Report {
+                code_pure: "R-ASSERT",
+                code_perm: "R-PERM-TRANSFER",
+                what,
+                site: span,
+                who,
+            },
         );
         *top = x.src;
         r?;
@@ -2709,13 +2773,7 @@ impl Interp {
                     "null receiver",
                 ));
             }
-            let mut store = vec![Value::Null; md.nslots as usize];
-            for (i, a) in args.iter().enumerate() {
-                let v = self.ev(a, &mut env, pv)?;
-                if let Some(p) = md.params.get(i) {
-                    store[p.0 as usize] = v;
-                }
-            }
+            let store = self.arg_store(md, args, &mut env, pv)?;
             let old = if uses_old(&md.post) || md_uses_old(md) {
                 Some(Rc::new(self.heap.clone()))
             } else {
@@ -2740,26 +2798,19 @@ impl Interp {
             let fr = frames.last_mut().expect("frame");
             let top = holders.last_mut().expect("holder");
             let mut x = Xfer::new(Mode::Exhale, std::mem::take(top), Holder::default());
-            let mut env = Env {
-                store: &mut fr.store,
-                this: &fr.this,
-                result: &fr.result,
-                old: None,
-                race: None,
-                epoch,
-                atomic,
-                in_old: false,
-            };
+            let mut env = Env::contract(&mut fr.store, &fr.this, &fr.result, None);
             let what = format!("precondition of `{}`", md.name);
             let r = self.clauses(
                 &md.pre,
                 &mut env,
                 &mut x,
-                "R-PRE",
-                "R-PERM-TRANSFER",
-                &what,
-                span,
-                who,
+                &Report {
+                    code_pure: "R-PRE",
+                    code_perm: "R-PERM-TRANSFER",
+                    what: &what,
+                    site: span,
+                    who,
+                },
             );
             *top = x.src;
             // A constructor starts with write permission to every field of the new object.
@@ -2792,7 +2843,6 @@ impl Interp {
         let fr = w.frames.pop().expect("frame");
         w.ctl.truncate(fr.ctl_base);
         let md = &prog.methods[fr.method as usize];
-        let (epoch, atomic) = (w.epoch, w.atomic);
         let m = fr.call_mask & !w.finished;
         for l in lanes_of(m) {
             let who = w.lanes[l].who();
@@ -2801,34 +2851,11 @@ impl Interp {
             } = &mut w.lanes[l];
             let lf = frames.last_mut().expect("frame");
             // Collapse loop holders of the frame into the frame holder.
-            while holders.len() > lf.holder_base + 1 {
-                let mut h = holders.pop().expect("holder");
-                h.drain_into(holders.last_mut().expect("holder"));
-            }
+            collapse_holders(holders, lf.holder_base + 1);
             let frame_h = holders.pop().expect("frame holder");
             let caller = holders.last_mut().expect("caller holder");
             let mut x = Xfer::new(Mode::Exhale, frame_h, std::mem::take(caller));
-            let mut env = Env {
-                store: &mut lf.store,
-                this: &lf.this,
-                result: &lf.result,
-                old: lf.old.as_deref(),
-                race: None,
-                epoch,
-                atomic,
-                in_old: false,
-            };
-            let what = format!("postcondition of `{}`", md.name);
-            let r = self.clauses(
-                &md.post,
-                &mut env,
-                &mut x,
-                "R-POST",
-                "R-PERM-TRANSFER",
-                &what,
-                fr.span,
-                who,
-            );
+            let r = self.method_post(md, lf, &mut x, fr.span, who);
             *caller = x.dst;
             r?;
             let lf = frames.pop().expect("frame");
@@ -2993,41 +3020,19 @@ impl Interp {
                             }
                         }
                     }
-                    let mut env = Env {
-                        store: &mut fr.store,
-                        this: &fr.this,
-                        result: &fr.result,
-                        old: None,
-                        race: None,
-                        epoch,
-                        atomic,
-                        in_old: false,
-                    };
-                    let r1 = self.clauses_skip(
+                    let mut env = Env::contract(&mut fr.store, &fr.this, &fr.result, None);
+                    let r2 = self.thread_contract(
                         &a.pre,
                         skip,
+                        &p.everywhere,
+                        ev_skip,
+                        &scale,
                         &mut env,
                         &mut x,
-                        "R-PAR-PRE",
-                        "R-PERM-TRANSFER",
-                        "par precondition",
+                        true,
                         a.span,
                         who,
                     );
-                    x.scale = scale.clone();
-                    let r2 = r1.and_then(|_| {
-                        self.clauses_skip(
-                            &p.everywhere,
-                            ev_skip,
-                            &mut env,
-                            &mut x,
-                            "R-PAR-PRE",
-                            "R-PERM-TRANSFER",
-                            "context_everywhere in par",
-                            a.span,
-                            who,
-                        )
-                    });
                     parent_h = std::mem::take(&mut x.src);
                     holders[0] = x.dst;
                     r2?;
@@ -3091,10 +3096,7 @@ impl Interp {
                     let Lane {
                         frames, holders, ..
                     } = lane;
-                    while holders.len() > 1 {
-                        let mut h = holders.pop().expect("holder");
-                        h.drain_into(holders.last_mut().expect("holder"));
-                    }
+                    collapse_holders(holders, 1);
                     let fr = frames.first_mut().expect("frame");
                     let mut th = std::mem::take(&mut holders[0]);
                     let mut skip = post_skip;
@@ -3121,41 +3123,20 @@ impl Interp {
                     if taken.is_some() {
                         x.taken = taken;
                     }
-                    let mut env = Env {
-                        store: &mut fr.store,
-                        this: &fr.this,
-                        result: &fr.result,
-                        old: snapshot.as_deref(),
-                        race: None,
-                        epoch,
-                        atomic,
-                        in_old: false,
-                    };
-                    let r1 = self.clauses_skip(
+                    let mut env =
+                        Env::contract(&mut fr.store, &fr.this, &fr.result, snapshot.as_deref());
+                    let r2 = self.thread_contract(
                         &a.post,
                         skip,
+                        &p.everywhere,
+                        ev_skip,
+                        &scale,
                         &mut env,
                         &mut x,
-                        "R-PAR-POST",
-                        "R-PERM-TRANSFER",
-                        "par postcondition",
+                        false,
                         a.span,
                         who,
                     );
-                    x.scale = scale.clone();
-                    let r2 = r1.and_then(|_| {
-                        self.clauses_skip(
-                            &p.everywhere,
-                            ev_skip,
-                            &mut env,
-                            &mut x,
-                            "R-PAR-POST",
-                            "R-PERM-TRANSFER",
-                            "context_everywhere after par",
-                            a.span,
-                            who,
-                        )
-                    });
                     parent_h = x.dst;
                     if let Some(tk) = x.taken.take() {
                         self.recycle(tk);
@@ -3234,16 +3215,7 @@ impl Interp {
         out: &mut Vec<(Loc, Amt)>,
     ) -> bool {
         let null = Value::Null;
-        let mut env = Env {
-            store,
-            this,
-            result: &null,
-            old: None,
-            race: None,
-            epoch: 0,
-            atomic: None,
-            in_old: false,
-        };
+        let mut env = Env::contract(store, this, &null, None);
         for c in lanes_of(mask).map(|i| &cl[i]) {
             let Some(leaf) = &c.leaf else { return false };
             let av = env.store[leaf.array as usize].clone();
@@ -3257,6 +3229,119 @@ impl Interp {
             }
         }
         true
+    }
+
+    /// Exhale the postcondition of `md` from the frame `fr` as the call returns.
+    fn method_post(
+        &mut self,
+        md: &CMethod,
+        fr: &mut LaneFrame,
+        x: &mut Xfer,
+        site: Span,
+        who: Who,
+    ) -> Result<bool, Stop> {
+        let mut env = Env::contract(&mut fr.store, &fr.this, &fr.result, fr.old.as_deref());
+        let what = format!("postcondition of `{}`", md.name);
+        let rep = Report {
+            code_pure: "R-POST",
+            code_perm: "R-PERM-TRANSFER",
+            what: &what,
+            site,
+            who,
+        };
+        self.clauses(&md.post, &mut env, x, &rep)
+    }
+
+    /// One pass of a barrier resolution over the live threads of a group, in linear-id order:
+    /// with `pool`, inhale the permission parts of `post` from it (what is left is returned);
+    /// without, check the pure parts against each thread's new holdings.
+    fn barrier_post(
+        &mut self,
+        warps: &mut [Warp],
+        post: &[CClause],
+        site: Span,
+        epoch: u32,
+        pool: Option<Holder>,
+    ) -> Result<Holder, Stop> {
+        let perms = pool.is_some();
+        let mut pool = pool.unwrap_or_default();
+        let rep = Report {
+            code_pure: "R-BAR-POST",
+            code_perm: if perms {
+                "R-BAR-INCONSISTENT"
+            } else {
+                "R-BAR-POST"
+            },
+            what: "barrier postcondition",
+            site,
+            who: Who::Text(""),
+        };
+        for w in warps.iter_mut() {
+            for l in lanes_of(full_mask(w.lanes.len()) & !w.finished) {
+                let who = w.lanes[l].who();
+                let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, None, true);
+                let top = holders.last_mut().expect("holder");
+                let mut x = Xfer::new(Mode::Inhale, std::mem::take(&mut pool), std::mem::take(top));
+                x.from_pool = perms;
+                x.pure = !perms;
+                x.perms = perms;
+                let r = self.clauses(post, &mut env, &mut x, &Report { who, ..rep });
+                pool = std::mem::take(&mut x.src);
+                *top = x.dst;
+                r?;
+            }
+        }
+        Ok(pool)
+    }
+
+    /// A `par` thread's contract at entry (`entry`) or exit: its own clauses `cl` (less those
+    /// in `skip`), then the method's `context_everywhere` with permissions scaled by `scale`
+    /// (semantics.md §5.5).
+    #[allow(clippy::too_many_arguments)]
+    fn thread_contract(
+        &mut self,
+        cl: &[CClause],
+        skip: u64,
+        everywhere: &[CClause],
+        ev_skip: u64,
+        scale: &Option<Q>,
+        env: &mut Env,
+        x: &mut Xfer,
+        entry: bool,
+        site: Span,
+        who: Who,
+    ) -> Result<bool, Stop> {
+        let (code_pure, what, what_ev) = if entry {
+            ("R-PAR-PRE", "par precondition", "context_everywhere in par")
+        } else {
+            (
+                "R-PAR-POST",
+                "par postcondition",
+                "context_everywhere after par",
+            )
+        };
+        let rep = Report {
+            code_pure,
+            code_perm: "R-PERM-TRANSFER",
+            what,
+            site,
+            who,
+        };
+        let own = self.clauses_skip(cl, skip, env, x, &rep);
+        x.scale = scale.clone();
+        let ev = own.and_then(|_| {
+            self.clauses_skip(
+                everywhere,
+                ev_skip,
+                env,
+                x,
+                &Report {
+                    what: what_ev,
+                    ..rep
+                },
+            )
+        })?;
+        Ok(ev)
     }
 
     /// Run one group (thread block) to completion: warp-serial rounds between barriers.
@@ -3347,53 +3432,12 @@ impl Interp {
             for w in warps.iter_mut() {
                 std::mem::take(&mut w.pool).drain_into(&mut pool);
             }
-            for w in warps.iter_mut() {
-                for l in lanes_of(full_mask(w.lanes.len()) & !w.finished) {
-                    let who = w.lanes[l].who();
-                    let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, None, true);
-                    let top = holders.last_mut().expect("holder");
-                    let mut x =
-                        Xfer::new(Mode::Inhale, std::mem::take(&mut pool), std::mem::take(top));
-                    x.from_pool = true;
-                    x.pure = false;
-                    let r = self.clauses(
-                        &b0.post,
-                        &mut env,
-                        &mut x,
-                        "R-BAR-POST",
-                        "R-BAR-INCONSISTENT",
-                        "barrier postcondition",
-                        b0.span,
-                        who,
-                    );
-                    pool = std::mem::take(&mut x.src);
-                    *top = x.dst;
-                    r?;
-                }
-            }
+            // Permissions first, for every thread; then the pure parts, which may read what
+            // other threads' permissions made readable (semantics.md §5.7).
+            // What the threads do not take back is discarded (§5.7).
+            let _left = self.barrier_post(&mut warps, &b0.post, b0.span, epoch, Some(pool))?;
             if self.cfg.checks.contracts {
-                for w in warps.iter_mut() {
-                    for l in lanes_of(full_mask(w.lanes.len()) & !w.finished) {
-                        let who = w.lanes[l].who();
-                        let (mut env, holders) =
-                            Self::new_lane_env(&mut w.lanes[l], epoch, None, true);
-                        let top = holders.last_mut().expect("holder");
-                        let mut x = Xfer::new(Mode::Inhale, Holder::default(), std::mem::take(top));
-                        x.perms = false;
-                        let r = self.clauses(
-                            &b0.post,
-                            &mut env,
-                            &mut x,
-                            "R-BAR-POST",
-                            "R-BAR-POST",
-                            "barrier postcondition",
-                            b0.span,
-                            who,
-                        );
-                        *top = x.dst;
-                        r?;
-                    }
-                }
+                self.barrier_post(&mut warps, &b0.post, b0.span, epoch, None)?;
             }
             epoch += 1;
             for w in warps.iter_mut() {
@@ -3474,12 +3518,7 @@ impl Interp {
     ) -> Result<Option<Value>, Stop> {
         let prog = self.prog.clone();
         let md = &prog.methods[method as usize];
-        let mut store = vec![Value::Null; md.nslots as usize];
-        for (i, v) in args.into_iter().enumerate() {
-            if let Some(p) = md.params.get(i) {
-                store[p.0 as usize] = v;
-            }
-        }
+        let store = param_store(md, args);
         let old = Some(Rc::new(self.heap.clone()));
         let mut lane = Lane {
             frames: vec![LaneFrame {
@@ -3503,26 +3542,19 @@ impl Interp {
                 Holder::default(),
             );
             x.src_is_env = true;
-            let mut env = Env {
-                store: &mut fr.store,
-                this: &fr.this,
-                result: &fr.result,
-                old: None,
-                race: None,
-                epoch: 0,
-                atomic: None,
-                in_old: false,
-            };
+            let mut env = Env::contract(&mut fr.store, &fr.this, &fr.result, None);
             let before = self.errors.len();
             let ok = self.clauses(
                 &md.pre,
                 &mut env,
                 &mut x,
-                "R-PRE",
-                "R-PRE",
-                "entry precondition",
-                md.span,
-                Who::Text("the input"),
+                &Report {
+                    code_pure: "R-PRE",
+                    code_perm: "R-PRE",
+                    what: "entry precondition",
+                    site: md.span,
+                    who: Who::Text("the input"),
+                },
             )?;
             self.env_holder = x.src;
             holders[0] = x.dst;
@@ -3562,37 +3594,14 @@ impl Interp {
         let Lane {
             frames, holders, ..
         } = lane;
-        while holders.len() > 1 {
-            let mut h = holders.pop().expect("holder");
-            h.drain_into(holders.last_mut().expect("holder"));
-        }
+        collapse_holders(holders, 1);
         let fr = frames.last_mut().expect("frame");
         let mut x = Xfer::new(
             Mode::Exhale,
             std::mem::take(&mut holders[0]),
             std::mem::take(&mut self.env_holder),
         );
-        let mut env = Env {
-            store: &mut fr.store,
-            this: &fr.this,
-            result: &fr.result,
-            old: fr.old.as_deref(),
-            race: None,
-            epoch: 0,
-            atomic: None,
-            in_old: false,
-        };
-        let what = format!("postcondition of `{}`", md.name);
-        let r = self.clauses(
-            &md.post,
-            &mut env,
-            &mut x,
-            "R-POST",
-            "R-PERM-TRANSFER",
-            &what,
-            md.span,
-            Who::Text("the entry call"),
-        );
+        let r = self.method_post(md, fr, &mut x, md.span, Who::Text("the entry call"));
         self.env_holder = x.dst;
         r?;
         Ok(Some(fr.result.clone()))
@@ -3639,56 +3648,40 @@ fn take_all(h: &mut Holder, moves: &[(Loc, Amt)]) -> bool {
     true
 }
 
-/// One `Perm(a[i], p)` of a quantified permission chain: `a` a local other than the binder
-/// `i`, `p` a literal amount.
-#[derive(Clone, Debug)]
-struct PermLeaf {
-    array: u32,
-    index_span: Span,
-    amt: Amt,
-    span: Span,
-}
-
-/// Is `e` a `**`/`&&` chain of `Perm(a[i], p)` (see [`PermLeaf`]) for binder slot `i`? The
+/// Is `e` a `**`/`&&` chain of [`PermLeaf`]s over arrays other than the binder slot? The
 /// leaves are collected in evaluation order.
 fn perm_chain(e: &CE, binder: u32, out: &mut Vec<PermLeaf>) -> bool {
     match e {
         CE::Bin(BinOp::Star | BinOp::And, l, r, _) => {
             perm_chain(l, binder, out) && perm_chain(r, binder, out)
         }
-        CE::Perm(loc, p, span) => {
-            let CE::Index(a, i, index_span) = &**loc else {
-                return false;
-            };
-            let (CE::Local(array), CE::Local(idx)) = (&**a, &**i) else {
-                return false;
-            };
-            if *idx != binder || *array == binder {
-                return false;
+        _ => match PermLeaf::of(e) {
+            Some(leaf) if leaf.array != binder => {
+                out.push(leaf);
+                true
             }
-            let amt = match &**p {
-                CE::Write => Amt::write(),
-                CE::Read => Amt::read(),
-                CE::NoPerm => Amt::none(),
-                CE::Bin(BinOp::Frac, n, d, _) => match (&**n, &**d) {
-                    (CE::Int(n), CE::Int(d)) if *d != 0 => Amt {
-                        q: Q::frac(*n, *d),
-                        k: 0,
-                    },
-                    _ => return false,
-                },
-                _ => return false,
-            };
-            out.push(PermLeaf {
-                array: *array,
-                index_span: *index_span,
-                amt,
-                span: *span,
-            });
-            true
-        }
-        _ => false,
+            _ => false,
+        },
     }
+}
+
+/// Fold the holders above the first `keep` into the one below them (loop holders into the
+/// frame holder).
+fn collapse_holders(holders: &mut Vec<Holder>, keep: usize) {
+    while holders.len() > keep.max(1) {
+        let mut h = holders.pop().expect("more than one holder");
+        h.drain_into(holders.last_mut().expect("a holder below"));
+    }
+}
+
+/// A fresh store for method `md` with its parameters set to `args` (extra arguments are
+/// ignored, missing ones stay `null`).
+fn param_store(md: &CMethod, args: impl IntoIterator<Item = Value>) -> Vec<Value> {
+    let mut store = vec![Value::Null; md.nslots as usize];
+    for (p, v) in md.params.iter().zip(args) {
+        store[p.0 as usize] = v;
+    }
+    store
 }
 
 /// A value as PVL would write it, for messages.
