@@ -335,3 +335,67 @@ fn a_uniform_round_counter_in_a_barrier_contract_is_not_a_warning() {
         );
     }
 }
+
+/// The messages of the diagnostics with code `code`.
+fn messages<'a>(r: &'a RunResult, code: &str) -> Vec<&'a str> {
+    r.errors
+        .iter()
+        .filter(|d| d.code == code)
+        .map(|d| d.message.as_str())
+        .collect()
+}
+
+#[test]
+fn a_thread_missing_its_entry_permission_is_reported_for_that_thread_only() {
+    let r = run_input(
+        "bulk_transfers.pvl",
+        "hole",
+        vec![("n", sem::InVal::Int(40)), ("a", ints(40))],
+    );
+    assert_eq!(r.status, Status::Error);
+    assert_eq!(
+        messages(&r, "R-PERM-TRANSFER"),
+        [
+            "par precondition: needs 1 of element 5 of array #0, holds none (k[tid=5])",
+            "par postcondition: needs 1 of element 5 of array #0, holds none (k[tid=5])",
+        ]
+    );
+    let writes = messages(&r, "R-PERM-WRITE");
+    assert_eq!(writes.len(), 1);
+    assert!(writes[0].ends_with("by k[tid=5]"), "{}", writes[0]);
+    // Everything else moved: no other thread is short of anything.
+    assert_eq!(r.errors.len(), 3, "{:?}", r.errors);
+}
+
+#[test]
+fn threads_giving_back_what_they_lack_are_reported_in_thread_order() {
+    let r = run_input(
+        "bulk_transfers.pvl",
+        "rotate",
+        vec![("n", sem::InVal::Int(6)), ("a", ints(6))],
+    );
+    assert_eq!(r.status, Status::Error);
+    let want: Vec<String> = (0..6)
+        .map(|t| {
+            format!(
+                "par postcondition: needs 1 of element {} of array #0, holds none (k[tid={t}])",
+                (t + 1) % 6
+            )
+        })
+        .collect();
+    assert_eq!(messages(&r, "R-PERM-TRANSFER"), want);
+}
+
+#[test]
+fn a_quantified_exhale_short_of_every_instance_reports_each_in_order() {
+    let r = run_input(
+        "bulk_transfers.pvl",
+        "half",
+        vec![("n", sem::InVal::Int(4)), ("a", ints(4))],
+    );
+    assert_eq!(r.status, Status::Error);
+    let want: Vec<String> = (0..4)
+        .map(|i| format!("exhale: needs 1 of element {i} of array #0, holds 1/2 (host)"))
+        .collect();
+    assert_eq!(messages(&r, "R-PERM-TRANSFER"), want);
+}
