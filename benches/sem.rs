@@ -2,6 +2,12 @@
 //! vector add and a 256-thread kernel with a 1 000-iteration loop, with all checks on and with
 //! races/divergence only. Run with `cargo bench --bench sem`; `cargo bench --bench sem -- vadd`
 //! runs the benchmarks whose name contains `vadd`.
+//!
+//! A run (`sem::run_one`) is timed whole: placing the input on the heap, the entry
+//! precondition, the launch, the postcondition and reading the final state back. The vector add
+//! executes one statement per thread, so its rate is set by what each thread costs around that
+//! statement (creating it, its entry and exit contracts, the method contract's quantifiers over
+//! its cell), not by statement execution; the loop kernel measures statement execution.
 
 use alpine_rs::sem::compile::Ty;
 use alpine_rs::sem::{self, Checks, Config, InVal, Input};
