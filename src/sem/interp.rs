@@ -1147,39 +1147,31 @@ impl Interp {
         env: &mut Env,
         pv: PV,
     ) -> Result<Vec<i64>, Stop> {
+        let cond = if implied { None } else { cond };
+        if let ([b], None) = (binders, cond) {
+            // One binder and nothing to filter (the usual `0 <= i && i < n`): the tuples are
+            // the range itself. The store ends as the recursive enumeration leaves it.
+            let (lo, hi) = self.binder_range(b, span, env, pv)?;
+            if lo < hi {
+                env.store[b.slot as usize] = Value::Int(hi - 1);
+            }
+            return Ok((lo..hi).collect());
+        }
         let mut out = Vec::new();
         let mut cur = Vec::with_capacity(binders.len());
-        let cond = if implied { None } else { cond };
         self.enum_rec(binders, 0, cond, span, env, pv, &mut cur, &mut out)?;
         Ok(out)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn enum_rec(
+    /// The range `[lo, hi)` of binder `b`: the largest of its lower bounds and the smallest of
+    /// its upper bounds, evaluated in order.
+    fn binder_range(
         &mut self,
-        binders: &[Binder],
-        i: usize,
-        cond: Option<&CE>,
+        b: &Binder,
         span: Span,
         env: &mut Env,
         pv: PV,
-        cur: &mut Vec<i64>,
-        out: &mut Vec<i64>,
-    ) -> Result<(), Stop> {
-        if i == binders.len() {
-            let ok = match cond {
-                Some(c) => {
-                    let v = self.ev(c, env, pv)?;
-                    self.as_bool(v, span)?
-                }
-                None => true,
-            };
-            if ok {
-                out.extend_from_slice(cur);
-            }
-            return Ok(());
-        }
-        let b = &binders[i];
+    ) -> Result<(i64, i64), Stop> {
         if b.lows.is_empty() || b.highs.is_empty() {
             return Err(inconclusive(
                 "R-QUANT-UNBOUNDED",
@@ -1208,6 +1200,36 @@ impl Interp {
                 span,
             ));
         }
+        Ok((lo, hi))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn enum_rec(
+        &mut self,
+        binders: &[Binder],
+        i: usize,
+        cond: Option<&CE>,
+        span: Span,
+        env: &mut Env,
+        pv: PV,
+        cur: &mut Vec<i64>,
+        out: &mut Vec<i64>,
+    ) -> Result<(), Stop> {
+        if i == binders.len() {
+            let ok = match cond {
+                Some(c) => {
+                    let v = self.ev(c, env, pv)?;
+                    self.as_bool(v, span)?
+                }
+                None => true,
+            };
+            if ok {
+                out.extend_from_slice(cur);
+            }
+            return Ok(());
+        }
+        let b = &binders[i];
+        let (lo, hi) = self.binder_range(b, span, env, pv)?;
         for v in lo..hi {
             env.store[b.slot as usize] = Value::Int(v);
             cur.push(v);
