@@ -1850,25 +1850,14 @@ impl Interp {
         what: &str,
         site: Span,
     ) -> Result<bool, Stop> {
-        let who = w.lanes[l].who();
-        let (epoch, atomic) = (w.epoch, w.atomic);
-        let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, true);
-        let top = holders.last_mut().expect("holder");
-        let mut x = Xfer::new(Mode::Check, std::mem::take(top), Holder::default());
-        let r = self.clauses_skip(
-            cl,
-            skip,
-            &mut env,
-            &mut x,
-            &Report {
-                code_pure: code,
-                code_perm: code,
-                what,
-                site,
-                who,
-            },
-        );
-        *top = x.src;
+        let rep = Report {
+            code_pure: code,
+            code_perm: code,
+            what,
+            site,
+            who: Who::Text(""),
+        };
+        let (r, _) = self.lane_clauses(w, l, cl, skip, Mode::Check, Holder::default(), rep);
         r
     }
 
@@ -1889,28 +1878,40 @@ impl Interp {
         if !self.cfg.checks.perms && !self.cfg.checks.contracts {
             return Ok(Holder::default());
         }
+        let rep = Report {
+            code_pure,
+            code_perm,
+            what,
+            site,
+            who: Who::Text(""),
+        };
+        let dst = self.fresh_holder();
+        let (r, dst) = self.lane_clauses(w, l, cl, skip, Mode::Exhale, dst, rep);
+        r?;
+        Ok(dst)
+    }
+
+    /// [`Self::clauses_skip`] for lane `l` of `w` (reported as that thread), from its top
+    /// holder into `dst` (returned with what it received).
+    #[allow(clippy::too_many_arguments)]
+    fn lane_clauses(
+        &mut self,
+        w: &mut Warp,
+        l: usize,
+        cl: &[CClause],
+        skip: u64,
+        mode: Mode,
+        dst: Holder,
+        rep: Report,
+    ) -> (Result<bool, Stop>, Holder) {
         let who = w.lanes[l].who();
         let (epoch, atomic) = (w.epoch, w.atomic);
-        let dst = self.fresh_holder();
         let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, true);
         let top = holders.last_mut().expect("holder");
-        let mut x = Xfer::new(Mode::Exhale, std::mem::take(top), dst);
-        let r = self.clauses_skip(
-            cl,
-            skip,
-            &mut env,
-            &mut x,
-            &Report {
-                code_pure,
-                code_perm,
-                what,
-                site,
-                who,
-            },
-        );
+        let mut x = Xfer::new(mode, std::mem::take(top), dst);
+        let r = self.clauses_skip(cl, skip, &mut env, &mut x, &Report { who, ..rep });
         *top = x.src;
-        r?;
-        Ok(x.dst)
+        (r, x.dst)
     }
 
     fn run_warp(
