@@ -273,3 +273,129 @@ fn a_thread_precondition_false_in_every_thread_is_reported_per_thread() {
     );
     assert_eq!(ok.status, Status::Ok, "{:?}", codes(&ok));
 }
+
+fn run_with(name: &str, config: Config) -> Vec<RunResult> {
+    let src = fixture(name);
+    let opts = RunOptions {
+        random: 2,
+        seed: 7,
+        config,
+        ..RunOptions::default()
+    };
+    sem::run_program(&src, &opts).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+#[test]
+fn a_per_thread_local_in_a_barrier_contract_is_a_uniformity_warning() {
+    let src = fixture("nonuniform_barrier.pvl");
+    for r in run("nonuniform_barrier.pvl", Checks::default()) {
+        // A warning only: the run is correct and its status stays ok.
+        assert_eq!(r.status, Status::Ok, "{:?}", r.errors);
+        assert_eq!(codes(&r), ["W-NONUNIFORM"], "reported once per barrier");
+        let d = &r.errors[0];
+        assert!(!d.is_error());
+        assert!(
+            d.message.contains("`k`")
+                && d.message.contains("0 in p[tid=0]")
+                && d.message.contains("1 in p[tid=1]"),
+            "{}",
+            d.message
+        );
+        let primary = d
+            .labels
+            .iter()
+            .find(|l| l.primary)
+            .expect("a primary label");
+        assert_eq!(&src[primary.span.range()], "k");
+        assert!(d.help.is_some());
+    }
+}
+
+#[test]
+fn the_uniformity_lint_can_be_turned_off() {
+    let config = Config {
+        uniformity: false,
+        ..Config::default()
+    };
+    for r in run_with("nonuniform_barrier.pvl", config) {
+        assert_eq!(r.status, Status::Ok);
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+    }
+}
+
+#[test]
+fn a_uniform_round_counter_in_a_barrier_contract_is_not_a_warning() {
+    // V5's scan mentions `offset` in its barrier contract; every thread has the same value.
+    for r in run("scan.pvl", Checks::default()) {
+        assert_eq!(r.status, Status::Ok);
+        assert!(
+            !codes(&r).iter().any(|c| c == "W-NONUNIFORM"),
+            "{:?}",
+            r.errors
+        );
+    }
+}
+
+/// The messages of the diagnostics with code `code`.
+fn messages<'a>(r: &'a RunResult, code: &str) -> Vec<&'a str> {
+    r.errors
+        .iter()
+        .filter(|d| d.code == code)
+        .map(|d| d.message.as_str())
+        .collect()
+}
+
+#[test]
+fn a_thread_missing_its_entry_permission_is_reported_for_that_thread_only() {
+    let r = run_input(
+        "bulk_transfers.pvl",
+        "hole",
+        vec![("n", sem::InVal::Int(40)), ("a", ints(40))],
+    );
+    assert_eq!(r.status, Status::Error);
+    assert_eq!(
+        messages(&r, "R-PERM-TRANSFER"),
+        [
+            "par precondition: needs 1 of element 5 of array #0, holds none (k[tid=5])",
+            "par postcondition: needs 1 of element 5 of array #0, holds none (k[tid=5])",
+        ]
+    );
+    let writes = messages(&r, "R-PERM-WRITE");
+    assert_eq!(writes.len(), 1);
+    assert!(writes[0].ends_with("by k[tid=5]"), "{}", writes[0]);
+    // Everything else moved: no other thread is short of anything.
+    assert_eq!(r.errors.len(), 3, "{:?}", r.errors);
+}
+
+#[test]
+fn threads_giving_back_what_they_lack_are_reported_in_thread_order() {
+    let r = run_input(
+        "bulk_transfers.pvl",
+        "rotate",
+        vec![("n", sem::InVal::Int(6)), ("a", ints(6))],
+    );
+    assert_eq!(r.status, Status::Error);
+    let want: Vec<String> = (0..6)
+        .map(|t| {
+            format!(
+                "par postcondition: needs 1 of element {} of array #0, holds none (k[tid={t}])",
+                (t + 1) % 6
+            )
+        })
+        .collect();
+    assert_eq!(messages(&r, "R-PERM-TRANSFER"), want);
+}
+
+#[test]
+fn a_quantified_exhale_short_of_every_instance_reports_each_in_order() {
+    let r = run_input(
+        "bulk_transfers.pvl",
+        "half",
+        vec![("n", sem::InVal::Int(4)), ("a", ints(4))],
+    );
+    assert_eq!(r.status, Status::Error);
+    let want: Vec<String> = (0..4)
+        .map(|i| format!("exhale: needs 1 of element {i} of array #0, holds 1/2 (host)"))
+        .collect();
+    assert_eq!(messages(&r, "R-PERM-TRANSFER"), want);
+}

@@ -291,3 +291,37 @@ fn validate_json_on_an_equivalent_pair() {
     assert!(v["mismatch"].is_null());
     assert!(v["diagnostics"].as_array().is_some_and(|d| d.is_empty()));
 }
+
+#[test]
+fn the_uniformity_lint_warns_without_failing_the_run() {
+    let file = fixture("nonuniform_barrier.pvl");
+    let (code, out, err) = alpine(&["run", &file, "--seed", "3", "--json"]);
+    assert_eq!(code, 0, "a warning does not change the exit code: {err}");
+    let v = json(&out);
+    let r = &v["runs"][0];
+    assert_eq!(r["status"], "ok");
+    assert_eq!(r["checks"]["uniformity"]["warnings"], 1);
+    assert_eq!(r["checks"]["contracts"], "pass");
+    let d = &r["diagnostics"][0];
+    assert_eq!(d["code"], "W-NONUNIFORM");
+    assert_eq!(d["severity"], "warning");
+
+    // Selected alone, it runs (no "not implemented" notice); left out, it is off.
+    let (code, out, err) = alpine(&["run", &file, "--checks", "uniformity", "--json"]);
+    assert_eq!(code, 0);
+    assert!(!err.contains("not implemented"), "{err}");
+    assert_eq!(json(&out)["runs"][0]["checks"]["uniformity"]["warnings"], 1);
+    let (code, out, _) = alpine(&["run", &file, "--checks", "races,divergence", "--json"]);
+    assert_eq!(code, 0);
+    let r = &json(&out)["runs"][0];
+    assert_eq!(r["checks"]["uniformity"], "off");
+    assert!(r["diagnostics"].as_array().is_some_and(|d| d.is_empty()));
+
+    // Text mode: the codespan rendering with the help line, and the summary.
+    let (code, out, err) = alpine(&["run", &file]);
+    assert_eq!(code, 0);
+    let text = format!("{out}{err}");
+    assert!(text.contains("warning[W-NONUNIFORM]"), "{text}");
+    assert!(text.contains("help:"), "{text}");
+    assert!(text.contains("uniformity 1 warned"), "{text}");
+}

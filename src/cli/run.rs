@@ -47,29 +47,40 @@ pub fn parse_schedule(s: &str) -> Result<Schedule, String> {
     s.parse()
 }
 
+/// The checks `--checks` selects: the four that report errors, and the uniformity lint, which
+/// only warns (semantics.md §5.8).
+#[derive(Clone, Copy, Debug)]
+pub struct Selected {
+    pub checks: Checks,
+    pub uniformity: bool,
+}
+
 /// Parse a `--checks` list.
-pub fn parse_checks(s: Option<&str>) -> Result<Checks, String> {
-    let Some(s) = s else {
-        return Ok(Checks::default());
+pub fn parse_checks(s: Option<&str>) -> Result<Selected, String> {
+    let all = Selected {
+        checks: Checks::default(),
+        uniformity: true,
     };
-    let mut c = Checks {
-        contracts: false,
-        perms: false,
-        races: false,
-        divergence: false,
+    let Some(s) = s else {
+        return Ok(all);
+    };
+    let mut c = Selected {
+        checks: Checks {
+            contracts: false,
+            perms: false,
+            races: false,
+            divergence: false,
+        },
+        uniformity: false,
     };
     for w in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
         match w {
-            "contracts" => c.contracts = true,
-            "perms" => c.perms = true,
-            "races" => c.races = true,
-            "divergence" => c.divergence = true,
-            // semantics.md §5.8's lint (W-NONUNIFORM) is not implemented yet: say so rather than
-            // let the user believe it ran.
-            "uniformity" => eprintln!(
-                "warning: the `uniformity` check (W-NONUNIFORM) is not implemented yet; ignored"
-            ),
-            "all" => c = Checks::default(),
+            "contracts" => c.checks.contracts = true,
+            "perms" => c.checks.perms = true,
+            "races" => c.checks.races = true,
+            "divergence" => c.checks.divergence = true,
+            "uniformity" => c.uniformity = true,
+            "all" => c = all,
             other => return Err(format!("unknown check `{other}`")),
         }
     }
@@ -110,7 +121,7 @@ pub fn status_name(s: Status) -> &'static str {
     }
 }
 
-fn check_counts(r: &RunResult) -> [usize; 4] {
+fn check_counts(r: &RunResult) -> [usize; 5] {
     let count = |c: &str| r.errors.iter().filter(|d| d.code.starts_with(c)).count();
     [
         count("R-PRE")
@@ -122,12 +133,14 @@ fn check_counts(r: &RunResult) -> [usize; 4] {
         count("R-PERM"),
         count("R-RACE"),
         count("R-DIVERGENCE") + count("R-DEADLOCK"),
+        count("W-NONUNIFORM"),
     ]
 }
 
 /// One run as a JSON object.
-pub fn run_json(file: &SourceFile, r: &RunResult, checks: Checks) -> serde_json::Value {
-    let [contracts, perms, races, divergence] = check_counts(r);
+pub fn run_json(file: &SourceFile, r: &RunResult, sel: Selected) -> serde_json::Value {
+    let checks = sel.checks;
+    let [contracts, perms, races, divergence, nonuniform] = check_counts(r);
     let verdict = |on: bool, n: usize| -> serde_json::Value {
         match (on, n) {
             (false, _) => "off".into(),
@@ -153,6 +166,11 @@ pub fn run_json(file: &SourceFile, r: &RunResult, checks: Checks) -> serde_json:
             "permissions": verdict(checks.perms, perms),
             "races": verdict(checks.races, races),
             "divergence": verdict(checks.divergence, divergence),
+            "uniformity": match (sel.uniformity, nonuniform) {
+                (false, _) => serde_json::Value::from("off"),
+                (true, 0) => "pass".into(),
+                (true, n) => serde_json::json!({ "warnings": n }),
+            },
         },
         "statements": r.stmts,
         "launches": r.launches,
@@ -167,10 +185,11 @@ pub fn main(args: RunArgs) -> u8 {
         Ok(s) => s,
         Err(e) => return usage_error(json, &format!("cannot read {name}: {e}")),
     };
-    let checks = match parse_checks(args.checks.as_deref()) {
+    let sel = match parse_checks(args.checks.as_deref()) {
         Ok(c) => c,
         Err(e) => return usage_error(json, &e),
     };
+    let checks = sel.checks;
     let mut inputs = Vec::new();
     for p in &args.inputs {
         let parsed = std::fs::read_to_string(p)
@@ -188,6 +207,7 @@ pub fn main(args: RunArgs) -> u8 {
         seed: args.seed,
         config: Config {
             checks,
+            uniformity: sel.uniformity,
             schedule: args.schedule,
             block_size: args.block_size,
             fuel: args.fuel,
@@ -227,7 +247,7 @@ pub fn main(args: RunArgs) -> u8 {
             "file": name,
             "schedule": args.schedule.to_string(),
             "exit_code": code,
-            "runs": runs.iter().map(|r| run_json(&file, r, checks)).collect::<Vec<_>>(),
+            "runs": runs.iter().map(|r| run_json(&file, r, sel)).collect::<Vec<_>>(),
         }));
         return code;
     }
@@ -250,9 +270,14 @@ pub fn main(args: RunArgs) -> u8 {
         if !r.errors.is_empty() {
             print!("{}", sem::render(&name, &src, &r.errors));
         }
-        let [contracts, perms, races, divergence] = check_counts(r);
+        let [contracts, perms, races, divergence, nonuniform] = check_counts(r);
+        let uniformity = match (sel.uniformity, nonuniform) {
+            (false, _) => "off".to_string(),
+            (true, 0) => "pass".to_string(),
+            (true, n) => format!("{n} warned"),
+        };
         println!(
-            "  checks: contracts {}, permissions {}, races {}, divergence {} ({} statements, {} launches)",
+            "  checks: contracts {}, permissions {}, races {}, divergence {}, uniformity {uniformity} ({} statements, {} launches)",
             verdict(checks.contracts, contracts),
             verdict(checks.perms, perms),
             verdict(checks.races, races),

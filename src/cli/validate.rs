@@ -65,7 +65,7 @@ pub fn main(args: ValidateArgs) -> u8 {
         (Ok(a), Ok(b)) => (a, b),
         (Err(e), _) | (_, Err(e)) => return usage_error(json, &e),
     };
-    let checks = match parse_checks(args.checks.as_deref()) {
+    let sel = match parse_checks(args.checks.as_deref()) {
         Ok(c) => c,
         Err(e) => return usage_error(json, &e),
     };
@@ -82,7 +82,8 @@ pub fn main(args: ValidateArgs) -> u8 {
         seed: args.seed,
         inputs,
         config: Config {
-            checks,
+            checks: sel.checks,
+            uniformity: sel.uniformity,
             block_size: args.block_size,
             ..Config::default()
         },

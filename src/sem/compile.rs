@@ -5,6 +5,7 @@
 //! barrier and resume later without an interpreter stack to save. Expressions stay trees (`CE`)
 //! but never refer back to the AST.
 
+use super::value::Amt;
 use crate::diag::Diagnostic;
 use crate::front::ast::*;
 use crate::front::Span;
@@ -135,6 +136,65 @@ pub struct CClause {
     /// Pure and [`is_simple`]: its value depends on the store only, so it can be evaluated for
     /// many lanes at once, or once for threads that share the locals it reads.
     pub simple: bool,
+    /// The clause is one `Perm(a[e], p)` of the shape [`PermLeaf`] describes.
+    pub leaf: Option<PermLeaf>,
+}
+
+/// `Perm(a[e], p)` with `a` a local, `e` [`is_simple`] and `p` a literal, non-negative amount:
+/// its location depends on the store only and its amount on nothing, so the interpreter can
+/// compute the locations of many threads before it moves any permission (bulk transfers at
+/// `par` entry and exit).
+#[derive(Clone, Debug)]
+pub struct PermLeaf {
+    pub array: u32,
+    pub index: CE,
+    /// The span of `a[e]` (bounds and null errors point there).
+    pub index_span: Span,
+    pub amt: Amt,
+    /// The span of the `Perm`.
+    pub span: Span,
+}
+
+impl PermLeaf {
+    pub fn of(e: &CE) -> Option<PermLeaf> {
+        let CE::Perm(loc, p, span) = e else {
+            return None;
+        };
+        let CE::Index(a, i, index_span) = &**loc else {
+            return None;
+        };
+        let CE::Local(array) = &**a else {
+            return None;
+        };
+        if !is_simple(i) {
+            return None;
+        }
+        let amt = literal_amount(p)?;
+        if amt.is_negative() {
+            return None;
+        }
+        Some(PermLeaf {
+            array: *array,
+            index: (**i).clone(),
+            index_span: *index_span,
+            amt,
+            span: *span,
+        })
+    }
+}
+
+/// A permission amount written as a literal: `write`, `read`, `none` or `n\d` with `d != 0`.
+pub fn literal_amount(p: &CE) -> Option<Amt> {
+    Some(match p {
+        CE::Write => Amt::write(),
+        CE::Read => Amt::read(),
+        CE::NoPerm => Amt::none(),
+        CE::Bin(BinOp::Frac, n, d, _) => match (&**n, &**d) {
+            (CE::Int(n), CE::Int(d)) if *d != 0 => Amt::frac(*n, *d),
+            _ => return None,
+        },
+        _ => return None,
+    })
 }
 
 #[derive(Clone, Debug)]
@@ -240,6 +300,18 @@ pub struct BarrierC {
     pub label: String,
     pub pre: Vec<CClause>,
     pub post: Vec<CClause>,
+    pub span: Span,
+    /// The locals other than `par` iterators that the barrier's own contract mentions, each
+    /// with its first occurrence: the Viper encoding assumes they have one value in all threads
+    /// of the group, which the `uniformity` lint checks (semantics.md §5.8).
+    pub shared: Vec<SharedLocal>,
+}
+
+/// A local mentioned by a barrier contract (see [`BarrierC::shared`]).
+#[derive(Clone, Debug)]
+pub struct SharedLocal {
+    pub slot: u32,
+    pub name: String,
     pub span: Span,
 }
 
@@ -406,6 +478,8 @@ pub struct Compiler<'a> {
     code: Vec<Instr>,
     /// Labels of the enclosing `par` blocks (innermost last) and whether we are in a kernel.
     par_labels: Vec<Option<String>>,
+    /// Slots of the iterators of the enclosing `par` arms.
+    par_iters: Vec<u32>,
     everywhere: Vec<CClause>,
     cur_contains_par: bool,
     cur_calls: Vec<u32>,
@@ -424,6 +498,7 @@ pub fn compile(prog: &Program) -> Result<CProgram, Vec<Diagnostic>> {
         scope: Scope::new(),
         code: Vec::new(),
         par_labels: Vec::new(),
+        par_iters: Vec::new(),
         everywhere: Vec::new(),
         cur_contains_par: false,
         cur_calls: Vec::new(),
@@ -659,6 +734,7 @@ impl<'a> Compiler<'a> {
                 CClause {
                     pure,
                     simple: pure && is_simple(&ce),
+                    leaf: PermLeaf::of(&ce),
                     e: ce,
                     span: c.span,
                 }
@@ -1260,11 +1336,14 @@ impl<'a> Compiler<'a> {
             }
             self.par_labels
                 .push(a.label.as_ref().map(|l| l.name.clone()));
+            let iters_base = self.par_iters.len();
+            self.par_iters.extend(iters.iter().map(|it| it.0));
             let body_pc = self.pc();
             self.scope.push();
             self.stmt(&a.body, false);
             self.scope.pop();
             self.code.push(Instr::EndThread);
+            self.par_iters.truncate(iters_base);
             self.par_labels.pop();
             self.scope.pop();
             let iter_slots: Vec<u32> = iters.iter().map(|it| it.0).collect();
@@ -1326,8 +1405,10 @@ impl<'a> Compiler<'a> {
         }
         let mut pre = Vec::new();
         let mut post = Vec::new();
+        let mut shared = Vec::new();
         for c in &b.contract {
             let Some(e) = c.expr() else { continue };
+            self.shared_locals(e, &mut shared);
             let cl = self.clauses(e);
             if c.kind.is_pre() {
                 pre.extend(cl.iter().cloned());
@@ -1347,10 +1428,43 @@ impl<'a> Compiler<'a> {
             pre,
             post,
             span: b.keyword,
+            shared,
         })));
         if let Some(body) = &b.body {
             self.block(body, false);
         }
+    }
+
+    /// Add to `out` the locals of the current scope that `e` mentions, other than `par`
+    /// iterators, with the span of their first mention. Names that a quantifier, `\let` or
+    /// `\sum` inside `e` binds are left out wherever they occur: such a name may shadow a local,
+    /// and a binder's values differ by design.
+    fn shared_locals(&self, e: &Expr, out: &mut Vec<SharedLocal>) {
+        let mut bound: Vec<&str> = Vec::new();
+        crate::front::visit::walk_expr(e, &mut |x| match &x.kind {
+            ExprKind::Quant { bindings, .. } => {
+                bound.extend(bindings.iter().map(|b| b.name.name.as_str()))
+            }
+            ExprKind::Let { name, .. } | ExprKind::Sum { name, .. } => bound.push(&name.name),
+            _ => {}
+        });
+        crate::front::visit::walk_expr(e, &mut |x| {
+            let ExprKind::Name(id) = &x.kind else { return };
+            if bound.contains(&id.name.as_str()) {
+                return;
+            }
+            let Some((slot, _)) = self.scope.lookup(&id.name) else {
+                return;
+            };
+            if self.par_iters.contains(&slot) || out.iter().any(|s| s.slot == slot) {
+                return;
+            }
+            out.push(SharedLocal {
+                slot,
+                name: id.name.clone(),
+                span: x.span,
+            });
+        });
     }
 
     // -----------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 //! the warp machine and the barrier scheduler (semantics.md §3–§7).
 
 use super::compile::*;
-use super::race::{Path, PathElem, PathId, RaceDetector, ThreadNames};
+use super::race::{thread_vals, Path, PathElem, PathId, RaceDetector, ThreadNames};
 use super::value::*;
 use super::vector::{self, Kind};
 use crate::diag::Diagnostic;
@@ -164,6 +164,9 @@ impl std::str::FromStr for Schedule {
 #[derive(Clone, Debug)]
 pub struct Config {
     pub checks: Checks,
+    /// The `uniformity` lint (semantics.md §5.8, W-NONUNIFORM). It is kept out of [`Checks`]
+    /// because it only warns: it never changes a run's status.
+    pub uniformity: bool,
     /// Warp order within a barrier interval.
     pub schedule: Schedule,
     pub block_size: Option<usize>,
@@ -176,6 +179,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             checks: Checks::default(),
+            uniformity: true,
             schedule: Schedule::Forward,
             block_size: None,
             fuel: 100_000_000,
@@ -197,6 +201,29 @@ pub struct Env<'s> {
     pub in_old: bool,
 }
 
+impl<'s> Env<'s> {
+    /// An environment for contracts: their reads are not accesses of the program, so nothing
+    /// is recorded for the race detector (which is all that the epoch and the atomic block
+    /// are for).
+    pub fn contract(
+        store: &'s mut Vec<Value>,
+        this: &'s Value,
+        result: &'s Value,
+        old: Option<&'s Heap>,
+    ) -> Env<'s> {
+        Env {
+            store,
+            this,
+            result,
+            old,
+            race: None,
+            epoch: 0,
+            atomic: None,
+            in_old: false,
+        }
+    }
+}
+
 /// How heap reads are permission-checked.
 #[derive(Clone, Copy)]
 pub enum PV<'h> {
@@ -211,15 +238,9 @@ impl PV<'_> {
         match self {
             PV::Unchecked => true,
             PV::One(h) => h.can_read(l),
-            // What was taken is never negative (only non-negative amounts move), so a
-            // readable remainder makes the sum readable.
-            PV::Two(a, b) => {
-                a.can_read(l) || {
-                    let mut x = a.amount(l);
-                    x.add(&b.amount(l));
-                    x.can_read()
-                }
-            }
+            // Holders never hold negative amounts (only non-negative amounts move, and a take
+            // never goes below zero), so the sum is positive exactly when one part is.
+            PV::Two(a, b) => a.can_read(l) || b.can_read(l),
         }
     }
     fn amount(&self, l: Loc) -> Amt {
@@ -313,6 +334,18 @@ impl Lane {
     }
 }
 
+/// How the failures of a clause list become diagnostics: the codes for a false pure part and
+/// for a missing permission, what the list is (for the message), where it is checked, and for
+/// whom.
+#[derive(Clone, Copy)]
+pub struct Report<'a> {
+    pub code_pure: &'a str,
+    pub code_perm: &'a str,
+    pub what: &'a str,
+    pub site: Span,
+    pub who: Who<'a>,
+}
+
 /// Whom a contract check is about, turned into text only when a diagnostic is written.
 #[derive(Clone, Copy, Debug)]
 pub enum Who<'a> {
@@ -355,18 +388,7 @@ enum WarpStop {
     AtomicDone,
 }
 
-fn lanes_of(mask: u64) -> impl Iterator<Item = usize> {
-    let mut m = mask;
-    std::iter::from_fn(move || {
-        if m == 0 {
-            None
-        } else {
-            let i = m.trailing_zeros() as usize;
-            m &= m - 1;
-            Some(i)
-        }
-    })
-}
+use vector::lanes as lanes_of;
 
 fn full_mask(n: usize) -> u64 {
     if n >= 64 {
@@ -410,6 +432,11 @@ pub struct Interp {
     spare: Vec<Holder>,
     /// Groups run so far (each random schedule round draws from its group's number).
     groups_run: u64,
+    /// (barrier id, slot) pairs already reported as W-NONUNIFORM: a barrier in a loop would
+    /// otherwise repeat the same warning at every resolution.
+    nonuniform: std::collections::BTreeSet<(u32, u32)>,
+    /// Scratch list of permission moves (quantified chains).
+    moves: Vec<(Loc, Amt)>,
 }
 
 pub const PRED_SPACE: u32 = u32::MAX;
@@ -439,6 +466,8 @@ impl Interp {
             scratch: Vec::new(),
             spare: Vec::new(),
             groups_run: 0,
+            nonuniform: Default::default(),
+            moves: Vec::new(),
         }
     }
 
@@ -869,6 +898,22 @@ impl Interp {
         })
     }
 
+    /// [`param_store`] for argument expressions, evaluated in order (all of them, also those
+    /// beyond the parameters, for their errors).
+    fn arg_store(
+        &mut self,
+        md: &CMethod,
+        args: &[CE],
+        env: &mut Env,
+        pv: PV,
+    ) -> Result<Vec<Value>, Stop> {
+        let mut vals = Vec::with_capacity(args.len());
+        for a in args {
+            vals.push(self.ev(a, env, pv)?);
+        }
+        Ok(param_store(md, vals))
+    }
+
     /// `\forall`, `\exists` and `\sum` (kept out of [`Self::eval`], whose stack frame they
     /// would enlarge).
     #[inline(never)]
@@ -1041,13 +1086,7 @@ impl Interp {
             Some(r) => self.ev(r, env, pv)?,
             None => env.this.clone(),
         };
-        let mut store = vec![Value::Null; md.nslots as usize];
-        for (i, a) in args.iter().enumerate() {
-            let v = self.ev(a, env, pv)?;
-            if let Some(p) = md.params.get(i) {
-                store[p.0 as usize] = v;
-            }
-        }
+        let mut store = self.arg_store(md, args, env, pv)?;
         if self.depth > 10_000 {
             return Err(inconclusive(
                 "R-UNSUPPORTED",
@@ -1108,39 +1147,31 @@ impl Interp {
         env: &mut Env,
         pv: PV,
     ) -> Result<Vec<i64>, Stop> {
+        let cond = if implied { None } else { cond };
+        if let ([b], None) = (binders, cond) {
+            // One binder and nothing to filter (the usual `0 <= i && i < n`): the tuples are
+            // the range itself. The store ends as the recursive enumeration leaves it.
+            let (lo, hi) = self.binder_range(b, span, env, pv)?;
+            if lo < hi {
+                env.store[b.slot as usize] = Value::Int(hi - 1);
+            }
+            return Ok((lo..hi).collect());
+        }
         let mut out = Vec::new();
         let mut cur = Vec::with_capacity(binders.len());
-        let cond = if implied { None } else { cond };
         self.enum_rec(binders, 0, cond, span, env, pv, &mut cur, &mut out)?;
         Ok(out)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn enum_rec(
+    /// The range `[lo, hi)` of binder `b`: the largest of its lower bounds and the smallest of
+    /// its upper bounds, evaluated in order.
+    fn binder_range(
         &mut self,
-        binders: &[Binder],
-        i: usize,
-        cond: Option<&CE>,
+        b: &Binder,
         span: Span,
         env: &mut Env,
         pv: PV,
-        cur: &mut Vec<i64>,
-        out: &mut Vec<i64>,
-    ) -> Result<(), Stop> {
-        if i == binders.len() {
-            let ok = match cond {
-                Some(c) => {
-                    let v = self.ev(c, env, pv)?;
-                    self.as_bool(v, span)?
-                }
-                None => true,
-            };
-            if ok {
-                out.extend_from_slice(cur);
-            }
-            return Ok(());
-        }
-        let b = &binders[i];
+    ) -> Result<(i64, i64), Stop> {
         if b.lows.is_empty() || b.highs.is_empty() {
             return Err(inconclusive(
                 "R-QUANT-UNBOUNDED",
@@ -1169,6 +1200,36 @@ impl Interp {
                 span,
             ));
         }
+        Ok((lo, hi))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn enum_rec(
+        &mut self,
+        binders: &[Binder],
+        i: usize,
+        cond: Option<&CE>,
+        span: Span,
+        env: &mut Env,
+        pv: PV,
+        cur: &mut Vec<i64>,
+        out: &mut Vec<i64>,
+    ) -> Result<(), Stop> {
+        if i == binders.len() {
+            let ok = match cond {
+                Some(c) => {
+                    let v = self.ev(c, env, pv)?;
+                    self.as_bool(v, span)?
+                }
+                None => true,
+            };
+            if ok {
+                out.extend_from_slice(cur);
+            }
+            return Ok(());
+        }
+        let b = &binders[i];
+        let (lo, hi) = self.binder_range(b, span, env, pv)?;
         for v in lo..hi {
             env.store[b.slot as usize] = Value::Int(v);
             cur.push(v);
@@ -1267,21 +1328,7 @@ impl Interp {
     pub fn assertion(&mut self, e: &CE, env: &mut Env, x: &mut Xfer) -> Result<(), Stop> {
         let resource = matches!(e, CE::Perm(..) | CE::PointsTo(..)) || has_resource(e);
         if !resource {
-            if !x.pure || !self.cfg.checks.contracts {
-                return Ok(());
-            }
-            let v = {
-                let pv = self.pure_view(x);
-                self.ev(e, env, pv)?
-            };
-            if v != Value::Bool(true) {
-                x.fails.push(Fail {
-                    perm: false,
-                    span: Span::DUMMY,
-                    msg: "is false".into(),
-                });
-            }
-            return Ok(());
+            return self.pure_assertion(e, env, x);
         }
         match e {
             CE::Bin(BinOp::And | BinOp::Star, l, r, _) => {
@@ -1399,10 +1446,32 @@ impl Interp {
         }
     }
 
-    /// The instances of `\forall* int i; …; Perm(a[i], p) ** Perm(b[i], q) …` (see
-    /// [`perm_chain`]), without re-evaluating the array locals and the literal amounts for every
-    /// instance: they do not depend on `i`. Each instance makes the same bounds check and the
-    /// same transfer, in the same order, as [`Self::assertion`] on the body would.
+    /// A resource-free assertion: evaluated (when pure parts are checked), never transferred.
+    fn pure_assertion(&mut self, e: &CE, env: &mut Env, x: &mut Xfer) -> Result<(), Stop> {
+        if !x.pure || !self.cfg.checks.contracts {
+            return Ok(());
+        }
+        let v = {
+            let pv = self.pure_view(x);
+            self.ev(e, env, pv)?
+        };
+        if v != Value::Bool(true) {
+            x.fails.push(Fail {
+                perm: false,
+                span: Span::DUMMY,
+                msg: "is false".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The instances of `\forall* int i; …; Perm(a[e], p) ** Perm(b[f], q) …` (see
+    /// [`perm_chain`]), without the assertion walk: the array locals and the amounts do not
+    /// depend on `i`, and the indices read only the store. The locations are computed first, in
+    /// the order [`Self::assertion`] on the body would compute them, up to the first that fails;
+    /// then the permissions move in that order, all at once when the source has them all (an
+    /// exhale), one transfer at a time otherwise, so that failures are reported as they would
+    /// be. The error, if any, comes last, as it would after the transfers before it.
     fn perm_chain_instances(
         &mut self,
         chain: &[PermLeaf],
@@ -1414,20 +1483,59 @@ impl Interp {
         let Some(&last) = tuples.last() else {
             return Ok(());
         };
-        if x.perms {
-            let arrays: Vec<Value> = chain
-                .iter()
-                .map(|c| env.store[c.array as usize].clone())
-                .collect();
-            for &i in tuples {
-                for (c, a) in chain.iter().zip(&arrays) {
-                    let loc = self.index_loc(a.clone(), i, c.index_span)?;
-                    self.transfer(loc, c.amt.clone(), c.span, x);
+        if !x.perms {
+            env.store[binder as usize] = Value::Int(last);
+            return Ok(());
+        }
+        let arrays: Vec<Value> = chain
+            .iter()
+            .map(|c| env.store[c.array as usize].clone())
+            .collect();
+        // Without permission tracking the transfers do nothing, but the bounds checks stay.
+        let perms = self.cfg.checks.perms;
+        let mut moves = std::mem::take(&mut self.moves);
+        moves.clear();
+        let mut stopped = None;
+        'tuples: for &i in tuples {
+            env.store[binder as usize] = Value::Int(i);
+            for (c, a) in chain.iter().zip(&arrays) {
+                let idx = match &c.index {
+                    CE::Local(s) if *s == binder => Ok(i),
+                    e => self
+                        .ev(e, env, PV::Unchecked)
+                        .and_then(|v| self.as_int(v, c.index_span)),
+                };
+                match idx.and_then(|k| self.index_loc(a.clone(), k, c.index_span)) {
+                    Ok(loc) if perms => moves.push((loc, c.amt.clone())),
+                    Ok(_) => {}
+                    Err(e) => {
+                        stopped = Some(e);
+                        break 'tuples;
+                    }
                 }
             }
         }
-        env.store[binder as usize] = Value::Int(last);
-        Ok(())
+        let bulk = x.mode == Mode::Exhale && x.scale.is_none() && take_all(&mut x.src, &moves);
+        if bulk {
+            for (loc, amt) in &moves {
+                x.dst.add(*loc, amt);
+                if let Some(t) = &mut x.taken {
+                    t.add(*loc, amt);
+                }
+            }
+        } else {
+            for (k, (loc, amt)) in moves.iter().enumerate() {
+                self.transfer(*loc, amt.clone(), chain[k % chain.len()].span, x);
+            }
+        }
+        self.moves = moves;
+        match stopped {
+            Some(e) => Err(e),
+            None => {
+                env.store[binder as usize] = Value::Int(last);
+                Ok(())
+            }
+        }
     }
 
     fn env_fold(
@@ -1448,24 +1556,9 @@ impl Interp {
             Some(r) => self.ev(r, env, PV::Unchecked)?,
             None => env.this.clone(),
         };
-        let mut store = vec![Value::Null; md.nslots as usize];
-        for (i, a) in args.iter().enumerate() {
-            let v = self.ev(a, env, PV::Unchecked)?;
-            if let Some(p) = md.params.get(i) {
-                store[p.0 as usize] = v;
-            }
-        }
+        let mut store = self.arg_store(md, args, env, PV::Unchecked)?;
         let null = Value::Null;
-        let mut inner = Env {
-            store: &mut store,
-            this: &this,
-            result: &null,
-            old: None,
-            race: None,
-            epoch: 0,
-            atomic: None,
-            in_old: false,
-        };
+        let mut inner = Env::contract(&mut store, &this, &null, None);
         let mut fx = Xfer::new(Mode::Exhale, std::mem::take(&mut x.src), Holder::default());
         self.assertion(body, &mut inner, &mut fx)?;
         x.src = std::mem::take(&mut fx.src);
@@ -1582,38 +1675,36 @@ impl Interp {
         }
     }
 
-    /// Run a clause list in one mode for one lane; failures become diagnostics with `code_pure` /
-    /// `code_perm`. Returns whether everything held.
-    #[allow(clippy::too_many_arguments)]
+    /// Run a clause list in one mode for one lane; failures become diagnostics as `rep` says.
+    /// Returns whether everything held.
     pub fn clauses(
         &mut self,
         cl: &[CClause],
         env: &mut Env,
         x: &mut Xfer,
-        code_pure: &str,
-        code_perm: &str,
-        what: &str,
-        site: Span,
-        who: Who,
+        rep: &Report,
     ) -> Result<bool, Stop> {
-        self.clauses_skip(cl, 0, env, x, code_pure, code_perm, what, site, who)
+        self.clauses_skip(cl, 0, env, x, rep)
     }
 
     /// [`Self::clauses`], leaving out the clauses `i < 64` with bit `i` of `skip` set: pure
-    /// clauses already known to hold (they have no effect when they hold).
-    #[allow(clippy::too_many_arguments)]
+    /// clauses already known to hold (they have no effect when they hold), or permission leaves
+    /// already moved in bulk.
     pub fn clauses_skip(
         &mut self,
         cl: &[CClause],
         skip: u64,
         env: &mut Env,
         x: &mut Xfer,
-        code_pure: &str,
-        code_perm: &str,
-        what: &str,
-        site: Span,
-        who: Who,
+        rep: &Report,
     ) -> Result<bool, Stop> {
+        let Report {
+            code_pure,
+            code_perm,
+            what,
+            site,
+            who,
+        } = *rep;
         let mut ok = true;
         for (i, c) in cl.iter().enumerate() {
             if i < 64 && skip >> i & 1 == 1 {
@@ -1621,7 +1712,13 @@ impl Interp {
             }
             let before = x.fails.len();
             // The scale applies to permissions only, which a pure clause has none of.
-            self.assertion(&c.e, env, x)?;
+            if c.pure {
+                // What `assertion` does with a resource-free expression, without looking for
+                // resources in it again.
+                self.pure_assertion(&c.e, env, x)?;
+            } else {
+                self.assertion(&c.e, env, x)?;
+            }
             if x.fails.len() == before {
                 continue;
             }
@@ -1664,16 +1761,7 @@ impl Interp {
         let null = Value::Null;
         for (i, c) in cl.iter().enumerate().take(64) {
             if uniform.get(i).copied().unwrap_or(false) {
-                let mut env = Env {
-                    store,
-                    this,
-                    result: &null,
-                    old: None,
-                    race: None,
-                    epoch: 0,
-                    atomic: None,
-                    in_old: false,
-                };
+                let mut env = Env::contract(store, this, &null, None);
                 if let Ok(Value::Bool(true)) = self.ev(&c.e, &mut env, PV::Unchecked) {
                     skip |= 1 << i;
                 }
@@ -1762,13 +1850,14 @@ impl Interp {
         what: &str,
         site: Span,
     ) -> Result<bool, Stop> {
-        let who = w.lanes[l].who();
-        let (epoch, atomic) = (w.epoch, w.atomic);
-        let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, true);
-        let top = holders.last_mut().expect("holder");
-        let mut x = Xfer::new(Mode::Check, std::mem::take(top), Holder::default());
-        let r = self.clauses_skip(cl, skip, &mut env, &mut x, code, code, what, site, who);
-        *top = x.src;
+        let rep = Report {
+            code_pure: code,
+            code_perm: code,
+            what,
+            site,
+            who: Who::Text(""),
+        };
+        let (r, _) = self.lane_clauses(w, l, cl, skip, Mode::Check, Holder::default(), rep);
         r
     }
 
@@ -1789,18 +1878,40 @@ impl Interp {
         if !self.cfg.checks.perms && !self.cfg.checks.contracts {
             return Ok(Holder::default());
         }
+        let rep = Report {
+            code_pure,
+            code_perm,
+            what,
+            site,
+            who: Who::Text(""),
+        };
+        let dst = self.fresh_holder();
+        let (r, dst) = self.lane_clauses(w, l, cl, skip, Mode::Exhale, dst, rep);
+        r?;
+        Ok(dst)
+    }
+
+    /// [`Self::clauses_skip`] for lane `l` of `w` (reported as that thread), from its top
+    /// holder into `dst` (returned with what it received).
+    #[allow(clippy::too_many_arguments)]
+    fn lane_clauses(
+        &mut self,
+        w: &mut Warp,
+        l: usize,
+        cl: &[CClause],
+        skip: u64,
+        mode: Mode,
+        dst: Holder,
+        rep: Report,
+    ) -> (Result<bool, Stop>, Holder) {
         let who = w.lanes[l].who();
         let (epoch, atomic) = (w.epoch, w.atomic);
-        let dst = self.fresh_holder();
         let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, true);
         let top = holders.last_mut().expect("holder");
-        let mut x = Xfer::new(Mode::Exhale, std::mem::take(top), dst);
-        let r = self.clauses_skip(
-            cl, skip, &mut env, &mut x, code_pure, code_perm, what, site, who,
-        );
+        let mut x = Xfer::new(mode, std::mem::take(top), dst);
+        let r = self.clauses_skip(cl, skip, &mut env, &mut x, &Report { who, ..rep });
         *top = x.src;
-        r?;
-        Ok(x.dst)
+        (r, x.dst)
     }
 
     fn run_warp(
@@ -2164,11 +2275,13 @@ impl Interp {
                             cl,
                             &mut env,
                             &mut x,
-                            "R-ASSUME",
-                            "R-PERM-OVERFLOW",
-                            "inhale",
-                            Span::DUMMY,
-                            who,
+                            &Report {
+                                code_pure: "R-ASSUME",
+                                code_perm: "R-PERM-OVERFLOW",
+                                what: "inhale",
+                                site: Span::DUMMY,
+                                who,
+                            },
                         );
                         *top = x.dst;
                         r?;
@@ -2379,13 +2492,7 @@ impl Interp {
             Some(r) => self.ev(r, &mut env, PV::Unchecked)?,
             None => env.this.clone(),
         };
-        let mut store = vec![Value::Null; md.nslots as usize];
-        for (i, a) in args.iter().enumerate() {
-            let v = self.ev(a, &mut env, PV::Unchecked)?;
-            if let Some(p) = md.params.get(i) {
-                store[p.0 as usize] = v;
-            }
-        }
+        let store = self.arg_store(md, args, &mut env, PV::Unchecked)?;
         Ok((loc, store, this))
     }
 
@@ -2403,32 +2510,26 @@ impl Interp {
         let null = Value::Null;
         let who = w.lanes[l].who();
         let top = w.lanes[l].holders.last_mut().expect("holder");
-        let mut env = Env {
-            store: &mut store,
-            this: &this,
-            result: &null,
-            old: None,
-            race: None,
-            epoch: 0,
-            atomic: None,
-            in_old: false,
-        };
+        let mut env = Env::contract(&mut store, &this, &null, None);
         let mut x = Xfer::new(Mode::Exhale, std::mem::take(top), Holder::default());
         let cl = [CClause {
             e: body.clone(),
             span,
             pure: false,
             simple: false,
+            leaf: None,
         }];
         let r = self.clauses(
             &cl,
             &mut env,
             &mut x,
-            "R-ASSERT",
-            "R-PERM-TRANSFER",
-            what,
-            span,
-            who,
+            &Report {
+                code_pure: "R-ASSERT",
+                code_perm: "R-PERM-TRANSFER",
+                what,
+                site: span,
+                who,
+            },
         );
         *top = x.src;
         r?;
@@ -2695,13 +2796,7 @@ impl Interp {
                     "null receiver",
                 ));
             }
-            let mut store = vec![Value::Null; md.nslots as usize];
-            for (i, a) in args.iter().enumerate() {
-                let v = self.ev(a, &mut env, pv)?;
-                if let Some(p) = md.params.get(i) {
-                    store[p.0 as usize] = v;
-                }
-            }
+            let store = self.arg_store(md, args, &mut env, pv)?;
             let old = if uses_old(&md.post) || md_uses_old(md) {
                 Some(Rc::new(self.heap.clone()))
             } else {
@@ -2726,26 +2821,19 @@ impl Interp {
             let fr = frames.last_mut().expect("frame");
             let top = holders.last_mut().expect("holder");
             let mut x = Xfer::new(Mode::Exhale, std::mem::take(top), Holder::default());
-            let mut env = Env {
-                store: &mut fr.store,
-                this: &fr.this,
-                result: &fr.result,
-                old: None,
-                race: None,
-                epoch,
-                atomic,
-                in_old: false,
-            };
+            let mut env = Env::contract(&mut fr.store, &fr.this, &fr.result, None);
             let what = format!("precondition of `{}`", md.name);
             let r = self.clauses(
                 &md.pre,
                 &mut env,
                 &mut x,
-                "R-PRE",
-                "R-PERM-TRANSFER",
-                &what,
-                span,
-                who,
+                &Report {
+                    code_pure: "R-PRE",
+                    code_perm: "R-PERM-TRANSFER",
+                    what: &what,
+                    site: span,
+                    who,
+                },
             );
             *top = x.src;
             // A constructor starts with write permission to every field of the new object.
@@ -2778,7 +2866,6 @@ impl Interp {
         let fr = w.frames.pop().expect("frame");
         w.ctl.truncate(fr.ctl_base);
         let md = &prog.methods[fr.method as usize];
-        let (epoch, atomic) = (w.epoch, w.atomic);
         let m = fr.call_mask & !w.finished;
         for l in lanes_of(m) {
             let who = w.lanes[l].who();
@@ -2787,34 +2874,11 @@ impl Interp {
             } = &mut w.lanes[l];
             let lf = frames.last_mut().expect("frame");
             // Collapse loop holders of the frame into the frame holder.
-            while holders.len() > lf.holder_base + 1 {
-                let mut h = holders.pop().expect("holder");
-                h.drain_into(holders.last_mut().expect("holder"));
-            }
+            collapse_holders(holders, lf.holder_base + 1);
             let frame_h = holders.pop().expect("frame holder");
             let caller = holders.last_mut().expect("caller holder");
             let mut x = Xfer::new(Mode::Exhale, frame_h, std::mem::take(caller));
-            let mut env = Env {
-                store: &mut lf.store,
-                this: &lf.this,
-                result: &lf.result,
-                old: lf.old.as_deref(),
-                race: None,
-                epoch,
-                atomic,
-                in_old: false,
-            };
-            let what = format!("postcondition of `{}`", md.name);
-            let r = self.clauses(
-                &md.post,
-                &mut env,
-                &mut x,
-                "R-POST",
-                "R-PERM-TRANSFER",
-                &what,
-                fr.span,
-                who,
-            );
+            let r = self.method_post(md, lf, &mut x, fr.span, who);
             *caller = x.dst;
             r?;
             let lf = frames.pop().expect("frame");
@@ -2889,7 +2953,13 @@ impl Interp {
                 let names = Rc::new(ThreadNames {
                     label: a.label.clone().unwrap_or_else(|| "par".into()),
                     iters: a.iters.iter().map(|it| it.1.clone()).collect(),
+                    ranges: r.clone(),
                 });
+                // The levels above this launch's threads, shared by all of them.
+                let prefix: Rc<[PathElem]> = match parent_path {
+                    Some(pp) => self.race.path(pp).with_epoch(epoch),
+                    None => Rc::new([]),
+                };
                 let scale = if count > 0 {
                     Some(Q::frac(1, (count * narms) as i64))
                 } else {
@@ -2906,31 +2976,36 @@ impl Interp {
                 } else {
                     (0, 0)
                 };
+                let bulk = if count > 0 {
+                    self.bulk_entry(
+                        a,
+                        r,
+                        count,
+                        pre_skip,
+                        &p.everywhere,
+                        ev_skip,
+                        &parent_store,
+                        &parent_this,
+                        &mut parent_h,
+                    )
+                } else {
+                    None
+                };
+                let nleaves = bulk.as_ref().map_or(0, |b| b.mask.count_ones() as usize);
+                let mut vals = vec![0i64; r.len()];
                 for t in 0..count {
                     let mut store = parent_store.clone();
-                    let mut rem = t;
-                    let mut vals = vec![0i64; r.len()];
-                    for k in (0..r.len()).rev() {
-                        let ext = (r[k].1 - r[k].0) as usize;
-                        vals[k] = r[k].0 + (rem % ext) as i64;
-                        rem /= ext;
-                    }
+                    thread_vals(r, t, &mut vals);
                     for (k, (slot, _, _, _)) in a.iters.iter().enumerate() {
                         store[*slot as usize] = Value::Int(vals[k]);
                     }
                     let group = self.groups + (t / bs) as u32;
-                    let mut elems = parent_path
-                        .map(|pp| self.race.path(pp).elems.clone())
-                        .unwrap_or_default();
-                    if let Some(last) = elems.last_mut() {
-                        last.epoch = epoch;
-                    }
-                    elems.push(PathElem {
+                    let leaf = PathElem {
                         launch,
                         group,
                         tid: t as u32,
                         epoch: 0,
-                    });
+                    };
                     let mut lane = Lane {
                         frames: vec![LaneFrame {
                             store,
@@ -2941,9 +3016,9 @@ impl Interp {
                         }],
                         holders: vec![Holder::default()],
                         path: Some(self.race.add_path(Path {
-                            elems,
+                            prefix: prefix.clone(),
+                            leaf,
                             names: names.clone(),
-                            vals,
                         })),
                     };
                     // Entry transfer: PRE_L(t) from the parent's holder.
@@ -2957,41 +3032,30 @@ impl Interp {
                         std::mem::take(&mut parent_h),
                         Holder::default(),
                     );
-                    let mut env = Env {
-                        store: &mut fr.store,
-                        this: &fr.this,
-                        result: &fr.result,
-                        old: None,
-                        race: None,
-                        epoch,
-                        atomic,
-                        in_old: false,
-                    };
-                    let r1 = self.clauses_skip(
+                    let mut skip = pre_skip;
+                    if let Some(b) = &bulk {
+                        // The leaves have moved already (if permissions are tracked); they go
+                        // to the thread in clause order.
+                        skip |= b.mask;
+                        if self.cfg.checks.perms {
+                            for (loc, amt) in &b.moves[t * nleaves..(t + 1) * nleaves] {
+                                x.dst.add(*loc, amt);
+                            }
+                        }
+                    }
+                    let mut env = Env::contract(&mut fr.store, &fr.this, &fr.result, None);
+                    let r2 = self.thread_contract(
                         &a.pre,
-                        pre_skip,
+                        skip,
+                        &p.everywhere,
+                        ev_skip,
+                        &scale,
                         &mut env,
                         &mut x,
-                        "R-PAR-PRE",
-                        "R-PERM-TRANSFER",
-                        "par precondition",
+                        true,
                         a.span,
                         who,
                     );
-                    x.scale = scale.clone();
-                    let r2 = r1.and_then(|_| {
-                        self.clauses_skip(
-                            &p.everywhere,
-                            ev_skip,
-                            &mut env,
-                            &mut x,
-                            "R-PAR-PRE",
-                            "R-PERM-TRANSFER",
-                            "context_everywhere in par",
-                            a.span,
-                            who,
-                        )
-                    });
                     parent_h = std::mem::take(&mut x.src);
                     holders[0] = x.dst;
                     r2?;
@@ -3045,54 +3109,61 @@ impl Interp {
                 } else {
                     (0, 0)
                 };
+                // Leaves of the thread postcondition move without the general assertion walk
+                // when the other clauses are pure and `context_everywhere` is known to hold.
+                let leaves = leaf_plan(&a.post, post_skip, true)
+                    .filter(|_| leaf_plan(&p.everywhere, ev_skip, true) == Some(0));
+                let mut moves = Vec::new();
                 for lane in lanes.iter_mut() {
                     let who = lane.who();
                     let Lane {
                         frames, holders, ..
                     } = lane;
-                    while holders.len() > 1 {
-                        let mut h = holders.pop().expect("holder");
-                        h.drain_into(holders.last_mut().expect("holder"));
-                    }
+                    collapse_holders(holders, 1);
                     let fr = frames.first_mut().expect("frame");
-                    let th = std::mem::take(&mut holders[0]);
+                    let mut th = std::mem::take(&mut holders[0]);
+                    let mut skip = post_skip;
+                    let mut taken = None;
+                    if let Some(mask) = leaves {
+                        moves.clear();
+                        if self.leaf_moves(&a.post, mask, &mut fr.store, &fr.this, &mut moves)
+                            && (!self.cfg.checks.perms || take_all(&mut th, &moves))
+                        {
+                            // The pure clauses still run below, against what is left plus
+                            // what was taken: the view they have on the thread-by-thread path.
+                            let mut tk = self.fresh_holder();
+                            if self.cfg.checks.perms {
+                                for (loc, amt) in &moves {
+                                    parent_h.add(*loc, amt);
+                                    tk.add(*loc, amt);
+                                }
+                            }
+                            skip |= mask;
+                            taken = Some(tk);
+                        }
+                    }
                     let mut x = Xfer::new(Mode::Exhale, th, std::mem::take(&mut parent_h));
-                    let mut env = Env {
-                        store: &mut fr.store,
-                        this: &fr.this,
-                        result: &fr.result,
-                        old: snapshot.as_deref(),
-                        race: None,
-                        epoch,
-                        atomic,
-                        in_old: false,
-                    };
-                    let r1 = self.clauses_skip(
+                    if taken.is_some() {
+                        x.taken = taken;
+                    }
+                    let mut env =
+                        Env::contract(&mut fr.store, &fr.this, &fr.result, snapshot.as_deref());
+                    let r2 = self.thread_contract(
                         &a.post,
-                        post_skip,
+                        skip,
+                        &p.everywhere,
+                        ev_skip,
+                        &scale,
                         &mut env,
                         &mut x,
-                        "R-PAR-POST",
-                        "R-PERM-TRANSFER",
-                        "par postcondition",
+                        false,
                         a.span,
                         who,
                     );
-                    x.scale = scale.clone();
-                    let r2 = r1.and_then(|_| {
-                        self.clauses_skip(
-                            &p.everywhere,
-                            ev_skip,
-                            &mut env,
-                            &mut x,
-                            "R-PAR-POST",
-                            "R-PERM-TRANSFER",
-                            "context_everywhere after par",
-                            a.span,
-                            who,
-                        )
-                    });
                     parent_h = x.dst;
+                    if let Some(tk) = x.taken.take() {
+                        self.recycle(tk);
+                    }
                     r2?;
                 }
             }
@@ -3113,6 +3184,187 @@ impl Interp {
             )?;
         }
         Ok(())
+    }
+
+    /// The entry transfers of all `count` threads of arm `a` at once, when every clause of the
+    /// thread precondition is a [`PermLeaf`], known to hold (`pre_skip`) or simple, and every
+    /// `context_everywhere` clause is known to hold or simple: the leaves' locations are computed
+    /// for all threads first, then taken from the parent in thread and clause order. Nothing
+    /// else depends on the parent's holder (simple clauses read no heap location), so the result
+    /// is the one the thread-by-thread transfers give. When a location cannot be computed or
+    /// the parent lacks a permission, everything taken is given back and `None` returned: the
+    /// thread-by-thread path then reports the error where it occurs, for the thread it concerns.
+    #[allow(clippy::too_many_arguments)]
+    fn bulk_entry(
+        &mut self,
+        a: &ArmC,
+        ranges: &[(i64, i64)],
+        count: usize,
+        pre_skip: u64,
+        everywhere: &[CClause],
+        ev_skip: u64,
+        parent_store: &[Value],
+        parent_this: &Value,
+        parent_h: &mut Holder,
+    ) -> Option<Bulk> {
+        let mask = leaf_plan(&a.pre, pre_skip, false)?;
+        leaf_plan(everywhere, ev_skip, false).filter(|m| *m == 0)?;
+        let mut store = parent_store.to_vec();
+        let mut vals = vec![0i64; ranges.len()];
+        let mut moves = Vec::with_capacity(count * mask.count_ones() as usize);
+        for t in 0..count {
+            thread_vals(ranges, t, &mut vals);
+            for (k, (slot, _, _, _)) in a.iters.iter().enumerate() {
+                store[*slot as usize] = Value::Int(vals[k]);
+            }
+            if !self.leaf_moves(&a.pre, mask, &mut store, parent_this, &mut moves) {
+                return None;
+            }
+        }
+        if self.cfg.checks.perms && !take_all(parent_h, &moves) {
+            return None;
+        }
+        Some(Bulk { mask, moves })
+    }
+
+    /// Append the location and amount of each leaf of `cl` in `mask`, in clause order, as the
+    /// store gives them; false when an index cannot be evaluated or is out of bounds.
+    fn leaf_moves(
+        &mut self,
+        cl: &[CClause],
+        mask: u64,
+        store: &mut Vec<Value>,
+        this: &Value,
+        out: &mut Vec<(Loc, Amt)>,
+    ) -> bool {
+        let null = Value::Null;
+        let mut env = Env::contract(store, this, &null, None);
+        for c in lanes_of(mask).map(|i| &cl[i]) {
+            let Some(leaf) = &c.leaf else { return false };
+            let av = env.store[leaf.array as usize].clone();
+            let loc = self
+                .ev(&leaf.index, &mut env, PV::Unchecked)
+                .and_then(|iv| self.as_int(iv, leaf.index_span))
+                .and_then(|i| self.index_loc(av, i, leaf.index_span));
+            match loc {
+                Ok(l) => out.push((l, leaf.amt.clone())),
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+
+    /// Exhale the postcondition of `md` from the frame `fr` as the call returns.
+    fn method_post(
+        &mut self,
+        md: &CMethod,
+        fr: &mut LaneFrame,
+        x: &mut Xfer,
+        site: Span,
+        who: Who,
+    ) -> Result<bool, Stop> {
+        let mut env = Env::contract(&mut fr.store, &fr.this, &fr.result, fr.old.as_deref());
+        let what = format!("postcondition of `{}`", md.name);
+        let rep = Report {
+            code_pure: "R-POST",
+            code_perm: "R-PERM-TRANSFER",
+            what: &what,
+            site,
+            who,
+        };
+        self.clauses(&md.post, &mut env, x, &rep)
+    }
+
+    /// One pass of a barrier resolution over the live threads of a group, in linear-id order:
+    /// with `pool`, inhale the permission parts of `post` from it (what is left is returned);
+    /// without, check the pure parts against each thread's new holdings.
+    fn barrier_post(
+        &mut self,
+        warps: &mut [Warp],
+        post: &[CClause],
+        site: Span,
+        epoch: u32,
+        pool: Option<Holder>,
+    ) -> Result<Holder, Stop> {
+        let perms = pool.is_some();
+        let mut pool = pool.unwrap_or_default();
+        let rep = Report {
+            code_pure: "R-BAR-POST",
+            code_perm: if perms {
+                "R-BAR-INCONSISTENT"
+            } else {
+                "R-BAR-POST"
+            },
+            what: "barrier postcondition",
+            site,
+            who: Who::Text(""),
+        };
+        for w in warps.iter_mut() {
+            for l in lanes_of(full_mask(w.lanes.len()) & !w.finished) {
+                let who = w.lanes[l].who();
+                let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, None, true);
+                let top = holders.last_mut().expect("holder");
+                let mut x = Xfer::new(Mode::Inhale, std::mem::take(&mut pool), std::mem::take(top));
+                x.from_pool = perms;
+                x.pure = !perms;
+                x.perms = perms;
+                let r = self.clauses(post, &mut env, &mut x, &Report { who, ..rep });
+                pool = std::mem::take(&mut x.src);
+                *top = x.dst;
+                r?;
+            }
+        }
+        Ok(pool)
+    }
+
+    /// A `par` thread's contract at entry (`entry`) or exit: its own clauses `cl` (less those
+    /// in `skip`), then the method's `context_everywhere` with permissions scaled by `scale`
+    /// (semantics.md §5.5).
+    #[allow(clippy::too_many_arguments)]
+    fn thread_contract(
+        &mut self,
+        cl: &[CClause],
+        skip: u64,
+        everywhere: &[CClause],
+        ev_skip: u64,
+        scale: &Option<Q>,
+        env: &mut Env,
+        x: &mut Xfer,
+        entry: bool,
+        site: Span,
+        who: Who,
+    ) -> Result<bool, Stop> {
+        let (code_pure, what, what_ev) = if entry {
+            ("R-PAR-PRE", "par precondition", "context_everywhere in par")
+        } else {
+            (
+                "R-PAR-POST",
+                "par postcondition",
+                "context_everywhere after par",
+            )
+        };
+        let rep = Report {
+            code_pure,
+            code_perm: "R-PERM-TRANSFER",
+            what,
+            site,
+            who,
+        };
+        let own = self.clauses_skip(cl, skip, env, x, &rep);
+        x.scale = scale.clone();
+        let ev = own.and_then(|_| {
+            self.clauses_skip(
+                everywhere,
+                ev_skip,
+                env,
+                x,
+                &Report {
+                    what: what_ev,
+                    ..rep
+                },
+            )
+        })?;
+        Ok(ev)
     }
 
     /// Run one group (thread block) to completion: warp-serial rounds between barriers.
@@ -3195,58 +3447,20 @@ impl Interp {
                     return Err(Stop::Error(Box::new(d)));
                 }
             }
+            if self.cfg.uniformity {
+                self.uniformity(&warps, b0);
+            }
             // Resolution: pool all contributions, hand out the barrier postconditions.
             let mut pool = Holder::default();
             for w in warps.iter_mut() {
                 std::mem::take(&mut w.pool).drain_into(&mut pool);
             }
-            for w in warps.iter_mut() {
-                for l in lanes_of(full_mask(w.lanes.len()) & !w.finished) {
-                    let who = w.lanes[l].who();
-                    let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, None, true);
-                    let top = holders.last_mut().expect("holder");
-                    let mut x =
-                        Xfer::new(Mode::Inhale, std::mem::take(&mut pool), std::mem::take(top));
-                    x.from_pool = true;
-                    x.pure = false;
-                    let r = self.clauses(
-                        &b0.post,
-                        &mut env,
-                        &mut x,
-                        "R-BAR-POST",
-                        "R-BAR-INCONSISTENT",
-                        "barrier postcondition",
-                        b0.span,
-                        who,
-                    );
-                    pool = std::mem::take(&mut x.src);
-                    *top = x.dst;
-                    r?;
-                }
-            }
+            // Permissions first, for every thread; then the pure parts, which may read what
+            // other threads' permissions made readable (semantics.md §5.7).
+            // What the threads do not take back is discarded (§5.7).
+            let _left = self.barrier_post(&mut warps, &b0.post, b0.span, epoch, Some(pool))?;
             if self.cfg.checks.contracts {
-                for w in warps.iter_mut() {
-                    for l in lanes_of(full_mask(w.lanes.len()) & !w.finished) {
-                        let who = w.lanes[l].who();
-                        let (mut env, holders) =
-                            Self::new_lane_env(&mut w.lanes[l], epoch, None, true);
-                        let top = holders.last_mut().expect("holder");
-                        let mut x = Xfer::new(Mode::Inhale, Holder::default(), std::mem::take(top));
-                        x.perms = false;
-                        let r = self.clauses(
-                            &b0.post,
-                            &mut env,
-                            &mut x,
-                            "R-BAR-POST",
-                            "R-BAR-POST",
-                            "barrier postcondition",
-                            b0.span,
-                            who,
-                        );
-                        *top = x.dst;
-                        r?;
-                    }
-                }
+                self.barrier_post(&mut warps, &b0.post, b0.span, epoch, None)?;
             }
             epoch += 1;
             for w in warps.iter_mut() {
@@ -3254,6 +3468,62 @@ impl Interp {
             }
         }
         Ok(warps.into_iter().flat_map(|w| w.lanes).collect())
+    }
+
+    /// The uniformity lint (semantics.md §5.8) at a resolution of barrier `b`: each local of
+    /// [`BarrierC::shared`] must have one value in all threads of the group that have not
+    /// finished. The first thread in linear-id order with a value different from the first
+    /// thread's is named; each variable is reported once per barrier.
+    fn uniformity(&mut self, warps: &[Warp], b: &BarrierC) {
+        for v in &b.shared {
+            if self.nonuniform.contains(&(b.id, v.slot)) {
+                continue;
+            }
+            let mut first: Option<(&Lane, &Value)> = None;
+            let mut differ = None;
+            'threads: for w in warps {
+                for l in lanes_of(full_mask(w.lanes.len()) & !w.finished) {
+                    let lane = &w.lanes[l];
+                    let Some(x) = lane
+                        .frames
+                        .last()
+                        .and_then(|f| f.store.get(v.slot as usize))
+                    else {
+                        continue;
+                    };
+                    match first {
+                        None => first = Some((lane, x)),
+                        Some((_, x0)) if x0 != x => {
+                            differ = Some((lane, x));
+                            break 'threads;
+                        }
+                        Some(_) => {}
+                    }
+                }
+            }
+            let (Some((l0, x0)), Some((l1, x1))) = (first, differ) else {
+                continue;
+            };
+            self.nonuniform.insert((b.id, v.slot));
+            let (t0, t1) = (self.lane_desc(l0), self.lane_desc(l1));
+            let d = Diagnostic::warning(
+                "W-NONUNIFORM",
+                format!(
+                    "`{}` differs between the threads at the barrier: {} in {t0}, {} in {t1}",
+                    v.name,
+                    show_value(x0),
+                    show_value(x1)
+                ),
+            )
+            .with_primary(v.span, format!("`{}` is not uniform", v.name))
+            .with_secondary(b.span, "at this barrier")
+            .with_help(
+                "the barrier's proof assumes every variable of its contract other than the \
+                 iterators has one value in all threads; make it depend on uniform values only, \
+                 or express the per-thread part through the iterators",
+            );
+            self.errors.push(d);
+        }
     }
 
     // -----------------------------------------------------------------------------------------
@@ -3271,12 +3541,7 @@ impl Interp {
     ) -> Result<Option<Value>, Stop> {
         let prog = self.prog.clone();
         let md = &prog.methods[method as usize];
-        let mut store = vec![Value::Null; md.nslots as usize];
-        for (i, v) in args.into_iter().enumerate() {
-            if let Some(p) = md.params.get(i) {
-                store[p.0 as usize] = v;
-            }
-        }
+        let store = param_store(md, args);
         let old = Some(Rc::new(self.heap.clone()));
         let mut lane = Lane {
             frames: vec![LaneFrame {
@@ -3300,26 +3565,19 @@ impl Interp {
                 Holder::default(),
             );
             x.src_is_env = true;
-            let mut env = Env {
-                store: &mut fr.store,
-                this: &fr.this,
-                result: &fr.result,
-                old: None,
-                race: None,
-                epoch: 0,
-                atomic: None,
-                in_old: false,
-            };
+            let mut env = Env::contract(&mut fr.store, &fr.this, &fr.result, None);
             let before = self.errors.len();
             let ok = self.clauses(
                 &md.pre,
                 &mut env,
                 &mut x,
-                "R-PRE",
-                "R-PRE",
-                "entry precondition",
-                md.span,
-                Who::Text("the input"),
+                &Report {
+                    code_pure: "R-PRE",
+                    code_perm: "R-PRE",
+                    what: "entry precondition",
+                    site: md.span,
+                    who: Who::Text("the input"),
+                },
             )?;
             self.env_holder = x.src;
             holders[0] = x.dst;
@@ -3359,92 +3617,108 @@ impl Interp {
         let Lane {
             frames, holders, ..
         } = lane;
-        while holders.len() > 1 {
-            let mut h = holders.pop().expect("holder");
-            h.drain_into(holders.last_mut().expect("holder"));
-        }
+        collapse_holders(holders, 1);
         let fr = frames.last_mut().expect("frame");
         let mut x = Xfer::new(
             Mode::Exhale,
             std::mem::take(&mut holders[0]),
             std::mem::take(&mut self.env_holder),
         );
-        let mut env = Env {
-            store: &mut fr.store,
-            this: &fr.this,
-            result: &fr.result,
-            old: fr.old.as_deref(),
-            race: None,
-            epoch: 0,
-            atomic: None,
-            in_old: false,
-        };
-        let what = format!("postcondition of `{}`", md.name);
-        let r = self.clauses(
-            &md.post,
-            &mut env,
-            &mut x,
-            "R-POST",
-            "R-PERM-TRANSFER",
-            &what,
-            md.span,
-            Who::Text("the entry call"),
-        );
+        let r = self.method_post(md, fr, &mut x, md.span, Who::Text("the entry call"));
         self.env_holder = x.dst;
         r?;
         Ok(Some(fr.result.clone()))
     }
 }
 
-/// One `Perm(a[i], p)` of a quantified permission chain: `a` a local other than the binder
-/// `i`, `p` a literal amount.
-#[derive(Clone, Debug)]
-struct PermLeaf {
-    array: u32,
-    index_span: Span,
-    amt: Amt,
-    span: Span,
+/// Permission moves computed for all threads of an arm (see [`Interp::bulk_entry`]).
+struct Bulk {
+    /// The clauses that are leaves.
+    mask: u64,
+    /// `mask.count_ones()` moves per thread, threads in order.
+    moves: Vec<(Loc, Amt)>,
 }
 
-/// Is `e` a `**`/`&&` chain of `Perm(a[i], p)` (see [`PermLeaf`]) for binder slot `i`? The
+/// The clauses of `cl` that are [`PermLeaf`]s, as a bit mask, when every other clause is in
+/// `skip` (known to hold) or pure, and reads no heap location unless `heap_reads` allows it.
+/// `None` when some clause is neither (or there are more than 64).
+fn leaf_plan(cl: &[CClause], skip: u64, heap_reads: bool) -> Option<u64> {
+    if cl.len() > 64 {
+        return None;
+    }
+    let mut mask = 0;
+    for (i, c) in cl.iter().enumerate() {
+        if c.leaf.is_some() {
+            mask |= 1 << i;
+        } else if skip >> i & 1 == 0 && !(c.simple || heap_reads && c.pure) {
+            return None;
+        }
+    }
+    Some(mask)
+}
+
+/// Take each amount from `h` in order; if one is not there, give back what was taken (amounts
+/// are exact, so `h` holds what it held before) and return false.
+fn take_all(h: &mut Holder, moves: &[(Loc, Amt)]) -> bool {
+    for (k, (loc, amt)) in moves.iter().enumerate() {
+        if !h.take(*loc, amt) {
+            for (l, a) in moves[..k].iter().rev() {
+                h.add(*l, a);
+            }
+            return false;
+        }
+    }
+    true
+}
+
+/// Is `e` a `**`/`&&` chain of [`PermLeaf`]s over arrays other than the binder slot? The
 /// leaves are collected in evaluation order.
 fn perm_chain(e: &CE, binder: u32, out: &mut Vec<PermLeaf>) -> bool {
     match e {
         CE::Bin(BinOp::Star | BinOp::And, l, r, _) => {
             perm_chain(l, binder, out) && perm_chain(r, binder, out)
         }
-        CE::Perm(loc, p, span) => {
-            let CE::Index(a, i, index_span) = &**loc else {
-                return false;
-            };
-            let (CE::Local(array), CE::Local(idx)) = (&**a, &**i) else {
-                return false;
-            };
-            if *idx != binder || *array == binder {
-                return false;
+        _ => match PermLeaf::of(e) {
+            Some(leaf) if leaf.array != binder => {
+                out.push(leaf);
+                true
             }
-            let amt = match &**p {
-                CE::Write => Amt::write(),
-                CE::Read => Amt::read(),
-                CE::NoPerm => Amt::none(),
-                CE::Bin(BinOp::Frac, n, d, _) => match (&**n, &**d) {
-                    (CE::Int(n), CE::Int(d)) if *d != 0 => Amt {
-                        q: Q::frac(*n, *d),
-                        k: 0,
-                    },
-                    _ => return false,
-                },
-                _ => return false,
-            };
-            out.push(PermLeaf {
-                array: *array,
-                index_span: *index_span,
-                amt,
-                span: *span,
-            });
-            true
+            _ => false,
+        },
+    }
+}
+
+/// Fold the holders above the first `keep` into the one below them (loop holders into the
+/// frame holder).
+fn collapse_holders(holders: &mut Vec<Holder>, keep: usize) {
+    while holders.len() > keep.max(1) {
+        let mut h = holders.pop().expect("more than one holder");
+        h.drain_into(holders.last_mut().expect("a holder below"));
+    }
+}
+
+/// A fresh store for method `md` with its parameters set to `args` (extra arguments are
+/// ignored, missing ones stay `null`).
+fn param_store(md: &CMethod, args: impl IntoIterator<Item = Value>) -> Vec<Value> {
+    let mut store = vec![Value::Null; md.nslots as usize];
+    for (p, v) in md.params.iter().zip(args) {
+        store[p.0 as usize] = v;
+    }
+    store
+}
+
+/// A value as PVL would write it, for messages.
+fn show_value(v: &Value) -> String {
+    match v {
+        Value::Int(i) => i.to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Null => "null".into(),
+        Value::Ref(id) => format!("object #{id}"),
+        Value::Seq(s) => {
+            let v: Vec<String> = s.iter().map(show_value).collect();
+            format!("[{}]", v.join(", "))
         }
-        _ => false,
+        Value::Unit => "()".into(),
     }
 }
 

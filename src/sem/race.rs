@@ -21,26 +21,66 @@ pub struct PathElem {
     pub epoch: u32,
 }
 
-/// Names of a `par` block's iterators, shared by all its threads.
+/// Names and ranges of a `par` arm's iterators, shared by all its threads.
 #[derive(Debug)]
 pub struct ThreadNames {
     pub label: String,
     pub iters: Vec<String>,
+    /// `[lo, hi)` of each iterator, in the order of `iters`.
+    pub ranges: Vec<(i64, i64)>,
 }
 
+/// A thread's place in the launch tree. Threads of one launch share the levels above them
+/// (`prefix`), so that creating a thread allocates nothing here.
 #[derive(Debug)]
 pub struct Path {
-    pub elems: Vec<PathElem>,
+    /// The levels of the enclosing threads, outermost first, each with the epoch at which it
+    /// spawned the next level.
+    pub prefix: Rc<[PathElem]>,
+    /// This thread's level; `leaf.tid` is its index in the arm.
+    pub leaf: PathElem,
     pub names: Rc<ThreadNames>,
-    /// The thread's iterator values, in the order of `names.iters`.
-    pub vals: Vec<i64>,
+}
+
+/// The iterator values of thread `t` of a `par` arm with iterator ranges `ranges` (the last
+/// iterator varies fastest).
+pub fn thread_vals(ranges: &[(i64, i64)], t: usize, vals: &mut [i64]) {
+    let mut rem = t;
+    for k in (0..ranges.len()).rev() {
+        let ext = (ranges[k].1 - ranges[k].0).max(1) as usize;
+        vals[k] = ranges[k].0 + (rem % ext) as i64;
+        rem /= ext;
+    }
 }
 
 impl Path {
+    /// Number of levels.
+    pub fn len(&self) -> usize {
+        self.prefix.len() + 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Level `k` (0: outermost).
+    pub fn elem(&self, k: usize) -> PathElem {
+        self.prefix.get(k).copied().unwrap_or(self.leaf)
+    }
+
+    /// All levels; the last one is the leaf with the given epoch (for a child's prefix).
+    pub fn with_epoch(&self, epoch: u32) -> Rc<[PathElem]> {
+        let mut v = self.prefix.to_vec();
+        v.push(PathElem { epoch, ..self.leaf });
+        v.into()
+    }
+
     /// Human-readable thread name, e.g. `shift[tid=3]`.
     pub fn desc(&self) -> String {
+        let mut vals = vec![0; self.names.ranges.len()];
+        thread_vals(&self.names.ranges, self.leaf.tid as usize, &mut vals);
         let mut s = format!("{}[", self.names.label);
-        for (k, (n, v)) in self.names.iters.iter().zip(&self.vals).enumerate() {
+        for (k, (n, v)) in self.names.iters.iter().zip(&vals).enumerate() {
             if k > 0 {
                 s.push_str(", ");
             }
@@ -204,21 +244,20 @@ impl RaceDetector {
     }
 
     fn effective_len(&self, p: &Path) -> usize {
-        p.elems
-            .iter()
-            .position(|e| {
+        (0..p.len())
+            .position(|k| {
                 self.completed
-                    .get(e.launch as usize)
+                    .get(p.elem(k).launch as usize)
                     .copied()
                     .unwrap_or(false)
             })
-            .unwrap_or(p.elems.len())
+            .unwrap_or(p.len())
     }
 
     fn concurrent(&self, a: &Path, ea: u32, b: &Path, eb: u32) -> bool {
         let (na, nb) = (self.effective_len(a), self.effective_len(b));
         for k in 0..na.min(nb) {
-            let (x, y) = (a.elems[k], b.elems[k]);
+            let (x, y) = (a.elem(k), b.elem(k));
             if x.launch == y.launch && x.group == y.group && x.tid == y.tid {
                 continue;
             }
@@ -228,8 +267,8 @@ impl RaceDetector {
             if x.group != y.group {
                 return true;
             }
-            let ex = if k + 1 == a.elems.len() { ea } else { x.epoch };
-            let ey = if k + 1 == b.elems.len() { eb } else { y.epoch };
+            let ex = if k + 1 == a.len() { ea } else { x.epoch };
+            let ey = if k + 1 == b.len() { eb } else { y.epoch };
             return ex == ey;
         }
         false

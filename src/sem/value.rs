@@ -474,7 +474,12 @@ impl Holder {
             }
             let e = &mut d.amts[i];
             let was = !e.is_zero();
-            e.add(a);
+            if was {
+                e.add(a);
+            } else {
+                // Into an empty slot (the common case): no arithmetic.
+                e.clone_from(a);
+            }
             match (was, e.is_zero()) {
                 (false, false) => d.nonzero += 1,
                 (true, true) => d.nonzero -= 1,
@@ -574,7 +579,12 @@ impl Holder {
             let d = &mut self.dense[di];
             return match d.amts.get_mut(l.idx() as usize) {
                 Some(e) if !e.is_zero() && *e >= *a => {
-                    e.sub(a);
+                    if e == a {
+                        // All of it (the common case): no arithmetic.
+                        *e = Amt::NONE;
+                    } else {
+                        e.sub(a);
+                    }
                     if e.is_zero() {
                         d.nonzero -= 1;
                     }
@@ -587,6 +597,10 @@ impl Holder {
             let e = &mut self.small[p].1;
             if *e < *a {
                 return false;
+            }
+            if e == a {
+                self.small.swap_remove(p);
+                return true;
             }
             e.sub(a);
             if e.is_zero() {
