@@ -12,7 +12,7 @@
 
 // The allocator of the `alpine-rs` binary (src/main.rs), so that the bench measures the tool.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: alpine_rs::allocator::Allocator = alpine_rs::allocator::Allocator;
 
 use alpine_rs::front::{parse, ParseOptions};
 use alpine_rs::transforms::driver::{apply, DriverOptions};

@@ -8,6 +8,7 @@
 // would only add noise. AST enums keep their large variants inline for the same reason.
 #![allow(clippy::result_large_err, clippy::large_enum_variant)]
 
+pub mod allocator;
 pub mod analyze;
 pub mod check;
 pub mod cli;

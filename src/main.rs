@@ -1,9 +1,8 @@
 //! The `alpine-rs` command line.
 
-// Parsing and rewriting allocate one small node per token; mimalloc makes a large apply run 15%
-// faster than glibc's allocator (benches/loops.rs). The benches use it too, to measure the tool.
+// See `alpine_rs::allocator`; the benches use the same, to measure the tool.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: alpine_rs::allocator::Allocator = alpine_rs::allocator::Allocator;
 
 fn main() -> std::process::ExitCode {
     std::process::ExitCode::from(alpine_rs::cli::main())

@@ -469,7 +469,8 @@ fn round(
         res.applied += applied;
         st.step += applied;
         st.text = out;
-        drop_in_background(std::mem::replace(&mut st.parsed, p));
+        // Freed on the parser's thread while the next steps run.
+        crate::front::dispose(std::mem::replace(&mut st.parsed, p));
     }
     true
 }
@@ -586,7 +587,7 @@ fn step(
             }
             st.step += 1;
             st.text = out;
-            drop_in_background(std::mem::replace(&mut st.parsed, reparsed));
+            crate::front::dispose(std::mem::replace(&mut st.parsed, reparsed));
             Ok(applied.edits)
         }
         Err(mut diags) => {
@@ -619,15 +620,6 @@ fn step(
             })
         }
     }
-}
-
-/// Free a replaced parse on another thread: a large file's tree takes a tenth of a step to free,
-/// and nothing waits for it. If no thread can be started, `spawn` drops the closure, and the
-/// parse with it, right here.
-fn drop_in_background(old: Parsed) {
-    let _ = std::thread::Builder::new()
-        .name("alpine-drop".into())
-        .spawn(move || drop(old));
 }
 
 fn internal(file: &SourceFile, msg: String) -> Report {

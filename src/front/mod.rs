@@ -7,7 +7,9 @@ pub mod parser;
 pub mod printer;
 pub mod span;
 pub mod visit;
+pub mod worker;
 
 pub use dialect::{Dialect, DialectChoice};
 pub use parser::{parse, ParseOptions, Parsed};
 pub use span::Span;
+pub use worker::dispose;

@@ -149,37 +149,9 @@ impl Parsed {
 }
 
 pub fn parse(src: &str, opts: &ParseOptions) -> Parsed {
-    on_parser_stack(|| parse_here(src, opts))
-}
-
-/// Stack size of the thread the parser runs on. The parser recurses once per nesting level, up
-/// to `MAX_DEPTH`; unoptimised builds use tens of KiB per statement level (`parse_stmt_inner`
-/// alone has a 28 KiB frame), far more than the 2 MiB of a test thread at the limit.
-const PARSER_STACK: usize = 256 << 20;
-
-/// Run `f` on a thread with `PARSER_STACK` bytes of stack (reserved, not committed), or on the
-/// current thread if no thread can be started. A panic in `f` is passed on to the caller.
-fn on_parser_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
-    let slot = std::sync::Mutex::new(Some(f));
-    let take = || slot.lock().ok().and_then(|mut g| g.take());
-    let spawned = std::thread::scope(|s| {
-        let h = std::thread::Builder::new()
-            .name("alpine-parser".into())
-            .stack_size(PARSER_STACK)
-            .spawn_scoped(s, || take().map(|f| f()));
-        match h {
-            Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
-            Err(_) => None,
-        }
-    });
-    match spawned {
-        Some(v) => v,
-        // The thread could not be started, so `f` is still in its slot.
-        None => match take() {
-            Some(f) => f(),
-            None => unreachable!("the parser thread neither ran nor returned its closure"),
-        },
-    }
+    // The parser's thread outlives this call, so it gets its own copy of the text.
+    let (src, opts) = (src.to_string(), opts.clone());
+    super::worker::run(move || parse_here(&src, &opts))
 }
 
 fn parse_here(src: &str, opts: &ParseOptions) -> Parsed {
@@ -228,7 +200,8 @@ fn parse_here(src: &str, opts: &ParseOptions) -> Parsed {
 
 /// Parse a standalone expression (used for command-line arguments such as `--locations`).
 pub fn parse_expr_text(src: &str, dialect: Dialect) -> Result<Expr, Vec<Diagnostic>> {
-    on_parser_stack(|| parse_expr_here(src, dialect))
+    let src = src.to_string();
+    super::worker::run(move || parse_expr_here(&src, dialect))
 }
 
 fn parse_expr_here(src: &str, dialect: Dialect) -> Result<Expr, Vec<Diagnostic>> {
