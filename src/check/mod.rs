@@ -103,16 +103,10 @@ pub fn prove(tr: &Translator, facts: &[Z3Bool], goal: &Z3Bool, timeout_ms: u32) 
     if quick_proof(facts, goal, timeout_ms) {
         return Answer::Proved;
     }
-    with_solver(timeout_ms, |s| {
-        for f in facts {
-            s.assert(f);
-        }
-        s.assert(&goal.not());
-        match s.check() {
-            SatResult::Unsat => Answer::Proved,
-            SatResult::Unknown => Answer::Unknown(reason_unknown(s)),
-            SatResult::Sat => Answer::Refuted(model_of(tr, s)),
-        }
+    with_solver(timeout_ms, |s| match check_negated(s, facts, goal) {
+        SatResult::Unsat => Answer::Proved,
+        SatResult::Unknown => Answer::Unknown(reason_unknown(s)),
+        SatResult::Sat => Answer::Refuted(model_of(tr, s)),
     })
 }
 
@@ -121,12 +115,21 @@ pub fn prove(tr: &Translator, facts: &[Z3Bool], goal: &Z3Bool, timeout_ms: u32) 
 pub fn holds(facts: &[Z3Bool], goal: &Z3Bool, timeout_ms: u32) -> bool {
     quick_proof(facts, goal, timeout_ms)
         || with_solver(timeout_ms, |s| {
-            for f in facts {
-                s.assert(f);
-            }
-            s.assert(&goal.not());
-            s.check() == SatResult::Unsat
+            check_negated(s, facts, goal) == SatResult::Unsat
         })
+}
+
+/// Assert `facts` and `¬goal` on `s` and check.
+fn check_negated<'a>(
+    s: &Solver<'static>,
+    facts: impl IntoIterator<Item = &'a Z3Bool>,
+    goal: &Z3Bool,
+) -> SatResult {
+    for f in facts {
+        s.assert(f);
+    }
+    s.assert(&goal.not());
+    s.check()
 }
 
 /// Proofs that need no full query. Goals that hold by simplification alone (`1 >= 1`, a literal
@@ -134,8 +137,8 @@ pub fn holds(facts: &[Z3Bool], goal: &Z3Bool, timeout_ms: u32) -> bool {
 /// quantifier-free facts only: quantified facts (array contents, permission ranges) make Z3
 /// search for instances, which costs several times a quantifier-free query, and most goals (trip
 /// counts, bounds) follow from the quantifier-free facts alone. A proof from some of the facts is
-/// a proof from all of them. `false` means "ask the full query", whose answer (and
-/// counterexample) is then the same as without this shortcut.
+/// a proof from all of them. `false` means "ask the full query", whose verdict is then the same
+/// as without this shortcut (its counterexample may differ: the solver's state has moved).
 fn quick_proof(facts: &[Z3Bool], goal: &Z3Bool, timeout_ms: u32) -> bool {
     if goal.simplify().as_bool() == Some(true) {
         return true;
@@ -144,11 +147,8 @@ fn quick_proof(facts: &[Z3Bool], goal: &Z3Bool, timeout_ms: u32) -> bool {
         return false;
     }
     with_solver(timeout_ms, |s| {
-        for f in facts.iter().filter(|f| !has_quantifier(f)) {
-            s.assert(f);
-        }
-        s.assert(&goal.not());
-        s.check() == SatResult::Unsat
+        let plain = facts.iter().filter(|f| !has_quantifier(f));
+        check_negated(s, plain, goal) == SatResult::Unsat
     })
 }
 
