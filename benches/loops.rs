@@ -10,13 +10,11 @@
 //! build. `-- --dump FILE` writes the large file. Without `--bench` (as `cargo test --all-targets` runs it) it checks once that every
 //! annotation applies and the output parses.
 
-// The allocator of the `alpine-rs` binary (src/main.rs), so that the bench measures the tool.
-#[global_allocator]
-static ALLOCATOR: alpine_rs::allocator::Allocator = alpine_rs::allocator::Allocator;
+mod common;
 
 use alpine_rs::front::{parse, ParseOptions};
 use alpine_rs::transforms::driver::{apply, DriverOptions};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Number of annotated loops in the large file.
 const LOOPS: usize = 50;
@@ -298,35 +296,13 @@ fn check(name: &str, src: &str, loops: usize) {
     );
 }
 
-/// CPU time (user + system) of the whole process so far, from `/proc/self/stat` (Linux; clock
-/// ticks of 10 ms). `None` elsewhere. On a loaded machine it is steadier than wall-clock time.
-fn process_cpu() -> Option<Duration> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    Some(Duration::from_millis(ticks * 10))
-}
-
 /// Mean CPU time of `f` over `runs` runs.
 fn cpu_mean(runs: usize, mut f: impl FnMut()) -> Option<Duration> {
-    let before = process_cpu()?;
+    let before = common::process_cpu()?;
     for _ in 0..runs {
         f();
     }
-    Some((process_cpu()? - before) / runs as u32)
-}
-
-fn median(runs: usize, mut f: impl FnMut()) -> Duration {
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[runs / 2]
+    Some((common::process_cpu()? - before) / runs as u32)
 }
 
 fn main() {
@@ -353,10 +329,10 @@ fn main() {
     let steps = run(&large).applied;
     // Warm up (the first call creates the thread's Z3 context).
     run(&single);
-    let t1 = median(21, || {
+    let t1 = common::median(21, || {
         std::hint::black_box(run(&single));
     });
-    let t50 = median(7, || {
+    let t50 = common::median(7, || {
         std::hint::black_box(run(&large));
     });
     let c1 = cpu_mean(21, || {
@@ -381,7 +357,7 @@ fn main() {
         if ms(t50) < 50.0 { "met" } else { "missed" }
     );
     // Where the time goes: one parse of the large file (the driver parses once per round).
-    let t_parse = median(11, || {
+    let t_parse = common::median(11, || {
         std::hint::black_box(parse(&large, &ParseOptions::default()));
     });
     println!(

@@ -5,9 +5,7 @@
 //! 50 ms for 10 000 lines in a release build. Without `--bench` (as `cargo test --all-targets`
 //! runs it) it only checks once that the generated files parse cleanly.
 
-// The allocator of the `alpine-rs` binary (src/main.rs), so that the bench measures the tool.
-#[global_allocator]
-static ALLOCATOR: alpine_rs::allocator::Allocator = alpine_rs::allocator::Allocator;
+mod common;
 
 use alpine_rs::front::lexer::lex;
 use alpine_rs::front::{dialect, parse, DialectChoice, ParseOptions};
@@ -86,23 +84,12 @@ fn generate(lines: usize) -> String {
     out
 }
 
-/// CPU time (user + system) of the whole process so far, all threads included, from
-/// `/proc/self/stat` (Linux; clock ticks of 10 ms). `None` elsewhere.
-fn process_cpu() -> Option<Duration> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    Some(Duration::from_millis(ticks * 10))
-}
-
 /// Median wall-clock time of a parse of `src`, and the mean CPU time per parse.
 fn time_parse(src: &str, runs: usize) -> (Duration, Option<Duration>) {
     let opts = ParseOptions::default();
     // Keep the trees until the CPU time is read: dropping them is not part of parsing.
     let mut kept = Vec::with_capacity(runs);
-    let cpu_before = process_cpu();
+    let cpu_before = common::process_cpu();
     let mut times: Vec<Duration> = (0..runs)
         .map(|_| {
             let t = Instant::now();
@@ -112,26 +99,13 @@ fn time_parse(src: &str, runs: usize) -> (Duration, Option<Duration>) {
             d
         })
         .collect();
-    let cpu = match (cpu_before, process_cpu()) {
+    let cpu = match (cpu_before, common::process_cpu()) {
         (Some(a), Some(b)) => Some((b - a) / runs as u32),
         _ => None,
     };
     drop(kept);
     times.sort();
     (times[runs / 2], cpu)
-}
-
-/// Median time of `f` over `runs` runs.
-fn median(runs: usize, mut f: impl FnMut()) -> Duration {
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[runs / 2]
 }
 
 fn main() {
@@ -167,10 +141,10 @@ fn main() {
     }
     // Where the time goes, for the large file.
     let toks = lex(&large).tokens;
-    let t_lex = median(15, || {
+    let t_lex = common::median(15, || {
         std::hint::black_box(lex(&large));
     });
-    let t_dialect = median(15, || {
+    let t_dialect = common::median(15, || {
         std::hint::black_box(dialect::select(&large, &toks, DialectChoice::Auto));
     });
     println!(

@@ -9,9 +9,7 @@
 //! statement (creating it, its entry and exit contracts, the method contract's quantifiers over
 //! its cell), not by statement execution; the loop kernel measures statement execution.
 
-// The allocator of the `alpine-rs` binary (src/main.rs), so that the bench measures the tool.
-#[global_allocator]
-static ALLOCATOR: alpine_rs::allocator::Allocator = alpine_rs::allocator::Allocator;
+mod common;
 
 use alpine_rs::sem::compile::Ty;
 use alpine_rs::sem::{self, Checks, Config, InVal, Input};
