@@ -12,6 +12,27 @@ use alpine_rs::transforms::driver::{apply, DriverOptions};
 use alpine_rs::transforms::{run, Ctx, Params};
 use std::path::{Path, PathBuf};
 
+/// Run the `alpine-rs` binary: (exit code, stdout, stderr).
+pub fn run_cli(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_alpine-rs"))
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A fresh, empty temporary folder for test `name` of `suite`.
+pub fn tmpdir(suite: &str, name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("alpine-rs-{suite}-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
 pub fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
