@@ -1,8 +1,9 @@
 //! `run` and `validate` on the command line: warp schedules, the schedule self-check, ghost
 //! state, JSON output and exit codes.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -13,15 +14,7 @@ fn fixture(name: &str) -> String {
 }
 
 fn alpine(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_alpine-rs"))
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::run_cli(args)
 }
 
 fn json(stdout: &str) -> serde_json::Value {
