@@ -30,18 +30,21 @@ impl Heap {
         self.objs.push(HObj::Object { class, fields });
         (self.objs.len() - 1) as u32
     }
+    #[inline]
     pub fn len_of(&self, id: u32) -> usize {
         match &self.objs[id as usize] {
             HObj::Array { data, .. } => data.len(),
             HObj::Object { fields, .. } => fields.len(),
         }
     }
+    #[inline]
     pub fn get(&self, l: Loc) -> Value {
         match &self.objs[l.obj() as usize] {
             HObj::Array { data, .. } => data[l.idx() as usize].clone(),
             HObj::Object { fields, .. } => fields[l.idx() as usize].clone(),
         }
     }
+    #[inline]
     pub fn set(&mut self, l: Loc, v: Value) {
         match &mut self.objs[l.obj() as usize] {
             HObj::Array { data, .. } => data[l.idx() as usize] = v,
@@ -234,6 +237,7 @@ pub enum PV<'h> {
 }
 
 impl PV<'_> {
+    #[inline]
     fn can_read(&self, l: Loc) -> bool {
         match self {
             PV::Unchecked => true,
@@ -535,6 +539,7 @@ impl Interp {
         })
     }
 
+    #[inline]
     fn as_int(&self, v: Value, span: Span) -> Result<i64, Stop> {
         match v {
             Value::Int(i) => Ok(i),
@@ -546,6 +551,7 @@ impl Interp {
         }
     }
 
+    #[inline]
     fn as_bool(&self, v: Value, span: Span) -> Result<bool, Stop> {
         match v {
             Value::Bool(b) => Ok(b),
@@ -633,6 +639,7 @@ impl Interp {
         }
     }
 
+    #[inline]
     fn read(&mut self, l: Loc, span: Span, env: &Env, pv: PV) -> Value {
         if env.in_old {
             if let Some(h) = env.old {
@@ -718,6 +725,15 @@ impl Interp {
             CE::Index(a, i, span) => {
                 let av = self.ev(a, env, pv)?;
                 let iv = self.ev(i, env, pv)?;
+                // The common case, an in-bounds element of an array, without the helpers.
+                if let (Value::Ref(id), Value::Int(idx)) = (&av, &iv) {
+                    if let Some(HObj::Array { data, .. }) = self.heap.objs.get(*id as usize) {
+                        if *idx >= 0 && (*idx as usize) < data.len() {
+                            let l = Loc::new(*id, *idx as u32);
+                            return Ok(self.read(l, *span, env, pv));
+                        }
+                    }
+                }
                 let idx = self.as_int(iv, *span)?;
                 if let Value::Seq(s) = &av {
                     return s
@@ -929,7 +945,14 @@ impl Interp {
             } => {
                 let tuples = self.enumerate(binders, cond.as_deref(), *implied, *span, env, pv)?;
                 let mut res = *kind != QuantKind::Exists;
-                for t in tuples.chunks(binders.len().max(1)) {
+                let mut from = 0;
+                if let [b] = &binders[..] {
+                    match self.quant_vector(*kind, b.slot, &tuples, body, env, pv) {
+                        Ok(r) => return Ok(Value::Bool(r)),
+                        Err(at) => from = at,
+                    }
+                }
+                for t in tuples[from..].chunks(binders.len().max(1)) {
                     for (b, v) in binders.iter().zip(t) {
                         env.store[b.slot as usize] = Value::Int(*v);
                     }
@@ -970,6 +993,63 @@ impl Interp {
                 Span::DUMMY,
             )),
         }
+    }
+
+    /// A one-binder `\forall` or `\exists` over `vals`, its body evaluated for up to
+    /// [`vector::MAX_LANES`] values at a time (see [`vector::eval_reads`]). `Ok` with the
+    /// result, the binder's slot left as the value-by-value loop leaves it; `Err(k)` when the
+    /// instances from `vals[k]` on need that loop (all before `k` held, and evaluating them had
+    /// no effect). Bodies in code with race recording, or under `\old`, always take the loop.
+    fn quant_vector(
+        &self,
+        kind: QuantKind,
+        slot: u32,
+        vals: &[i64],
+        body: &CE,
+        env: &mut Env,
+        pv: PV,
+    ) -> Result<bool, usize> {
+        let exists = kind == QuantKind::Exists;
+        if vals.len() < 8 || env.race.is_some() || env.in_old {
+            return Err(0);
+        }
+        let perms = self.cfg.checks.perms;
+        let check = |_: usize, loc: Loc| !perms || pv.can_read(loc);
+        let mut reads = vector::Reads {
+            check: &check,
+            log: Vec::new(),
+        };
+        let mut col = vector::col();
+        for (k, chunk) in vals.chunks(vector::MAX_LANES).enumerate() {
+            let start = k * vector::MAX_LANES;
+            let mask = full_mask(chunk.len());
+            reads.log.clear();
+            let locals = vector::Locals::Binder {
+                store: env.store,
+                slot,
+                vals: chunk,
+            };
+            if vector::eval_reads(&self.heap, locals, &mut reads, mask, body, &mut col).is_none()
+                || col.kind != Kind::Bool
+            {
+                return Err(start);
+            }
+            // The first instance that decides the quantifier, as the loop would stop there.
+            let hits = if exists {
+                col.true_mask(mask)
+            } else {
+                mask & !col.true_mask(mask)
+            };
+            if hits != 0 {
+                let l = hits.trailing_zeros() as usize;
+                env.store[slot as usize] = Value::Int(chunk[l]);
+                return Ok(exists);
+            }
+        }
+        if let Some(&last) = vals.last() {
+            env.store[slot as usize] = Value::Int(last);
+        }
+        Ok(!exists)
     }
 
     fn seq(&mut self, s: &CE, env: &mut Env, pv: PV, span: Span) -> Result<Rc<Vec<Value>>, Stop> {
@@ -2606,6 +2686,16 @@ impl Interp {
                     return Ok(());
                 }
             }
+            let mut cv = vector::col();
+            if let Some(log) = self.vector_reads(w, m, &[value], std::slice::from_mut(&mut cv)) {
+                self.replay_reads(w, log, ghost);
+                for l in lanes_of(m) {
+                    if let Some(fr) = w.lanes[l].frames.last_mut() {
+                        fr.store[*s as usize] = cv.value(l);
+                    }
+                }
+                return Ok(());
+            }
             for l in lanes_of(m) {
                 let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, ghost);
                 let pv = self.code_view(holders);
@@ -2617,7 +2707,26 @@ impl Interp {
         // Phase 1: every lane evaluates what it reads; phase 2: checks and writes, lane order.
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
-        for l in lanes_of(m) {
+        // Phase 1 for the whole warp at once when it can be (see `vector_reads`).
+        let mut cols = [vector::col(), vector::col(), vector::col()];
+        let vectored = match target {
+            Target::Index(a, i) => self.vector_reads(w, m, &[a, i, value], &mut cols),
+            Target::Field(o, _) => self.vector_reads(w, m, &[o, value], &mut cols[..2]),
+            Target::Local(_) => None,
+        };
+        let did = vectored.is_some();
+        if let Some(log) = vectored {
+            self.replay_reads(w, log, ghost);
+            for l in lanes_of(m) {
+                scratch.push(match target {
+                    Target::Field(_, f) => {
+                        (l, cols[0].value(l), Value::Int(*f as i64), cols[1].value(l))
+                    }
+                    _ => (l, cols[0].value(l), cols[1].value(l), cols[2].value(l)),
+                });
+            }
+        }
+        for l in lanes_of(m).filter(|_| !did) {
             let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, ghost);
             let pv = self.code_view(holders);
             let (base, idx) = match target {
@@ -2643,6 +2752,58 @@ impl Interp {
         }
         self.scratch = scratch;
         Ok(())
+    }
+
+    /// Evaluate `exprs` in order for the lanes of `mask`, column by column, with array reads
+    /// checked against each lane's holder: `None` when any of them needs the lane-by-lane
+    /// evaluator (see [`vector::eval_reads`]). Otherwise the reads made, for
+    /// [`Self::replay_reads`].
+    fn vector_reads(
+        &self,
+        w: &Warp,
+        mask: u64,
+        exprs: &[&CE],
+        out: &mut [vector::Col],
+    ) -> Option<Vec<(usize, Loc, Span)>> {
+        if mask == 0 || w.lanes.len() > vector::MAX_LANES {
+            return None;
+        }
+        let perms = self.cfg.checks.perms;
+        let check = |l: usize, loc: Loc| {
+            !perms || w.lanes[l].holders.last().is_some_and(|h| h.can_read(loc))
+        };
+        let mut reads = vector::Reads {
+            check: &check,
+            log: Vec::new(),
+        };
+        for (e, col) in exprs.iter().zip(out.iter_mut()) {
+            vector::eval_reads(
+                &self.heap,
+                vector::Locals::Lanes(&w.lanes),
+                &mut reads,
+                mask,
+                e,
+                col,
+            )?;
+        }
+        Some(reads.log)
+    }
+
+    /// Record the reads of a column-wise evaluation for the race detector, in the order the
+    /// lane-by-lane evaluation would have made them: lane by lane, each lane's in evaluation
+    /// order (a stable sort by lane).
+    fn replay_reads(&mut self, w: &Warp, mut log: Vec<(usize, Loc, Span)>, ghost: bool) {
+        if ghost || !self.cfg.checks.races {
+            return;
+        }
+        log.sort_by_key(|r| r.0);
+        for (l, loc, span) in log {
+            if let Some(p) = w.lanes[l].path {
+                if let Some(r) = self.race.access(loc, false, span, p, w.epoch, w.atomic) {
+                    self.race_diag(r);
+                }
+            }
+        }
     }
 
     fn write_loc(&mut self, w: &Warp, l: usize, loc: Loc, v: Value, span: Span, ghost: bool) {

@@ -264,6 +264,7 @@ impl Q {
 }
 
 impl PartialEq for Q {
+    #[inline]
     fn eq(&self, o: &Q) -> bool {
         self.cmp(o) == Ordering::Equal
     }
@@ -275,6 +276,7 @@ impl PartialOrd for Q {
     }
 }
 impl Ord for Q {
+    #[inline]
     fn cmp(&self, o: &Q) -> Ordering {
         match (self, o) {
             (Q::S(a, b), Q::S(c, d)) if b == d => a.cmp(c),
@@ -321,10 +323,12 @@ impl Amt {
             k: 0,
         }
     }
+    #[inline]
     pub fn is_zero(&self) -> bool {
         self.q.is_zero() && self.k == 0
     }
     /// Enough to read: amount > (0, 0).
+    #[inline]
     pub fn can_read(&self) -> bool {
         self.q.is_positive() || (self.q.is_zero() && self.k > 0)
     }
@@ -363,6 +367,7 @@ impl PartialOrd for Amt {
     }
 }
 impl Ord for Amt {
+    #[inline]
     fn cmp(&self, o: &Amt) -> Ordering {
         self.q.cmp(&o.q).then(self.k.cmp(&o.k))
     }
@@ -417,6 +422,7 @@ impl Holder {
         self.dense.iter().position(|d| d.obj == obj)
     }
 
+    #[inline]
     pub fn get(&self, l: Loc) -> Option<&Amt> {
         for d in &self.dense {
             if d.obj == l.obj() {
@@ -439,9 +445,11 @@ impl Holder {
         self.small.is_empty() && self.map.is_empty() && self.dense.iter().all(|d| d.nonzero == 0)
     }
 
+    #[inline]
     pub fn can_read(&self, l: Loc) -> bool {
         self.get(l).is_some_and(Amt::can_read)
     }
+    #[inline]
     pub fn can_write(&self, l: Loc) -> bool {
         self.get(l).is_some_and(Amt::can_write)
     }
@@ -457,7 +465,11 @@ impl Holder {
             let d = &mut self.dense[di];
             let i = l.idx() as usize;
             if d.amts.len() <= i {
-                d.amts.resize(i + 1, Amt::NONE);
+                // Grown geometrically: holders filled in index order (a `\forall*` inhale)
+                // would otherwise resize once per element. Slots past the end are absent
+                // either way.
+                let len = (i + 1).max(d.amts.len() * 2);
+                d.amts.resize(len, Amt::NONE);
             }
             let e = &mut d.amts[i];
             let was = !e.is_zero();

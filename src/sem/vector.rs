@@ -8,11 +8,56 @@
 //! overflow, a division by zero, a null array), the evaluator gives up and returns `None`; the
 //! caller then runs the ordinary lane-by-lane evaluation, which reports the error exactly as
 //! it would have anyway, at the first lane in lane order.
+//!
+//! With a [`Reads`] context, array element reads are evaluated too ([`eval_reads`]). Each read
+//! must be in bounds and permitted (the context's check), else the evaluator gives up as above;
+//! so a read that succeeds here is one the lane-by-lane evaluator would have made without a
+//! diagnostic. The reads are logged with their lane; a caller that records accesses for the
+//! race detector replays the log sorted by lane (stably), which is the order the lane-by-lane
+//! evaluator makes them in: per lane, children are evaluated in the same order here.
 
 use super::compile::CE;
-use super::interp::{Heap, Lane};
-use super::value::Value;
+use super::interp::{HObj, Heap, Lane};
+use super::value::{Loc, Value};
 use crate::front::ast::BinOp;
+use crate::front::Span;
+
+/// Where each lane's locals live.
+#[derive(Clone, Copy)]
+pub enum Locals<'a> {
+    /// The innermost frame of each lane.
+    Lanes(&'a [Lane]),
+    /// One store for all lanes, except that slot `slot` holds `vals[l]` in lane `l` (the
+    /// instances of a quantifier's body).
+    Binder {
+        store: &'a [Value],
+        slot: u32,
+        vals: &'a [i64],
+    },
+}
+
+impl Locals<'_> {
+    fn this(&self, l: usize) -> Option<(Kind, i64)> {
+        match self {
+            Locals::Lanes(ls) => classify(&ls[l].frames.last()?.this),
+            Locals::Binder { .. } => None,
+        }
+    }
+}
+
+/// Array element reads: who may read what, and the log of what was read.
+pub struct Reads<'a> {
+    /// May lane `l` read location `loc`?
+    pub check: &'a dyn Fn(usize, Loc) -> bool,
+    /// Every read made, with its lane and the span of the access, in evaluation order.
+    pub log: Vec<(usize, Loc, Span)>,
+}
+
+struct Ctx<'a, 'r> {
+    heap: &'a Heap,
+    locals: Locals<'a>,
+    reads: Option<&'r mut Reads<'a>>,
+}
 
 /// The kind of a column: all lanes' values have the same kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,13 +136,41 @@ fn classify(v: &Value) -> Option<(Kind, i64)> {
 /// innermost frame of each lane. `None`: not evaluable here; use the lane-by-lane path.
 pub fn eval(heap: &Heap, lanes_: &[Lane], mask: u64, e: &CE) -> Option<Col> {
     let mut out = Col::splat(Kind::Bool, 0);
-    eval_into(heap, lanes_, mask, e, &mut out)?;
+    let mut cx = Ctx {
+        heap,
+        locals: Locals::Lanes(lanes_),
+        reads: None,
+    };
+    eval_into(&mut cx, mask, e, &mut out)?;
     Some(out)
+}
+
+/// [`eval`] with array element reads allowed, as `reads` permits and logs them, and locals
+/// from `locals`. The log is left as far as evaluation got when this returns `None`.
+pub fn eval_reads<'a>(
+    heap: &'a Heap,
+    locals: Locals<'a>,
+    reads: &mut Reads<'a>,
+    mask: u64,
+    e: &CE,
+    out: &mut Col,
+) -> Option<()> {
+    let mut cx = Ctx {
+        heap,
+        locals,
+        reads: Some(reads),
+    };
+    eval_into(&mut cx, mask, e, out)
+}
+
+/// An empty column, to evaluate into.
+pub fn col() -> Col {
+    Col::splat(Kind::Bool, 0)
 }
 
 /// [`eval`] into `out` (columns are large; children are evaluated into the caller's
 /// temporaries instead of being returned by value).
-fn eval_into(heap: &Heap, lanes_: &[Lane], mask: u64, e: &CE, out: &mut Col) -> Option<()> {
+fn eval_into(cx: &mut Ctx, mask: u64, e: &CE, out: &mut Col) -> Option<()> {
     if mask == 0 {
         // Nothing to evaluate: any kind will do, the caller reads no lane.
         out.kind = Kind::Bool;
@@ -107,21 +180,33 @@ fn eval_into(heap: &Heap, lanes_: &[Lane], mask: u64, e: &CE, out: &mut Col) -> 
         CE::Int(i) => fill(out, mask, Kind::Int, *i),
         CE::Bool(b) => fill(out, mask, Kind::Bool, *b as i64),
         CE::Null => fill(out, mask, Kind::Ref, -1),
-        CE::Local(s) => {
-            let mut kind = None;
-            for l in lanes(mask) {
-                let fr = lanes_[l].frames.last()?;
-                let (k, x) = classify(fr.store.get(*s as usize)?)?;
-                if *kind.get_or_insert(k) != k {
-                    return None;
+        CE::Local(s) => match cx.locals {
+            // One loop per layout: this is the most frequent node.
+            Locals::Lanes(ls) => {
+                let mut kind = None;
+                for l in lanes(mask) {
+                    let (k, x) = classify(ls[l].frames.last()?.store.get(*s as usize)?)?;
+                    if *kind.get_or_insert(k) != k {
+                        return None;
+                    }
+                    out.v[l] = x;
                 }
-                out.v[l] = x;
+                out.kind = kind?;
             }
-            out.kind = kind?;
-        }
+            Locals::Binder { slot, vals, .. } if slot == *s => {
+                for l in lanes(mask) {
+                    out.v[l] = *vals.get(l)?;
+                }
+                out.kind = Kind::Int;
+            }
+            Locals::Binder { store, .. } => {
+                let (k, x) = classify(store.get(*s as usize)?)?;
+                fill(out, mask, k, x);
+            }
+        },
         CE::This => {
             for l in lanes(mask) {
-                let (k, x) = classify(&lanes_[l].frames.last()?.this)?;
+                let (k, x) = cx.locals.this(l)?;
                 if k != Kind::Ref {
                     return None;
                 }
@@ -129,8 +214,39 @@ fn eval_into(heap: &Heap, lanes_: &[Lane], mask: u64, e: &CE, out: &mut Col) -> 
             }
             out.kind = Kind::Ref;
         }
+        CE::Index(a, i, span) => {
+            cx.reads.as_ref()?;
+            let mut ci = Col::splat(Kind::Int, 0);
+            eval_into(cx, mask, a, out)?;
+            eval_into(cx, mask, i, &mut ci)?;
+            if out.kind != Kind::Ref || ci.kind != Kind::Int {
+                return None;
+            }
+            let heap = cx.heap;
+            let reads = cx.reads.as_mut()?;
+            let mut kind = None;
+            for l in lanes(mask) {
+                let id = u32::try_from(out.v[l]).ok()?;
+                let HObj::Array { data, .. } = heap.objs.get(id as usize)? else {
+                    return None;
+                };
+                let idx = u32::try_from(ci.v[l]).ok()?;
+                let v = data.get(idx as usize)?;
+                let loc = Loc::new(id, idx);
+                if !(reads.check)(l, loc) {
+                    return None;
+                }
+                reads.log.push((l, loc, *span));
+                let (k, x) = classify(v)?;
+                if *kind.get_or_insert(k) != k {
+                    return None;
+                }
+                out.v[l] = x;
+            }
+            out.kind = kind?;
+        }
         CE::Not(x) => {
-            eval_into(heap, lanes_, mask, x, out)?;
+            eval_into(cx, mask, x, out)?;
             if out.kind != Kind::Bool {
                 return None;
             }
@@ -139,7 +255,7 @@ fn eval_into(heap: &Heap, lanes_: &[Lane], mask: u64, e: &CE, out: &mut Col) -> 
             }
         }
         CE::Neg(x, _) => {
-            eval_into(heap, lanes_, mask, x, out)?;
+            eval_into(cx, mask, x, out)?;
             if out.kind != Kind::Int {
                 return None;
             }
@@ -148,7 +264,7 @@ fn eval_into(heap: &Heap, lanes_: &[Lane], mask: u64, e: &CE, out: &mut Col) -> 
             }
         }
         CE::Length(x, _) => {
-            eval_into(heap, lanes_, mask, x, out)?;
+            eval_into(cx, mask, x, out)?;
             if out.kind != Kind::Ref {
                 return None;
             }
@@ -156,27 +272,27 @@ fn eval_into(heap: &Heap, lanes_: &[Lane], mask: u64, e: &CE, out: &mut Col) -> 
                 // `len_of` as the lane-by-lane evaluator (an object's "length" is its field
                 // count); null falls back and is reported there.
                 let id = u32::try_from(out.v[l]).ok()?;
-                out.v[l] = heap.len_of(id) as i64;
+                out.v[l] = cx.heap.len_of(id) as i64;
             }
             out.kind = Kind::Int;
         }
         CE::ArrayShape(a, n) => {
             let mut cn = Col::splat(Kind::Int, 0);
-            eval_into(heap, lanes_, mask, a, out)?;
-            eval_into(heap, lanes_, mask, n, &mut cn)?;
+            eval_into(cx, mask, a, out)?;
+            eval_into(cx, mask, n, &mut cn)?;
             if out.kind != Kind::Ref || cn.kind != Kind::Int {
                 return None;
             }
             for l in lanes(mask) {
                 out.v[l] = match u32::try_from(out.v[l]) {
-                    Ok(id) => (heap.len_of(id) as i64 == cn.v[l]) as i64,
+                    Ok(id) => (cx.heap.len_of(id) as i64 == cn.v[l]) as i64,
                     Err(_) => 0,
                 };
             }
             out.kind = Kind::Bool;
         }
         CE::Cond(c, a, b) => {
-            eval_into(heap, lanes_, mask, c, out)?;
+            eval_into(cx, mask, c, out)?;
             if out.kind != Kind::Bool {
                 return None;
             }
@@ -184,8 +300,8 @@ fn eval_into(heap: &Heap, lanes_: &[Lane], mask: u64, e: &CE, out: &mut Col) -> 
             let mf = mask & !mt;
             let mut cb = Col::splat(Kind::Bool, 0);
             // `out` may be overwritten by the then-side: the masks are known already.
-            eval_into(heap, lanes_, mt, a, out)?;
-            eval_into(heap, lanes_, mf, b, &mut cb)?;
+            eval_into(cx, mt, a, out)?;
+            eval_into(cx, mf, b, &mut cb)?;
             let kind = match (mt, mf) {
                 (0, _) => cb.kind,
                 (_, 0) => out.kind,
@@ -197,7 +313,7 @@ fn eval_into(heap: &Heap, lanes_: &[Lane], mask: u64, e: &CE, out: &mut Col) -> 
             }
             out.kind = kind;
         }
-        CE::Bin(op, l, r, _) => binary(heap, lanes_, mask, *op, l, r, out)?,
+        CE::Bin(op, l, r, _) => binary(cx, mask, *op, l, r, out)?,
         _ => return None,
     }
     Some(())
@@ -211,8 +327,7 @@ fn fill(out: &mut Col, mask: u64, kind: Kind, x: i64) {
 }
 
 fn binary(
-    heap: &Heap,
-    lanes_: &[Lane],
+    cx: &mut Ctx,
     mask: u64,
     op: BinOp,
     l: &CE,
@@ -223,14 +338,14 @@ fn binary(
         // Short-circuit: the right side is evaluated only for the lanes that need it, as the
         // lane-by-lane evaluator does.
         BinOp::And | BinOp::Star | BinOp::Or | BinOp::Implies => {
-            eval_into(heap, lanes_, mask, l, out)?;
+            eval_into(cx, mask, l, out)?;
             if out.kind != Kind::Bool {
                 return None;
             }
             let lt = out.true_mask(mask);
             let need = if op == BinOp::Or { mask & !lt } else { lt };
             let mut cr = Col::splat(Kind::Bool, 0);
-            eval_into(heap, lanes_, need, r, &mut cr)?;
+            eval_into(cx, need, r, &mut cr)?;
             if need != 0 && cr.kind != Kind::Bool {
                 return None;
             }
@@ -247,8 +362,8 @@ fn binary(
         }
         _ => {
             let mut b = Col::splat(Kind::Bool, 0);
-            eval_into(heap, lanes_, mask, l, out)?;
-            eval_into(heap, lanes_, mask, r, &mut b)?;
+            eval_into(cx, mask, l, out)?;
+            eval_into(cx, mask, r, &mut b)?;
             let ak = out.kind;
             match op {
                 BinOp::Eq | BinOp::Ne => {
