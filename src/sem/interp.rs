@@ -1563,7 +1563,7 @@ impl Interp {
         let Some(&last) = tuples.last() else {
             return Ok(());
         };
-        if !x.perms {
+        if !x.perms || self.chain_ranges(chain, binder, tuples, env, x) {
             env.store[binder as usize] = Value::Int(last);
             return Ok(());
         }
@@ -1633,6 +1633,65 @@ impl Interp {
                 Ok(())
             }
         }
+    }
+
+    /// [`Self::perm_chain_instances`] as whole ranges, when each leaf's index is the binder
+    /// plus a literal, the binder's values are consecutive, every instance is in bounds, and the
+    /// source holds all of it (an exhale, unscaled): then the moves are one range per leaf,
+    /// with the same end state as the instance-by-instance bulk move. False (nothing moved)
+    /// otherwise.
+    fn chain_ranges(
+        &self,
+        chain: &[PermLeaf],
+        binder: u32,
+        tuples: &[i64],
+        env: &Env,
+        x: &mut Xfer,
+    ) -> bool {
+        let (Some(&first), Some(&last)) = (tuples.first(), tuples.last()) else {
+            return false;
+        };
+        if !self.cfg.checks.perms
+            || x.mode != Mode::Exhale
+            || x.scale.is_some()
+            || tuples.windows(2).any(|w| w[1] != w[0] + 1)
+        {
+            return false;
+        }
+        let mut ranges = Vec::with_capacity(chain.len());
+        for c in chain {
+            let Some(k) = binder_offset(&c.index, binder) else {
+                return false;
+            };
+            let Some(Value::Ref(id)) = env.store.get(c.array as usize) else {
+                return false;
+            };
+            let Some(HObj::Array { data, .. }) = self.heap.objs.get(*id as usize) else {
+                return false;
+            };
+            let (Some(lo), Some(hi)) = (first.checked_add(k), last.checked_add(k)) else {
+                return false;
+            };
+            if lo < 0 || hi >= data.len() as i64 {
+                return false;
+            }
+            ranges.push((*id, lo as u32, hi as u32 + 1, &c.amt));
+        }
+        for (n, (id, lo, hi, amt)) in ranges.iter().enumerate() {
+            if !x.src.take_range(*id, *lo, *hi, amt) {
+                for (id, lo, hi, amt) in ranges[..n].iter().rev() {
+                    x.src.add_range(*id, *lo, *hi, amt);
+                }
+                return false;
+            }
+        }
+        for (id, lo, hi, amt) in &ranges {
+            x.dst.add_range(*id, *lo, *hi, amt);
+            if let Some(t) = &mut x.taken {
+                t.add_range(*id, *lo, *hi, amt);
+            }
+        }
+        true
     }
 
     fn env_fold(
@@ -3885,6 +3944,22 @@ fn local_plus_literal(e: &CE, store: &[Value]) -> Option<i64> {
         },
         CE::Bin(BinOp::Sub, l, r, _) => match (&**l, &**r) {
             (CE::Local(s), CE::Int(k)) => local(s)?.checked_sub(*k),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `k` when `e` is `b`, `b + k`, `k + b` or `b - k` for the binder slot `b` and a literal `k`.
+fn binder_offset(e: &CE, b: u32) -> Option<i64> {
+    match e {
+        CE::Local(s) if *s == b => Some(0),
+        CE::Bin(BinOp::Add, l, r, _) => match (&**l, &**r) {
+            (CE::Local(s), CE::Int(k)) | (CE::Int(k), CE::Local(s)) if *s == b => Some(*k),
+            _ => None,
+        },
+        CE::Bin(BinOp::Sub, l, r, _) => match (&**l, &**r) {
+            (CE::Local(s), CE::Int(k)) if *s == b => k.checked_neg(),
             _ => None,
         },
         _ => None,

@@ -276,10 +276,20 @@ impl PartialOrd for Q {
     }
 }
 impl Ord for Q {
-    #[inline]
+    #[inline(always)]
     fn cmp(&self, o: &Q) -> Ordering {
         match (self, o) {
+            // Equal denominators (most comparisons: amounts of one kernel's fractions).
             (Q::S(a, b), Q::S(c, d)) if b == d => a.cmp(c),
+            _ => self.cmp_slow(o),
+        }
+    }
+}
+
+impl Q {
+    #[inline(never)]
+    fn cmp_slow(&self, o: &Q) -> Ordering {
+        match (self, o) {
             (Q::S(a, b), Q::S(c, d)) => (*a as i128 * *d as i128).cmp(&(*c as i128 * *b as i128)),
             _ => self.to_big().cmp(&o.to_big()),
         }
@@ -619,6 +629,116 @@ impl Holder {
         }
     }
 
+    /// Remove `a` from each of the elements `lo..hi` of `obj`; all or nothing: returns false
+    /// (and removes nothing) when one of them is not held enough.
+    pub fn take_range(&mut self, obj: u32, lo: u32, hi: u32, a: &Amt) -> bool {
+        if a.is_zero() || lo >= hi {
+            return true;
+        }
+        if let Some(di) = self.dense_of(obj) {
+            let d = &mut self.dense[di];
+            let Some(slice) = d.amts.get_mut(lo as usize..hi as usize) else {
+                return false;
+            };
+            if !slice.iter().all(|e| !e.is_zero() && *e >= *a) {
+                return false;
+            }
+            for e in slice {
+                if e == a {
+                    *e = Amt::NONE;
+                } else {
+                    e.sub(a);
+                }
+                if e.is_zero() {
+                    d.nonzero -= 1;
+                }
+            }
+            return true;
+        }
+        for i in lo..hi {
+            if !self.take(Loc::new(obj, i), a) {
+                for j in lo..i {
+                    self.add(Loc::new(obj, j), a);
+                }
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Add `a` to each of the elements `lo..hi` of `obj`, moving the object to the dense
+    /// layout first when the range alone makes that pay off.
+    pub fn add_range(&mut self, obj: u32, lo: u32, hi: u32, a: &Amt) {
+        if a.is_zero() || lo >= hi {
+            return;
+        }
+        let count = (hi - lo) as usize;
+        if self.dense_of(obj).is_none()
+            && count >= DENSE_MIN
+            && hi as usize <= DENSE_SPREAD * count
+        {
+            self.make_dense(obj, hi as usize);
+        }
+        let Some(di) = self.dense_of(obj) else {
+            for i in lo..hi {
+                self.add(Loc::new(obj, i), a);
+            }
+            return;
+        };
+        let d = &mut self.dense[di];
+        if d.amts.len() < hi as usize {
+            d.amts.resize(hi as usize, Amt::NONE);
+        }
+        for e in &mut d.amts[lo as usize..hi as usize] {
+            let was = !e.is_zero();
+            if was {
+                e.add(a);
+            } else {
+                e.clone_from(a);
+            }
+            match (was, e.is_zero()) {
+                (false, false) => d.nonzero += 1,
+                (true, true) => d.nonzero -= 1,
+                _ => {}
+            }
+        }
+    }
+
+    /// Give `obj` a dense vector of at least `len` slots, holding the entries the other
+    /// layouts had of it.
+    fn make_dense(&mut self, obj: u32, len: usize) {
+        let mut entries: Vec<(u32, Amt)> = Vec::new();
+        self.small.retain(|(k, a)| {
+            let mine = k.obj() == obj;
+            if mine {
+                entries.push((k.idx(), a.clone()));
+            }
+            !mine
+        });
+        if !self.map.is_empty() {
+            self.map.retain(|k, a| {
+                let mine = k.obj() == obj;
+                if mine {
+                    entries.push((k.idx(), a.clone()));
+                }
+                !mine
+            });
+        }
+        let max = entries.iter().map(|(i, _)| *i as usize + 1).max().unwrap_or(0);
+        let mut d = DenseObj {
+            obj,
+            amts: vec![Amt::NONE; len.max(max)],
+            nonzero: 0,
+        };
+        for (i, a) in entries {
+            if !a.is_zero() {
+                d.amts[i as usize] = a;
+                d.nonzero += 1;
+            }
+        }
+        self.dense.push(d);
+    }
+
     /// Every nonzero entry, in an unspecified order.
     pub fn entries(&self) -> impl Iterator<Item = (Loc, &Amt)> {
         let dense = self.dense.iter().flat_map(|d| {
@@ -790,6 +910,49 @@ mod tests {
         let want: Vec<(Loc, Amt)> = reference.into_iter().collect();
         assert_eq!(got, want);
         assert!(!h.dense.is_empty() && !h.map.is_empty());
+    }
+
+    #[test]
+    fn range_moves_match_element_moves() {
+        // `add_range`/`take_range` against element-by-element `add`/`take` (all or nothing) on
+        // a holder that starts in each layout.
+        let amts = [Amt::write(), Amt::frac(1, 2), Amt::read(), Amt::frac(1, 3)];
+        for start in 0..3 {
+            let mut h = Holder::default();
+            let mut r = Holder::default();
+            let mut rng = Rng::new(11 + start);
+            // Layouts to start from: a few small entries, a dense object, a scattered one.
+            for i in 0..[3, 40, 20][start as usize] {
+                let l = Loc::new(1, if start == 2 { i * 5_000 } else { i });
+                h.add(l, &Amt::frac(1, 2));
+                r.add(l, &Amt::frac(1, 2));
+            }
+            for _ in 0..300 {
+                let lo = rng.range(0, 60) as u32;
+                let hi = lo + rng.range(0, 30) as u32;
+                let a = &amts[rng.range(0, 3) as usize];
+                if rng.chance(40) {
+                    let ok = h.take_range(1, lo, hi, a);
+                    let want = (lo..hi).all(|i| r.get(Loc::new(1, i)).is_some_and(|e| e >= a));
+                    assert_eq!(ok, want || a.is_zero() || lo >= hi);
+                    if ok {
+                        for i in lo..hi {
+                            assert!(r.take(Loc::new(1, i), a));
+                        }
+                    }
+                } else {
+                    h.add_range(1, lo, hi, a);
+                    for i in lo..hi {
+                        r.add(Loc::new(1, i), a);
+                    }
+                }
+                let mut got: Vec<(Loc, Amt)> = h.entries().map(|(l, a)| (l, a.clone())).collect();
+                let mut want: Vec<(Loc, Amt)> = r.entries().map(|(l, a)| (l, a.clone())).collect();
+                got.sort_by_key(|e| e.0);
+                want.sort_by_key(|e| e.0);
+                assert_eq!(got, want);
+            }
+        }
     }
 
     #[test]
