@@ -569,6 +569,14 @@ impl Interp {
             CE::Index(a, i, span) => {
                 let av = self.ev(a, env, pv)?;
                 let iv = self.ev(i, env, pv)?;
+                // An in-bounds array element without the helpers (as in `eval`).
+                if let (Value::Ref(id), Value::Int(idx)) = (&av, &iv) {
+                    if let Some(HObj::Array { data, .. }) = self.heap.objs.get(*id as usize) {
+                        if *idx >= 0 && (*idx as usize) < data.len() {
+                            return Ok(Loc::new(*id, *idx as u32));
+                        }
+                    }
+                }
                 let idx = self.as_int(iv, *span)?;
                 self.index_loc(av, idx, *span)
             }
@@ -639,7 +647,6 @@ impl Interp {
         }
     }
 
-    #[inline]
     fn read(&mut self, l: Loc, span: Span, env: &Env, pv: PV) -> Value {
         if env.in_old {
             if let Some(h) = env.old {
@@ -709,6 +716,7 @@ impl Interp {
         }
     }
 
+    #[inline(never)]
     pub fn eval(&mut self, e: &CE, env: &mut Env, pv: PV) -> Result<Value, Stop> {
         Ok(match e {
             CE::Int(i) => Value::Int(*i),
@@ -2733,7 +2741,6 @@ impl Interp {
             return Err(inconclusive("R-FUEL", "out of fuel", span));
         }
         self.fuel -= n;
-        let (epoch, atomic) = (w.epoch, w.atomic);
         if let Target::Local(s) = target {
             if simple {
                 if let Some(c) = vector::eval(&self.heap, &w.lanes, m, value) {
@@ -2745,6 +2752,24 @@ impl Interp {
                     return Ok(());
                 }
             }
+        }
+        self.exec_assign_general(w, target, value, span, ghost)
+    }
+
+    /// [`Self::exec_assign`] past its fast path (a simple value into a local): kept out of
+    /// line so that the fast path's frame stays small (columns are 520 bytes each).
+    #[inline(never)]
+    fn exec_assign_general(
+        &mut self,
+        w: &mut Warp,
+        target: &Target,
+        value: &CE,
+        span: Span,
+        ghost: bool,
+    ) -> Result<(), Stop> {
+        let m = w.mask;
+        let (epoch, atomic) = (w.epoch, w.atomic);
+        if let Target::Local(s) = target {
             let mut cv = vector::col();
             if let Some(log) = self.vector_reads(w, m, &[value], std::slice::from_mut(&mut cv)) {
                 self.replay_reads(w, log, ghost);

@@ -214,37 +214,7 @@ fn eval_into(cx: &mut Ctx, mask: u64, e: &CE, out: &mut Col) -> Option<()> {
             }
             out.kind = Kind::Ref;
         }
-        CE::Index(a, i, span) => {
-            cx.reads.as_ref()?;
-            let mut ci = Col::splat(Kind::Int, 0);
-            eval_into(cx, mask, a, out)?;
-            eval_into(cx, mask, i, &mut ci)?;
-            if out.kind != Kind::Ref || ci.kind != Kind::Int {
-                return None;
-            }
-            let heap = cx.heap;
-            let reads = cx.reads.as_mut()?;
-            let mut kind = None;
-            for l in lanes(mask) {
-                let id = u32::try_from(out.v[l]).ok()?;
-                let HObj::Array { data, .. } = heap.objs.get(id as usize)? else {
-                    return None;
-                };
-                let idx = u32::try_from(ci.v[l]).ok()?;
-                let v = data.get(idx as usize)?;
-                let loc = Loc::new(id, idx);
-                if !(reads.check)(l, loc) {
-                    return None;
-                }
-                reads.log.push((l, loc, *span));
-                let (k, x) = classify(v)?;
-                if *kind.get_or_insert(k) != k {
-                    return None;
-                }
-                out.v[l] = x;
-            }
-            out.kind = kind?;
-        }
+        CE::Index(a, i, span) => index(cx, mask, a, i, *span, out)?,
         CE::Not(x) => {
             eval_into(cx, mask, x, out)?;
             if out.kind != Kind::Bool {
@@ -316,6 +286,42 @@ fn eval_into(cx: &mut Ctx, mask: u64, e: &CE, out: &mut Col) -> Option<()> {
         CE::Bin(op, l, r, _) => binary(cx, mask, *op, l, r, out)?,
         _ => return None,
     }
+    Some(())
+}
+
+/// An array element read (only with a [`Reads`] context). Out of line: its temporary column
+/// would otherwise enlarge every frame of the recursive evaluator.
+#[inline(never)]
+fn index(cx: &mut Ctx, mask: u64, a: &CE, i: &CE, span: Span, out: &mut Col) -> Option<()> {
+    cx.reads.as_ref()?;
+    let mut ci = Col::splat(Kind::Int, 0);
+    eval_into(cx, mask, a, out)?;
+    eval_into(cx, mask, i, &mut ci)?;
+    if out.kind != Kind::Ref || ci.kind != Kind::Int {
+        return None;
+    }
+    let heap = cx.heap;
+    let reads = cx.reads.as_mut()?;
+    let mut kind = None;
+    for l in lanes(mask) {
+        let id = u32::try_from(out.v[l]).ok()?;
+        let HObj::Array { data, .. } = heap.objs.get(id as usize)? else {
+            return None;
+        };
+        let idx = u32::try_from(ci.v[l]).ok()?;
+        let v = data.get(idx as usize)?;
+        let loc = Loc::new(id, idx);
+        if !(reads.check)(l, loc) {
+            return None;
+        }
+        reads.log.push((l, loc, span));
+        let (k, x) = classify(v)?;
+        if *kind.get_or_insert(k) != k {
+            return None;
+        }
+        out.v[l] = x;
+    }
+    out.kind = kind?;
     Some(())
 }
 
