@@ -177,10 +177,23 @@ fn validate_rejects_an_off_by_one_peeling() {
 }
 
 fn run_input(name: &str, entry: &str, args: Vec<(&str, sem::InVal)>) -> RunResult {
+    run_input_checks(name, entry, args, Checks::default())
+}
+
+fn run_input_checks(
+    name: &str,
+    entry: &str,
+    args: Vec<(&str, sem::InVal)>,
+    checks: Checks,
+) -> RunResult {
     let src = fixture(name);
     let opts = RunOptions {
         entry: Some(entry.into()),
         random: 0,
+        config: Config {
+            checks,
+            ..Config::default()
+        },
         inputs: vec![sem::Input {
             args: args.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
             ..sem::Input::default()
@@ -398,4 +411,75 @@ fn a_quantified_exhale_short_of_every_instance_reports_each_in_order() {
         .map(|i| format!("exhale: needs 1 of element {i} of array #0, holds 1/2 (host)"))
         .collect();
     assert_eq!(messages(&r, "R-PERM-TRANSFER"), want);
+}
+
+#[test]
+fn reads_without_permission_in_some_lanes_are_reported_for_exactly_those_threads() {
+    let r = run_input(
+        "column_reads.pvl",
+        "unreadable",
+        vec![("n", sem::InVal::Int(40)), ("a", ints(40)), ("b", ints(40))],
+    );
+    assert_eq!(r.status, Status::Error);
+    let reads = messages(&r, "R-PERM-READ");
+    assert_eq!(reads.len(), 8, "{reads:?}");
+    for (i, m) in reads.iter().enumerate() {
+        assert!(
+            m.starts_with(&format!("read of element {} of array #1 without", 32 + i)),
+            "{m}"
+        );
+    }
+    // The threads that could read wrote what they read plus one.
+    let a = &r
+        .observables
+        .iter()
+        .find(|o| o.path == "a")
+        .expect("a")
+        .value;
+    let sem::InVal::Array(_, cells) = a else {
+        panic!("{a:?}")
+    };
+    assert_eq!(cells[31], sem::InVal::Int(32));
+}
+
+#[test]
+fn a_quantifier_stops_at_its_first_deciding_instance() {
+    let r = run_input(
+        "column_reads.pvl",
+        "stops_first",
+        vec![("n", sem::InVal::Int(100)), ("a", ints(100))],
+    );
+    assert_eq!(codes(&r), ["R-ASSERT"]);
+    let r = run_input(
+        "column_reads.pvl",
+        "runs_off",
+        vec![("n", sem::InVal::Int(100)), ("a", ints(100))],
+    );
+    assert_eq!(codes(&r), ["R-OOB"]);
+    assert!(
+        r.errors[0].message.contains("index 100 out of bounds"),
+        "{:?}",
+        r.errors
+    );
+}
+
+#[test]
+fn a_race_on_cells_read_column_wise_names_both_threads() {
+    let r = run_input_checks(
+        "column_reads.pvl",
+        "neighbours",
+        vec![("n", sem::InVal::Int(64)), ("a", ints(65))],
+        RACES_ONLY,
+    );
+    // Thread 0 reads element 1 before thread 1 writes it (the warp reads before it writes);
+    // later pairs of the same two accesses are not reported again.
+    assert_eq!(codes(&r), ["R-RACE"]);
+    let d = &r.errors[0];
+    assert!(
+        d.message.contains("element 1 of array #0 (read/write)"),
+        "{}",
+        d.message
+    );
+    let labels: Vec<&str> = d.labels.iter().map(|l| l.message.as_str()).collect();
+    assert_eq!(labels, ["write by k[tid=1]", "read by k[tid=0]"]);
 }

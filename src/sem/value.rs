@@ -673,9 +673,7 @@ impl Holder {
             return;
         }
         let count = (hi - lo) as usize;
-        if self.dense_of(obj).is_none()
-            && count >= DENSE_MIN
-            && hi as usize <= DENSE_SPREAD * count
+        if self.dense_of(obj).is_none() && count >= DENSE_MIN && hi as usize <= DENSE_SPREAD * count
         {
             self.make_dense(obj, hi as usize);
         }
@@ -724,7 +722,11 @@ impl Holder {
                 !mine
             });
         }
-        let max = entries.iter().map(|(i, _)| *i as usize + 1).max().unwrap_or(0);
+        let max = entries
+            .iter()
+            .map(|(i, _)| *i as usize + 1)
+            .max()
+            .unwrap_or(0);
         let mut d = DenseObj {
             obj,
             amts: vec![Amt::NONE; len.max(max)],

@@ -332,14 +332,7 @@ fn fill(out: &mut Col, mask: u64, kind: Kind, x: i64) {
     }
 }
 
-fn binary(
-    cx: &mut Ctx,
-    mask: u64,
-    op: BinOp,
-    l: &CE,
-    r: &CE,
-    out: &mut Col,
-) -> Option<()> {
+fn binary(cx: &mut Ctx, mask: u64, op: BinOp, l: &CE, r: &CE, out: &mut Col) -> Option<()> {
     match op {
         // Short-circuit: the right side is evaluated only for the lanes that need it, as the
         // lane-by-lane evaluator does.
