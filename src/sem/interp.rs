@@ -3263,6 +3263,11 @@ impl Interp {
                     && bulk.as_ref().is_some_and(|b| {
                         only_pure(&a.pre, b.mask | pre_skip) && only_pure(&p.everywhere, ev_skip)
                     });
+                // Every clause moved in bulk or known to hold: the contract walk would do
+                // nothing either.
+                let covered = bulk.as_ref().is_some_and(|b| {
+                    all_in(a.pre.len(), b.mask | pre_skip) && all_in(p.everywhere.len(), ev_skip)
+                });
                 let mut vals = vec![0i64; r.len()];
                 for t in 0..count {
                     let mut store = parent_store.clone();
@@ -3293,6 +3298,17 @@ impl Interp {
                         })),
                     };
                     if quiet {
+                        lanes.push(lane);
+                        continue;
+                    }
+                    if covered {
+                        // Nothing but the leaves, which have moved: they go to the thread.
+                        if let Some(b) = bulk.as_ref().filter(|_| self.cfg.checks.perms) {
+                            let h = &mut lane.holders[0];
+                            for (loc, amt) in &b.moves[t * nleaves..(t + 1) * nleaves] {
+                                h.add(*loc, amt);
+                            }
+                        }
                         lanes.push(lane);
                         continue;
                     }
@@ -3411,6 +3427,21 @@ impl Interp {
                         let found =
                             self.leaf_moves(&a.post, mask, &mut fr.store, &fr.this, &mut moves);
                         if found && quiet {
+                            continue;
+                        }
+                        if found
+                            && self.exit_checked_first(
+                                &a.post,
+                                mask | post_skip,
+                                &p.everywhere,
+                                ev_skip,
+                                fr,
+                                snapshot.as_deref(),
+                                &mut th,
+                                &moves,
+                                &mut parent_h,
+                            )
+                        {
                             continue;
                         }
                         if found && (!self.cfg.checks.perms || take_all(&mut th, &moves)) {
@@ -3546,6 +3577,64 @@ impl Interp {
             match loc {
                 Ok(l) => out.push((l, leaf.amt.clone())),
                 Err(_) => return false,
+            }
+        }
+        true
+    }
+
+    /// A thread's exit when its postcondition is leaves (`moves`, computed) and pure clauses:
+    /// the pure clauses outside `skip` / `ev_skip` are evaluated first, against the thread's
+    /// whole holder (the view they have on the clause-by-clause path, where they see what is
+    /// left plus what was taken), and only when all of them hold, without any diagnostic, and
+    /// the thread has every leaf, do the leaves move to `parent`. Then nothing was reported on
+    /// either path and the holders end the same. False, with nothing changed, otherwise: the
+    /// clause-by-clause path then runs and reports.
+    #[allow(clippy::too_many_arguments)]
+    fn exit_checked_first(
+        &mut self,
+        post: &[CClause],
+        skip: u64,
+        everywhere: &[CClause],
+        ev_skip: u64,
+        fr: &mut LaneFrame,
+        old: Option<&Heap>,
+        th: &mut Holder,
+        moves: &[(Loc, Amt)],
+        parent: &mut Holder,
+    ) -> bool {
+        let marks = (self.errors.len(), self.suppressed);
+        if self.cfg.checks.contracts {
+            let pv = if self.cfg.checks.perms {
+                PV::One(th)
+            } else {
+                PV::Unchecked
+            };
+            let mut env = Env::contract(&mut fr.store, &fr.this, &fr.result, old);
+            let rest = post
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i >= 64 || skip >> i & 1 == 0)
+                .chain(
+                    everywhere
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| *i >= 64 || ev_skip >> i & 1 == 0),
+                );
+            for (_, c) in rest {
+                let holds = c.pure && matches!(self.ev(&c.e, &mut env, pv), Ok(Value::Bool(true)));
+                if !holds || (self.errors.len(), self.suppressed) != marks {
+                    self.errors.truncate(marks.0);
+                    self.suppressed = marks.1;
+                    return false;
+                }
+            }
+        }
+        if self.cfg.checks.perms {
+            if !take_all(th, moves) {
+                return false;
+            }
+            for (loc, amt) in moves {
+                parent.add(*loc, amt);
             }
         }
         true
@@ -3988,6 +4077,19 @@ fn binder_offset(e: &CE, b: u32) -> Option<i64> {
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// Are all of `n` clauses in the mask `skip`?
+fn all_in(n: usize, skip: u64) -> bool {
+    match n {
+        0 => true,
+        1..=63 => {
+            let m = (1u64 << n) - 1;
+            skip & m == m
+        }
+        64 => skip == u64::MAX,
+        _ => false,
     }
 }
 
