@@ -1572,6 +1572,8 @@ impl Interp {
             return Ok(());
         };
         if !x.perms || self.chain_ranges(chain, binder, tuples, env, x) {
+            // Nothing to move instance by instance (or, without permission tracking, every
+            // instance is in bounds, which is all the instance loop would check).
             env.store[binder as usize] = Value::Int(last);
             return Ok(());
         }
@@ -1646,8 +1648,9 @@ impl Interp {
     /// [`Self::perm_chain_instances`] as whole ranges, when each leaf's index is the binder
     /// plus a literal, the binder's values are consecutive, every instance is in bounds, and the
     /// source holds all of it (an exhale, unscaled): then the moves are one range per leaf,
-    /// with the same end state as the instance-by-instance bulk move. False (nothing moved)
-    /// otherwise.
+    /// with the same end state as the instance-by-instance bulk move. Without permission
+    /// tracking, true as soon as every instance is known to be in bounds. False (nothing
+    /// moved) otherwise.
     fn chain_ranges(
         &self,
         chain: &[PermLeaf],
@@ -1659,9 +1662,8 @@ impl Interp {
         let (Some(&first), Some(&last)) = (tuples.first(), tuples.last()) else {
             return false;
         };
-        if !self.cfg.checks.perms
-            || x.mode != Mode::Exhale
-            || x.scale.is_some()
+        let perms = self.cfg.checks.perms;
+        if perms && (x.mode != Mode::Exhale || x.scale.is_some())
             || tuples.windows(2).any(|w| w[1] != w[0] + 1)
         {
             return false;
@@ -1684,6 +1686,9 @@ impl Interp {
                 return false;
             }
             ranges.push((*id, lo as u32, hi as u32 + 1, &c.amt));
+        }
+        if !perms {
+            return true;
         }
         for (n, (id, lo, hi, amt)) in ranges.iter().enumerate() {
             if !x.src.take_range(*id, *lo, *hi, amt) {
