@@ -337,6 +337,15 @@ impl Amt {
     pub fn is_zero(&self) -> bool {
         self.q.is_zero() && self.k == 0
     }
+    /// Equality without the general comparison, exact when both are small (the canonical
+    /// form makes small values equal exactly when their fields are).
+    #[inline(always)]
+    pub fn same(&self, o: &Amt) -> bool {
+        match (&self.q, &o.q) {
+            (Q::S(a, b), Q::S(c, d)) => a == c && b == d && self.k == o.k,
+            _ => self == o,
+        }
+    }
     /// Enough to read: amount > (0, 0).
     #[inline]
     pub fn can_read(&self) -> bool {
@@ -640,11 +649,17 @@ impl Holder {
             let Some(slice) = d.amts.get_mut(lo as usize..hi as usize) else {
                 return false;
             };
+            // Usually the slice holds exactly `a` everywhere: one comparison per element.
+            if slice.iter().all(|e| e.same(a)) {
+                slice.fill(Amt::NONE);
+                d.nonzero -= slice.len();
+                return true;
+            }
             if !slice.iter().all(|e| !e.is_zero() && *e >= *a) {
                 return false;
             }
             for e in slice {
-                if e == a {
+                if e.same(a) {
                     *e = Amt::NONE;
                 } else {
                     e.sub(a);
@@ -687,7 +702,14 @@ impl Holder {
         if d.amts.len() < hi as usize {
             d.amts.resize(hi as usize, Amt::NONE);
         }
-        for e in &mut d.amts[lo as usize..hi as usize] {
+        let slice = &mut d.amts[lo as usize..hi as usize];
+        // Usually into empty slots: a fill.
+        if slice.iter().all(Amt::is_zero) {
+            slice.fill(a.clone());
+            d.nonzero += slice.len();
+            return;
+        }
+        for e in slice {
             let was = !e.is_zero();
             if was {
                 e.add(a);

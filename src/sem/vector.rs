@@ -303,11 +303,21 @@ fn index(cx: &mut Ctx, mask: u64, a: &CE, i: &CE, span: Span, out: &mut Col) -> 
     let heap = cx.heap;
     let reads = cx.reads.as_mut()?;
     let mut kind = None;
+    // Lanes usually index one array: look it up once.
+    let mut arr: Option<(i64, &[Value])> = None;
     for l in lanes(mask) {
-        let id = u32::try_from(out.v[l]).ok()?;
-        let HObj::Array { data, .. } = heap.objs.get(id as usize)? else {
-            return None;
+        let data = match arr {
+            Some((r, data)) if r == out.v[l] => data,
+            _ => {
+                let id = u32::try_from(out.v[l]).ok()?;
+                let HObj::Array { data, .. } = heap.objs.get(id as usize)? else {
+                    return None;
+                };
+                arr = Some((out.v[l], data));
+                data
+            }
         };
+        let id = out.v[l] as u32;
         let idx = u32::try_from(ci.v[l]).ok()?;
         let v = data.get(idx as usize)?;
         let loc = Loc::new(id, idx);
