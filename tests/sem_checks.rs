@@ -483,3 +483,21 @@ fn a_race_on_cells_read_column_wise_names_both_threads() {
     let labels: Vec<&str> = d.labels.iter().map(|l| l.message.as_str()).collect();
     assert_eq!(labels, ["write by k[tid=1]", "read by k[tid=0]"]);
 }
+
+#[test]
+fn a_thread_postcondition_false_in_some_threads_is_reported_for_exactly_those() {
+    let r = run_input(
+        "column_reads.pvl",
+        "some_posts",
+        vec![("n", sem::InVal::Int(70)), ("a", ints(70))],
+    );
+    assert_eq!(r.status, Status::Error);
+    let posts = messages(&r, "R-PAR-POST");
+    let want: Vec<String> = (0..70)
+        .filter(|t| t % 5 == 3)
+        .map(|t| format!("par postcondition does not hold for k[tid={t}]"))
+        .collect();
+    assert_eq!(posts, want);
+    // Nothing else: the permissions of every thread went back to the host.
+    assert_eq!(r.errors.len(), want.len(), "{:?}", r.errors);
+}

@@ -3416,8 +3416,14 @@ impl Interp {
                     && leaves.is_some_and(|m| {
                         only_pure(&a.post, m | post_skip) && only_pure(&p.everywhere, ev_skip)
                     });
+                // The pure clauses that hold, per thread, evaluated for many threads at once.
+                let known = if quiet {
+                    Vec::new()
+                } else {
+                    self.threads_true(lanes, &a.post, post_skip, &p.everywhere, ev_skip)
+                };
                 let mut moves = Vec::new();
-                for lane in lanes.iter_mut() {
+                for (t, lane) in lanes.iter_mut().enumerate() {
                     let who = lane.who();
                     let Lane {
                         frames, holders, ..
@@ -3425,6 +3431,8 @@ impl Interp {
                     collapse_holders(holders, 1);
                     let fr = frames.first_mut().expect("frame");
                     let mut th = std::mem::take(&mut holders[0]);
+                    let (kp, ke) = known.get(t).copied().unwrap_or((0, 0));
+                    let (post_skip, ev_skip) = (post_skip | kp, ev_skip | ke);
                     let mut skip = post_skip;
                     let mut taken = None;
                     if let Some(mask) = leaves {
@@ -3585,6 +3593,72 @@ impl Interp {
             }
         }
         true
+    }
+
+    /// For each of the finished threads `lanes`, the pure clauses of `post` (outside
+    /// `post_skip`) and of `everywhere` (outside `ev_skip`) that hold in it, as bit masks,
+    /// evaluated column-wise for up to [`vector::MAX_LANES`] threads at a time against each
+    /// thread's holder (see [`vector::eval_reads`]). A clause that cannot be evaluated that way,
+    /// or does not hold, has its bit clear: the thread-by-thread exit then evaluates it and
+    /// reports. Evaluating contract clauses has no effect, so a clause whose bit is set can be
+    /// left out of the exit without changing what it does. Empty when contracts are not checked.
+    fn threads_true(
+        &self,
+        lanes: &[Lane],
+        post: &[CClause],
+        post_skip: u64,
+        everywhere: &[CClause],
+        ev_skip: u64,
+    ) -> Vec<(u64, u64)> {
+        let candidates = |cl: &[CClause], skip: u64| -> Vec<usize> {
+            (0..cl.len().min(64))
+                .filter(|&i| skip >> i & 1 == 0 && cl[i].pure && !ce_uses_old(&cl[i].e))
+                .collect()
+        };
+        let (cp, ce) = (candidates(post, post_skip), candidates(everywhere, ev_skip));
+        // Only threads back to their one frame and one holder, as every thread is at exit
+        // unless it ended inside a loop.
+        if !self.cfg.checks.contracts
+            || cp.is_empty() && ce.is_empty()
+            || lanes
+                .iter()
+                .any(|l| l.frames.len() != 1 || l.holders.len() != 1)
+        {
+            return Vec::new();
+        }
+        let perms = self.cfg.checks.perms;
+        let mut known = vec![(0u64, 0u64); lanes.len()];
+        let mut col = vector::col();
+        for (k, chunk) in lanes.chunks(vector::MAX_LANES).enumerate() {
+            let base = k * vector::MAX_LANES;
+            let mask = full_mask(chunk.len());
+            let check = |l: usize, loc: Loc| !perms || chunk[l].holders[0].can_read(loc);
+            let mut reads = vector::Reads {
+                check: &check,
+                log: Vec::new(),
+            };
+            for (which, cl, idx) in [(0, post, &cp), (1, everywhere, &ce)] {
+                for &i in idx {
+                    reads.log.clear();
+                    let locals = vector::Locals::Lanes(chunk);
+                    let ok = vector::eval_reads(
+                        &self.heap, locals, &mut reads, mask, &cl[i].e, &mut col,
+                    );
+                    if ok.is_none() || col.kind != Kind::Bool {
+                        continue;
+                    }
+                    for l in lanes_of(col.true_mask(mask)) {
+                        let e = &mut known[base + l];
+                        if which == 0 {
+                            e.0 |= 1 << i;
+                        } else {
+                            e.1 |= 1 << i;
+                        }
+                    }
+                }
+            }
+        }
+        known
     }
 
     /// A thread's exit when its postcondition is leaves (`moves`, computed) and pure clauses:
