@@ -176,6 +176,11 @@ pub struct Config {
     pub fuel: u64,
     pub max_errors: usize,
     pub warp_size: usize,
+    /// The interpreter's shortcuts: bulk and range permission moves, column-wise evaluation of
+    /// reads, contracts checked for many threads at once. Each gives the result the general
+    /// path gives (same state, same diagnostics in the same order); turning them off is for
+    /// differential tests that check exactly that.
+    pub shortcuts: bool,
 }
 
 impl Default for Config {
@@ -188,6 +193,7 @@ impl Default for Config {
             fuel: 100_000_000,
             max_errors: 20,
             warp_size: 32,
+            shortcuts: true,
         }
     }
 }
@@ -1018,7 +1024,7 @@ impl Interp {
         pv: PV,
     ) -> Result<bool, usize> {
         let exists = kind == QuantKind::Exists;
-        if vals.len() < 8 || env.race.is_some() || env.in_old {
+        if !self.cfg.shortcuts || vals.len() < 8 || env.race.is_some() || env.in_old {
             return Err(0);
         }
         let perms = self.cfg.checks.perms;
@@ -1622,7 +1628,10 @@ impl Interp {
                 }
             }
         }
-        let bulk = x.mode == Mode::Exhale && x.scale.is_none() && take_all(&mut x.src, &moves);
+        let bulk = self.cfg.shortcuts
+            && x.mode == Mode::Exhale
+            && x.scale.is_none()
+            && take_all(&mut x.src, &moves);
         if bulk {
             for (loc, amt) in &moves {
                 x.dst.add(*loc, amt);
@@ -1663,7 +1672,8 @@ impl Interp {
             return false;
         };
         let perms = self.cfg.checks.perms;
-        if perms && (x.mode != Mode::Exhale || x.scale.is_some())
+        if !self.cfg.shortcuts
+            || perms && (x.mode != Mode::Exhale || x.scale.is_some())
             || tuples.windows(2).any(|w| w[1] != w[0] + 1)
         {
             return false;
@@ -1943,7 +1953,7 @@ impl Interp {
     /// evaluated for the whole warp at once.
     fn warp_true(&self, w: &Warp, mask: u64, cl: &[CClause]) -> u64 {
         let mut skip = 0;
-        if !self.cfg.checks.contracts || mask == 0 {
+        if !self.cfg.shortcuts || !self.cfg.checks.contracts || mask == 0 {
             return skip;
         }
         for (i, c) in cl.iter().enumerate().take(64) {
@@ -2187,7 +2197,7 @@ impl Interp {
                 } => {
                     let m = w.mask;
                     let mut mt = 0u64;
-                    let fast = if *simple {
+                    let fast = if *simple && self.cfg.shortcuts {
                         vector::eval(&self.heap, &w.lanes, m, cond).filter(|c| c.kind == Kind::Bool)
                     } else {
                         None
@@ -2263,7 +2273,7 @@ impl Interp {
                     let m = w.mask;
                     let mut stay = m;
                     if let Some(c) = cond {
-                        let fast = if *simple {
+                        let fast = if *simple && self.cfg.shortcuts {
                             vector::eval(&self.heap, &w.lanes, m, c)
                                 .filter(|c| c.kind == Kind::Bool)
                         } else {
@@ -2747,7 +2757,7 @@ impl Interp {
         }
         self.fuel -= n;
         if let Target::Local(s) = target {
-            if simple {
+            if simple && self.cfg.shortcuts {
                 if let Some(c) = vector::eval(&self.heap, &w.lanes, m, value) {
                     for l in lanes_of(m) {
                         if let Some(fr) = w.lanes[l].frames.last_mut() {
@@ -2854,7 +2864,7 @@ impl Interp {
         exprs: &[&CE],
         out: &mut [vector::Col],
     ) -> Option<Vec<(usize, Loc, Span)>> {
-        if mask == 0 || w.lanes.len() > vector::MAX_LANES {
+        if !self.cfg.shortcuts || mask == 0 || w.lanes.len() > vector::MAX_LANES {
             return None;
         }
         let perms = self.cfg.checks.perms;
@@ -3407,11 +3417,13 @@ impl Interp {
                 };
                 // Leaves of the thread postcondition move without the general assertion walk
                 // when the other clauses are pure and `context_everywhere` is known to hold.
-                let leaves = leaf_plan(&a.post, post_skip, true)
-                    .filter(|_| leaf_plan(&p.everywhere, ev_skip, true) == Some(0));
+                let leaves = leaf_plan(&a.post, post_skip, true).filter(|_| {
+                    self.cfg.shortcuts && leaf_plan(&p.everywhere, ev_skip, true) == Some(0)
+                });
                 // As at entry: with neither contracts nor permissions checked, a thread whose
                 // leaves are in bounds has nothing else to do at exit.
-                let quiet = !self.cfg.checks.contracts
+                let quiet = self.cfg.shortcuts
+                    && !self.cfg.checks.contracts
                     && !self.cfg.checks.perms
                     && leaves.is_some_and(|m| {
                         only_pure(&a.post, m | post_skip) && only_pure(&p.everywhere, ev_skip)
@@ -3536,6 +3548,9 @@ impl Interp {
         parent_this: &Value,
         parent_h: &mut Holder,
     ) -> Option<Bulk> {
+        if !self.cfg.shortcuts {
+            return None;
+        }
         let mask = leaf_plan(&a.pre, pre_skip, false)?;
         leaf_plan(everywhere, ev_skip, false).filter(|m| *m == 0)?;
         let mut store = parent_store.to_vec();
@@ -3618,7 +3633,8 @@ impl Interp {
         let (cp, ce) = (candidates(post, post_skip), candidates(everywhere, ev_skip));
         // Only threads back to their one frame and one holder, as every thread is at exit
         // unless it ended inside a loop.
-        if !self.cfg.checks.contracts
+        if !self.cfg.shortcuts
+            || !self.cfg.checks.contracts
             || cp.is_empty() && ce.is_empty()
             || lanes
                 .iter()
@@ -3681,6 +3697,9 @@ impl Interp {
         moves: &[(Loc, Amt)],
         parent: &mut Holder,
     ) -> bool {
+        if !self.cfg.shortcuts {
+            return false;
+        }
         let marks = (self.errors.len(), self.suppressed);
         if self.cfg.checks.contracts {
             let pv = if self.cfg.checks.perms {
