@@ -275,26 +275,7 @@ impl RaceDetector {
     }
 
     fn cell(&mut self, loc: Loc) -> &mut Cell {
-        let o = loc.obj() as usize;
-        if self.shadow.len() <= o {
-            self.shadow.resize_with(o + 1, ObjShadow::default);
-        }
-        let sh = &mut self.shadow[o];
-        let i = loc.idx() as usize;
-        let (p, k) = (i / PAGE, i % PAGE);
-        if sh.pages.len() <= p {
-            sh.pages.resize_with(p + 1, || None);
-        }
-        let page =
-            sh.pages[p].get_or_insert_with(|| vec![Cell::default(); PAGE].into_boxed_slice());
-        let gen = self.gen;
-        let c = &mut page[k];
-        if c.gen != gen {
-            c.gen = gen;
-            c.n = 0;
-            c.more.clear();
-        }
-        c
+        cell_in(&mut self.shadow, self.gen, loc)
     }
 
     /// Record an access; returns a report for a newly found racing pair.
@@ -315,8 +296,10 @@ impl RaceDetector {
             atomic,
             write,
         };
-        // Fast path: the location's records are all this thread's own.
-        let (n, same, other) = {
+        // Fast path: the location's records are all this thread's own (or all reads when this
+        // is a read): one lookup of the cell, updated in place. Otherwise the records are
+        // copied out, checked against this access, and the cell is updated after.
+        let (recs, same) = {
             let c = self.cell(loc);
             let n = c.n as usize;
             let mut same = None;
@@ -331,37 +314,39 @@ impl RaceDetector {
                     other = true;
                 }
             }
-            (n, same, other)
+            if !other {
+                match same {
+                    Some(i) => c.set(i, rec),
+                    None => c.push(rec),
+                }
+                return None;
+            }
+            let recs: Vec<Rec> = (0..n).map(|i| *c.get(i)).collect();
+            (recs, same)
         };
         let mut found = None;
-        if other {
-            let recs: Vec<Rec> = {
-                let c = self.cell(loc);
-                (0..n).map(|i| *c.get(i)).collect()
-            };
-            for r in &recs {
-                if r.path == path || !(r.write || write) {
-                    continue;
-                }
-                if atomic != NO_ATOMIC && r.atomic == atomic {
-                    continue;
-                }
-                let (pa, pb) = (&self.paths[r.path as usize], &self.paths[path as usize]);
-                if self.concurrent(pa, r.epoch, pb, epoch) {
-                    let key = (r.span.lo, r.span.hi, span.lo, span.hi);
-                    if self.reported.insert(key) {
-                        found = Some(RaceReport {
-                            loc,
-                            first_write: r.write,
-                            first_span: r.span,
-                            first_thread: pa.desc(),
-                            second_write: write,
-                            second_span: span,
-                            second_thread: pb.desc(),
-                            epoch,
-                        });
-                        break;
-                    }
+        for r in &recs {
+            if r.path == path || !(r.write || write) {
+                continue;
+            }
+            if atomic != NO_ATOMIC && r.atomic == atomic {
+                continue;
+            }
+            let (pa, pb) = (&self.paths[r.path as usize], &self.paths[path as usize]);
+            if self.concurrent(pa, r.epoch, pb, epoch) {
+                let key = (r.span.lo, r.span.hi, span.lo, span.hi);
+                if self.reported.insert(key) {
+                    found = Some(RaceReport {
+                        loc,
+                        first_write: r.write,
+                        first_span: r.span,
+                        first_thread: pa.desc(),
+                        second_write: write,
+                        second_span: span,
+                        second_thread: pb.desc(),
+                        epoch,
+                    });
+                    break;
                 }
             }
         }
@@ -372,4 +357,26 @@ impl RaceDetector {
         }
         found
     }
+}
+
+/// The cell of `loc` in `shadow`, emptied if it is from an older generation than `gen`.
+fn cell_in(shadow: &mut Vec<ObjShadow>, gen: u32, loc: Loc) -> &mut Cell {
+    let o = loc.obj() as usize;
+    if shadow.len() <= o {
+        shadow.resize_with(o + 1, ObjShadow::default);
+    }
+    let sh = &mut shadow[o];
+    let i = loc.idx() as usize;
+    let (p, k) = (i / PAGE, i % PAGE);
+    if sh.pages.len() <= p {
+        sh.pages.resize_with(p + 1, || None);
+    }
+    let page = sh.pages[p].get_or_insert_with(|| vec![Cell::default(); PAGE].into_boxed_slice());
+    let c = &mut page[k];
+    if c.gen != gen {
+        c.gen = gen;
+        c.n = 0;
+        c.more.clear();
+    }
+    c
 }
