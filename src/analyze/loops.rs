@@ -640,7 +640,12 @@ impl Desugared {
 /// `newline` is the file's line ending.
 pub fn desugar_ranged(src: &str, s: &Stmt, newline: &str) -> Result<Option<Desugared>, String> {
     let StmtKind::RangedFor {
-        ty, var, lo, hi, ..
+        prefix,
+        ty,
+        var,
+        lo,
+        hi,
+        ..
     } = &s.kind
     else {
         return Ok(None);
@@ -670,9 +675,19 @@ pub fn desugar_ranged(src: &str, s: &Stmt, newline: &str) -> Result<Option<Desug
     // The bound goes first, where the encoder puts the implicit one: at the start of the prefix.
     let at = s.span.start();
     let indent = crate::edit::indent_at(src, at);
-    let inv = format!("loop_invariant {lo_t} <= {i} && {i} <= {hi_t};");
+    let bound_inv = format!("{lo_t} <= {i} && {i} <= {hi_t}");
+    // Users often state the implicit bound themselves; a second copy would only clutter the
+    // output (and every peeled iteration's assertions), so it is added only when missing.
+    let squash = |t: &str| t.split_whitespace().collect::<String>();
+    let stated = prefix
+        .clauses_of(ClauseKind::LoopInvariant)
+        .filter_map(|c| c.expr())
+        .any(|e| squash(e.span.text(src)) == squash(&bound_inv));
+    let inv = format!("loop_invariant {bound_inv};");
     // A loop that does not start its line (`} for (…)`) keeps the invariant on its line.
-    let inv = if src[..at].ends_with(indent) && src[..at - indent.len()].ends_with('\n') {
+    let inv = if stated {
+        String::new()
+    } else if src[..at].ends_with(indent) && src[..at - indent.len()].ends_with('\n') {
         format!("{inv}{newline}{indent}")
     } else {
         format!("{inv} ")

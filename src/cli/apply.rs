@@ -670,8 +670,17 @@ pub fn main(args: ApplyArgs) -> u8 {
     }
     let file = match read_source(&args.file) {
         Ok(f) => f,
-        Err(msg) => {
-            eprintln!("{msg}");
+        Err(e) => {
+            // Same shape as apply's other JSON reports (on stderr: stdout carries the program).
+            let json = serde_json::json!({
+                "file": e.file.name,
+                "applied": 0,
+                "refused": 0,
+                "changed": false,
+                "written": null,
+                "exit": 2,
+            });
+            e.report(args.format, json, true);
             return 2;
         }
     };

@@ -258,7 +258,8 @@ pub fn verify_file(path: &Path, opts: &VerifyOptions) -> (SourceFile, VerifyRepo
                 diagnostics: vec![Diagnostic::error(
                     "E-IO",
                     format!("cannot read {}: {e}", path.display()),
-                )],
+                )
+                .with_help("check the path and the file's permissions; sources must be UTF-8")],
                 time: Duration::ZERO,
             },
         ),
