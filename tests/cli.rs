@@ -641,3 +641,49 @@ fn root_fixture(rel: &str) -> PathBuf {
         .join("fixtures")
         .join(rel)
 }
+
+/// Usage errors and write failures of `apply` are diagnostics with a help line, reported in the
+/// JSON report in JSON mode; `--diff` cannot be combined with a write (it used to win silently).
+#[test]
+fn apply_usage_and_write_errors_carry_help() {
+    let d = tmpdir("apply-usage");
+    let f = copy_example(&d, "maxsum.pvl");
+    let before = std::fs::read_to_string(&f).unwrap();
+    let missing_dir = d.join("no/such/dir/out.pvl");
+    let cases: [&[&str]; 3] = [
+        &["apply", "--opt", "unroll", "--at", "line:1", s(&f)],
+        &["apply", "--annotations-only", s(&f)],
+        &["apply", "-o", s(&missing_dir), s(&f)],
+    ];
+    for args in cases {
+        let (code, _, err) = run(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains("error[A0000]") && err.contains("= help:"),
+            "{args:?}: {err}"
+        );
+        let mut json_args = args.to_vec();
+        json_args.splice(1..1, ["--format", "json"]);
+        let (code, _, err) = run(&json_args);
+        assert_eq!(code, 2, "{json_args:?}");
+        let v: serde_json::Value = serde_json::from_str(err.trim())
+            .unwrap_or_else(|e| panic!("{json_args:?}: {e}: {err}"));
+        assert_eq!(v["exit"], 2, "{v}");
+        let diag = v["diagnostics"]
+            .as_array()
+            .and_then(|a| a.iter().find(|x| x["code"] == "A0000"))
+            .unwrap_or_else(|| panic!("{v}"));
+        assert!(diag["help"].is_string(), "{v}");
+    }
+    for both in [["--diff", "--in-place"], ["--diff", "-o"]] {
+        let mut args = vec!["apply", both[0], both[1]];
+        if both[1] == "-o" {
+            args.push(s(&missing_dir));
+        }
+        args.push(s(&f));
+        let (code, out, _) = run(&args);
+        assert_eq!(code, 2, "{args:?}");
+        assert!(out.is_empty(), "{args:?}: {out}");
+    }
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), before);
+}

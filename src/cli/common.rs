@@ -28,27 +28,39 @@ impl ReadError {
     /// Print the error in the command's format: rendered on stderr for text, or as the given
     /// JSON object with the diagnostic under `diagnostics` on `out`.
     pub fn report(&self, format: Format, json: serde_json::Value, to_stderr: bool) {
-        match format {
-            Format::Text => emit(&self.file, std::slice::from_ref(&self.diag)),
-            Format::Json => {
-                let mut v = json;
-                if let Some(o) = v.as_object_mut() {
-                    o.insert(
-                        "diagnostics".into(),
-                        serde_json::Value::Array(self.json_diags()),
-                    );
-                }
-                if to_stderr {
-                    eprintln!("{v}");
-                } else {
-                    println!("{v}");
-                }
-            }
-        }
+        report_one(&self.file, &self.diag, format, json, to_stderr);
     }
 
     pub fn json_diags(&self) -> Vec<serde_json::Value> {
         json_diags(&self.file, std::slice::from_ref(&self.diag))
+    }
+}
+
+/// Print one diagnostic that ends a command (bad input or usage): rendered on stderr for text,
+/// or as the command's JSON report `json` with the diagnostic under `diagnostics`.
+pub fn report_one(
+    file: &SourceFile,
+    diag: &Diagnostic,
+    format: Format,
+    json: serde_json::Value,
+    to_stderr: bool,
+) {
+    match format {
+        Format::Text => emit(file, std::slice::from_ref(diag)),
+        Format::Json => {
+            let mut v = json;
+            if let Some(o) = v.as_object_mut() {
+                o.insert(
+                    "diagnostics".into(),
+                    serde_json::Value::Array(json_diags(file, std::slice::from_ref(diag))),
+                );
+            }
+            if to_stderr {
+                eprintln!("{v}");
+            } else {
+                println!("{v}");
+            }
+        }
     }
 }
 
