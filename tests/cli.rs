@@ -687,3 +687,34 @@ fn apply_usage_and_write_errors_carry_help() {
     }
     assert_eq!(std::fs::read_to_string(&f).unwrap(), before);
 }
+
+/// A refused `--opt` step on a construct that also carries an in-source annotation of the same
+/// kind: the annotation is labelled as superseded (not as the request), and a `--var` that the
+/// guard does not mention is not said to be what the guard depends on.
+#[test]
+fn refused_opt_step_labels_the_superseded_annotation() {
+    let f = corpus().join("unroll/ok_while_add_const.pvl");
+    let text = std::fs::read_to_string(&f).unwrap();
+    let at = format!("line:{}", line_of(&text, "while ("));
+    let (code, out, err) = run(&[
+        "apply",
+        "--opt",
+        "unroll",
+        "--at",
+        &at,
+        "--factor",
+        "1",
+        "--var",
+        "nosuch",
+        s(&f),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("A102"), "{err}");
+    assert!(
+        err.contains("in-source annotation, superseded by --opt"),
+        "{err}"
+    );
+    assert!(!err.contains("requested here"), "{err}");
+    assert!(err.contains("the guard does not mention `nosuch`"), "{err}");
+}

@@ -167,8 +167,18 @@ pub fn analyze(s: &Stmt, var: Option<&str>, header: Span) -> Result<LoopShape, V
             format!("the iteration variable `{var}` is never updated in the loop"),
         )
         .with_primary(header, format!("no assignment to `{var}` in this loop"))
-        .with_secondary(guard.span, "the guard depends on it")
-        .with_help("annotate the variable that the loop actually advances")]);
+        .with_secondary(
+            guard.span,
+            // A mistyped `--var` (or annotation variable) need not occur in the guard at all.
+            if mentions(&guard, &var) {
+                "the guard depends on it".to_string()
+            } else {
+                format!("the guard does not mention `{var}` either")
+            },
+        )
+        .with_help(
+            "name the variable that the loop actually advances (in the annotation, or with --var)",
+        )]);
     }
     if ups.len() > 1 {
         let mut d = Diagnostic::error(
