@@ -553,3 +553,168 @@ fn opt_supersedes_a_method_level_tile_annotation() {
     assert!(err.contains("A0031"), "{err}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A file that cannot be read (missing, a directory, not UTF-8) is bad input on every command:
+/// exit 2, a diagnostic with a code and a help line, and with `--format json` that diagnostic as
+/// JSON (in the command's own report shape), not a bare text line.
+#[test]
+fn unreadable_files_are_diagnostics_on_every_command() {
+    let d = tmpdir("unreadable");
+    let missing = d.join("missing.pvl");
+    let latin1 = d.join("latin1.pvl");
+    std::fs::write(&latin1, b"// caf\xe9\nclass A { }\n").unwrap();
+    let ok = examples().join("maxsum.pvl");
+    let (m, l, dir) = (s(&missing), s(&latin1), s(&d));
+    // (arguments, whether the JSON report goes to stderr)
+    let cases: Vec<(Vec<&str>, bool)> = vec![
+        (vec!["parse", m], false),
+        (vec!["list", l], false),
+        (vec!["apply", m], true),
+        (vec!["apply", l], true),
+        (vec!["apply", dir], true),
+        (vec!["diff", s(&ok), l], false),
+        (vec!["batch", m], false),
+        (vec!["run", m], false),
+        (vec!["validate", s(&ok), m], false),
+    ];
+    for (args, on_stderr) in cases {
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains("error[") && err.contains("= help:"),
+            "{args:?}: {err}"
+        );
+        let mut json_args = args.clone();
+        json_args.splice(1..1, ["--format", "json"]);
+        let (code, out, err) = run(&json_args);
+        assert_eq!(code, 2, "{json_args:?}");
+        let text = if on_stderr { err } else { out };
+        let v: serde_json::Value = serde_json::from_str(text.trim())
+            .unwrap_or_else(|e| panic!("{json_args:?}: {e}: {text}"));
+        // `parse` reports an array of per-file objects.
+        let report = if v.is_array() { v[0].clone() } else { v };
+        check_diagnostics(&report);
+        let diag = &report["diagnostics"][0];
+        assert!(diag["code"].is_string(), "{json_args:?}: {report}");
+        assert!(diag["help"].is_string(), "{json_args:?}: {report}");
+    }
+    // Invalid UTF-8 is located at the first bad byte (line 1, column 7).
+    let (_, out, _) = run(&["list", "--format", "json", l]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let sp = &v["diagnostics"][0]["spans"][0];
+    assert_eq!(
+        (sp["line"].as_u64(), sp["column"].as_u64()),
+        (Some(1), Some(7)),
+        "{v}"
+    );
+}
+
+/// `--opt fuse --at` a par block that is not the method's first starts the group there: the
+/// earlier kernel stays as it is, and a group that runs out of kernels is refused.
+#[test]
+fn fuse_at_a_later_par_block_starts_the_group_there() {
+    let f = root_fixture("fuse/ok_middle_of_three.pvl");
+    let text = std::fs::read_to_string(&f).unwrap();
+    let plain = text.replace("    gpuopt fuse 2 1;\n", "");
+    let d = tmpdir("fuse-at");
+    let p = d.join("three.pvl");
+    std::fs::write(&p, &plain).unwrap();
+    let at = |needle: &str| format!("line:{}", line_of(&plain, needle));
+    let (code, out, err) = run(&["apply", "--opt", "fuse", "--at", &at("par shift"), s(&p)]);
+    assert_eq!(code, 0, "{err}");
+    // The first kernel is untouched, the other two became one.
+    assert!(
+        out.contains("par scale") && out.contains("par shift"),
+        "{out}"
+    );
+    assert!(!out.contains("par triple"), "{out}");
+    let scale = |t: &str| t[t.find("par scale").unwrap()..t.find("par shift").unwrap()].to_string();
+    assert_eq!(scale(&out), scale(&plain));
+    // From the last kernel there is nothing to fuse with.
+    let (code, _, err) = run(&["apply", "--opt", "fuse", "--at", &at("par triple"), s(&p)]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("A601"), "{err}");
+}
+
+fn root_fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(rel)
+}
+
+/// Usage errors and write failures of `apply` are diagnostics with a help line, reported in the
+/// JSON report in JSON mode; `--diff` cannot be combined with a write (it used to win silently).
+#[test]
+fn apply_usage_and_write_errors_carry_help() {
+    let d = tmpdir("apply-usage");
+    let f = copy_example(&d, "maxsum.pvl");
+    let before = std::fs::read_to_string(&f).unwrap();
+    let missing_dir = d.join("no/such/dir/out.pvl");
+    let cases: [&[&str]; 3] = [
+        &["apply", "--opt", "unroll", "--at", "line:1", s(&f)],
+        &["apply", "--annotations-only", s(&f)],
+        &["apply", "-o", s(&missing_dir), s(&f)],
+    ];
+    for args in cases {
+        let (code, _, err) = run(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains("error[A0000]") && err.contains("= help:"),
+            "{args:?}: {err}"
+        );
+        let mut json_args = args.to_vec();
+        json_args.splice(1..1, ["--format", "json"]);
+        let (code, _, err) = run(&json_args);
+        assert_eq!(code, 2, "{json_args:?}");
+        let v: serde_json::Value = serde_json::from_str(err.trim())
+            .unwrap_or_else(|e| panic!("{json_args:?}: {e}: {err}"));
+        assert_eq!(v["exit"], 2, "{v}");
+        let diag = v["diagnostics"]
+            .as_array()
+            .and_then(|a| a.iter().find(|x| x["code"] == "A0000"))
+            .unwrap_or_else(|| panic!("{v}"));
+        assert!(diag["help"].is_string(), "{v}");
+    }
+    for both in [["--diff", "--in-place"], ["--diff", "-o"]] {
+        let mut args = vec!["apply", both[0], both[1]];
+        if both[1] == "-o" {
+            args.push(s(&missing_dir));
+        }
+        args.push(s(&f));
+        let (code, out, _) = run(&args);
+        assert_eq!(code, 2, "{args:?}");
+        assert!(out.is_empty(), "{args:?}: {out}");
+    }
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), before);
+}
+
+/// A refused `--opt` step on a construct that also carries an in-source annotation of the same
+/// kind: the annotation is labelled as superseded (not as the request), and a `--var` that the
+/// guard does not mention is not said to be what the guard depends on.
+#[test]
+fn refused_opt_step_labels_the_superseded_annotation() {
+    let f = corpus().join("unroll/ok_while_add_const.pvl");
+    let text = std::fs::read_to_string(&f).unwrap();
+    let at = format!("line:{}", line_of(&text, "while ("));
+    let (code, out, err) = run(&[
+        "apply",
+        "--opt",
+        "unroll",
+        "--at",
+        &at,
+        "--factor",
+        "1",
+        "--var",
+        "nosuch",
+        s(&f),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("A102"), "{err}");
+    assert!(
+        err.contains("in-source annotation, superseded by --opt"),
+        "{err}"
+    );
+    assert!(!err.contains("requested here"), "{err}");
+    assert!(err.contains("the guard does not mention `nosuch`"), "{err}");
+}

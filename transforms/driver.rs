@@ -792,8 +792,21 @@ fn apply_cli_steps(
                     t.0 = map_through(t.0, rem, &edits).unwrap_or(usize::MAX);
                 }
             }
-            Err(report) => {
+            Err(mut report) => {
                 res.refused += 1;
+                // `step` labels the annotation it removed as the request; here the request is
+                // the command line, and the annotation stays in the (unchanged) file.
+                if let Some(a) = &superseded {
+                    for l in report
+                        .diagnostics
+                        .iter_mut()
+                        .flat_map(|d| d.labels.iter_mut())
+                    {
+                        if l.span.same_place(a.span) && l.message == "requested here" {
+                            l.message = "in-source annotation, superseded by --opt".into();
+                        }
+                    }
+                }
                 res.reports.push(report);
             }
         }

@@ -331,7 +331,10 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
                     format!("{requested}: `{loc}` is read only once; a register brings no benefit"),
                 )
                 .with_primary(site.keyword, "prefetched here")
-                .with_note("the location was prefetched anyway; the output is equivalent"),
+                .with_note("the location was prefetched anyway; the output is equivalent")
+                .with_help(format!(
+                    "leave `{lt}` out of the request to keep the single direct read"
+                )),
             );
         }
         if forall_only[li] {
@@ -341,7 +344,8 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
                     format!("{requested}: the permission for `{loc}` comes only from a quantified permission (\\forall*)"),
                 )
                 .with_primary(site.keyword, "prefetched here")
-                .with_note("the load guard was derived by instantiating the quantifier's domain at the location"),
+                .with_note("the load guard was derived by instantiating the quantifier's domain at the location")
+                .with_help(format!("state `Perm({loc}, …)` in the per-thread contract to make the register's permission explicit")),
             );
         }
     }

@@ -167,8 +167,18 @@ pub fn analyze(s: &Stmt, var: Option<&str>, header: Span) -> Result<LoopShape, V
             format!("the iteration variable `{var}` is never updated in the loop"),
         )
         .with_primary(header, format!("no assignment to `{var}` in this loop"))
-        .with_secondary(guard.span, "the guard depends on it")
-        .with_help("annotate the variable that the loop actually advances")]);
+        .with_secondary(
+            guard.span,
+            // A mistyped `--var` (or annotation variable) need not occur in the guard at all.
+            if mentions(&guard, &var) {
+                "the guard depends on it".to_string()
+            } else {
+                format!("the guard does not mention `{var}` either")
+            },
+        )
+        .with_help(
+            "name the variable that the loop actually advances (in the annotation, or with --var)",
+        )]);
     }
     if ups.len() > 1 {
         let mut d = Diagnostic::error(
@@ -640,7 +650,12 @@ impl Desugared {
 /// `newline` is the file's line ending.
 pub fn desugar_ranged(src: &str, s: &Stmt, newline: &str) -> Result<Option<Desugared>, String> {
     let StmtKind::RangedFor {
-        ty, var, lo, hi, ..
+        prefix,
+        ty,
+        var,
+        lo,
+        hi,
+        ..
     } = &s.kind
     else {
         return Ok(None);
@@ -670,9 +685,19 @@ pub fn desugar_ranged(src: &str, s: &Stmt, newline: &str) -> Result<Option<Desug
     // The bound goes first, where the encoder puts the implicit one: at the start of the prefix.
     let at = s.span.start();
     let indent = crate::edit::indent_at(src, at);
-    let inv = format!("loop_invariant {lo_t} <= {i} && {i} <= {hi_t};");
+    let bound_inv = format!("{lo_t} <= {i} && {i} <= {hi_t}");
+    // Users often state the implicit bound themselves; a second copy would only clutter the
+    // output (and every peeled iteration's assertions), so it is added only when missing.
+    let squash = |t: &str| t.split_whitespace().collect::<String>();
+    let stated = prefix
+        .clauses_of(ClauseKind::LoopInvariant)
+        .filter_map(|c| c.expr())
+        .any(|e| squash(e.span.text(src)) == squash(&bound_inv));
+    let inv = format!("loop_invariant {bound_inv};");
     // A loop that does not start its line (`} for (…)`) keeps the invariant on its line.
-    let inv = if src[..at].ends_with(indent) && src[..at - indent.len()].ends_with('\n') {
+    let inv = if stated {
+        String::new()
+    } else if src[..at].ends_with(indent) && src[..at - indent.len()].ends_with('\n') {
         format!("{inv}{newline}{indent}")
     } else {
         format!("{inv} ")

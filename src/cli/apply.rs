@@ -2,7 +2,7 @@
 //! --check), optionally checked by re-verification (`--verify`) and differential execution
 //! (`--validate`) before anything is written.
 
-use super::common::{json_diags, read_source, write_diff, ColorArg, Format};
+use super::common::{json_diags, read_source, report_one, write_diff, ColorArg, Format};
 use crate::diag::{self, Diagnostic, SourceFile};
 use crate::front::ast::{Layout as MatLayout, OptKind, TileMode};
 use crate::front::parser::parse_expr_text;
@@ -77,7 +77,7 @@ pub struct ApplyArgs {
     #[arg(long = "in-place", conflicts_with = "check")]
     pub in_place: bool,
     /// Print a unified diff of input and output instead of the output.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["in_place", "output"])]
     pub diff: bool,
     /// Exit 1 and print the diff when the file would change.
     #[arg(long)]
@@ -115,8 +115,26 @@ pub struct ApplyArgs {
     pub format: Format,
 }
 
-fn usage(msg: impl std::fmt::Display) -> u8 {
-    eprintln!("error[A0000]: {msg}");
+/// A usage error of `apply` (exit 2), as a diagnostic with a help line; in JSON mode as apply's
+/// report on stderr.
+fn usage(args: &ApplyArgs, msg: impl std::fmt::Display, help: &str) -> u8 {
+    let name = args.file.display().to_string();
+    let d = Diagnostic::error("A0000", msg.to_string()).with_help(help);
+    let json = serde_json::json!({
+        "file": name,
+        "applied": 0,
+        "refused": 0,
+        "changed": false,
+        "written": null,
+        "exit": 2,
+    });
+    report_one(
+        &SourceFile::new(name, String::new()),
+        &d,
+        args.format,
+        json,
+        true,
+    );
     2
 }
 
@@ -666,12 +684,25 @@ fn stderr_stream() -> StandardStream {
 
 pub fn main(args: ApplyArgs) -> u8 {
     if args.annotations_only && !(args.diff || args.check) {
-        return usage("--annotations-only needs --diff or --check");
+        return usage(
+            &args,
+            "--annotations-only needs --diff or --check",
+            "add --diff (show the changes) or --check (show them and exit 1 if there are any)",
+        );
     }
     let file = match read_source(&args.file) {
         Ok(f) => f,
-        Err(msg) => {
-            eprintln!("{msg}");
+        Err(e) => {
+            // Same shape as apply's other JSON reports (on stderr: stdout carries the program).
+            let json = serde_json::json!({
+                "file": e.file.name,
+                "applied": 0,
+                "refused": 0,
+                "changed": false,
+                "written": null,
+                "exit": 2,
+            });
+            e.report(args.format, json, true);
             return 2;
         }
     };
@@ -681,7 +712,13 @@ pub fn main(args: ApplyArgs) -> u8 {
     let dialect = crate::front::parse(&file.text, &popts).dialect;
     let steps = match steps(&args, dialect) {
         Ok(s) => s,
-        Err(m) => return usage(m),
+        Err(m) => {
+            return usage(
+                &args,
+                m,
+                "see `alpine-rs apply --help` for the flags each optimization takes",
+            )
+        }
     };
     let opts = DriverOptions {
         parse: popts.clone(),
@@ -796,10 +833,16 @@ pub fn main(args: ApplyArgs) -> u8 {
                     } else {
                         ""
                     };
-                    eprintln!(
-                        "error[A0000]: cannot write `{}`: {e}{unchanged}",
-                        target.display()
-                    );
+                    let d = Diagnostic::error(
+                        "A0000",
+                        format!("cannot write `{}`: {e}{unchanged}", target.display()),
+                    )
+                    .with_help("check that the folder exists and is writable");
+                    if json {
+                        all.extend(json_diags(&file, std::slice::from_ref(&d)));
+                    } else {
+                        diag::render(&mut stderr_stream(), &[&file], &[d]);
+                    }
                     code = 2;
                 }
             }

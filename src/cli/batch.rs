@@ -1355,8 +1355,9 @@ pub fn main(args: BatchArgs) -> u8 {
     };
     let plan = match super::common::read_source(&args.plan) {
         Ok(f) => f,
-        Err(msg) => {
-            eprintln!("{msg}");
+        Err(e) => {
+            let json = serde_json::json!({ "plan": e.file.name, "exit": 2 });
+            e.report(args.format, json, false);
             return 2;
         }
     };

@@ -15,22 +15,89 @@ pub enum Format {
     Json,
 }
 
-/// Read a source file; a diagnostic-style error message when it cannot be read.
-pub fn read_source(path: &Path) -> Result<SourceFile, String> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| format!("error[A0000]: cannot read `{}`: {e}", path.display()))?;
+/// A file that could not be read as UTF-8 text: the diagnostic, and the file it refers to (the
+/// lossily decoded text for invalid UTF-8, so the label can show the offending line; empty text
+/// when nothing could be read).
+#[derive(Debug)]
+pub struct ReadError {
+    pub file: SourceFile,
+    pub diag: Diagnostic,
+}
+
+impl ReadError {
+    /// Print the error in the command's format: rendered on stderr for text, or as the given
+    /// JSON object with the diagnostic under `diagnostics` on `out`.
+    pub fn report(&self, format: Format, json: serde_json::Value, to_stderr: bool) {
+        report_one(&self.file, &self.diag, format, json, to_stderr);
+    }
+
+    pub fn json_diags(&self) -> Vec<serde_json::Value> {
+        json_diags(&self.file, std::slice::from_ref(&self.diag))
+    }
+}
+
+/// Print one diagnostic that ends a command (bad input or usage): rendered on stderr for text,
+/// or as the command's JSON report `json` with the diagnostic under `diagnostics`.
+pub fn report_one(
+    file: &SourceFile,
+    diag: &Diagnostic,
+    format: Format,
+    json: serde_json::Value,
+    to_stderr: bool,
+) {
+    match format {
+        Format::Text => emit(file, std::slice::from_ref(diag)),
+        Format::Json => {
+            let mut v = json;
+            if let Some(o) = v.as_object_mut() {
+                o.insert(
+                    "diagnostics".into(),
+                    serde_json::Value::Array(json_diags(file, std::slice::from_ref(diag))),
+                );
+            }
+            if to_stderr {
+                eprintln!("{v}");
+            } else {
+                println!("{v}");
+            }
+        }
+    }
+}
+
+/// Read a source file. Failures are diagnostics like any other bad input (exit code 2), so that
+/// `--format json` reports them as JSON too.
+pub fn read_source(path: &Path) -> Result<SourceFile, Box<ReadError>> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| {
+        let help = if path.is_dir() {
+            "pass a PVL file, not a directory"
+        } else {
+            "check the path and the file's permissions"
+        };
+        Box::new(ReadError {
+            file: SourceFile::new(name.clone(), String::new()),
+            diag: Diagnostic::error("A0000", format!("cannot read `{name}`: {e}")).with_help(help),
+        })
+    })?;
     // Invalid UTF-8 is reported like any other bad input, at the first bad byte.
     match String::from_utf8(bytes) {
-        Ok(text) => Ok(SourceFile::new(path.display().to_string(), text)),
+        Ok(text) => Ok(SourceFile::new(name, text)),
         Err(e) => {
             let valid = e.utf8_error().valid_up_to();
             let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
-            let f = SourceFile::new(path.display().to_string(), text);
-            let (l, c) = f.line_col(valid);
-            Err(format!(
-                "error[A0001]: {}:{l}:{c}: the file is not valid UTF-8",
-                path.display()
-            ))
+            // The bytes before `valid` are unchanged by the lossy decoding, so `valid` is a
+            // character boundary there; the label covers the replacement character.
+            let end = valid + text[valid..].chars().next().map_or(0, char::len_utf8);
+            let diag = Diagnostic::error("A0001", "the file is not valid UTF-8")
+                .with_primary(
+                    crate::front::span::Span::new(valid, end),
+                    "invalid byte here",
+                )
+                .with_help("PVL sources are UTF-8; re-encode the file (e.g. `iconv -t UTF-8`)");
+            Err(Box::new(ReadError {
+                file: SourceFile::new(name, text),
+                diag,
+            }))
         }
     }
 }

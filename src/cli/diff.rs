@@ -36,8 +36,14 @@ pub fn main(args: DiffArgs) -> u8 {
     for p in [&args.orig, &args.opt] {
         match read_source(p) {
             Ok(f) => files.push(f),
-            Err(msg) => {
-                eprintln!("{msg}");
+            Err(e) => {
+                let json = serde_json::json!({
+                    "orig": args.orig.display().to_string(),
+                    "opt": args.opt.display().to_string(),
+                    "exit": 2,
+                    "hunks": [],
+                });
+                e.report(args.format, json, false);
                 return 2;
             }
         }

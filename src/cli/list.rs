@@ -17,8 +17,9 @@ pub struct ListArgs {
 pub fn main(args: ListArgs) -> u8 {
     let file = match read_source(&args.file) {
         Ok(f) => f,
-        Err(msg) => {
-            eprintln!("{msg}");
+        Err(e) => {
+            let json = serde_json::json!({ "file": e.file.name, "sites": [] });
+            e.report(args.format, json, false);
             return 2;
         }
     };

@@ -38,9 +38,18 @@ pub fn main(args: ParseArgs) -> u8 {
     for path in &args.files {
         let file = match read_source(path) {
             Ok(f) => f,
-            Err(msg) => {
-                eprintln!("{msg}");
+            Err(e) => {
                 code = 2;
+                // In JSON mode the file joins the array of per-file results.
+                if args.format == Format::Json {
+                    json.push(serde_json::json!({
+                        "file": e.file.name,
+                        "ok": false,
+                        "diagnostics": e.json_diags(),
+                    }));
+                } else {
+                    e.report(Format::Text, serde_json::Value::Null, false);
+                }
                 continue;
             }
         };

@@ -89,18 +89,25 @@ pub fn parse_checks(s: Option<&str>) -> Result<Selected, String> {
 
 /// Report a usage problem (exit 2): a JSON object on stdout in JSON mode, a line on stderr
 /// otherwise.
-pub fn usage_error(json: bool, msg: &str) -> u8 {
+pub fn usage_error(json: bool, msg: &str, help: &str) -> u8 {
+    let d = Diagnostic::error("R-USAGE", msg).with_help(help);
     if json {
-        let d = Diagnostic::error("R-USAGE", msg);
         print_json(&serde_json::json!({
             "status": "bad-input",
             "diagnostics": [to_json(&[], &d)],
         }));
     } else {
-        eprintln!("error: {msg}");
+        eprint!("{}", crate::diag::render_plain(&[], &[d]));
     }
     2
 }
+
+/// Help lines of the usage errors shared by `run` and `validate`.
+pub const HELP_READ: &str = "check the path and the file's permissions";
+pub const HELP_CHECKS: &str =
+    "--checks takes a comma list of contracts, perms, races, divergence, uniformity";
+pub const HELP_INPUT: &str =
+    "an input file is a YAML or JSON map from parameter names to values (see `alpine-rs run --help`)";
 
 /// Print a JSON document (pretty, deterministic: object keys are sorted).
 pub fn print_json(v: &serde_json::Value) {
@@ -183,11 +190,11 @@ pub fn main(args: RunArgs) -> u8 {
     let name = args.file.display().to_string();
     let src = match std::fs::read_to_string(&args.file) {
         Ok(s) => s,
-        Err(e) => return usage_error(json, &format!("cannot read {name}: {e}")),
+        Err(e) => return usage_error(json, &format!("cannot read {name}: {e}"), HELP_READ),
     };
     let sel = match parse_checks(args.checks.as_deref()) {
         Ok(c) => c,
-        Err(e) => return usage_error(json, &e),
+        Err(e) => return usage_error(json, &e, HELP_CHECKS),
     };
     let checks = sel.checks;
     let mut inputs = Vec::new();
@@ -197,7 +204,7 @@ pub fn main(args: RunArgs) -> u8 {
             .and_then(|t| sem::parse_input(&t, args.seed).map_err(|e| e.to_string()));
         match parsed {
             Ok(i) => inputs.push(i),
-            Err(e) => return usage_error(json, &format!("input {}: {e}", p.display())),
+            Err(e) => return usage_error(json, &format!("input {}: {e}", p.display()), HELP_INPUT),
         }
     }
     let opts = RunOptions {

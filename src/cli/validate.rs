@@ -1,7 +1,7 @@
 //! `alpine-rs validate ORIG OPT`: compare two programs on the same inputs (semantics.md §11).
 
 use super::common::Format;
-use super::run::{parse_checks, print_json, usage_error};
+use super::run::{parse_checks, print_json, usage_error, HELP_CHECKS, HELP_INPUT, HELP_READ};
 use crate::diag::{to_json, SourceFile};
 use crate::sem::{self, Config, ValidateOptions, Verdict};
 use std::path::PathBuf;
@@ -63,17 +63,17 @@ pub fn main(args: ValidateArgs) -> u8 {
     };
     let (orig, opt) = match (read(&args.orig), read(&args.opt)) {
         (Ok(a), Ok(b)) => (a, b),
-        (Err(e), _) | (_, Err(e)) => return usage_error(json, &e),
+        (Err(e), _) | (_, Err(e)) => return usage_error(json, &e, HELP_READ),
     };
     let sel = match parse_checks(args.checks.as_deref()) {
         Ok(c) => c,
-        Err(e) => return usage_error(json, &e),
+        Err(e) => return usage_error(json, &e, HELP_CHECKS),
     };
     let mut inputs = Vec::new();
     for p in &args.inputs {
         match read(p).and_then(|t| sem::parse_input(&t, args.seed).map_err(|e| e.to_string())) {
             Ok(i) => inputs.push(i),
-            Err(e) => return usage_error(json, &format!("input {}: {e}", p.display())),
+            Err(e) => return usage_error(json, &format!("input {}: {e}", p.display()), HELP_INPUT),
         }
     }
     let opts = ValidateOptions {

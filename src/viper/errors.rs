@@ -365,3 +365,102 @@ pub fn sort_key(d: &Diagnostic) -> (usize, String, String) {
         d.message.clone(),
     )
 }
+
+/// The help line of a verification diagnostic, by code. Mapped Silicon errors say *what* may
+/// fail; this says what usually fixes it, so every verify diagnostic carries a help line.
+pub fn help_for(code: &str) -> Option<&'static str> {
+    Some(match code {
+        "V-POST" => "strengthen the loop invariants or intermediate assertions that lead to this postcondition, or weaken it",
+        "V-PAR-POST" => "the body must establish it from the par block's precondition; add the missing facts to the per-thread contract",
+        "V-PAR-PRE" => "make the state before the par block provide this for every thread (method contract or invariants)",
+        "V-PRE" => "establish the callee's precondition before the call",
+        "V-ASSERT" => "add the facts the assertion needs (an invariant, a contract clause or an earlier assertion)",
+        "V-INV-ENTRY" => "make the invariant hold before the loop (initialise the variables it mentions)",
+        "V-INV-KEEP" => "strengthen the invariant so that one iteration of the body re-establishes it",
+        "V-INVARIANT" => "make the atomic block re-establish the resource invariant",
+        "V-EXHALE" => "establish this before the point where it is given away",
+        "V-BAR-PRE" => "the threads must reach the barrier holding what its precondition asks for",
+        "V-BAR-INCONSISTENT" => "a barrier may only redistribute what all threads hand in: check its permission amounts and the facts it passes on",
+        "V-PERM-WRITE" => "hold a write permission (Perm(…, write)) for the location here",
+        "V-PERM-READ" => "hold a permission for the location here (Perm(…, read) or a fraction)",
+        "V-UNFRAMED" => "state the permission for the location before the clause that reads it (in the same contract, or earlier)",
+        "V-WELLFORMED" => "make every expression of the clause defined: indices in bounds, non-null arrays, non-zero divisors",
+        "V-NULL" => "state that the array is not null (e.g. `a != null` in the contract)",
+        "V-OOB" => "state the bounds of the index and the array length (e.g. `a.length == n` and `0 <= i && i < n`)",
+        "V-DIV0" => "state that the divisor is not zero",
+        "V-NOT-INJECTIVE" => "make the quantified locations distinct per value (or per thread), e.g. an index that is injective in the variable",
+        "V-FOLD" | "V-UNFOLD" => "hold the predicate's body (fold) or the predicate itself (unfold) at this point",
+        "V-FAIL" => "see Silicon's message in the note",
+        "V-TIMEOUT" => "raise --timeout, or help the prover: non-linear index arithmetic (i * n + j) is a common cause",
+        "E-BACKEND" => "run `alpine-rs backend install`, or `alpine-rs backend doctor` to see what is missing",
+        "E-INTERNAL" => "please report this with the PVL file (`--keep-vpr DIR` keeps the Viper encoding)",
+        "E-IO" => "check the path and the permissions",
+        "V-UNSUPPORTED" => "`alpine-rs verify` cannot check this construct; verify the file with VerCors instead",
+        "V-BAD-INPUT" => "fix the program (name and type errors are reported before verification)",
+        _ => return None,
+    })
+}
+
+/// Give every diagnostic without a help line the default one of its code.
+pub fn add_default_help(ds: &mut [Diagnostic]) {
+    for d in ds {
+        if d.help.is_none() {
+            d.help = help_for(&d.code).map(str::to_string);
+        }
+    }
+}
+
+#[cfg(test)]
+mod help_tests {
+    use super::*;
+
+    /// Every code the verifier emits has a help line (the codes are listed by hand: a new code
+    /// without one fails here once it is added to the list below).
+    #[test]
+    fn every_verify_code_has_a_help_line() {
+        for code in [
+            "V-POST",
+            "V-PAR-POST",
+            "V-PAR-PRE",
+            "V-PRE",
+            "V-ASSERT",
+            "V-INV-ENTRY",
+            "V-INV-KEEP",
+            "V-INVARIANT",
+            "V-EXHALE",
+            "V-BAR-PRE",
+            "V-BAR-INCONSISTENT",
+            "V-PERM-WRITE",
+            "V-PERM-READ",
+            "V-UNFRAMED",
+            "V-WELLFORMED",
+            "V-NULL",
+            "V-OOB",
+            "V-DIV0",
+            "V-NOT-INJECTIVE",
+            "V-FOLD",
+            "V-UNFOLD",
+            "V-FAIL",
+            "V-TIMEOUT",
+            "E-BACKEND",
+            "E-INTERNAL",
+            "E-IO",
+            "V-UNSUPPORTED",
+            "V-BAD-INPUT",
+        ] {
+            assert!(help_for(code).is_some_and(|h| !h.is_empty()), "{code}");
+        }
+        assert_eq!(help_for("A0001"), None);
+    }
+
+    #[test]
+    fn default_help_keeps_a_specific_one() {
+        let mut ds = vec![
+            Diagnostic::error("V-TIMEOUT", "timed out"),
+            Diagnostic::error("V-POST", "post").with_help("specific"),
+        ];
+        add_default_help(&mut ds);
+        assert_eq!(ds[0].help.as_deref(), help_for("V-TIMEOUT"));
+        assert_eq!(ds[1].help.as_deref(), Some("specific"));
+    }
+}

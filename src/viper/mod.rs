@@ -165,6 +165,12 @@ fn write_kept(dir: &Path, stem: &str, enc: &Encoded) -> std::io::Result<PathBuf>
 
 /// Parse, encode and verify one PVL program.
 pub fn verify_source(src: &SourceFile, opts: &VerifyOptions) -> VerifyReport {
+    let mut r = verify_source_inner(src, opts);
+    errors::add_default_help(&mut r.diagnostics);
+    r
+}
+
+fn verify_source_inner(src: &SourceFile, opts: &VerifyOptions) -> VerifyReport {
     let start = Instant::now();
     let parsed = crate::front::parse(&src.text, &Default::default());
     if parsed.has_errors() {
@@ -258,7 +264,8 @@ pub fn verify_file(path: &Path, opts: &VerifyOptions) -> (SourceFile, VerifyRepo
                 diagnostics: vec![Diagnostic::error(
                     "E-IO",
                     format!("cannot read {}: {e}", path.display()),
-                )],
+                )
+                .with_help("check the path and the file's permissions; sources must be UTF-8")],
                 time: Duration::ZERO,
             },
         ),
@@ -286,6 +293,18 @@ pub fn verify_each(srcs: &[SourceFile], opts: &VerifyOptions) -> Vec<VerifyRepor
 }
 
 fn verify_batch_on(
+    backend: Option<&crate::verify::silicon::Backend>,
+    srcs: &[SourceFile],
+    opts: &VerifyOptions,
+) -> Vec<VerifyReport> {
+    let mut reports = verify_batch_inner(backend, srcs, opts);
+    for r in &mut reports {
+        errors::add_default_help(&mut r.diagnostics);
+    }
+    reports
+}
+
+fn verify_batch_inner(
     backend: Option<&crate::verify::silicon::Backend>,
     srcs: &[SourceFile],
     opts: &VerifyOptions,

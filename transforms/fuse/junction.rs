@@ -100,7 +100,8 @@ fn of_array<'a>(v: &'a [Atom], arr: &str) -> Vec<&'a Atom> {
 fn label_atoms(mut d: Diagnostic, atoms: &[&Atom], msg: &str) -> Diagnostic {
     let mut seen: Vec<Span> = Vec::new();
     for a in atoms {
-        if !seen.contains(&a.span) {
+        // By place: `Span`'s `==` ignores positions, so `contains` would match any span.
+        if !seen.iter().any(|s| s.same_place(a.span)) {
             seen.push(a.span);
             d = d.with_secondary(a.span, msg.to_string());
         }

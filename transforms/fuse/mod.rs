@@ -50,7 +50,9 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
             format!("cannot fuse {f} kernel(s): at least 2 are needed"),
         )
         .with_primary(head, "fusion requested here")
-        .with_help("use `gpuopt fuse F;` with F >= 2")]);
+        .with_help(
+            "use `gpuopt fuse F B;` with F >= 2 (or `--opt fuse --kernels F`)",
+        )]);
     }
     if blocks == &Some(0) {
         return Err(vec![Diagnostic::error(
@@ -58,7 +60,7 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
             "the number of thread blocks must be at least 1",
         )
         .with_primary(head, "fusion requested here")
-        .with_help("use `gpuopt fuse F B;` with B >= 1, or omit B")]);
+        .with_help("use `gpuopt fuse F B;` with B >= 1 (with `--opt fuse`, leave out `--blocks` for one block)")]);
     }
     let parsed = ctx.parsed;
     let src = ctx.src;
@@ -73,9 +75,10 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     let MethodBody::Block(body) = &method.body else {
         return Err(vec![refuse_shape(head, "the method has no body")]);
     };
-    // Kernels are taken from the method's top-level block (as in the paper).
+    // Kernels are taken from the method's top-level block (as in the paper). `Span`'s `==`
+    // ignores positions (ASTs compare up to spans), so the selected par is found by place.
     let Some(first) = body.stmts.iter().position(|s| {
-        matches!(&s.kind, StmtKind::Par(p) if p.keyword == site.keyword)
+        matches!(&s.kind, StmtKind::Par(p) if p.keyword.same_place(site.keyword))
             || s.span.start() == site.span.start()
     }) else {
         return Err(vec![Diagnostic::error(
@@ -86,7 +89,7 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
         .with_help("move the kernels to the top level of the method body")]);
     };
 
-    let pars = collect_kernels(&body.stmts[first..], f as usize, head)?;
+    let pars = collect_kernels(&body.stmts[first..], f as usize, *blocks, head)?;
     let arms = kernel_shapes(&pars, head)?;
     let dims = arms[0].1.iters.len();
     let several_blocks = block_size.is_some() || blocks.is_some_and(|b| b > 1);
@@ -369,8 +372,14 @@ pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     })
 }
 
-/// `f` consecutive `par` statements at the start of `stmts` (A601 / A602).
-fn collect_kernels(stmts: &[Stmt], f: usize, head: Span) -> Result<Vec<&Stmt>, Vec<Diagnostic>> {
+/// `f` consecutive `par` statements at the start of `stmts` (A601 / A602). `blocks` is only
+/// echoed in the suggested annotation.
+fn collect_kernels(
+    stmts: &[Stmt],
+    f: usize,
+    blocks: Option<u64>,
+    head: Span,
+) -> Result<Vec<&Stmt>, Vec<Diagnostic>> {
     let mut pars: Vec<&Stmt> = Vec::new();
     for (idx, s) in stmts.iter().enumerate() {
         if pars.len() == f {
@@ -411,9 +420,13 @@ fn collect_kernels(stmts: &[Stmt], f: usize, head: Span) -> Result<Vec<&Stmt>, V
             d = d.with_secondary(p.keyword, "the group ends with this par block");
         }
         let help = if pars.len() >= 2 {
+            // The annotation grammar needs both numbers (`gpuopt fuse F B;`), so the suggestion
+            // keeps the requested block count rather than printing a form that does not parse.
             format!(
-                "found {} consecutive par blocks; use `gpuopt fuse {};`",
+                "found {} consecutive par blocks; use `gpuopt fuse {} {};` (or `--kernels {}`)",
                 pars.len(),
+                pars.len(),
+                blocks.unwrap_or(1),
                 pars.len()
             )
         } else {
