@@ -501,3 +501,21 @@ fn a_thread_postcondition_false_in_some_threads_is_reported_for_exactly_those() 
     // Nothing else: the permissions of every thread went back to the host.
     assert_eq!(r.errors.len(), want.len(), "{:?}", r.errors);
 }
+
+#[test]
+fn inline_predicates_move_the_permissions_they_stand_for() {
+    for entry in ["m", "k"] {
+        let r = run_input("inline_predicate.pvl", entry, vec![("a", ints(4))]);
+        assert_eq!(r.status, Status::Ok, "{entry}: {:?}", r.errors);
+    }
+    let r = run_input("inline_predicate.pvl", "short", vec![("a", ints(4))]);
+    assert_eq!(codes(&r), ["R-PERM-WRITE"]);
+}
+
+#[test]
+fn given_values_reach_the_callee_and_yields_come_back() {
+    let r = run_input("ghost_params.pvl", "caller", vec![]);
+    assert_eq!(r.status, Status::Ok, "{:?}", r.errors);
+    let r = run_input("ghost_params.pvl", "too_small", vec![]);
+    assert_eq!(codes(&r), ["R-PRE"]);
+}

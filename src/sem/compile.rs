@@ -232,6 +232,9 @@ pub enum Instr {
         method: u32,
         recv: Option<CE>,
         args: Vec<CE>,
+        /// `then { x = y; }` / `yields { x = y }`: after the call, caller slot `.0` gets the
+        /// value of the callee's `yields` variable in slot `.1`.
+        yields: Vec<(u32, u32)>,
         span: Span,
     },
     If {
@@ -484,6 +487,10 @@ pub struct Compiler<'a> {
     cur_contains_par: bool,
     cur_calls: Vec<u32>,
     inv_names: Vec<(String, u32)>,
+    /// The syntax tree of each method, by method id.
+    asts: Vec<&'a Method>,
+    /// Inline predicates being expanded (a recursive one is left a token).
+    expanding: Vec<u32>,
 }
 
 /// Lower a parsed program. Unsupported constructs are compiled to `Unsupported` nodes and only
@@ -503,6 +510,8 @@ pub fn compile(prog: &Program) -> Result<CProgram, Vec<Diagnostic>> {
         cur_contains_par: false,
         cur_calls: Vec::new(),
         inv_names: Vec::new(),
+        asts: Vec::new(),
+        expanding: Vec::new(),
     };
     c.declare_all();
     c.compile_all();
@@ -552,6 +561,117 @@ impl<'a> Compiler<'a> {
         (self.out.field_names.len() - 1) as u32
     }
 
+    /// The values a call `e` of method `m` passes for `m`'s `given` parameters, in their
+    /// order: from v2 `given { x = e }` or v1 `with { x = e; }`; `null` for one not passed.
+    fn given_args(&mut self, m: u32, e: &Expr, pre: &mut Option<&mut Vec<Instr>>) -> Vec<CE> {
+        let Some(md) = self.asts.get(m as usize).copied() else {
+            return Vec::new();
+        };
+        let ExprKind::Call { ghost, .. } = &e.kind else {
+            return Vec::new();
+        };
+        let mut passed: Vec<(&str, &Expr)> = ghost
+            .given
+            .iter()
+            .map(|(id, x)| (id.name.as_str(), x))
+            .collect();
+        if let Some(b) = &ghost.with {
+            for st in &b.stmts {
+                if let StmtKind::Assign { target, value } = &st.kind {
+                    if let ExprKind::Name(id) = &target.kind {
+                        passed.push((id.name.as_str(), value));
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for c in &md.prefix.clauses {
+            if let (ClauseKind::Given, ClauseBody::Decl(_, n)) = (c.kind, &c.body) {
+                // The last assignment to a name wins, as in a `with` block.
+                match passed.iter().rev().find(|(k, _)| *k == n.name) {
+                    Some((_, x)) => out.push(self.expr(x, pre)),
+                    None => out.push(CE::Null),
+                }
+            }
+        }
+        out
+    }
+
+    /// For a call `e` of `m`: which caller local receives which of `m`'s `yields` variables,
+    /// from v1 `then { x = y; }` or v2 `yields { x = y }`. The callee's slots are known from
+    /// its declaration: parameters, then `given` ones, then `yields` ones, in order (see
+    /// `method`). Names that resolve to nothing are left out (reported where they are used).
+    fn yield_bindings(&self, m: u32, e: &Expr) -> Vec<(u32, u32)> {
+        let (Some(md), ExprKind::Call { ghost, .. }) = (self.asts.get(m as usize), &e.kind) else {
+            return Vec::new();
+        };
+        let decl = |k: ClauseKind| {
+            md.prefix
+                .clauses
+                .iter()
+                .filter_map(move |c| match (&c.body, c.kind == k) {
+                    (ClauseBody::Decl(_, n), true) => Some(n.name.as_str()),
+                    _ => None,
+                })
+        };
+        let base = md.params.len() + decl(ClauseKind::Given).count();
+        let callee_slot = |name: &str| {
+            decl(ClauseKind::Yields)
+                .position(|n| n == name)
+                .map(|k| (base + k) as u32)
+        };
+        let mut pairs: Vec<(&str, &str)> = ghost
+            .yields
+            .iter()
+            .map(|(x, y)| (x.name.as_str(), y.name.as_str()))
+            .collect();
+        if let Some(b) = &ghost.then {
+            for st in &b.stmts {
+                if let StmtKind::Assign { target, value } = &st.kind {
+                    if let (ExprKind::Name(x), ExprKind::Name(y)) = (&target.kind, &value.kind) {
+                        pairs.push((x.name.as_str(), y.name.as_str()));
+                    }
+                }
+            }
+        }
+        pairs
+            .into_iter()
+            .filter_map(|(x, y)| Some((self.scope.lookup(x)?.0, callee_slot(y)?)))
+            .collect()
+    }
+
+    /// The body of the `inline` predicate `m` applied to `args` (on the current receiver),
+    /// as `let`s binding fresh slots to the arguments around the body: VerCors expands an
+    /// inline predicate where it is used, so its permissions move like written-out ones.
+    /// `None` for a predicate that is not inline, has no body, or is being expanded already.
+    fn inline_predicate(&mut self, m: u32, args: &[CE]) -> Option<CE> {
+        let md = *self.asts.get(m as usize)?;
+        let MethodBody::Expr(body) = &md.body else {
+            return None;
+        };
+        if !md.has_modifier(Modifier::Inline)
+            || self.expanding.contains(&m)
+            || md.params.len() != args.len()
+        {
+            return None;
+        }
+        self.expanding.push(m);
+        self.scope.push();
+        let slots: Vec<u32> = md
+            .params
+            .iter()
+            .map(|p| self.scope.declare(&p.name.name, Ty::from_ast(&p.ty)))
+            .collect();
+        let inner = self.expr(body, &mut None);
+        self.scope.pop();
+        self.expanding.pop();
+        let mut e = inner;
+        for (slot, arg) in slots.into_iter().zip(args.iter()).rev() {
+            e = CE::Let(slot, Box::new(arg.clone()), Box::new(e));
+        }
+        Some(e)
+    }
+
     fn declare_all(&mut self) {
         let prog = self.prog;
         let mut toplevel: Vec<&Method> = Vec::new();
@@ -581,6 +701,7 @@ impl<'a> Compiler<'a> {
                         }
                         methods.insert(md.name.name.clone(), mid);
                         self.out.methods.push(self.stub(md, ci as u32, is_ctor));
+                        self.asts.push(md);
                     }
                 }
             }
@@ -598,6 +719,7 @@ impl<'a> Compiler<'a> {
                 let mid = self.out.methods.len() as u32;
                 methods.insert(md.name.name.clone(), mid);
                 self.out.methods.push(self.stub(md, ci, false));
+                self.asts.push(md);
             }
             self.out.classes.push(CClass {
                 name: "$Main".into(),
@@ -668,12 +790,18 @@ impl<'a> Compiler<'a> {
             params.push((s, p.name.name.clone(), ty));
         }
         let given_from = params.len();
-        // given/yields ghost parameters: given ones become extra (ghost) parameters.
+        // given/yields ghost parameters: given ones become extra (ghost) parameters; yields
+        // ones are locals of the body (what it yields is not passed back to the caller).
         for c in &md.prefix.clauses {
             if let (ClauseKind::Given, ClauseBody::Decl(t, n)) = (c.kind, &c.body) {
                 let ty = Ty::from_ast(t);
                 let s = self.scope.declare(&n.name, ty.clone());
                 params.push((s, n.name.clone(), ty));
+            }
+        }
+        for c in &md.prefix.clauses {
+            if let (ClauseKind::Yields, ClauseBody::Decl(t, n)) = (c.kind, &c.body) {
+                self.scope.declare(&n.name, Ty::from_ast(t));
             }
         }
         let mut pre = Vec::new();
@@ -918,10 +1046,12 @@ impl<'a> Compiler<'a> {
             Some(r) if !self.is_class_name(r) => Some(self.expr(r, &mut Some(&mut pre))),
             _ => None,
         };
-        let a: Vec<CE> = args
+        let mut a: Vec<CE> = args
             .iter()
             .map(|x| self.expr(x, &mut Some(&mut pre)))
             .collect();
+        a.extend(self.given_args(m, e, &mut Some(&mut pre)));
+        let yields = self.yield_bindings(m, e);
         self.code.extend(pre);
         self.cur_calls.push(m);
         self.code.push(Instr::Call {
@@ -929,6 +1059,7 @@ impl<'a> Compiler<'a> {
             method: m,
             recv: r,
             args: a,
+            yields,
             span,
         });
     }
@@ -1572,7 +1703,15 @@ impl<'a> Compiler<'a> {
                     Some(r) if !self.is_class_name(r) => Some(self.bx(r, pre)),
                     _ => None,
                 };
-                let a = args.iter().map(|x| self.expr(x, pre)).collect();
+                let mut a: Vec<CE> = args.iter().map(|x| self.expr(x, pre)).collect();
+                if !is_pred {
+                    a.extend(self.given_args(m, e, pre));
+                }
+                if is_pred && r.is_none() {
+                    if let Some(e) = self.inline_predicate(m, &a) {
+                        return e;
+                    }
+                }
                 if is_pred {
                     CE::Pred {
                         pred: m,

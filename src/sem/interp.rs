@@ -376,6 +376,8 @@ struct WFrame {
     returned: u64,
     call_mask: u64,
     ret_target: Option<Target>,
+    /// `yields` bindings of the call (see `Instr::Call`).
+    yields: Vec<(u32, u32)>,
     ctl_base: usize,
     span: Span,
 }
@@ -2183,10 +2185,15 @@ impl Interp {
                     method,
                     recv,
                     args,
+                    yields,
                     span,
                 } => {
                     w.frames.last_mut().expect("frame").pc = next;
+                    let depth = w.frames.len();
                     self.enter_call(w, *method, recv.as_ref(), None, args, target.clone(), *span)?;
+                    if w.frames.len() > depth {
+                        w.frames.last_mut().expect("frame").yields = yields.clone();
+                    }
                     continue;
                 }
                 Instr::If {
@@ -3132,6 +3139,7 @@ impl Interp {
             returned: 0,
             call_mask: m,
             ret_target: target,
+            yields: Vec::new(),
             ctl_base: w.ctl.len(),
             span,
         });
@@ -3159,6 +3167,16 @@ impl Interp {
             *caller = x.dst;
             r?;
             let lf = frames.pop().expect("frame");
+            if let Some(caller) = frames.last_mut() {
+                for (to, from) in &fr.yields {
+                    if let (Some(v), Some(slot)) = (
+                        lf.store.get(*from as usize),
+                        caller.store.get_mut(*to as usize),
+                    ) {
+                        *slot = v.clone();
+                    }
+                }
+            }
             if let Some(t) = &fr.ret_target {
                 let v = if md.is_ctor { lf.this } else { lf.result };
                 self.store_target(w, l, t, v, fr.span)?;
@@ -3867,6 +3885,7 @@ impl Interp {
                     returned: 0,
                     call_mask: full_mask(n),
                     ret_target: None,
+                    yields: Vec::new(),
                     ctl_base: 0,
                     span: Span::DUMMY,
                 }],
@@ -4078,6 +4097,7 @@ impl Interp {
                 returned: 0,
                 call_mask: 1,
                 ret_target: None,
+                yields: Vec::new(),
                 ctl_base: 0,
                 span: md.span,
             }],

@@ -12,6 +12,7 @@
 
 pub mod adapter;
 pub mod compile;
+pub mod help;
 pub mod inputs;
 pub mod interp;
 pub mod race;
@@ -45,12 +46,14 @@ pub enum SemError {
 
 impl SemError {
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
-        match self {
+        let mut ds = match self {
             SemError::Parse(d) | SemError::Compile(d) => d.clone(),
             SemError::Entry(m) | SemError::Input(m) => {
                 vec![Diagnostic::error("R-USAGE", m.clone())]
             }
-        }
+        };
+        help::add_default_help(&mut ds);
+        ds
     }
 }
 
@@ -223,6 +226,7 @@ pub fn run_one(l: &Loaded, method: u32, input: &Input, input_id: u64, cfg: &Conf
         }
         Err(Stop::Infeasible(_)) => (Status::Infeasible, None),
     };
+    help::add_default_help(&mut errors);
     let mut observables = Vec::new();
     for (n, v, ghost) in &roots {
         if let value::Value::Ref(_) = v {
