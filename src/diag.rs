@@ -35,6 +35,16 @@ pub struct Diagnostic {
     pub help: Option<String>,
 }
 
+/// Give every diagnostic in `ds` without a help line the default one of its code, from
+/// `help_for` (a per-area table: the verifier's `V-` codes, the interpreter's `R-` codes).
+pub fn add_default_help(ds: &mut [Diagnostic], help_for: impl Fn(&str) -> Option<&'static str>) {
+    for d in ds {
+        if d.help.is_none() {
+            d.help = help_for(&d.code).map(str::to_string);
+        }
+    }
+}
+
 impl Diagnostic {
     pub fn new(severity: Severity, code: &str, message: impl Into<String>) -> Diagnostic {
         Diagnostic {

@@ -424,6 +424,23 @@ struct DenseObj {
     nonzero: usize,
 }
 
+/// Add `a` to one slot of a dense object, keeping its count of nonzero slots.
+#[inline]
+fn add_slot(e: &mut Amt, a: &Amt, nonzero: &mut usize) {
+    let was = !e.is_zero();
+    if was {
+        e.add(a);
+    } else {
+        // Into an empty slot (the common case): no arithmetic.
+        e.clone_from(a);
+    }
+    match (was, e.is_zero()) {
+        (false, false) => *nonzero += 1,
+        (true, true) => *nonzero -= 1,
+        _ => {}
+    }
+}
+
 /// A permission holder (§3.4): a map from locations to amounts. Three layouts, chosen per
 /// object and invisible to callers: a short unsorted list (a thread's holder usually has a few
 /// entries), dense per-element vectors for objects the holder has many locations of (the
@@ -490,19 +507,7 @@ impl Holder {
                 let len = (i + 1).max(d.amts.len() * 2);
                 d.amts.resize(len, Amt::NONE);
             }
-            let e = &mut d.amts[i];
-            let was = !e.is_zero();
-            if was {
-                e.add(a);
-            } else {
-                // Into an empty slot (the common case): no arithmetic.
-                e.clone_from(a);
-            }
-            match (was, e.is_zero()) {
-                (false, false) => d.nonzero += 1,
-                (true, true) => d.nonzero -= 1,
-                _ => {}
-            }
+            add_slot(&mut d.amts[i], a, &mut d.nonzero);
             return;
         }
         if let Some(p) = self.small.iter().position(|(k, _)| *k == l) {
@@ -710,17 +715,7 @@ impl Holder {
             return;
         }
         for e in slice {
-            let was = !e.is_zero();
-            if was {
-                e.add(a);
-            } else {
-                e.clone_from(a);
-            }
-            match (was, e.is_zero()) {
-                (false, false) => d.nonzero += 1,
-                (true, true) => d.nonzero -= 1,
-                _ => {}
-            }
+            add_slot(e, a, &mut d.nonzero);
         }
     }
 

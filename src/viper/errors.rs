@@ -403,11 +403,7 @@ pub fn help_for(code: &str) -> Option<&'static str> {
 
 /// Give every diagnostic without a help line the default one of its code.
 pub fn add_default_help(ds: &mut [Diagnostic]) {
-    for d in ds {
-        if d.help.is_none() {
-            d.help = help_for(&d.code).map(str::to_string);
-        }
-    }
+    crate::diag::add_default_help(ds, help_for);
 }
 
 #[cfg(test)]
