@@ -4161,41 +4161,36 @@ fn leaf_plan(cl: &[CClause], skip: u64, heap_reads: bool) -> Option<u64> {
     Some(mask)
 }
 
-/// The value of an index of the form `i`, `i + k` or `k + i` (`i` an int local, `k` a literal)
-/// in `store`; `None` for any other form or on overflow.
-fn local_plus_literal(e: &CE, store: &[Value]) -> Option<i64> {
-    let local = |s: &u32| match store.get(*s as usize) {
-        Some(Value::Int(v)) => Some(*v),
-        _ => None,
-    };
+/// `(s, k)` when `e` is `s`, `s + k`, `k + s` or `s - k` for a local slot `s` and a literal `k`
+/// (`k` negated for `-`): the index shapes the shortcuts handle without the evaluator.
+fn local_offset(e: &CE) -> Option<(u32, i64)> {
     match e {
-        CE::Local(s) => local(s),
+        CE::Local(s) => Some((*s, 0)),
         CE::Bin(BinOp::Add, l, r, _) => match (&**l, &**r) {
-            (CE::Local(s), CE::Int(k)) | (CE::Int(k), CE::Local(s)) => local(s)?.checked_add(*k),
+            (CE::Local(s), CE::Int(k)) | (CE::Int(k), CE::Local(s)) => Some((*s, *k)),
             _ => None,
         },
         CE::Bin(BinOp::Sub, l, r, _) => match (&**l, &**r) {
-            (CE::Local(s), CE::Int(k)) => local(s)?.checked_sub(*k),
+            (CE::Local(s), CE::Int(k)) => Some((*s, k.checked_neg()?)),
             _ => None,
         },
         _ => None,
     }
 }
 
-/// `k` when `e` is `b`, `b + k`, `k + b` or `b - k` for the binder slot `b` and a literal `k`.
-fn binder_offset(e: &CE, b: u32) -> Option<i64> {
-    match e {
-        CE::Local(s) if *s == b => Some(0),
-        CE::Bin(BinOp::Add, l, r, _) => match (&**l, &**r) {
-            (CE::Local(s), CE::Int(k)) | (CE::Int(k), CE::Local(s)) if *s == b => Some(*k),
-            _ => None,
-        },
-        CE::Bin(BinOp::Sub, l, r, _) => match (&**l, &**r) {
-            (CE::Local(s), CE::Int(k)) if *s == b => k.checked_neg(),
-            _ => None,
-        },
+/// The value in `store` of an index [`local_offset`] recognizes, its local an int; `None`
+/// otherwise or on overflow (the evaluator then reports).
+fn local_plus_literal(e: &CE, store: &[Value]) -> Option<i64> {
+    let (s, k) = local_offset(e)?;
+    match store.get(s as usize) {
+        Some(Value::Int(v)) => v.checked_add(k),
         _ => None,
     }
+}
+
+/// `k` when `e` is the binder slot `b` plus the literal `k` (see [`local_offset`]).
+fn binder_offset(e: &CE, b: u32) -> Option<i64> {
+    local_offset(e).filter(|(s, _)| *s == b).map(|(_, k)| k)
 }
 
 /// Are all of `n` clauses in the mask `skip`?
