@@ -519,3 +519,94 @@ fn given_values_reach_the_callee_and_yields_come_back() {
     let r = run_input("ghost_params.pvl", "too_small", vec![]);
     assert_eq!(codes(&r), ["R-PRE"]);
 }
+
+fn cells(r: &RunResult, name: &str) -> Vec<i64> {
+    let o = r.observables.iter().find(|o| o.path == name).expect(name);
+    let sem::InVal::Array(_, xs) = &o.value else {
+        panic!("{:?}", o.value)
+    };
+    xs.iter()
+        .map(|x| match x {
+            sem::InVal::Int(i) => *i,
+            other => panic!("{other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn straight_line_kernels_run_in_bulk_and_compute_what_threads_compute() {
+    let n = 100;
+    let r = run_input(
+        "bulk_launch.pvl",
+        "vadd",
+        vec![
+            ("n", sem::InVal::Int(n)),
+            ("a", ints(100)),
+            ("b", ints(100)),
+            ("c", ints(100)),
+        ],
+    );
+    assert_eq!((r.status, r.launches, r.bulk_launches), (Status::Ok, 1, 1));
+    assert_eq!(r.stmts, 100);
+    assert_eq!(cells(&r, "c"), (0..n).map(|i| 2 * i).collect::<Vec<_>>());
+    let r = run_input(
+        "bulk_launch.pvl",
+        "shifted",
+        vec![
+            ("n", sem::InVal::Int(n)),
+            ("a", ints(101)),
+            ("b", ints(100)),
+        ],
+    );
+    assert_eq!((r.status, r.bulk_launches), (Status::Ok, 1));
+    let want: Vec<i64> = std::iter::once(0).chain((0..n).map(|i| 2 * i)).collect();
+    assert_eq!(cells(&r, "a"), want);
+    for checks in [Checks::default(), RACES_ONLY] {
+        let r = run_input_checks(
+            "bulk_launch.pvl",
+            "locals",
+            vec![("n", sem::InVal::Int(n)), ("a", ints(100))],
+            checks,
+        );
+        assert_eq!((r.status, r.bulk_launches), (Status::Ok, 1));
+        assert_eq!(r.stmts, 400);
+        let want: Vec<i64> = (0..n).map(|i| i * i + i).collect();
+        assert_eq!(cells(&r, "a"), want);
+    }
+}
+
+#[test]
+fn the_bulk_path_leaves_every_error_to_the_thread_by_thread_machine() {
+    let args = |len: usize| vec![("n", sem::InVal::Int(100)), ("a", ints(len))];
+    // Each of these is reported as before; the bulk path gave up with nothing changed.
+    let r = run_input("bulk_launch.pvl", "neighbours", args(101));
+    assert_eq!(r.bulk_launches, 0);
+    // Threads 1.. lack write permission on their own cell (error output stops at 20).
+    let m = messages(&r, "R-PERM-TRANSFER");
+    assert_eq!(m.len(), 20, "{:?}", codes(&r));
+    assert!(m[0].ends_with("holds 1/2 (k[tid=1])"), "{}", m[0]);
+    let r = run_input_checks("bulk_launch.pvl", "neighbours", args(101), RACES_ONLY);
+    assert_eq!(
+        (r.bulk_launches, codes(&r)),
+        (0, vec!["R-RACE".to_string()])
+    );
+    let r = run_input("bulk_launch.pvl", "some_posts", args(100));
+    assert_eq!(r.bulk_launches, 0);
+    let want: Vec<String> = (0..100)
+        .filter(|t| t % 5 == 3)
+        .map(|t| format!("par postcondition does not hold for k[tid={t}]"))
+        .collect();
+    assert_eq!(messages(&r, "R-PAR-POST"), want);
+    let r = run_input("bulk_launch.pvl", "half", args(100));
+    assert_eq!(r.bulk_launches, 0);
+    let m = messages(&r, "R-PERM-WRITE");
+    assert_eq!(m.len(), 20);
+    assert!(m[0].ends_with("by k[tid=0]"), "{}", m[0]);
+    // The first thread to write past the end stops the run; the threads before it (in warp
+    // order) have written, none after: the bulk path's writes were undone.
+    let r = run_input_checks("bulk_launch.pvl", "past_end", args(100), RACES_ONLY);
+    assert_eq!((r.bulk_launches, codes(&r)), (0, vec!["R-OOB".to_string()]));
+    let a = cells(&r, "a");
+    assert_eq!(a[2 * 49], 49);
+    assert_eq!(a[1], 1, "odd cells keep their input");
+}

@@ -104,6 +104,8 @@ fn shortcuts_change_nothing() {
     };
     let mut compared = 0;
     let mut differ = Vec::new();
+    // Launches the bulk path ran (with shortcuts): the comparison must cover it.
+    let bulk = std::cell::Cell::new(0u32);
     for f in &files {
         let Ok(src) = std::fs::read_to_string(f) else {
             continue;
@@ -127,13 +129,15 @@ fn shortcuts_change_nothing() {
                 sem::run_program(&src, &opts).map(|runs| {
                     runs.iter()
                         .map(|r| {
+                            bulk.set(bulk.get() + r.bulk_launches);
                             format!(
-                                "{} {:?} {:?} {:?} {} {}\n{}",
+                                "{} {:?} {:?} {:?} {} {} {}\n{}",
                                 r.method,
                                 r.status,
                                 r.ret,
                                 r.observables,
                                 r.stmts,
+                                r.launches,
                                 r.race,
                                 sem::render("f", &src, &r.errors)
                             )
@@ -154,6 +158,7 @@ fn shortcuts_change_nothing() {
         }
     }
     assert!(compared > 200, "only {compared} runs compared");
+    assert!(bulk.get() >= 20, "only {} bulk launches", bulk.get());
     assert!(
         differ.is_empty(),
         "shortcuts change the result of:\n{}",

@@ -57,8 +57,19 @@ mod tests {
         // Every `"R-…"` literal in the interpreter's sources that names a complete code.
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/sem");
         let mut missing = Vec::new();
-        for e in std::fs::read_dir(dir).expect("src/sem") {
-            let p = e.expect("entry").path();
+        let mut files = Vec::new();
+        let mut dirs = vec![std::path::PathBuf::from(dir)];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).expect("src/sem") {
+                let p = e.expect("entry").path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else {
+                    files.push(p);
+                }
+            }
+        }
+        for p in files {
             let src = std::fs::read_to_string(&p).expect("source");
             for part in src.split("\"R-").skip(1) {
                 let code: String = part

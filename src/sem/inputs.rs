@@ -96,10 +96,9 @@ pub fn materialize(it: &mut Interp, m: &CMethod, input: &Input) -> (Value, Vec<V
             .args
             .iter()
             .find(|(n, _)| *n == p.1)
-            .map(|(_, v)| v.clone())
-            .or_else(|| input.args.get(i).map(|x| x.1.clone()))
-            .unwrap_or(InVal::Null);
-        args.push(alloc(it, &v));
+            .or_else(|| input.args.get(i))
+            .map(|(_, v)| v);
+        args.push(v.map_or(Value::Null, |v| alloc(it, v)));
     }
     let this = if m.is_static {
         Value::Null

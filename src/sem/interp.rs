@@ -10,6 +10,8 @@ use crate::front::ast::{BinOp, QuantKind};
 use crate::front::Span;
 use std::rc::Rc;
 
+mod bulk;
+
 #[derive(Clone, Debug)]
 pub enum HObj {
     Array { data: Vec<Value>, elem: Ty },
@@ -432,6 +434,8 @@ pub struct Interp {
     /// Lane-statements executed (the benchmark's "simple statements").
     pub stmts: u64,
     pub launches: u32,
+    /// Launches run by the bulk path (see `bulk`).
+    pub bulk_launches: u32,
     groups: u32,
     race: RaceDetector,
     depth: u32,
@@ -468,6 +472,7 @@ impl Interp {
             race_found: false,
             stmts: 0,
             launches: 0,
+            bulk_launches: 0,
             groups: 0,
             race: RaceDetector::default(),
             depth: 0,
@@ -1033,13 +1038,13 @@ impl Interp {
         let check = |_: usize, loc: Loc| !perms || pv.can_read(loc);
         let mut reads = vector::Reads {
             check: &check,
-            log: Vec::new(),
+            log: None,
         };
         let mut col = vector::col();
         for (k, chunk) in vals.chunks(vector::MAX_LANES).enumerate() {
             let start = k * vector::MAX_LANES;
             let mask = full_mask(chunk.len());
-            reads.log.clear();
+
             let locals = vector::Locals::Binder {
                 store: env.store,
                 slot,
@@ -2880,7 +2885,7 @@ impl Interp {
         };
         let mut reads = vector::Reads {
             check: &check,
-            log: Vec::new(),
+            log: Some(Vec::new()),
         };
         for (e, col) in exprs.iter().zip(out.iter_mut()) {
             vector::eval_reads(
@@ -2892,7 +2897,7 @@ impl Interp {
                 col,
             )?;
         }
-        Some(reads.log)
+        reads.log
     }
 
     /// Record the reads of a column-wise evaluation for the race detector, in the order the
@@ -3218,6 +3223,9 @@ impl Interp {
                 p.span,
             )?;
         }
+        if self.launch_bulk(w, pl, p, method, &ranges) {
+            return self.region_post(w, pl, p);
+        }
         let launch = self.launches;
         self.launches += 1;
         self.race.launch_started(launch);
@@ -3531,6 +3539,11 @@ impl Interp {
         *w.lanes[pl].holders.last_mut().expect("holder") = parent_h;
         res?;
         self.race.launch_completed(launch, top_level);
+        self.region_post(w, pl, p)
+    }
+
+    /// After a launch: the `par` region's postcondition, checked by the parent lane `pl`.
+    fn region_post(&mut self, w: &mut Warp, pl: usize, p: &ParC) -> Result<(), Stop> {
         if self.cfg.checks.contracts && !p.region_post.is_empty() {
             self.check_lane(
                 w,
@@ -3669,11 +3682,10 @@ impl Interp {
             let check = |l: usize, loc: Loc| !perms || chunk[l].holders[0].can_read(loc);
             let mut reads = vector::Reads {
                 check: &check,
-                log: Vec::new(),
+                log: None,
             };
             for (which, cl, idx) in [(0, post, &cp), (1, everywhere, &ce)] {
                 for &i in idx {
-                    reads.log.clear();
                     let locals = vector::Locals::Lanes(chunk);
                     let ok = vector::eval_reads(
                         &self.heap, locals, &mut reads, mask, &cl[i].e, &mut col,

@@ -108,6 +108,8 @@ pub struct RunResult {
     /// Lane-statements executed.
     pub stmts: u64,
     pub launches: u32,
+    /// Of `launches`, those run by the bulk fast path (for tests and benchmarks).
+    pub bulk_launches: u32,
 }
 
 /// A final value that `validate` compares (semantics.md §11.2).
@@ -261,6 +263,7 @@ pub fn run_one(l: &Loaded, method: u32, input: &Input, input_id: u64, cfg: &Conf
         race: it.race_found,
         stmts: it.stmts,
         launches: it.launches,
+        bulk_launches: it.bulk_launches,
     }
 }
 
@@ -303,6 +306,7 @@ fn no_input(l: &Loaded, method: u32, index: u64, msg: String) -> RunResult {
         race: false,
         stmts: 0,
         launches: 0,
+        bulk_launches: 0,
     }
 }
 

@@ -222,12 +222,28 @@ impl Q {
                 Some(n) => Q::reduce64(n, *b),
                 None => Q::from_i128(*a as i128 + *c as i128, *b as i128),
             },
-            (Q::S(a, b), Q::S(c, d)) => Q::from_i128(
-                *a as i128 * *d as i128 + *c as i128 * *b as i128,
-                *b as i128 * *d as i128,
-            ),
+            (Q::S(a, b), Q::S(c, d)) => match Q::cross(*a, *b, *c, *d, false) {
+                Some(q) => q,
+                None => Q::from_i128(
+                    *a as i128 * *d as i128 + *c as i128 * *b as i128,
+                    *b as i128 * *d as i128,
+                ),
+            },
             _ => Q::from_big(self.to_big() + o.to_big()),
         }
+    }
+
+    /// `a/b ± c/d` in machine words, when nothing overflows (small fractions: `1 - 1/2`);
+    /// `None` sends the caller to the 128-bit path.
+    #[inline]
+    fn cross(a: i64, b: i64, c: i64, d: i64, minus: bool) -> Option<Q> {
+        let (x, y) = (a.checked_mul(d)?, c.checked_mul(b)?);
+        let n = if minus {
+            x.checked_sub(y)?
+        } else {
+            x.checked_add(y)?
+        };
+        Some(Q::reduce64(n, b.checked_mul(d)?))
     }
 
     pub fn neg(&self) -> Q {
@@ -244,10 +260,13 @@ impl Q {
                 Some(n) => Q::reduce64(n, *b),
                 None => Q::from_i128(*a as i128 - *c as i128, *b as i128),
             },
-            (Q::S(a, b), Q::S(c, d)) => Q::from_i128(
-                *a as i128 * *d as i128 - *c as i128 * *b as i128,
-                *b as i128 * *d as i128,
-            ),
+            (Q::S(a, b), Q::S(c, d)) => match Q::cross(*a, *b, *c, *d, true) {
+                Some(q) => q,
+                None => Q::from_i128(
+                    *a as i128 * *d as i128 - *c as i128 * *b as i128,
+                    *b as i128 * *d as i128,
+                ),
+            },
             _ => Q::from_big(self.to_big() - o.to_big()),
         }
     }
@@ -663,6 +682,19 @@ impl Holder {
             if !slice.iter().all(|e| !e.is_zero() && *e >= *a) {
                 return false;
             }
+            // Often the slice holds one amount everywhere (a whole array granted at once):
+            // one subtraction for all of it.
+            if let Some((first, tail)) = slice.split_first() {
+                if tail.iter().all(|e| e.same(first)) {
+                    let mut r = first.clone();
+                    r.sub(a);
+                    if r.is_zero() {
+                        d.nonzero -= slice.len();
+                    }
+                    slice.fill(r);
+                    return true;
+                }
+            }
             for e in slice {
                 if e.same(a) {
                     *e = Amt::NONE;
@@ -713,6 +745,17 @@ impl Holder {
             slice.fill(a.clone());
             d.nonzero += slice.len();
             return;
+        }
+        // One nonzero amount everywhere (what is left after a range was taken): one addition.
+        if let Some((first, tail)) = slice.split_first() {
+            if !first.is_zero() && tail.iter().all(|e| e.same(first)) {
+                let r = first.plus(a);
+                if r.is_zero() {
+                    d.nonzero -= slice.len();
+                }
+                slice.fill(r);
+                return;
+            }
         }
         for e in slice {
             add_slot(e, a, &mut d.nonzero);

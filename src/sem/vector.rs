@@ -34,6 +34,13 @@ pub enum Locals<'a> {
         slot: u32,
         vals: &'a [i64],
     },
+    /// Threads kept column-wise (a launch run in bulk): slot `s` holds column `c` when
+    /// `(s, c)` is in `cols`, every other slot the shared `store`'s value; `this` is shared.
+    Columns {
+        store: &'a [Value],
+        this: &'a Value,
+        cols: &'a [(u32, Col)],
+    },
 }
 
 impl Locals<'_> {
@@ -41,6 +48,7 @@ impl Locals<'_> {
         match self {
             Locals::Lanes(ls) => classify(&ls[l].frames.last()?.this),
             Locals::Binder { .. } => None,
+            Locals::Columns { this, .. } => classify(this),
         }
     }
 }
@@ -49,8 +57,9 @@ impl Locals<'_> {
 pub struct Reads<'a> {
     /// May lane `l` read location `loc`?
     pub check: &'a dyn Fn(usize, Loc) -> bool,
-    /// Every read made, with its lane and the span of the access, in evaluation order.
-    pub log: Vec<(usize, Loc, Span)>,
+    /// Every read made, with its lane and the span of the access, in evaluation order (when
+    /// the caller wants them: contract clauses record no access).
+    pub log: Option<Vec<(usize, Loc, Span)>>,
 }
 
 struct Ctx<'a, 'r> {
@@ -80,7 +89,7 @@ pub struct Col {
 }
 
 impl Col {
-    fn splat(kind: Kind, x: i64) -> Col {
+    pub fn splat(kind: Kind, x: i64) -> Col {
         Col {
             kind,
             v: [x; MAX_LANES],
@@ -122,7 +131,7 @@ pub fn lanes(mask: u64) -> impl Iterator<Item = usize> {
     })
 }
 
-fn classify(v: &Value) -> Option<(Kind, i64)> {
+pub fn classify(v: &Value) -> Option<(Kind, i64)> {
     match v {
         Value::Int(i) => Some((Kind::Int, *i)),
         Value::Bool(b) => Some((Kind::Bool, *b as i64)),
@@ -203,6 +212,18 @@ fn eval_into(cx: &mut Ctx, mask: u64, e: &CE, out: &mut Col) -> Option<()> {
                 let (k, x) = classify(store.get(*s as usize)?)?;
                 fill(out, mask, k, x);
             }
+            Locals::Columns { store, cols, .. } => match cols.iter().find(|c| c.0 == *s) {
+                Some((_, c)) => {
+                    for l in lanes(mask) {
+                        out.v[l] = c.v[l];
+                    }
+                    out.kind = c.kind;
+                }
+                None => {
+                    let (k, x) = classify(store.get(*s as usize)?)?;
+                    fill(out, mask, k, x);
+                }
+            },
         },
         CE::This => {
             for l in lanes(mask) {
@@ -324,7 +345,9 @@ fn index(cx: &mut Ctx, mask: u64, a: &CE, i: &CE, span: Span, out: &mut Col) -> 
         if !(reads.check)(l, loc) {
             return None;
         }
-        reads.log.push((l, loc, span));
+        if let Some(log) = reads.log.as_mut() {
+            log.push((l, loc, span));
+        }
         let (k, x) = classify(v)?;
         if *kind.get_or_insert(k) != k {
             return None;
