@@ -86,13 +86,14 @@ fn bench(name: &str, src: &str, input: &Input, checks: Checks, reps: u32) {
         .and_then(|s| s.parse().ok())
         .unwrap_or(1);
     let reps = reps * scale.max(1);
-    let r = sem::run_one(&l, m, input, 0, &cfg);
+    let input = std::sync::Arc::new(input.clone());
+    let r = sem::run_one(&l, m, &input, 0, &cfg);
     assert_eq!(r.status, sem::Status::Ok, "{name}: {:?}", r.errors);
     let start = Instant::now();
     let cpu_start = thread_cpu_secs();
     let mut stmts = 0u64;
     for _ in 0..reps {
-        stmts += sem::run_one(&l, m, input, 0, &cfg).stmts;
+        stmts += sem::run_one(&l, m, &input, 0, &cfg).stmts;
     }
     let secs = start.elapsed().as_secs_f64();
     // The rate uses this thread's CPU time, so that it stays meaningful on a busy machine; the

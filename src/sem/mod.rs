@@ -29,6 +29,7 @@ use crate::front::{parse, ParseOptions};
 use compile::CProgram;
 use interp::{Interp, Stop};
 use std::rc::Rc;
+use std::sync::Arc;
 use value::input_seed;
 
 /// Errors that prevent running at all (exit code 2).
@@ -95,7 +96,8 @@ pub struct RunResult {
     /// `Class.method`
     pub method: String,
     pub input_id: u64,
-    pub input: Input,
+    /// Shared, not copied: inputs can be large arrays.
+    pub input: Arc<Input>,
     pub status: Status,
     /// Errors (checker and semantic) and the inconclusive reason, in order of discovery.
     pub errors: Vec<Diagnostic>,
@@ -184,7 +186,13 @@ pub fn entries(prog: &CProgram, entry: Option<&str>) -> Result<Vec<u32>, SemErro
 }
 
 /// Run one entry method on one concrete input.
-pub fn run_one(l: &Loaded, method: u32, input: &Input, input_id: u64, cfg: &Config) -> RunResult {
+pub fn run_one(
+    l: &Loaded,
+    method: u32,
+    input: &Arc<Input>,
+    input_id: u64,
+    cfg: &Config,
+) -> RunResult {
     let mut it = Interp::new(l.prog.clone(), l.src.clone(), cfg.clone());
     let md = &l.prog.methods[method as usize];
     let (this, args) = inputs::materialize(&mut it, md, input);
@@ -254,7 +262,7 @@ pub fn run_one(l: &Loaded, method: u32, input: &Input, input_id: u64, cfg: &Conf
     RunResult {
         method: l.prog.qualified(method),
         input_id,
-        input: input.clone(),
+        input: Arc::clone(input),
         status,
         errors,
         ret,
@@ -274,7 +282,7 @@ pub fn run_generated(l: &Loaded, method: u32, seed: u64, index: u64, cfg: &Confi
     let mut last = None;
     for attempt in 0..50 {
         let input = match inputs::generate(&l.prog, method, s, attempt, index) {
-            Ok(i) => i,
+            Ok(i) => Arc::new(i),
             Err(msg) => return no_input(l, method, index, msg),
         };
         let r = run_one(l, method, &input, index, cfg);
@@ -296,7 +304,7 @@ fn no_input(l: &Loaded, method: u32, index: u64, msg: String) -> RunResult {
     RunResult {
         method: l.prog.qualified(method),
         input_id: index,
-        input: Input::default(),
+        input: Arc::default(),
         status: Status::Inconclusive,
         errors: vec![Diagnostic::error("R-NO-INPUT", msg)
             .with_primary(l.prog.methods[method as usize].span, "entry method")],
@@ -344,7 +352,7 @@ fn run_program_here(src: &str, opts: &RunOptions) -> Result<Vec<RunResult>, SemE
             out.push(run_one(
                 &l,
                 m,
-                input,
+                &Arc::new(input.clone()),
                 opts.random as u64 + k as u64,
                 &opts.config,
             ));

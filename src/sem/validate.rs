@@ -6,6 +6,7 @@ use super::interp::Schedule;
 use super::value::input_seed;
 use super::{entries, load, run_one, Config, Loaded, RunResult, SemError, Status};
 use crate::diag::Diagnostic;
+use std::sync::Arc;
 
 #[derive(Clone, Debug)]
 pub struct ValidateOptions {
@@ -176,7 +177,10 @@ fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> Valid
     }
     for (id, user) in cases {
         let (ro, input) = match user {
-            Some(i) => (run_one(&lo, mo, &i, id, &opts.config), i),
+            Some(i) => {
+                let i = Arc::new(i);
+                (run_one(&lo, mo, &i, id, &opts.config), i)
+            }
             None => match generate_valid(&lo, mo, opts.seed, id, &opts.config) {
                 Some(x) => x,
                 None => {
@@ -206,7 +210,7 @@ fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> Valid
             out.skipped += 1;
             continue;
         };
-        let mut rp = run_one(&lp, mp, &opt_input, id, &opts.config);
+        let mut rp = run_one(&lp, mp, &Arc::new(opt_input), id, &opts.config);
         adapter.backward(&input, &mut rp.observables);
         if rp.status == Status::Inconclusive {
             out.inconclusive += 1;
@@ -217,7 +221,7 @@ fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> Valid
             out.diagnostics = rp.errors.clone();
             out.mismatch = Some(Mismatch {
                 input_id: id,
-                input: input.clone(),
+                input: (*input).clone(),
                 path: "(run)".into(),
                 index: None,
                 orig: "ok".into(),
@@ -257,7 +261,7 @@ fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> Valid
             None => out.equivalent += 1,
             Some(mut m) => {
                 m.input_id = id;
-                m.input = input.clone();
+                m.input = (*input).clone();
                 out.mismatch = Some(m);
                 out.verdict = Verdict::Different;
                 break;
@@ -306,10 +310,10 @@ fn generate_valid(
     seed: u64,
     id: u64,
     cfg: &Config,
-) -> Option<(RunResult, Input)> {
+) -> Option<(RunResult, Arc<Input>)> {
     let s = input_seed(seed, id);
     for attempt in 0..50 {
-        let input = inputs::generate(&l.prog, m, s, attempt, id).ok()?;
+        let input = Arc::new(inputs::generate(&l.prog, m, s, attempt, id).ok()?);
         let r = run_one(l, m, &input, id, cfg);
         if r.status != Status::InvalidInput {
             return Some((r, input));
@@ -324,7 +328,7 @@ fn generate_valid(
 fn schedule_check(
     l: &Loaded,
     m: u32,
-    input: &Input,
+    input: &Arc<Input>,
     id: u64,
     r: &RunResult,
     opts: &ValidateOptions,
