@@ -309,7 +309,10 @@ impl Q {
     #[inline(never)]
     fn cmp_slow(&self, o: &Q) -> Ordering {
         match (self, o) {
-            (Q::S(a, b), Q::S(c, d)) => (*a as i128 * *d as i128).cmp(&(*c as i128 * *b as i128)),
+            (Q::S(a, b), Q::S(c, d)) => match (a.checked_mul(*d), c.checked_mul(*b)) {
+                (Some(x), Some(y)) => x.cmp(&y),
+                _ => (*a as i128 * *d as i128).cmp(&(*c as i128 * *b as i128)),
+            },
             _ => self.to_big().cmp(&o.to_big()),
         }
     }

@@ -324,31 +324,31 @@ fn index(cx: &mut Ctx, mask: u64, a: &CE, i: &CE, span: Span, out: &mut Col) -> 
     let heap = cx.heap;
     let reads = cx.reads.as_mut()?;
     let mut kind = None;
-    // Lanes usually index one array: look it up once.
-    let mut arr: Option<(i64, &[Value])> = None;
+    // Lanes usually index one array: look it up once (`cur` is the reference of `data`).
+    let mut cur = -1i64;
+    let mut data: &[Value] = &[];
     for l in lanes(mask) {
-        let data = match arr {
-            Some((r, data)) if r == out.v[l] => data,
-            _ => {
-                let id = u32::try_from(out.v[l]).ok()?;
-                let HObj::Array { data, .. } = heap.objs.get(id as usize)? else {
-                    return None;
-                };
-                arr = Some((out.v[l], data));
-                data
-            }
-        };
-        let id = out.v[l] as u32;
-        let idx = u32::try_from(ci.v[l]).ok()?;
-        let v = data.get(idx as usize)?;
-        let loc = Loc::new(id, idx);
+        let r = out.v[l];
+        if r != cur || cur < 0 {
+            let id = u32::try_from(r).ok()?;
+            let HObj::Array { data: d, .. } = heap.objs.get(id as usize)? else {
+                return None;
+            };
+            (cur, data) = (r, d);
+        }
+        let i = ci.v[l];
+        let v = data.get(usize::try_from(i).ok()?)?;
+        let loc = Loc::new(cur as u32, i as u32);
         if !(reads.check)(l, loc) {
             return None;
         }
         if let Some(log) = reads.log.as_mut() {
             log.push((l, loc, span));
         }
-        let (k, x) = classify(v)?;
+        let (k, x) = match v {
+            Value::Int(x) => (Kind::Int, *x),
+            _ => classify(v)?,
+        };
         if *kind.get_or_insert(k) != k {
             return None;
         }
