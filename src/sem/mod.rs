@@ -2,7 +2,9 @@
 //!
 //! * [`compile`] lowers the syntax tree (names → slots, statements → warp instructions);
 //! * [`interp`] runs it: warps of 32 lanes in lock-step, barriers, exact fractional permissions,
-//!   runtime checking of every contract;
+//!   runtime checking of every contract; straight-line kernels launched from the host run
+//!   in bulk instead, all threads column by column (`interp::bulk`, a fast path that gives up
+//!   to the warps whenever anything is to be reported);
 //! * [`race`] is the dynamic data-race detector;
 //! * [`vector`] evaluates simple expressions for a whole warp at once (a fast path);
 //! * [`inputs`] generates inputs (Z3 for sizes, a seeded PRNG for contents);
