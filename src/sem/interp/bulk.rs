@@ -380,23 +380,13 @@ impl Interp {
                 cols.push((s, vector::Col::splat(k, x)));
             }
             // Entry clauses: simple (no heap reads), so only the locals matter.
-            for (cl, idx) in [(&a.pre, &pending.pre), (&p.everywhere, &pending.ev_pre)] {
-                for &i in idx {
-                    let mut reads = vector::Reads {
-                        check: &none_read,
-                        log: None,
-                    };
-                    let locals = vector::Locals::Columns {
-                        store,
-                        this,
-                        cols: &cols,
-                    };
-                    vector::eval_reads(&self.heap, locals, &mut reads, mask, &cl[i].e, &mut c1)?;
-                    if c1.kind != Kind::Bool || c1.true_mask(mask) != mask {
-                        return None;
-                    }
-                }
-            }
+            let locals = vector::Locals::Columns {
+                store,
+                this,
+                cols: &cols,
+            };
+            let entry = [(&a.pre, &pending.pre), (&p.everywhere, &pending.ev_pre)];
+            all_hold(&self.heap, locals, &none_read, mask, entry)?;
             let check = |l: usize, loc: Loc| !perms || can_read(fams, t0 + l, loc);
             for &(target, value) in &plan.assigns {
                 self.stmts += n as u64;
@@ -460,21 +450,33 @@ impl Interp {
             let mask = full_mask(n);
             let locals = vector::Locals::Columns { store, this, cols };
             let check = |l: usize, loc: Loc| !perms || can_read(fams, t0 + l, loc);
-            let mut reads = vector::Reads {
-                check: &check,
-                log: None,
-            };
-            for (cl, idx) in [(&a.post, &pending.post), (&p.everywhere, &pending.ev_post)] {
-                for &i in idx {
-                    vector::eval_reads(&self.heap, locals, &mut reads, mask, &cl[i].e, &mut c1)?;
-                    if c1.kind != Kind::Bool || c1.true_mask(mask) != mask {
-                        return None;
-                    }
-                }
-            }
+            let exit = [(&a.post, &pending.post), (&p.everywhere, &pending.ev_post)];
+            all_hold(&self.heap, locals, &check, mask, exit)?;
         }
         Some(())
     }
+}
+
+/// Do the clauses `cl[i]`, for each `(cl, idxs)` and `i` in `idxs`, hold in every lane of
+/// `mask`? `None` when one does not, or cannot be evaluated column-wise.
+fn all_hold(
+    heap: &Heap,
+    locals: vector::Locals,
+    check: &dyn Fn(usize, Loc) -> bool,
+    mask: u64,
+    lists: [(&Vec<CClause>, &Vec<usize>); 2],
+) -> Option<()> {
+    let mut reads = vector::Reads { check, log: None };
+    let mut c = vector::col();
+    for (cl, idx) in lists {
+        for &i in idx {
+            vector::eval_reads(heap, locals, &mut reads, mask, &cl[i].e, &mut c)?;
+            if c.kind != Kind::Bool || c.true_mask(mask) != mask {
+                return None;
+            }
+        }
+    }
+    Some(())
 }
 
 /// A read check that allows nothing (for expressions that read no heap location).
