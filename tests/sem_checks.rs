@@ -602,6 +602,24 @@ fn the_bulk_path_leaves_every_error_to_the_thread_by_thread_machine() {
     let m = messages(&r, "R-PERM-WRITE");
     assert_eq!(m.len(), 20);
     assert!(m[0].ends_with("by k[tid=0]"), "{}", m[0]);
+    // Reads and writes of whole runs of cells, one cell off what the threads hold.
+    let two = vec![
+        ("n", sem::InVal::Int(100)),
+        ("a", ints(101)),
+        ("b", ints(100)),
+    ];
+    let r = run_input("bulk_launch.pvl", "reads_right", two);
+    let m = messages(&r, "R-PERM-READ");
+    assert_eq!((r.bulk_launches, m.len()), (0, 20), "{:?}", codes(&r));
+    assert!(
+        m[0].starts_with("read of element 1 of array #0"),
+        "{}",
+        m[0]
+    );
+    let r = run_input("bulk_launch.pvl", "writes_right", args(101));
+    let m = messages(&r, "R-PERM-WRITE");
+    assert_eq!((r.bulk_launches, m.len()), (0, 20), "{:?}", codes(&r));
+    assert!(m[0].ends_with("by k[tid=0]"), "{}", m[0]);
     // The first thread to write past the end stops the run; the threads before it (in warp
     // order) have written, none after: the bulk path's writes were undone.
     let r = run_input_checks("bulk_launch.pvl", "past_end", args(100), RACES_ONLY);
@@ -609,4 +627,35 @@ fn the_bulk_path_leaves_every_error_to_the_thread_by_thread_machine() {
     let a = cells(&r, "a");
     assert_eq!(a[2 * 49], 49);
     assert_eq!(a[1], 1, "odd cells keep their input");
+}
+
+#[test]
+fn old_in_kernel_annotations_reads_the_method_entry_state() {
+    let f = "old_in_kernel.pvl";
+    let ok = run_input(f, "inc_assert", vec![("a", ints(8))]);
+    assert_eq!(ok.status, Status::Ok, "{:?}", codes(&ok));
+    // Were `\old` read from the current heap, this assertion would hold.
+    let wrong = run_input(f, "inc_wrong", vec![("a", ints(8))]);
+    assert_eq!(codes(&wrong)[0], "R-ASSERT");
+    let post = run_input(f, "inc_region", vec![("a", ints(8))]);
+    assert!(
+        codes(&post).iter().all(|c| c == "R-PAR-POST"),
+        "{:?}",
+        codes(&post)
+    );
+    assert_eq!(post.errors.len(), 8);
+}
+
+#[test]
+fn a_quantifier_reading_cells_it_holds_nothing_of_reports_each_of_them() {
+    let r = run_input(
+        "column_reads.pvl",
+        "post_unreadable",
+        vec![("n", sem::InVal::Int(40)), ("a", ints(40))],
+    );
+    let reads = messages(&r, "R-PERM-READ");
+    let want: Vec<String> = (32..40)
+        .map(|i| format!("read of element {i} of array #0 without permission (held: none)"))
+        .collect();
+    assert_eq!(reads, want);
 }

@@ -255,6 +255,15 @@ impl PV<'_> {
             PV::Two(a, b) => a.can_read(l) || b.can_read(l),
         }
     }
+    /// May every element of `lo..hi` of `obj` be read? False may also mean "not known at once"
+    /// (two holders that each have part of the range).
+    fn can_read_range(&self, obj: u32, lo: u32, hi: u32) -> bool {
+        match self {
+            PV::Unchecked => true,
+            PV::One(h) => h.can_read_range(obj, lo, hi),
+            PV::Two(a, b) => a.can_read_range(obj, lo, hi) || b.can_read_range(obj, lo, hi),
+        }
+    }
     fn amount(&self, l: Loc) -> Amt {
         match self {
             PV::Unchecked => Amt::write(),
@@ -1036,8 +1045,16 @@ impl Interp {
         }
         let perms = self.cfg.checks.perms;
         let check = |_: usize, loc: Loc| !perms || pv.can_read(loc);
+        let run = |mask: u64, obj: u32, base: i64| {
+            let n = mask.count_ones() as i64;
+            !perms
+                || (u32::try_from(base).is_ok()
+                    && u32::try_from(base + n)
+                        .is_ok_and(|hi| pv.can_read_range(obj, base as u32, hi)))
+        };
         let mut reads = vector::Reads {
             check: &check,
+            run: Some(&run),
             log: None,
         };
         let mut col = vector::col();
@@ -2885,6 +2902,7 @@ impl Interp {
         };
         let mut reads = vector::Reads {
             check: &check,
+            run: None,
             log: Some(Vec::new()),
         };
         for (e, col) in exprs.iter().zip(out.iter_mut()) {
@@ -3682,6 +3700,7 @@ impl Interp {
             let check = |l: usize, loc: Loc| !perms || chunk[l].holders[0].can_read(loc);
             let mut reads = vector::Reads {
                 check: &check,
+                run: None,
                 log: None,
             };
             for (which, cl, idx) in [(0, post, &cp), (1, everywhere, &ce)] {
@@ -4057,7 +4076,8 @@ impl Interp {
         let prog = self.prog.clone();
         let md = &prog.methods[method as usize];
         let store = param_store(md, args);
-        let old = Some(Rc::new(self.heap.clone()));
+        // A snapshot only for a method that can read it: it copies the whole heap.
+        let old = (uses_old(&md.post) || md_uses_old(md)).then(|| Rc::new(self.heap.clone()));
         let mut lane = Lane {
             frames: vec![LaneFrame {
                 store,
@@ -4344,14 +4364,48 @@ pub fn uses_old(cl: &[CClause]) -> bool {
     cl.iter().any(|c| ce_uses_old(&c.e))
 }
 
+/// Does the body of `md` mention `\old` anywhere (code, annotations, kernel contracts)? Only
+/// then does a call need a snapshot of the heap at entry.
 fn md_uses_old(md: &CMethod) -> bool {
     let Body::Code(code) = &md.body else {
         return false;
     };
+    let any = |es: &[CE]| es.iter().any(ce_uses_old);
     code.iter().any(|i| match i {
-        Instr::LoopEnter { inv, .. } => uses_old(inv),
-        Instr::Assert(cl) => uses_old(cl),
-        _ => false,
+        Instr::Assign { value, .. } => ce_uses_old(value),
+        Instr::Alloc { dims, .. } => any(dims),
+        Instr::NewObj { args, .. } => any(args),
+        Instr::Call { recv, args, .. } => recv.as_ref().is_some_and(ce_uses_old) || any(args),
+        Instr::If { cond, .. } => ce_uses_old(cond),
+        Instr::LoopHead { cond, .. } => cond.as_ref().is_some_and(ce_uses_old),
+        Instr::LoopEnter { inv, .. } | Instr::LoopBack { inv, .. } => uses_old(inv),
+        Instr::InvEnter { res, .. } => uses_old(res),
+        Instr::Barrier(b) => uses_old(&b.pre) || uses_old(&b.post),
+        Instr::Return { value, .. } => value.as_ref().is_some_and(ce_uses_old),
+        Instr::Par(p) => {
+            uses_old(&p.region_pre)
+                || uses_old(&p.region_post)
+                || uses_old(&p.everywhere)
+                || p.arms.iter().any(|a| {
+                    uses_old(&a.pre)
+                        || uses_old(&a.post)
+                        || a.iters
+                            .iter()
+                            .any(|it| ce_uses_old(&it.2) || ce_uses_old(&it.3))
+                })
+        }
+        Instr::Assert(cl) | Instr::Assume(cl) | Instr::Inhale(cl) | Instr::Exhale(cl) => {
+            uses_old(cl)
+        }
+        Instr::Fold(e, _) | Instr::Unfold(e, _) => ce_uses_old(e),
+        Instr::Else { .. }
+        | Instr::EndIf
+        | Instr::AtomicBegin { .. }
+        | Instr::AtomicEnd
+        | Instr::EndThread
+        | Instr::EndMethod
+        | Instr::InvExit { .. }
+        | Instr::Unsupported(..) => false,
     })
 }
 

@@ -442,8 +442,40 @@ const DENSE_SPREAD: usize = 64;
 #[derive(Clone, Debug, Default)]
 struct DenseObj {
     obj: u32,
+    /// Per-slot amounts; empty while `uniform` is set.
     amts: Vec<Amt>,
+    /// `Some((a, n))`: every slot of `0..n` holds `a`, none beyond (`amts` unused). Whole
+    /// arrays are usually granted and moved at once (an input, a `\forall*` over the whole
+    /// array, a launch over every element); in this form each such move is one operation.
+    uniform: Option<(Amt, usize)>,
     nonzero: usize,
+}
+
+impl DenseObj {
+    fn uniform(obj: u32, a: Amt, n: usize) -> DenseObj {
+        DenseObj {
+            obj,
+            amts: Vec::new(),
+            nonzero: if a.is_zero() { 0 } else { n },
+            uniform: Some((a, n)),
+        }
+    }
+
+    /// Keep the amounts per slot from now on.
+    fn materialize(&mut self) {
+        if let Some((a, n)) = self.uniform.take() {
+            self.amts = vec![a; n];
+        }
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> Option<&Amt> {
+        match &self.uniform {
+            Some((a, n)) => (i < *n).then_some(a),
+            None => self.amts.get(i),
+        }
+        .filter(|a| !a.is_zero())
+    }
 }
 
 /// Add `a` to one slot of a dense object, keeping its count of nonzero slots.
@@ -484,7 +516,7 @@ impl Holder {
     pub fn get(&self, l: Loc) -> Option<&Amt> {
         for d in &self.dense {
             if d.obj == l.obj() {
-                return d.amts.get(l.idx() as usize).filter(|a| !a.is_zero());
+                return d.get(l.idx() as usize);
             }
         }
         for (k, a) in &self.small {
@@ -521,6 +553,7 @@ impl Holder {
         }
         if let Some(di) = self.dense_of(l.obj()) {
             let d = &mut self.dense[di];
+            d.materialize();
             let i = l.idx() as usize;
             if d.amts.len() <= i {
                 // Grown geometrically: holders filled in index order (a `\forall*` inhale)
@@ -577,7 +610,7 @@ impl Holder {
         let mut d = DenseObj {
             obj,
             amts: vec![Amt::NONE; max + 1],
-            nonzero: 0,
+            ..DenseObj::default()
         };
         self.small.retain(|(k, a)| {
             if k.obj() == obj {
@@ -607,11 +640,7 @@ impl Holder {
                     self.add(Loc::new(obj, i), &Amt::WRITE);
                 }
             }
-            None => self.dense.push(DenseObj {
-                obj,
-                amts: vec![Amt::WRITE; n],
-                nonzero: n,
-            }),
+            None => self.dense.push(DenseObj::uniform(obj, Amt::WRITE, n)),
         }
     }
 
@@ -622,6 +651,7 @@ impl Holder {
         }
         if let Some(di) = self.dense_of(l.obj()) {
             let d = &mut self.dense[di];
+            d.materialize();
             return match d.amts.get_mut(l.idx() as usize) {
                 Some(e) if !e.is_zero() && *e >= *a => {
                     if e == a {
@@ -673,6 +703,24 @@ impl Holder {
         }
         if let Some(di) = self.dense_of(obj) {
             let d = &mut self.dense[di];
+            if let Some((u, n)) = &mut d.uniform {
+                if lo == 0 && hi as usize == *n {
+                    // The whole object: one comparison and at most one subtraction.
+                    if u.is_zero() || *u < *a {
+                        return false;
+                    }
+                    if u.same(a) {
+                        *u = Amt::NONE;
+                    } else {
+                        u.sub(a);
+                    }
+                    if u.is_zero() {
+                        d.nonzero = 0;
+                    }
+                    return true;
+                }
+            }
+            d.materialize();
             let Some(slice) = d.amts.get_mut(lo as usize..hi as usize) else {
                 return false;
             };
@@ -682,13 +730,13 @@ impl Holder {
                 d.nonzero -= slice.len();
                 return true;
             }
-            if !slice.iter().all(|e| !e.is_zero() && *e >= *a) {
-                return false;
-            }
             // Often the slice holds one amount everywhere (a whole array granted at once):
-            // one subtraction for all of it.
+            // one comparison and one subtraction for all of it.
             if let Some((first, tail)) = slice.split_first() {
                 if tail.iter().all(|e| e.same(first)) {
+                    if first.is_zero() || *first < *a {
+                        return false;
+                    }
                     let mut r = first.clone();
                     r.sub(a);
                     if r.is_zero() {
@@ -697,6 +745,9 @@ impl Holder {
                     slice.fill(r);
                     return true;
                 }
+            }
+            if !slice.iter().all(|e| !e.is_zero() && *e >= *a) {
+                return false;
             }
             for e in slice {
                 if e.same(a) {
@@ -739,6 +790,19 @@ impl Holder {
             return;
         };
         let d = &mut self.dense[di];
+        if let Some((u, n)) = &mut d.uniform {
+            if lo == 0 && hi as usize == *n {
+                // The whole object: one addition.
+                if u.is_zero() {
+                    u.clone_from(a);
+                } else {
+                    u.add(a);
+                }
+                d.nonzero = if u.is_zero() { 0 } else { *n };
+                return;
+            }
+        }
+        d.materialize();
         if d.amts.len() < hi as usize {
             d.amts.resize(hi as usize, Amt::NONE);
         }
@@ -785,6 +849,11 @@ impl Holder {
                 !mine
             });
         }
+        if entries.is_empty() {
+            // Nothing held of it yet: the caller fills a range, usually all of it.
+            self.dense.push(DenseObj::uniform(obj, Amt::NONE, len));
+            return;
+        }
         let max = entries
             .iter()
             .map(|(i, _)| *i as usize + 1)
@@ -793,7 +862,7 @@ impl Holder {
         let mut d = DenseObj {
             obj,
             amts: vec![Amt::NONE; len.max(max)],
-            nonzero: 0,
+            ..DenseObj::default()
         };
         for (i, a) in entries {
             if !a.is_zero() {
@@ -804,14 +873,28 @@ impl Holder {
         self.dense.push(d);
     }
 
+    /// May the holder read every element of `lo..hi` of `obj`? (True for an empty range.)
+    pub fn can_read_range(&self, obj: u32, lo: u32, hi: u32) -> bool {
+        if lo >= hi {
+            return true;
+        }
+        if let Some(d) = self.dense.iter().find(|d| d.obj == obj) {
+            return match &d.uniform {
+                Some((a, n)) => hi as usize <= *n && a.can_read(),
+                None => d
+                    .amts
+                    .get(lo as usize..hi as usize)
+                    .is_some_and(|s| s.iter().all(Amt::can_read)),
+            };
+        }
+        (lo..hi).all(|i| self.can_read(Loc::new(obj, i)))
+    }
+
     /// Every nonzero entry, in an unspecified order.
     pub fn entries(&self) -> impl Iterator<Item = (Loc, &Amt)> {
         let dense = self.dense.iter().flat_map(|d| {
-            d.amts
-                .iter()
-                .enumerate()
-                .filter(|(_, a)| !a.is_zero())
-                .map(move |(i, a)| (Loc::new(d.obj, i as u32), a))
+            let n = d.uniform.as_ref().map_or(d.amts.len(), |u| u.1);
+            (0..n).filter_map(move |i| d.get(i).map(|a| (Loc::new(d.obj, i as u32), a)))
         });
         dense
             .chain(self.small.iter().map(|(l, a)| (*l, a)))
@@ -826,6 +909,10 @@ impl Holder {
         }
         for d in self.dense.drain(..) {
             if d.nonzero == 0 {
+                continue;
+            }
+            if let Some((a, n)) = &d.uniform {
+                dst.add_range(d.obj, 0, *n as u32, a);
                 continue;
             }
             for (i, a) in d.amts.into_iter().enumerate() {
@@ -982,19 +1069,31 @@ mod tests {
         // `add_range`/`take_range` against element-by-element `add`/`take` (all or nothing) on
         // a holder that starts in each layout.
         let amts = [Amt::write(), Amt::frac(1, 2), Amt::read(), Amt::frac(1, 3)];
-        for start in 0..3 {
+        for start in 0..5 {
             let mut h = Holder::default();
             let mut r = Holder::default();
             let mut rng = Rng::new(11 + start);
             // Layouts to start from: a few small entries, a dense object, a scattered one.
-            for i in 0..[3, 40, 20][start as usize] {
+            // Start 3: a whole array granted at once (one amount for all, moved as one while
+            // ranges cover all of it); start 4: an object first seen through a range.
+            for i in 0..[3, 40, 20, 0, 0][start as usize] {
                 let l = Loc::new(1, if start == 2 { i * 5_000 } else { i });
                 h.add(l, &Amt::frac(1, 2));
                 r.add(l, &Amt::frac(1, 2));
             }
+            if start == 3 {
+                h.grant_all(1, 40);
+                for i in 0..40 {
+                    r.add(Loc::new(1, i), &Amt::write());
+                }
+            }
             for _ in 0..300 {
-                let lo = rng.range(0, 60) as u32;
-                let hi = lo + rng.range(0, 30) as u32;
+                let (lo, hi) = if start >= 3 && rng.chance(60) {
+                    (0, 40)
+                } else {
+                    let lo = rng.range(0, 60) as u32;
+                    (lo, lo + rng.range(0, 30) as u32)
+                };
                 let a = &amts[rng.range(0, 3) as usize];
                 if rng.chance(40) {
                     let ok = h.take_range(1, lo, hi, a);
@@ -1016,7 +1115,25 @@ mod tests {
                 got.sort_by_key(|e| e.0);
                 want.sort_by_key(|e| e.0);
                 assert_eq!(got, want);
+                for i in 0..70 {
+                    let l = Loc::new(1, i);
+                    assert_eq!(h.amount(l), r.amount(l));
+                }
+                let (lo, hi) = (rng.range(0, 50) as u32, rng.range(0, 50) as u32);
+                let want = (lo..hi).all(|i| r.can_read(Loc::new(1, i)));
+                assert_eq!(h.can_read_range(1, lo, hi), want, "{lo}..{hi}");
             }
+            let mut d = Holder::default();
+            h.drain_into(&mut d);
+            let mut e = Holder::default();
+            e.add(Loc::new(1, 3), &Amt::read());
+            d.drain_into(&mut e);
+            r.add(Loc::new(1, 3), &Amt::read());
+            let mut got: Vec<(Loc, Amt)> = e.entries().map(|(l, a)| (l, a.clone())).collect();
+            let mut want: Vec<(Loc, Amt)> = r.entries().map(|(l, a)| (l, a.clone())).collect();
+            got.sort_by_key(|e| e.0);
+            want.sort_by_key(|e| e.0);
+            assert_eq!(got, want);
         }
     }
 

@@ -53,10 +53,20 @@ impl Locals<'_> {
     }
 }
 
+/// May lane `l` read location `loc`?
+pub type ElemCheck<'a> = &'a dyn Fn(usize, Loc) -> bool;
+/// May each lane `l` of `mask` (lanes `0..n`) read element `base + l` of `obj`?
+pub type RunCheck<'a> = &'a dyn Fn(u64, u32, i64) -> bool;
+
 /// Array element reads: who may read what, and the log of what was read.
 pub struct Reads<'a> {
     /// May lane `l` read location `loc`?
-    pub check: &'a dyn Fn(usize, Loc) -> bool,
+    pub check: ElemCheck<'a>,
+    /// `run(mask, obj, base)`: may each lane `l` of `mask` (lanes `0..n`) read element
+    /// `base + l` of `obj`? A quicker answer for a run of consecutive elements, which is what
+    /// most reads in a kernel or a quantifier are. False when not known at once: the lanes
+    /// are then checked one by one.
+    pub run: Option<RunCheck<'a>>,
     /// Every read made, with its lane and the span of the access, in evaluation order (when
     /// the caller wants them: contract clauses record no access).
     pub log: Option<Vec<(usize, Loc, Span)>>,
@@ -323,6 +333,9 @@ fn index(cx: &mut Ctx, mask: u64, a: &CE, i: &CE, span: Span, out: &mut Col) -> 
     }
     let heap = cx.heap;
     let reads = cx.reads.as_mut()?;
+    if run_read(heap, reads, mask, span, out, &ci) {
+        return Some(());
+    }
     let mut kind = None;
     // Lanes usually index one array: look it up once (`cur` is the reference of `data`).
     let mut cur = -1i64;
@@ -356,6 +369,54 @@ fn index(cx: &mut Ctx, mask: u64, a: &CE, i: &CE, span: Span, out: &mut Col) -> 
     }
     out.kind = kind?;
     Some(())
+}
+
+/// The read of a run: lanes `0..n` (the whole mask) read consecutive elements of one array
+/// of ints, all in bounds and permitted (`reads.run`). Then one bounds check and one
+/// permission check serve all lanes. False (with `out` unchanged) when the read is not such
+/// a run; the caller reads lane by lane.
+fn run_read(
+    heap: &Heap,
+    reads: &mut Reads,
+    mask: u64,
+    span: Span,
+    out: &mut Col,
+    ci: &Col,
+) -> bool {
+    let Some(run) = reads.run else {
+        return false;
+    };
+    let n = mask.count_ones() as usize;
+    if mask & mask.wrapping_add(1) != 0 || n == 0 {
+        return false;
+    }
+    let (r, base) = (out.v[0], ci.v[0]);
+    let consecutive = (0..n).all(|l| out.v[l] == r && ci.v[l] == base.wrapping_add(l as i64));
+    let (Ok(id), Ok(start)) = (u32::try_from(r), usize::try_from(base)) else {
+        return false;
+    };
+    if !consecutive {
+        return false;
+    }
+    let Some(HObj::Array { data, .. }) = heap.objs.get(id as usize) else {
+        return false;
+    };
+    let Some(vals) = data.get(start..start + n) else {
+        return false;
+    };
+    if !vals.iter().all(|v| matches!(v, Value::Int(_))) || !run(mask, id, base) {
+        return false;
+    }
+    for (o, v) in out.v.iter_mut().zip(vals) {
+        if let Value::Int(x) = v {
+            *o = *x;
+        }
+    }
+    out.kind = Kind::Int;
+    if let Some(log) = reads.log.as_mut() {
+        log.extend((0..n).map(|l| (l, Loc::new(id, (start + l) as u32), span)));
+    }
+    true
 }
 
 fn fill(out: &mut Col, mask: u64, kind: Kind, x: i64) {

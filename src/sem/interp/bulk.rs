@@ -124,6 +124,53 @@ fn can_read(fams: &[Fam], t: usize, loc: Loc) -> bool {
     fams.iter().any(|f| f.covers(t, loc) && f.amt.can_read())
 }
 
+/// May each lane `l` of a run, thread `t0 + l`, read element `base + l` of `obj`? That is
+/// one family of `obj` with offset `base - t0` and a positive amount.
+fn run_can_read(fams: &[Fam], t0: usize, obj: u32, base: i64) -> bool {
+    let off = base.checked_sub(t0 as i64);
+    fams.iter()
+        .any(|f| f.obj == obj && Some(f.off) == off && f.amt.can_read())
+}
+
+/// Write `val` to a run: lanes `0..n`, threads `t0..t0 + n`, writing consecutive elements of
+/// one array, each lane allowed to by the families of its thread. Then one bounds check and
+/// one permission check serve all lanes. Returns the old values; `None` (nothing written)
+/// when the write is not such a run, and the caller writes lane by lane. The caller has
+/// ruled out conflicts between threads.
+fn write_run(
+    heap: &mut Heap,
+    fams: &[Fam],
+    t0: usize,
+    n: usize,
+    arr: &vector::Col,
+    idx: &vector::Col,
+    val: &vector::Col,
+) -> Option<Old> {
+    let (r, base) = (arr.v[0], idx.v[0]);
+    if !(0..n).all(|l| arr.v[l] == r && idx.v[l] == base.wrapping_add(l as i64)) {
+        return None;
+    }
+    let (id, start) = (u32::try_from(r).ok()?, usize::try_from(base).ok()?);
+    // Each lane's right to its element: the families of offset `base - t0`, summed.
+    let off = base.checked_sub(t0 as i64)?;
+    let mut sum = Amt::NONE;
+    for f in fams.iter().filter(|f| f.obj == id && f.off == off) {
+        sum.add(&f.amt);
+    }
+    if !sum.can_write() {
+        return None;
+    }
+    let HObj::Array { data, .. } = heap.objs.get_mut(id as usize)? else {
+        return None;
+    };
+    let slots = data.get_mut(start..start.checked_add(n)?)?;
+    let old = slots.to_vec();
+    for (l, s) in slots.iter_mut().enumerate() {
+        *s = val.value(l);
+    }
+    Some(Old::Run(id, start, old))
+}
+
 /// May thread `t`, holding `fams`, write `loc`?
 fn can_write(fams: &[Fam], t: usize, loc: Loc) -> bool {
     let mut sum: Option<Amt> = None;
@@ -148,8 +195,15 @@ struct Pending {
 /// What a bulk launch changed, to undo when it gives up.
 #[derive(Default)]
 struct Undo {
-    writes: Vec<(Loc, Value)>,
+    /// The old values of what was written, in writing order.
+    writes: Vec<Old>,
     stmts: u64,
+}
+
+/// The old value of one location, or of the elements `start..` of an array (a run).
+enum Old {
+    One(Loc, Value),
+    Run(u32, usize, Vec<Value>),
 }
 
 impl Interp {
@@ -305,8 +359,16 @@ impl Interp {
             .is_some();
         let parent_h = w.lanes[pl].holders.last_mut().expect("holder");
         if !ok {
-            for (loc, v) in undo.writes.into_iter().rev() {
-                self.heap.set(loc, v);
+            for old in undo.writes.into_iter().rev() {
+                match old {
+                    Old::One(loc, v) => self.heap.set(loc, v),
+                    Old::Run(id, start, vals) => {
+                        if let Some(HObj::Array { data, .. }) = self.heap.objs.get_mut(id as usize)
+                        {
+                            data[start..start + vals.len()].clone_from_slice(&vals);
+                        }
+                    }
+                }
             }
             self.stmts -= undo.stmts;
             self.fuel += undo.stmts;
@@ -386,14 +448,16 @@ impl Interp {
                 cols: &cols,
             };
             let entry = [(&a.pre, &pending.pre), (&p.everywhere, &pending.ev_pre)];
-            all_hold(&self.heap, locals, &none_read, mask, entry)?;
+            all_hold(&self.heap, locals, (&none_read, None), mask, entry)?;
             let check = |l: usize, loc: Loc| !perms || can_read(fams, t0 + l, loc);
+            let run = |_: u64, obj: u32, base: i64| !perms || run_can_read(fams, t0, obj, base);
             for &(target, value) in &plan.assigns {
                 self.stmts += n as u64;
                 self.fuel -= n as u64;
                 undo.stmts += n as u64;
                 let mut reads = vector::Reads {
                     check: &check,
+                    run: Some(&run),
                     log: (!disjoint).then(Vec::new),
                 };
                 let locals = vector::Locals::Columns {
@@ -421,6 +485,13 @@ impl Interp {
                         if c2.kind != Kind::Ref || c3.kind != Kind::Int {
                             return None;
                         }
+                        let old = (perms && disjoint)
+                            .then(|| write_run(&mut self.heap, fams, t0, n, &c2, &c3, &c1))
+                            .flatten();
+                        if let Some(old) = old {
+                            undo.writes.push(old);
+                            continue;
+                        }
                         for l in 0..n {
                             let id = u32::try_from(c2.v[l]).ok()?;
                             let idx = u32::try_from(c3.v[l]).ok()?;
@@ -435,7 +506,7 @@ impl Interp {
                             if !disjoint && !owners.access(&self.heap, t0 + l, loc, true) {
                                 return None;
                             }
-                            undo.writes.push((loc, old));
+                            undo.writes.push(Old::One(loc, old));
                             self.heap.set(loc, c1.value(l));
                         }
                     }
@@ -450,8 +521,9 @@ impl Interp {
             let mask = full_mask(n);
             let locals = vector::Locals::Columns { store, this, cols };
             let check = |l: usize, loc: Loc| !perms || can_read(fams, t0 + l, loc);
+            let run = |_: u64, obj: u32, base: i64| !perms || run_can_read(fams, t0, obj, base);
             let exit = [(&a.post, &pending.post), (&p.everywhere, &pending.ev_post)];
-            all_hold(&self.heap, locals, &check, mask, exit)?;
+            all_hold(&self.heap, locals, (&check, Some(&run)), mask, exit)?;
         }
         Some(())
     }
@@ -462,11 +534,15 @@ impl Interp {
 fn all_hold(
     heap: &Heap,
     locals: vector::Locals,
-    check: &dyn Fn(usize, Loc) -> bool,
+    (check, run): (vector::ElemCheck, Option<vector::RunCheck>),
     mask: u64,
     lists: [(&Vec<CClause>, &Vec<usize>); 2],
 ) -> Option<()> {
-    let mut reads = vector::Reads { check, log: None };
+    let mut reads = vector::Reads {
+        check,
+        run,
+        log: None,
+    };
     let mut c = vector::col();
     for (cl, idx) in lists {
         for &i in idx {
