@@ -133,7 +133,15 @@ fn alloc(it: &mut Interp, v: &InVal) -> Value {
         InVal::Null => Value::Null,
         InVal::Seq(xs) => Value::Seq(Rc::new(xs.iter().map(|x| alloc(it, x)).collect())),
         InVal::Array(elem, xs) => {
-            let data: Vec<Value> = xs.iter().map(|x| alloc(it, x)).collect();
+            // Scalars inline: arrays of ints are the bulk of most inputs.
+            let data: Vec<Value> = xs
+                .iter()
+                .map(|x| match x {
+                    InVal::Int(i) => Value::Int(*i),
+                    InVal::Bool(b) => Value::Bool(*b),
+                    _ => alloc(it, x),
+                })
+                .collect();
             let id = it.heap.alloc_array(elem.clone(), data);
             grant(it, id);
             Value::Ref(id)
@@ -152,7 +160,13 @@ pub fn read_back(heap: &Heap, v: &Value) -> InVal {
             Value::Ref(id) => match &heap.objs[*id as usize] {
                 super::interp::HObj::Array { data, elem } if depth < 4 => InVal::Array(
                     elem.clone(),
-                    data.iter().map(|x| go(heap, x, depth + 1)).collect(),
+                    data.iter()
+                        .map(|x| match x {
+                            Value::Int(i) => InVal::Int(*i),
+                            Value::Bool(b) => InVal::Bool(*b),
+                            _ => go(heap, x, depth + 1),
+                        })
+                        .collect(),
                 ),
                 _ => InVal::Null,
             },

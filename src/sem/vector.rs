@@ -128,6 +128,13 @@ impl Col {
     }
 }
 
+/// `Some(n)` when `mask` is the lanes `0..n` (n > 0), the usual shape: a full warp, a chunk of
+/// quantifier instances. Loops over such a mask are plain counted loops.
+#[inline]
+fn prefix(mask: u64) -> Option<usize> {
+    (mask != 0 && mask & mask.wrapping_add(1) == 0).then(|| mask.count_ones() as usize)
+}
+
 pub fn lanes(mask: u64) -> impl Iterator<Item = usize> {
     let mut m = mask;
     std::iter::from_fn(move || {
@@ -213,8 +220,13 @@ fn eval_into(cx: &mut Ctx, mask: u64, e: &CE, out: &mut Col) -> Option<()> {
                 out.kind = kind?;
             }
             Locals::Binder { slot, vals, .. } if slot == *s => {
-                for l in lanes(mask) {
-                    out.v[l] = *vals.get(l)?;
+                match prefix(mask) {
+                    Some(n) => out.v[..n].copy_from_slice(vals.get(..n)?),
+                    None => {
+                        for l in lanes(mask) {
+                            out.v[l] = *vals.get(l)?;
+                        }
+                    }
                 }
                 out.kind = Kind::Int;
             }
@@ -224,9 +236,8 @@ fn eval_into(cx: &mut Ctx, mask: u64, e: &CE, out: &mut Col) -> Option<()> {
             }
             Locals::Columns { store, cols, .. } => match cols.iter().find(|c| c.0 == *s) {
                 Some((_, c)) => {
-                    for l in lanes(mask) {
-                        out.v[l] = c.v[l];
-                    }
+                    // Lanes outside the mask carry no meaning: copy them all.
+                    out.v = c.v;
                     out.kind = c.kind;
                 }
                 None => {
@@ -318,6 +329,26 @@ fn eval_into(cx: &mut Ctx, mask: u64, e: &CE, out: &mut Col) -> Option<()> {
         _ => return None,
     }
     Some(())
+}
+
+/// `x[i] op= y[i]` for `+`, `-`, `*` over lanes `0..n`; `None` when one overflows (the caller
+/// gives up, as it does lane by lane).
+fn arith_prefix(op: BinOp, x: &mut [i64], y: &[i64]) -> Option<()> {
+    // One monomorphic loop per operator, with the overflow flags or-ed together.
+    fn go(x: &mut [i64], y: &[i64], f: impl Fn(i64, i64) -> (i64, bool)) -> Option<()> {
+        let mut bad = false;
+        for (a, b) in x.iter_mut().zip(y) {
+            let (r, o) = f(*a, *b);
+            *a = r;
+            bad |= o;
+        }
+        (!bad).then_some(())
+    }
+    match op {
+        BinOp::Add => go(x, y, i64::overflowing_add),
+        BinOp::Sub => go(x, y, i64::overflowing_sub),
+        _ => go(x, y, i64::overflowing_mul),
+    }
 }
 
 /// An array element read (only with a [`Reads`] context). Out of line: its temporary column
@@ -419,11 +450,10 @@ fn run_read(
     true
 }
 
-fn fill(out: &mut Col, mask: u64, kind: Kind, x: i64) {
+fn fill(out: &mut Col, _mask: u64, kind: Kind, x: i64) {
     out.kind = kind;
-    for l in lanes(mask) {
-        out.v[l] = x;
-    }
+    // Lanes outside the mask carry no meaning: fill them all.
+    out.v = [x; MAX_LANES];
 }
 
 fn binary(cx: &mut Ctx, mask: u64, op: BinOp, l: &CE, r: &CE, out: &mut Col) -> Option<()> {
@@ -442,14 +472,26 @@ fn binary(cx: &mut Ctx, mask: u64, op: BinOp, l: &CE, r: &CE, out: &mut Col) -> 
             if need != 0 && cr.kind != Kind::Bool {
                 return None;
             }
-            for i in lanes(mask) {
-                let x = lt >> i & 1 == 1;
-                let y = || cr.v[i] != 0;
-                out.v[i] = match op {
-                    BinOp::Or => x || y(),
-                    BinOp::Implies => !x || y(),
-                    _ => x && y(),
-                } as i64;
+            // Over all lanes, without branches: where the right side was not evaluated, the
+            // left decides (x = 1 for `||`, x = 0 otherwise), whatever `cr` holds there;
+            // lanes outside the mask carry no meaning.
+            let (x, y) = (&mut out.v, &cr.v);
+            match op {
+                BinOp::Or => {
+                    for i in 0..MAX_LANES {
+                        x[i] = ((x[i] != 0) | (y[i] != 0)) as i64;
+                    }
+                }
+                BinOp::Implies => {
+                    for i in 0..MAX_LANES {
+                        x[i] = ((x[i] == 0) | (y[i] != 0)) as i64;
+                    }
+                }
+                _ => {
+                    for i in 0..MAX_LANES {
+                        x[i] = ((x[i] != 0) & (y[i] != 0)) as i64;
+                    }
+                }
             }
             out.kind = Kind::Bool;
         }
@@ -462,9 +504,10 @@ fn binary(cx: &mut Ctx, mask: u64, op: BinOp, l: &CE, r: &CE, out: &mut Col) -> 
                 BinOp::Eq | BinOp::Ne => {
                     // Values of different kinds are never equal (`Value`'s equality).
                     let same_kind = ak == b.kind;
-                    for i in lanes(mask) {
-                        let eq = same_kind && out.v[i] == b.v[i];
-                        out.v[i] = (eq == (op == BinOp::Eq)) as i64;
+                    let ne = (op == BinOp::Ne) as i64;
+                    for i in 0..MAX_LANES {
+                        let eq = (same_kind & (out.v[i] == b.v[i])) as i64;
+                        out.v[i] = eq ^ ne;
                     }
                     out.kind = Kind::Bool;
                 }
@@ -472,20 +515,23 @@ fn binary(cx: &mut Ctx, mask: u64, op: BinOp, l: &CE, r: &CE, out: &mut Col) -> 
                     if ak != Kind::Int || b.kind != Kind::Int {
                         return None;
                     }
-                    for i in lanes(mask) {
-                        let (x, y) = (out.v[i], b.v[i]);
-                        out.v[i] = match op {
-                            BinOp::Lt => x < y,
-                            BinOp::Le => x <= y,
-                            BinOp::Gt => x > y,
-                            _ => x >= y,
-                        } as i64;
+                    // One loop per operator over all lanes (lanes outside the mask carry
+                    // no meaning): plain comparisons the compiler vectorizes.
+                    let (x, y) = (&mut out.v, &b.v);
+                    match op {
+                        BinOp::Lt => (0..MAX_LANES).for_each(|i| x[i] = (x[i] < y[i]) as i64),
+                        BinOp::Le => (0..MAX_LANES).for_each(|i| x[i] = (x[i] <= y[i]) as i64),
+                        BinOp::Gt => (0..MAX_LANES).for_each(|i| x[i] = (x[i] > y[i]) as i64),
+                        _ => (0..MAX_LANES).for_each(|i| x[i] = (x[i] >= y[i]) as i64),
                     }
                     out.kind = Kind::Bool;
                 }
                 BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
                     if ak != Kind::Int || b.kind != Kind::Int {
                         return None;
+                    }
+                    if let (Some(n), BinOp::Add | BinOp::Sub | BinOp::Mul) = (prefix(mask), op) {
+                        return arith_prefix(op, &mut out.v[..n], &b.v[..n]);
                     }
                     for i in lanes(mask) {
                         let (x, y) = (out.v[i], b.v[i]);
