@@ -414,15 +414,15 @@ fn run_read(
     out: &mut Col,
     ci: &Col,
 ) -> bool {
-    let Some(run) = reads.run else {
+    let (Some(run), Some(n)) = (reads.run, prefix(mask)) else {
         return false;
     };
-    let n = mask.count_ones() as usize;
-    if mask & mask.wrapping_add(1) != 0 || n == 0 {
-        return false;
-    }
     let (r, base) = (out.v[0], ci.v[0]);
-    let consecutive = (0..n).all(|l| out.v[l] == r && ci.v[l] == base.wrapping_add(l as i64));
+    // Without early exits, so that the compiler can vectorize the loop.
+    let mut consecutive = true;
+    for l in 0..n {
+        consecutive &= (out.v[l] == r) & (ci.v[l] == base.wrapping_add(l as i64));
+    }
     let (Ok(id), Ok(start)) = (u32::try_from(r), usize::try_from(base)) else {
         return false;
     };
@@ -435,13 +435,20 @@ fn run_read(
     let Some(vals) = data.get(start..start + n) else {
         return false;
     };
-    if !vals.iter().all(|v| matches!(v, Value::Int(_))) || !run(mask, id, base) {
+    if !run(mask, id, base) {
         return false;
     }
+    let mut ints = true;
     for (o, v) in out.v.iter_mut().zip(vals) {
-        if let Value::Int(x) = v {
-            *o = *x;
+        match v {
+            Value::Int(x) => *o = *x,
+            _ => ints = false,
         }
+    }
+    if !ints {
+        // Put the array column back for the lane-by-lane read.
+        out.v[..n].fill(r);
+        return false;
     }
     out.kind = Kind::Int;
     if let Some(log) = reads.log.as_mut() {
