@@ -133,15 +133,14 @@ fn alloc(it: &mut Interp, v: &InVal) -> Value {
         InVal::Null => Value::Null,
         InVal::Seq(xs) => Value::Seq(Rc::new(xs.iter().map(|x| alloc(it, x)).collect())),
         InVal::Array(elem, xs) => {
-            // Scalars inline: arrays of ints are the bulk of most inputs.
-            let data: Vec<Value> = xs
-                .iter()
-                .map(|x| match x {
-                    InVal::Int(i) => Value::Int(*i),
-                    InVal::Bool(b) => Value::Bool(*b),
-                    _ => alloc(it, x),
-                })
-                .collect();
+            // Arrays of ints are the bulk of most inputs: one check, then a plain copy.
+            let data: Vec<Value> = if xs.iter().all(|x| matches!(x, InVal::Int(_))) {
+                xs.iter()
+                    .map(|x| Value::Int(if let InVal::Int(i) = x { *i } else { 0 }))
+                    .collect()
+            } else {
+                xs.iter().map(|x| alloc(it, x)).collect()
+            };
             let id = it.heap.alloc_array(elem.clone(), data);
             grant(it, id);
             Value::Ref(id)
@@ -160,13 +159,14 @@ pub fn read_back(heap: &Heap, v: &Value) -> InVal {
             Value::Ref(id) => match &heap.objs[*id as usize] {
                 super::interp::HObj::Array { data, elem } if depth < 4 => InVal::Array(
                     elem.clone(),
-                    data.iter()
-                        .map(|x| match x {
-                            Value::Int(i) => InVal::Int(*i),
-                            Value::Bool(b) => InVal::Bool(*b),
-                            _ => go(heap, x, depth + 1),
-                        })
-                        .collect(),
+                    // Arrays of ints: one check, then a plain copy.
+                    if data.iter().all(|x| matches!(x, Value::Int(_))) {
+                        data.iter()
+                            .map(|x| InVal::Int(if let Value::Int(i) = x { *i } else { 0 }))
+                            .collect()
+                    } else {
+                        data.iter().map(|x| go(heap, x, depth + 1)).collect()
+                    },
                 ),
                 _ => InVal::Null,
             },

@@ -90,6 +90,17 @@ pub enum Kind {
 
 pub const MAX_LANES: usize = 64;
 
+/// Lane numbers, as values.
+const LANE: [i64; MAX_LANES] = {
+    let mut a = [0; MAX_LANES];
+    let mut i = 0;
+    while i < MAX_LANES {
+        a[i] = i as i64;
+        i += 1;
+    }
+    a
+};
+
 /// One value per lane, indexed by lane number; only the lanes of the evaluation mask are
 /// meaningful.
 #[derive(Clone, Copy)]
@@ -108,6 +119,13 @@ impl Col {
 
     /// Lanes of `mask` whose (boolean) value is true.
     pub fn true_mask(&self, mask: u64) -> u64 {
+        if let Some(n) = prefix(mask) {
+            let mut out = 0;
+            for (l, x) in self.v[..n].iter().enumerate() {
+                out |= ((*x != 0) as u64) << l;
+            }
+            return out;
+        }
         let mut out = 0;
         for l in lanes(mask) {
             if self.v[l] != 0 {
@@ -418,10 +436,10 @@ fn run_read(
         return false;
     };
     let (r, base) = (out.v[0], ci.v[0]);
-    // Without early exits, so that the compiler can vectorize the loop.
+    // Without early exits or index arithmetic, so that the compiler can vectorize the loop.
     let mut consecutive = true;
-    for l in 0..n {
-        consecutive &= (out.v[l] == r) & (ci.v[l] == base.wrapping_add(l as i64));
+    for ((a, i), k) in out.v[..n].iter().zip(&ci.v[..n]).zip(&LANE[..n]) {
+        consecutive &= (*a == r) & (i.wrapping_sub(*k) == base);
     }
     let (Ok(id), Ok(start)) = (u32::try_from(r), usize::try_from(base)) else {
         return false;
