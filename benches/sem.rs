@@ -144,7 +144,13 @@ fn main() {
         ..Input::default()
     };
     bench("vadd 1024 threads, all checks", VADD, &vin, all, 500);
-    bench("vadd 1024 threads, races+divergence", VADD, &vin, light, 500);
+    bench(
+        "vadd 1024 threads, races+divergence",
+        VADD,
+        &vin,
+        light,
+        500,
+    );
     bench("loop 256 threads x 1000, all checks", LOOP, &lin, all, 3);
     bench(
         "loop 256 threads x 1000, races+divergence",

@@ -659,3 +659,30 @@ fn a_quantifier_reading_cells_it_holds_nothing_of_reports_each_of_them() {
         .collect();
     assert_eq!(reads, want);
 }
+
+/// The secondary labels of `d`, as (message, source text under the label).
+fn secondary<'a>(src: &'a str, d: &'a alpine_rs::diag::Diagnostic) -> Vec<(&'a str, &'a str)> {
+    d.labels
+        .iter()
+        .filter(|l| !l.primary)
+        .map(|l| (l.message.as_str(), l.span.text(src)))
+        .collect()
+}
+
+#[test]
+fn contract_failures_say_where_the_contract_was_checked() {
+    // A callee's precondition: the call is labelled.
+    let r = run_input("ghost_params.pvl", "too_small", vec![]);
+    let src = fixture("ghost_params.pvl");
+    let labels = secondary(&src, &r.errors[0]);
+    assert_eq!(labels.len(), 1, "{labels:?}");
+    assert_eq!(labels[0].0, "checked here");
+    assert!(labels[0].1.contains('('), "a call: {:?}", labels[0].1);
+    // A par block's postcondition: the end of the block is labelled.
+    let r = run_input("old_in_kernel.pvl", "inc_region", vec![("a", ints(8))]);
+    let src = fixture("old_in_kernel.pvl");
+    assert_eq!(
+        secondary(&src, &r.errors[0]),
+        [("checked when the block ends here", "}")]
+    );
+}

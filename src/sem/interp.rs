@@ -1935,10 +1935,19 @@ impl Interp {
                     (code_pure, format!("{what} does not hold for {who}"))
                 };
                 let mut d = Diagnostic::error(code, msg).with_primary(c.span, "this conjunct");
-                if !site.is_empty() && site != c.span {
+                // `Span`'s `==` is structural (always true): compare positions.
+                let placed = !site.is_empty() && !site.same_place(c.span);
+                if placed && !site.contains(c.span) {
+                    // Checked elsewhere: at a call, an assertion, a barrier.
                     d = d.with_secondary(site, "checked here");
+                } else if placed && code_pure.ends_with("POST") && site.end() > 0 {
+                    // The clause belongs to the block it is checked for: a postcondition is
+                    // checked where the block ends (its closing brace), a precondition where
+                    // it starts, which the clause itself shows.
+                    let end = Span::new(site.end() - 1, site.end());
+                    d = d.with_secondary(end, "checked when the block ends here");
                 }
-                if f.span != Span::DUMMY && f.span != c.span && !f.perm {
+                if !f.span.is_empty() && !f.span.same_place(c.span) && !f.perm {
                     d = d.with_secondary(f.span, f.msg);
                 }
                 self.report(d);
