@@ -1056,6 +1056,7 @@ impl Interp {
             check: &check,
             run: Some(&run),
             log: None,
+            runs: None,
         };
         let mut col = vector::col();
         for (k, chunk) in vals.chunks(vector::MAX_LANES).enumerate() {
@@ -2913,6 +2914,7 @@ impl Interp {
             check: &check,
             run: None,
             log: Some(Vec::new()),
+            runs: None,
         };
         for (e, col) in exprs.iter().zip(out.iter_mut()) {
             vector::eval_reads(
@@ -3711,6 +3713,7 @@ impl Interp {
                 check: &check,
                 run: None,
                 log: None,
+                runs: None,
             };
             for (which, cl, idx) in [(0, post, &cp), (1, everywhere, &ce)] {
                 for &i in idx {

@@ -70,6 +70,10 @@ pub struct Reads<'a> {
     /// Every read made, with its lane and the span of the access, in evaluation order (when
     /// the caller wants them: contract clauses record no access).
     pub log: Option<Vec<(usize, Loc, Span)>>,
+    /// When set (and `log` too), the reads of a run (see `run`) are logged here instead, as
+    /// `(object, first element, lanes)`: lane `l` read element `first + l`. For a caller that
+    /// needs the set of reads, not their order.
+    pub runs: Option<Vec<(u32, usize, usize)>>,
 }
 
 struct Ctx<'a, 'r> {
@@ -469,8 +473,12 @@ fn run_read(
         return false;
     }
     out.kind = Kind::Int;
-    if let Some(log) = reads.log.as_mut() {
-        log.extend((0..n).map(|l| (l, Loc::new(id, (start + l) as u32), span)));
+    match (reads.log.as_mut(), reads.runs.as_mut()) {
+        (Some(_), Some(runs)) => runs.push((id, start, n)),
+        (Some(log), None) => {
+            log.extend((0..n).map(|l| (l, Loc::new(id, (start + l) as u32), span)))
+        }
+        _ => {}
     }
     true
 }

@@ -69,7 +69,14 @@ impl Owners {
     /// Record an access by thread `t` (at most 2^22 threads); false when it conflicts with an
     /// earlier access by another thread.
     fn access(&mut self, heap: &Heap, t: usize, loc: Loc, write: bool) -> bool {
-        let (obj, idx) = (loc.obj(), loc.idx() as usize);
+        let idx = loc.idx() as usize;
+        self.of(heap, loc.obj())
+            .get_mut(idx)
+            .is_some_and(|e| Owners::mark(e, t, write))
+    }
+
+    /// The entries of `obj`.
+    fn of(&mut self, heap: &Heap, obj: u32) -> &mut Vec<u32> {
         let k = match self.objs.iter().position(|o| o.0 == obj) {
             Some(k) => k,
             None => {
@@ -77,9 +84,12 @@ impl Owners {
                 self.objs.len() - 1
             }
         };
-        let Some(e) = self.objs[k].1.get_mut(idx) else {
-            return false;
-        };
+        &mut self.objs[k].1
+    }
+
+    /// Record an access by thread `t` in entry `e`; false when it conflicts.
+    #[inline]
+    fn mark(e: &mut u32, t: usize, write: bool) -> bool {
         let me = (t as u32 + 1) << 2;
         if *e == 0 {
             *e = me | write as u32;
@@ -97,6 +107,28 @@ impl Owners {
         }
         *e |= 2;
         true
+    }
+}
+
+impl Owners {
+    /// Record accesses by threads `t0..t0 + n` to elements `start..start + n` of `obj`, thread
+    /// `t0 + l` to element `start + l`; false at the first that conflicts.
+    fn access_run(
+        &mut self,
+        heap: &Heap,
+        t0: usize,
+        obj: u32,
+        start: usize,
+        n: usize,
+        write: bool,
+    ) -> bool {
+        match self.of(heap, obj).get_mut(start..start.saturating_add(n)) {
+            Some(es) => es
+                .iter_mut()
+                .enumerate()
+                .all(|(l, e)| Owners::mark(e, t0 + l, write)),
+            None => false,
+        }
     }
 }
 
@@ -132,43 +164,69 @@ fn run_can_read(fams: &[Fam], t0: usize, obj: u32, base: i64) -> bool {
         .any(|f| f.obj == obj && Some(f.off) == off && f.amt.can_read())
 }
 
+/// Who writes a run, and what must allow it.
+struct Writer<'a> {
+    /// The families of the threads, when permissions are checked.
+    fams: Option<&'a [Fam]>,
+    /// The accesses so far, when conflicts between threads must be looked for.
+    owners: Option<&'a mut Owners>,
+    /// The thread of lane 0.
+    t0: usize,
+}
+
 /// Write `val` to a run: lanes `0..n`, threads `t0..t0 + n`, writing consecutive elements of
 /// one array, each lane allowed to by the families of its thread. Then one bounds check and
-/// one permission check serve all lanes. Returns the old values; `None` (nothing written)
-/// when the write is not such a run, and the caller writes lane by lane. The caller has
-/// ruled out conflicts between threads.
+/// one permission check serve all lanes. `Ok(Some(old values))` when written; `Ok(None)`
+/// (nothing written) when the write is not such a run or not allowed, and the caller writes
+/// lane by lane, which reports; `None` when it conflicts with another thread's access (give
+/// up: the lane-by-lane write would find the conflict too).
 fn write_run(
     heap: &mut Heap,
-    fams: &[Fam],
-    t0: usize,
+    who: Writer,
     n: usize,
     arr: &vector::Col,
     idx: &vector::Col,
     val: &vector::Col,
-) -> Option<Old> {
+) -> Option<Option<Old>> {
     let (r, base) = (arr.v[0], idx.v[0]);
     if !(0..n).all(|l| arr.v[l] == r && idx.v[l] == base.wrapping_add(l as i64)) {
-        return None;
+        return Some(None);
     }
-    let (id, start) = (u32::try_from(r).ok()?, usize::try_from(base).ok()?);
-    // Each lane's right to its element: the families of offset `base - t0`, summed.
-    let off = base.checked_sub(t0 as i64)?;
-    let mut sum = Amt::NONE;
-    for f in fams.iter().filter(|f| f.obj == id && f.off == off) {
-        sum.add(&f.amt);
-    }
-    if !sum.can_write() {
-        return None;
-    }
-    let HObj::Array { data, .. } = heap.objs.get_mut(id as usize)? else {
-        return None;
+    let (Ok(id), Ok(start)) = (u32::try_from(r), usize::try_from(base)) else {
+        return Some(None);
     };
-    let slots = data.get_mut(start..start.checked_add(n)?)?;
+    if let Some(fams) = who.fams {
+        // Each lane's right to its element: the families of offset `base - t0`, summed.
+        let off = base.checked_sub(who.t0 as i64);
+        let mut sum = Amt::NONE;
+        for f in fams.iter().filter(|f| f.obj == id && Some(f.off) == off) {
+            sum.add(&f.amt);
+        }
+        if !sum.can_write() {
+            return Some(None);
+        }
+    }
+    let in_bounds = match heap.objs.get(id as usize) {
+        Some(HObj::Array { data, .. }) => start.checked_add(n).is_some_and(|e| e <= data.len()),
+        _ => false,
+    };
+    if !in_bounds {
+        return Some(None);
+    }
+    if let Some(o) = who.owners {
+        if !o.access_run(heap, who.t0, id, start, n, true) {
+            return None;
+        }
+    }
+    let Some(HObj::Array { data, .. }) = heap.objs.get_mut(id as usize) else {
+        return Some(None);
+    };
+    let slots = &mut data[start..start + n];
     let old = slots.to_vec();
     for (l, s) in slots.iter_mut().enumerate() {
         *s = val.value(l);
     }
-    Some(Old::Run(id, start, old))
+    Some(Some(Old::Run(id, start, old)))
 }
 
 /// May thread `t`, holding `fams`, write `loc`?
@@ -459,6 +517,7 @@ impl Interp {
                     check: &check,
                     run: Some(&run),
                     log: (!disjoint).then(Vec::new),
+                    runs: (!disjoint).then(Vec::new),
                 };
                 let locals = vector::Locals::Columns {
                     store,
@@ -476,6 +535,11 @@ impl Interp {
                         return None;
                     }
                 }
+                for &(obj, start, len) in reads.runs.iter().flatten() {
+                    if !owners.access_run(h, t0, obj, start, len, false) {
+                        return None;
+                    }
+                }
                 match target {
                     Target::Local(s) => {
                         let k = cols.iter().position(|c| c.0 == *s)?;
@@ -485,10 +549,12 @@ impl Interp {
                         if c2.kind != Kind::Ref || c3.kind != Kind::Int {
                             return None;
                         }
-                        let old = (perms && disjoint)
-                            .then(|| write_run(&mut self.heap, fams, t0, n, &c2, &c3, &c1))
-                            .flatten();
-                        if let Some(old) = old {
+                        let who = Writer {
+                            fams: perms.then_some(fams),
+                            owners: (!disjoint).then_some(&mut owners),
+                            t0,
+                        };
+                        if let Some(old) = write_run(&mut self.heap, who, n, &c2, &c3, &c1)? {
                             undo.writes.push(old);
                             continue;
                         }
@@ -542,6 +608,7 @@ fn all_hold(
         check,
         run,
         log: None,
+        runs: None,
     };
     let mut c = vector::col();
     for (cl, idx) in lists {
