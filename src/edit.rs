@@ -243,17 +243,30 @@ pub fn line_end_incl(src: &str, off: usize) -> usize {
     src[off..].find('\n').map_or(src.len(), |i| off + i + 1)
 }
 
-/// The span to delete to remove `span` (e.g. a consumed `gpuopt` statement): if it stands alone
-/// on its line(s), the whole lines including indentation and line break; else just the span.
-pub fn removal_span(src: &str, span: Span) -> Span {
+/// Whether `span` stands alone on its line(s): only whitespace before it and after it.
+pub fn alone_on_line(src: &str, span: Span) -> bool {
     let ls = line_start(src, span.start());
     let le = line_end_incl(src, span.end());
-    let before = &src[ls..span.start()];
-    let after = &src[span.end()..le];
-    if before.trim().is_empty() && after.trim().is_empty() {
-        Span::new(ls, le)
-    } else {
+    src[ls..span.start()].trim().is_empty() && src[span.end()..le].trim().is_empty()
+}
+
+/// The span to delete to remove `span` (e.g. a consumed `gpuopt` statement): if it stands alone
+/// on its line(s), the whole lines including indentation and line break; if more follows on its
+/// line, the span and the spaces after it (so what follows takes its column); else just the
+/// span.
+pub fn removal_span(src: &str, span: Span) -> Span {
+    if alone_on_line(src, span) {
+        return Span::new(
+            line_start(src, span.start()),
+            line_end_incl(src, span.end()),
+        );
+    }
+    let rest = &src[span.end()..line_end_incl(src, span.end())];
+    let ws = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+    if rest[ws..].trim().is_empty() {
         span
+    } else {
+        Span::new(span.start(), span.end() + ws)
     }
 }
 
@@ -341,6 +354,12 @@ mod tests {
         assert_eq!(sp.text(src), "gpuopt a;");
         let r = removal_span(src, sp);
         assert_eq!(r.text(src), "  gpuopt a;\n");
+        // Followed on its line: the spaces after it go too, so what follows takes its column.
+        let src = "  gpuopt a;  // why\n  y; gpuopt b;\n";
+        assert_eq!(removal_span(src, Span::new(2, 11)).text(src), "gpuopt a;  ");
+        assert!(!alone_on_line(src, Span::new(2, 11)));
+        // Ending a line after code: just the span.
+        assert_eq!(removal_span(src, Span::new(25, 34)).text(src), "gpuopt b;");
     }
 
     #[test]

@@ -65,6 +65,17 @@ fn list_sites_with_annotations() {
 }
 
 #[test]
+fn list_places_a_ranged_for_at_its_keyword() {
+    // Every loop site is reported at its keyword; the v2 `for (int i = lo .. hi)` was reported
+    // at its variable, so its column disagreed with the C-style `for`.
+    let f = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/unroll/ok_v2_ranged_for.pvl");
+    let (code, out, _) = run(&["list", f.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(out.lines().any(|l| l.starts_with("20:5 for ")), "{out}");
+}
+
+#[test]
 fn apply_without_annotations_is_identity_and_check_passes() {
     let d = tmpdir("identity");
     let f = d.join("plain.pvl");

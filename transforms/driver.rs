@@ -345,13 +345,13 @@ fn independent_batch(text: &str, parsed: &Parsed, pend: &[(Site, Annotation)]) -
 }
 
 /// Whether the rewrite of a loop in a round removes its annotation exactly as a single step does
-/// (`removal_span`): the span itself when it shares its line, else the whole line, which the
+/// (`removal_span`): in place when it shares its line, else the whole line, which the
 /// rewrite reproduces by joining the next line up when that line has the same indentation.
 fn removable_in_place(src: &str, ann: &Annotation) -> bool {
-    let r = removal_span(src, ann.span);
-    if r.same_place(ann.span) {
+    if !crate::edit::alone_on_line(src, ann.span) {
         return true;
     }
+    let r = removal_span(src, ann.span);
     let indent = crate::edit::indent_at(src, ann.span.start());
     let rest = &src[r.end()..];
     let next = rest.len() - rest.trim_start_matches([' ', '\t']).len();

@@ -11,7 +11,7 @@ use crate::analyze::sites::sites;
 use crate::analyze::sites::{stmt_at, Site};
 use crate::check::{holds, prove, Answer};
 use crate::diag::Diagnostic;
-use crate::edit::{indent_at, reindent, removal_span, EditSet};
+use crate::edit::{alone_on_line, indent_at, reindent, removal_span, EditSet};
 use crate::front::ast::*;
 use crate::front::span::Span;
 use crate::front::visit::walk_expr;
@@ -591,6 +591,54 @@ pub(crate) struct Gen<'a> {
     /// The loop's own annotation of this optimization, when it is still in the text (the
     /// driver's rounds leave it there): the residual loop drops it, with the rest of its line.
     pub consumed: Option<Span>,
+    /// What the driver's removal of `consumed` leaves in front of the statement (comments that
+    /// followed the annotation, with their line breaks): the result starts with it.
+    pub lead: String,
+}
+
+/// How a round drops the annotation at `ann` from a loop statement starting at `stmt_start`, so
+/// that the result is the one a single step gives (the driver removes `removal_span(ann)` and
+/// the statement then starts at the next token). Returns the span to drop from the statement
+/// and the text to put in front of the result.
+fn consumed_annotation(src: &str, ann: Span, stmt_start: usize) -> (Option<Span>, String) {
+    let removal = removal_span(src, ann);
+    let rest = &src[ann.end()..];
+    let next = ann.end() + (rest.len() - skip_trivia(rest).len());
+    if ann.start() != stmt_start {
+        // Inside the statement's prefix: the comments after it stay where they are, and the
+        // statement keeps its start.
+        if !alone_on_line(src, ann) {
+            return (Some(removal), String::new());
+        }
+        let ws = rest.len() - rest.trim_start().len();
+        return (Some(Span::new(ann.start(), ann.end() + ws)), String::new());
+    }
+    // The annotation starts the statement: everything up to the next token goes, and what the
+    // single step keeps of it (comments, line breaks) comes first.
+    let kept = &src[removal.end().max(ann.end())..next];
+    let lead = if removal.start() < ann.start() {
+        // The whole line went: the kept text starts at the next line's indentation, which the
+        // statement's own position supplies.
+        let indent = &src[removal.start()..ann.start()];
+        kept.strip_prefix(indent).unwrap_or(kept)
+    } else {
+        kept
+    };
+    (Some(Span::new(ann.start(), next)), lead.to_string())
+}
+
+/// `text` from its first token on, skipping whitespace and comments.
+fn skip_trivia(mut text: &str) -> &str {
+    loop {
+        let t = text.trim_start();
+        if let Some(r) = t.strip_prefix("//") {
+            text = r.find('\n').map_or("", |i| &r[i..]);
+        } else if let Some(r) = t.strip_prefix("/*") {
+            text = r.find("*/").map_or("", |i| &r[i + 2..]);
+        } else {
+            return t;
+        }
+    }
 }
 
 impl<'a> Gen<'a> {
@@ -602,20 +650,13 @@ impl<'a> Gen<'a> {
             .init
             .iter()
             .any(|s| matches!(s.kind, StmtKind::Decl { .. }));
-        let consumed = lp
+        let (consumed, lead) = lp
             .prefix
             .annotations
             .iter()
             .find(|a| a.kind.opt() == kind)
-            .map(|a| {
-                // As the driver removes it: the whole line when the annotation is alone on it
-                // (here: up to the next token, which moves up to its place), else the span.
-                if removal_span(ctx.src, a.span).same_place(a.span) {
-                    return a.span;
-                }
-                let rest = &ctx.src[a.span.end()..];
-                let ws = rest.len() - rest.trim_start().len();
-                Span::new(a.span.start(), a.span.end() + ws)
+            .map_or((None, String::new()), |a| {
+                consumed_annotation(ctx.src, a.span, stmt.span.start())
             });
         Gen {
             src: ctx.src,
@@ -627,6 +668,7 @@ impl<'a> Gen<'a> {
             shape,
             wraps,
             consumed,
+            lead,
         }
     }
 
@@ -751,12 +793,13 @@ impl<'a> Gen<'a> {
     /// continues at the loop's column, so its indentation is dropped).
     pub fn finish(&self, lines: Vec<String>) -> String {
         let body = lines.join(&self.newline);
-        if self.wraps {
+        let text = if self.wraps {
             format!("{{{}{}{}{}}}", self.newline, body, self.newline, self.ind)
         } else {
             body.strip_prefix(self.ind.as_str())
                 .unwrap_or(&body)
                 .to_string()
-        }
+        };
+        format!("{}{text}", self.lead)
     }
 }

@@ -100,12 +100,15 @@ fn stmt_sites(s: &Stmt, class: Option<&Class>, m: &Method, depth: usize, out: &m
             stmt_sites(&l.body, class, m, depth + 1, out);
         }
         StmtKind::RangedFor {
-            prefix, body, var, ..
+            prefix,
+            body,
+            keyword,
+            ..
         } => {
             out.push(mk(
                 SiteKind::Loop,
                 "for".into(),
-                var.span,
+                *keyword,
                 prefix.annotations.clone(),
             ));
             stmt_sites(body, class, m, depth + 1, out);

@@ -686,6 +686,8 @@ pub enum StmtKind {
     /// v2 `for (int i = lo .. hi) body`.
     RangedFor {
         prefix: Prefix,
+        /// The `for` keyword.
+        keyword: Span,
         ty: Type,
         var: Ident,
         lo: Expr,

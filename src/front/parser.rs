@@ -1743,6 +1743,7 @@ impl<'s> Parser<'s> {
             return Ok(Stmt {
                 kind: StmtKind::RangedFor {
                     prefix,
+                    keyword: kw.span,
                     ty,
                     var,
                     lo: lo_e,

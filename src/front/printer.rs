@@ -1100,6 +1100,7 @@ impl Printer {
                 lo,
                 hi,
                 body,
+                ..
             } => {
                 self.prefix(out, prefix, ind);
                 out.push_str(ind);

@@ -1236,6 +1236,7 @@ impl<'a> Compiler<'a> {
                 lo,
                 hi,
                 body,
+                ..
             } => {
                 self.scope.push();
                 let slot = self.scope.declare(&var.name, Ty::from_ast(ty));

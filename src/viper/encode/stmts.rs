@@ -256,6 +256,7 @@ impl Encoder<'_> {
                 lo,
                 hi,
                 body,
+                ..
             } => {
                 self.scopes.push(HashMap::new());
                 let r = (|| {
