@@ -728,7 +728,18 @@ impl<'a> Gen<'a> {
         };
         match &self.lp.body.kind {
             StmtKind::Block(b) if !declares(b) => {
-                if let (Some(f), Some(l)) = (b.stmts.first(), b.stmts.last()) {
+                // The inside of the braces, comments included (those before the first and
+                // after the last statement belong to the body too).
+                let inner = Span::new(b.span.start() + 1, b.span.end().saturating_sub(1));
+                let text = inner.text(self.src);
+                let lead = text.len() - text.trim_start().len();
+                let trimmed =
+                    Span::new(inner.start() + lead, inner.start() + text.trim_end().len());
+                let braced = self.src[b.span.start()..].starts_with('{')
+                    && self.src[..b.span.end()].ends_with('}');
+                if !b.stmts.is_empty() && braced {
+                    out.push(self.stmt_text(trimmed, to));
+                } else if let (Some(f), Some(l)) = (b.stmts.first(), b.stmts.last()) {
                     out.push(self.stmt_text(f.span.to(l.span), to));
                 }
             }
