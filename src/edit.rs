@@ -252,8 +252,8 @@ pub fn alone_on_line(src: &str, span: Span) -> bool {
 
 /// The span to delete to remove `span` (e.g. a consumed `gpuopt` statement): if it stands alone
 /// on its line(s), the whole lines including indentation and line break; if more follows on its
-/// line, the span and the spaces after it (so what follows takes its column); else just the
-/// span.
+/// line, the span and the spaces after it (so what follows takes its column); if it ends a line
+/// after other text, the span and the spaces before it (so no line ends in spaces).
 pub fn removal_span(src: &str, span: Span) -> Span {
     if alone_on_line(src, span) {
         return Span::new(
@@ -264,7 +264,9 @@ pub fn removal_span(src: &str, span: Span) -> Span {
     let rest = &src[span.end()..line_end_incl(src, span.end())];
     let ws = rest.len() - rest.trim_start_matches([' ', '\t']).len();
     if rest[ws..].trim().is_empty() {
-        span
+        let before = &src[..span.start()];
+        let back = before.len() - before.trim_end_matches([' ', '\t']).len();
+        Span::new(span.start() - back, span.end())
     } else {
         Span::new(span.start(), span.end() + ws)
     }
@@ -358,8 +360,8 @@ mod tests {
         let src = "  gpuopt a;  // why\n  y; gpuopt b;\n";
         assert_eq!(removal_span(src, Span::new(2, 11)).text(src), "gpuopt a;  ");
         assert!(!alone_on_line(src, Span::new(2, 11)));
-        // Ending a line after code: just the span.
-        assert_eq!(removal_span(src, Span::new(25, 34)).text(src), "gpuopt b;");
+        // Ending a line after code: the spaces before it go too.
+        assert_eq!(removal_span(src, Span::new(25, 34)).text(src), " gpuopt b;");
     }
 
     #[test]

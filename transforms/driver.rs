@@ -407,7 +407,21 @@ fn round(
                     return false;
                 }
                 applied += 1;
+                // The step dropped the annotation with its loop. When the annotation ends a line
+                // after other text, a single step also drops the spaces before it; they lie
+                // outside the loop when the annotation starts it.
+                let r = removal_span(&st.text, ann.span);
+                let spaces = Span::new(r.start(), ann.span.start());
+                let dropped = a
+                    .edits
+                    .edits()
+                    .iter()
+                    .any(|e| e.lo <= spaces.start() && spaces.start() < e.hi);
                 all.extend(a.edits);
+                if !spaces.is_empty() && !crate::edit::alone_on_line(&st.text, ann.span) && !dropped
+                {
+                    all.replace(spaces, "");
+                }
                 if !a.diagnostics.is_empty() {
                     reports.push((false, a.diagnostics));
                 }

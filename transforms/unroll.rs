@@ -616,7 +616,7 @@ fn consumed_annotation(src: &str, ann: Span, stmt_start: usize) -> (Option<Span>
     // The annotation starts the statement: everything up to the next token goes, and what the
     // single step keeps of it (comments, line breaks) comes first.
     let kept = &src[removal.end().max(ann.end())..next];
-    let lead = if removal.start() < ann.start() {
+    let lead = if alone_on_line(src, ann) {
         // The whole line went: the kept text starts at the next line's indentation, which the
         // statement's own position supplies.
         let indent = &src[removal.start()..ann.start()];
