@@ -449,7 +449,7 @@ pub enum AnnotKind {
     },
     /// `tile inter|intra N`
     Tile { mode: TileMode, size: Expr },
-    /// `fuse F [B]`
+    /// `fuse F B` (the parser requires B, as VerCors and the corpus do; see specs/fuse.md)
     Fuse {
         kernels: IntArg,
         blocks: Option<IntArg>,
