@@ -598,18 +598,22 @@ pub(crate) struct Gen<'a> {
 
 /// How a round drops the annotation at `ann` from a loop statement starting at `stmt_start`, so
 /// that the result is the one a single step gives (the driver removes `removal_span(ann)` and
-/// the statement then starts at the next token). Returns the span to drop from the statement
-/// and the text to put in front of the result.
-fn consumed_annotation(src: &str, ann: Span, stmt_start: usize) -> (Option<Span>, String) {
+/// the statement then starts at the next token, at `next`). Returns the span to drop from the
+/// statement and the text to put in front of the result.
+fn consumed_annotation(
+    src: &str,
+    ann: Span,
+    next: usize,
+    stmt_start: usize,
+) -> (Option<Span>, String) {
     let removal = removal_span(src, ann);
-    let rest = &src[ann.end()..];
-    let next = ann.end() + (rest.len() - skip_trivia(rest).len());
     if ann.start() != stmt_start {
         // Inside the statement's prefix: the comments after it stay where they are, and the
         // statement keeps its start.
         if !alone_on_line(src, ann) {
             return (Some(removal), String::new());
         }
+        let rest = &src[ann.end()..];
         let ws = rest.len() - rest.trim_start().len();
         return (Some(Span::new(ann.start(), ann.end() + ws)), String::new());
     }
@@ -627,20 +631,6 @@ fn consumed_annotation(src: &str, ann: Span, stmt_start: usize) -> (Option<Span>
     (Some(Span::new(ann.start(), next)), lead.to_string())
 }
 
-/// `text` from its first token on, skipping whitespace and comments.
-fn skip_trivia(mut text: &str) -> &str {
-    loop {
-        let t = text.trim_start();
-        if let Some(r) = t.strip_prefix("//") {
-            text = r.find('\n').map_or("", |i| &r[i..]);
-        } else if let Some(r) = t.strip_prefix("/*") {
-            text = r.find("*/").map_or("", |i| &r[i + 2..]);
-        } else {
-            return t;
-        }
-    }
-}
-
 impl<'a> Gen<'a> {
     pub fn new(ctx: &'a Ctx, stmt: &'a Stmt, shape: &'a LoopShape, kind: OptKind) -> Gen<'a> {
         let lp = as_loop(stmt)
@@ -656,7 +646,15 @@ impl<'a> Gen<'a> {
             .iter()
             .find(|a| a.kind.opt() == kind)
             .map_or((None, String::new()), |a| {
-                consumed_annotation(ctx.src, a.span, stmt.span.start())
+                // The next token: the next prefix item, else the loop keyword.
+                let p = &lp.prefix;
+                let next = (p.annotations.iter().map(|x| x.span.start()))
+                    .chain(p.clauses.iter().map(|c| c.span.start()))
+                    .filter(|&s| s >= a.span.end())
+                    .chain([lp.keyword.start()])
+                    .min()
+                    .unwrap_or(a.span.end());
+                consumed_annotation(ctx.src, a.span, next, stmt.span.start())
             });
         Gen {
             src: ctx.src,
@@ -730,17 +728,18 @@ impl<'a> Gen<'a> {
             StmtKind::Block(b) if !declares(b) => {
                 // The inside of the braces, comments included (those before the first and
                 // after the last statement belong to the body too).
-                let inner = Span::new(b.span.start() + 1, b.span.end().saturating_sub(1));
-                let text = inner.text(self.src);
-                let lead = text.len() - text.trim_start().len();
-                let trimmed =
-                    Span::new(inner.start() + lead, inner.start() + text.trim_end().len());
-                let braced = self.src[b.span.start()..].starts_with('{')
-                    && self.src[..b.span.end()].ends_with('}');
-                if !b.stmts.is_empty() && braced {
-                    out.push(self.stmt_text(trimmed, to));
-                } else if let (Some(f), Some(l)) = (b.stmts.first(), b.stmts.last()) {
-                    out.push(self.stmt_text(f.span.to(l.span), to));
+                let text = b.span.text(self.src);
+                match text.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
+                    Some(inner) if !b.stmts.is_empty() => {
+                        let lo = b.span.start() + 1 + (inner.len() - inner.trim_start().len());
+                        let hi = b.span.start() + 1 + inner.trim_end().len();
+                        out.push(self.stmt_text(Span::new(lo, hi), to));
+                    }
+                    _ => {
+                        if let (Some(f), Some(l)) = (b.stmts.first(), b.stmts.last()) {
+                            out.push(self.stmt_text(f.span.to(l.span), to));
+                        }
+                    }
                 }
             }
             StmtKind::Block(b) => out.push(self.stmt_text(b.span, to)),

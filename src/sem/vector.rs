@@ -225,9 +225,9 @@ fn eval_into(cx: &mut Ctx, mask: u64, e: &CE, out: &mut Col) -> Option<()> {
         return Some(());
     }
     match e {
-        CE::Int(i) => fill(out, mask, Kind::Int, *i),
-        CE::Bool(b) => fill(out, mask, Kind::Bool, *b as i64),
-        CE::Null => fill(out, mask, Kind::Ref, -1),
+        CE::Int(i) => fill(out, Kind::Int, *i),
+        CE::Bool(b) => fill(out, Kind::Bool, *b as i64),
+        CE::Null => fill(out, Kind::Ref, -1),
         CE::Local(s) => match cx.locals {
             // One loop per layout: this is the most frequent node.
             Locals::Lanes(ls) => {
@@ -254,7 +254,7 @@ fn eval_into(cx: &mut Ctx, mask: u64, e: &CE, out: &mut Col) -> Option<()> {
             }
             Locals::Binder { store, .. } => {
                 let (k, x) = classify(store.get(*s as usize)?)?;
-                fill(out, mask, k, x);
+                fill(out, k, x);
             }
             Locals::Columns { store, cols, .. } => match cols.iter().find(|c| c.0 == *s) {
                 Some((_, c)) => {
@@ -264,7 +264,7 @@ fn eval_into(cx: &mut Ctx, mask: u64, e: &CE, out: &mut Col) -> Option<()> {
                 }
                 None => {
                     let (k, x) = classify(store.get(*s as usize)?)?;
-                    fill(out, mask, k, x);
+                    fill(out, k, x);
                 }
             },
         },
@@ -483,7 +483,7 @@ fn run_read(
     true
 }
 
-fn fill(out: &mut Col, _mask: u64, kind: Kind, x: i64) {
+fn fill(out: &mut Col, kind: Kind, x: i64) {
     out.kind = kind;
     // Lanes outside the mask carry no meaning: fill them all.
     out.v = [x; MAX_LANES];

@@ -108,9 +108,7 @@ impl Owners {
         *e |= 2;
         true
     }
-}
 
-impl Owners {
     /// Record accesses by threads `t0..t0 + n` to elements `start..start + n` of `obj`, thread
     /// `t0 + l` to element `start + l`; false at the first that conflicts.
     fn access_run(
@@ -164,6 +162,17 @@ fn run_can_read(fams: &[Fam], t0: usize, obj: u32, base: i64) -> bool {
         .any(|f| f.obj == obj && Some(f.off) == off && f.amt.can_read())
 }
 
+/// May each lane `l` of a run, thread `t0 + l`, write element `base + l` of `obj`? That is
+/// the families of `obj` with offset `base - t0` summing to a whole.
+fn run_can_write(fams: &[Fam], t0: usize, obj: u32, base: i64) -> bool {
+    let off = base.checked_sub(t0 as i64);
+    let mut sum = Amt::NONE;
+    for f in fams.iter().filter(|f| f.obj == obj && Some(f.off) == off) {
+        sum.add(&f.amt);
+    }
+    sum.can_write()
+}
+
 /// Who writes a run, and what must allow it.
 struct Writer<'a> {
     /// The families of the threads, when permissions are checked.
@@ -176,7 +185,7 @@ struct Writer<'a> {
 
 /// Write `val` to a run: lanes `0..n`, threads `t0..t0 + n`, writing consecutive elements of
 /// one array, each lane allowed to by the families of its thread. Then one bounds check and
-/// one permission check serve all lanes. `Ok(Some(old values))` when written; `Ok(None)`
+/// one permission check serve all lanes. `Some(Some(old values))` when written; `Some(None)`
 /// (nothing written) when the write is not such a run or not allowed, and the caller writes
 /// lane by lane, which reports; `None` when it conflicts with another thread's access (give
 /// up: the lane-by-lane write would find the conflict too).
@@ -195,16 +204,11 @@ fn write_run(
     let (Ok(id), Ok(start)) = (u32::try_from(r), usize::try_from(base)) else {
         return Some(None);
     };
-    if let Some(fams) = who.fams {
-        // Each lane's right to its element: the families of offset `base - t0`, summed.
-        let off = base.checked_sub(who.t0 as i64);
-        let mut sum = Amt::NONE;
-        for f in fams.iter().filter(|f| f.obj == id && Some(f.off) == off) {
-            sum.add(&f.amt);
-        }
-        if !sum.can_write() {
-            return Some(None);
-        }
+    if who
+        .fams
+        .is_some_and(|fams| !run_can_write(fams, who.t0, id, base))
+    {
+        return Some(None);
     }
     let in_bounds = match heap.objs.get(id as usize) {
         Some(HObj::Array { data, .. }) => start.checked_add(n).is_some_and(|e| e <= data.len()),
