@@ -6,7 +6,10 @@
 //!   pinned by an insta snapshot in `tests/snapshots/`.
 
 use alpine_rs::diag::{render_plain, SourceFile};
-use alpine_rs::front::{parse, ParseOptions};
+use alpine_rs::front::ParseOptions;
+// The front end with the optimizations' annotation checks (operands and placement), as every
+// command that optimizes or lists reads a file.
+use alpine_rs::transforms::registry::parse;
 use std::path::{Path, PathBuf};
 
 fn corpus_dir() -> PathBuf {

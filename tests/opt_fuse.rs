@@ -6,9 +6,10 @@ use alpine_rs::analyze::names::NameGen;
 use alpine_rs::analyze::sites::{sites, SiteKind};
 use alpine_rs::diag::{render_plain, SourceFile};
 use alpine_rs::edit::{removal_span, EditSet, Layout};
-use alpine_rs::front::ast::{AnnotKind, Expr};
-use alpine_rs::front::parser::{parse, parse_expr_text, ParseOptions};
-use alpine_rs::transforms::{run, Ctx, Params};
+use alpine_rs::front::parser::{parse, ParseOptions};
+use alpine_rs::transforms::params::{value, Raw};
+use alpine_rs::transforms::registry::{self, Request};
+use alpine_rs::transforms::{run, Ctx};
 use std::path::Path;
 
 struct Run {
@@ -34,38 +35,32 @@ fn fuse_file(name: &str, src: &str) -> Run {
         "{name}: input does not parse:\n{}",
         render_plain(&[&SourceFile::new(name, src)], &errs)
     );
-    let site = sites(&parsed.program)
+    let (
+        site,
+        Request {
+            annotation: ann,
+            mut params,
+        },
+    ) = sites(&parsed.program)
         .into_iter()
-        .find(|s| {
-            s.kind == SiteKind::Par
-                && s.annotations
-                    .iter()
-                    .any(|a| matches!(a.kind, AnnotKind::Fuse { .. }))
+        .filter(|s| s.kind == SiteKind::Par)
+        .find_map(|s| {
+            registry::requests(src, parsed.dialect, &s)
+                .into_iter()
+                .find(|r| r.opt().meta().name == "fuse")
+                .map(|r| (s, r))
         })
         .expect("a fuse annotation");
-    let ann = site
-        .annotations
-        .iter()
-        .find(|a| matches!(a.kind, AnnotKind::Fuse { .. }))
-        .unwrap()
-        .clone();
-    let mut params = Params::from_annotation(&ann);
     // `// args: --block-size TS` / `--blocks B`.
     if let Some(args) = header(src, "args") {
         let words: Vec<&str> = args.split_whitespace().collect();
         for w in words.windows(2) {
-            if let Params::Fuse {
-                blocks, block_size, ..
-            } = &mut params
-            {
-                match w[0] {
-                    "--block-size" => {
-                        let e: Expr = parse_expr_text(w[1], parsed.dialect).expect("block size");
-                        *block_size = Some(e);
-                    }
-                    "--blocks" => *blocks = w[1].parse().ok(),
-                    _ => {}
-                }
+            let Some(flag) = w[0].strip_prefix("--") else {
+                continue;
+            };
+            if let Some(p) = params.opt.meta().params.iter().find(|p| p.flag == flag) {
+                let v = value(p, &Raw::Text(w[1].into()), flag, parsed.dialect).expect("value");
+                params.set(p.key, v);
             }
         }
     }

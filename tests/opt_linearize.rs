@@ -3,12 +3,9 @@
 
 mod common;
 
-use alpine_rs::front::ast::OptKind;
 use alpine_rs::front::parser::{parse, ParseOptions};
 use alpine_rs::transforms::driver::{apply, DriverOptions};
 use common::{driver_agrees, files, root, stepwise_case};
-
-const KIND: OptKind = OptKind::Linearize;
 
 #[test]
 fn corpus() {
@@ -16,7 +13,7 @@ fn corpus() {
     let fs = files(&dir);
     assert!(!fs.is_empty(), "no corpus files found in {}", dir.display());
     for p in fs {
-        let (name, content) = stepwise_case(KIND, &p, "corpus");
+        let (name, content) = stepwise_case(common::opt("linearize"), &p, "corpus");
         insta::assert_snapshot!(name, content);
     }
 }
@@ -24,7 +21,7 @@ fn corpus() {
 #[test]
 fn fixtures() {
     for p in files(&root().join("fixtures/linearize")) {
-        let (name, content) = stepwise_case(KIND, &p, "fixture");
+        let (name, content) = stepwise_case(common::opt("linearize"), &p, "fixture");
         insta::assert_snapshot!(name, content);
     }
 }
@@ -35,12 +32,18 @@ fn mixed(src: &str) -> bool {
     alpine_rs::analyze::sites::sites(&parsed.program)
         .iter()
         .flat_map(|s| &s.annotations)
-        .any(|a| a.kind.opt() != KIND)
+        .any(|a| {
+            alpine_rs::transforms::registry::lookup(&a.keyword.name)
+                != Some(common::opt("linearize"))
+        })
 }
 
 #[test]
 fn via_driver() {
-    driver_agrees(KIND, &[root().join("../shared/corpus/linearize")]);
+    driver_agrees(
+        common::opt("linearize"),
+        &[root().join("../shared/corpus/linearize")],
+    );
     // Fixtures with annotations of other kinds go through the whole driver; the others must
     // come out exactly as the step-by-step linearization does.
     let dir = root().join("fixtures/linearize");
@@ -66,7 +69,7 @@ fn via_driver() {
             res.output
         );
     }
-    driver_agrees(KIND, std::slice::from_ref(&tmp));
+    driver_agrees(common::opt("linearize"), std::slice::from_ref(&tmp));
     let _ = std::fs::remove_dir_all(&tmp);
 }
 
@@ -76,7 +79,8 @@ fn via_driver() {
 fn pending_prefetch_follows_the_matrix() {
     let p = root().join("fixtures/linearize/ok_prefetch_pending.pvl");
     let src = std::fs::read_to_string(p).unwrap();
-    let (out, _) = common::stepwise_apply(KIND, "ok_prefetch_pending.pvl", &src).unwrap();
+    let (out, _) =
+        common::stepwise_apply(common::opt("linearize"), "ok_prefetch_pending.pvl", &src).unwrap();
     assert!(out.contains("gpuopt glob_to_reg g (8 * r + c);"), "{out}");
 }
 
@@ -84,9 +88,9 @@ fn pending_prefetch_follows_the_matrix() {
 /// method, and every rewritten method (the caller too) indexes through it.
 #[test]
 fn index_fn_helper_once_per_class() {
-    use alpine_rs::front::ast::{Expr, Layout};
+    use alpine_rs::front::Dialect;
     use alpine_rs::transforms::driver::{At, CliStep};
-    use alpine_rs::transforms::Params;
+    use alpine_rs::transforms::params::{build, Raw, Spelling};
     let src =
         std::fs::read_to_string(root().join("fixtures/linearize/ok_rowscale_caller.pvl")).unwrap();
     let line = src
@@ -96,12 +100,18 @@ fn index_fn_helper_once_per_class() {
         + 1;
     let opts = DriverOptions {
         steps: vec![CliStep {
-            params: Params::Linearize {
-                matrix: "m".into(),
-                layout: Layout::Row,
-                dims: (Expr::int(3), Expr::int(5)),
-                index_fn: true,
-            },
+            params: build(
+                common::opt("linearize"),
+                &[
+                    ("array".into(), Raw::Text("m".into())),
+                    ("layout".into(), Raw::Text("row".into())),
+                    ("dims".into(), Raw::Text("3, 5".into())),
+                    ("index_fn".into(), Raw::Switch(true)),
+                ],
+                Spelling::Key,
+                Dialect::V1,
+            )
+            .expect("valid parameters"),
             at: At { line, col: None },
         }],
         ..Default::default()

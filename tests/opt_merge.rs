@@ -36,22 +36,11 @@ mod rounds {
     use alpine_rs::analyze::names::NameGen;
     use alpine_rs::analyze::sites::{sites, Site};
     use alpine_rs::edit::{removal_span, EditSet, Layout};
-    use alpine_rs::front::ast::{Annotation, OptKind};
     use alpine_rs::front::{parse, ParseOptions};
     use alpine_rs::transforms::driver::{apply, DriverOptions};
-    use alpine_rs::transforms::{run, Ctx, Params};
+    use alpine_rs::transforms::registry::{self, Request};
+    use alpine_rs::transforms::{run, Ctx};
     use std::cmp::Reverse;
-
-    fn rank(k: OptKind) -> usize {
-        match k {
-            OptKind::Linearize => 0,
-            OptKind::Fuse => 1,
-            OptKind::Merge => 2,
-            OptKind::Prefetch => 3,
-            OptKind::Tile => 4,
-            OptKind::Unroll => 5,
-        }
-    }
 
     /// One annotation per step: remove it, re-parse, optimize, apply, re-parse.
     fn one_step_at_a_time(src: &str) -> (String, Vec<String>) {
@@ -62,18 +51,30 @@ mod rounds {
         let mut codes = Vec::new();
         loop {
             let parsed = parse(&text, &opts);
-            let mut pend: Vec<(Site, Annotation)> = sites(&parsed.program)
+            let mut pend: Vec<(Site, Request)> = sites(&parsed.program)
                 .into_iter()
                 .flat_map(|s| {
-                    s.annotations
-                        .clone()
+                    registry::requests(&text, parsed.dialect, &s)
                         .into_iter()
-                        .map(move |a| (s.clone(), a))
+                        .map(move |r| (s.clone(), r))
                 })
-                .filter(|(_, a)| !refused.contains(&a.span.start()))
+                .filter(|(_, r)| !refused.contains(&r.annotation.span.start()))
                 .collect();
-            pend.sort_by_key(|(s, a)| (rank(a.kind.opt()), Reverse(s.depth), a.span.start()));
-            let Some((site, ann)) = pend.into_iter().next() else {
+            pend.sort_by_key(|(s, r)| {
+                (
+                    registry::rank(r.opt()),
+                    Reverse(s.depth),
+                    r.annotation.span.start(),
+                )
+            });
+            let Some((
+                site,
+                Request {
+                    annotation: ann,
+                    params,
+                },
+            )) = pend.into_iter().next()
+            else {
                 return (text, codes);
             };
             let removal = removal_span(&text, ann.span);
@@ -98,7 +99,7 @@ mod rounds {
                 timeout_ms: alpine_rs::check::DEFAULT_TIMEOUT_MS,
                 annotation_text: Some(ann.span.text(&text).to_string()),
             };
-            match run(&mut ctx, &site1, &Params::from_annotation(&ann)) {
+            match run(&mut ctx, &site1, &params) {
                 Ok(a) => {
                     let out = a.edits.apply(&text1).expect("edits apply");
                     refused = refused

@@ -9,9 +9,9 @@ use alpine_rs::analyze::names::NameGen;
 use alpine_rs::analyze::sites::sites;
 use alpine_rs::diag::{render_plain, Diagnostic, SourceFile};
 use alpine_rs::edit::{removal_span, Layout};
-use alpine_rs::front::ast::OptKind;
 use alpine_rs::front::parser::{parse, ParseOptions};
-use alpine_rs::transforms::{run, Ctx, Params};
+use alpine_rs::transforms::registry;
+use alpine_rs::transforms::{run, Ctx};
 use std::path::{Path, PathBuf};
 
 struct Outcome {
@@ -36,11 +36,15 @@ fn apply_all(name: &str, src: &str) -> Outcome {
         let found = all
             .iter()
             .enumerate()
-            .flat_map(|(i, s)| s.annotations.iter().map(move |a| (i, a.clone())))
-            .filter(|(_, a)| a.kind.opt() == OptKind::Prefetch)
+            .flat_map(|(i, s)| {
+                registry::requests(&cur, parsed.dialect, s)
+                    .into_iter()
+                    .map(move |r| (i, r))
+            })
+            .filter(|(_, r)| r.opt().meta().name == "prefetch")
             .nth(refused);
-        let Some((si, ann)) = found else { break };
-        let params = Params::from_annotation(&ann);
+        let Some((si, req)) = found else { break };
+        let (ann, params) = (req.annotation, req.params);
         let rm = removal_span(&cur, ann.span);
         let removed = format!("{}{}", &cur[..rm.start()], &cur[rm.end()..]);
         let parsed2 = parse(&removed, &opts);

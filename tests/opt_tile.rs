@@ -3,10 +3,7 @@
 
 mod common;
 
-use alpine_rs::front::ast::OptKind;
 use common::{driver_agrees, files, root, stepwise_case};
-
-const KIND: OptKind = OptKind::Tile;
 
 #[test]
 fn corpus() {
@@ -14,7 +11,7 @@ fn corpus() {
     let fs = files(&dir);
     assert!(!fs.is_empty(), "no corpus files found in {}", dir.display());
     for p in fs {
-        let (name, content) = stepwise_case(KIND, &p, "corpus");
+        let (name, content) = stepwise_case(common::opt("tile"), &p, "corpus");
         insta::assert_snapshot!(name, content);
     }
 }
@@ -22,7 +19,7 @@ fn corpus() {
 #[test]
 fn fixtures() {
     for p in files(&root().join("fixtures/tile")) {
-        let (name, content) = stepwise_case(KIND, &p, "fixture");
+        let (name, content) = stepwise_case(common::opt("tile"), &p, "fixture");
         insta::assert_snapshot!(name, content);
     }
 }
@@ -30,7 +27,7 @@ fn fixtures() {
 #[test]
 fn via_driver() {
     driver_agrees(
-        KIND,
+        common::opt("tile"),
         &[
             root().join("../shared/corpus/tile"),
             root().join("fixtures/tile"),

@@ -1,18 +1,21 @@
 //! Applying several optimizations in one run (optimizations.md §8).
 //!
-//! Each step: pick the next request, check applicability and build the edit set (the
+//! Each step: pick the next request, remove the annotation it consumes (the driver does this, the
+//! same way for every optimization), check applicability and build the edit set (the
 //! optimization's job), apply it, and re-parse, so every step works on the real output of the
-//! previous one. In-source annotations are applied by kind in Alpinist's order (linearize → fuse
-//! → merge → prefetch → tile → unroll), within a kind in source order with inner loops first; the
-//! consumed annotation is removed before the optimization runs. Command-line steps run in
-//! command-line order; their `--at` lines always refer to the input file.
+//! previous one. In-source annotations are applied by kind in the registry's order (Alpinist's:
+//! linearize → fuse → merge → prefetch → tile → unroll), within a kind in source order with inner
+//! loops first. Command-line steps run in command-line order; their `--at` lines always refer to
+//! the input file.
 
-use super::{run, Ctx, Params};
+use super::params::{self, Raw, Spelling};
+use super::registry::{self, Request};
+use super::{run, Ctx, MethodPar, Opt, Params};
 use crate::analyze::names::NameGen;
-use crate::analyze::sites::{check_annotations, sites, Site, SiteKind};
+use crate::analyze::sites::{sites, Site, SiteKind};
 use crate::diag::{Diagnostic, SourceFile};
-use crate::edit::{removal_span, EditSet, Layout};
-use crate::front::ast::{Annotation, OptKind, Program};
+use crate::edit::{removal_span, Edit, EditSet, Layout};
+use crate::front::ast::{Annotation, Program};
 use crate::front::dialect::{Dialect, DialectChoice};
 use crate::front::span::{LineIndex, Span};
 use crate::front::{parse, ParseOptions, Parsed};
@@ -65,6 +68,10 @@ pub struct DriverOptions {
     pub keep_going: bool,
     /// Command-line steps; empty means: apply the file's own annotations.
     pub steps: Vec<CliStep>,
+    /// Parameters given without `--opt` (flag name without dashes, value): each applies to the
+    /// in-source annotations whose optimization takes it and whose annotation cannot state it
+    /// (see [`overrides_fit`]).
+    pub overrides: Vec<(String, Raw)>,
 }
 
 /// Diagnostics together with the text their spans refer to.
@@ -104,31 +111,63 @@ impl DriverResult {
     }
 }
 
-fn kind_rank(k: OptKind) -> usize {
-    match k {
-        OptKind::Linearize => 0,
-        OptKind::Fuse => 1,
-        OptKind::Merge => 2,
-        OptKind::Prefetch => 3,
-        OptKind::Tile => 4,
-        OptKind::Unroll => 5,
-    }
-}
-
-/// Parse and run the front checks; `Err` holds the diagnostics of bad input.
+/// Parse and check the annotations; `Err` holds the diagnostics of bad input.
 pub fn front(name: &str, src: &str, opts: &ParseOptions) -> Result<Parsed, Report> {
-    let parsed = parse(src, opts);
-    let mut diags = parsed.diagnostics.clone();
-    if !parsed.has_errors() {
-        diags.extend(check_annotations(&parsed.program));
-    }
-    if diags.iter().any(|d| d.is_error()) {
+    let parsed = registry::parse(src, opts);
+    if parsed.has_errors() {
         return Err(Report {
             file: SourceFile::new(name, src),
-            diagnostics: diags,
+            diagnostics: parsed.diagnostics,
         });
     }
     Ok(parsed)
+}
+
+/// For each override (flag, value) of `overrides`, whether some annotation of the file takes it:
+/// its optimization has a parameter with that flag that is not an annotation operand. `Err` is
+/// the message of a usage error for the first one that fits none.
+pub fn overrides_fit(
+    src: &str,
+    parsed: &Parsed,
+    overrides: &[(String, Raw)],
+) -> Result<(), String> {
+    let opts: Vec<Opt> = sites(&parsed.program)
+        .iter()
+        .flat_map(|s| registry::requests(src, parsed.dialect, s))
+        .map(|r| r.opt())
+        .collect();
+    for (flag, raw) in overrides {
+        let mut fits = false;
+        for opt in &opts {
+            let Some(p) = opt.meta().params.iter().find(|p| p.flag == flag.as_str()) else {
+                continue;
+            };
+            if p.in_annotation {
+                return Err(format!(
+                    "--{flag} is stated by the file's `gpuopt {}` annotations; to set it, use --opt {} --at line:N",
+                    opt.meta().keyword,
+                    opt.meta().name
+                ));
+            }
+            if let Err(e) = params::value(p, raw, flag, parsed.dialect) {
+                return Err(e.message(opt.meta().name, |f| format!("--{f}")));
+            }
+            fits = true;
+        }
+        if !fits {
+            let takers: Vec<&str> = registry::ALL
+                .iter()
+                .filter(|o| o.meta().params.iter().any(|p| p.flag == flag.as_str()))
+                .map(|o| o.meta().name)
+                .collect();
+            return Err(format!(
+                "--{flag} applies to no annotation of the file (it is a parameter of {}); use it with --opt {} --at line:N",
+                takers.join(", "),
+                takers.first().copied().unwrap_or("KIND")
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Run the optimizations on `src` (named `name` in diagnostics).
@@ -159,6 +198,17 @@ pub fn apply(name: &str, src: &str, opts: &DriverOptions) -> DriverResult {
             file: SourceFile::new(name, src),
             diagnostics: warnings,
         });
+    }
+    if !opts.overrides.is_empty() {
+        if let Err(msg) = overrides_fit(src, &parsed, &opts.overrides) {
+            res.reports.push(Report {
+                file: SourceFile::new(name, src),
+                diagnostics: vec![Diagnostic::error("A0000", msg)
+                    .with_help("give parameter flags after the --opt they belong to")],
+            });
+            res.bad_input = true;
+            return res;
+        }
     }
     let mut names = NameGen::for_text(src);
     // Outputs are written in the input's dialect, so they are read back in it (which also
@@ -207,28 +257,82 @@ impl State {
         };
         SourceFile::new(name, self.text.clone())
     }
+
+    fn timeout_ms(opts: &DriverOptions) -> u32 {
+        if opts.timeout_ms == 0 {
+            crate::check::DEFAULT_TIMEOUT_MS
+        } else {
+            opts.timeout_ms
+        }
+    }
 }
 
-/// The annotations still to apply, in application order.
-fn pending(parsed: &Parsed, skip: &[usize]) -> Vec<(Site, Annotation)> {
-    let mut v: Vec<(Site, Annotation)> = sites(&parsed.program)
-        .into_iter()
-        .flat_map(|s| {
-            s.annotations
-                .clone()
-                .into_iter()
-                .map(move |a| (s.clone(), a))
-        })
-        .filter(|(_, a)| !skip.contains(&a.span.start()))
-        .collect();
-    v.sort_by_key(|(s, a)| {
+/// The annotations still to apply, in application order, with the overrides applied; `Err` for
+/// an annotation that no longer reads (an earlier step wrote it wrong: a bug of ours).
+fn pending(
+    st: &State,
+    skip: &[usize],
+    overrides: &[(String, Raw)],
+) -> Result<Vec<(Site, Request)>, Report> {
+    let mut v = Vec::new();
+    for s in sites(&st.parsed.program) {
+        for a in &s.annotations {
+            if skip.contains(&a.span.start()) {
+                continue;
+            }
+            let mut params = match registry::read(&st.text, st.parsed.dialect, a) {
+                Ok(p) => p,
+                Err(diags) => {
+                    let mut d = Diagnostic::error(
+                        "A0099",
+                        "internal error: an earlier step left an annotation that does not read",
+                    )
+                    .with_primary(a.span, "this annotation")
+                    .with_help("please report this; the file was left unchanged");
+                    for e in diags.iter().take(3) {
+                        d = d.with_note(e.message.clone());
+                    }
+                    return Err(Report {
+                        file: st.file(),
+                        diagnostics: vec![d],
+                    });
+                }
+            };
+            apply_overrides(&mut params, overrides, st.parsed.dialect);
+            v.push((
+                s.clone(),
+                Request {
+                    annotation: a.clone(),
+                    params,
+                },
+            ));
+        }
+    }
+    v.sort_by_key(|(s, r)| {
         (
-            kind_rank(a.kind.opt()),
+            registry::rank(r.opt()),
             std::cmp::Reverse(s.depth),
-            a.span.lo,
+            r.annotation.span.lo,
         )
     });
-    v
+    Ok(v)
+}
+
+/// Set the overrides that `params`' optimization takes (checked by [`overrides_fit`]).
+fn apply_overrides(params: &mut Params, overrides: &[(String, Raw)], dialect: Dialect) {
+    for (flag, raw) in overrides {
+        let meta = params.opt.meta();
+        let Some(p) = meta
+            .params
+            .iter()
+            .find(|p| p.is_named(flag, Spelling::Flag) && !p.in_annotation)
+        else {
+            continue;
+        };
+        if let Ok(v) = params::value(p, raw, flag, dialect) {
+            params.set(p.key, v);
+        }
+    }
 }
 
 fn apply_annotations(
@@ -243,35 +347,40 @@ fn apply_annotations(
     // Each step consumes or skips one annotation; the bound guards against a step that would
     // re-create annotations forever.
     for _ in 0..10_000 {
-        let pend = pending(&st.parsed, &refused);
-        let batch: Vec<(Site, Annotation)> = if rounds {
-            independent_batch(&st.text, &st.parsed, &pend)
+        let pend = match pending(st, &refused, &opts.overrides) {
+            Ok(p) => p,
+            Err(report) => {
+                res.refused += 1;
+                res.reports.push(report);
+                return;
+            }
+        };
+        if rounds {
+            let batch: Vec<(Site, Request)> = independent_batch(&st.parsed, &pend)
                 .into_iter()
                 .map(|i| pend[i].clone())
-                .collect()
-        } else {
-            Vec::new()
-        };
-        if batch.len() > 1 {
-            if round(st, names, opts, &batch, res, &mut refused) {
-                continue;
+                .collect();
+            if batch.len() > 1 {
+                if round(st, names, opts, &batch, res, &mut refused) {
+                    continue;
+                }
+                // A round that cannot be completed (only an internal error does that) would
+                // fail again: the rest of the run goes one step at a time, which reports it.
+                rounds = false;
             }
-            // A round that cannot be completed (only an internal error does that) would fail
-            // again: the rest of the run goes one step at a time, which reports the error.
-            rounds = false;
         }
-        let Some((site, ann)) = pend.into_iter().next() else {
+        let Some((site, req)) = pend.into_iter().next() else {
             break;
         };
-        let params = Params::from_annotation(&ann);
+        let ann = &req.annotation;
         let removal = removal_span(&st.text, ann.span);
         match step(
             st,
             names,
             opts,
             &site,
-            &params,
-            Some((&ann, removal)),
+            &req.params,
+            Some((ann, removal)),
             &mut res.reports,
         ) {
             Ok(edits) => {
@@ -297,173 +406,147 @@ fn apply_annotations(
 /// parse, with the same output as one step each.
 ///
 /// Re-parsing the whole file twice per step dominates the cost of a file with many annotated
-/// loops. Unrolling and merging edit only the loop they are applied to, and what they read of
-/// the rest of the program (callee contracts, pure functions) they never change; so steps in
-/// different methods do not see each other, and running them on the same text gives what running
-/// them one after the other gives. A round takes at most one step per method (a later step in
-/// the same method must see the earlier one's output), and only steps of the kind that comes
-/// next:
-/// * unrolling allocates no names, so its round takes the first pending unroll of every method,
+/// loops. Rewrites of a whole construct (unrolling, merging: `Meta::exclusive`) edit only the
+/// loop they are applied to, and what they read of the rest of the program (callee contracts,
+/// pure functions) they never change; so steps in different methods do not see each other, and
+/// running them on the same text gives what running them one after the other gives. A round
+/// takes at most one step per method (a later step in the same method must see the earlier
+/// one's output), and only steps of the kind that comes next:
+/// * a kind that allocates no names (unrolling) takes the first pending step of every method,
 ///   wherever it sits in the order (the order of independent steps changes nothing but the
 ///   order of their diagnostics);
-/// * merging allocates fresh names in application order, so its round is a prefix of the order;
-///   it also ends after a loop whose body carries merge annotations (the copies become new
-///   steps, which may come next in the order).
-fn independent_batch(text: &str, parsed: &Parsed, pend: &[(Site, Annotation)]) -> Vec<usize> {
-    let Some(kind) = pend.first().map(|(_, a)| a.kind.opt()) else {
+/// * one that does (merging) allocates fresh names in application order, so its round is a
+///   prefix of the order; it also ends after a loop whose body carries annotations of the kind
+///   (the copies become new steps, which may come next in the order).
+fn independent_batch(parsed: &Parsed, pend: &[(Site, Request)]) -> Vec<usize> {
+    let Some(kind) = pend.first().map(|(_, r)| r.opt()) else {
         return Vec::new();
     };
-    if !matches!(kind, OptKind::Unroll | OptKind::Merge) {
+    if !kind.meta().exclusive || !kind.meta().sites.contains(&SiteKind::Loop) {
         return Vec::new();
     }
+    let names_fresh = kind.meta().allocates_names;
     let all = sites(&parsed.program);
     let mut methods: Vec<(Option<&str>, &str)> = Vec::new();
     let mut out = Vec::new();
-    for (i, (site, ann)) in pend.iter().enumerate() {
+    for (i, (site, req)) in pend.iter().enumerate() {
         let key = (site.class.as_deref(), site.method.as_str());
         let seen = methods.contains(&key);
-        let fits = removable_in_place(text, ann);
-        if ann.kind.opt() != kind || (kind == OptKind::Merge && (seen || !fits)) {
+        if req.opt() != kind || (names_fresh && seen) {
             break;
         }
-        if seen || !fits {
-            methods.push(key);
+        methods.push(key);
+        if seen {
             continue;
         }
-        methods.push(key);
         out.push(i);
         let carries = all.iter().any(|s| {
             site.span.contains(s.span)
                 && !s.keyword.same_place(site.keyword)
-                && s.annotations.iter().any(|a| a.kind.opt() == kind)
+                && s.annotations
+                    .iter()
+                    .any(|a| registry::lookup(&a.keyword.name) == Some(kind))
         });
-        if carries && kind == OptKind::Merge {
+        if carries && names_fresh {
             break;
         }
     }
     out
 }
 
-/// Whether the rewrite of a loop in a round removes its annotation exactly as a single step does
-/// (`removal_span`): in place when it shares its line, else the whole line, which the
-/// rewrite reproduces by joining the next line up when that line has the same indentation.
-fn removable_in_place(src: &str, ann: &Annotation) -> bool {
-    if !crate::edit::alone_on_line(src, ann.span) {
-        return true;
-    }
-    let r = removal_span(src, ann.span);
-    let indent = crate::edit::indent_at(src, ann.span.start());
-    let rest = &src[r.end()..];
-    let next = rest.len() - rest.trim_start_matches([' ', '\t']).len();
-    &rest[..next] == indent && !rest[next..].starts_with(['\n', '\r']) && !rest[next..].is_empty()
-}
-
-/// Apply `batch` (from [`independent_batch`]) as one round: every step runs on the current text
-/// and parse, all edits are applied together, and the result is parsed once. The annotations
-/// stay in the text the steps read: unrolling and merging drop their own annotation with the
-/// loop they rewrite (so no intermediate text needs a parse), and a refused step leaves its
-/// annotation where it is. `false` if the round could not be completed (the state is then
-/// unchanged and the caller falls back to single steps).
+/// Apply `batch` (from [`independent_batch`]) as one round: the driver removes every consumed
+/// annotation at once (as a single step would, each with its [`removal_span`]), every step runs
+/// on that one text and parse, and all edits are applied together and the result parsed once; a
+/// refused step gets its annotation back. `false` if the round could not be completed (the
+/// state is then unchanged and the caller falls back to single steps).
 fn round(
     st: &mut State,
     names: &mut NameGen,
     opts: &DriverOptions,
-    batch: &[(Site, Annotation)],
+    batch: &[(Site, Request)],
     res: &mut DriverResult,
     refused: &mut Vec<usize>,
 ) -> bool {
     let before_file = st.file();
-    let layout = Layout::detect(&st.text);
     // The single-step fallback must allocate the same fresh names.
     let names_before = names.clone();
+    let mut removals = EditSet::new();
+    for (_, req) in batch {
+        removals.push(Edit::delete(removal_span(&st.text, req.annotation.span)));
+    }
+    let Ok(text1) = removals.apply(&st.text) else {
+        return false;
+    };
+    let parsed1 = parse(&text1, &st.reparse);
+    if parsed1.has_errors() {
+        return false;
+    }
+    let sites1 = sites(&parsed1.program);
+    let layout = Layout::detect(&text1);
     let mut all = EditSet::new();
     let mut reports = Vec::new();
-    let mut newly_refused = Vec::new();
     let mut applied = 0;
-    for (site, ann) in batch {
-        let params = Params::from_annotation(ann);
+    // Where each refused annotation goes back (in `text1`), and its text.
+    let mut restore: Vec<(usize, &str)> = Vec::new();
+    for (site, req) in batch {
+        let ann = &req.annotation;
+        let removal = removal_span(&st.text, ann.span);
+        let point = removals
+            .map_offset(removal.start())
+            .unwrap_or(removal.start());
+        let Some(key) = removals.map_offset(site.keyword.start()) else {
+            *names = names_before;
+            return false;
+        };
+        let Some(site1) = sites1
+            .iter()
+            .find(|s| s.keyword.start() == key && s.kind == site.kind)
+        else {
+            *names = names_before;
+            return false;
+        };
         let mut ctx = Ctx {
-            src: &st.text,
-            parsed: &st.parsed,
+            src: &text1,
+            parsed: &parsed1,
             layout: layout.clone(),
             names: &mut *names,
-            timeout_ms: if opts.timeout_ms == 0 {
-                crate::check::DEFAULT_TIMEOUT_MS
-            } else {
-                opts.timeout_ms
-            },
+            timeout_ms: State::timeout_ms(opts),
             annotation_text: Some(ann.span.text(&st.text).to_string()),
         };
-        match run(&mut ctx, site, &params) {
+        // Spans over `text1` are reported over the text before the round.
+        let back = |sp: Span| -> Span {
+            let f = |o: usize| unmap(&removals, o);
+            Span::new(f(sp.start()), f(sp.end()))
+        };
+        match run(&mut ctx, site1, &req.params) {
             Ok(a) => {
-                // The step must have rewritten the loop with its annotation in it.
-                let covered = a
-                    .edits
-                    .edits()
-                    .iter()
-                    .any(|e| e.lo <= ann.span.start() && ann.span.end() <= e.hi);
-                if !covered {
-                    *names = names_before;
-                    return false;
-                }
                 applied += 1;
-                // The step dropped the annotation with its loop. When the annotation ends a line
-                // after other text, a single step also drops the spaces before it; they lie
-                // outside the loop when the annotation starts it.
-                let r = removal_span(&st.text, ann.span);
-                let spaces = Span::new(r.start(), ann.span.start());
-                let dropped = a
-                    .edits
-                    .edits()
-                    .iter()
-                    .any(|e| e.lo <= spaces.start() && spaces.start() < e.hi);
                 all.extend(a.edits);
-                if !spaces.is_empty() && !crate::edit::alone_on_line(&st.text, ann.span) && !dropped
-                {
-                    all.replace(spaces, "");
-                }
                 if !a.diagnostics.is_empty() {
-                    reports.push((false, a.diagnostics));
+                    reports.push((false, relabel(a.diagnostics, back)));
                 }
             }
-            Err(mut diags) => {
-                if diags.is_empty() {
-                    diags.push(Diagnostic::error(
-                        "A0004",
-                        format!("the {} optimization was refused", params.opt().cli_name()),
-                    ));
-                }
-                if let Some(first) = diags.first_mut() {
-                    if !first.labels.iter().any(|l| l.span.same_place(ann.span)) {
-                        first.labels.push(crate::diag::Label {
-                            file: 0,
-                            span: ann.span,
-                            message: "requested here".into(),
-                            primary: false,
-                        });
-                    }
-                }
+            Err(diags) => {
+                let diags = requested_here(relabel(diags, back), &req.params, ann);
                 reports.push((true, diags));
-                newly_refused.push(ann.span.start());
+                restore.push((point, removal.text(&st.text)));
             }
         }
     }
-    let Ok(out) = all.apply(&st.text) else {
+    let kept = all.clone();
+    for (p, t) in &restore {
+        all.insert(*p, *t);
+    }
+    let Ok(out) = all.apply(&text1) else {
         *names = names_before;
         return false;
     };
-    // Only refusals: the text stays, and so does its parse.
-    let reparsed = if applied == 0 {
-        None
-    } else {
-        let p = parse(&out, &st.reparse);
-        if p.has_errors() {
-            // Which step produced it is unknown here: the single-step path finds and reports it.
-            *names = names_before;
-            return false;
-        }
-        Some(p)
-    };
+    let p = parse(&out, &st.reparse);
+    if p.has_errors() {
+        // Which step produced it is unknown here: the single-step path finds and reports it.
+        *names = names_before;
+        return false;
+    }
     for (is_refusal, diags) in reports {
         if is_refusal {
             res.refused += 1;
@@ -473,20 +556,82 @@ fn round(
             diagnostics: diags,
         });
     }
-    *refused = refused
+    // Earlier refusals lie outside every edit of the round; this round's refusals are restored
+    // at their points, after the kept edits and the restorations before them.
+    let restored_before = |p: usize| -> usize {
+        restore
+            .iter()
+            .filter(|(q, _)| *q < p)
+            .map(|(_, t)| t.len())
+            .sum()
+    };
+    let to_out = |o1: usize| kept.map_offset(o1).map(|o| o + restored_before(o1));
+    let mut now: Vec<usize> = refused
         .iter()
-        .chain(&newly_refused)
-        .filter_map(|&o| all.map_offset(o))
+        .filter_map(|&o| removals.map_offset(o).and_then(to_out))
         .collect();
-    if let Some(p) = reparsed {
-        names.add_written(&out, &all.written_ranges());
-        res.applied += applied;
-        st.step += applied;
-        st.text = out;
-        // Freed on the parser's thread while the next steps run.
-        crate::front::dispose(std::mem::replace(&mut st.parsed, p));
+    for (p, t) in &restore {
+        let lead = t.len() - t.trim_start().len();
+        if let Some(o) = to_out(*p) {
+            now.push(o + lead);
+        }
     }
+    *refused = now;
+    names.add_written(&out, &all.written_ranges());
+    res.applied += applied;
+    st.step += applied;
+    st.text = out;
+    // Freed on the parser's thread while the next steps run.
+    crate::front::dispose(std::mem::replace(&mut st.parsed, p));
     true
+}
+
+/// The offset in the text before `removals` of offset `o` of the text after them.
+fn unmap(removals: &EditSet, o: usize) -> usize {
+    let mut sorted: Vec<&Edit> = removals.edits().iter().collect();
+    sorted.sort_by_key(|e| e.lo);
+    let mut o = o;
+    for e in sorted {
+        if e.lo <= o {
+            o += e.hi - e.lo;
+        }
+    }
+    o
+}
+
+/// Map every label span of `diags` with `f`.
+fn relabel(mut diags: Vec<Diagnostic>, f: impl Fn(Span) -> Span) -> Vec<Diagnostic> {
+    for d in &mut diags {
+        for l in &mut d.labels {
+            l.span = f(l.span);
+        }
+    }
+    diags
+}
+
+/// A refusal, with the annotation that asked for the step labelled as the request.
+fn requested_here(
+    mut diags: Vec<Diagnostic>,
+    params: &Params,
+    ann: &Annotation,
+) -> Vec<Diagnostic> {
+    if diags.is_empty() {
+        diags.push(Diagnostic::error(
+            "A0004",
+            format!("the {} optimization was refused", params.opt.meta().name),
+        ));
+    }
+    if let Some(first) = diags.first_mut() {
+        if !first.labels.iter().any(|l| l.span.same_place(ann.span)) {
+            first.labels.push(crate::diag::Label {
+                file: 0,
+                span: ann.span,
+                message: "requested here".into(),
+                primary: false,
+            });
+        }
+    }
+    diags
 }
 
 /// Map an offset of the text before a step (annotation removal, then `edits` over the reduced
@@ -518,7 +663,7 @@ fn step(
     let (text1, parsed1, site1) = match annotation {
         Some((_, removal)) => {
             let mut es = EditSet::new();
-            es.push(crate::edit::Edit::delete(removal));
+            es.push(Edit::delete(removal));
             let text1 = es
                 .apply(&st.text)
                 .map_err(|e| internal(&before_file, e.to_string()))?;
@@ -543,11 +688,7 @@ fn step(
         parsed: &parsed1,
         layout: Layout::detect(&text1),
         names,
-        timeout_ms: if opts.timeout_ms == 0 {
-            crate::check::DEFAULT_TIMEOUT_MS
-        } else {
-            opts.timeout_ms
-        },
+        timeout_ms: State::timeout_ms(opts),
         annotation_text: annotation.map(|(a, _)| a.span.text(&st.text).to_string()),
     };
     let outcome = run(&mut ctx, &site1, params);
@@ -572,7 +713,7 @@ fn step(
                     "A0099",
                     format!(
                         "internal error: the {} optimization produced text that does not parse",
-                        params.opt().cli_name()
+                        params.opt.meta().name
                     ),
                 )
                 .with_primary(unshift(site1.keyword), "while rewriting this construct")
@@ -587,16 +728,10 @@ fn step(
             }
             names.add_written(&out, &applied.edits.written_ranges());
             if !applied.diagnostics.is_empty() {
-                let mut diags = applied.diagnostics;
-                for d in &mut diags {
-                    for l in &mut d.labels {
-                        l.span = unshift(l.span);
-                    }
-                }
                 // Warnings and notes are reported against the step's input text.
                 warnings.push(Report {
                     file: before_file,
-                    diagnostics: diags,
+                    diagnostics: relabel(applied.diagnostics, unshift),
                 });
             }
             st.step += 1;
@@ -604,29 +739,15 @@ fn step(
             crate::front::dispose(std::mem::replace(&mut st.parsed, reparsed));
             Ok(applied.edits)
         }
-        Err(mut diags) => {
-            if diags.is_empty() {
-                diags.push(Diagnostic::error(
+        Err(diags) => {
+            let mut diags = relabel(diags, unshift);
+            match annotation {
+                Some((a, _)) => diags = requested_here(diags, params, a),
+                None if diags.is_empty() => diags.push(Diagnostic::error(
                     "A0004",
-                    format!("the {} optimization was refused", params.opt().cli_name()),
-                ));
-            }
-            for d in &mut diags {
-                for l in &mut d.labels {
-                    l.span = unshift(l.span);
-                }
-            }
-            if let Some((a, _)) = annotation {
-                if let Some(first) = diags.first_mut() {
-                    if !first.labels.iter().any(|l| l.span.same_place(a.span)) {
-                        first.labels.push(crate::diag::Label {
-                            file: 0,
-                            span: a.span,
-                            message: "requested here".into(),
-                            primary: false,
-                        });
-                    }
-                }
+                    format!("the {} optimization was refused", params.opt.meta().name),
+                )),
+                None => {}
             }
             Err(Report {
                 file: before_file,
@@ -644,28 +765,28 @@ fn internal(file: &SourceFile, msg: String) -> Report {
     }
 }
 
-fn target_kinds(opt: OptKind) -> &'static [SiteKind] {
-    match opt {
-        OptKind::Unroll | OptKind::Merge => &[SiteKind::Loop],
-        OptKind::Tile | OptKind::Fuse => &[SiteKind::Par],
-        OptKind::Linearize => &[SiteKind::Method],
-        OptKind::Prefetch => &[SiteKind::Par, SiteKind::Method],
-    }
-}
-
-/// Resolve `--at line:N[:COL]` to a site of the right kind (optimizations.md §1.2).
-pub fn resolve_at(src: &str, parsed: &Parsed, opt: OptKind, at: &At) -> Result<Site, Diagnostic> {
+/// Resolve `--at line:N[:COL]` to a site the optimization accepts (optimizations.md §1.2).
+///
+/// For an optimization whose annotation on a method stands for a `par` block of the method
+/// ([`MethodPar`]), `--at` always selects that block: the targets are par blocks.
+pub fn resolve_at(src: &str, parsed: &Parsed, opt: Opt, at: &At) -> Result<Site, Diagnostic> {
     let lines = LineIndex::new(src);
     let all = sites(&parsed.program);
-    let kinds = target_kinds(opt);
+    let method_par = opt.meta().method_par;
+    let kinds: Vec<SiteKind> = opt
+        .meta()
+        .sites
+        .iter()
+        .copied()
+        .filter(|k| method_par == MethodPar::None || *k != SiteKind::Method)
+        .collect();
     let line_of = |o: usize| lines.line(o);
     let col_of = |o: usize| lines.line_col(src, o).1;
-    let what = match opt {
-        OptKind::Unroll | OptKind::Merge => "loop",
-        OptKind::Tile | OptKind::Fuse => "par block",
-        OptKind::Linearize => "method",
-        OptKind::Prefetch => "par block or method",
-    };
+    let what = kinds
+        .iter()
+        .map(|k| registry::site_name(*k))
+        .collect::<Vec<_>>()
+        .join(" or ");
     // 1. Header regions containing the line.
     let mut cands: Vec<&Site> = all
         .iter()
@@ -703,24 +824,21 @@ pub fn resolve_at(src: &str, parsed: &Parsed, opt: OptKind, at: &At) -> Result<S
         if kinds.contains(&s.kind) {
             return Ok(s.clone());
         }
-        // 4. tile/fuse on a method with exactly one (top-level) par block.
-        if matches!(opt, OptKind::Tile | OptKind::Fuse) {
-            let pars: Vec<&Site> = all
-                .iter()
-                .filter(|p| {
-                    p.kind == SiteKind::Par
-                        && p.method == s.method
-                        && p.class == s.class
-                        && p.depth == 0
-                })
-                .collect();
-            if opt == OptKind::Fuse {
-                if let Some(first) = pars.first() {
-                    return Ok((*first).clone());
-                }
-            } else if pars.len() == 1 {
-                return Ok(pars[0].clone());
+        // 4. A `par` block of the method, for optimizations of par blocks.
+        let pars: Vec<&Site> = all
+            .iter()
+            .filter(|p| {
+                p.kind == SiteKind::Par
+                    && p.method == s.method
+                    && p.class == s.class
+                    && p.depth == 0
+            })
+            .collect();
+        match (method_par, pars.as_slice()) {
+            (MethodPar::First, [first, ..]) | (MethodPar::Only, [first]) => {
+                return Ok((*first).clone())
             }
+            _ => {}
         }
     }
     let mut d = Diagnostic::error("A0005", format!("no {what} at line {}", at.line));
@@ -748,7 +866,7 @@ fn apply_cli_steps(
     // Resolve every step against the input file first (line numbers refer to it).
     let mut targets: Vec<(usize, SiteKind)> = Vec::new();
     for s in &opts.steps {
-        match resolve_at(&st.text, &st.parsed, s.params.opt(), &s.at) {
+        match resolve_at(&st.text, &st.parsed, s.params.opt, &s.at) {
             Ok(site) => targets.push((site.keyword.start(), site.kind)),
             Err(d) => {
                 res.reports.push(Report {
@@ -782,7 +900,7 @@ fn apply_cli_steps(
         };
         let params = &opts.steps[i].params;
         // An in-source annotation of the same kind on the construct is superseded (A0031).
-        let superseded = superseded_annotation(&st.parsed.program, &site, params.opt());
+        let superseded = superseded_annotation(&st.parsed.program, &site, params.opt);
         let before = st.file();
         let removal = superseded
             .as_ref()
@@ -795,7 +913,7 @@ fn apply_cli_steps(
                         file: before,
                         diagnostics: vec![Diagnostic::note(
                             "A0031",
-                            format!("in-source `{}` annotation superseded by --opt", params.opt().alpinist_name()),
+                            format!("in-source `{}` annotation superseded by --opt", params.opt.meta().keyword),
                         )
                         .with_primary(a.span, "superseded and removed")
                         .with_help("with --opt only the command-line parameters are used; drop --opt to apply the file's own annotation")],
@@ -828,13 +946,15 @@ fn apply_cli_steps(
 }
 
 /// The in-source annotation a command-line step at `site` supersedes (optimizations.md §1.2,
-/// A0031): one of the same kind on the construct itself, or — for tiling, whose annotation may sit
-/// on the method when the method has exactly one `par` block — on the enclosing method.
-fn superseded_annotation(program: &Program, site: &Site, opt: OptKind) -> Option<Annotation> {
-    if let Some(a) = site.annotations.iter().find(|a| a.kind.opt() == opt) {
+/// A0031): one of the same optimization on the construct itself, or — for an optimization whose
+/// annotation on a method means the method's only `par` block ([`MethodPar::Only`]) — on the
+/// enclosing method when `site` is that block.
+fn superseded_annotation(program: &Program, site: &Site, opt: Opt) -> Option<Annotation> {
+    let same = |a: &&Annotation| registry::lookup(&a.keyword.name) == Some(opt);
+    if let Some(a) = site.annotations.iter().find(same) {
         return Some(a.clone());
     }
-    if opt != OptKind::Tile || site.kind != SiteKind::Par {
+    if opt.meta().method_par != MethodPar::Only || site.kind != SiteKind::Par {
         return None;
     }
     let all = sites(program);
@@ -850,7 +970,7 @@ fn superseded_annotation(program: &Program, site: &Site, opt: OptKind) -> Option
     all.iter()
         .filter(same_method)
         .find(|s| s.kind == SiteKind::Method)
-        .and_then(|m| m.annotations.iter().find(|a| a.kind.opt() == opt).cloned())
+        .and_then(|m| m.annotations.iter().find(same).cloned())
 }
 
 /// Apply command-line steps when given, else the file's own annotations.

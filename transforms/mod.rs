@@ -1,122 +1,136 @@
-//! The six optimizations, one file each (rewrite stage of the pipeline).
+//! The six optimizations (the rewrite stage of the pipeline), one folder each, listed in
+//! [`registry`].
 //!
-//! Every transformation gets a [`Ctx`] (the current text, its parse, layout, fresh names, solver
-//! settings) and a selected [`Site`], and answers with an [`Outcome`]: either the edits that
-//! rewrite the program (plus warnings/notes), or a refusal made of diagnostics. "Not applicable"
-//! is a normal answer, never a panic. Transformations never touch the consumed annotation: the
-//! driver removes it before the transformation runs.
+//! An optimization is a type implementing [`Optimization`]: its [`Meta`] (names, parameter
+//! schema, the constructs it applies to), `check` (applicability, from the program's own
+//! annotations, with Z3) and `rewrite` (the edits). Both get a [`Ctx`] (the current text, its
+//! parse, layout, fresh names, solver settings) and a selected [`Site`]. "Not applicable" is a
+//! normal answer (`Err` with diagnostics), never a panic. Optimizations only return edits over
+//! `Ctx::src`; they never see the annotation that requested them (the driver removes consumed
+//! annotations itself, the same way for all six).
 
 pub mod driver;
 pub mod fuse;
 pub mod linearize;
 pub mod merge;
+pub mod params;
 pub mod prefetch;
+pub mod registry;
 pub mod tile;
 pub mod unroll;
 
 use crate::analyze::names::NameGen;
-use crate::analyze::sites::{find_method, Site};
+use crate::analyze::sites::{find_method, Site, SiteKind};
 use crate::diag::Diagnostic;
 use crate::edit::{EditSet, Layout};
 use crate::front::ast::*;
 use crate::front::{Dialect, Parsed};
+pub use params::{Param, Params};
 
-/// Parameters of one optimization request, from an annotation or the command line.
-#[derive(Clone, Debug)]
-pub enum Params {
-    Unroll {
-        var: Option<String>,
-        factor: u64,
-    },
-    Merge {
-        var: Option<String>,
-        factor: u64,
-        mode: MergeMode,
-    },
-    Prefetch {
-        array: Expr,
-        locations: Vec<Expr>,
-    },
-    Linearize {
-        matrix: String,
-        layout: Layout2,
-        dims: (Expr, Expr),
-        index_fn: bool,
-    },
-    Tile {
-        mode: TileMode,
-        size: Expr,
-        keep_method_contract: bool,
-    },
-    Fuse {
-        kernels: u64,
-        blocks: Option<u64>,
-        block_size: Option<Expr>,
-    },
+/// What an optimization is, for everything but its algorithm: names, where it applies, its
+/// parameters. One static value per optimization.
+#[derive(Debug)]
+pub struct Meta {
+    /// The command-line name (`--opt unroll`), also accepted in annotations.
+    pub name: &'static str,
+    /// Alpinist's annotation word (`loop_unroll`).
+    pub keyword: &'static str,
+    /// One line for help texts.
+    pub summary: &'static str,
+    /// The constructs its annotation may annotate and `--at` may select, in order of preference.
+    pub sites: &'static [SiteKind],
+    /// With `--at` inside a method that is not a target itself: which of the method's
+    /// top-level `par` blocks it selects.
+    pub method_par: MethodPar,
+    /// Rewrites the whole construct: two such annotations cannot share one (A0006).
+    pub exclusive: bool,
+    /// Its rewrite allocates fresh names (steps must then run in application order).
+    pub allocates_names: bool,
+    /// Where its annotation belongs, completing "place `gpuopt …` …" (A0004).
+    pub placement: &'static str,
+    /// The help for an annotation of it that annotates nothing (A0002).
+    pub dangling_help: &'static str,
+    /// The parameters: annotation operands first, in order, then command-line-only ones.
+    pub params: &'static [Param],
 }
 
-/// Matrix layout (re-exported name to avoid a clash with `edit::Layout`).
-pub type Layout2 = crate::front::ast::Layout;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum MergeMode {
-    #[default]
-    Auto,
-    Exact,
-    Remainder,
+/// How `--at` in a method body selects a `par` block for an optimization of `par` blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MethodPar {
+    /// It does not: the line must be in the block.
+    None,
+    /// The method's only top-level `par` block.
+    Only,
+    /// The first top-level `par` block.
+    First,
 }
 
-impl Params {
-    pub fn opt(&self) -> OptKind {
-        match self {
-            Params::Unroll { .. } => OptKind::Unroll,
-            Params::Merge { .. } => OptKind::Merge,
-            Params::Prefetch { .. } => OptKind::Prefetch,
-            Params::Linearize { .. } => OptKind::Linearize,
-            Params::Tile { .. } => OptKind::Tile,
-            Params::Fuse { .. } => OptKind::Fuse,
-        }
-    }
+/// An optimization. Implementations live in `transforms/<name>/` and are listed once in
+/// [`registry::ALL`].
+pub trait Optimization: Sync + 'static {
+    /// What `check` hands to `rewrite`: everything it established about the site.
+    type Plan<'a>;
 
-    /// The parameters an in-source annotation asks for.
-    pub fn from_annotation(a: &Annotation) -> Params {
-        match &a.kind {
-            AnnotKind::Unroll { var, factor } => Params::Unroll {
-                var: Some(var.name.clone()),
-                factor: factor.value,
-            },
-            AnnotKind::Merge { var, factor } => Params::Merge {
-                var: Some(var.name.clone()),
-                factor: factor.value,
-                mode: MergeMode::Auto,
-            },
-            AnnotKind::Prefetch { array, locations } => Params::Prefetch {
-                array: array.clone(),
-                locations: locations.clone(),
-            },
-            AnnotKind::Linearize {
-                matrix,
-                layout,
-                dims,
-            } => Params::Linearize {
-                matrix: matrix.name.clone(),
-                layout: *layout,
-                dims: dims.clone(),
-                index_fn: false,
-            },
-            AnnotKind::Tile { mode, size } => Params::Tile {
-                mode: *mode,
-                size: size.clone(),
-                keep_method_contract: false,
-            },
-            AnnotKind::Fuse { kernels, blocks } => Params::Fuse {
-                kernels: kernels.value,
-                blocks: blocks.as_ref().map(|b| b.value),
-                block_size: None,
-            },
-        }
+    fn meta(&self) -> &'static Meta;
+
+    /// Whether the optimization applies at `site` with `params`, proved from the program's
+    /// annotations; `Err` is a refusal with at least one error diagnostic and a help line.
+    fn check<'a>(
+        &self,
+        ctx: &mut Ctx<'a>,
+        site: &Site,
+        params: &Params,
+    ) -> Result<Self::Plan<'a>, Vec<Diagnostic>>;
+
+    /// The edits over `ctx.src` that carry out a checked plan, with warnings and notes.
+    fn rewrite<'a>(&self, ctx: &mut Ctx<'a>, plan: Self::Plan<'a>) -> Outcome;
+
+    /// The expressions over program variables among the parameters (a rewrite that renames or
+    /// reshapes those variables must rewrite them in a pending annotation too).
+    fn reads<'p>(&self, params: &'p Params) -> Vec<&'p Expr> {
+        params.expressions()
     }
 }
+
+/// The object-safe face of an [`Optimization`], which the registry holds.
+pub trait Registered: Sync {
+    fn meta(&self) -> &'static Meta;
+    /// `check`, then `rewrite`.
+    fn apply(&self, ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome;
+    fn reads<'p>(&self, params: &'p Params) -> Vec<&'p Expr>;
+}
+
+impl<T: Optimization> Registered for T {
+    fn meta(&self) -> &'static Meta {
+        Optimization::meta(self)
+    }
+
+    fn apply(&self, ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
+        let plan = self.check(ctx, site, params)?;
+        self.rewrite(ctx, plan)
+    }
+
+    fn reads<'p>(&self, params: &'p Params) -> Vec<&'p Expr> {
+        Optimization::reads(self, params)
+    }
+}
+
+/// A registered optimization.
+pub type Opt = &'static dyn Registered;
+
+impl std::fmt::Debug for dyn Registered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.meta().name)
+    }
+}
+
+impl PartialEq for dyn Registered {
+    fn eq(&self, other: &Self) -> bool {
+        self.meta().name == other.meta().name
+    }
+}
+
+impl Eq for dyn Registered {}
 
 /// Everything a transformation may read, plus the name generator it must use.
 pub struct Ctx<'a> {
@@ -162,26 +176,7 @@ pub struct Applied {
 /// `Err` is a refusal: at least one error diagnostic explaining why, with a help line.
 pub type Outcome = Result<Applied, Vec<Diagnostic>>;
 
-/// Run one optimization at a site.
+/// Run one optimization at a site: `check`, then `rewrite`.
 pub fn run(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
-    match params.opt() {
-        OptKind::Unroll => unroll::apply(ctx, site, params),
-        OptKind::Merge => merge::apply(ctx, site, params),
-        OptKind::Prefetch => prefetch::apply(ctx, site, params),
-        OptKind::Linearize => linearize::apply(ctx, site, params),
-        OptKind::Tile => tile::apply(ctx, site, params),
-        OptKind::Fuse => fuse::apply(ctx, site, params),
-    }
-}
-
-/// Refusal used by optimizations that are not built yet.
-pub(crate) fn not_available(params: &Params) -> Outcome {
-    Err(vec![Diagnostic::error(
-        "A0004",
-        format!(
-            "the `{}` optimization is not available in this build",
-            params.opt().cli_name()
-        ),
-    )
-    .with_help("use a build of alpine-rs that implements it")])
+    params.opt.apply(ctx, site, params)
 }

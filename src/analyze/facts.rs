@@ -58,10 +58,10 @@ pub fn facts_at(program: &Program, class: Option<&Class>, method: &Method, point
             }
         }
     }
-    tr.functions = program
-        .memo
-        .get_or_init(|| FunctionTables::of(program))
-        .for_class(class);
+    tr.functions = match program.memo.get_or_init(|| FunctionTables::of(program)) {
+        Some(tables) => tables.for_class(class),
+        None => FunctionTables::of(program).for_class(class),
+    };
     for p in &method.params {
         tr.declare(&p.name.name, &p.ty);
     }

@@ -1,6 +1,5 @@
 //! Optimization sites (loops, par blocks, methods) and the attachment of `gpuopt` annotations.
 
-use crate::diag::Diagnostic;
 use crate::front::ast::*;
 use crate::front::span::Span;
 use crate::front::visit::walk_stmts;
@@ -148,110 +147,6 @@ fn stmt_sites(s: &Stmt, class: Option<&Class>, m: &Method, depth: usize, out: &m
             .for_each(|x| stmt_sites(x, class, m, depth, out)),
         _ => {}
     }
-}
-
-/// Front checks of annotation placement (optimizations.md §1.1): A0002 dangling, A0004 wrong
-/// construct, A0006 two loop annotations on one loop.
-pub fn check_annotations(program: &Program) -> Vec<Diagnostic> {
-    let mut diags = Vec::new();
-    for site in sites(program) {
-        let allowed: &[OptKind] = match site.kind {
-            SiteKind::Loop => &[OptKind::Unroll, OptKind::Merge],
-            SiteKind::Par => &[OptKind::Fuse, OptKind::Prefetch, OptKind::Tile],
-            SiteKind::Method => &[OptKind::Prefetch, OptKind::Linearize, OptKind::Tile],
-        };
-        let what = match site.kind {
-            SiteKind::Loop => "a loop",
-            SiteKind::Par => "a par block",
-            SiteKind::Method => "a method",
-        };
-        for a in &site.annotations {
-            let opt = a.kind.opt();
-            if !allowed.contains(&opt) {
-                let place = match opt {
-                    OptKind::Unroll | OptKind::Merge => {
-                        "right before the loop's `loop_invariant` clauses"
-                    }
-                    OptKind::Fuse => "right before the first `par` block of the kernels to fuse",
-                    OptKind::Linearize => "before the contract of the method that uses the matrix",
-                    OptKind::Prefetch | OptKind::Tile => {
-                        "before the method contract or right before a par block"
-                    }
-                };
-                let mut d = Diagnostic::error(
-                    "A0004",
-                    format!("`gpuopt {}` cannot annotate {what}", a.keyword.name),
-                )
-                .with_primary(
-                    a.span,
-                    format!("misplaced {} annotation", opt.alpinist_name()),
-                )
-                .with_secondary(site.keyword, format!("this is {what}"));
-                if site.kind == SiteKind::Par {
-                    d = d.with_note("only `gpuopt fuse`, `glob_to_reg` and `tile` may annotate a par block (VerCors 1.4: \"Only fusion allowed for parallel regions.\")");
-                }
-                d = d.with_help(format!("place `gpuopt {}` {place}", a.keyword.name));
-                diags.push(d);
-            }
-        }
-        if site.kind == SiteKind::Loop {
-            let loop_anns: Vec<&Annotation> = site
-                .annotations
-                .iter()
-                .filter(|a| matches!(a.kind.opt(), OptKind::Unroll | OptKind::Merge))
-                .collect();
-            if loop_anns.len() > 1 {
-                diags.push(
-                    Diagnostic::error("A0006", "two loop annotations on one loop")
-                        .with_primary(loop_anns[1].span, "second annotation")
-                        .with_secondary(loop_anns[0].span, "first annotation")
-                        .with_help("keep one; to combine them, run alpine-rs twice"),
-                );
-            }
-        }
-    }
-    // Dangling annotations: statements that are annotations.
-    let mut visit = |s: &Stmt| {
-        walk_stmts(s, &mut |st| {
-            if let StmtKind::Annotation(a) = &st.kind {
-                diags.push(
-                    Diagnostic::error(
-                        "A0002",
-                        format!("`gpuopt {}` has nothing to attach to", a.keyword.name),
-                    )
-                    .with_primary(a.span, "dangling annotation")
-                    .with_help(match a.kind.opt() {
-                        OptKind::Unroll | OptKind::Merge => "place it directly before a `while` or `for` loop (before its loop invariants)",
-                        OptKind::Fuse | OptKind::Tile | OptKind::Prefetch => "place it directly before a `par` block",
-                        OptKind::Linearize => "place it before a method's contract",
-                    }),
-                );
-            }
-        })
-    };
-    for item in &program.items {
-        let methods: Vec<&Method> = match item {
-            Item::Class(c) => c
-                .members
-                .iter()
-                .filter_map(|m| match m {
-                    Member::Method(m) => Some(m),
-                    _ => None,
-                })
-                .collect(),
-            Item::Method(m) => vec![m],
-            _ => vec![],
-        };
-        for m in methods {
-            if let MethodBody::Block(b) = &m.body {
-                for s in &b.stmts {
-                    visit(s);
-                }
-            }
-        }
-    }
-    diags.sort_by_key(|d| d.primary_span().map_or(0, |s| s.lo));
-    diags
 }
 
 /// Find the method (and its class) with the given name in class `class`.

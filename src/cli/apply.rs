@@ -3,14 +3,14 @@
 //! (`--validate`) before anything is written.
 
 use super::common::{json_diags, read_source, report_one, write_diff, ColorArg, Format};
+use super::paramflags::ParamFlags;
 use crate::diag::{self, Diagnostic, SourceFile};
-use crate::front::ast::{Layout as MatLayout, OptKind, TileMode};
-use crate::front::parser::parse_expr_text;
 use crate::front::{Dialect, DialectChoice, ParseOptions};
 use crate::review::{annotation_ranges, review, Hunk};
 use crate::sem;
 use crate::transforms::driver::{apply_cli_or_annotations, At, CliStep, DriverOptions};
-use crate::transforms::{MergeMode, Params};
+use crate::transforms::params::{self, Raw, Spelling, StepError};
+use crate::transforms::registry;
 use crate::viper::{self, Verdict, VerifyOptions, VerifyReport};
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
 use std::io::{IsTerminal, Write};
@@ -28,48 +28,9 @@ pub struct ApplyArgs {
     /// Where the optimization applies: line:N or line:N:COL of the input file (one per --opt).
     #[arg(long = "at")]
     pub at: Vec<String>,
-    /// unroll: iterations to peel; merge: iterations per merged body (one per unroll/merge group).
-    #[arg(long)]
-    pub factor: Vec<u64>,
-    /// unroll, merge: the iteration variable (inferred when omitted).
-    #[arg(long)]
-    pub var: Vec<String>,
-    /// merge: code shape.
-    #[arg(long, default_value = "auto")]
-    pub mode: String,
-    /// prefetch, linearize: the array or matrix.
-    #[arg(long)]
-    pub array: Vec<String>,
-    /// prefetch: locations separated by `;`, e.g. "tid; tid+1".
-    #[arg(long)]
-    pub locations: Vec<String>,
-    /// linearize: row or col.
-    #[arg(long)]
-    pub layout: Vec<String>,
-    /// linearize: E1,E2 (rows, row length).
-    #[arg(long)]
-    pub dims: Vec<String>,
-    /// linearize: use an index helper function.
-    #[arg(long)]
-    pub index_fn: bool,
-    /// tile: inter or intra.
-    #[arg(long = "tile-mode")]
-    pub tile_mode: Vec<String>,
-    /// tile: tile size (literal or expression).
-    #[arg(long = "tile-size")]
-    pub tile_size: Vec<String>,
-    /// tile: do not rewrite method-level quantifiers.
-    #[arg(long)]
-    pub keep_method_contract: bool,
-    /// fuse: number of consecutive par blocks (default 2).
-    #[arg(long)]
-    pub kernels: Vec<u64>,
-    /// fuse: number of thread blocks.
-    #[arg(long)]
-    pub blocks: Option<u64>,
-    /// fuse: threads per block, for the cross-block dependency check.
-    #[arg(long = "block-size")]
-    pub block_size: Option<String>,
+    /// The optimizations' parameters (generated from their schemas; see the registry).
+    #[command(flatten)]
+    pub params: ParamFlags,
     /// Write the output to FILE.
     #[arg(short = 'o', long = "output", conflicts_with_all = ["in_place", "check"])]
     pub output: Option<PathBuf>,
@@ -144,239 +105,29 @@ fn usage(args: &ApplyArgs, msg: impl std::fmt::Display, help: &str) -> u8 {
 pub struct StepSpec {
     pub opt: String,
     pub at: String,
-    pub factor: Option<u64>,
-    pub var: Option<String>,
-    /// merge: auto, exact or remainder; tile: inter or intra.
-    pub mode: Option<String>,
-    pub array: Option<String>,
-    pub locations: Vec<String>,
-    pub layout: Option<String>,
-    /// linearize: the two dimension expressions.
-    pub dims: Vec<String>,
-    pub index_fn: bool,
-    pub tile_size: Option<String>,
-    pub keep_method_contract: bool,
-    pub kernels: Option<u64>,
-    pub blocks: Option<u64>,
-    pub block_size: Option<String>,
-}
-
-/// Why a [`StepSpec`] is not a valid step; `field` names the offending parameter in plan-key
-/// form (`tile_size`), callers turn it into their own spelling (`--tile-size`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum StepError {
-    UnknownOpt(String),
-    /// A parameter the optimization needs is missing.
-    Missing {
-        field: &'static str,
-    },
-    /// A parameter has a bad value; the message reads after the parameter's name.
-    Invalid {
-        field: &'static str,
-        message: String,
-    },
-    /// A parameter that the optimization does not take.
-    NotApplicable {
-        field: &'static str,
-    },
-}
-
-impl StepError {
-    pub fn field(&self) -> &'static str {
-        match self {
-            StepError::UnknownOpt(_) => "opt",
-            StepError::Missing { field }
-            | StepError::Invalid { field, .. }
-            | StepError::NotApplicable { field } => field,
-        }
-    }
-
-    /// The message with parameter names spelt by `name` (e.g. `--tile-size` or `tile_size`).
-    pub fn message(&self, opt: &str, name: impl Fn(&str) -> String) -> String {
-        match self {
-            StepError::UnknownOpt(o) => format!(
-                "unknown optimization `{o}` (known: unroll, merge, prefetch, linearize, tile, fuse)"
-            ),
-            StepError::Missing { field } => format!("{opt} needs {}", name(field)),
-            StepError::Invalid { field, message } => format!("{} {message}", name(field)),
-            StepError::NotApplicable { field } => {
-                format!("{} does not apply to {opt}", name(field))
-            }
-        }
-    }
-}
-
-/// The parameters each optimization takes besides `opt` and `at`.
-pub fn step_fields(kind: OptKind) -> &'static [&'static str] {
-    match kind {
-        OptKind::Unroll => &["factor", "var"],
-        OptKind::Merge => &["factor", "var", "mode"],
-        OptKind::Prefetch => &["array", "locations"],
-        OptKind::Linearize => &["array", "layout", "dims", "index_fn"],
-        OptKind::Tile => &["mode", "tile_size", "keep_method_contract"],
-        OptKind::Fuse => &["kernels", "blocks", "block_size"],
-    }
-}
-
-impl StepSpec {
-    /// The parameters that are set (besides `opt` and `at`).
-    pub fn set_fields(&self) -> Vec<&'static str> {
-        let mut v = Vec::new();
-        let mut add = |on: bool, f: &'static str| {
-            if on {
-                v.push(f)
-            }
-        };
-        add(self.factor.is_some(), "factor");
-        add(self.var.is_some(), "var");
-        add(self.mode.is_some(), "mode");
-        add(self.array.is_some(), "array");
-        add(!self.locations.is_empty(), "locations");
-        add(self.layout.is_some(), "layout");
-        add(!self.dims.is_empty(), "dims");
-        add(self.index_fn, "index_fn");
-        add(self.tile_size.is_some(), "tile_size");
-        add(self.keep_method_contract, "keep_method_contract");
-        add(self.kernels.is_some(), "kernels");
-        add(self.blocks.is_some(), "blocks");
-        add(self.block_size.is_some(), "block_size");
-        v
-    }
+    /// Parameters as the user named them (flags without dashes, or plan keys) with their values.
+    pub params: Vec<(String, Raw)>,
 }
 
 /// Validate a step and build it for a file of `dialect` (expressions are parsed in it).
-pub fn build_step(spec: &StepSpec, dialect: Dialect) -> Result<CliStep, StepError> {
-    let kind =
-        OptKind::from_word(&spec.opt).ok_or_else(|| StepError::UnknownOpt(spec.opt.clone()))?;
+pub fn build_step(
+    spec: &StepSpec,
+    spelling: Spelling,
+    dialect: Dialect,
+) -> Result<CliStep, StepError> {
+    let opt = registry::lookup(&spec.opt).ok_or_else(|| StepError::UnknownOpt(spec.opt.clone()))?;
     let at: At = spec.at.parse().map_err(|m: String| StepError::Invalid {
-        field: "at",
+        field: "at".into(),
         message: format!("must be line:N or line:N:COL, not {m}"),
     })?;
-    let expr = |field: &'static str, s: &str| -> Result<crate::front::ast::Expr, StepError> {
-        parse_expr_text(s, dialect).map_err(|_| StepError::Invalid {
-            field,
-            message: format!("`{s}` is not a PVL expression"),
-        })
-    };
-    let need = |field: &'static str, v: Option<&String>| -> Result<String, StepError> {
-        v.cloned().ok_or(StepError::Missing { field })
-    };
-    let params = match kind {
-        OptKind::Unroll | OptKind::Merge => {
-            let factor = spec.factor.ok_or(StepError::Missing { field: "factor" })?;
-            let var = spec.var.clone();
-            if kind == OptKind::Unroll {
-                Params::Unroll { var, factor }
-            } else {
-                let mode = match spec.mode.as_deref().unwrap_or("auto") {
-                    "auto" => MergeMode::Auto,
-                    "exact" => MergeMode::Exact,
-                    "remainder" => MergeMode::Remainder,
-                    m => {
-                        return Err(StepError::Invalid {
-                            field: "mode",
-                            message: format!("must be auto, exact or remainder, not `{m}`"),
-                        })
-                    }
-                };
-                Params::Merge { var, factor, mode }
-            }
-        }
-        OptKind::Prefetch => {
-            let array = need("array", spec.array.as_ref())?;
-            let locations = spec
-                .locations
-                .iter()
-                .flat_map(|l| l.split(';'))
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .map(|l| expr("locations", l))
-                .collect::<Result<Vec<_>, _>>()?;
-            if locations.is_empty() {
-                return Err(StepError::Missing { field: "locations" });
-            }
-            Params::Prefetch {
-                array: expr("array", &array)?,
-                locations,
-            }
-        }
-        OptKind::Linearize => {
-            let matrix = need("array", spec.array.as_ref())?;
-            let layout = match spec.layout.as_deref() {
-                Some("row") | Some("R") => MatLayout::Row,
-                Some("col") | Some("C") => MatLayout::Col,
-                Some(l) => {
-                    return Err(StepError::Invalid {
-                        field: "layout",
-                        message: format!("must be row or col, not `{l}`"),
-                    })
-                }
-                None => return Err(StepError::Missing { field: "layout" }),
-            };
-            let parts: Vec<String> = match spec.dims.as_slice() {
-                [] => return Err(StepError::Missing { field: "dims" }),
-                [one] => split_top(one, ','),
-                many => many.to_vec(),
-            };
-            if parts.len() != 2 {
-                return Err(StepError::Invalid {
-                    field: "dims",
-                    message: format!(
-                        "needs two expressions (rows, row length), got `{}`",
-                        spec.dims.join(", ")
-                    ),
-                });
-            }
-            Params::Linearize {
-                matrix,
-                layout,
-                dims: (expr("dims", &parts[0])?, expr("dims", &parts[1])?),
-                index_fn: spec.index_fn,
-            }
-        }
-        OptKind::Tile => {
-            let mode = match spec.mode.as_deref() {
-                Some("inter") => TileMode::Inter,
-                Some("intra") => TileMode::Intra,
-                Some(m) => {
-                    return Err(StepError::Invalid {
-                        field: "mode",
-                        message: format!("must be inter or intra, not `{m}`"),
-                    })
-                }
-                None => return Err(StepError::Missing { field: "mode" }),
-            };
-            let size = need("tile_size", spec.tile_size.as_ref())?;
-            Params::Tile {
-                mode,
-                size: expr("tile_size", &size)?,
-                keep_method_contract: spec.keep_method_contract,
-            }
-        }
-        OptKind::Fuse => Params::Fuse {
-            kernels: spec.kernels.unwrap_or(2),
-            blocks: spec.blocks,
-            block_size: match &spec.block_size {
-                Some(b) => Some(expr("block_size", b)?),
-                None => None,
-            },
-        },
-    };
+    let params = params::build(opt, &spec.params, spelling, dialect)?;
     Ok(CliStep { params, at })
 }
 
-/// The command-line spelling of a step parameter.
-fn flag(kind: Option<OptKind>, field: &str) -> String {
-    match (kind, field) {
-        (Some(OptKind::Tile), "mode") => "--tile-mode".into(),
-        (_, "opt") => "--opt".into(),
-        (_, "array") => "--array".into(),
-        (_, f) => format!("--{}", f.replace('_', "-")),
-    }
-}
-
 /// The `--opt` groups of the command line as step specs. Each `--opt` takes the next unused
-/// value of every per-step flag it uses, in order.
+/// value of every parameter flag it uses, in order, and every switch it uses; a flag value no
+/// group takes is an error, as is a parameter flag without any `--opt` when the file's own
+/// annotations cannot take it (see [`crate::transforms::driver::overrides_fit`]).
 fn specs(args: &ApplyArgs) -> Result<Vec<StepSpec>, String> {
     if args.opt.len() != args.at.len() {
         return Err(format!(
@@ -385,53 +136,42 @@ fn specs(args: &ApplyArgs) -> Result<Vec<StepSpec>, String> {
             args.at.len()
         ));
     }
-    fn next<T: Clone>(v: &[T], i: &mut usize) -> Option<T> {
-        let x = v.get(*i).cloned();
-        if x.is_some() {
-            *i += 1;
-        }
-        x
-    }
-    let (mut fi, mut vi, mut ai, mut li, mut lay, mut di, mut tm, mut ts, mut ki) =
-        (0, 0, 0, 0, 0, 0, 0, 0, 0);
+    let mut used: Vec<usize> = vec![0; args.params.values.len()];
     let mut out = Vec::new();
     for (o, at) in args.opt.iter().zip(&args.at) {
         let mut s = StepSpec {
             opt: o.clone(),
             at: at.clone(),
-            ..StepSpec::default()
+            params: Vec::new(),
         };
-        match OptKind::from_word(o) {
-            Some(OptKind::Unroll) | Some(OptKind::Merge) => {
-                s.factor = next(&args.factor, &mut fi);
-                s.var = next(&args.var, &mut vi);
-                if OptKind::from_word(o) == Some(OptKind::Merge) {
-                    s.mode = Some(args.mode.clone());
+        if let Some(opt) = registry::lookup(o) {
+            for p in opt.meta().params {
+                if let Some(i) = args.params.values.iter().position(|(f, _)| f == p.flag) {
+                    let vals = &args.params.values[i].1;
+                    if p.is_switch() {
+                        if !vals.is_empty() {
+                            used[i] = vals.len();
+                            s.params.push((p.flag.to_string(), Raw::Switch(true)));
+                        }
+                    } else if let Some(v) = vals.get(used[i]) {
+                        used[i] += 1;
+                        s.params.push((p.flag.to_string(), Raw::Text(v.clone())));
+                    }
                 }
             }
-            Some(OptKind::Prefetch) => {
-                s.array = next(&args.array, &mut ai);
-                s.locations = next(&args.locations, &mut li).into_iter().collect();
-            }
-            Some(OptKind::Linearize) => {
-                s.array = next(&args.array, &mut ai);
-                s.layout = next(&args.layout, &mut lay);
-                s.dims = next(&args.dims, &mut di).into_iter().collect();
-                s.index_fn = args.index_fn;
-            }
-            Some(OptKind::Tile) => {
-                s.mode = next(&args.tile_mode, &mut tm);
-                s.tile_size = next(&args.tile_size, &mut ts);
-                s.keep_method_contract = args.keep_method_contract;
-            }
-            Some(OptKind::Fuse) => {
-                s.kernels = next(&args.kernels, &mut ki);
-                s.blocks = args.blocks;
-                s.block_size = args.block_size.clone();
-            }
-            None => {}
         }
         out.push(s);
+    }
+    if !args.opt.is_empty() {
+        for (i, (flag, vals)) in args.params.values.iter().enumerate() {
+            if used[i] < vals.len() {
+                let opts: Vec<&str> = args.opt.iter().map(String::as_str).collect();
+                return Err(format!(
+                    "--{flag} does not apply to {} (or is given more often than the --opt that take it)",
+                    opts.join(", ")
+                ));
+            }
+        }
     }
     Ok(out)
 }
@@ -441,33 +181,30 @@ fn steps(args: &ApplyArgs, dialect: Dialect) -> Result<Vec<CliStep>, String> {
     specs(args)?
         .iter()
         .map(|s| {
-            build_step(s, dialect).map_err(|e| {
-                let kind = OptKind::from_word(&s.opt);
-                e.message(&format!("--opt {}", s.opt), |f| flag(kind, f))
-            })
+            build_step(s, Spelling::Flag, dialect)
+                .map_err(|e| e.message(&format!("--opt {}", s.opt), |f| format!("--{f}")))
         })
         .collect()
 }
 
-/// Split at top-level occurrences of `sep` (outside brackets).
-fn split_top(s: &str, sep: char) -> Vec<String> {
+/// Parameter flags given without `--opt`: they apply to the file's own annotations.
+fn overrides(args: &ApplyArgs) -> Vec<(String, Raw)> {
+    if !args.opt.is_empty() {
+        return Vec::new();
+    }
     let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut cur = String::new();
-    for ch in s.chars() {
-        match ch {
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => depth -= 1,
-            _ => {}
-        }
-        if ch == sep && depth == 0 {
-            out.push(cur.trim().to_string());
-            cur.clear();
-        } else {
-            cur.push(ch);
+    for (flag, vals) in &args.params.values {
+        let switch = registry::ALL
+            .iter()
+            .flat_map(|o| o.meta().params)
+            .any(|p| p.flag == flag.as_str() && p.is_switch());
+        match (switch, vals.as_slice()) {
+            (_, []) => {}
+            (true, _) => out.push((flag.clone(), Raw::Switch(true))),
+            (false, [one]) => out.push((flag.clone(), Raw::Text(one.clone()))),
+            (false, many) => out.push((flag.clone(), Raw::List(many.to_vec()))),
         }
     }
-    out.push(cur.trim().to_string());
     out
 }
 
@@ -725,6 +462,7 @@ pub fn main(args: ApplyArgs) -> u8 {
         timeout_ms: args.z3_timeout,
         keep_going: args.keep_going,
         steps,
+        overrides: overrides(&args),
     };
     let res = apply_cli_or_annotations(&file.name, &file.text, &opts);
     let mut code = res.exit_code();

@@ -23,15 +23,16 @@
 //! 2 the plan is invalid; 3 nothing failed but a check could not decide.
 
 use super::apply::{
-    build_step, step_fields, validate_code, validate_json, validate_pair, verify_json, worst,
-    write_atomic, StepError, StepSpec, VerifyPair,
+    build_step, validate_code, validate_json, validate_pair, verify_json, worst, write_atomic,
+    StepSpec, VerifyPair,
 };
 use super::common::{json_diags, Format};
 use crate::diag::{self, Diagnostic, SourceFile};
-use crate::front::ast::OptKind;
 use crate::front::span::Span;
 use crate::front::{Dialect, DialectChoice, ParseOptions};
 use crate::transforms::driver::{apply as drive, CliStep, DriverOptions, Report};
+use crate::transforms::params::{Raw, Spelling, StepError};
+use crate::transforms::registry;
 use crate::viper::{self, Verdict, VerifyOptions, VerifyReport};
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -97,39 +98,21 @@ struct JobDoc {
 }
 
 #[derive(Deserialize, Debug)]
-#[serde(deny_unknown_fields)]
 struct StepDoc {
     opt: String,
     at: Scalar,
-    #[serde(default)]
-    factor: Option<u64>,
-    #[serde(default)]
-    var: Option<String>,
-    #[serde(default)]
-    mode: Option<String>,
-    /// The command-line spelling of `mode` for tile.
-    #[serde(default)]
-    tile_mode: Option<String>,
-    #[serde(default)]
-    array: Option<String>,
-    #[serde(default)]
-    locations: Option<OneOrMany<Scalar>>,
-    #[serde(default)]
-    layout: Option<String>,
-    #[serde(default)]
-    dims: Option<OneOrMany<Scalar>>,
-    #[serde(default)]
-    index_fn: bool,
-    #[serde(default)]
-    tile_size: Option<Scalar>,
-    #[serde(default)]
-    keep_method_contract: bool,
-    #[serde(default)]
-    kernels: Option<u64>,
-    #[serde(default)]
-    blocks: Option<u64>,
-    #[serde(default)]
-    block_size: Option<Scalar>,
+    /// The parameters, by plan key (checked against the optimization's schema).
+    #[serde(flatten)]
+    params: BTreeMap<String, ParamDoc>,
+}
+
+/// A parameter value as written in a plan.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(untagged)]
+enum ParamDoc {
+    Switch(bool),
+    One(Scalar),
+    Many(Vec<Scalar>),
 }
 
 /// A scalar written as a number or a string (`tile_size: 32` or `tile_size: "n / 4"`).
@@ -173,27 +156,18 @@ impl StepDoc {
                 Scalar::Int(n) => format!("line:{n}"),
                 Scalar::Str(s) => s.clone(),
             },
-            factor: self.factor,
-            var: self.var.clone(),
-            mode: self.mode.clone().or_else(|| self.tile_mode.clone()),
-            array: self.array.clone(),
-            locations: self
-                .locations
-                .as_ref()
-                .map(|l| l.to_vec().iter().map(Scalar::text).collect())
-                .unwrap_or_default(),
-            layout: self.layout.clone(),
-            dims: self
-                .dims
-                .as_ref()
-                .map(|l| l.to_vec().iter().map(Scalar::text).collect())
-                .unwrap_or_default(),
-            index_fn: self.index_fn,
-            tile_size: self.tile_size.as_ref().map(Scalar::text),
-            keep_method_contract: self.keep_method_contract,
-            kernels: self.kernels,
-            blocks: self.blocks,
-            block_size: self.block_size.as_ref().map(Scalar::text),
+            params: self
+                .params
+                .iter()
+                .map(|(k, v)| {
+                    let raw = match v {
+                        ParamDoc::Switch(b) => Raw::Switch(*b),
+                        ParamDoc::One(x) => Raw::Text(x.text()),
+                        ParamDoc::Many(xs) => Raw::List(xs.iter().map(Scalar::text).collect()),
+                    };
+                    (k.clone(), raw)
+                })
+                .collect(),
         }
     }
 }
@@ -621,17 +595,7 @@ fn load_plan(plan_path: &Path, text: &str) -> Result<Vec<Job>, Vec<Diagnostic>> 
                 Seg::Index(si),
             ];
             let spec = sd.spec();
-            if sd.mode.is_some() && sd.tile_mode.is_some() {
-                let sp = key_span(ck.text, &snode, "tile_mode");
-                ck.error(
-                    "A0703",
-                    sp,
-                    "`mode` and `tile_mode` are the same parameter".into(),
-                    "given twice",
-                    "keep `mode`",
-                );
-            }
-            check_step(&mut ck, &snode, &spec, sd.tile_mode.is_some());
+            check_step(&mut ck, &snode, &spec);
             steps.push(spec);
         }
         // Files.
@@ -765,73 +729,93 @@ fn load_plan(plan_path: &Path, text: &str) -> Result<Vec<Job>, Vec<Diagnostic>> 
 
 /// Step checks that need no file: the optimization, the parameters it takes, and values that are
 /// wrong in every dialect (expressions are parsed again in each file's own dialect later).
-fn check_step(ck: &mut PlanCheck, snode: &[Seg], spec: &StepSpec, tile_mode_key: bool) {
-    let Some(kind) = OptKind::from_word(&spec.opt) else {
+fn check_step(ck: &mut PlanCheck, snode: &[Seg], spec: &StepSpec) {
+    let Some(opt) = registry::lookup(&spec.opt) else {
         let sp = value_span(ck.text, snode, "opt");
         ck.error(
             "A0702",
             sp,
             format!("unknown optimization `{}`", spec.opt),
             "unknown",
-            "known: unroll, merge, prefetch, linearize, tile, fuse (or loop_unroll, iter_merge, \
-             glob_to_reg, matrix_lin)",
+            &format!("known: {}", registry::known_names()),
         );
         return;
     };
-    let allowed = step_fields(kind);
-    for f in spec.set_fields() {
-        if !allowed.contains(&f) {
-            let key = if f == "mode" && tile_mode_key {
-                "tile_mode"
-            } else {
-                f
-            };
-            let sp = key_span(ck.text, snode, key);
+    let meta = opt.meta();
+    let mut applicable = true;
+    for (key, _) in &spec.params {
+        if meta.params.iter().any(|p| p.is_named(key, Spelling::Key)) {
+            continue;
+        }
+        applicable = false;
+        let sp = key_span(ck.text, snode, key);
+        let takes = meta
+            .params
+            .iter()
+            .map(|p| format!("`{}`", p.key))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let anywhere = registry::ALL
+            .iter()
+            .flat_map(|o| o.meta().params)
+            .any(|p| p.is_named(key, Spelling::Key));
+        if anywhere {
             ck.error(
                 "A0703",
                 sp,
-                format!("`{key}` does not apply to {}", kind.cli_name()),
+                format!("`{key}` does not apply to {}", meta.name),
                 "not a parameter of this optimization",
+                &format!("{} takes: {takes}", meta.name),
+            );
+        } else {
+            ck.error(
+                "A0701",
+                sp,
+                format!("invalid plan: unknown step key `{key}`"),
+                "unknown key",
                 &format!(
-                    "{} takes: {}",
-                    kind.cli_name(),
-                    allowed
-                        .iter()
-                        .map(|f| format!("`{f}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    "a step has `opt`, `at` and parameters; {} takes: {takes}",
+                    meta.name
                 ),
             );
         }
     }
+    for p in meta.params {
+        let keys: Vec<&String> = spec
+            .params
+            .iter()
+            .filter(|(k, _)| p.is_named(k, Spelling::Key))
+            .map(|(k, _)| k)
+            .collect();
+        if let [first, second, ..] = keys.as_slice() {
+            let sp = key_span(ck.text, snode, second);
+            ck.error(
+                "A0703",
+                sp,
+                format!("`{first}` and `{second}` are the same parameter"),
+                "given twice",
+                &format!("keep `{}`", p.key),
+            );
+            applicable = false;
+        }
+    }
+    if !applicable {
+        return;
+    }
     let (e1, e2) = (
-        build_step(spec, Dialect::V1).err(),
-        build_step(spec, Dialect::V2).err(),
+        build_step(spec, Spelling::Key, Dialect::V1).err(),
+        build_step(spec, Spelling::Key, Dialect::V2).err(),
     );
     if let (Some(e), Some(_)) = (e1, e2) {
-        let field = e.field();
-        let key = if field == "mode" && tile_mode_key {
-            "tile_mode"
-        } else {
-            field
-        };
+        let field = e.field().to_string();
         let sp = match e {
             StepError::Missing { .. } => {
                 // Point at the step itself: the key is not there.
                 locate(ck.text, snode, false).unwrap_or(Span::new(0, 0))
             }
-            _ => value_span(ck.text, snode, key),
+            _ => value_span(ck.text, snode, &field),
         };
-        let msg = e.message(kind.cli_name(), |f| {
-            format!(
-                "`{}`",
-                if f == "mode" && tile_mode_key {
-                    "tile_mode"
-                } else {
-                    f
-                }
-            )
-        });
+        let msg = e.message(meta.name, |f| format!("`{f}`"));
         ck.error(
             "A0703",
             sp,
@@ -994,7 +978,7 @@ fn optimize(job: &Job, input: &Input, z3_timeout: u32) -> FileRun {
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            build_step(s, dialect).map_err(|e| {
+            build_step(s, Spelling::Key, dialect).map_err(|e| {
                 format!(
                     "step {}: {}",
                     i + 1,
@@ -1021,6 +1005,7 @@ fn optimize(job: &Job, input: &Input, z3_timeout: u32) -> FileRun {
         timeout_ms: z3_timeout,
         keep_going: job.keep_going,
         steps,
+        overrides: Vec::new(),
     };
     let res = drive(&file.name, &file.text, &opts);
     let outcome = if res.bad_input {

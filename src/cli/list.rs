@@ -1,8 +1,9 @@
 //! `alpine-rs list FILE`: one line per optimization site.
 
 use super::common::{emit, json_diags, read_source, Format};
-use crate::analyze::sites::{check_annotations, sites, SiteKind};
+use crate::analyze::sites::{sites, SiteKind};
 use crate::front::{parse, DialectChoice, ParseOptions};
+use crate::transforms::registry::check_annotations;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -30,9 +31,8 @@ pub fn main(args: ListArgs) -> u8 {
         },
     );
     let mut diags = parsed.diagnostics.clone();
-    if !parsed.has_errors() {
-        diags.extend(check_annotations(&parsed.program));
-    }
+    diags.extend(check_annotations(&file.text, &parsed));
+    diags.sort_by_key(|d| (d.primary_span().map_or(0, |s| s.lo), !d.is_error()));
     let failed = diags.iter().any(|d| d.is_error());
     let mut rows = Vec::new();
     if !parsed.has_errors() {

@@ -7,6 +7,7 @@ pub mod batch;
 pub mod common;
 pub mod diff;
 pub mod list;
+pub mod paramflags;
 pub mod parse;
 pub mod run;
 pub mod validate;

@@ -1,7 +1,7 @@
 //! `alpine-rs parse FILE...`
 
 use super::common::{emit, json_diags, read_source, Format};
-use crate::front::{parse, DialectChoice, ParseOptions};
+use crate::front::{DialectChoice, ParseOptions};
 use std::path::PathBuf;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -53,11 +53,8 @@ pub fn main(args: ParseArgs) -> u8 {
                 continue;
             }
         };
-        let parsed = parse(&file.text, &opts);
-        let mut diags = parsed.diagnostics.clone();
-        if !parsed.has_errors() {
-            diags.extend(crate::analyze::sites::check_annotations(&parsed.program));
-        }
+        let parsed = crate::transforms::registry::parse(&file.text, &opts);
+        let diags = parsed.diagnostics.clone();
         let failed = diags.iter().any(|d| d.is_error());
         if failed {
             code = 2;

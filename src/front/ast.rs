@@ -42,40 +42,40 @@ pub struct Program {
     pub main: Option<Block>,
     pub span: Span,
     /// Derived data that analyses compute once per parse (see [`Memo`]).
-    pub memo: Memo<crate::analyze::facts::FunctionTables>,
+    pub memo: Memo,
 }
 
 /// A value computed at most once from the node that holds it and never changed afterwards.
 /// It is not part of the node's identity: clones start empty and recompute on demand, and it
 /// never makes two nodes unequal. Holding it in the AST ties its lifetime to the parse it was
 /// computed from, so it cannot go stale when the text is edited and parsed again.
-pub struct Memo<T>(std::sync::OnceLock<T>);
+///
+/// The slot is type-erased so that the front end does not name the analyses that fill it (the
+/// front end depends on nothing above it in the pipeline).
+#[derive(Default)]
+pub struct Memo(std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>);
 
-impl<T> Memo<T> {
-    pub fn get_or_init(&self, f: impl FnOnce() -> T) -> &T {
-        self.0.get_or_init(f)
+impl Memo {
+    /// The memoised value, computed by `f` on first use. `None` only if the slot already holds
+    /// a value of another type (one memo serves one analysis).
+    pub fn get_or_init<T: std::any::Any + Send + Sync>(&self, f: impl FnOnce() -> T) -> Option<&T> {
+        self.0.get_or_init(|| Box::new(f())).downcast_ref::<T>()
     }
 }
 
-impl<T> Default for Memo<T> {
-    fn default() -> Self {
-        Memo(std::sync::OnceLock::new())
-    }
-}
-
-impl<T> Clone for Memo<T> {
+impl Clone for Memo {
     fn clone(&self) -> Self {
         Memo::default()
     }
 }
 
-impl<T> PartialEq for Memo<T> {
+impl PartialEq for Memo {
     fn eq(&self, _: &Self) -> bool {
         true
     }
 }
 
-impl<T> std::fmt::Debug for Memo<T> {
+impl std::fmt::Debug for Memo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Memo")
     }
@@ -347,124 +347,42 @@ pub enum ClauseBody {
 // gpuopt annotations
 // ---------------------------------------------------------------------------------------------
 
+/// A `gpuopt` annotation: `gpuopt WORD OPERAND… ;` (pvl.md §3.5).
+///
+/// The front end knows the shape of the form but not the optimizations: it keeps the operands
+/// as tokens, and the optimization named by `keyword` reads them with its parameter schema
+/// (transforms/registry.rs) through [`crate::front::annot::OperandReader`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Annotation {
-    pub kind: AnnotKind,
-    /// The optimization word as written (`loop_unroll` or `unroll`, …).
+    /// The optimization word as written (`loop_unroll` or `unroll`, …). Empty when `gpuopt` is
+    /// followed directly by the end of the annotation.
     pub keyword: Ident,
-    /// From `gpuopt` to the `;` inclusive.
+    /// The operand tokens, from after the word up to the end of the annotation.
+    pub operands: Vec<AnnotToken>,
+    /// The token that ends the operands: the `;` when `terminated`, else the token that stopped
+    /// them (a keyword, a closing brace, the end of the file), which is not part of the
+    /// annotation.
+    pub end: Span,
+    pub terminated: bool,
+    /// From `gpuopt` to the `;` inclusive (to the last token when unterminated).
     pub span: Span,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum OptKind {
-    Unroll,
-    Merge,
-    Prefetch,
-    Linearize,
-    Tile,
-    Fuse,
-}
-
-impl OptKind {
-    /// The Alpinist keyword.
-    pub fn alpinist_name(self) -> &'static str {
-        match self {
-            OptKind::Unroll => "loop_unroll",
-            OptKind::Merge => "iter_merge",
-            OptKind::Prefetch => "glob_to_reg",
-            OptKind::Linearize => "matrix_lin",
-            OptKind::Tile => "tile",
-            OptKind::Fuse => "fuse",
-        }
-    }
-
-    /// The alpine-rs command-line name.
-    pub fn cli_name(self) -> &'static str {
-        match self {
-            OptKind::Unroll => "unroll",
-            OptKind::Merge => "merge",
-            OptKind::Prefetch => "prefetch",
-            OptKind::Linearize => "linearize",
-            OptKind::Tile => "tile",
-            OptKind::Fuse => "fuse",
-        }
-    }
-
-    pub fn from_word(s: &str) -> Option<OptKind> {
-        Some(match s {
-            "loop_unroll" | "unroll" => OptKind::Unroll,
-            "iter_merge" | "merge" => OptKind::Merge,
-            "glob_to_reg" | "prefetch" => OptKind::Prefetch,
-            "matrix_lin" | "linearize" => OptKind::Linearize,
-            "tile" => OptKind::Tile,
-            "fuse" => OptKind::Fuse,
-            _ => return None,
-        })
-    }
-
-    pub const ALL: [OptKind; 6] = [
-        OptKind::Unroll,
-        OptKind::Merge,
-        OptKind::Prefetch,
-        OptKind::Linearize,
-        OptKind::Tile,
-        OptKind::Fuse,
-    ];
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Layout {
-    /// `R`: row-major.
-    Row,
-    /// `C`: column-major.
-    Col,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum TileMode {
-    Inter,
-    Intra,
-}
-
+/// One token of a `gpuopt` operand list.
 #[derive(Clone, Debug, PartialEq)]
-pub struct IntArg {
-    pub value: u64,
+pub struct AnnotToken {
+    pub text: String,
     pub span: Span,
+    /// Whitespace or a comment precedes the token (a `(` after whitespace starts a new operand).
+    pub spaced: bool,
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub enum AnnotKind {
-    /// `loop_unroll i K`
-    Unroll { var: Ident, factor: IntArg },
-    /// `iter_merge i M`
-    Merge { var: Ident, factor: IntArg },
-    /// `glob_to_reg a loc loc…`
-    Prefetch { array: Expr, locations: Vec<Expr> },
-    /// `matrix_lin m R|C E1 E2`
-    Linearize {
-        matrix: Ident,
-        layout: Layout,
-        dims: (Expr, Expr),
-    },
-    /// `tile inter|intra N`
-    Tile { mode: TileMode, size: Expr },
-    /// `fuse F B` (the parser requires B, as VerCors and the corpus do; see specs/fuse.md)
-    Fuse {
-        kernels: IntArg,
-        blocks: Option<IntArg>,
-    },
-}
-
-impl AnnotKind {
-    pub fn opt(&self) -> OptKind {
-        match self {
-            AnnotKind::Unroll { .. } => OptKind::Unroll,
-            AnnotKind::Merge { .. } => OptKind::Merge,
-            AnnotKind::Prefetch { .. } => OptKind::Prefetch,
-            AnnotKind::Linearize { .. } => OptKind::Linearize,
-            AnnotKind::Tile { .. } => OptKind::Tile,
-            AnnotKind::Fuse { .. } => OptKind::Fuse,
+impl Annotation {
+    /// The span of the operands (empty, at the end token, when there are none).
+    pub fn operands_span(&self) -> Span {
+        match (self.operands.first(), self.operands.last()) {
+            (Some(f), Some(l)) => f.span.to(l.span),
+            _ => Span::new(self.end.start(), self.end.start()),
         }
     }
 }

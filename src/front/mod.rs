@@ -10,6 +10,7 @@ pub mod visit;
 pub mod worker;
 
 pub use dialect::{Dialect, DialectChoice};
+pub use parser::annot::OperandReader;
 pub use parser::{parse, ParseOptions, Parsed};
 pub use span::Span;
 pub use worker::dispose;

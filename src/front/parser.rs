@@ -12,6 +12,9 @@ use crate::diag::Diagnostic;
 use num_bigint::BigInt;
 use std::collections::HashSet;
 
+#[path = "annot.rs"]
+pub mod annot;
+
 /// Words that are never identifiers (pvl.md §2.4 hard keywords).
 pub const HARD_KEYWORDS: &[&str] = &[
     "and",
@@ -49,6 +52,19 @@ pub const HARD_KEYWORDS: &[&str] = &[
     "wait",
     "while",
     "gpuopt",
+];
+
+/// Hard keywords that can stand inside an expression (they do not end a `gpuopt` operand list).
+const EXPRESSION_KEYWORDS: &[&str] = &[
+    "and",
+    "current_thread",
+    "false",
+    "in",
+    "new",
+    "null",
+    "this",
+    "true",
+    "unfolding",
 ];
 
 /// Words reserved inside expressions.
@@ -950,299 +966,87 @@ impl<'s> Parser<'s> {
     // gpuopt annotations
     // -----------------------------------------------------------------------------------------
 
+    /// `gpuopt WORD OPERAND… ;` (pvl.md §3.5). The operands are kept as tokens: what they mean
+    /// is up to the optimization WORD names, which reads them with its parameter schema through
+    /// [`annot::OperandReader`]. They run to the `;`; one that stops before a clause or statement
+    /// keyword, a brace, an unmatched closing bracket or the end of the file is unterminated (an
+    /// error here; the annotation is kept, so recovery goes on at what stopped it).
     fn parse_annotation(&mut self) -> PResult<Annotation> {
         let kw = self.bump(); // gpuopt
         let lo = kw.span.start();
-        let opt_tok = self.tok();
-        let word = self.text_of(opt_tok);
-        let Some(opt) = (opt_tok.kind == TokKind::Word)
-            .then(|| OptKind::from_word(word))
-            .flatten()
-        else {
-            let found = self.describe(opt_tok);
-            self.error(
-                Diagnostic::error("A0003", format!("unknown optimization {found}"))
-                    .with_primary(opt_tok.span, "not an optimization")
-                    .with_note("known: loop_unroll, iter_merge, matrix_lin, glob_to_reg, tile, fuse (and the synonyms unroll, merge, linearize, prefetch)")
-                    .with_help("use one of the known optimization names"),
-            );
-            return Err(Fail);
+        let w = self.tok();
+        let keyword = if self.annotation_stops(0) || self.is_punct(";") {
+            Ident::new(String::new(), Span::new(w.span.start(), w.span.start()))
+        } else {
+            self.bump();
+            Ident::new(self.text_of(w).to_string(), w.span)
         };
-        self.bump();
-        let keyword = self.ident_from(opt_tok);
-        let kind = match opt {
-            OptKind::Unroll | OptKind::Merge => {
-                let var = self.annot_ident(word, "the loop variable")?;
-                let factor = self.annot_int(
-                    word,
-                    if opt == OptKind::Unroll { "K" } else { "M" },
-                    "<var>",
-                )?;
-                if opt == OptKind::Unroll {
-                    AnnotKind::Unroll { var, factor }
-                } else {
-                    AnnotKind::Merge { var, factor }
-                }
-            }
-            OptKind::Linearize => {
-                let matrix = self.annot_ident(word, "the matrix")?;
-                let lt = self.tok();
-                let layout = match (lt.kind, self.text_of(lt)) {
-                    (TokKind::Word, "R") => Layout::Row,
-                    (TokKind::Word, "C") => Layout::Col,
-                    _ => {
-                        let found = self.describe(lt);
-                        self.error(
-                            Diagnostic::error(
-                                "A0003",
-                                format!("the layout of {word} must be R (row-major) or C (column-major), not {found}"),
-                            )
-                            .with_primary(lt.span, "expected R or C")
-                            .with_help(format!("syntax: gpuopt {word} <matrix> R|C <rows> <cols>;")),
-                        );
-                        return Err(Fail);
-                    }
-                };
-                self.bump();
-                let d1 = self.annot_operand(word, "the first dimension")?;
-                let d2 = self.annot_operand(word, "the second dimension")?;
-                AnnotKind::Linearize {
-                    matrix,
-                    layout,
-                    dims: (d1, d2),
-                }
-            }
-            OptKind::Prefetch => {
-                let array = self.annot_array()?;
-                let mut locations = Vec::new();
-                loop {
-                    if self.is_punct(";") || self.at_eof() {
-                        break;
-                    }
-                    self.eat_punct(",");
-                    locations.push(self.annot_operand(word, "a location")?);
-                }
-                if locations.is_empty() {
-                    let t = self.tok();
-                    self.error(
-                        Diagnostic::error(
-                            "A0003",
-                            format!("`gpuopt {word}` needs at least one location after the array"),
-                        )
-                        .with_primary(t.span, "expected a location (an index expression)")
-                        .with_help(format!("syntax: gpuopt {word} <array> <loc> <loc>…; e.g. `gpuopt {word} a tid;`")),
-                    );
-                    return Err(Fail);
-                }
-                AnnotKind::Prefetch { array, locations }
-            }
-            OptKind::Tile => {
-                let mt = self.tok();
-                let mode = match (mt.kind, self.text_of(mt)) {
-                    (TokKind::Word, "inter") => TileMode::Inter,
-                    (TokKind::Word, "intra") => TileMode::Intra,
-                    _ => {
-                        let found = self.describe(mt);
-                        self.error(
-                            Diagnostic::error(
-                                "A0003",
-                                format!("the tiling mode must be inter or intra, not {found}"),
-                            )
-                            .with_primary(mt.span, "expected inter or intra")
-                            .with_help("syntax: gpuopt tile inter|intra <N>;"),
-                        );
-                        return Err(Fail);
-                    }
-                };
-                self.bump();
-                let size =
-                    if self.tok().kind == TokKind::Int || self.is_ident() || self.is_punct("(") {
-                        self.annot_operand(word, "the tile size")?
-                    } else {
-                        let t = self.tok();
-                        self.error(
-                            Diagnostic::error("A0003", "`gpuopt tile` lacks the tile size")
-                                .with_primary(t.span, "expected a tile size")
-                                .with_help("syntax: gpuopt tile inter|intra <N>;"),
-                        );
-                        return Err(Fail);
-                    };
-                AnnotKind::Tile { mode, size }
-            }
-            OptKind::Fuse => {
-                let kernels = self.annot_int(word, "F", "")?;
-                let blocks = Some(self.annot_int(word, "N", "<F>")?);
-                AnnotKind::Fuse { kernels, blocks }
-            }
-        };
-        if !self.is_punct(";") {
+        let mut operands = Vec::new();
+        let mut depth = 0usize;
+        loop {
             let t = self.tok();
-            let found = self.describe(t);
+            if depth == 0 && (self.is_punct(";") || self.annotation_stops(depth)) {
+                break;
+            }
+            if t.kind == TokKind::Eof || self.is_punct("{") || self.is_punct("}") {
+                break;
+            }
+            if t.kind == TokKind::Punct {
+                match self.text_of(t) {
+                    "(" | "[" => depth += 1,
+                    ")" | "]" => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+            }
+            operands.push(AnnotToken {
+                text: self.text_of(t).to_string(),
+                span: t.span,
+                spaced: t.space_before,
+            });
+            self.bump();
+        }
+        let end = self.tok().span;
+        let terminated = self.is_punct(";");
+        if terminated {
+            self.bump();
+        } else {
+            let found = self.describe(self.tok());
             self.error(
                 Diagnostic::error(
                     "A0003",
-                    format!("unexpected {found} in a `gpuopt {word}` annotation"),
+                    format!("unterminated `gpuopt` annotation: expected `;`, found {found}"),
                 )
-                .with_primary(t.span, "expected `;` to end the annotation")
-                .with_help(format!("syntax: {}", annot_syntax(opt, word))),
+                .with_primary(end, "expected `;` to end the annotation")
+                .with_help("end the annotation with `;`"),
             );
-            return Err(Fail);
         }
-        self.bump();
         Ok(Annotation {
-            kind,
             keyword,
+            operands,
+            end,
+            terminated,
             span: self.span_from(lo),
         })
     }
 
-    fn annot_ident(&mut self, word: &str, what: &str) -> PResult<Ident> {
-        if self.is_ident() {
-            let t = self.bump();
-            Ok(self.ident_from(t))
-        } else {
-            let t = self.tok();
-            let found = self.describe(t);
-            self.error(
-                Diagnostic::error(
-                    "A0003",
-                    format!("`gpuopt {word}` needs {what}, found {found}"),
-                )
-                .with_primary(t.span, format!("expected {what}"))
-                .with_help(format!(
-                    "syntax: {}",
-                    annot_syntax(OptKind::from_word(word).unwrap_or(OptKind::Unroll), word)
-                )),
-            );
-            Err(Fail)
-        }
-    }
-
-    fn annot_int(&mut self, word: &str, name: &str, before: &str) -> PResult<IntArg> {
+    /// Whether the token at the cursor ends the operands of an annotation at bracket depth
+    /// `depth`: the end of the file, or (at depth 0) a closing bracket, a contract clause or a
+    /// statement or declaration keyword.
+    fn annotation_stops(&self, depth: usize) -> bool {
         let t = self.tok();
-        let opt = OptKind::from_word(word).unwrap_or(OptKind::Fuse);
-        if t.kind == TokKind::Int {
-            self.bump();
-            let value = self.text_of(t).parse::<u64>().unwrap_or(u64::MAX);
-            return Ok(IntArg {
-                value,
-                span: t.span,
-            });
+        if t.kind == TokKind::Eof {
+            return true;
         }
-        let (msg, label) = if self.is_punct("-") && self.tok_at(1).kind == TokKind::Int {
-            let sp = t.span.to(self.tok_at(1).span);
-            self.error(
-                Diagnostic::error(
-                    "A0003",
-                    format!(
-                        "the factor of {word} must be an unsigned number, not `-{}`",
-                        self.text_at(1)
-                    ),
-                )
-                .with_primary(sp, "negative factor")
-                .with_help(format!("syntax: {}", annot_syntax(opt, word))),
-            );
-            return Err(Fail);
-        } else if self.is_punct(";") {
-            (
-                format!(
-                    "`gpuopt {word}` lacks the number {name}{}",
-                    if before.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" after {before}")
-                    }
-                ),
-                format!("expected the number {name} here"),
-            )
-        } else {
-            (
-                format!(
-                    "`gpuopt {word}` needs the number {name}, found {}",
-                    self.describe(t)
-                ),
-                format!("expected an unsigned integer {name}"),
-            )
-        };
-        let span = if self.is_punct(";") {
-            Span::new(self.prev_end(), t.span.end())
-        } else {
-            t.span
-        };
-        self.error(
-            Diagnostic::error("A0003", msg)
-                .with_primary(span, label)
-                .with_help(format!("syntax: {}", annot_syntax(opt, word))),
-        );
-        Err(Fail)
-    }
-
-    fn annot_operand(&mut self, word: &str, what: &str) -> PResult<Expr> {
-        if self.is_punct(";") || self.at_eof() {
-            let t = self.tok();
-            self.error(
-                Diagnostic::error("A0003", format!("`gpuopt {word}` lacks {what}"))
-                    .with_primary(t.span, format!("expected {what}"))
-                    .with_help(format!(
-                        "syntax: {}",
-                        annot_syntax(OptKind::from_word(word).unwrap_or(OptKind::Prefetch), word)
-                    )),
-            );
-            return Err(Fail);
+        if depth > 0 {
+            return false;
         }
-        let saved = self.operand_mode;
-        self.operand_mode = true;
-        let r = self.parse_binary(0);
-        self.operand_mode = saved;
-        r
-    }
-
-    /// `Name ( "." Name | "[" Expr "]" )*`: never a call.
-    fn annot_array(&mut self) -> PResult<Expr> {
-        let lo = self.tok().span.start();
-        if !self.is_ident() {
-            let t = self.tok();
-            let found = self.describe(t);
-            self.error(
-                Diagnostic::error(
-                    "A0003",
-                    format!("`gpuopt glob_to_reg` needs an array name, found {found}"),
-                )
-                .with_primary(t.span, "expected the array")
-                .with_help("syntax: gpuopt glob_to_reg <array> <loc> <loc>…;"),
-            );
-            return Err(Fail);
+        if t.kind == TokKind::Punct {
+            return matches!(self.text_of(t), ")" | "]" | "}");
         }
-        let t = self.bump();
-        let e = Expr::new(ExprKind::Name(self.ident_from(t)), t.span);
-        let saved = self.depth;
-        let r = self.annot_array_suffixes(lo, e);
-        self.depth = saved;
-        r
-    }
-
-    fn annot_array_suffixes(&mut self, lo: usize, mut e: Expr) -> PResult<Expr> {
-        loop {
-            if self.is_punct(".") && self.is_ident_tok(self.tok_at(1)) {
-                self.enter()?;
-                self.bump();
-                let f = self.bump();
-                let id = self.ident_from(f);
-                e = Expr::new(ExprKind::Field(Box::new(e), id), self.span_from(lo));
-            } else if self.is_punct("[") {
-                self.enter()?;
-                self.bump();
-                let i = self.parse_expr()?;
-                self.expect_punct("]")?;
-                e = Expr::new(
-                    ExprKind::Index(Box::new(e), Box::new(i)),
-                    self.span_from(lo),
-                );
-            } else {
-                break;
-            }
-        }
-        Ok(e)
+        let w = self.text_of(t);
+        t.kind == TokKind::Word
+            && ((HARD_KEYWORDS.contains(&w) && !EXPRESSION_KEYWORDS.contains(&w))
+                || self.at_clause())
     }
 
     // -----------------------------------------------------------------------------------------
@@ -3048,17 +2852,6 @@ impl<'s> Parser<'s> {
 }
 
 const LEVEL_IN: u8 = 8;
-
-fn annot_syntax(opt: OptKind, word: &str) -> String {
-    match opt {
-        OptKind::Unroll => format!("gpuopt {word} <var> <K>;"),
-        OptKind::Merge => format!("gpuopt {word} <var> <M>;"),
-        OptKind::Prefetch => format!("gpuopt {word} <array> <loc> <loc>…;"),
-        OptKind::Linearize => format!("gpuopt {word} <matrix> R|C <rows> <cols>;"),
-        OptKind::Tile => "gpuopt tile inter|intra <N>;".to_string(),
-        OptKind::Fuse => format!("gpuopt {word} <F> <N>;"),
-    }
-}
 
 fn builtin_usage(b: Builtin) -> String {
     match b {

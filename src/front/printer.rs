@@ -706,75 +706,23 @@ impl Printer {
         out
     }
 
+    /// A `gpuopt` annotation: its word and operand tokens as written (the front end does not
+    /// interpret them; see [`Annotation`]), with a single space where the source had space or a
+    /// comment, so that they read back as the same tokens (`a(t)` is a call, `a (t)` two
+    /// operands).
     pub fn annotation(&self, a: &Annotation) -> String {
         let mut out = String::from("gpuopt ");
         // The optimization word as written (`loop_unroll` or its synonym `unroll`).
         out.push_str(&a.keyword.name);
-        match &a.kind {
-            AnnotKind::Unroll { var, factor } | AnnotKind::Merge { var, factor } => {
+        // Tokens that touched in the source touch again, and lex the same way again.
+        for t in &a.operands {
+            if t.spaced {
                 out.push(' ');
-                out.push_str(&self.ident(var));
-                out.push(' ');
-                out.push_str(&factor.value.to_string());
             }
-            AnnotKind::Prefetch { array, locations } => {
-                out.push(' ');
-                self.expr_into(&mut out, array);
-                for l in locations {
-                    out.push(' ');
-                    self.annot_operand(&mut out, l);
-                }
-            }
-            AnnotKind::Linearize {
-                matrix,
-                layout,
-                dims,
-            } => {
-                out.push(' ');
-                out.push_str(&self.ident(matrix));
-                out.push_str(match layout {
-                    Layout::Row => " R ",
-                    Layout::Col => " C ",
-                });
-                self.annot_operand(&mut out, &dims.0);
-                out.push(' ');
-                self.annot_operand(&mut out, &dims.1);
-            }
-            AnnotKind::Tile { mode, size } => {
-                out.push_str(match mode {
-                    TileMode::Inter => " inter ",
-                    TileMode::Intra => " intra ",
-                });
-                self.annot_operand(&mut out, size);
-            }
-            AnnotKind::Fuse { kernels, blocks } => {
-                out.push(' ');
-                out.push_str(&kernels.value.to_string());
-                if let Some(b) = blocks {
-                    out.push(' ');
-                    out.push_str(&b.value.to_string());
-                }
-            }
+            out.push_str(&t.text);
         }
         out.push(';');
         out
-    }
-
-    /// One whitespace-separated `gpuopt` operand (pvl.md §3.5). An operand is a binary
-    /// expression; a new one starts only at a token that cannot continue the previous one, so an
-    /// operand starting with `-`, `*` or `[` (which would continue it) is parenthesised, as is
-    /// anything that is not a plain name, literal or parenthesised expression at its start.
-    fn annot_operand(&self, out: &mut String, e: &Expr) {
-        let text = self.expr_paren(e, prec(e) < lvl::IMPLIES);
-        let first = text.bytes().next().unwrap_or(b'(');
-        let safe_start = first.is_ascii_alphanumeric() || first == b'_' || first == b'(';
-        if safe_start {
-            out.push_str(&text);
-        } else {
-            out.push('(');
-            out.push_str(&text);
-            out.push(')');
-        }
     }
 }
 
@@ -1781,12 +1729,13 @@ mod tests {
             .iter()
             .map(|a| print_annotation(a, Dialect::V1))
             .collect();
-        // `[i]` belongs to the array, and `-t` continues the location `(t+1)`.
+        // Operands are kept as written (the optimization reads them; see transforms/params.rs),
+        // with single spaces where the source had space.
         assert_eq!(
             anns,
             [
-                "gpuopt glob_to_reg a[i] t + 1 - t;",
-                "gpuopt tile intra n - 1;"
+                "gpuopt glob_to_reg a [i] (t+1) -t;",
+                "gpuopt tile intra (n - 1);"
             ]
         );
         let clauses: Vec<String> = m
@@ -1802,19 +1751,6 @@ mod tests {
                 "decreases;",
                 "signals (E e) e != null;"
             ]
-        );
-        // A location starting with `-` or `[` would continue the previous operand.
-        let neg = Annotation {
-            kind: AnnotKind::Prefetch {
-                array: Expr::name("a"),
-                locations: vec![Expr::name("t"), pe("-t"), pe("[t]")],
-            },
-            keyword: Ident::synth("glob_to_reg"),
-            span: Default::default(),
-        };
-        assert_eq!(
-            print_annotation(&neg, Dialect::V1),
-            "gpuopt glob_to_reg a t (-t) ([t]);"
         );
     }
 

@@ -18,6 +18,7 @@ use super::Observable;
 use crate::analyze::sites::find_method;
 use crate::front::ast::*;
 use crate::front::{parse, ParseOptions};
+use crate::transforms::linearize;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// How one matrix parameter is carried over.
@@ -69,14 +70,10 @@ impl Adapter {
                 Item::Method(m) => m.prefix.annotations.first().cloned(),
                 _ => None,
             });
-            match ann.map(|a| a.kind) {
-                Some(AnnotKind::Linearize {
-                    matrix,
-                    layout,
-                    dims,
-                }) => matrices.push(MatrixMap {
-                    param: matrix.name,
-                    row_major: layout == Layout::Row,
+            match ann.and_then(|a| linearize::matrix_of(&text, parsed.dialect, &a)) {
+                Some((matrix, row_major, dims)) => matrices.push(MatrixMap {
+                    param: matrix,
+                    row_major,
                     dims: Some(dims),
                 }),
                 _ => {
@@ -319,16 +316,8 @@ fn from_annotations(
     for (c, m) in &methods {
         let cname = c.map(|c| c.name.name.clone());
         for a in &m.prefix.annotations {
-            if let AnnotKind::Linearize {
-                matrix,
-                layout,
-                dims,
-            } = &a.kind
-            {
-                annotated.insert(
-                    (cname.clone(), m.name.name.clone(), matrix.name.clone()),
-                    (*layout == Layout::Row, dims.clone()),
-                );
+            if let Some((matrix, row, dims)) = linearize::matrix_of(src, parsed.dialect, a) {
+                annotated.insert((cname.clone(), m.name.name.clone(), matrix), (row, dims));
             }
         }
         let mut visit = |e: &Expr| {

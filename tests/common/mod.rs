@@ -6,10 +6,10 @@ use alpine_rs::analyze::names::NameGen;
 use alpine_rs::analyze::sites::sites;
 use alpine_rs::diag::{render_plain, SourceFile};
 use alpine_rs::edit::{removal_span, EditSet, Layout};
-use alpine_rs::front::ast::OptKind;
 use alpine_rs::front::parser::{parse, ParseOptions};
 use alpine_rs::transforms::driver::{apply, DriverOptions};
-use alpine_rs::transforms::{run, Ctx, Params};
+use alpine_rs::transforms::registry;
+use alpine_rs::transforms::{run, Ctx, Opt};
 use std::path::{Path, PathBuf};
 
 /// Run the `alpine-rs` binary: (exit code, stdout, stderr).
@@ -58,7 +58,12 @@ pub fn header(src: &str, field: &str) -> Option<String> {
 
 /// Apply every annotation of `kind` in source order, one re-parsed step at a time.
 /// Ok(output, notes) or Err(rendered refusal).
-pub fn stepwise_apply(kind: OptKind, name: &str, src: &str) -> Result<(String, String), String> {
+/// The registered optimization named `name`.
+pub fn opt(name: &str) -> Opt {
+    registry::lookup(name).unwrap_or_else(|| panic!("`{name}` is not registered"))
+}
+
+pub fn stepwise_apply(kind: Opt, name: &str, src: &str) -> Result<(String, String), String> {
     let mut text = src.to_string();
     let mut names = NameGen::for_text(src);
     let mut notes = String::new();
@@ -66,16 +71,15 @@ pub fn stepwise_apply(kind: OptKind, name: &str, src: &str) -> Result<(String, S
         let parsed = parse(&text, &ParseOptions::default());
         assert!(!parsed.has_errors(), "{name}: input does not parse");
         let found = sites(&parsed.program).into_iter().find_map(|s| {
-            s.annotations
-                .iter()
-                .find(|a| a.kind.opt() == kind)
-                .cloned()
-                .map(|a| (s, a))
+            registry::requests(&text, parsed.dialect, &s)
+                .into_iter()
+                .find(|r| r.opt() == kind)
+                .map(|r| (s, r))
         });
-        let Some((site, ann)) = found else {
+        let Some((site, req)) = found else {
             return Ok((text, notes));
         };
-        let params = Params::from_annotation(&ann);
+        let (ann, params) = (req.annotation, req.params);
         let rm = removal_span(&text, ann.span);
         let mut es = EditSet::new();
         es.replace(rm, "");
@@ -127,7 +131,7 @@ pub fn stepwise_apply(kind: OptKind, name: &str, src: &str) -> Result<(String, S
 
 /// Apply `kind` step by step to one file and check its `// expect:` header; returns the
 /// snapshot name and content.
-pub fn stepwise_case(kind: OptKind, path: &Path, prefix: &str) -> (String, String) {
+pub fn stepwise_case(kind: Opt, path: &Path, prefix: &str) -> (String, String) {
     let name = path.file_name().unwrap().to_string_lossy().to_string();
     let src = std::fs::read_to_string(path).unwrap();
     let expect = header(&src, "expect").unwrap_or_default();
@@ -139,7 +143,7 @@ pub fn stepwise_case(kind: OptKind, path: &Path, prefix: &str) -> (String, Strin
                 "{name}: applied but expected `{expect}`"
             );
             assert!(
-                !out.contains(&format!("gpuopt {}", kind.alpinist_name())),
+                !out.contains(&format!("gpuopt {}", kind.meta().keyword)),
                 "{name}: annotation left"
             );
             (stem, format!("{out}\n---- notes ----\n{notes}"))
@@ -155,7 +159,7 @@ pub fn stepwise_case(kind: OptKind, path: &Path, prefix: &str) -> (String, Strin
 }
 
 /// The driver (annotation removal, §8 order, re-parse) agrees with the step-by-step harness.
-pub fn driver_agrees(kind: OptKind, dirs: &[PathBuf]) {
+pub fn driver_agrees(kind: Opt, dirs: &[PathBuf]) {
     for dir in dirs {
         for p in files(dir) {
             let name = p.file_name().unwrap().to_string_lossy().to_string();

@@ -11,7 +11,7 @@
 //! that amount depends on the thread ([`Analysis::complement`]).
 
 use super::model::{merge_dups, Atom, Frac, Func, Kernel};
-use super::print_contract;
+use super::rewrite::print_contract;
 use super::solver::{amount_text, Analysis, ComplementError, Undecided, Witness};
 use crate::check::translate::Z3Int;
 use crate::diag::Diagnostic;

@@ -11,578 +11,100 @@
 //! variables renamed token by token) and re-parsed standalone for the solver, so untouched
 //! conjuncts keep their exact spelling.
 
+//!
+//! Before:
+//! ```pvl
+//! EXAMPLE-BEFORE
+//! ```
+//! After `alpine-rs apply`:
+//! ```pvl
+//! EXAMPLE-AFTER
+//! ```
+
 // Refusals are the cold path and carry one diagnostic; boxing them buys nothing here.
 #![allow(clippy::result_large_err)]
 
+mod check;
 mod junction;
 mod lin;
 mod model;
+mod rewrite;
 mod solver;
 
-use super::{Applied, Ctx, Outcome, Params};
-use crate::analyze::facts::{facts_at, Point};
-use crate::analyze::sites::Site;
-use crate::check::translate::{Term, Z3Int};
-use crate::check::{self, ctx as z3ctx};
+use super::params::{Kind, Param};
+use super::{Ctx, Meta, MethodPar, Optimization, Outcome, Params};
+use crate::analyze::sites::{Site, SiteKind};
 use crate::diag::Diagnostic;
-use crate::edit::{indent_at, EditSet};
-use crate::front::ast::*;
-use crate::front::span::Span;
-use junction::{junction, JunctionError};
-use model::{has_token, kernel_model, Kernel};
-use solver::{Analysis, Threads};
-use z3::ast::{Ast, Bool, Int};
 
-pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
-    let Params::Fuse {
-        kernels,
-        blocks,
-        block_size,
-    } = params
-    else {
-        return super::not_available(params);
-    };
-    let f = *kernels;
-    let head = site.keyword;
-    if f < 2 {
-        return Err(vec![Diagnostic::error(
-            "A0004",
-            format!("cannot fuse {f} kernel(s): at least 2 are needed"),
-        )
-        .with_primary(head, "fusion requested here")
-        .with_help(
-            "use `gpuopt fuse F B;` with F >= 2 (or `--opt fuse --kernels F`)",
-        )]);
-    }
-    if blocks == &Some(0) {
-        return Err(vec![Diagnostic::error(
-            "A0004",
-            "the number of thread blocks must be at least 1",
-        )
-        .with_primary(head, "fusion requested here")
-        .with_help("use `gpuopt fuse F B;` with B >= 1 (with `--opt fuse`, leave out `--blocks` for one block)")]);
-    }
-    let parsed = ctx.parsed;
-    let src = ctx.src;
-    let Some((class, method)) =
-        crate::analyze::sites::find_method(&parsed.program, site.class.as_deref(), &site.method)
-    else {
-        return Err(vec![refuse_shape(
-            head,
-            "the selected par block is not inside a method",
-        )]);
-    };
-    let MethodBody::Block(body) = &method.body else {
-        return Err(vec![refuse_shape(head, "the method has no body")]);
-    };
-    // Kernels are taken from the method's top-level block (as in the paper). `Span`'s `==`
-    // ignores positions (ASTs compare up to spans), so the selected par is found by place.
-    let Some(first) = body.stmts.iter().position(|s| {
-        matches!(&s.kind, StmtKind::Par(p) if p.keyword.same_place(site.keyword))
-            || s.span.start() == site.span.start()
-    }) else {
-        return Err(vec![Diagnostic::error(
-            "A609",
-            "only par blocks at the top level of a method body can be fused",
-        )
-        .with_primary(head, "this par block is nested")
-        .with_help("move the kernels to the top level of the method body")]);
-    };
+pub struct Fuse;
 
-    let pars = collect_kernels(&body.stmts[first..], f as usize, *blocks, head)?;
-    let arms = kernel_shapes(&pars, head)?;
-    let dims = arms[0].1.iters.len();
-    let several_blocks = block_size.is_some() || blocks.is_some_and(|b| b > 1);
-    if dims > 1 && several_blocks {
-        return Err(vec![Diagnostic::error(
-            "A610",
-            format!("cannot check thread blocks of {dims}-dimensional kernels"),
-        )
-        .with_primary(head, "fusion requested here")
-        .with_secondary(
-            arms[0].0.keyword,
-            format!("this kernel has {dims} iterators"),
-        )
-        .with_help(
-            "fuse multi-dimensional kernels as one thread block (omit the block count and size)",
-        )]);
+static META: Meta = Meta {
+    name: "fuse",
+    keyword: "fuse",
+    summary: "fuse consecutive par blocks into one kernel",
+    sites: &[SiteKind::Par],
+    method_par: MethodPar::First,
+    exclusive: false,
+    allocates_names: true,
+    placement: "right before the first `par` block of the kernels to fuse",
+    dangling_help: "place it directly before a `par` block",
+    params: &[
+        Param {
+            key: "kernels",
+            plan_aliases: &[],
+            flag: "kernels",
+            kind: Kind::Count,
+            in_annotation: true,
+            required: false,
+            default: Some("2"),
+            what: "the number of kernels",
+            syntax: "<F>",
+            doc: "the number of consecutive par blocks to fuse, the selected one first (F >= 2)",
+        },
+        Param {
+            key: "blocks",
+            plan_aliases: &[],
+            flag: "blocks",
+            kind: Kind::Count,
+            in_annotation: true,
+            required: false,
+            default: None,
+            what: "the number of thread blocks",
+            syntax: "<N>",
+            doc: "the number of thread blocks, for the cross-block dependency check (default: one)",
+        },
+        Param {
+            key: "block_size",
+            plan_aliases: &[],
+            flag: "block-size",
+            kind: Kind::Expr,
+            in_annotation: false,
+            required: false,
+            default: None,
+            what: "the block size",
+            syntax: "",
+            doc: "threads per block, for the cross-block dependency check",
+        },
+    ],
+};
+
+impl Optimization for Fuse {
+    type Plan<'a> = check::Plan<'a>;
+
+    fn meta(&self) -> &'static Meta {
+        &META
     }
 
-    // ---- facts and thread ranges (A603)
-    let mut facts = facts_at(
-        &parsed.program,
-        class,
-        method,
-        Point::Before(pars[0].span.start()),
-    );
-    let mut lo = Vec::new();
-    let mut hi = Vec::new();
-    for it in &arms[0].1.iters {
-        match (facts.tr.int(&it.lo), facts.tr.int(&it.hi)) {
-            (Ok(a), Ok(b)) => {
-                lo.push(a);
-                hi.push(b);
-            }
-            _ => {
-                return Err(vec![refuse_shape(
-                    it.span,
-                    "the thread range cannot be encoded for the solver",
-                )])
-            }
-        }
-    }
-    for (k, (_, arm)) in arms.iter().enumerate().skip(1) {
-        for (d, it) in arm.iters.iter().enumerate() {
-            let goal = match (facts.tr.int(&it.lo), facts.tr.int(&it.hi)) {
-                (Ok(a), Ok(b)) => Some(Bool::and(z3ctx(), &[&a._eq(&lo[d]), &b._eq(&hi[d])])),
-                _ => None,
-            };
-            let same = match &goal {
-                Some(g) => check::prove(&facts.tr, &facts.facts, g, ctx.timeout_ms),
-                None => check::Answer::Unknown("the range cannot be encoded".into()),
-            };
-            if !same.is_proved() {
-                let it1 = &arms[0].1.iters[d];
-                let which = if dims > 1 {
-                    format!("iterator {} of kernel {}", d + 1, k + 1)
-                } else {
-                    format!("kernel {}", k + 1)
-                };
-                let mut diag = Diagnostic::error(
-                    "A603",
-                    format!(
-                        "{which} runs over a thread range that is not provably equal to kernel 1's"
-                    ),
-                )
-                .with_primary(head, "fusion requested here")
-                .with_secondary(it1.span, "kernel 1's threads")
-                .with_secondary(it.span, format!("kernel {}'s threads", k + 1));
-                if let (check::Answer::Refuted(_), Some(g)) = (&same, &goal) {
-                    // The values of the names in the two ranges, and the ranges, made canonical.
-                    let texts = [it1.span.text(src), it.span.text(src)].join(" ");
-                    let mut obj: Vec<(String, Z3Int)> = facts
-                        .tr
-                        .visible
-                        .iter()
-                        .filter_map(|(label, t)| match t {
-                            Term::Int(i)
-                                if has_token(&texts, label.trim_end_matches(".length")) =>
-                            {
-                                Some((label.clone(), i.clone()))
-                            }
-                            _ => None,
-                        })
-                        .collect();
-                    let names = obj.len();
-                    let mut extra = vec![g.not()];
-                    let bounds = [&lo[d], &hi[d]];
-                    for (label, e) in ["kernel 1 from", "kernel 1 to"].iter().zip(bounds) {
-                        let v = solver::named_int(&mut facts.tr, label);
-                        extra.push(v._eq(e));
-                        obj.push((label.to_string(), v));
-                    }
-                    if let (Ok(a), Ok(b)) = (facts.tr.int(&it.lo), facts.tr.int(&it.hi)) {
-                        for (label, e) in ["kernel k from", "kernel k to"].iter().zip([a, b]) {
-                            let v = solver::named_int(&mut facts.tr, label);
-                            extra.push(v._eq(&e));
-                            obj.push((label.to_string(), v));
-                        }
-                    }
-                    if let Ok(Some(cx)) =
-                        solver::canonical(&facts.tr, &facts.facts, &extra, &obj, ctx.timeout_ms)
-                    {
-                        let get = |l: &str| cx.get(l).unwrap_or("?").to_string();
-                        let vals: Vec<String> = obj[..names]
-                            .iter()
-                            .map(|(l, _)| format!("{l} = {}", get(l)))
-                            .collect();
-                        let with = if vals.is_empty() {
-                            String::new()
-                        } else {
-                            format!("with {}, ", vals.join(", "))
-                        };
-                        diag = diag.with_note(format!(
-                            "counterexample: {with}kernel 1 runs {} .. {} and kernel {} runs {} .. {}",
-                            get("kernel 1 from"),
-                            get("kernel 1 to"),
-                            k + 1,
-                            get("kernel k from"),
-                            get("kernel k to"),
-                        ));
-                    }
-                }
-                let d = diag;
-                return Err(vec![d.with_help(
-                    "fuse only kernels over the same threads, or add a fact that makes the ranges equal",
-                )]);
-            }
-        }
+    fn check<'a>(
+        &self,
+        ctx: &mut Ctx<'a>,
+        site: &Site,
+        params: &Params,
+    ) -> Result<check::Plan<'a>, Vec<Diagnostic>> {
+        check::check(ctx, site, params)
     }
 
-    // ---- thread variables: kernel 1's, unless renaming another kernel's would capture a name
-    let dialect = ctx.dialect();
-    let t1: Vec<String> = arms[0]
-        .1
-        .iters
-        .iter()
-        .map(|i| i.name.name.clone())
-        .collect();
-    let capture = arms.iter().skip(1).any(|(p, arm)| {
-        let own: Vec<&str> = arm.iters.iter().map(|i| i.name.name.as_str()).collect();
-        let text = ctx.text(Span::new(p.keyword.start(), arm.span.end()));
-        t1.iter()
-            .any(|t| !own.contains(&t.as_str()) && has_token(text, t))
-    });
-    let tvars: Vec<String> = if capture {
-        (0..dims).map(|_| ctx.names.name("vct_fused_tid")).collect()
-    } else {
-        t1.clone()
-    };
-
-    let mut models: Vec<Kernel> = Vec::new();
-    for (p, arm) in &arms {
-        models.push(kernel_model(src, dialect, p.keyword, arm, &tvars).map_err(|d| vec![d])?);
-    }
-
-    // ---- the solver context: thread range over the fused thread variables
-    let tr = &mut facts.tr;
-    let block_expr: Option<Z3Int> = match (block_size, blocks) {
-        (Some(e), _) => Some(
-            tr.int(e)
-                .map_err(|_| vec![refuse_shape(head, "the block size cannot be encoded")])?,
-        ),
-        (None, Some(b)) if *b > 1 => {
-            let b = Int::from_i64(z3ctx(), *b as i64);
-            let n = Int::sub(z3ctx(), &[&hi[0], &lo[0]]);
-            // ⌈T/B⌉
-            Some(Int::add(z3ctx(), &[&n, &b, &Int::from_i64(z3ctx(), -1)]).div(&b))
-        }
-        _ => None,
-    };
-    let rename: Vec<(String, String)> = t1.iter().cloned().zip(tvars.iter().cloned()).collect();
-    let th = Threads {
-        names: tvars.clone(),
-        lo,
-        hi,
-        lo_text: arms[0]
-            .1
-            .iters
-            .iter()
-            .map(|i| model::rename_tokens(i.lo.span.text(src), &rename))
-            .collect(),
-        hi_text: arms[0]
-            .1
-            .iters
-            .iter()
-            .map(|i| model::rename_tokens(i.hi.span.text(src), &rename))
-            .collect(),
-    };
-    let mut an = Analysis {
-        tr,
-        facts: facts.facts.clone(),
-        th,
-        dialect,
-        timeout: ctx.timeout_ms,
-    };
-
-    let mut fused = models[0].clone();
-    let mut warnings = Vec::new();
-    let mut fused_count = 1usize;
-    let mut need_label = models[0].body.iter().any(|l| l.contains("barrier"));
-    for (k, next) in models.iter().enumerate().skip(1) {
-        let n1 = if k == 1 {
-            "kernel 1".to_string()
-        } else {
-            format!("the fusion of kernels 1 to {k}")
-        };
-        let n2 = format!("kernel {}", k + 1);
-        match junction(&mut an, &fused, next, (&n1, &n2), block_expr.as_ref()) {
-            Ok((j, dp)) => {
-                need_label |= dp || next.body.iter().any(|l| l.contains("barrier"));
-                fused = j;
-                fused_count += 1;
-            }
-            Err(JunctionError::Diag(d)) => {
-                return Err(vec![d.with_primary(head, "fusion requested here")])
-            }
-            Err(JunctionError::InterBlock(msg, note)) => {
-                let d = |sev: fn(&str, String) -> Diagnostic| {
-                    sev("A607", format!("kernel {} depends on kernel {} across thread blocks: {msg}", k + 1, k))
-                        .with_primary(head, "fusion requested here")
-                        .with_secondary(arms[k].0.keyword, "this kernel reads what another thread block wrote")
-                        .with_note(note.clone())
-                        .with_help("a barrier synchronises only one thread block; use one block (omit the block size) or a larger block size")
-                };
-                if fused_count == 1 {
-                    return Err(vec![d(Diagnostic::error)]);
-                }
-                warnings.push(d(Diagnostic::warning).with_note(format!(
-                    "the first {fused_count} kernels were fused; the rest stay unfused"
-                )));
-                break;
-            }
-        }
-    }
-
-    // ---- print the fused par block over the first `fused_count` kernels
-    let label = match (&models[0].label, need_label) {
-        (Some(l), _) => Some(l.clone()),
-        (None, true) => Some(ctx.names.name("vct_fused_kernels")),
-        (None, false) => None,
-    };
-    let label_text = label.clone().unwrap_or_default();
-    for line in &mut fused.body {
-        *line = line.replace("\u{0}LABEL", &label_text);
-    }
-    let ind = indent_at(src, pars[0].span.start()).to_string();
-    let unit = ctx.layout.unit.clone();
-    let nl = ctx.layout.newline;
-    let mut out = String::new();
-    out.push_str(&format!(
-        "par {}({}){nl}",
-        label.as_ref().map(|l| format!("{l} ")).unwrap_or_default(),
-        fused.iter_text
-    ));
-    for l in print_contract(&fused) {
-        out.push_str(&format!("{ind}{unit}{} {};{nl}", l.kw, l.text));
-    }
-    out.push_str(&format!("{ind}{{{nl}"));
-    for line in &fused.body {
-        if line.trim().is_empty() {
-            out.push_str(nl);
-        } else {
-            // `\u{1}` marks one extra level (generated barrier contracts).
-            let extra = line.chars().take_while(|c| *c == '\u{1}').count();
-            let line = line.trim_start_matches('\u{1}');
-            out.push_str(&format!("{ind}{unit}{}{line}{nl}", unit.repeat(extra)));
-        }
-    }
-    out.push_str(&format!("{ind}}}"));
-
-    let start = match &pars[0].kind {
-        StmtKind::Par(p) => p.keyword.start(),
-        _ => pars[0].span.start(),
-    };
-    let end = pars[fused_count - 1].span.end();
-    let mut edits = EditSet::new();
-    edits.replace(Span::new(start, end), out);
-    Ok(Applied {
-        edits,
-        diagnostics: warnings,
-    })
-}
-
-/// `f` consecutive `par` statements at the start of `stmts` (A601 / A602). `blocks` is only
-/// echoed in the suggested annotation.
-fn collect_kernels(
-    stmts: &[Stmt],
-    f: usize,
-    blocks: Option<u64>,
-    head: Span,
-) -> Result<Vec<&Stmt>, Vec<Diagnostic>> {
-    let mut pars: Vec<&Stmt> = Vec::new();
-    for (idx, s) in stmts.iter().enumerate() {
-        if pars.len() == f {
-            break;
-        }
-        if matches!(s.kind, StmtKind::Par(_)) {
-            pars.push(s);
-            continue;
-        }
-        if stmts[idx..]
-            .iter()
-            .any(|t| matches!(t.kind, StmtKind::Par(_)))
-        {
-            return Err(vec![Diagnostic::error(
-                "A602",
-                format!(
-                    "a statement lies between kernel {} and kernel {} of the group to fuse",
-                    pars.len(),
-                    pars.len() + 1
-                ),
-            )
-            .with_primary(head, "fusion requested here")
-            .with_secondary(s.span, "this statement separates the kernels")
-            .with_help("move the statement before or after the group of kernels; only consecutive par blocks can be fused")]);
-        }
-        break;
-    }
-    if pars.len() < f {
-        let mut d = Diagnostic::error(
-            "A601",
-            format!(
-                "cannot fuse {f} kernels: only {} consecutive par block(s) start here",
-                pars.len()
-            ),
-        )
-        .with_primary(head, format!("`fuse {f}` requested here"));
-        if let Some(StmtKind::Par(p)) = pars.last().filter(|_| pars.len() > 1).map(|s| &s.kind) {
-            d = d.with_secondary(p.keyword, "the group ends with this par block");
-        }
-        let help = if pars.len() >= 2 {
-            // The annotation grammar needs both numbers (`gpuopt fuse F B;`), so the suggestion
-            // keeps the requested block count rather than printing a form that does not parse.
-            format!(
-                "found {} consecutive par blocks; use `gpuopt fuse {} {};` (or `--kernels {}`)",
-                pars.len(),
-                pars.len(),
-                blocks.unwrap_or(1),
-                pars.len()
-            )
-        } else {
-            "fusion needs at least two consecutive par blocks".to_string()
-        };
-        return Err(vec![d.with_help(help)]);
-    }
-    Ok(pars)
-}
-
-/// Each kernel: one arm, no region contract, a block body, the same iterator structure as
-/// kernel 1 (A609).
-fn kernel_shapes<'a>(
-    pars: &[&'a Stmt],
-    head: Span,
-) -> Result<Vec<(&'a Par, &'a ParArm)>, Vec<Diagnostic>> {
-    let mut arms: Vec<(&Par, &ParArm)> = Vec::new();
-    for s in pars {
-        let StmtKind::Par(p) = &s.kind else { continue };
-        if p.arms.len() != 1 {
-            return Err(vec![Diagnostic::error(
-                "A609",
-                "only single-arm par blocks can be fused",
-            )
-            .with_primary(head, "fusion requested here")
-            .with_secondary(
-                p.keyword,
-                format!("this par block has {} arms joined by `and`", p.arms.len()),
-            )
-            .with_help(
-                "split the arms into consecutive par blocks if they are independent",
-            )]);
-        }
-        if let Some(c) = p.prefix.clauses.first() {
-            return Err(vec![Diagnostic::error(
-                "A609",
-                "a par block with a region contract cannot be fused",
-            )
-            .with_primary(head, "fusion requested here")
-            .with_secondary(c.span, "this region contract belongs to one par block")
-            .with_help("move the region contract into the per-thread contract, or before the group of kernels")]);
-        }
-        let arm = &p.arms[0];
-        if arm.iters.is_empty() || arm.wait.is_some() {
-            return Err(vec![Diagnostic::error(
-                "A609",
-                "only par blocks with thread iterators and no wait list can be fused",
-            )
-            .with_primary(head, "fusion requested here")
-            .with_secondary(p.keyword, "this par block has no iterator or a wait list")
-            .with_help("give every kernel the same thread iterators")]);
-        }
-        if let Some((p1, a1)) = arms.first() {
-            if a1.iters.len() != arm.iters.len() {
-                return Err(vec![Diagnostic::error(
-                    "A609",
-                    format!(
-                        "the kernels have different iterator structures ({} and {} iterators)",
-                        a1.iters.len(),
-                        arm.iters.len()
-                    ),
-                )
-                .with_primary(head, "fusion requested here")
-                .with_secondary(p1.keyword, format!("{} iterator(s)", a1.iters.len()))
-                .with_secondary(p.keyword, format!("{} iterator(s)", arm.iters.len()))
-                .with_help("fuse only kernels over the same thread space (same number of iterators, equal ranges)")]);
-            }
-        }
-        // A range that mentions another iterator is not a product space.
-        let names: Vec<&str> = arm.iters.iter().map(|i| i.name.name.as_str()).collect();
-        if let Some(it) = arm.iters.iter().find(|it| {
-            names.iter().any(|n| {
-                crate::analyze::exprtext::mentions(&it.lo, n)
-                    || crate::analyze::exprtext::mentions(&it.hi, n)
-            })
-        }) {
-            return Err(vec![Diagnostic::error(
-                "A609",
-                "a thread range depends on another iterator",
-            )
-            .with_primary(head, "fusion requested here")
-            .with_secondary(it.span, "this range mentions an iterator")
-            .with_help("fusion needs rectangular thread spaces")]);
-        }
-        if !matches!(arm.body.kind, StmtKind::Block(_)) {
-            return Err(vec![refuse_shape(
-                p.keyword,
-                "the kernel body is not a block",
-            )]);
-        }
-        arms.push((p, arm));
-    }
-    Ok(arms)
-}
-
-fn refuse_shape(span: Span, msg: &str) -> Diagnostic {
-    Diagnostic::error("A609", format!("cannot fuse: {msg}"))
-        .with_primary(span, "here")
-        .with_help("fusion needs single-arm par blocks with thread iterators and block bodies")
-}
-
-/// One printed contract clause.
-struct Line {
-    kw: &'static str,
-    text: String,
-    /// The array of a permission clause.
-    perm_array: Option<String>,
-}
-
-/// The fused contract: permission clauses grouped per array, then carried resources, then
-/// functional clauses; what is both pre and post prints as `context`.
-fn print_contract(k: &Kernel) -> Vec<Line> {
-    let mut out = Vec::new();
-    for arr in k.arrays() {
-        let pre: Vec<String> = k
-            .pre
-            .iter()
-            .filter(|a| a.array == arr)
-            .map(model::Atom::print)
-            .collect();
-        let post: Vec<String> = k
-            .post
-            .iter()
-            .filter(|a| a.array == arr)
-            .map(model::Atom::print)
-            .collect();
-        both_lists(&pre, &post, Some(&arr), &mut out);
-    }
-    let cp: Vec<String> = k.carried_pre.iter().map(|f| f.text.clone()).collect();
-    let cq: Vec<String> = k.carried_post.iter().map(|f| f.text.clone()).collect();
-    both_lists(&cp, &cq, None, &mut out);
-    let fp: Vec<String> = k.fpre.iter().map(|f| f.text.clone()).collect();
-    let fq: Vec<String> = k.fpost.iter().map(|f| f.text.clone()).collect();
-    both_lists(&fp, &fq, None, &mut out);
-    out
-}
-
-fn both_lists(pre: &[String], post: &[String], arr: Option<&String>, out: &mut Vec<Line>) {
-    let line = |kw, text: &String| Line {
-        kw,
-        text: text.clone(),
-        perm_array: arr.cloned(),
-    };
-    for p in pre {
-        out.push(line(
-            if post.contains(p) {
-                "context"
-            } else {
-                "requires"
-            },
-            p,
-        ));
-    }
-    for q in post {
-        if !pre.contains(q) {
-            out.push(line("ensures", q));
-        }
+    fn rewrite<'a>(&self, ctx: &mut Ctx<'a>, plan: check::Plan<'a>) -> Outcome {
+        rewrite::rewrite(ctx, plan)
     }
 }

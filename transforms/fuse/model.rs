@@ -2,7 +2,7 @@
 //! carried resources (optimizations.md §7d "Normalisation"), its body as text, all with the
 //! thread variables already renamed to the fused kernel's.
 
-use super::refuse_shape;
+use super::check::refuse_shape;
 use crate::analyze::scope::mentioned_names;
 use crate::diag::Diagnostic;
 use crate::edit::indent_at;

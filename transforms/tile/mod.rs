@@ -1,651 +1,110 @@
-//! Tiling (optimizations.md §6; paper §5, "tiling"): a `par` block over `T` threads becomes a
-//! block over `N` threads (inter: each walks the chunks at its own offset, cells `t, t+N, …`) or
-//! over `⌈T/N⌉` threads (intra: each walks the `N` cells of its own chunk), with the per-thread
-//! contract quantified over the thread's cells and a sequential loop carrying the invariants.
+//! Tiling: serialise a `par` block into tiles of N cells (optimizations.md §6; paper §5,
+//! "tiling").
+//!
+//! A `par` block over `T` threads becomes a block over `N` threads (inter: each walks the chunks
+//! at its own offset, cells `t, t+N, …`) or over `⌈T/N⌉` threads (intra: each walks the `N`
+//! cells of its own chunk), with the per-thread contract quantified over the thread's cells and
+//! a sequential loop carrying the invariants.
+//!
+//! Before:
+//! ```pvl
+//! EXAMPLE-BEFORE
+//! ```
+//! After `alpine-rs apply`:
+//! ```pvl
+//! EXAMPLE-AFTER
+//! ```
 
-use super::{Applied, Ctx, Outcome, Params};
-use crate::analyze::exprtext::{collect, is_atomic, mentions, paren, splice, subst_fn, subst_var};
-use crate::analyze::facts::{facts_at, Point};
-use crate::analyze::sites::{stmt_at, Site, SiteKind};
-use crate::check::{prove, Answer};
+mod check;
+mod rewrite;
+
+use super::params::{Choice, Kind, Param};
+use super::{Ctx, Meta, MethodPar, Optimization, Outcome, Params};
+use crate::analyze::sites::{Site, SiteKind};
 use crate::diag::Diagnostic;
-use crate::edit::{indent_at, line_start, reindent, removal_span, EditSet};
-use crate::front::ast::*;
-use crate::front::span::Span;
-use crate::front::visit::{stmt_exprs, walk_expr, walk_stmts};
 
-/// Body of the ceiling helper (§1.5); an existing definition with this text is reused.
-const CEIL_BODY: &str = "n / d + (n % d == 0 ? 0 : 1)";
+pub struct Tile;
 
-pub fn apply(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
-    let Params::Tile {
-        mode,
-        size,
-        keep_method_contract,
-    } = params
-    else {
-        return super::not_available(params);
-    };
-    let parsed = ctx.parsed;
-    let Some((class, method)) =
-        crate::analyze::sites::find_method(&parsed.program, site.class.as_deref(), &site.method)
-    else {
-        return Err(vec![Diagnostic::error(
-            "A501",
-            "cannot find the method of this site",
-        )
-        .with_primary(site.keyword, "here")]);
-    };
-    // The par statement: the site itself, or the only par of the method.
-    let par_stmt = match site.kind {
-        SiteKind::Par => stmt_at(method, site.span.start()),
-        SiteKind::Method => {
-            let pars = method_pars(method);
-            if pars.len() != 1 {
-                let mut d = Diagnostic::error(
-                    "A501",
-                    format!(
-                        "tiling before a method contract needs exactly one `par` block in the method; `{}` has {}",
-                        method.name.name,
-                        pars.len()
-                    ),
-                )
-                .with_primary(method.name.span, "this method")
-                .with_help("place `gpuopt tile …;` right before the intended `par` block");
-                for p in pars {
-                    d = d.with_secondary(par_keyword(p), "a `par` block");
-                }
-                return Err(vec![d]);
-            }
-            Some(pars[0])
-        }
-        SiteKind::Loop => None,
-    };
-    let Some(stmt) = par_stmt else {
-        return Err(vec![Diagnostic::error(
-            "A0004",
-            "tiling applies to a `par` block",
-        )
-        .with_primary(site.keyword, "not a `par` block")
-        .with_help("place `gpuopt tile …;` right before a `par` block")]);
-    };
-    let StmtKind::Par(par) = &stmt.kind else {
-        return Err(vec![Diagnostic::error(
-            "A0004",
-            "tiling applies to a `par` block",
-        )
-        .with_primary(site.keyword, "not a `par` block")
-        .with_help("place `gpuopt tile …;` right before a `par` block")]);
-    };
-    let src = ctx.src;
-    let header = par.keyword;
+static META: Meta = Meta {
+    name: "tile",
+    keyword: "tile",
+    summary: "serialise a par block into tiles of N cells per thread",
+    // On a method, the annotation (and `--at`) means the method's only `par` block.
+    sites: &[SiteKind::Par, SiteKind::Method],
+    method_par: MethodPar::Only,
+    exclusive: false,
+    allocates_names: true,
+    placement: "before the method contract or right before a par block",
+    dangling_help: "place it directly before a `par` block",
+    params: &[
+        Param {
+            key: "mode",
+            plan_aliases: &["tile_mode"],
+            flag: "tile-mode",
+            kind: Kind::Choice(&[
+                Choice {
+                    value: check::INTER,
+                    word: check::INTER,
+                    meaning: "",
+                },
+                Choice {
+                    value: "intra",
+                    word: "intra",
+                    meaning: "",
+                },
+            ]),
+            in_annotation: true,
+            required: true,
+            default: None,
+            what: "the tiling mode",
+            syntax: "inter|intra",
+            doc: "inter (each thread walks the tiles at its offset) or intra (each thread \
+                  walks its own tile)",
+        },
+        Param {
+            key: "tile_size",
+            plan_aliases: &[],
+            flag: "tile-size",
+            kind: Kind::Size,
+            in_annotation: true,
+            required: true,
+            default: None,
+            what: "the tile size",
+            syntax: "<N>",
+            doc: "the tile size N (a literal or an expression)",
+        },
+        Param {
+            key: "keep_method_contract",
+            plan_aliases: &[],
+            flag: "keep-method-contract",
+            kind: Kind::Switch,
+            in_annotation: false,
+            required: false,
+            default: None,
+            what: "whether to keep the method contract",
+            syntax: "",
+            doc: "do not rewrite the method contract's quantifiers over the threads",
+        },
+    ],
+};
 
-    // ---- shape (A501, A504) ----
-    if par.arms.len() != 1 || par.arms[0].iters.len() != 1 || par.arms[0].wait.is_some() {
-        return Err(vec![Diagnostic::error(
-            "A501",
-            "tiling needs a `par` block with exactly one iterator, no `and` arms and no wait list",
-        )
-        .with_primary(header, "this `par` block")
-        .with_help("tile a `par` block of the form `par L (int t = 0 .. T)`")]);
-    }
-    let arm = &par.arms[0];
-    let it = &arm.iters[0];
-    let t = it.name.name.as_str();
-    let mut blockers = Vec::new();
-    walk_stmts(&arm.body, &mut |s| match &s.kind {
-        StmtKind::Barrier(b) => blockers.push((b.keyword, "a barrier")),
-        StmtKind::Return(_) => blockers.push((s.span, "a `return`")),
-        _ => {}
-    });
-    if let Some((sp, what)) = blockers.first() {
-        return Err(vec![Diagnostic::error(
-            "A504",
-            format!("cannot tile a `par` block whose body contains {what}"),
-        )
-        .with_primary(header, "this `par` block")
-        .with_secondary(*sp, "serialising threads would break this")
-        .with_help(
-            "tiling applies to barrier-free kernels; split the kernel at the barrier first",
-        )]);
-    }
-    if mentions(size, t) {
-        return Err(vec![Diagnostic::error(
-            "A505",
-            "the tile size depends on the thread variable",
-        )
-        .with_primary(header, "this `par` block")
-        .with_help(format!("use a tile size that does not mention `{t}`"))]);
+impl Optimization for Tile {
+    type Plan<'a> = check::Plan<'a>;
+
+    fn meta(&self) -> &'static Meta {
+        &META
     }
 
-    // ---- applicability: lo == 0 and 2 <= N < T under Γ at the par (A502, A503) ----
-    let size_text = size_text(size);
-    let t_text = it.hi.span.text(src).to_string();
-    let mut fx = facts_at(
-        &parsed.program,
-        class,
-        method,
-        Point::Before(stmt.span.start()),
-    );
-    let zero = Expr::int(0);
-    let goals = [
-        (
-            Expr::bin(BinOp::Eq, it.lo.clone(), zero.clone()),
-            "A502",
-            format!("the thread range of `{t}` does not provably start at 0"),
-        ),
-        (
-            Expr::bin(BinOp::Le, Expr::int(2), size.clone()),
-            "A503",
-            if size.as_int().is_some() {
-                format!("the tile size {size_text} is below 2; a tile size below 2 gives no tiling")
-            } else {
-                format!("the tile size {size_text} is not provably at least 2; a tile size below 2 gives no tiling")
-            },
-        ),
-        (
-            Expr::bin(BinOp::Lt, size.clone(), it.hi.clone()),
-            "A503",
-            format!(
-                "the tile size {size_text} is not provably smaller than the thread count {t_text}"
-            ),
-        ),
-    ];
-    for (goal, code, msg) in goals {
-        let answer = match fx.tr.bool(&goal) {
-            Ok(g) => prove(&fx.tr, &fx.facts, &g, ctx.timeout_ms),
-            Err(u) => Answer::Unknown(format!("cannot encode: {}", u.0)),
-        };
-        if answer.is_proved() {
-            continue;
-        }
-        let mut d = Diagnostic::error(code, msg).with_primary(header, "this `par` block");
-        d = if code == "A502" {
-            d.with_secondary(it.lo.span, "lower bound")
-        } else {
-            d.with_secondary(it.hi.span, "thread count")
-        };
-        let literal_low = goal_is_lower(&goal) && size.as_int().is_some();
-        match &answer {
-            // A literal size below 2 is wrong in every state: a counterexample says nothing.
-            Answer::Refuted(cx) if !cx.values.is_empty() && !literal_low => {
-                d = d.with_note(format!("counterexample: {cx}"))
-            }
-            Answer::Unknown(why) => d = d.with_note(format!("not proven: {why}")),
-            _ => {}
-        }
-        d = match code {
-            "A502" => d.with_help(format!("rewrite the block as `par (int {t} = 0 .. …)`")),
-            _ if goal_is_lower(&goal) => d.with_help("use a tile size of at least 2"),
-            _ => d.with_help(format!(
-                "add a fact bounding the thread count, e.g. `context_everywhere {} > {};`, or use a smaller tile size",
-                paren(&t_text),
-                size_text
-            )),
-        };
-        return Err(vec![d]);
+    fn check<'a>(
+        &self,
+        ctx: &mut Ctx<'a>,
+        site: &Site,
+        params: &Params,
+    ) -> Result<check::Plan<'a>, Vec<Diagnostic>> {
+        check::check(ctx, site, params)
     }
 
-    // ---- names ----
-    let existing_helper = class.and_then(|c| find_helper(src, c));
-    let ceil = match &existing_helper {
-        Some(n) => n.clone(),
-        None => ctx.names.name("vct_tile_ceiling"),
-    };
-    let x = ctx.names.name("vct_tile_counter");
-    let j = ctx.names.name("vct_i");
-    let inter = *mode == TileMode::Inter;
-    let n = paren(&size_text);
-    let tt = if is_atomic(src, &it.hi) {
-        t_text.clone()
-    } else {
-        paren(&t_text)
-    };
-    let ceiling = format!("{ceil}({t_text}, {size_text})");
-
-    // Cell of bound variable `v`, range predicates.
-    let cell = |v: &str| {
-        if inter {
-            format!("{t} + {v} * {n}")
-        } else {
-            v.to_string()
-        }
-    };
-    // With a symbolic N, the inter ranges bound j by `j < T` instead of `j < ⌈T/N⌉`: both follow
-    // from `t + j * N < T` (t >= 0, N >= 1), but proving the ceiling bound, or the loop bound
-    // `x <= ⌈T/N⌉`, needs non-linear division, which the verifier's arithmetic does not do. An
-    // explicit bound is still needed: the interpreter enumerates the quantified cells.
-    let symbolic = size.as_int().is_none();
-    let chunk_bound = |v: &str| {
-        if symbolic {
-            format!(" && {v} < {tt}")
-        } else {
-            format!(" && {v} < {ceiling}")
-        }
-    };
-    let all = |v: &str| {
-        if inter {
-            format!("0 <= {v}{} && {t} + {v} * {n} < {tt}", chunk_bound(v))
-        } else {
-            format!("{t} * {n} <= {v} && {v} < ({t} + 1) * {n} && {v} < {tt}")
-        }
-    };
-    let done = |v: &str| {
-        if inter {
-            format!("0 <= {v} && {v} < {x} && {t} + {v} * {n} < {tt}")
-        } else {
-            format!("{t} * {n} <= {v} && {v} < {x} && {v} < {tt}")
-        }
-    };
-    let todo = |v: &str| format!("{x} <= {v} && {}", all(v));
-
-    let mut edits = EditSet::new();
-    // 1. thread range
-    let new_hi = if inter {
-        size_text.clone()
-    } else {
-        ceiling.clone()
-    };
-    edits.replace(it.hi.span, new_hi);
-
-    // 2. contract, 3. invariants
-    let resource_fns = resource_functions(&parsed.program);
-    let is_resource = |e: &Expr| is_resource_expr(e, &resource_fns);
-    let mut inv_plain: Vec<String> = Vec::new();
-    let mut inv_res: Vec<String> = Vec::new();
-    let mut inv_fun: Vec<String> = Vec::new();
-    let mut inv_old: Vec<String> = Vec::new();
-    // A symbolic tile size must be known positive inside the kernel: the ceiling helper requires
-    // it, and the thread's cells `t + j * N` are distinct only when N != 0. Γ proved `2 <= N` at
-    // the `par` statement, but a method precondition does not reach the threads, so the fact is
-    // restated as a per-thread precondition (and loop invariant).
-    if size.as_int().is_none() {
-        let fact = format!("{n} > 0");
-        inv_plain.push(fact.clone());
-        let nl = ctx.layout.newline;
-        match arm.contract.first() {
-            Some(first) => {
-                let ind = indent_at(src, first.span.start()).to_string();
-                edits.insert(
-                    line_start(src, first.span.start()),
-                    format!("{ind}requires {fact};{nl}"),
-                );
-            }
-            None => {
-                let b = arm.body.span.start();
-                let ls = line_start(src, b);
-                if src[ls..b].trim().is_empty() {
-                    let ind = format!("{}{}", indent_at(src, b), ctx.layout.unit);
-                    edits.insert(ls, format!("{ind}requires {fact};{nl}"));
-                } else {
-                    edits.insert(b, format!("requires {fact}; "));
-                }
-            }
-        }
-    }
-    let cj = cell(&j);
-    for clause in &arm.contract {
-        let Some(e) = clause.expr() else { continue };
-        let pre = clause.kind.is_pre();
-        let post = clause.kind.is_post();
-        for c in e.conjuncts() {
-            let ctext = c.span.text(src);
-            if !mentions(c, t) {
-                if pre && clause.kind != ClauseKind::ContextEverywhere {
-                    inv_plain.push(ctext.to_string());
-                }
-                continue;
-            }
-            let body = subst_var(src, c, t, &cj);
-            let res = is_resource(c);
-            let q = if res { "\\forall*" } else { "\\forall" };
-            edits.replace(c.span, format!("({q} int {j}; {}; {body})", all(&j)));
-            if clause.kind == ClauseKind::ContextEverywhere {
-                continue; // holds inside the loop by itself
-            }
-            match (res, pre, post) {
-                (true, true, true) => {
-                    inv_res.push(format!("(\\forall* int {j}; {}; {body})", all(&j)))
-                }
-                (true, true, false) => {
-                    inv_res.push(format!("(\\forall* int {j}; {}; {body})", todo(&j)))
-                }
-                (true, false, true) => {
-                    inv_res.push(format!("(\\forall* int {j}; {}; {body})", done(&j)))
-                }
-                (false, true, _) => {
-                    inv_fun.push(format!("(\\forall int {j}; {}; {body})", todo(&j)))
-                }
-                _ => {}
-            }
-            if !res && post {
-                inv_fun.push(format!("(\\forall int {j}; {}; {body})", done(&j)));
-            }
-            if post {
-                // \old values of cells not yet handled are preserved.
-                walk_expr(c, &mut |s| {
-                    if let ExprKind::Old(inner, None) = &s.kind {
-                        let it_text = subst_var(src, inner, t, &cj);
-                        let inv = format!(
-                            "(\\forall int {j}; {}; {it_text} == \\old({it_text}))",
-                            todo(&j)
-                        );
-                        if !inv_old.contains(&inv) {
-                            inv_old.push(inv);
-                        }
-                    }
-                });
-            }
-        }
-    }
-    let bounds = if inter && symbolic {
-        format!("0 <= {x}")
-    } else if inter {
-        format!("0 <= {x} && {x} <= {ceiling}")
-    } else {
-        format!("{t} * {n} <= {x} && {x} <= ({t} + 1) * {n}")
-    };
-    let (start, guard) = if inter {
-        ("0".to_string(), format!("{t} + {x} * {n} < {tt}"))
-    } else {
-        (
-            format!("{t} * {n}"),
-            format!("{x} < ({t} + 1) * {n} && {x} < {tt}"),
-        )
-    };
-
-    // Body text with t := cell(x).
-    let body = &arm.body;
-    let mut reps = Vec::new();
-    let cx = cell(&x);
-    {
-        let mut f = subst_fn(src, t, &cx);
-        walk_stmts(body, &mut |s| {
-            stmt_exprs(s, &mut |e| collect(e, true, &mut f, &mut reps));
-        });
-    }
-    reps.sort_by_key(|(s, _)| s.start());
-    reps.dedup_by_key(|(s, _)| (s.start(), s.end()));
-    let body_text = splice(src, body.span, reps);
-    let nl = ctx.layout.newline;
-    let unit = ctx.layout.unit.clone();
-    let p_ind = indent_at(src, body.span.start()).to_string();
-    let in1 = format!("{p_ind}{unit}");
-    let loop_body = if matches!(body.kind, StmtKind::Block(_)) {
-        reindent(&body_text, &p_ind, &in1)
-    } else {
-        format!(
-            "{{{nl}{in1}{unit}{}{nl}{in1}}}",
-            reindent(&body_text, &p_ind, &in1)
-        )
-    };
-    let mut out = format!("{{{nl}");
-    let invs = std::iter::once(bounds)
-        .chain(inv_plain)
-        .chain(inv_res)
-        .chain(inv_fun)
-        .chain(inv_old);
-    for inv in invs {
-        out.push_str(&format!("{in1}loop_invariant {inv};{nl}"));
-    }
-    out.push_str(&format!(
-        "{in1}for (int {x} = {start}; {guard}; {x} = {x} + 1) {loop_body}{nl}{p_ind}}}"
-    ));
-    edits.replace(body.span, out);
-
-    // 4. method contract
-    let mut diagnostics = Vec::new();
-    if !keep_method_contract {
-        let callers = crate::analyze::scope::calls_of(&parsed.program, &method.name.name);
-        if !callers.is_empty() {
-            let mut d = Diagnostic::note(
-                "A506",
-                "the method contract is kept: the method has callers in the file",
-            )
-            .with_primary(method.name.span, "contract kept");
-            for c in callers {
-                d = d.with_secondary(c, "call");
-            }
-            diagnostics.push(d);
-        } else {
-            let vt = ctx.names.name("vct_t");
-            let scope_ok = {
-                let assigned = crate::analyze::scope::assigned_vars(&Stmt {
-                    kind: StmtKind::Block(match &method.body {
-                        MethodBody::Block(b) => b.clone(),
-                        _ => Block {
-                            stmts: vec![],
-                            span: Span::DUMMY,
-                        },
-                    }),
-                    span: Span::DUMMY,
-                });
-                let mut ok = true;
-                walk_expr(&it.hi, &mut |e| {
-                    if let ExprKind::Name(id) = &e.kind {
-                        if assigned.iter().any(|a| a == &id.name) {
-                            ok = false;
-                        }
-                    }
-                });
-                ok
-            };
-            let mut nested = 0;
-            if scope_ok {
-                for clause in &method.prefix.clauses {
-                    if !matches!(
-                        clause.kind,
-                        ClauseKind::Requires | ClauseKind::Ensures | ClauseKind::Context
-                    ) {
-                        continue;
-                    }
-                    let Some(e) = clause.expr() else { continue };
-                    for c in e.conjuncts() {
-                        let Some((k, body_e)) =
-                            full_range_quant(&mut fx, c, &it.hi, ctx.timeout_ms)
-                        else {
-                            continue;
-                        };
-                        let kind = match &c.kind {
-                            ExprKind::Quant { kind, .. } => kind.symbol(),
-                            _ => continue,
-                        };
-                        let (outer_hi, inner_range, cellk) = if inter {
-                            let inner =
-                                format!("0 <= {j}{} && {vt} + {j} * {n} < {tt}", chunk_bound(&j));
-                            (size_text.clone(), inner, format!("{vt} + {j} * {n}"))
-                        } else {
-                            let inner = format!(
-                                "{vt} * {n} <= {j} && {j} < ({vt} + 1) * {n} && {j} < {tt}"
-                            );
-                            (ceiling.clone(), inner, j.clone())
-                        };
-                        let b = subst_var(src, body_e, &k, &cellk);
-                        edits.replace(
-                            c.span,
-                            format!(
-                                "({kind} int {vt}; 0 <= {vt} && {vt} < {outer_hi}; ({kind} int {j}; {inner_range}; {b}))"
-                            ),
-                        );
-                        nested += 1;
-                    }
-                }
-            }
-            if nested > 0 {
-                diagnostics.push(
-                    Diagnostic::note(
-                        "A506",
-                        format!("{nested} method-contract quantifier(s) over [0, {t_text}) nested to match the tiles"),
-                    )
-                    .with_primary(method.name.span, "contract nested"),
-                );
-            }
-        }
-    }
-
-    // 5. helper (not used by inter-tiling with a symbolic size)
-    if existing_helper.is_none() && !(inter && symbolic) {
-        let anchor = method_anchor(method);
-        let ls = line_start(src, anchor);
-        let ind = indent_at(src, anchor).to_string();
-        let static_kw = if class.is_some() { "static " } else { "" };
-        edits.insert(
-            ls,
-            format!(
-                "{ind}requires d > 0;{nl}{ind}{static_kw}pure int {ceil}(int n, int d) = {CEIL_BODY};{nl}{nl}"
-            ),
-        );
-    }
-    let _ = removal_span; // the driver removes the consumed annotation
-    Ok(Applied { edits, diagnostics })
-}
-
-fn goal_is_lower(g: &Expr) -> bool {
-    matches!(&g.kind, ExprKind::Binary(BinOp::Le, l, _) if l.as_int().is_some())
-}
-
-/// The tile size as it appears in messages and generated code.
-fn size_text(e: &Expr) -> String {
-    crate::analyze::exprtext::print_simple(e)
-}
-
-/// Where the method's text starts (its prefix, i.e. first clause, or the header).
-fn method_anchor(m: &Method) -> usize {
-    let mut a = m.span.start();
-    if let Some(c) = m.prefix.clauses.first() {
-        a = a.min(c.span.start());
-    }
-    a
-}
-
-fn method_pars(m: &Method) -> Vec<&Stmt> {
-    let mut out = Vec::new();
-    if let MethodBody::Block(b) = &m.body {
-        for s in &b.stmts {
-            walk_stmts(s, &mut |st| {
-                if matches!(st.kind, StmtKind::Par(_)) {
-                    out.push(st);
-                }
-            });
-        }
-    }
-    out
-}
-
-fn par_keyword(s: &Stmt) -> Span {
-    match &s.kind {
-        StmtKind::Par(p) => p.keyword,
-        _ => s.span,
-    }
-}
-
-/// Names of predicates (resource-valued methods) of the program.
-fn resource_functions(p: &Program) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut add = |m: &Method| {
-        if m.is_predicate() {
-            out.push(m.name.name.clone());
-        }
-    };
-    for item in &p.items {
-        match item {
-            Item::Class(c) => c.members.iter().for_each(|m| {
-                if let Member::Method(m) = m {
-                    add(m)
-                }
-            }),
-            Item::Method(m) => add(m),
-            _ => {}
-        }
-    }
-    out
-}
-
-fn is_resource_expr(e: &Expr, preds: &[String]) -> bool {
-    let mut res = false;
-    walk_expr(e, &mut |x| match &x.kind {
-        ExprKind::Builtin(b, _)
-            if b.is_resource() || matches!(b, Builtin::Array | Builtin::Matrix) =>
-        {
-            res = true
-        }
-        ExprKind::Call { name, .. } if preds.contains(&name.name) => res = true,
-        _ => {}
-    });
-    res
-}
-
-/// An existing `vct_tile_ceiling` helper with our body, reused instead of a second copy.
-fn find_helper(src: &str, c: &Class) -> Option<String> {
-    for m in &c.members {
-        if let Member::Method(m) = m {
-            if m.name.name.starts_with("vct_tile_ceiling") {
-                if let MethodBody::Expr(e) = &m.body {
-                    let norm = |s: &str| s.split_whitespace().collect::<String>();
-                    if norm(e.span.text(src)) == norm(CEIL_BODY) && m.params.len() == 2 {
-                        return Some(m.name.name.clone());
-                    }
-                }
-            }
-        }
-    }
-    None
-}
-
-/// `(\forall[*] int k; lo <= k && k < hi; B)` (or the ranged form) whose range is provably
-/// `[0, T)`: returns `k` and `B`.
-fn full_range_quant<'e>(
-    fx: &mut crate::analyze::facts::Facts,
-    e: &'e Expr,
-    t_hi: &Expr,
-    timeout: u32,
-) -> Option<(String, &'e Expr)> {
-    let ExprKind::Quant {
-        kind: QuantKind::Forall | QuantKind::ForallStar,
-        bindings,
-        cond,
-        body,
-    } = &e.kind
-    else {
-        return None;
-    };
-    if bindings.len() != 1 {
-        return None;
-    }
-    let k = bindings[0].name.name.clone();
-    let (lo, hi) = if let Some((lo, hi)) = &bindings[0].range {
-        if cond.is_some() {
-            return None;
-        }
-        ((**lo).clone(), (**hi).clone())
-    } else {
-        let c = cond.as_deref()?;
-        let parts = c.conjuncts();
-        if parts.len() != 2 {
-            return None;
-        }
-        let lo = match &parts[0].kind {
-            ExprKind::Binary(BinOp::Le, l, r) if r.as_name() == Some(&k) => (**l).clone(),
-            _ => return None,
-        };
-        let hi = match &parts[1].kind {
-            ExprKind::Binary(BinOp::Lt, l, r) if l.as_name() == Some(&k) => (**r).clone(),
-            _ => return None,
-        };
-        (lo, hi)
-    };
-    if mentions(&lo, &k) || mentions(&hi, &k) {
-        return None;
-    }
-    let goal = Expr::bin(
-        BinOp::And,
-        Expr::bin(BinOp::Eq, lo, Expr::int(0)),
-        Expr::bin(BinOp::Eq, hi, t_hi.clone()),
-    );
-    let g = fx.tr.bool(&goal).ok()?;
-    if crate::check::holds(&fx.facts, &g, timeout) {
-        Some((k, body))
-    } else {
-        None
+    fn rewrite<'a>(&self, ctx: &mut Ctx<'a>, plan: check::Plan<'a>) -> Outcome {
+        rewrite::rewrite(ctx, plan)
     }
 }

@@ -1,0 +1,252 @@
+//! What linearization works on: the matrices of the plan (a matrix variable of one method, its
+//! layout and extents), the call edges between them, and helpers over methods and calls.
+
+use crate::analyze::sites::find_method;
+use crate::diag::Diagnostic;
+use crate::front::ast::*;
+use crate::front::span::Span;
+use crate::front::visit::{stmt_exprs, walk_expr, walk_stmts};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A matrix variable of one method.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Key {
+    pub(super) class: Option<String>,
+    pub(super) method: String,
+    pub(super) var: String,
+}
+
+impl Key {
+    pub(super) fn describe(&self) -> String {
+        format!("`{}` of `{}`", self.var, self.method)
+    }
+}
+
+/// One matrix to linearize.
+#[derive(Clone, Debug)]
+pub(super) struct Target {
+    pub(super) key: Key,
+    pub(super) row: bool,
+    pub(super) dims: (Expr, Expr),
+    /// The call that brought this matrix into the plan (None: the requested one).
+    pub(super) via: Option<Span>,
+    /// Its own pending `matrix_lin`, consumed by this step.
+    pub(super) consumed: Option<Span>,
+    /// Filled by the checks.
+    pub(super) linear: bool,
+}
+
+/// A call that passes a linearized matrix from `caller` to `callee`.
+#[derive(Clone, Debug)]
+pub(super) struct Edge {
+    pub(super) caller: Key,
+    pub(super) callee: Key,
+    pub(super) call: Span,
+    /// The argument expression that is the caller's matrix.
+    pub(super) arg: Span,
+    pub(super) args: Vec<Expr>,
+    pub(super) callee_params: Vec<String>,
+    /// Start of the innermost statement holding the call (None: a contract clause).
+    pub(super) point: Option<usize>,
+}
+
+/// A use of a matrix as a call argument, found by the scan.
+#[derive(Clone, Debug)]
+pub(super) struct CallUse {
+    pub(super) call: Span,
+    pub(super) arg: Span,
+    pub(super) recv: Option<Expr>,
+    pub(super) name: String,
+    pub(super) index: usize,
+    pub(super) args: Vec<Expr>,
+    pub(super) point: Option<usize>,
+}
+
+/// What a method's rewrite needs to know about one of its matrices.
+#[derive(Clone, Debug)]
+pub(super) struct Info {
+    pub(super) row: bool,
+    pub(super) e1: String,
+    pub(super) e2: String,
+    pub(super) linear: bool,
+}
+
+pub(super) fn key_span(s: Span) -> (usize, usize) {
+    (s.start(), s.end())
+}
+
+/// Every call in `m` (contract and body) with the start of the innermost statement holding it.
+pub(super) fn calls_in<'m>(m: &'m Method, f: &mut dyn FnMut(&'m Expr, Option<usize>)) {
+    let mut visit = |e: &'m Expr, point: Option<usize>| {
+        walk_expr(e, &mut |x| {
+            if matches!(x.kind, ExprKind::Call { .. }) {
+                f(x, point);
+            }
+        })
+    };
+    for c in &m.prefix.clauses {
+        if let Some(e) = c.expr() {
+            visit(e, None);
+        }
+    }
+    match &m.body {
+        MethodBody::Block(b) => {
+            for s in &b.stmts {
+                walk_stmts(s, &mut |st| {
+                    let p = Some(st.span.start());
+                    stmt_exprs(st, &mut |e| visit(e, p));
+                });
+            }
+        }
+        MethodBody::Expr(e) => visit(e, None),
+        MethodBody::Abstract => {}
+    }
+}
+
+/// Every method of the program with its class.
+pub(super) fn all_methods(p: &Program) -> Vec<(Option<&Class>, &Method)> {
+    let mut out = Vec::new();
+    for item in &p.items {
+        match item {
+            Item::Class(c) => {
+                for m in &c.members {
+                    if let Member::Method(m) = m {
+                        out.push((Some(c), m));
+                    }
+                }
+            }
+            Item::Method(m) => out.push((None, m)),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The method a call `recv.name(…)` made from class `from` resolves to.
+pub(super) fn resolve<'p>(
+    p: &'p Program,
+    from: Option<&str>,
+    recv: Option<&Expr>,
+    name: &str,
+) -> Option<(Option<&'p Class>, &'p Method)> {
+    match recv.map(|r| &r.kind) {
+        None | Some(ExprKind::This) => {
+            find_method(p, from, name).or_else(|| find_method(p, None, name))
+        }
+        Some(ExprKind::Name(c)) => find_method(p, Some(&c.name), name),
+        _ => None,
+    }
+}
+
+/// `e` with names replaced; None when `e` has a form this does not handle.
+pub(super) fn subst(e: &Expr, map: &BTreeMap<String, Expr>) -> Option<Expr> {
+    use ExprKind as K;
+    let b = |x: &Expr| subst(x, map).map(Box::new);
+    let kind = match &e.kind {
+        K::Int(_) | K::Bool(_) | K::Null | K::This => e.kind.clone(),
+        K::Name(id) => return Some(map.get(&id.name).cloned().unwrap_or_else(|| e.clone())),
+        K::Unary(o, x) => K::Unary(*o, b(x)?),
+        K::Binary(o, l, r) => K::Binary(*o, b(l)?, b(r)?),
+        K::Cond(a, x, y) => K::Cond(b(a)?, b(x)?, b(y)?),
+        K::Field(x, f) => K::Field(b(x)?, f.clone()),
+        K::Index(x, i) => K::Index(b(x)?, b(i)?),
+        K::Call {
+            recv,
+            name,
+            args,
+            ghost,
+            null_safe,
+        } if ghost.is_empty() => K::Call {
+            recv: match recv {
+                Some(r) => Some(b(r)?),
+                None => None,
+            },
+            name: name.clone(),
+            args: args.iter().map(|a| subst(a, map)).collect::<Option<_>>()?,
+            ghost: ghost.clone(),
+            null_safe: *null_safe,
+        },
+        _ => return None,
+    };
+    Some(Expr::synth(kind))
+}
+
+/// Names mentioned in `e`.
+pub(super) fn names_of(e: &Expr) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    walk_expr(e, &mut |x| {
+        if let ExprKind::Name(id) = &x.kind {
+            out.insert(id.name.clone());
+        }
+    });
+    out
+}
+
+/// The declaration of `var` in `m`: a parameter (its index and type) or a local.
+pub(super) enum Decl<'m> {
+    Param(usize, &'m Type),
+    Local(&'m Type, Option<&'m Expr>, usize),
+}
+
+pub(super) fn decl_of<'m>(m: &'m Method, var: &str) -> Option<Decl<'m>> {
+    if let Some(i) = m.params.iter().position(|p| p.name.name == var) {
+        return Some(Decl::Param(i, &m.params[i].ty));
+    }
+    let mut local = None;
+    if let MethodBody::Block(b) = &m.body {
+        for s in &b.stmts {
+            walk_stmts(s, &mut |st| {
+                if let StmtKind::Decl { ty, vars } = &st.kind {
+                    if let Some(d) = vars.iter().find(|d| d.name.name == var) {
+                        if local.is_none() {
+                            local = Some(Decl::Local(ty, d.init.as_ref(), st.span.start()));
+                        }
+                    }
+                }
+            });
+        }
+    }
+    local
+}
+
+pub(super) fn method_body_stmt(m: &Method) -> Stmt {
+    Stmt {
+        kind: StmtKind::Block(match &m.body {
+            MethodBody::Block(b) => b.clone(),
+            _ => Block {
+                stmts: vec![],
+                span: Span::DUMMY,
+            },
+        }),
+        span: Span::DUMMY,
+    }
+}
+
+pub(super) fn entry_point(m: &Method) -> usize {
+    match &m.body {
+        MethodBody::Block(b) => b.stmts.first().map_or(usize::MAX, |s| s.span.start()),
+        _ => usize::MAX,
+    }
+}
+
+/// Attach to a refusal about a matrix reached through a call the call that brought it in.
+pub(super) fn via(d: Diagnostic, t: &Target) -> Diagnostic {
+    match t.via {
+        Some(c) => d.with_secondary(
+            c,
+            format!(
+                "{} is linearized with the requested matrix because of this call",
+                t.key.describe()
+            ),
+        ),
+        None => d,
+    }
+}
+
+pub(super) fn layout_name(row: bool) -> &'static str {
+    if row {
+        "row-major"
+    } else {
+        "column-major"
+    }
+}

@@ -1,0 +1,360 @@
+//! Applicability of peeling: the loop's shape, and Z3's proof from the facts at loop entry that
+//! the guard holds for the first K values of the iteration variable and the step makes progress.
+//! Also the pieces iteration merging shares (step and trip checks, the ranged-`for` detour).
+
+use crate::analyze::loops::{self, guard_at, upd_pow, Entry, LoopShape, UpdOp};
+use crate::analyze::sites::{sites, stmt_at, Site};
+use crate::check::{holds, prove, Answer};
+use crate::diag::Diagnostic;
+use crate::edit::EditSet;
+use crate::front::ast::*;
+use crate::front::span::Span;
+use crate::front::{parse, Dialect, DialectChoice, ParseOptions};
+use crate::transforms::{Applied, Ctx, Outcome, Params};
+
+/// A checked peeling: the loop, its shape and the factor.
+pub enum Plan<'a> {
+    Peel {
+        stmt: &'a Stmt,
+        shape: LoopShape,
+        k: u64,
+        /// Warnings found while checking.
+        diagnostics: Vec<Diagnostic>,
+    },
+    /// A v2 ranged `for`, checked and rewritten in its explicit form (optimizations.md §1.4):
+    /// the edits over the original text.
+    Desugared(Applied),
+}
+
+pub(super) fn check<'a>(
+    ctx: &mut Ctx<'a>,
+    site: &Site,
+    params: &Params,
+) -> Result<Plan<'a>, Vec<Diagnostic>> {
+    let var = params.name("var");
+    let k = params.count("factor");
+    let header = site.keyword;
+    if let Some(out) = via_desugared(ctx, site, params) {
+        return out.map(Plan::Desugared);
+    }
+    if k < 1 {
+        return Err(vec![Diagnostic::error(
+            "A109",
+            "cannot unroll 0 iterations: the factor must be at least 1",
+        )
+        .with_primary(header, "loop left unchanged")
+        .with_note("peeling 0 iterations would not change the loop")
+        .with_help("use a factor K >= 1, or remove the annotation")]);
+    }
+    let parsed: &'a crate::front::Parsed = ctx.parsed;
+    let program = &parsed.program;
+    let Some((class, method)) =
+        crate::analyze::sites::find_method(program, site.class.as_deref(), &site.method)
+    else {
+        return Err(vec![internal(
+            header,
+            "cannot find the method of this loop",
+        )]);
+    };
+    let Some(stmt) = stmt_at(method, site.span.start()) else {
+        return Err(vec![internal(header, "cannot find this loop")]);
+    };
+    let shape = loops::analyze(stmt, var, header)?;
+    let mut entry = loops::entry_facts(program, class, method, stmt, &shape)
+        .map_err(|m| vec![unsupported(header, &m)])?;
+    // Both conditions in one query when they hold; each on its own only to explain a refusal.
+    if !steps_and_trip_hold(ctx, &mut entry, &shape, k) {
+        check_steps(ctx, &mut entry, &shape, header)?;
+        check_trip(ctx, &mut entry, &shape, header, k, "unroll", "loop_unroll")?;
+    }
+    let mut diagnostics = Vec::new();
+    if !has_tightened_bound(&shape) {
+        diagnostics.push(
+            Diagnostic::warning(
+                "A108",
+                "no bound conjunct of the iteration variable to tighten",
+            )
+            .with_primary(header, "the residual loop keeps its invariants unchanged"),
+        );
+    }
+    Ok(Plan::Peel {
+        stmt,
+        shape,
+        k,
+        diagnostics,
+    })
+}
+
+/// For a v2 ranged `for`: run `f` on the loop rewritten in explicit form (optimizations.md §1.4)
+/// and express the result over the original text. `None` for any other loop.
+pub(crate) fn via_desugared(ctx: &mut Ctx, site: &Site, params: &Params) -> Option<Outcome> {
+    let (_, method) = ctx.method_of(site)?;
+    let stmt = stmt_at(method, site.span.start())?;
+    let stmt_span = stmt.span;
+    let d = match loops::desugar_ranged(ctx.src, stmt, ctx.layout.newline) {
+        Ok(d) => d?,
+        Err(m) => return Some(Err(vec![internal(site.keyword, &m)])),
+    };
+    let opts = ParseOptions {
+        dialect: match ctx.dialect() {
+            Dialect::V1 => DialectChoice::V1,
+            Dialect::V2 => DialectChoice::V2,
+        },
+    };
+    let parsed = parse(&d.text, &opts);
+    let site1 = sites(&parsed.program)
+        .into_iter()
+        .find(|s| s.kind == site.kind && s.span.start() == site.span.start());
+    let (false, Some(site1)) = (parsed.has_errors(), site1) else {
+        return Some(Err(vec![internal(
+            site.keyword,
+            "the explicit form of this ranged loop does not parse",
+        )]));
+    };
+    let mut inner = Ctx {
+        src: &d.text,
+        parsed: &parsed,
+        layout: ctx.layout.clone(),
+        names: &mut *ctx.names,
+        timeout_ms: ctx.timeout_ms,
+        annotation_text: ctx.annotation_text.clone(),
+    };
+    let map = |mut diags: Vec<Diagnostic>| {
+        for dg in &mut diags {
+            for l in &mut dg.labels {
+                l.span = d.map_span(l.span);
+            }
+        }
+        diags
+    };
+    Some(match params.opt.apply(&mut inner, &site1, params) {
+        Err(diags) => Err(map(diags)),
+        Ok(applied) => match applied.edits.apply(&d.text) {
+            Err(e) => Err(vec![internal(site.keyword, &e.to_string())]),
+            Ok(out) => {
+                // One replacement of the region that differs (the loop statement).
+                let src = ctx.src;
+                let pre = src
+                    .bytes()
+                    .zip(out.bytes())
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                let max_suf = src.len().min(out.len()) - pre;
+                let suf = src
+                    .bytes()
+                    .rev()
+                    .zip(out.bytes().rev())
+                    .take(max_suf)
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                // The region covers at least the loop statement (its annotation included), and
+                // its cut stays on character boundaries (the texts agree outside the region).
+                let (mut lo, mut hi) = (
+                    pre.min(stmt_span.start()),
+                    (src.len() - suf).max(stmt_span.end()),
+                );
+                while !src.is_char_boundary(lo) || !out.is_char_boundary(lo) {
+                    lo -= 1;
+                }
+                let mut out_hi = out.len() - (src.len() - hi);
+                while !src.is_char_boundary(hi) || !out.is_char_boundary(out_hi) {
+                    hi += 1;
+                    out_hi += 1;
+                }
+                let mut edits = EditSet::new();
+                edits.replace(Span::new(lo, hi), &out[lo..out_hi]);
+                Ok(Applied {
+                    edits,
+                    diagnostics: map(applied.diagnostics),
+                })
+            }
+        },
+    })
+}
+
+pub(crate) fn internal(at: Span, msg: &str) -> Diagnostic {
+    Diagnostic::error("A0004", msg.to_string())
+        .with_primary(at, "here")
+        .with_help("report this as a bug")
+}
+
+pub(crate) fn unsupported(at: Span, msg: &str) -> Diagnostic {
+    Diagnostic::error("A0020", format!("cannot decide applicability: {msg}"))
+        .with_primary(at, "loop")
+        .with_help("simplify the guard, step or facts so that they can be encoded")
+}
+
+/// The conditions of [`check_steps`] and [`check_trip`] together, proved in one query; `false`
+/// when they are not (or cannot be encoded), and the two checks then say why.
+fn steps_and_trip_hold(ctx: &Ctx, entry: &mut Entry, shape: &LoopShape, k: u64) -> bool {
+    let z = crate::check::ctx();
+    let min = if matches!(shape.op, UpdOp::Add | UpdOp::Sub) {
+        1
+    } else {
+        2
+    };
+    let mut all = vec![entry.step.ge(&z3::ast::Int::from_i64(z, min))];
+    for j in 0..k {
+        let v = upd_pow(shape.op, &entry.i0, &entry.step, j);
+        match guard_at(&mut entry.facts, shape, &v) {
+            Ok(g) => all.push(g),
+            Err(_) => return false,
+        }
+    }
+    let refs: Vec<&z3::ast::Bool<'static>> = all.iter().collect();
+    holds(
+        &entry.facts.facts,
+        &z3::ast::Bool::and(z, &refs),
+        ctx.timeout_ms,
+    )
+}
+
+/// A105: the step is at least 1 (`+`, `-`) or 2 (`*`, `/`).
+pub(crate) fn check_steps(
+    ctx: &Ctx,
+    entry: &mut Entry,
+    shape: &LoopShape,
+    header: Span,
+) -> Result<(), Vec<Diagnostic>> {
+    let min = if matches!(shape.op, UpdOp::Add | UpdOp::Sub) {
+        1
+    } else {
+        2
+    };
+    let goal = entry
+        .step
+        .ge(&z3::ast::Int::from_i64(crate::check::ctx(), min));
+    match prove(&entry.facts.tr, &entry.facts.facts, &goal, ctx.timeout_ms) {
+        Answer::Proved => Ok(()),
+        other => {
+            let mut d = Diagnostic::error(
+                "A105",
+                format!("the step of `{}` is not provably at least {min}", shape.var),
+            )
+            .with_primary(header, "loop")
+            .with_secondary(shape.step.span, "step");
+            if let Answer::Refuted(cx) = other {
+                d = d.with_note(format!(
+                    "counterexample: {} (at loop entry)",
+                    clean_cx(&cx, shape)
+                ));
+            }
+            Err(vec![d.with_help(format!(
+                "add a fact such as `requires c >= {min};` for the step"
+            ))])
+        }
+    }
+}
+
+/// A107: prove that the guard holds for the first `k` values of the iteration variable.
+pub(crate) fn check_trip(
+    ctx: &Ctx,
+    entry: &mut Entry,
+    shape: &LoopShape,
+    header: Span,
+    k: u64,
+    verb: &str,
+    keyword: &str,
+) -> Result<(), Vec<Diagnostic>> {
+    // One query for the usual case; the instances one by one only to explain a failure.
+    let mut all = Vec::new();
+    for j in 0..k {
+        let v = upd_pow(shape.op, &entry.i0, &entry.step, j);
+        all.push(guard_at(&mut entry.facts, shape, &v).map_err(|m| vec![unsupported(header, &m)])?);
+    }
+    let refs: Vec<&z3::ast::Bool<'static>> = all.iter().collect();
+    let conj = z3::ast::Bool::and(crate::check::ctx(), &refs);
+    if holds(&entry.facts.facts, &conj, ctx.timeout_ms) {
+        return Ok(());
+    }
+    let mut provable = 0u64;
+    let mut failure = None;
+    for j in 0..k {
+        let v = upd_pow(shape.op, &entry.i0, &entry.step, j);
+        let g = guard_at(&mut entry.facts, shape, &v).map_err(|m| vec![unsupported(header, &m)])?;
+        match prove(&entry.facts.tr, &entry.facts.facts, &g, ctx.timeout_ms) {
+            Answer::Proved => provable += 1,
+            other => {
+                failure = Some(other);
+                break;
+            }
+        }
+    }
+    let Some(fail) = failure else { return Ok(()) };
+    let times = |n: u64| match n {
+        1 => "once".to_string(),
+        2 => "twice".to_string(),
+        n => format!("{n} times"),
+    };
+    let mut d = match &fail {
+        Answer::Unknown(why) => Diagnostic::error(
+            "A0020",
+            format!("cannot {verb} {k} iterations: the solver could not decide whether the loop runs {} ({why})", times(k)),
+        ),
+        _ => Diagnostic::error(
+            "A107",
+            format!("cannot {verb} {k} iterations: the loop may run fewer than {k} times"),
+        ),
+    }
+    .with_primary(header, format!("loop whose first {k} iterations would be peeled"))
+    .with_secondary(
+        shape.guard.span,
+        format!("this guard can be false before iteration {}", provable + 1),
+    );
+    if let Answer::Refuted(cx) = &fail {
+        d = d.with_note(format!(
+            "counterexample: {cx} (at loop entry): the loop then {}",
+            if provable == 0 {
+                "does not run at all".to_string()
+            } else {
+                format!("runs only {}", times(provable))
+            },
+            cx = clean_cx(cx, shape)
+        ));
+    }
+    if provable >= 1 {
+        d = d.with_note(format!(
+            "the loop provably runs at least {}; `gpuopt {keyword} {} {provable};` would be accepted",
+            times(provable),
+            shape.var
+        ));
+    }
+    Err(vec![d.with_help(format!(
+        "add a fact that makes the guard hold {} (e.g. a `requires` bounding the loop's limit), or lower the factor",
+        times(k)
+    ))])
+}
+
+/// The counterexample with variable versions folded into plain names (the last version wins).
+/// An array's own reference value (`a = 0` next to `a.length = 2`) says nothing to the user and
+/// is dropped, and so is the length of an array that neither the guard nor the step reads.
+pub(crate) fn clean_cx(cx: &crate::check::Counterexample, shape: &LoopShape) -> String {
+    let mut relevant = loops::expr_names(&shape.guard);
+    relevant.extend(loops::expr_names(&shape.step));
+    relevant.insert(shape.var.clone());
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (k, v) in &cx.values {
+        let name = k.split(" (version").next().unwrap_or(k).to_string();
+        out.retain(|(n, _)| n != &name);
+        out.push((name, v.clone()));
+    }
+    let lengths: Vec<String> = out
+        .iter()
+        .filter_map(|(n, _)| n.strip_suffix(".length").map(str::to_string))
+        .collect();
+    out.iter()
+        .filter(|(n, _)| match n.strip_suffix(".length") {
+            Some(array) => relevant.contains(array),
+            None => !lengths.iter().any(|l| l == n),
+        })
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn has_tightened_bound(shape: &LoopShape) -> bool {
+    shape
+        .bounds
+        .iter()
+        .any(|b| b.lower == matches!(shape.op, UpdOp::Add | UpdOp::Mul))
+}
