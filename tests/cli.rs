@@ -729,3 +729,48 @@ fn refused_opt_step_labels_the_superseded_annotation() {
     assert!(!err.contains("requested here"), "{err}");
     assert!(err.contains("the guard does not mention `nosuch`"), "{err}");
 }
+
+/// A parameter flag without `--opt` applies to the in-source annotations it fits, and the result
+/// is checked with it; a flag that fits no annotation, or that an annotation states itself, is a
+/// usage error. (It used to be ignored: `--block-size 32` fused as if there were one block.)
+#[test]
+fn parameter_flags_without_opt_apply_to_the_annotations_or_are_usage_errors() {
+    let f = corpus().join("fuse/reject_cross_block_dependency.pvl");
+    let path = f.to_str().unwrap();
+    // The same refusal as `--opt fuse --at line:16 --block-size 32`.
+    let (code, _, err) = run(&["apply", "--block-size", "32", path]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("A607"), "{err}");
+    let (code, _, err) = run(&[
+        "apply",
+        "--opt",
+        "fuse",
+        "--at",
+        "line:16",
+        "--block-size",
+        "32",
+        path,
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("A607"), "{err}");
+    // Without it, one thread block: the fusion applies.
+    let (code, _, err) = run(&["apply", path]);
+    assert_eq!(code, 0, "{err}");
+    // No annotation of the file takes `--tile-size`.
+    let (code, _, err) = run(&["apply", "--tile-size", "4", path]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--tile-size applies to no annotation"),
+        "{err}"
+    );
+    // The annotation states the number of kernels itself.
+    let (code, _, err) = run(&["apply", "--kernels", "3", path]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--kernels is stated by"), "{err}");
+    // With --opt, a flag that no --opt takes is a usage error too.
+    let (code, _, err) = run(&[
+        "apply", "--opt", "fuse", "--at", "line:16", "--factor", "2", path,
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--factor does not apply to fuse"), "{err}");
+}

@@ -10,15 +10,51 @@
 //! Everything is worked on as text: conjuncts are copied from the source (with the thread
 //! variables renamed token by token) and re-parsed standalone for the solver, so untouched
 //! conjuncts keep their exact spelling.
-
 //!
 //! Before:
 //! ```pvl
-//! EXAMPLE-BEFORE
+//! class Stages {
+//!   context_everywhere x != null && y != null && x.length == 32 && y.length == 32;
+//!   context (\forall* int k; 0 <= k && k < 32; Perm(x[k], write));
+//!   context (\forall* int k; 0 <= k && k < 32; Perm(y[k], write));
+//!   void stages(int[] x, int[] y) {
+//!     gpuopt fuse 2 1;
+//!     par first (int tid = 0 .. 32)
+//!       context Perm(x[tid], write);
+//!       ensures x[tid] == tid;
+//!     {
+//!       x[tid] = tid;
+//!     }
+//!     par second (int tid = 0 .. 32)
+//!       context Perm(x[tid], 1\2) ** Perm(y[tid], write);
+//!       requires x[tid] == tid;
+//!       ensures y[tid] == tid + 1;
+//!     {
+//!       y[tid] = x[tid] + 1;
+//!     }
+//!   }
+//! }
 //! ```
 //! After `alpine-rs apply`:
 //! ```pvl
-//! EXAMPLE-AFTER
+//! class Stages {
+//!   context_everywhere x != null && y != null && x.length == 32 && y.length == 32;
+//!   context (\forall* int k; 0 <= k && k < 32; Perm(x[k], write));
+//!   context (\forall* int k; 0 <= k && k < 32; Perm(y[k], write));
+//!   void stages(int[] x, int[] y) {
+//!     par first (int tid = 0 .. 32)
+//!       context Perm(x[tid], write);
+//!       context Perm(y[tid], write);
+//!       ensures x[tid] == tid;
+//!       ensures y[tid] == tid + 1;
+//!     {
+//!       x[tid] = tid;
+//!       assert Perm(x[tid], write);
+//!       assert x[tid] == tid;
+//!       y[tid] = x[tid] + 1;
+//!     }
+//!   }
+//! }
 //! ```
 
 // Refusals are the cold path and carry one diagnostic; boxing them buys nothing here.

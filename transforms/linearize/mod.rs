@@ -23,11 +23,36 @@
 //!
 //! Before:
 //! ```pvl
-//! EXAMPLE-BEFORE
+//! class Grid {
+//!   gpuopt matrix_lin g R 4 8;
+//!   context_everywhere g != null && g.length == 4;
+//!   context (\forall* int r; 0 <= r && r < 4; Perm(g[r], 1\2));
+//!   context (\forall int r; 0 <= r && r < 4; g[r] != null && g[r].length == 8);
+//!   context (\forall int r1; 0 <= r1 && r1 < 4; (\forall int r2; 0 <= r2 && r2 < 4 && r1 != r2; g[r1] != g[r2]));
+//!   context (\forall* int r; 0 <= r && r < 4; (\forall* int c; 0 <= c && c < 8; Perm(g[r][c], write)));
+//!   void clear(int[][] g) {
+//!     par cells (int r = 0 .. 4, int c = 0 .. 8)
+//!       context Perm(g[r], 1\32) ** g[r] != null && g[r].length == 8;
+//!       context Perm(g[r][c], write);
+//!     {
+//!       g[r][c] = 0;
+//!     }
+//!   }
+//! }
 //! ```
 //! After `alpine-rs apply`:
 //! ```pvl
-//! EXAMPLE-AFTER
+//! class Grid {
+//!   context_everywhere g != null && g.length == 4 * 8;
+//!   context (\forall* int r; 0 <= r && r < 4; (\forall* int c; 0 <= c && c < 8; Perm(g[8 * r + c], write)));
+//!   void clear(int[] g) {
+//!     par cells (int r = 0 .. 4, int c = 0 .. 8)
+//!       context Perm(g[8 * r + c], write);
+//!     {
+//!       g[8 * r + c] = 0;
+//!     }
+//!   }
+//! }
 //! ```
 
 mod check;

@@ -7,11 +7,43 @@
 //!
 //! Before:
 //! ```pvl
-//! EXAMPLE-BEFORE
+//! class Fill {
+//!   context_everywhere a != null && a.length == 6;
+//!   context (\forall* int k; 0 <= k && k < 6; Perm(a[k], write));
+//!   void fill(int[] a) {
+//!     gpuopt iter_merge i 2;
+//!     loop_invariant 0 <= i && i <= 6;
+//!     loop_invariant (\forall* int k; 0 <= k && k < 6; Perm(a[k], write));
+//!     for (int i = 0; i < 6; i = i + 1) {
+//!       a[i] = 0;
+//!     }
+//!   }
+//! }
 //! ```
 //! After `alpine-rs apply`:
 //! ```pvl
-//! EXAMPLE-AFTER
+//! class Fill {
+//!   context_everywhere a != null && a.length == 6;
+//!   context (\forall* int k; 0 <= k && k < 6; Perm(a[k], write));
+//!   void fill(int[] a) {
+//!     {
+//!       int i = 0;
+//!       int vct_mi_l = 0;
+//!       loop_invariant 0 <= vct_mi_l && vct_mi_l <= 6;
+//!       loop_invariant vct_mi_l % 2 == 0;
+//!       loop_invariant i == vct_mi_l;
+//!       loop_invariant 0 <= i && i <= 6;
+//!       loop_invariant (\forall* int k; 0 <= k && k < 6; Perm(a[k], write));
+//!       for (; i < 6; i = i + 1) {
+//!         a[i] = 0;
+//!         i = i + 1;
+//!         vct_mi_l = vct_mi_l + 1;
+//!         a[i] = 0;
+//!         vct_mi_l = vct_mi_l + 1;
+//!       }
+//!     }
+//!   }
+//! }
 //! ```
 
 mod check;

@@ -10,11 +10,34 @@
 //!
 //! Before:
 //! ```pvl
-//! EXAMPLE-BEFORE
+//! class Twice {
+//!   context_everywhere a != null && a.length == n;
+//!   context (\forall* int k; 0 <= k && k < n; Perm(a[k], write));
+//!   void twice(int n, int[] a) {
+//!     gpuopt glob_to_reg a tid;
+//!     par lanes (int tid = 0 .. n)
+//!       context Perm(a[tid], write);
+//!     {
+//!       a[tid] = a[tid] + a[tid];
+//!     }
+//!   }
+//! }
 //! ```
 //! After `alpine-rs apply`:
 //! ```pvl
-//! EXAMPLE-AFTER
+//! class Twice {
+//!   context_everywhere a != null && a.length == n;
+//!   context (\forall* int k; 0 <= k && k < n; Perm(a[k], write));
+//!   void twice(int n, int[] a) {
+//!     par lanes (int tid = 0 .. n)
+//!       context Perm(a[tid], write);
+//!     {
+//!       int a_reg_0 = a[tid];
+//!       a_reg_0 = a_reg_0 + a_reg_0;
+//!       a[tid] = a_reg_0;
+//!     }
+//!   }
+//! }
 //! ```
 
 mod check;

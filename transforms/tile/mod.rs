@@ -8,11 +8,42 @@
 //!
 //! Before:
 //! ```pvl
-//! EXAMPLE-BEFORE
+//! class Clear {
+//!   context_everywhere a != null && a.length == 64;
+//!   context (\forall* int k; 0 <= k && k < 64; Perm(a[k], write));
+//!   void clear(int[] a) {
+//!     gpuopt tile intra 16;
+//!     par lanes (int tid = 0 .. 64)
+//!       context Perm(a[tid], write);
+//!       ensures a[tid] == 0;
+//!     {
+//!       a[tid] = 0;
+//!     }
+//!   }
+//! }
 //! ```
 //! After `alpine-rs apply`:
 //! ```pvl
-//! EXAMPLE-AFTER
+//! class Clear {
+//!   requires d > 0;
+//!   static pure int vct_tile_ceiling(int n, int d) = n / d + (n % d == 0 ? 0 : 1);
+//!
+//!   context_everywhere a != null && a.length == 64;
+//!   context (\forall* int vct_t; 0 <= vct_t && vct_t < vct_tile_ceiling(64, 16); (\forall* int vct_i; vct_t * 16 <= vct_i && vct_i < (vct_t + 1) * 16 && vct_i < 64; Perm(a[vct_i], write)));
+//!   void clear(int[] a) {
+//!     par lanes (int tid = 0 .. vct_tile_ceiling(64, 16))
+//!       context (\forall* int vct_i; tid * 16 <= vct_i && vct_i < (tid + 1) * 16 && vct_i < 64; Perm(a[vct_i], write));
+//!       ensures (\forall int vct_i; tid * 16 <= vct_i && vct_i < (tid + 1) * 16 && vct_i < 64; a[vct_i] == 0);
+//!     {
+//!       loop_invariant tid * 16 <= vct_tile_counter && vct_tile_counter <= (tid + 1) * 16;
+//!       loop_invariant (\forall* int vct_i; tid * 16 <= vct_i && vct_i < (tid + 1) * 16 && vct_i < 64; Perm(a[vct_i], write));
+//!       loop_invariant (\forall int vct_i; tid * 16 <= vct_i && vct_i < vct_tile_counter && vct_i < 64; a[vct_i] == 0);
+//!       for (int vct_tile_counter = tid * 16; vct_tile_counter < (tid + 1) * 16 && vct_tile_counter < 64; vct_tile_counter = vct_tile_counter + 1) {
+//!         a[vct_tile_counter] = 0;
+//!       }
+//!     }
+//!   }
+//! }
 //! ```
 
 mod check;

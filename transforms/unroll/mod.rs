@@ -8,11 +8,42 @@
 //!
 //! Before:
 //! ```pvl
-//! EXAMPLE-BEFORE
+//! class Fill {
+//!   context_everywhere a != null && a.length == 8;
+//!   context (\forall* int k; 0 <= k && k < 8; Perm(a[k], write));
+//!   void fill(int[] a) {
+//!     int i = 0;
+//!     gpuopt loop_unroll i 2;
+//!     loop_invariant 0 <= i && i <= 8;
+//!     loop_invariant (\forall* int k; 0 <= k && k < 8; Perm(a[k], write));
+//!     while (i < 8) {
+//!       a[i] = 0;
+//!       i = i + 1;
+//!     }
+//!   }
+//! }
 //! ```
 //! After `alpine-rs apply`:
 //! ```pvl
-//! EXAMPLE-AFTER
+//! class Fill {
+//!   context_everywhere a != null && a.length == 8;
+//!   context (\forall* int k; 0 <= k && k < 8; Perm(a[k], write));
+//!   void fill(int[] a) {
+//!     int i = 0;
+//!     a[i] = 0;
+//!     i = i + 1;
+//!     assert 0 <= i && i <= 8;
+//!     assert (\forall* int k; 0 <= k && k < 8; Perm(a[k], write));
+//!     a[i] = 0;
+//!     i = i + 1;
+//!     loop_invariant 2 <= i && i <= 8;
+//!     loop_invariant (\forall* int k; 0 <= k && k < 8; Perm(a[k], write));
+//!     while (i < 8) {
+//!       a[i] = 0;
+//!       i = i + 1;
+//!     }
+//!   }
+//! }
 //! ```
 
 mod check;
