@@ -2,6 +2,7 @@
 
 pub mod ast;
 pub mod dialect;
+pub mod keywords;
 pub mod lexer;
 pub mod parser;
 pub mod printer;

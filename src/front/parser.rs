@@ -6,6 +6,9 @@
 
 use super::ast::*;
 use super::dialect::{self, Dialect, DialectChoice};
+use super::keywords::{
+    CLAUSE_WORDS, EXPRESSION_KEYWORDS, HARD_KEYWORDS, OPAQUE_STMT_WORDS, SPEC_WORDS, V1_RESERVED,
+};
 use super::lexer::{lex, TokKind, Token};
 use super::span::Span;
 use crate::diag::Diagnostic;
@@ -14,125 +17,6 @@ use std::collections::HashSet;
 
 #[path = "annot.rs"]
 pub mod annot;
-
-/// Words that are never identifiers (pvl.md §2.4 hard keywords).
-pub const HARD_KEYWORDS: &[&str] = &[
-    "and",
-    "barrier",
-    "boolean",
-    "class",
-    "current_thread",
-    "else",
-    "false",
-    "for",
-    "fork",
-    "goto",
-    "if",
-    "in",
-    "int",
-    "invariant",
-    "join",
-    "lock",
-    "map",
-    "new",
-    "notify",
-    "null",
-    "option",
-    "par",
-    "return",
-    "static",
-    "string",
-    "this",
-    "true",
-    "tuple",
-    "unfolding",
-    "unlock",
-    "vec",
-    "void",
-    "wait",
-    "while",
-    "gpuopt",
-];
-
-/// Hard keywords that can stand inside an expression (they do not end a `gpuopt` operand list).
-const EXPRESSION_KEYWORDS: &[&str] = &[
-    "and",
-    "current_thread",
-    "false",
-    "in",
-    "new",
-    "null",
-    "this",
-    "true",
-    "unfolding",
-];
-
-/// Words reserved inside expressions.
-pub const VALUE_WORDS: &[&str] = &[
-    "write", "read", "none", "empty", "None", "true", "false", "null", "this",
-];
-
-/// VerCors 1.4 reserved the Alpinist annotation words; v2 does not have them.
-pub const V1_RESERVED: &[&str] = &[
-    "loop_unroll",
-    "iter_merge",
-    "matrix_lin",
-    "glob_to_reg",
-    "tile",
-    "fuse",
-    "inter",
-    "intra",
-];
-
-const CLAUSE_WORDS: &[&str] = &[
-    "requires",
-    "ensures",
-    "context",
-    "context_everywhere",
-    "loop_invariant",
-    "kernel_invariant",
-    "lock_invariant",
-    "given",
-    "yields",
-    "modifies",
-    "accessible",
-    "signals",
-    "decreases",
-];
-
-const SPEC_WORDS: &[&str] = &[
-    "assert", "assume", "inhale", "exhale", "fold", "unfold", "open", "close", "witness", "refute",
-];
-
-/// Statement words kept opaque (pvl.md §7).
-const OPAQUE_STMT_WORDS: &[&str] = &[
-    "lock",
-    "unlock",
-    "wait",
-    "notify",
-    "fork",
-    "join",
-    "goto",
-    "label",
-    "create",
-    "qed",
-    "apply",
-    "use",
-    "destroy",
-    "split",
-    "merge",
-    "choose",
-    "action",
-    "send",
-    "recv",
-    "transfer",
-    "csl_subject",
-    "spec_ignore",
-    "frame",
-    "extract",
-    "commit",
-    "package",
-];
 
 const MAX_DEPTH: u32 = 200;
 const MAX_ERRORS: usize = 50;

@@ -24,8 +24,8 @@
 
 use super::ast::*;
 use super::dialect::Dialect;
+use super::keywords::{HARD_KEYWORDS, V1_RESERVED, VALUE_WORDS};
 use super::lexer::is_bs_word;
-use super::parser::{HARD_KEYWORDS, V1_RESERVED, VALUE_WORDS};
 use num_bigint::BigInt;
 use num_traits::{One, Signed, Zero};
 
