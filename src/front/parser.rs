@@ -10,6 +10,7 @@ use super::keywords::{
     CLAUSE_WORDS, EXPRESSION_KEYWORDS, HARD_KEYWORDS, OPAQUE_STMT_WORDS, SPEC_WORDS, V1_RESERVED,
 };
 use super::lexer::{lex, TokKind, Token};
+use super::prec::{self, Assoc};
 use super::span::Span;
 use crate::diag::Diagnostic;
 use num_bigint::BigInt;
@@ -1808,7 +1809,7 @@ impl<'s> Parser<'s> {
         if self.is_word("unfolding") || self.is_bsword("\\unfolding") {
             self.bump();
             // The predicate stops before `in`, which is also the membership operator.
-            let p = self.parse_binary(LEVEL_IN + 1)?;
+            let p = self.parse_binary(prec::IN + 1)?;
             if !(self.eat_word("in")
                 || (self.is_bsword("\\in") && {
                     self.bump();
@@ -1849,7 +1850,6 @@ impl<'s> Parser<'s> {
     fn binop(&self) -> Option<(BinOp, u8, bool)> {
         let t = self.tok();
         let s = self.text_of(t);
-        let v2 = self.dialect == Dialect::V2;
         let op = match (t.kind, s) {
             (TokKind::Punct, "==>") => BinOp::Implies,
             (TokKind::Punct, "-*") => BinOp::Wand,
@@ -1885,23 +1885,12 @@ impl<'s> Parser<'s> {
             }
             _ => return None,
         };
-        let (level, right) = match op {
-            BinOp::Implies | BinOp::Wand => (3, v2),
-            BinOp::Or => (4, false),
-            BinOp::And | BinOp::Star => (if v2 { 5 } else { 4 }, false),
-            BinOp::Eq | BinOp::Ne => (6, false),
-            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => (7, false),
-            BinOp::In => (LEVEL_IN, false),
-            BinOp::Add | BinOp::Sub => (9, false),
-            BinOp::Mul | BinOp::Div | BinOp::Mod | BinOp::Frac => (10, false),
-            BinOp::Pow => (11, false),
-            BinOp::Cons => (12, true),
-            BinOp::Concat => (12, false),
-        };
-        Some((op, level, right))
+        let p = prec::binary(op, self.dialect);
+        Some((op, p.level, p.assoc == Assoc::Right))
     }
 
-    /// Precedence climbing over levels ≥ `min` (levels 3–12 of pvl.md §4).
+    /// Precedence climbing over the binary operators of levels ≥ `min` ([`prec`], levels 3–12
+    /// of pvl.md §4); `0` takes them all.
     fn parse_binary(&mut self, min: u8) -> PResult<Expr> {
         self.enter()?;
         let saved = self.depth;
@@ -1942,16 +1931,6 @@ impl<'s> Parser<'s> {
         let ExprKind::Binary(op, l, r) = &e.kind else {
             return;
         };
-        let group = |o: BinOp| match o {
-            BinOp::Or => 1,
-            BinOp::And | BinOp::Star => 2,
-            BinOp::Implies | BinOp::Wand => 3,
-            _ => 0,
-        };
-        let g = group(*op);
-        if g == 0 {
-            return;
-        }
         let side = if self.dialect == Dialect::V1 { l } else { r };
         let ExprKind::Binary(inner, _, _) = &side.kind else {
             return;
@@ -1959,10 +1938,10 @@ impl<'s> Parser<'s> {
         if self.is_paren(side) {
             return;
         }
-        let gi = group(*inner);
-        let sensitive = matches!((g, gi), (1, 2) | (2, 1) | (3, 3));
+        let sensitive = prec::dialect_sensitive(*op, *inner);
         // In v2 `a && b || c` is read the same way by both dialects.
-        let sensitive = sensitive && !(self.dialect == Dialect::V2 && g == 2);
+        let sensitive =
+            sensitive && !(self.dialect == Dialect::V2 && matches!(op, BinOp::And | BinOp::Star));
         if !sensitive {
             return;
         }
@@ -2259,7 +2238,8 @@ impl<'s> Parser<'s> {
                 "(" => self.parse_paren(lo),
                 "|" => {
                     self.bump();
-                    let e = self.parse_binary(5)?;
+                    // The operators above `||` (in v1, `&&`/`**` share its level and stay out too).
+                    let e = self.parse_binary(prec::OR + 1)?;
                     self.expect_punct("|")?;
                     Ok(Expr::new(ExprKind::Length(Box::new(e)), self.span_from(lo)))
                 }
@@ -2734,8 +2714,6 @@ impl<'s> Parser<'s> {
         ))
     }
 }
-
-const LEVEL_IN: u8 = 8;
 
 fn builtin_usage(b: Builtin) -> String {
     match b {
