@@ -8,10 +8,10 @@
 //! Guarantees:
 //! * Re-parsing the output of a parsed AST gives the same AST (up to spans) in the dialect it was
 //!   printed for. Expressions are dialect-neutral: besides the parentheses the precedence table
-//!   of pvl.md §4 needs, every `&&`/`**` operand of `||`, `||` operand of `&&`/`**`, and
-//!   `==>`/`-*` operand of `==>`/`-*` is parenthesised (pvl.md §1.2 rule 5), so a v1 program's
-//!   print also reads the same in v2. (v2-only constructs such as a `par` without a block body
-//!   stay v2-only.)
+//!   of pvl.md §4 ([`super::prec`], read in the printer's dialect) needs, every `&&`/`**`
+//!   operand of `||`, `||` operand of `&&`/`**`, and `==>`/`-*` operand of `==>`/`-*` is
+//!   parenthesised (pvl.md §1.2 rule 5), so a v1 program's print also reads the same in v2.
+//!   (v2-only constructs such as a `par` without a block body stay v2-only.)
 //! * Layout: one statement or clause per line, K&R braces, `{ }` for an empty block, single spaces
 //!   around binary operators except the fraction operator (`1\2`), no trailing whitespace
 //!   (outside opaque text).
