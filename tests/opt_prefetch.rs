@@ -10,6 +10,7 @@ use alpine_rs::analyze::sites::sites;
 use alpine_rs::diag::{render_plain, Diagnostic, SourceFile};
 use alpine_rs::edit::{removal_span, Layout};
 use alpine_rs::front::parser::{parse, ParseOptions};
+use alpine_rs::front::Dialect;
 use alpine_rs::transforms::registry;
 use alpine_rs::transforms::{run, Ctx};
 use std::path::{Path, PathBuf};
@@ -22,8 +23,22 @@ struct Outcome {
     warnings: usize,
 }
 
+/// `--dialect v1|v2` in the `// args:` header line selects the dialect, as on the command line.
+fn options_for(src: &str) -> ParseOptions {
+    let mut opts = ParseOptions::default();
+    for args in header(src, "args") {
+        let words: Vec<&str> = args.split_whitespace().collect();
+        for w in words.windows(2) {
+            if w[0] == "--dialect" {
+                opts.dialect = w[1].parse().expect("a dialect name after --dialect");
+            }
+        }
+    }
+    opts
+}
+
 fn apply_all(name: &str, src: &str) -> Outcome {
-    let opts = ParseOptions::default();
+    let opts = options_for(src);
     let mut cur = src.to_string();
     let mut names = NameGen::for_text(src);
     let mut refused = 0usize;
@@ -170,4 +185,33 @@ fn corpus() {
 fn fixtures() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/prefetch");
     check_folder(&dir, "fixture");
+}
+
+/// Issue #18: the load guard of `cond ? true : Perm(a[tid], …)` is `!cond`, printed with the
+/// parentheses its `||` needs under `&&` and `!` (the old private printer ranked `&&` and `||`
+/// equal and wrote `!(tid < 2 || tid > 5 && tid % 2 == 0)`, which VerCors 2 reads differently).
+#[test]
+fn negated_guard_keeps_its_parentheses_in_both_dialects() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/prefetch");
+    for (stem, dialect) in [
+        ("ok_negated_or_guard", Dialect::V1),
+        ("ok_negated_or_guard_v2", Dialect::V2),
+    ] {
+        let src = std::fs::read_to_string(dir.join(format!("{stem}.pvl"))).unwrap();
+        let out = apply_all(stem, &src);
+        assert_eq!(out.errors, 0, "{stem}:\n{}", out.rendered);
+        let parsed = parse(&out.output, &options_for(&src));
+        assert_eq!(parsed.dialect, dialect, "{stem}");
+        assert!(
+            parsed.diagnostics.is_empty(),
+            "{stem}: the output draws diagnostics (A0010?): {:?}",
+            parsed.diagnostics
+        );
+        let guard = "if (!((tid < 2 || tid > 5) && tid % 2 == 0)) {\n        a_reg_0 = a[tid];";
+        assert!(
+            out.output.contains(guard),
+            "{stem}: guard lost its parentheses:\n{}",
+            out.output
+        );
+    }
 }

@@ -5,6 +5,7 @@
 //! whether whitespace or a comment precedes it, which the parser needs for the few spacing-
 //! sensitive spots of the grammar (`gpuopt` operand lists, `b{`).
 
+use super::keywords::{BS_WORDS, HARD_KEYWORDS, VALUE_WORDS};
 use super::span::Span;
 use crate::diag::Diagnostic;
 
@@ -39,52 +40,6 @@ pub struct Token {
     /// identifier. Decided once here: the parser asks it several times per token.
     pub reserved: bool,
 }
-
-/// Backslash words that are single tokens (pvl.md §2.4).
-const BS_WORDS: &[&str] = &[
-    "forall",
-    "exists",
-    "let",
-    "sum",
-    "old",
-    "result",
-    "array",
-    "matrix",
-    "pointer",
-    "pointer_index",
-    "values",
-    "length",
-    "typeof",
-    "unfolding",
-    "in",
-    "memberof",
-    "current_thread",
-    "ltid",
-    "gtid",
-    "owner",
-    "vcmp",
-    "vrep",
-    "msum",
-    "mcmp",
-    "mrep",
-    "pointer_length",
-    "pointer_block_length",
-    "pointer_block_offset",
-    "polarity_dependent",
-    "forperm",
-    "forpermwithvalue",
-    "type",
-    "is_int",
-    "choose",
-    "choose_fresh",
-    "pow",
-    "euclidean_div",
-    "euclidean_mod",
-    "shared_mem_size",
-    "nd_index",
-    "nd_partial_index",
-    "nd_length",
-];
 
 /// Multi-character punctuation, longest first within each common prefix.
 #[cfg(test)]
@@ -336,7 +291,7 @@ pub fn lex(src: &str) -> Lexed {
         }
         let reserved = kind == TokKind::Word && {
             let w = &src[start..i];
-            super::parser::HARD_KEYWORDS.contains(&w) || super::parser::VALUE_WORDS.contains(&w)
+            HARD_KEYWORDS.contains(&w) || VALUE_WORDS.contains(&w)
         };
         tokens.push(Token {
             kind,

@@ -2,8 +2,10 @@
 
 pub mod ast;
 pub mod dialect;
+pub mod keywords;
 pub mod lexer;
 pub mod parser;
+pub mod prec;
 pub mod printer;
 pub mod span;
 pub mod visit;

@@ -6,7 +6,11 @@
 
 use super::ast::*;
 use super::dialect::{self, Dialect, DialectChoice};
+use super::keywords::{
+    CLAUSE_WORDS, EXPRESSION_KEYWORDS, HARD_KEYWORDS, OPAQUE_STMT_WORDS, SPEC_WORDS, V1_RESERVED,
+};
 use super::lexer::{lex, TokKind, Token};
+use super::prec::{self, Assoc};
 use super::span::Span;
 use crate::diag::Diagnostic;
 use num_bigint::BigInt;
@@ -14,125 +18,6 @@ use std::collections::HashSet;
 
 #[path = "annot.rs"]
 pub mod annot;
-
-/// Words that are never identifiers (pvl.md §2.4 hard keywords).
-pub const HARD_KEYWORDS: &[&str] = &[
-    "and",
-    "barrier",
-    "boolean",
-    "class",
-    "current_thread",
-    "else",
-    "false",
-    "for",
-    "fork",
-    "goto",
-    "if",
-    "in",
-    "int",
-    "invariant",
-    "join",
-    "lock",
-    "map",
-    "new",
-    "notify",
-    "null",
-    "option",
-    "par",
-    "return",
-    "static",
-    "string",
-    "this",
-    "true",
-    "tuple",
-    "unfolding",
-    "unlock",
-    "vec",
-    "void",
-    "wait",
-    "while",
-    "gpuopt",
-];
-
-/// Hard keywords that can stand inside an expression (they do not end a `gpuopt` operand list).
-const EXPRESSION_KEYWORDS: &[&str] = &[
-    "and",
-    "current_thread",
-    "false",
-    "in",
-    "new",
-    "null",
-    "this",
-    "true",
-    "unfolding",
-];
-
-/// Words reserved inside expressions.
-pub const VALUE_WORDS: &[&str] = &[
-    "write", "read", "none", "empty", "None", "true", "false", "null", "this",
-];
-
-/// VerCors 1.4 reserved the Alpinist annotation words; v2 does not have them.
-pub const V1_RESERVED: &[&str] = &[
-    "loop_unroll",
-    "iter_merge",
-    "matrix_lin",
-    "glob_to_reg",
-    "tile",
-    "fuse",
-    "inter",
-    "intra",
-];
-
-const CLAUSE_WORDS: &[&str] = &[
-    "requires",
-    "ensures",
-    "context",
-    "context_everywhere",
-    "loop_invariant",
-    "kernel_invariant",
-    "lock_invariant",
-    "given",
-    "yields",
-    "modifies",
-    "accessible",
-    "signals",
-    "decreases",
-];
-
-const SPEC_WORDS: &[&str] = &[
-    "assert", "assume", "inhale", "exhale", "fold", "unfold", "open", "close", "witness", "refute",
-];
-
-/// Statement words kept opaque (pvl.md §7).
-const OPAQUE_STMT_WORDS: &[&str] = &[
-    "lock",
-    "unlock",
-    "wait",
-    "notify",
-    "fork",
-    "join",
-    "goto",
-    "label",
-    "create",
-    "qed",
-    "apply",
-    "use",
-    "destroy",
-    "split",
-    "merge",
-    "choose",
-    "action",
-    "send",
-    "recv",
-    "transfer",
-    "csl_subject",
-    "spec_ignore",
-    "frame",
-    "extract",
-    "commit",
-    "package",
-];
 
 const MAX_DEPTH: u32 = 200;
 const MAX_ERRORS: usize = 50;
@@ -1924,7 +1809,7 @@ impl<'s> Parser<'s> {
         if self.is_word("unfolding") || self.is_bsword("\\unfolding") {
             self.bump();
             // The predicate stops before `in`, which is also the membership operator.
-            let p = self.parse_binary(LEVEL_IN + 1)?;
+            let p = self.parse_binary(prec::IN + 1)?;
             if !(self.eat_word("in")
                 || (self.is_bsword("\\in") && {
                     self.bump();
@@ -1965,7 +1850,6 @@ impl<'s> Parser<'s> {
     fn binop(&self) -> Option<(BinOp, u8, bool)> {
         let t = self.tok();
         let s = self.text_of(t);
-        let v2 = self.dialect == Dialect::V2;
         let op = match (t.kind, s) {
             (TokKind::Punct, "==>") => BinOp::Implies,
             (TokKind::Punct, "-*") => BinOp::Wand,
@@ -2001,23 +1885,12 @@ impl<'s> Parser<'s> {
             }
             _ => return None,
         };
-        let (level, right) = match op {
-            BinOp::Implies | BinOp::Wand => (3, v2),
-            BinOp::Or => (4, false),
-            BinOp::And | BinOp::Star => (if v2 { 5 } else { 4 }, false),
-            BinOp::Eq | BinOp::Ne => (6, false),
-            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => (7, false),
-            BinOp::In => (LEVEL_IN, false),
-            BinOp::Add | BinOp::Sub => (9, false),
-            BinOp::Mul | BinOp::Div | BinOp::Mod | BinOp::Frac => (10, false),
-            BinOp::Pow => (11, false),
-            BinOp::Cons => (12, true),
-            BinOp::Concat => (12, false),
-        };
-        Some((op, level, right))
+        let p = prec::binary(op, self.dialect);
+        Some((op, p.level, p.assoc == Assoc::Right))
     }
 
-    /// Precedence climbing over levels ≥ `min` (levels 3–12 of pvl.md §4).
+    /// Precedence climbing over the binary operators of levels ≥ `min` ([`prec`], levels 3–12
+    /// of pvl.md §4); `0` takes them all.
     fn parse_binary(&mut self, min: u8) -> PResult<Expr> {
         self.enter()?;
         let saved = self.depth;
@@ -2058,16 +1931,6 @@ impl<'s> Parser<'s> {
         let ExprKind::Binary(op, l, r) = &e.kind else {
             return;
         };
-        let group = |o: BinOp| match o {
-            BinOp::Or => 1,
-            BinOp::And | BinOp::Star => 2,
-            BinOp::Implies | BinOp::Wand => 3,
-            _ => 0,
-        };
-        let g = group(*op);
-        if g == 0 {
-            return;
-        }
         let side = if self.dialect == Dialect::V1 { l } else { r };
         let ExprKind::Binary(inner, _, _) = &side.kind else {
             return;
@@ -2075,10 +1938,10 @@ impl<'s> Parser<'s> {
         if self.is_paren(side) {
             return;
         }
-        let gi = group(*inner);
-        let sensitive = matches!((g, gi), (1, 2) | (2, 1) | (3, 3));
+        let sensitive = prec::dialect_sensitive(*op, *inner);
         // In v2 `a && b || c` is read the same way by both dialects.
-        let sensitive = sensitive && !(self.dialect == Dialect::V2 && g == 2);
+        let sensitive =
+            sensitive && !(self.dialect == Dialect::V2 && matches!(op, BinOp::And | BinOp::Star));
         if !sensitive {
             return;
         }
@@ -2375,7 +2238,8 @@ impl<'s> Parser<'s> {
                 "(" => self.parse_paren(lo),
                 "|" => {
                     self.bump();
-                    let e = self.parse_binary(5)?;
+                    // The operators above `||` (in v1, `&&`/`**` share its level and stay out too).
+                    let e = self.parse_binary(prec::OR + 1)?;
                     self.expect_punct("|")?;
                     Ok(Expr::new(ExprKind::Length(Box::new(e)), self.span_from(lo)))
                 }
@@ -2850,8 +2714,6 @@ impl<'s> Parser<'s> {
         ))
     }
 }
-
-const LEVEL_IN: u8 = 8;
 
 fn builtin_usage(b: Builtin) -> String {
     match b {

@@ -8,10 +8,10 @@
 //! Guarantees:
 //! * Re-parsing the output of a parsed AST gives the same AST (up to spans) in the dialect it was
 //!   printed for. Expressions are dialect-neutral: besides the parentheses the precedence table
-//!   of pvl.md §4 needs, every `&&`/`**` operand of `||`, `||` operand of `&&`/`**`, and
-//!   `==>`/`-*` operand of `==>`/`-*` is parenthesised (pvl.md §1.2 rule 5), so a v1 program's
-//!   print also reads the same in v2. (v2-only constructs such as a `par` without a block body
-//!   stay v2-only.)
+//!   of pvl.md §4 ([`super::prec`], read in the printer's dialect) needs, every `&&`/`**`
+//!   operand of `||`, `||` operand of `&&`/`**`, and `==>`/`-*` operand of `==>`/`-*` is
+//!   parenthesised (pvl.md §1.2 rule 5), so a v1 program's print also reads the same in v2.
+//!   (v2-only constructs such as a `par` without a block body stay v2-only.)
 //! * Layout: one statement or clause per line, K&R braces, `{ }` for an empty block, single spaces
 //!   around binary operators except the fraction operator (`1\2`), no trailing whitespace
 //!   (outside opaque text).
@@ -24,8 +24,9 @@
 
 use super::ast::*;
 use super::dialect::Dialect;
+use super::keywords::{HARD_KEYWORDS, V1_RESERVED, VALUE_WORDS};
 use super::lexer::is_bs_word;
-use super::parser::{HARD_KEYWORDS, V1_RESERVED, VALUE_WORDS};
+use super::prec::{self, Assoc};
 use num_bigint::BigInt;
 use num_traits::{One, Signed, Zero};
 
@@ -99,100 +100,38 @@ pub fn print_program(p: &Program, dialect: Dialect) -> String {
 // Precedence
 // ---------------------------------------------------------------------------------------------
 
-/// Binding strength used for printing, loosest first (pvl.md §4 with the v2 split of `||` and
-/// `&&`; the dialect-neutral parentheses make that split irrelevant to the reading).
-mod lvl {
-    /// `L: e`, `unfolding p in e`: extend as far right as possible.
-    pub const PREFIX: u8 = 1;
-    pub const COND: u8 = 2;
-    pub const IMPLIES: u8 = 3;
-    pub const OR: u8 = 4;
-    pub const AND: u8 = 5;
-    pub const EQ: u8 = 6;
-    pub const REL: u8 = 7;
-    pub const IN: u8 = 8;
-    pub const ADD: u8 = 9;
-    pub const MUL: u8 = 10;
-    pub const POW: u8 = 11;
-    pub const SEQ: u8 = 12;
-    /// Unary `!`, `-`, and the scale prefix `[π]R`.
-    pub const UNARY: u8 = 13;
-    /// `new …`: not followed by postfix operators in the grammar.
-    pub const NEW: u8 = 14;
-    pub const POSTFIX: u8 = 15;
-    pub const PRIMARY: u8 = 16;
-}
-
-fn bin_level(op: BinOp) -> u8 {
-    match op {
-        BinOp::Implies | BinOp::Wand => lvl::IMPLIES,
-        BinOp::Or => lvl::OR,
-        BinOp::And | BinOp::Star => lvl::AND,
-        BinOp::Eq | BinOp::Ne => lvl::EQ,
-        BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => lvl::REL,
-        BinOp::In => lvl::IN,
-        BinOp::Add | BinOp::Sub => lvl::ADD,
-        BinOp::Mul | BinOp::Div | BinOp::Mod | BinOp::Frac => lvl::MUL,
-        BinOp::Pow => lvl::POW,
-        BinOp::Cons | BinOp::Concat => lvl::SEQ,
-    }
-}
-
-/// Right-associative operators. `==>`/`-*` are right-associative only in v2, but nested ones
-/// are always parenthesised (dialect-neutral), so they never rely on associativity.
-fn right_assoc(op: BinOp) -> bool {
-    op == BinOp::Cons
-}
-
-/// Mixes that VerCors 1.4 and VerCors 2 read differently unless parenthesised (pvl.md §1.2).
-fn dialect_sensitive(parent: BinOp, child: BinOp) -> bool {
-    use BinOp::*;
-    matches!(
-        (parent, child),
-        (Or, And | Star) | (And | Star, Or) | (Implies | Wand, Implies | Wand)
-    )
-}
-
-fn prec(e: &Expr) -> u8 {
+/// Is `e` a negation, or a (generated) negative literal, which also prints with a leading `-`?
+fn is_negative(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Labelled(..) | ExprKind::Unfolding(..) => lvl::PREFIX,
-        ExprKind::Cond(..) => lvl::COND,
-        ExprKind::Binary(op, ..) => bin_level(*op),
-        ExprKind::Unary(..) | ExprKind::Scale(..) => lvl::UNARY,
-        ExprKind::NewObject(..) | ExprKind::NewArray(..) => lvl::NEW,
-        ExprKind::Field(..)
-        | ExprKind::Index(..)
-        | ExprKind::Slice(..)
-        | ExprKind::SeqUpdate(..)
-        | ExprKind::Call { .. } => lvl::POSTFIX,
-        _ => lvl::PRIMARY,
+        ExprKind::Unary(UnOp::Neg, _) => true,
+        ExprKind::Int(v) => v.is_negative(),
+        _ => false,
     }
 }
 
-/// Does `child` need parentheses as the left (`right == false`) or right operand of `parent`?
-fn binary_operand_needs_parens(parent: BinOp, child: &Expr, right: bool) -> bool {
-    let pl = bin_level(parent);
-    let cl = prec(child);
-    if cl < pl {
-        // Includes every ternary, labelled and `unfolding` operand.
-        return true;
-    }
+/// Does `child` need parentheses as the left (`right == false`) or right operand of `parent`
+/// when read in `dialect`?
+fn binary_operand_needs_parens(parent: BinOp, child: &Expr, right: bool, dialect: Dialect) -> bool {
+    let p = prec::binary(parent, dialect);
     if let ExprKind::Binary(cop, ..) = &child.kind {
-        if dialect_sensitive(parent, *cop) {
+        // Dialect-neutral parentheses (pvl.md §1.2 rule 5), whatever the levels say.
+        if prec::dialect_sensitive(parent, *cop) {
             return true;
         }
-        if cl == pl {
-            // The parser continues a right-associative operator's right operand at the same
-            // level, and continues the left-nested chain after a left-associative one.
-            return if right {
-                !right_assoc(parent)
-            } else {
-                right_assoc(*cop)
-            };
+        let c = prec::binary(*cop, dialect);
+        if c.level != p.level {
+            return c.level < p.level;
         }
+        // The parser continues a right-associative operator's right operand at the same level,
+        // and continues the left-nested chain after a left-associative one.
+        return if right {
+            p.assoc == Assoc::Left
+        } else {
+            c.assoc == Assoc::Right
+        };
     }
-    // `a - (-b)` (pvl.md §9.3).
-    right && parent == BinOp::Sub && matches!(child.kind, ExprKind::Unary(UnOp::Neg, _))
+    // Includes every ternary, labelled and `unfolding` operand; and `a - (-b)` (pvl.md §9.3).
+    prec::level(child, dialect) < p.level || (right && parent == BinOp::Sub && is_negative(child))
 }
 
 fn is_plain_word(s: &str) -> bool {
@@ -215,6 +154,11 @@ fn leading_word(s: &str) -> &str {
 // ---------------------------------------------------------------------------------------------
 
 impl Printer {
+    /// The level of `e`'s outermost form in the printer's dialect ([`prec::level`]).
+    fn level(&self, e: &Expr) -> u8 {
+        prec::level(e, self.dialect)
+    }
+
     /// An identifier, backticked when it would otherwise read as a keyword (or not lex as one
     /// word). Names are never changed otherwise.
     pub fn ident(&self, id: &Ident) -> String {
@@ -257,16 +201,21 @@ impl Printer {
                     UnOp::Neg => '-',
                 });
                 // `- -x` would lex as `--`, `-*` as the magic wand.
-                let clash = *op == UnOp::Neg
-                    && matches!(x.kind, ExprKind::Unary(UnOp::Neg, _) | ExprKind::Wildcard);
-                self.operand(out, x, prec(x) < lvl::UNARY || clash);
+                let clash =
+                    *op == UnOp::Neg && (is_negative(x) || matches!(x.kind, ExprKind::Wildcard));
+                self.operand(out, x, self.level(x) < prec::UNARY || clash);
             }
             ExprKind::Binary(op, l, r) => {
-                self.operand(out, l, binary_operand_needs_parens(*op, l, false));
+                self.operand(
+                    out,
+                    l,
+                    binary_operand_needs_parens(*op, l, false, self.dialect),
+                );
                 if *op == BinOp::Frac {
                     // No spaces around `\`; but `1\n` must not become the word `\n…`.
                     out.push('\\');
-                    let rhs = self.expr_paren(r, binary_operand_needs_parens(*op, r, true));
+                    let rhs =
+                        self.expr_paren(r, binary_operand_needs_parens(*op, r, true, self.dialect));
                     if is_bs_word(leading_word(&rhs)) {
                         out.push('(');
                         out.push_str(&rhs);
@@ -278,16 +227,20 @@ impl Printer {
                     out.push(' ');
                     out.push_str(op.symbol());
                     out.push(' ');
-                    self.operand(out, r, binary_operand_needs_parens(*op, r, true));
+                    self.operand(
+                        out,
+                        r,
+                        binary_operand_needs_parens(*op, r, true, self.dialect),
+                    );
                 }
             }
             ExprKind::Cond(c, a, b) => {
                 // `c ? a : b` parses `c` and `a` as binary expressions and `b` as a ternary.
-                self.operand(out, c, prec(c) < lvl::IMPLIES);
+                self.operand(out, c, self.level(c) < prec::IMPLIES);
                 out.push_str(" ? ");
-                self.operand(out, a, prec(a) < lvl::IMPLIES);
+                self.operand(out, a, self.level(a) < prec::IMPLIES);
                 out.push_str(" : ");
-                self.operand(out, b, prec(b) < lvl::COND);
+                self.operand(out, b, self.level(b) < prec::COND);
             }
             ExprKind::Field(x, name) => {
                 self.receiver(out, x);
@@ -357,7 +310,7 @@ impl Printer {
             ExprKind::Length(x) => {
                 // The parser reads `|e|` with the operators above `&&` of both dialects; a
                 // leading or trailing `|` would lex as `||`.
-                let inner = self.expr_paren(x, prec(x) < lvl::EQ);
+                let inner = self.expr_paren(x, self.level(x) < prec::EQ);
                 let wrap = inner.starts_with('|') || inner.ends_with('|');
                 out.push('|');
                 if wrap {
@@ -462,7 +415,7 @@ impl Printer {
                     }
                     // `[t: T]` / `{t: T}` are empty collections, so a labelled first element
                     // (`t: e`) must not stand bare; parenthesise every labelled element.
-                    self.operand(out, x, prec(x) < lvl::COND);
+                    self.operand(out, x, self.level(x) < prec::COND);
                 }
                 out.push_str(close);
             }
@@ -490,7 +443,7 @@ impl Printer {
             ExprKind::Unfolding(p, x) => {
                 out.push_str("unfolding ");
                 // The predicate is read with the operators above `in`.
-                self.operand(out, p, prec(p) <= lvl::IN);
+                self.operand(out, p, self.level(p) <= prec::IN);
                 out.push_str(" in ");
                 self.expr_into(out, x);
             }
@@ -533,7 +486,7 @@ impl Printer {
 
     /// The expression in front of `.f`, `[i]`, `(args)`.
     fn receiver(&self, out: &mut String, e: &Expr) {
-        self.operand(out, e, prec(e) < lvl::POSTFIX);
+        self.operand(out, e, self.level(e) < prec::POSTFIX);
     }
 
     fn args(&self, out: &mut String, args: &[Expr]) {
@@ -1595,6 +1548,85 @@ mod tests {
         assert_eq!(canon("a ==> (b ==> c)"), "a ==> (b ==> c)");
         assert_eq!(canon("a && b ** c"), "a && b ** c");
         assert_eq!(canon("a && (b ** c)"), "a && (b ** c)");
+    }
+
+    /// The shapes a precedence table gets wrong most easily, in both dialects: printing keeps
+    /// the parentheses the reading needs, and re-parsing the print gives the same tree.
+    #[test]
+    fn precedence_shapes_round_trip_in_both_dialects() {
+        let cases = [
+            ("(a ==> b) ==> c", "(a ==> b) ==> c"),
+            ("a ==> (b ==> c)", "a ==> (b ==> c)"),
+            ("(a -* b) ==> c", "(a -* b) ==> c"),
+            ("(a * b) ^^ c", "(a * b) ^^ c"),
+            ("a * (b ^^ c)", "a * b ^^ c"),
+            ("(a ^^ b) ^^ c", "a ^^ b ^^ c"),
+            ("a ^^ (b ^^ c)", "a ^^ (b ^^ c)"),
+            ("(a + b) :: s", "(a + b) :: s"),
+            ("(a \\ b) :: s", "(a\\b) :: s"),
+            ("x :: (y :: s)", "x :: y :: s"),
+            ("(x :: y) :: s", "(x :: y) :: s"),
+            ("!(a || b)", "!(a || b)"),
+            ("!(a && b)", "!(a && b)"),
+            ("!(a == b)", "!(a == b)"),
+            ("!((a || b) && c)", "!((a || b) && c)"),
+            ("!(a || (b && c))", "!(a || (b && c))"),
+            (
+                "!((tid < 2 || tid > 5) && tid % 2 == 0)",
+                "!((tid < 2 || tid > 5) && tid % 2 == 0)",
+            ),
+            ("(a || b) == (c && d)", "(a || b) == (c && d)"),
+            ("(a == b) == c", "a == b == c"),
+            ("a == (b == c)", "a == (b == c)"),
+            ("(a == b) < c", "(a == b) < c"),
+            ("(a < b) == (c < d)", "a < b == c < d"),
+            ("(a + b) == (c * d)", "a + b == c * d"),
+            ("(a ? b : c) == d", "(a ? b : c) == d"),
+            ("(c ? a : b) ? d : e", "(c ? a : b) ? d : e"),
+            ("c ? (a ? b : d) : e", "c ? (a ? b : d) : e"),
+            ("c ? a : (b ? d : e)", "c ? a : b ? d : e"),
+            ("((a || b) && c) ? x : y", "(a || b) && c ? x : y"),
+            ("(a ==> b) ? x : y", "a ==> b ? x : y"),
+            ("c ? (a ==> b) : (d ==> e)", "c ? a ==> b : d ==> e"),
+            ("!(c ? a : b)", "!(c ? a : b)"),
+            (
+                "(\\forall* int k; (k < 2 || k > 5) && k % 2 == 0; Perm(a[k], 1\\4))",
+                "(\\forall* int k; (k < 2 || k > 5) && k % 2 == 0; Perm(a[k], 1\\4))",
+            ),
+            (
+                "(\\forall* int k; k < 2 || (k > 5 && k % 2 == 0); Perm(a[k], 1\\4))",
+                "(\\forall* int k; k < 2 || (k > 5 && k % 2 == 0); Perm(a[k], 1\\4))",
+            ),
+            ("a - (b - c)", "a - (b - c)"),
+            ("a - (-b)", "a - (-b)"),
+        ];
+        for d in [Dialect::V1, Dialect::V2] {
+            for (src, want) in cases {
+                let e = parse_expr_text(src, d)
+                    .unwrap_or_else(|x| panic!("{src} ({}): {x:?}", d.name()));
+                let printed = print_expr(&e, d);
+                assert_eq!(printed, want, "{src} printed in {}", d.name());
+                let again = parse_expr_text(&printed, d)
+                    .unwrap_or_else(|x| panic!("{printed} ({}): {x:?}", d.name()));
+                assert_eq!(
+                    again,
+                    e,
+                    "{src}: the print `{printed}` reads differently in {}",
+                    d.name()
+                );
+            }
+        }
+        // Generated negative literals (the parser writes `-2` as a negation) print like one.
+        let neg = Expr::synth(ExprKind::Int(BigInt::from(-2)));
+        let a = Expr::name("a");
+        for d in [Dialect::V1, Dialect::V2] {
+            let sub = Expr::bin(BinOp::Sub, a.clone(), neg.clone());
+            assert_eq!(print_expr(&sub, d), "a - (-2)");
+            let minus = Expr::synth(ExprKind::Unary(UnOp::Neg, Box::new(neg.clone())));
+            assert_eq!(print_expr(&minus, d), "-(-2)");
+            let field = Expr::synth(ExprKind::Field(Box::new(neg.clone()), Ident::synth("f")));
+            assert_eq!(print_expr(&field, d), "(-2).f");
+        }
     }
 
     #[test]

@@ -10,9 +10,10 @@ use crate::check::{prove, Answer};
 use crate::diag::Diagnostic;
 use crate::edit::{indent_at, line_end_incl};
 use crate::front::ast::*;
-use crate::front::parser::parse_expr_text;
+use crate::front::printer::print_expr;
 use crate::front::span::Span;
 use crate::front::visit::{stmt_exprs, walk_expr, walk_stmts};
+use crate::front::Dialect;
 use crate::transforms::{Ctx, Params};
 use num_bigint::BigInt;
 use num_traits::ToPrimitive;
@@ -73,7 +74,7 @@ pub(super) fn check(ctx: &mut Ctx, site: &Site, params: &Params) -> Result<Plan,
             )])
         }
     };
-    let Some(arr_text) = print(array, &BTreeMap::new()) else {
+    let Some(arr_text) = print(array, ctx.dialect()) else {
         return Err(vec![unprintable(site, &requested)]);
     };
     let Some(elem_ty) = element_type(ctx, class.as_ref(), &method, &arr) else {
@@ -86,7 +87,7 @@ pub(super) fn check(ctx: &mut Ctx, site: &Site, params: &Params) -> Result<Plan,
     };
     let mut loc_texts = Vec::new();
     for p in locations {
-        match print(p, &BTreeMap::new()) {
+        match print(p, ctx.dialect()) {
             Some(t) => loc_texts.push(t),
             None => return Err(vec![unprintable(site, &requested)]),
         }
@@ -378,7 +379,7 @@ fn analyse(
     if occs.is_empty() {
         return Ok(None);
     }
-    let p_text = print(p, &BTreeMap::new()).unwrap_or_default();
+    let p_text = print(p, ctx.dialect()).unwrap_or_default();
     let loc_text = format!("{arr}[{p_text}]");
     // A304: the index must not depend on anything assigned in the segment.
     let mut vars = BTreeSet::new();
@@ -466,7 +467,7 @@ fn analyse(
     let guard = if cands.is_empty() {
         None
     } else {
-        simplify_guard(&mut f, ctx.timeout_ms, &cands)
+        simplify_guard(&mut f, ctx.timeout_ms, ctx.dialect(), &cands)
     };
     let forall_only = cands.iter().all(|(_, q)| *q);
 
@@ -581,7 +582,7 @@ fn analyse(
                 // The loop does not hold the cell; framing keeps its value across the loop.
                 return;
             }
-            let lg = simplify_guard(&mut f, ctx.timeout_ms, &lc);
+            let lg = simplify_guard(&mut f, ctx.timeout_ms, ctx.dialect(), &lc);
             let g = match (&guard, &lg) {
                 (None, None) => None,
                 (Some(a), None) | (None, Some(a)) => Some(a.clone()),
@@ -637,7 +638,12 @@ fn paren(s: &str) -> String {
 
 /// The guard `g` (disjunction of the candidates' conjunctions), with conjuncts that the facts
 /// already prove dropped; `None` when the guard is provably true.
-fn simplify_guard(f: &mut Facts, timeout: u32, cands: &[(Vec<Expr>, bool)]) -> Option<String> {
+fn simplify_guard(
+    f: &mut Facts,
+    timeout: u32,
+    dialect: Dialect,
+    cands: &[(Vec<Expr>, bool)],
+) -> Option<String> {
     let mut disj = Vec::new();
     for (conds, _) in cands {
         let mut kept = Vec::new();
@@ -655,11 +661,14 @@ fn simplify_guard(f: &mut Facts, timeout: u32, cands: &[(Vec<Expr>, bool)]) -> O
         if kept.is_empty() {
             return None;
         }
-        let texts: Vec<String> = kept
+        // A conjunct prefetching does not rewrite stands as `false`: no load under it.
+        let conj = kept
             .iter()
-            .map(|e| print_prec(e, &BTreeMap::new(), 3).unwrap_or_else(|| "false".into()))
-            .collect();
-        disj.push(texts.join(" && "));
+            .map(|e| {
+                subst(e, &BTreeMap::new()).unwrap_or_else(|| Expr::synth(ExprKind::Bool(false)))
+            })
+            .reduce(|a, b| Expr::bin(BinOp::And, a, b))?;
+        disj.push(print_expr(&conj, dialect));
     }
     disj.dedup();
     if disj.len() == 1 {
@@ -827,13 +836,10 @@ fn cover<'a>(
                 .map(|e| (e, BTreeMap::new()))
                 .chain(domain.iter().map(|e| (e, map.clone())))
             {
-                let Some(text) = print(e, &m) else {
+                let Some(e) = subst(e, &m) else {
                     return Cover::No;
                 };
-                match parse_expr_text(&text, ctx.dialect()) {
-                    Ok(e) => out.push(e),
-                    Err(_) => return Cover::No,
-                }
+                out.push(e);
             }
             Cover::Yes(out, true)
         }
@@ -1107,107 +1113,80 @@ fn sanitize(s: &str) -> String {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A small expression printer for generated text (locations, guards), with name substitution.
+// Generated text (locations, guards): substitution on the tree, printed by the canonical printer.
 // ---------------------------------------------------------------------------------------------
 
-fn prec(op: BinOp) -> u8 {
-    match op {
-        BinOp::Implies | BinOp::Wand => 1,
-        BinOp::And | BinOp::Or | BinOp::Star => 2,
-        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::In => 3,
-        BinOp::Add | BinOp::Sub | BinOp::Concat | BinOp::Cons => 4,
-        BinOp::Mul | BinOp::Div | BinOp::Mod | BinOp::Frac | BinOp::Pow => 5,
-    }
-}
-
-fn print(e: &Expr, map: &BTreeMap<String, Expr>) -> Option<String> {
-    print_prec(e, map, 0)
-}
-
-/// Print `e` so that it can stand as an operand of an operator with precedence `ctx_prec`.
-fn print_prec(e: &Expr, map: &BTreeMap<String, Expr>, ctx_prec: u8) -> Option<String> {
-    let wrap = |s: String, p: u8| if p < ctx_prec { format!("({s})") } else { s };
-    Some(match &e.kind {
-        ExprKind::Int(v) => v.to_string(),
-        ExprKind::Bool(b) => b.to_string(),
-        ExprKind::Null => "null".into(),
-        ExprKind::This => "this".into(),
-        ExprKind::Name(id) => match map.get(&id.name) {
-            Some(r) => print_prec(r, &BTreeMap::new(), 6)?,
-            None => id.name.clone(),
-        },
-        ExprKind::Unary(op, x) => {
-            let s = print_prec(x, map, 6)?;
-            match op {
-                UnOp::Not => format!("!{s}"),
-                UnOp::Neg => format!("-{s}"),
-            }
-        }
-        ExprKind::Binary(op, l, r) => {
-            let p = prec(*op);
-            let ls = print_prec(l, map, p)?;
-            let rs = print_prec(r, map, p + 1)?;
-            wrap(format!("{ls} {} {rs}", op.symbol()), p)
-        }
-        ExprKind::Cond(c, a, b) => {
-            let s = format!(
-                "{} ? {} : {}",
-                print_prec(c, map, 1)?,
-                print_prec(a, map, 1)?,
-                print_prec(b, map, 1)?
-            );
-            if ctx_prec > 0 {
-                format!("({s})")
-            } else {
-                s
-            }
-        }
-        ExprKind::Field(x, f) => format!("{}.{}", print_prec(x, map, 7)?, f.name),
-        ExprKind::Index(a, i) => format!("{}[{}]", print_prec(a, map, 7)?, print_prec(i, map, 0)?),
-        ExprKind::Call {
+/// `e` with the names of `map` replaced by their expressions (which are not substituted again).
+/// None when `e` has a form prefetching does not rewrite: it handles literals, names, unary and
+/// binary operators, conditionals, fields, indices, calls without ghost arguments and `|s|`.
+fn subst(e: &Expr, map: &BTreeMap<String, Expr>) -> Option<Expr> {
+    use ExprKind as K;
+    let b = |x: &Expr| subst(x, map).map(Box::new);
+    let kind = match &e.kind {
+        K::Int(_) | K::Bool(_) | K::Null | K::This => e.kind.clone(),
+        K::Name(id) => return Some(map.get(&id.name).cloned().unwrap_or_else(|| e.clone())),
+        K::Unary(o, x) => K::Unary(*o, b(x)?),
+        K::Binary(o, l, r) => K::Binary(*o, b(l)?, b(r)?),
+        K::Cond(c, x, y) => K::Cond(b(c)?, b(x)?, b(y)?),
+        K::Field(x, f) => K::Field(b(x)?, f.clone()),
+        K::Index(x, i) => K::Index(b(x)?, b(i)?),
+        K::Call {
             recv,
             name,
             args,
             ghost,
-            ..
-        } if ghost.is_empty() => {
-            let mut s = String::new();
-            if let Some(r) = recv {
-                s.push_str(&print_prec(r, map, 7)?);
-                s.push('.');
-            }
-            s.push_str(&name.name);
-            let a: Option<Vec<String>> = args.iter().map(|x| print_prec(x, map, 0)).collect();
-            format!("{s}({})", a?.join(", "))
-        }
-        ExprKind::Length(x) => format!("|{}|", print_prec(x, map, 0)?),
+            null_safe,
+        } if ghost.is_empty() => K::Call {
+            recv: match recv {
+                Some(r) => Some(b(r)?),
+                None => None,
+            },
+            name: name.clone(),
+            args: args.iter().map(|a| subst(a, map)).collect::<Option<_>>()?,
+            ghost: ghost.clone(),
+            null_safe: *null_safe,
+        },
+        K::Length(x) => K::Length(b(x)?),
         _ => return None,
-    })
+    };
+    Some(Expr::new(kind, e.span))
+}
+
+/// The canonical text of `e` in `dialect`; None for the forms [`subst`] refuses.
+fn print(e: &Expr, dialect: Dialect) -> Option<String> {
+    subst(e, &BTreeMap::new()).map(|e| print_expr(&e, dialect))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::front::Dialect;
+    use crate::front::parser::parse_expr_text;
 
-    fn e(s: &str) -> Expr {
-        parse_expr_text(s, Dialect::V1).expect("parses")
+    fn e(s: &str, d: Dialect) -> Expr {
+        parse_expr_text(s, d).expect("parses")
     }
 
     #[test]
-    fn printer_keeps_precedence() {
-        let m = BTreeMap::new();
-        assert_eq!(print(&e("(tid + 1)"), &m).unwrap(), "tid + 1");
-        assert_eq!(
-            print(&e("3 * (tid + 1) - (a - b)"), &m).unwrap(),
-            "3 * (tid + 1) - (a - b)"
-        );
-        let mut m = BTreeMap::new();
-        m.insert("k".to_string(), e("p - 1"));
-        assert_eq!(
-            print(&e("0 <= k && 2 * k < n"), &m).unwrap(),
-            "0 <= (p - 1) && 2 * (p - 1) < n"
-        );
+    fn substitution_keeps_precedence() {
+        for d in [Dialect::V1, Dialect::V2] {
+            assert_eq!(print(&e("(tid + 1)", d), d).unwrap(), "tid + 1");
+            assert_eq!(
+                print(&e("3 * (tid + 1) - (a - b)", d), d).unwrap(),
+                "3 * (tid + 1) - (a - b)"
+            );
+            let mut m = BTreeMap::new();
+            m.insert("k".to_string(), e("p - 1", d));
+            let s = subst(&e("0 <= k && 2 * k < n", d), &m).unwrap();
+            assert_eq!(print_expr(&s, d), "0 <= p - 1 && 2 * (p - 1) < n");
+            // A negated guard keeps the grouping of its `||` (the issue #18 reproducer).
+            let g = Expr::not(e("(tid < 2 || tid > 5) && tid % 2 == 0", d));
+            assert_eq!(
+                print(&g, d).unwrap(),
+                "!((tid < 2 || tid > 5) && tid % 2 == 0)"
+            );
+            // Forms prefetching does not rewrite are refused, not printed.
+            assert_eq!(print(&e("\\old(x) + 1", d), d), None);
+        }
     }
 
     #[test]
