@@ -9,6 +9,37 @@
 //! `Ctx::src`; they never see the annotation that requested them (the driver removes consumed
 //! annotations itself, the same way for all six).
 
+/// `impl Optimization for $ty` with the layout every optimization folder has: its `static META`,
+/// `check::check` returning `$plan`, and `rewrite::rewrite`.
+macro_rules! optimization {
+    ($ty:ident, $plan:ty) => {
+        impl $crate::transforms::Optimization for $ty {
+            type Plan<'a> = $plan;
+
+            fn meta(&self) -> &'static $crate::transforms::Meta {
+                &META
+            }
+
+            fn check<'a>(
+                &self,
+                ctx: &mut $crate::transforms::Ctx<'a>,
+                site: &$crate::analyze::sites::Site,
+                params: &$crate::transforms::Params,
+            ) -> Result<Self::Plan<'a>, Vec<$crate::diag::Diagnostic>> {
+                check::check(ctx, site, params)
+            }
+
+            fn rewrite<'a>(
+                &self,
+                ctx: &mut $crate::transforms::Ctx<'a>,
+                plan: Self::Plan<'a>,
+            ) -> $crate::transforms::Outcome {
+                rewrite::rewrite(ctx, plan)
+            }
+        }
+    };
+}
+
 pub mod driver;
 pub mod fuse;
 pub mod linearize;

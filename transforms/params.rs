@@ -88,7 +88,83 @@ pub struct Param {
     pub doc: &'static str,
 }
 
+impl Choice {
+    /// A word spelled the same everywhere, with nothing to add.
+    pub const fn plain(word: &'static str) -> Choice {
+        Choice {
+            value: word,
+            word,
+            meaning: "",
+        }
+    }
+}
+
 impl Param {
+    /// An operand of the in-source annotation, also a flag and a plan key; required with
+    /// `--opt` and in plans unless [`Param::optional`] or [`Param::or`] says otherwise.
+    pub const fn operand(
+        key: &'static str,
+        flag: &'static str,
+        kind: Kind,
+        what: &'static str,
+        syntax: &'static str,
+        doc: &'static str,
+    ) -> Param {
+        Param {
+            key,
+            plan_aliases: &[],
+            flag,
+            kind,
+            in_annotation: true,
+            required: true,
+            default: None,
+            what,
+            syntax,
+            doc,
+        }
+    }
+
+    /// A parameter of the command line and plans only (the annotation cannot state it);
+    /// optional.
+    pub const fn option(
+        key: &'static str,
+        flag: &'static str,
+        kind: Kind,
+        what: &'static str,
+        doc: &'static str,
+    ) -> Param {
+        Param {
+            in_annotation: false,
+            required: false,
+            syntax: "",
+            ..Param::operand(key, flag, kind, what, "", doc)
+        }
+    }
+
+    /// Not required with `--opt` or in plans.
+    pub const fn optional(self) -> Param {
+        Param {
+            required: false,
+            ..self
+        }
+    }
+
+    /// The value taken when it is not given.
+    pub const fn or(self, default: &'static str) -> Param {
+        Param {
+            default: Some(default),
+            ..self
+        }
+    }
+
+    /// Other plan keys for it.
+    pub const fn aliases(self, plan_aliases: &'static [&'static str]) -> Param {
+        Param {
+            plan_aliases,
+            ..self
+        }
+    }
+
     /// The annotation symbol of a count (`K` of `<K>`).
     fn symbol(&self) -> &'static str {
         self.syntax.trim_start_matches('<').trim_end_matches('>')

@@ -68,9 +68,8 @@ mod rewrite;
 mod solver;
 
 use super::params::{Kind, Param};
-use super::{Ctx, Meta, MethodPar, Optimization, Outcome, Params};
-use crate::analyze::sites::{Site, SiteKind};
-use crate::diag::Diagnostic;
+use super::{Meta, MethodPar};
+use crate::analyze::sites::SiteKind;
 
 pub struct Fuse;
 
@@ -85,62 +84,32 @@ static META: Meta = Meta {
     placement: "right before the first `par` block of the kernels to fuse",
     dangling_help: "place it directly before a `par` block",
     params: &[
-        Param {
-            key: "kernels",
-            plan_aliases: &[],
-            flag: "kernels",
-            kind: Kind::Count,
-            in_annotation: true,
-            required: false,
-            default: Some("2"),
-            what: "the number of kernels",
-            syntax: "<F>",
-            doc: "the number of consecutive par blocks to fuse, the selected one first (F >= 2)",
-        },
-        Param {
-            key: "blocks",
-            plan_aliases: &[],
-            flag: "blocks",
-            kind: Kind::Count,
-            in_annotation: true,
-            required: false,
-            default: None,
-            what: "the number of thread blocks",
-            syntax: "<N>",
-            doc: "the number of thread blocks, for the cross-block dependency check (default: one)",
-        },
-        Param {
-            key: "block_size",
-            plan_aliases: &[],
-            flag: "block-size",
-            kind: Kind::Expr,
-            in_annotation: false,
-            required: false,
-            default: None,
-            what: "the block size",
-            syntax: "",
-            doc: "threads per block, for the cross-block dependency check",
-        },
+        Param::operand(
+            "kernels",
+            "kernels",
+            Kind::Count,
+            "the number of kernels",
+            "<F>",
+            "the number of consecutive par blocks to fuse, the selected one first (F >= 2)",
+        )
+        .or("2"),
+        Param::operand(
+            "blocks",
+            "blocks",
+            Kind::Count,
+            "the number of thread blocks",
+            "<N>",
+            "the number of thread blocks, for the cross-block dependency check (default: one)",
+        )
+        .optional(),
+        Param::option(
+            "block_size",
+            "block-size",
+            Kind::Expr,
+            "the block size",
+            "threads per block, for the cross-block dependency check",
+        ),
     ],
 };
 
-impl Optimization for Fuse {
-    type Plan<'a> = check::Plan<'a>;
-
-    fn meta(&self) -> &'static Meta {
-        &META
-    }
-
-    fn check<'a>(
-        &self,
-        ctx: &mut Ctx<'a>,
-        site: &Site,
-        params: &Params,
-    ) -> Result<check::Plan<'a>, Vec<Diagnostic>> {
-        check::check(ctx, site, params)
-    }
-
-    fn rewrite<'a>(&self, ctx: &mut Ctx<'a>, plan: check::Plan<'a>) -> Outcome {
-        rewrite::rewrite(ctx, plan)
-    }
-}
+optimization!(Fuse, check::Plan<'a>);

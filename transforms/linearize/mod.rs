@@ -61,9 +61,8 @@ mod model;
 mod rewrite;
 
 use super::params::{Choice, Kind, Param};
-use super::{Ctx, Meta, MethodPar, Optimization, Outcome, Params};
-use crate::analyze::sites::{Site, SiteKind};
-use crate::diag::Diagnostic;
+use super::{Meta, MethodPar};
+use crate::analyze::sites::SiteKind;
 use crate::front::ast::{Annotation, Expr};
 use crate::front::Dialect;
 
@@ -101,23 +100,18 @@ static META: Meta = Meta {
     placement: "before the contract of the method that uses the matrix",
     dangling_help: "place it before a method's contract",
     params: &[
-        Param {
-            key: "array",
-            plan_aliases: &[],
-            flag: "array",
-            kind: Kind::Name,
-            in_annotation: true,
-            required: true,
-            default: None,
-            what: "the matrix",
-            syntax: "<matrix>",
-            doc: "the matrix (a parameter, field or local of type `T[][]`)",
-        },
-        Param {
-            key: "layout",
-            plan_aliases: &[],
-            flag: "layout",
-            kind: Kind::Choice(&[
+        Param::operand(
+            "array",
+            "array",
+            Kind::Name,
+            "the matrix",
+            "<matrix>",
+            "the matrix (a parameter, field or local of type `T[][]`)",
+        ),
+        Param::operand(
+            "layout",
+            "layout",
+            Kind::Choice(&[
                 Choice {
                     value: check::ROW,
                     word: "R",
@@ -129,61 +123,30 @@ static META: Meta = Meta {
                     meaning: "column-major",
                 },
             ]),
-            in_annotation: true,
-            required: true,
-            default: None,
-            what: "the layout of {word}",
-            syntax: "R|C",
-            doc: "row (R) or col (C): which index varies fastest in the 1-D array",
-        },
-        Param {
-            key: "dims",
-            plan_aliases: &[],
-            flag: "dims",
-            kind: Kind::Pair {
+            "the layout of {word}",
+            "R|C",
+            "row (R) or col (C): which index varies fastest in the 1-D array",
+        ),
+        Param::operand(
+            "dims",
+            "dims",
+            Kind::Pair {
                 first: "the first dimension",
                 second: "the second dimension",
                 both: "rows, row length",
             },
-            in_annotation: true,
-            required: true,
-            default: None,
-            what: "the dimensions",
-            syntax: "<rows> <cols>",
-            doc: "E1,E2: the extent of the first index (rows) and of the second (row length)",
-        },
-        Param {
-            key: "index_fn",
-            plan_aliases: &[],
-            flag: "index-fn",
-            kind: Kind::Switch,
-            in_annotation: false,
-            required: false,
-            default: None,
-            what: "whether to use an index function",
-            syntax: "",
-            doc: "use Alpinist's index helper function instead of inline arithmetic",
-        },
+            "the dimensions",
+            "<rows> <cols>",
+            "E1,E2: the extent of the first index (rows) and of the second (row length)",
+        ),
+        Param::option(
+            "index_fn",
+            "index-fn",
+            Kind::Switch,
+            "whether to use an index function",
+            "use Alpinist's index helper function instead of inline arithmetic",
+        ),
     ],
 };
 
-impl Optimization for Linearize {
-    type Plan<'a> = check::Plan<'a>;
-
-    fn meta(&self) -> &'static Meta {
-        &META
-    }
-
-    fn check<'a>(
-        &self,
-        ctx: &mut Ctx<'a>,
-        site: &Site,
-        params: &Params,
-    ) -> Result<check::Plan<'a>, Vec<Diagnostic>> {
-        check::check(ctx, site, params)
-    }
-
-    fn rewrite<'a>(&self, ctx: &mut Ctx<'a>, plan: check::Plan<'a>) -> Outcome {
-        rewrite::rewrite(ctx, plan)
-    }
-}
+optimization!(Linearize, check::Plan<'a>);

@@ -4,14 +4,14 @@
 use crate::analyze::loops::{
     self, guard_at, guard_atoms, upd_pow, upd_text, Entry, LoopShape, UpdOp,
 };
-use crate::analyze::sites::{find_method, stmt_at, Site};
+use crate::analyze::sites::Site;
 use crate::check::translate::Term;
 use crate::check::{holds, prove, with_model, Answer};
 use crate::diag::Diagnostic;
 use crate::front::ast::*;
 use crate::front::span::Span;
 use crate::transforms::unroll::{
-    check_steps, clean_cx, guard_text_with, internal, unsupported, via_desugared,
+    check_steps, clean_cx, guard_text_with, loop_site, unsupported, via_desugared, LoopSite,
 };
 use crate::transforms::{Applied, Ctx, Params};
 use z3::ast::{Ast, Bool, Int};
@@ -65,20 +65,13 @@ pub(super) fn check<'a>(
         .with_note(format!("merging by {m} would not change the loop"))
         .with_help("use a factor M >= 2, or remove the annotation")]);
     }
-    let parsed: &'a crate::front::Parsed = ctx.parsed;
-    let program = &parsed.program;
-    let Some((class, method)) = find_method(program, site.class.as_deref(), &site.method) else {
-        return Err(vec![internal(
-            header,
-            "cannot find the method of this loop",
-        )]);
-    };
-    let Some(stmt) = stmt_at(method, site.span.start()) else {
-        return Err(vec![internal(header, "cannot find this loop")]);
-    };
-    let shape = loops::analyze(stmt, var, header)?;
-    let mut entry = loops::entry_facts(program, class, method, stmt, &shape)
-        .map_err(|e| vec![unsupported(header, &e)])?;
+    let LoopSite {
+        class,
+        method,
+        stmt,
+        shape,
+        mut entry,
+    } = loop_site(ctx, site, var)?;
     check_steps(ctx, &mut entry, &shape, header)?;
     let trip = if mode == REMAINDER {
         Err("remainder mode was requested".to_string())
@@ -127,7 +120,8 @@ pub(super) fn check<'a>(
                 .with_note(why)
                 .with_help("add facts fixing the bounds, or use `--mode remainder`")]);
             }
-            let (guard, diagnostics) = remainder(ctx, site, stmt, &shape, m, &mut entry)?;
+            let (guard, diagnostics) =
+                remainder(ctx, site, (class, method), stmt, &shape, m, &mut entry)?;
             Ok(Plan::Remainder {
                 stmt,
                 shape,
@@ -308,18 +302,13 @@ fn trip_count(
 fn remainder(
     ctx: &mut Ctx,
     site: &Site,
+    (class, method): (Option<&Class>, &Method),
     stmt: &Stmt,
     shape: &LoopShape,
     m: u64,
     entry: &mut Entry,
 ) -> Result<(String, Vec<Diagnostic>), Vec<Diagnostic>> {
     let header = site.keyword;
-    let Some((class, method)) = ctx.method_of(site) else {
-        return Err(vec![internal(
-            header,
-            "cannot find the method of this loop",
-        )]);
-    };
     let mut diagnostics = Vec::new();
     let step_text = shape.step.span.text(ctx.src).to_string();
     // Is the last guard instance enough? (Γ at the loop head, invariants included.)

@@ -50,9 +50,8 @@ mod check;
 mod rewrite;
 
 use super::params::{Choice, Kind, Param};
-use super::{Ctx, Meta, MethodPar, Optimization, Outcome, Params};
-use crate::analyze::sites::{Site, SiteKind};
-use crate::diag::Diagnostic;
+use super::{Meta, MethodPar};
+use crate::analyze::sites::SiteKind;
 
 pub struct Merge;
 
@@ -68,67 +67,28 @@ static META: Meta = Meta {
     dangling_help: "place it directly before a `while` or `for` loop (before its loop invariants)",
     params: &[
         super::unroll::VAR,
-        Param {
-            key: "factor",
-            plan_aliases: &[],
-            flag: "factor",
-            kind: Kind::Count,
-            in_annotation: true,
-            required: true,
-            default: None,
-            what: "the number of iterations per pass",
-            syntax: "<M>",
-            doc: "iterations per pass of the merged body (M >= 2)",
-        },
-        Param {
-            key: "mode",
-            plan_aliases: &[],
-            flag: "mode",
-            kind: Kind::Choice(&[
-                Choice {
-                    value: "auto",
-                    word: "auto",
-                    meaning: "",
-                },
-                Choice {
-                    value: check::EXACT,
-                    word: check::EXACT,
-                    meaning: "",
-                },
-                Choice {
-                    value: check::REMAINDER,
-                    word: check::REMAINDER,
-                    meaning: "",
-                },
+        Param::operand(
+            "factor",
+            "factor",
+            Kind::Count,
+            "the number of iterations per pass",
+            "<M>",
+            "iterations per pass of the merged body (M >= 2)",
+        ),
+        Param::option(
+            "mode",
+            "mode",
+            Kind::Choice(&[
+                Choice::plain("auto"),
+                Choice::plain(check::EXACT),
+                Choice::plain(check::REMAINDER),
             ]),
-            in_annotation: false,
-            required: false,
-            default: Some("auto"),
-            what: "the code shape",
-            syntax: "auto|exact|remainder",
-            doc: "code shape: exact needs a constant trip count, remainder keeps a loop for \
-                  the last iterations, auto picks exact when it can",
-        },
+            "the code shape",
+            "code shape: exact needs a constant trip count, remainder keeps a loop for the \
+             last iterations, auto picks exact when it can",
+        )
+        .or("auto"),
     ],
 };
 
-impl Optimization for Merge {
-    type Plan<'a> = check::Plan<'a>;
-
-    fn meta(&self) -> &'static Meta {
-        &META
-    }
-
-    fn check<'a>(
-        &self,
-        ctx: &mut Ctx<'a>,
-        site: &Site,
-        params: &Params,
-    ) -> Result<check::Plan<'a>, Vec<Diagnostic>> {
-        check::check(ctx, site, params)
-    }
-
-    fn rewrite<'a>(&self, ctx: &mut Ctx<'a>, plan: check::Plan<'a>) -> Outcome {
-        rewrite::rewrite(ctx, plan)
-    }
-}
+optimization!(Merge, check::Plan<'a>);

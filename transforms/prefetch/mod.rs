@@ -44,9 +44,8 @@ mod check;
 mod rewrite;
 
 use super::params::{Kind, Param};
-use super::{Ctx, Meta, MethodPar, Optimization, Outcome, Params};
-use crate::analyze::sites::{Site, SiteKind};
-use crate::diag::Diagnostic;
+use super::{Meta, MethodPar};
+use crate::analyze::sites::SiteKind;
 
 pub struct Prefetch;
 
@@ -61,56 +60,29 @@ static META: Meta = Meta {
     placement: "before the method contract or right before a par block",
     dangling_help: "place it directly before a `par` block",
     params: &[
-        Param {
-            key: "array",
-            plan_aliases: &[],
-            flag: "array",
-            kind: Kind::Path,
-            in_annotation: true,
-            required: true,
-            default: None,
-            what: "an array name",
-            syntax: "<array>",
-            doc: "the array (a name, field or index path)",
-        },
-        Param {
-            key: "locations",
-            plan_aliases: &[],
-            flag: "locations",
-            kind: Kind::List {
+        Param::operand(
+            "array",
+            "array",
+            Kind::Path,
+            "an array name",
+            "<array>",
+            "the array (a name, field or index path)",
+        ),
+        Param::operand(
+            "locations",
+            "locations",
+            Kind::List {
                 sep: ';',
                 item: "location",
                 after: "the array",
                 label: "a location (an index expression)",
                 example: "a tid",
             },
-            in_annotation: true,
-            required: true,
-            default: None,
-            what: "the locations",
-            syntax: "<loc> <loc>…",
-            doc: "index expressions to keep in registers, separated by `;` (\"tid; tid+1\")",
-        },
+            "the locations",
+            "<loc> <loc>…",
+            "index expressions to keep in registers, separated by `;` (\"tid; tid+1\")",
+        ),
     ],
 };
 
-impl Optimization for Prefetch {
-    type Plan<'a> = check::Plan;
-
-    fn meta(&self) -> &'static Meta {
-        &META
-    }
-
-    fn check<'a>(
-        &self,
-        ctx: &mut Ctx<'a>,
-        site: &Site,
-        params: &Params,
-    ) -> Result<check::Plan, Vec<Diagnostic>> {
-        check::check(ctx, site, params)
-    }
-
-    fn rewrite<'a>(&self, ctx: &mut Ctx<'a>, plan: check::Plan) -> Outcome {
-        rewrite::rewrite(ctx, plan)
-    }
-}
+optimization!(Prefetch, check::Plan);

@@ -50,9 +50,8 @@ mod check;
 mod rewrite;
 
 use super::params::{Choice, Kind, Param};
-use super::{Ctx, Meta, MethodPar, Optimization, Outcome, Params};
-use crate::analyze::sites::{Site, SiteKind};
-use crate::diag::Diagnostic;
+use super::{Meta, MethodPar};
+use crate::analyze::sites::SiteKind;
 
 pub struct Tile;
 
@@ -68,74 +67,32 @@ static META: Meta = Meta {
     placement: "before the method contract or right before a par block",
     dangling_help: "place it directly before a `par` block",
     params: &[
-        Param {
-            key: "mode",
-            plan_aliases: &["tile_mode"],
-            flag: "tile-mode",
-            kind: Kind::Choice(&[
-                Choice {
-                    value: check::INTER,
-                    word: check::INTER,
-                    meaning: "",
-                },
-                Choice {
-                    value: "intra",
-                    word: "intra",
-                    meaning: "",
-                },
-            ]),
-            in_annotation: true,
-            required: true,
-            default: None,
-            what: "the tiling mode",
-            syntax: "inter|intra",
-            doc: "inter (each thread walks the tiles at its offset) or intra (each thread \
-                  walks its own tile)",
-        },
-        Param {
-            key: "tile_size",
-            plan_aliases: &[],
-            flag: "tile-size",
-            kind: Kind::Size,
-            in_annotation: true,
-            required: true,
-            default: None,
-            what: "the tile size",
-            syntax: "<N>",
-            doc: "the tile size N (a literal or an expression)",
-        },
-        Param {
-            key: "keep_method_contract",
-            plan_aliases: &[],
-            flag: "keep-method-contract",
-            kind: Kind::Switch,
-            in_annotation: false,
-            required: false,
-            default: None,
-            what: "whether to keep the method contract",
-            syntax: "",
-            doc: "do not rewrite the method contract's quantifiers over the threads",
-        },
+        Param::operand(
+            "mode",
+            "tile-mode",
+            Kind::Choice(&[Choice::plain(check::INTER), Choice::plain("intra")]),
+            "the tiling mode",
+            "inter|intra",
+            "inter (each thread walks the tiles at its offset) or intra (each thread walks its \
+             own tile)",
+        )
+        .aliases(&["tile_mode"]),
+        Param::operand(
+            "tile_size",
+            "tile-size",
+            Kind::Size,
+            "the tile size",
+            "<N>",
+            "the tile size N (a literal or an expression)",
+        ),
+        Param::option(
+            "keep_method_contract",
+            "keep-method-contract",
+            Kind::Switch,
+            "whether to keep the method contract",
+            "do not rewrite the method contract's quantifiers over the threads",
+        ),
     ],
 };
 
-impl Optimization for Tile {
-    type Plan<'a> = check::Plan<'a>;
-
-    fn meta(&self) -> &'static Meta {
-        &META
-    }
-
-    fn check<'a>(
-        &self,
-        ctx: &mut Ctx<'a>,
-        site: &Site,
-        params: &Params,
-    ) -> Result<check::Plan<'a>, Vec<Diagnostic>> {
-        check::check(ctx, site, params)
-    }
-
-    fn rewrite<'a>(&self, ctx: &mut Ctx<'a>, plan: check::Plan<'a>) -> Outcome {
-        rewrite::rewrite(ctx, plan)
-    }
-}
+optimization!(Tile, check::Plan<'a>);

@@ -12,6 +12,47 @@ use crate::front::span::Span;
 use crate::front::{parse, Dialect, DialectChoice, ParseOptions};
 use crate::transforms::{Applied, Ctx, Outcome, Params};
 
+/// The loop at a site, analysed: its method, statement, shape, and the facts at its entry.
+pub(crate) struct LoopSite<'a> {
+    pub class: Option<&'a Class>,
+    pub method: &'a Method,
+    pub stmt: &'a Stmt,
+    pub shape: LoopShape,
+    pub entry: Entry,
+}
+
+/// Find and analyse the loop at `site` (iteration variable `var`, inferred when `None`).
+pub(crate) fn loop_site<'a>(
+    ctx: &Ctx<'a>,
+    site: &Site,
+    var: Option<&str>,
+) -> Result<LoopSite<'a>, Vec<Diagnostic>> {
+    let header = site.keyword;
+    let parsed: &'a crate::front::Parsed = ctx.parsed;
+    let program = &parsed.program;
+    let Some((class, method)) =
+        crate::analyze::sites::find_method(program, site.class.as_deref(), &site.method)
+    else {
+        return Err(vec![internal(
+            header,
+            "cannot find the method of this loop",
+        )]);
+    };
+    let Some(stmt) = stmt_at(method, site.span.start()) else {
+        return Err(vec![internal(header, "cannot find this loop")]);
+    };
+    let shape = loops::analyze(stmt, var, header)?;
+    let entry = loops::entry_facts(program, class, method, stmt, &shape)
+        .map_err(|m| vec![unsupported(header, &m)])?;
+    Ok(LoopSite {
+        class,
+        method,
+        stmt,
+        shape,
+        entry,
+    })
+}
+
 /// A checked peeling: the loop, its shape and the factor.
 pub enum Plan<'a> {
     Peel {
@@ -46,22 +87,12 @@ pub(super) fn check<'a>(
         .with_note("peeling 0 iterations would not change the loop")
         .with_help("use a factor K >= 1, or remove the annotation")]);
     }
-    let parsed: &'a crate::front::Parsed = ctx.parsed;
-    let program = &parsed.program;
-    let Some((class, method)) =
-        crate::analyze::sites::find_method(program, site.class.as_deref(), &site.method)
-    else {
-        return Err(vec![internal(
-            header,
-            "cannot find the method of this loop",
-        )]);
-    };
-    let Some(stmt) = stmt_at(method, site.span.start()) else {
-        return Err(vec![internal(header, "cannot find this loop")]);
-    };
-    let shape = loops::analyze(stmt, var, header)?;
-    let mut entry = loops::entry_facts(program, class, method, stmt, &shape)
-        .map_err(|m| vec![unsupported(header, &m)])?;
+    let LoopSite {
+        stmt,
+        shape,
+        mut entry,
+        ..
+    } = loop_site(ctx, site, var)?;
     // Both conditions in one query when they hold; each on its own only to explain a refusal.
     if !steps_and_trip_hold(ctx, &mut entry, &shape, k) {
         check_steps(ctx, &mut entry, &shape, header)?;

@@ -49,29 +49,25 @@
 mod check;
 mod rewrite;
 
-pub(crate) use check::{check_steps, clean_cx, internal, unsupported, via_desugared};
+pub(crate) use check::{check_steps, clean_cx, loop_site, unsupported, via_desugared, LoopSite};
 pub(crate) use rewrite::{guard_text_with, tighten_edits, Gen};
 
 use super::params::{Kind, Param};
-use super::{Ctx, Meta, MethodPar, Optimization, Outcome, Params};
-use crate::analyze::sites::{Site, SiteKind};
-use crate::diag::Diagnostic;
+use super::{Meta, MethodPar};
+use crate::analyze::sites::SiteKind;
 
 pub struct Unroll;
 
 /// The iteration variable, shared with iteration merging.
-pub(crate) const VAR: Param = Param {
-    key: "var",
-    plan_aliases: &[],
-    flag: "var",
-    kind: Kind::Name,
-    in_annotation: true,
-    required: false,
-    default: None,
-    what: "the loop variable",
-    syntax: "<var>",
-    doc: "the iteration variable (inferred when omitted)",
-};
+pub(crate) const VAR: Param = Param::operand(
+    "var",
+    "var",
+    Kind::Name,
+    "the loop variable",
+    "<var>",
+    "the iteration variable (inferred when omitted)",
+)
+.optional();
 
 static META: Meta = Meta {
     name: "unroll",
@@ -85,38 +81,15 @@ static META: Meta = Meta {
     dangling_help: "place it directly before a `while` or `for` loop (before its loop invariants)",
     params: &[
         VAR,
-        Param {
-            key: "factor",
-            plan_aliases: &[],
-            flag: "factor",
-            kind: Kind::Count,
-            in_annotation: true,
-            required: true,
-            default: None,
-            what: "the number of iterations to peel",
-            syntax: "<K>",
-            doc: "iterations peeled off the front (K >= 1)",
-        },
+        Param::operand(
+            "factor",
+            "factor",
+            Kind::Count,
+            "the number of iterations to peel",
+            "<K>",
+            "iterations peeled off the front (K >= 1)",
+        ),
     ],
 };
 
-impl Optimization for Unroll {
-    type Plan<'a> = check::Plan<'a>;
-
-    fn meta(&self) -> &'static Meta {
-        &META
-    }
-
-    fn check<'a>(
-        &self,
-        ctx: &mut Ctx<'a>,
-        site: &Site,
-        params: &Params,
-    ) -> Result<check::Plan<'a>, Vec<Diagnostic>> {
-        check::check(ctx, site, params)
-    }
-
-    fn rewrite<'a>(&self, ctx: &mut Ctx<'a>, plan: check::Plan<'a>) -> Outcome {
-        rewrite::rewrite(ctx, plan)
-    }
-}
+optimization!(Unroll, check::Plan<'a>);
