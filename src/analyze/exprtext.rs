@@ -8,6 +8,7 @@
 
 use crate::front::ast::*;
 use crate::front::span::Span;
+use std::collections::BTreeMap;
 
 /// The direct sub-expressions of `e`, each with its "delimited position" flag.
 pub fn children(e: &Expr) -> Vec<(&Expr, bool)> {
@@ -245,6 +246,45 @@ pub fn print_simple(e: &Expr) -> String {
         }
         _ => format!("{e:?}"),
     }
+}
+
+/// `e` with the names of `map` replaced by their expressions (which are not substituted again).
+/// None for a form it does not rewrite: it handles literals, names, unary and
+/// binary operators, conditionals, fields, indices, calls without ghost arguments and `|s|`.
+pub fn subst_names(e: &Expr, map: &BTreeMap<String, Expr>) -> Option<Expr> {
+    use ExprKind as K;
+    let b = |x: &Expr| subst_names(x, map).map(Box::new);
+    let kind = match &e.kind {
+        K::Int(_) | K::Bool(_) | K::Null | K::This => e.kind.clone(),
+        K::Name(id) => return Some(map.get(&id.name).cloned().unwrap_or_else(|| e.clone())),
+        K::Unary(o, x) => K::Unary(*o, b(x)?),
+        K::Binary(o, l, r) => K::Binary(*o, b(l)?, b(r)?),
+        K::Cond(c, x, y) => K::Cond(b(c)?, b(x)?, b(y)?),
+        K::Field(x, f) => K::Field(b(x)?, f.clone()),
+        K::Index(x, i) => K::Index(b(x)?, b(i)?),
+        K::Call {
+            recv,
+            name,
+            args,
+            ghost,
+            null_safe,
+        } if ghost.is_empty() => K::Call {
+            recv: match recv {
+                Some(r) => Some(b(r)?),
+                None => None,
+            },
+            name: name.clone(),
+            args: args
+                .iter()
+                .map(|a| subst_names(a, map))
+                .collect::<Option<_>>()?,
+            ghost: ghost.clone(),
+            null_safe: *null_safe,
+        },
+        K::Length(x) => K::Length(b(x)?),
+        _ => return None,
+    };
+    Some(Expr::new(kind, e.span))
 }
 
 #[cfg(test)]

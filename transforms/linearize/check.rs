@@ -4,7 +4,7 @@
 
 use super::lin::Lin;
 use super::model::*;
-use crate::analyze::exprtext::{paren, print_simple};
+use crate::analyze::exprtext::{paren, print_simple, subst_names};
 use crate::analyze::facts::{facts_at, Point};
 use crate::analyze::scope::assigned_vars;
 use crate::analyze::sites::{find_method, Site, SiteKind};
@@ -340,7 +340,7 @@ pub(super) fn check<'a>(
                 names_of(&t.dims.0).iter().all(|v| back.contains_key(v)),
                 names_of(&t.dims.1).iter().all(|v| back.contains_key(v)),
             ) {
-                (true, true) => subst(&t.dims.0, &back).zip(subst(&t.dims.1, &back)),
+                (true, true) => subst_names(&t.dims.0, &back).zip(subst_names(&t.dims.1, &back)),
                 _ => None,
             };
             if let Err(d) = plan.reach(ckey.clone(), t.row, derived, u.call) {
@@ -406,7 +406,7 @@ pub(super) fn check<'a>(
                         .zip(&args)
                         .map(|(p, a)| (p.name.name.clone(), a.clone()))
                         .collect();
-                    let derived = subst(&t.dims.0, &fwd).zip(subst(&t.dims.1, &fwd));
+                    let derived = subst_names(&t.dims.0, &fwd).zip(subst_names(&t.dims.1, &fwd));
                     if let Err(d) = plan.reach(ckey.clone(), t.row, derived, call) {
                         return Err(vec![via(d, &t)]);
                     }
@@ -455,7 +455,8 @@ pub(super) fn check<'a>(
             .cloned()
             .zip(e.args.iter().cloned())
             .collect();
-        let (Some(k1), Some(k2)) = (subst(&kt.dims.0, &fwd), subst(&kt.dims.1, &fwd)) else {
+        let (Some(k1), Some(k2)) = (subst_names(&kt.dims.0, &fwd), subst_names(&kt.dims.1, &fwd))
+        else {
             return Err(vec![Diagnostic::error(
                 "A404",
                 format!(

@@ -6,7 +6,7 @@ use crate::diag::Diagnostic;
 use crate::front::ast::*;
 use crate::front::span::Span;
 use crate::front::visit::{stmt_exprs, walk_expr, walk_stmts};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// A matrix variable of one method.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -136,39 +136,6 @@ pub(super) fn resolve<'p>(
         Some(ExprKind::Name(c)) => find_method(p, Some(&c.name), name),
         _ => None,
     }
-}
-
-/// `e` with names replaced; None when `e` has a form this does not handle.
-pub(super) fn subst(e: &Expr, map: &BTreeMap<String, Expr>) -> Option<Expr> {
-    use ExprKind as K;
-    let b = |x: &Expr| subst(x, map).map(Box::new);
-    let kind = match &e.kind {
-        K::Int(_) | K::Bool(_) | K::Null | K::This => e.kind.clone(),
-        K::Name(id) => return Some(map.get(&id.name).cloned().unwrap_or_else(|| e.clone())),
-        K::Unary(o, x) => K::Unary(*o, b(x)?),
-        K::Binary(o, l, r) => K::Binary(*o, b(l)?, b(r)?),
-        K::Cond(a, x, y) => K::Cond(b(a)?, b(x)?, b(y)?),
-        K::Field(x, f) => K::Field(b(x)?, f.clone()),
-        K::Index(x, i) => K::Index(b(x)?, b(i)?),
-        K::Call {
-            recv,
-            name,
-            args,
-            ghost,
-            null_safe,
-        } if ghost.is_empty() => K::Call {
-            recv: match recv {
-                Some(r) => Some(b(r)?),
-                None => None,
-            },
-            name: name.clone(),
-            args: args.iter().map(|a| subst(a, map)).collect::<Option<_>>()?,
-            ghost: ghost.clone(),
-            null_safe: *null_safe,
-        },
-        _ => return None,
-    };
-    Some(Expr::synth(kind))
 }
 
 /// Names mentioned in `e`.

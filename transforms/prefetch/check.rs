@@ -3,6 +3,7 @@
 //! start), under which condition the thread holds a permission for the cell, and whether two
 //! requested cells may alias.
 
+use crate::analyze::exprtext::subst_names;
 use crate::analyze::facts::{facts_at, Facts, Point};
 use crate::analyze::scope::{assigned_arrays, assigned_vars};
 use crate::analyze::sites::{stmt_at, Site, SiteKind};
@@ -665,7 +666,8 @@ fn simplify_guard(
         let conj = kept
             .iter()
             .map(|e| {
-                subst(e, &BTreeMap::new()).unwrap_or_else(|| Expr::synth(ExprKind::Bool(false)))
+                subst_names(e, &BTreeMap::new())
+                    .unwrap_or_else(|| Expr::synth(ExprKind::Bool(false)))
             })
             .reduce(|a, b| Expr::bin(BinOp::And, a, b))?;
         disj.push(print_expr(&conj, dialect));
@@ -836,7 +838,7 @@ fn cover<'a>(
                 .map(|e| (e, BTreeMap::new()))
                 .chain(domain.iter().map(|e| (e, map.clone())))
             {
-                let Some(e) = subst(e, &m) else {
+                let Some(e) = subst_names(e, &m) else {
                     return Cover::No;
                 };
                 out.push(e);
@@ -1116,45 +1118,9 @@ fn sanitize(s: &str) -> String {
 // Generated text (locations, guards): substitution on the tree, printed by the canonical printer.
 // ---------------------------------------------------------------------------------------------
 
-/// `e` with the names of `map` replaced by their expressions (which are not substituted again).
-/// None when `e` has a form prefetching does not rewrite: it handles literals, names, unary and
-/// binary operators, conditionals, fields, indices, calls without ghost arguments and `|s|`.
-fn subst(e: &Expr, map: &BTreeMap<String, Expr>) -> Option<Expr> {
-    use ExprKind as K;
-    let b = |x: &Expr| subst(x, map).map(Box::new);
-    let kind = match &e.kind {
-        K::Int(_) | K::Bool(_) | K::Null | K::This => e.kind.clone(),
-        K::Name(id) => return Some(map.get(&id.name).cloned().unwrap_or_else(|| e.clone())),
-        K::Unary(o, x) => K::Unary(*o, b(x)?),
-        K::Binary(o, l, r) => K::Binary(*o, b(l)?, b(r)?),
-        K::Cond(c, x, y) => K::Cond(b(c)?, b(x)?, b(y)?),
-        K::Field(x, f) => K::Field(b(x)?, f.clone()),
-        K::Index(x, i) => K::Index(b(x)?, b(i)?),
-        K::Call {
-            recv,
-            name,
-            args,
-            ghost,
-            null_safe,
-        } if ghost.is_empty() => K::Call {
-            recv: match recv {
-                Some(r) => Some(b(r)?),
-                None => None,
-            },
-            name: name.clone(),
-            args: args.iter().map(|a| subst(a, map)).collect::<Option<_>>()?,
-            ghost: ghost.clone(),
-            null_safe: *null_safe,
-        },
-        K::Length(x) => K::Length(b(x)?),
-        _ => return None,
-    };
-    Some(Expr::new(kind, e.span))
-}
-
 /// The canonical text of `e` in `dialect`; None for the forms [`subst`] refuses.
 fn print(e: &Expr, dialect: Dialect) -> Option<String> {
-    subst(e, &BTreeMap::new()).map(|e| print_expr(&e, dialect))
+    subst_names(e, &BTreeMap::new()).map(|e| print_expr(&e, dialect))
 }
 
 #[cfg(test)]
@@ -1176,7 +1142,7 @@ mod tests {
             );
             let mut m = BTreeMap::new();
             m.insert("k".to_string(), e("p - 1", d));
-            let s = subst(&e("0 <= k && 2 * k < n", d), &m).unwrap();
+            let s = subst_names(&e("0 <= k && 2 * k < n", d), &m).unwrap();
             assert_eq!(print_expr(&s, d), "0 <= p - 1 && 2 * (p - 1) < n");
             // A negated guard keeps the grouping of its `||` (the issue #18 reproducer).
             let g = Expr::not(e("(tid < 2 || tid > 5) && tid % 2 == 0", d));
