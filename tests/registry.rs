@@ -174,3 +174,29 @@ fn module_examples_are_what_apply_does() {
         );
     }
 }
+
+/// The README's list of batch step keys is the registry's parameter keys (plus `opt` and `at`).
+#[test]
+fn readme_step_keys_are_the_schema_keys() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
+    let start = readme
+        .find("Step keys are apply's flags (")
+        .expect("the step keys sentence");
+    let list = &readme[start..];
+    let list = &list[list.find('(').unwrap() + 1..list.find(')').unwrap()];
+    let mut documented: Vec<String> = list
+        .split(',')
+        .map(|k| k.trim().trim_matches('`').to_string())
+        .collect();
+    documented.sort();
+    let mut keys: Vec<String> = ["opt", "at"].iter().map(|k| k.to_string()).collect();
+    for opt in ALL {
+        for p in opt.meta().params {
+            if !keys.iter().any(|k| k == p.key) {
+                keys.push(p.key.to_string());
+            }
+        }
+    }
+    keys.sort();
+    assert_eq!(documented, keys);
+}

@@ -41,14 +41,8 @@ macro_rules! optimization {
 }
 
 pub mod driver;
-pub mod fuse;
-pub mod linearize;
-pub mod merge;
 pub mod params;
-pub mod prefetch;
 pub mod registry;
-pub mod tile;
-pub mod unroll;
 
 use crate::analyze::names::NameGen;
 use crate::analyze::sites::{find_method, Site, SiteKind};

@@ -1,8 +1,9 @@
 //! The optimizations, listed once.
 //!
-//! [`ALL`] is in Alpinist's application order (optimizations.md §8): in-source annotations are
-//! applied by kind in this order. Adding an optimization is one line here (see ARCHITECTURE.md,
-//! "How to add an optimization").
+//! Each optimization is a folder `transforms/<name>/`, declared here as a module, and its type is
+//! listed in [`ALL`], in Alpinist's application order (optimizations.md §8): in-source
+//! annotations are applied by kind in this order. Adding an optimization is its folder and its
+//! line here (see ARCHITECTURE.md, "How to add an optimization"); nothing else names it.
 
 use super::params::{read_annotation, Params};
 use super::{Opt, Registered};
@@ -12,14 +13,27 @@ use crate::front::ast::*;
 use crate::front::visit::walk_stmts;
 use crate::front::{Dialect, Parsed};
 
+#[path = "fuse/mod.rs"]
+pub mod fuse;
+#[path = "linearize/mod.rs"]
+pub mod linearize;
+#[path = "merge/mod.rs"]
+pub mod merge;
+#[path = "prefetch/mod.rs"]
+pub mod prefetch;
+#[path = "tile/mod.rs"]
+pub mod tile;
+#[path = "unroll/mod.rs"]
+pub mod unroll;
+
 /// Every optimization, in application order.
 pub static ALL: &[&dyn Registered] = &[
-    &super::linearize::Linearize,
-    &super::fuse::Fuse,
-    &super::merge::Merge,
-    &super::prefetch::Prefetch,
-    &super::tile::Tile,
-    &super::unroll::Unroll,
+    &linearize::Linearize,
+    &fuse::Fuse,
+    &merge::Merge,
+    &prefetch::Prefetch,
+    &tile::Tile,
+    &unroll::Unroll,
 ];
 
 /// The optimization a word names: its command-line name or its Alpinist keyword.

@@ -18,7 +18,7 @@ use super::Observable;
 use crate::analyze::sites::find_method;
 use crate::front::ast::*;
 use crate::front::{parse, ParseOptions};
-use crate::transforms::linearize;
+use crate::transforms::registry::linearize;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// How one matrix parameter is carried over.

@@ -67,9 +67,9 @@ mod model;
 mod rewrite;
 mod solver;
 
-use super::params::{Kind, Param};
-use super::{Meta, MethodPar};
 use crate::analyze::sites::SiteKind;
+use crate::transforms::params::{Kind, Param};
+use crate::transforms::{Meta, MethodPar};
 
 pub struct Fuse;
 

@@ -60,11 +60,11 @@ mod lin;
 mod model;
 mod rewrite;
 
-use super::params::{Choice, Kind, Param};
-use super::{Meta, MethodPar};
 use crate::analyze::sites::SiteKind;
 use crate::front::ast::{Annotation, Expr};
 use crate::front::Dialect;
+use crate::transforms::params::{Choice, Kind, Param};
+use crate::transforms::{Meta, MethodPar};
 
 pub struct Linearize;
 
@@ -75,8 +75,8 @@ pub fn matrix_of(
     dialect: Dialect,
     ann: &Annotation,
 ) -> Option<(String, bool, (Expr, Expr))> {
-    let params = super::registry::read(src, dialect, ann).ok()?;
-    if params.opt != &Linearize as super::Opt {
+    let params = crate::transforms::registry::read(src, dialect, ann).ok()?;
+    if params.opt != &Linearize as crate::transforms::Opt {
         return None;
     }
     let [d0, d1] = params.exprs("dims") else {

@@ -10,7 +10,7 @@ use crate::check::{holds, prove, with_model, Answer};
 use crate::diag::Diagnostic;
 use crate::front::ast::*;
 use crate::front::span::Span;
-use crate::transforms::unroll::{
+use crate::transforms::registry::unroll::{
     check_steps, clean_cx, guard_text_with, loop_site, unsupported, via_desugared, LoopSite,
 };
 use crate::transforms::{Applied, Ctx, Params};

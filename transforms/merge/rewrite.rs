@@ -6,7 +6,7 @@ use super::check::{Plan, Trip};
 use crate::analyze::loops::{LoopShape, UpdOp};
 use crate::edit::EditSet;
 use crate::front::ast::*;
-use crate::transforms::unroll::{tighten_edits, Gen};
+use crate::transforms::registry::unroll::{tighten_edits, Gen};
 use crate::transforms::{Applied, Ctx, Outcome};
 
 pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {

@@ -43,9 +43,9 @@
 mod check;
 mod rewrite;
 
-use super::params::{Kind, Param};
-use super::{Meta, MethodPar};
 use crate::analyze::sites::SiteKind;
+use crate::transforms::params::{Kind, Param};
+use crate::transforms::{Meta, MethodPar};
 
 pub struct Prefetch;
 

@@ -49,9 +49,9 @@
 mod check;
 mod rewrite;
 
-use super::params::{Choice, Kind, Param};
-use super::{Meta, MethodPar};
 use crate::analyze::sites::SiteKind;
+use crate::transforms::params::{Choice, Kind, Param};
+use crate::transforms::{Meta, MethodPar};
 
 pub struct Tile;
 

@@ -52,9 +52,9 @@ mod rewrite;
 pub(crate) use check::{check_steps, clean_cx, loop_site, unsupported, via_desugared, LoopSite};
 pub(crate) use rewrite::{guard_text_with, tighten_edits, Gen};
 
-use super::params::{Kind, Param};
-use super::{Meta, MethodPar};
 use crate::analyze::sites::SiteKind;
+use crate::transforms::params::{Kind, Param};
+use crate::transforms::{Meta, MethodPar};
 
 pub struct Unroll;
 
