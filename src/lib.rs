@@ -12,6 +12,7 @@ pub mod allocator;
 pub mod analyze;
 pub mod check;
 pub mod cli;
+pub mod codes;
 pub mod diag;
 pub mod edit;
 pub mod front;
