@@ -6,6 +6,7 @@ pub mod backend;
 pub mod batch;
 pub mod common;
 pub mod diff;
+pub mod explain;
 pub mod list;
 pub mod paramflags;
 pub mod parse;
@@ -50,6 +51,8 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Verify PVL files with the built-in Viper/Silicon backend.
     Verify(verify::VerifyArgs),
+    /// Explain a diagnostic code (`explain A603`), or list them all (`explain --list`).
+    Explain(explain::ExplainArgs),
 }
 
 pub fn main() -> u8 {
@@ -72,5 +75,6 @@ pub fn main() -> u8 {
         Command::Run(a) => run::main(a),
         Command::Validate(a) => validate::main(a),
         Command::Verify(a) => verify::main(a),
+        Command::Explain(a) => explain::main(a),
     }
 }

@@ -1,0 +1,138 @@
+//! The diagnostic registry (src/codes/): every code the sources emit is registered, every
+//! registered code is emitted somewhere or marked reserved, and `explain` knows every code a
+//! refusal of the corpus or of our fixtures shows.
+
+mod common;
+
+use alpine_rs::codes;
+use alpine_rs::transforms::driver::{apply, DriverOptions};
+use common::root;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).expect("readable directory") {
+        let p = e.expect("entry").path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Whether a string literal's content has the shape of a code: `A` and 3 or 4 digits, or an area
+/// letter, `-`, and upper-case words (`V-POST`, `R-BAR-PRE`, `E-IO`). Prefixes that the sources
+/// complete at run time (`"R-BAR-"`) end with `-` and are not codes.
+fn is_code(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.first() == Some(&b'A') && (4..=5).contains(&b.len()) {
+        return b[1..].iter().all(u8::is_ascii_digit);
+    }
+    b.len() > 2
+        && matches!(b[0], b'V' | b'R' | b'W' | b'E')
+        && b[1] == b'-'
+        && !s.ends_with('-')
+        && s[2..]
+            .bytes()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'-')
+}
+
+/// The code literals of the sources (the registry's own tables aside).
+fn emitted() -> BTreeSet<String> {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    rust_files(&root().join("transforms"), &mut files);
+    let mut out = BTreeSet::new();
+    for f in files {
+        if f.starts_with(root().join("src/codes")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).expect("readable");
+        for (i, part) in text.split('"').enumerate() {
+            if i % 2 == 1 && is_code(part) {
+                out.insert(part.to_string());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_emitted_code_is_registered_and_every_registered_one_is_emitted_or_reserved() {
+    let emitted = emitted();
+    assert!(emitted.len() > 100, "found only {} codes", emitted.len());
+    let unregistered: Vec<&String> = emitted
+        .iter()
+        .filter(|c| codes::lookup(c).is_none())
+        .collect();
+    assert!(unregistered.is_empty(), "emitted but not registered: {unregistered:?}");
+    let unused: Vec<&str> = codes::all()
+        .filter(|c| !c.reserved && !emitted.contains(c.code))
+        .map(|c| c.code)
+        .collect();
+    assert!(unused.is_empty(), "registered, never emitted, not reserved: {unused:?}");
+    let reserved_but_emitted: Vec<&str> = codes::all()
+        .filter(|c| c.reserved && emitted.contains(c.code))
+        .map(|c| c.code)
+        .collect();
+    assert!(
+        reserved_but_emitted.is_empty(),
+        "marked reserved but emitted: {reserved_but_emitted:?}"
+    );
+}
+
+#[test]
+fn the_registry_is_well_formed() {
+    let mut seen = BTreeSet::new();
+    for (area, table) in codes::TABLES {
+        let mut last = "";
+        for c in *table {
+            assert!(seen.insert(c.code), "{} registered twice", c.code);
+            assert!(is_code(c.code), "{}: not a code", c.code);
+            assert!(c.code > last, "{area}: {} is out of order", c.code);
+            last = c.code;
+            assert!(!c.title.is_empty() && !c.title.ends_with('.'), "{}: title", c.code);
+            assert!(c.explanation.trim().len() > 80, "{}: explanation too short", c.code);
+        }
+    }
+}
+
+/// Every `.pvl` below `dir`.
+fn pvl_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            pvl_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "pvl") {
+            out.push(p);
+        }
+    }
+}
+
+/// `explain` works for every code the refusals of the corpus and of our fixtures show.
+#[test]
+fn explain_knows_every_code_a_refusal_shows() {
+    let mut files = Vec::new();
+    pvl_files(&root().join("../shared/corpus"), &mut files);
+    pvl_files(&root().join("fixtures"), &mut files);
+    let mut shown = BTreeSet::new();
+    for f in &files {
+        let src = std::fs::read_to_string(f).expect("readable");
+        let res = apply("f.pvl", &src, &DriverOptions::default());
+        for (_, d) in res.diagnostics() {
+            shown.insert(d.code.clone());
+        }
+    }
+    assert!(shown.len() > 20, "only {} codes shown", shown.len());
+    for code in &shown {
+        let (status, out, err) = common::run_cli(&["explain", code]);
+        assert_eq!(status, 0, "explain {code}: {err}");
+        assert!(out.starts_with(&format!("{code}: ")), "{out}");
+    }
+    let (status, _, err) = common::run_cli(&["explain", "Z9999"]);
+    assert_eq!(status, 2, "{err}");
+}
