@@ -13,13 +13,15 @@
 //! `parse_expr_text` gets the same treatment with expression-shaped inputs.
 //! Failing inputs are also written to `$CARGO_TARGET_TMPDIR/robustness/` for reproduction.
 
+mod common;
+
 use alpine_rs::diag::{render_plain, SourceFile};
 use alpine_rs::front::lexer::{lex, TokKind};
 use alpine_rs::front::parser::parse_expr_text;
 use alpine_rs::front::printer::{print_expr, print_program};
 use alpine_rs::front::{parse, Dialect, DialectChoice, ParseOptions};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 const LIMIT: Duration = Duration::from_millis(100);
@@ -230,24 +232,9 @@ const VOCAB: &[&str] = &[
 ];
 
 fn sources() -> Vec<(String, String)> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-            .map(|e| e.unwrap().path())
-            .collect();
-        entries.sort();
-        for p in entries {
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|e| e == "pvl") {
-                out.push(p);
-            }
-        }
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    walk(&root.join("../shared/corpus"), &mut files);
-    walk(&root.join("fixtures/syntax"), &mut files);
+    let root = common::root();
+    let mut files = common::files(&common::corpus_dir(), "pvl");
+    files.extend(common::files(&root.join("fixtures/syntax"), "pvl"));
     assert!(files.len() >= 90, "corpus or fixtures missing");
     files
         .into_iter()
