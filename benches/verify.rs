@@ -7,32 +7,22 @@
 //!
 //! Needs the backend (`alpine-rs backend install`). `VERIFY_BENCH_N` limits the file count.
 
+// The corpus helpers of the integration tests (this bench uses none of `benches/common`).
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use alpine_rs::diag::SourceFile;
 use alpine_rs::viper::{verify_batch, verify_each, Verdict, VerifyOptions};
-use std::path::Path;
 use std::time::Instant;
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
     let mut files = Vec::new();
-    let mut dirs = vec![root.clone()];
-    while let Some(d) = dirs.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "pvl") {
-                let text = std::fs::read_to_string(&p).unwrap_or_default();
-                if text.lines().any(|l| l.starts_with("// verifies: yes")) {
-                    files.push(SourceFile::new(p.display().to_string(), text));
-                }
-            }
+    for p in common::files(&common::corpus_dir(), "pvl") {
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        if common::header(&text, "verifies").is_some_and(|v| v.starts_with("yes")) {
+            files.push(SourceFile::new(p.display().to_string(), text));
         }
     }
-    files.sort_by(|a, b| a.name.cmp(&b.name));
     let n: usize = std::env::var("VERIFY_BENCH_N")
         .ok()
         .and_then(|v| v.parse().ok())

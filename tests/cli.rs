@@ -589,25 +589,13 @@ fn unreadable_files_are_diagnostics_on_every_command() {
         (vec!["validate", s(&ok), m], false),
     ];
     for (args, on_stderr) in cases {
-        let (code, _, err) = run(&args);
-        assert_eq!(code, 2, "{args:?}: {err}");
-        assert!(
-            err.contains("error[") && err.contains("= help:"),
-            "{args:?}: {err}"
-        );
-        let mut json_args = args.clone();
-        json_args.splice(1..1, ["--format", "json"]);
-        let (code, out, err) = run(&json_args);
-        assert_eq!(code, 2, "{json_args:?}");
-        let text = if on_stderr { err } else { out };
-        let v: serde_json::Value = serde_json::from_str(text.trim())
-            .unwrap_or_else(|e| panic!("{json_args:?}: {e}: {text}"));
+        let v = bad_input_in_text_and_json(&args, "error[", on_stderr);
         // `parse` reports an array of per-file objects.
         let report = if v.is_array() { v[0].clone() } else { v };
         check_diagnostics(&report);
         let diag = &report["diagnostics"][0];
-        assert!(diag["code"].is_string(), "{json_args:?}: {report}");
-        assert!(diag["help"].is_string(), "{json_args:?}: {report}");
+        assert!(diag["code"].is_string(), "{args:?}: {report}");
+        assert!(diag["help"].is_string(), "{args:?}: {report}");
     }
     // Invalid UTF-8 is located at the first bad byte (line 1, column 7).
     let (_, out, _) = run(&["list", "--format", "json", l]);
@@ -618,6 +606,28 @@ fn unreadable_files_are_diagnostics_on_every_command() {
         (Some(1), Some(7)),
         "{v}"
     );
+}
+
+/// `args` is bad input: exit 2 and a diagnostic (its text contains `error`, e.g. `error[A0000]`)
+/// with a help line; with `--format json` after the command, exit 2 too and the report in JSON
+/// (on stderr if `json_on_stderr`, else on stdout), which is returned.
+fn bad_input_in_text_and_json(
+    args: &[&str],
+    error: &str,
+    json_on_stderr: bool,
+) -> serde_json::Value {
+    let (code, _, err) = run(args);
+    assert_eq!(code, 2, "{args:?}: {err}");
+    assert!(
+        err.contains(error) && err.contains("= help:"),
+        "{args:?}: {err}"
+    );
+    let mut json_args = args.to_vec();
+    json_args.splice(1..1, ["--format", "json"]);
+    let (code, out, err) = run(&json_args);
+    assert_eq!(code, 2, "{json_args:?}");
+    let text = if json_on_stderr { err } else { out };
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{json_args:?}: {e}: {text}"))
 }
 
 /// `--opt fuse --at` a par block that is not the method's first starts the group there: the
@@ -667,18 +677,7 @@ fn apply_usage_and_write_errors_carry_help() {
         &["apply", "-o", s(&missing_dir), s(&f)],
     ];
     for args in cases {
-        let (code, _, err) = run(args);
-        assert_eq!(code, 2, "{args:?}: {err}");
-        assert!(
-            err.contains("error[A0000]") && err.contains("= help:"),
-            "{args:?}: {err}"
-        );
-        let mut json_args = args.to_vec();
-        json_args.splice(1..1, ["--format", "json"]);
-        let (code, _, err) = run(&json_args);
-        assert_eq!(code, 2, "{json_args:?}");
-        let v: serde_json::Value = serde_json::from_str(err.trim())
-            .unwrap_or_else(|e| panic!("{json_args:?}: {e}: {err}"));
+        let v = bad_input_in_text_and_json(args, "error[A0000]", true);
         assert_eq!(v["exit"], 2, "{v}");
         let diag = v["diagnostics"]
             .as_array()

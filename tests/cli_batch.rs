@@ -50,25 +50,22 @@ fn json_lines(out: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// The `//` header of a corpus file.
-fn header(path: &Path) -> String {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .take_while(|l| l.starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n")
+/// Whether the corpus file at `path` needs extra arguments (`// args:`), and whether it expects a
+/// refusal (`// expect: reject …`).
+fn needs_args_and_refused(path: &Path) -> (bool, bool) {
+    let src = std::fs::read_to_string(path).unwrap_or_default();
+    (
+        common::header(&src, "args").is_some(),
+        common::header(&src, "expect").is_some_and(|e| e.starts_with("reject")),
+    )
 }
 
+/// The `.pvl` files below `dir`, relative to it.
 fn pvl_files(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .expect("dir")
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".pvl"))
-        .collect();
-    v.sort();
-    v
+    common::files(dir, "pvl")
+        .iter()
+        .map(|p| p.strip_prefix(dir).unwrap().to_string_lossy().into_owned())
+        .collect()
 }
 
 #[test]
@@ -119,14 +116,14 @@ fn corpus_plan_runs_every_job_reports_refusals_and_exits_1() {
         assert_eq!(files.len(), expect_files(dirs), "{job}");
         for f in files {
             let name = f["file"].as_str().unwrap_or_default();
-            let header = header(&d.join(name));
+            let (needs_args, refused) = needs_args_and_refused(&d.join(name));
             let result = f["result"].as_str().unwrap_or_default();
             // A case that needs extra arguments (`// args:`) is run without them here.
-            if header.contains("// args:") {
+            if needs_args {
                 continue;
             }
             // The corpus headers say what must happen.
-            if header.contains("// expect: reject") {
+            if refused {
                 assert_eq!(result, "refused", "{f}");
                 assert!(f["written"].is_null(), "{f}");
                 let d = &f["diagnostics"][0];
@@ -173,13 +170,9 @@ fn corpus_plan_runs_every_job_reports_refusals_and_exits_1() {
                 .lines()
                 .find(|l| l.contains(&format!("/{dir}/{f}")))
                 .unwrap_or_else(|| panic!("{f} missing from\n{table}"));
-            let h = header(&corpus.join(dir).join(&f));
-            if !h.contains("// args:") {
-                assert_eq!(
-                    row.contains(" refused "),
-                    h.contains("// expect: reject"),
-                    "{row}"
-                );
+            let (needs_args, refused) = needs_args_and_refused(&corpus.join(dir).join(&f));
+            if !needs_args {
+                assert_eq!(row.contains(" refused "), refused, "{row}");
             }
         }
     }

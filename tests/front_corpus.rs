@@ -5,31 +5,15 @@
 //!   `// error-at: N` header names, and the rendered diagnostics (exactly what a user sees) are
 //!   pinned by an insta snapshot in `tests/snapshots/`.
 
+mod common;
+
 use alpine_rs::diag::{render_plain, SourceFile};
 use alpine_rs::front::ParseOptions;
 // The front end with the optimizations' annotation checks (operands and placement), as every
 // command that optimizes or lists reads a file.
 use alpine_rs::transforms::registry::parse;
-use std::path::{Path, PathBuf};
-
-fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
-}
-
-fn pvl_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            pvl_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "pvl") {
-            out.push(p);
-        }
-    }
-}
+use common::{corpus_dir, files, header};
+use std::path::Path;
 
 /// The corpus-relative name, as diagnostics show it (independent of where the checkout is).
 fn rel(p: &Path) -> String {
@@ -39,17 +23,9 @@ fn rel(p: &Path) -> String {
         .replace('\\', "/")
 }
 
-fn header(src: &str, field: &str) -> Option<String> {
-    src.lines()
-        .take_while(|l| l.starts_with("//"))
-        .find_map(|l| l.strip_prefix(&format!("// {field}:")))
-        .map(|v| v.trim().to_string())
-}
-
 #[test]
 fn every_good_file_parses_without_errors() {
-    let mut files = Vec::new();
-    pvl_files(&corpus_dir(), &mut files);
+    let files = files(&corpus_dir(), "pvl");
     let bad_dir = corpus_dir().join("syntax/bad");
     let good: Vec<_> = files.iter().filter(|p| !p.starts_with(&bad_dir)).collect();
     assert!(
@@ -107,8 +83,7 @@ macro_rules! bad_file_tests {
         #[test]
         fn every_bad_file_is_listed() {
             let listed = [$(concat!(stringify!($name), ".pvl"),)* NOT_A_PARSE_ERROR];
-            let mut files = Vec::new();
-            pvl_files(&corpus_dir().join("syntax/bad"), &mut files);
+            let files = files(&corpus_dir().join("syntax/bad"), "pvl");
             let missing: Vec<String> = files
                 .iter()
                 .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())

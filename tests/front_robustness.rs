@@ -13,13 +13,15 @@
 //! `parse_expr_text` gets the same treatment with expression-shaped inputs.
 //! Failing inputs are also written to `$CARGO_TARGET_TMPDIR/robustness/` for reproduction.
 
+mod common;
+
 use alpine_rs::diag::{render_plain, SourceFile};
 use alpine_rs::front::lexer::{lex, TokKind};
 use alpine_rs::front::parser::parse_expr_text;
 use alpine_rs::front::printer::{print_expr, print_program};
 use alpine_rs::front::{parse, Dialect, DialectChoice, ParseOptions};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 const LIMIT: Duration = Duration::from_millis(100);
@@ -230,24 +232,9 @@ const VOCAB: &[&str] = &[
 ];
 
 fn sources() -> Vec<(String, String)> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-            .map(|e| e.unwrap().path())
-            .collect();
-        entries.sort();
-        for p in entries {
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|e| e == "pvl") {
-                out.push(p);
-            }
-        }
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    walk(&root.join("../shared/corpus"), &mut files);
-    walk(&root.join("fixtures/syntax"), &mut files);
+    let root = common::root();
+    let mut files = common::files(&common::corpus_dir(), "pvl");
+    files.extend(common::files(&root.join("fixtures/syntax"), "pvl"));
     assert!(files.len() >= 90, "corpus or fixtures missing");
     files
         .into_iter()
@@ -432,48 +419,63 @@ impl Harness {
         }
     }
 
-    /// Parse one program text and check everything we can about the outcome.
-    fn program(&mut self, label: &str, input: &str, choice: DialectChoice) {
+    /// The outcome of a guarded step: its result, or `None` once its panic is recorded as a
+    /// failure (`what` names the step).
+    fn unless_panicked<T>(
+        &mut self,
+        (what, label, input): (&str, &str, &str),
+        r: std::thread::Result<T>,
+    ) -> Option<T> {
+        r.map_err(|e| {
+            self.fail(
+                &format!("{what} panicked: {}", panic_text(&*e)),
+                label,
+                input,
+            )
+        })
+        .ok()
+    }
+
+    /// `f()` under `catch_unwind` (see [`Harness::unless_panicked`]).
+    fn guarded<T>(&mut self, step: (&str, &str, &str), f: impl FnOnce() -> T) -> Option<T> {
+        let r = catch_unwind(AssertUnwindSafe(f));
+        self.unless_panicked(step, r)
+    }
+
+    /// A parse `f()` of `input`, guarded and timed: a parse over the limit is a failure too.
+    fn parse_timed<T>(&mut self, step: (&str, &str, &str), f: impl Fn() -> T) -> Option<T> {
         self.inputs += 1;
-        let opts = ParseOptions { dialect: choice };
-        let (parsed, took) = timed(|| catch_unwind(|| parse(input, &opts)));
+        let (parsed, took) = timed(|| catch_unwind(AssertUnwindSafe(&f)));
         self.slowest = self.slowest.max(took);
-        let parsed = match parsed {
-            Ok(p) => p,
-            Err(e) => {
-                return self.fail(
-                    &format!("parse panicked: {}", panic_text(&*e)),
-                    label,
-                    input,
-                )
-            }
-        };
+        let parsed = self.unless_panicked(step, parsed)?;
+        let (what, label, input) = step;
         if took > LIMIT {
             self.fail(
-                &format!("parse took {took:?} (limit {LIMIT:?})"),
+                &format!("{what} took {took:?} (limit {LIMIT:?})"),
                 label,
                 input,
             );
         }
+        Some(parsed)
+    }
+
+    /// Parse one program text and check everything we can about the outcome.
+    fn program(&mut self, label: &str, input: &str, choice: DialectChoice) {
+        let opts = ParseOptions { dialect: choice };
+        let Some(parsed) = self.parse_timed(("parse", label, input), || parse(input, &opts)) else {
+            return;
+        };
         let file = SourceFile::new("input.pvl", input);
-        if let Err(e) = catch_unwind(|| render_plain(&[&file], &parsed.diagnostics)) {
-            return self.fail(
-                &format!("rendering panicked: {}", panic_text(&*e)),
-                label,
-                input,
-            );
+        let rendering = || render_plain(&[&file], &parsed.diagnostics);
+        if self
+            .guarded(("rendering", label, input), rendering)
+            .is_none()
+        {
+            return;
         }
-        let printed = match catch_unwind(AssertUnwindSafe(|| {
-            print_program(&parsed.program, parsed.dialect)
-        })) {
-            Ok(p) => p,
-            Err(e) => {
-                return self.fail(
-                    &format!("printing panicked: {}", panic_text(&*e)),
-                    label,
-                    input,
-                )
-            }
+        let printing = || print_program(&parsed.program, parsed.dialect);
+        let Some(printed) = self.guarded(("printing", label, input), printing) else {
+            return;
         };
         if parsed.has_errors() {
             return;
@@ -503,32 +505,14 @@ impl Harness {
     }
 
     fn expression(&mut self, label: &str, input: &str, dialect: Dialect) {
-        self.inputs += 1;
-        let (parsed, took) = timed(|| catch_unwind(|| parse_expr_text(input, dialect)));
-        self.slowest = self.slowest.max(took);
-        let parsed = match parsed {
-            Ok(p) => p,
-            Err(e) => {
-                return self.fail(
-                    &format!("parse_expr_text panicked: {}", panic_text(&*e)),
-                    label,
-                    input,
-                )
-            }
+        let parsing = || parse_expr_text(input, dialect);
+        let Some(parsed) = self.parse_timed(("parse_expr_text", label, input), parsing) else {
+            return;
         };
-        if took > LIMIT {
-            self.fail(&format!("parse_expr_text took {took:?}"), label, input);
-        }
         if let Ok(e) = parsed {
-            let printed = match catch_unwind(AssertUnwindSafe(|| print_expr(&e, dialect))) {
-                Ok(p) => p,
-                Err(p) => {
-                    return self.fail(
-                        &format!("printing panicked: {}", panic_text(&*p)),
-                        label,
-                        input,
-                    )
-                }
+            let printing = || print_expr(&e, dialect);
+            let Some(printed) = self.guarded(("printing", label, input), printing) else {
+                return;
             };
             self.round_trips += 1;
             match parse_expr_text(&printed, dialect) {

@@ -11,35 +11,18 @@
 //! The file lists are explicit so that each file is its own test; `every_file_is_listed` fails
 //! when a file is added to a folder without being added here.
 
+mod common;
+
 use alpine_rs::diag::{render_plain, SourceFile};
 use alpine_rs::edit::EditSet;
 use alpine_rs::front::ast::*;
 use alpine_rs::front::printer::print_program;
 use alpine_rs::front::{parse, Dialect, DialectChoice, ParseOptions, Parsed, Span};
+use common::{corpus_dir, parse_options};
 use std::path::{Path, PathBuf};
 
-fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
-}
-
 fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/syntax")
-}
-
-/// `--dialect v1|v2` in the `// args:` header line selects the dialect, as on the command line.
-fn options_for(src: &str) -> ParseOptions {
-    let mut opts = ParseOptions::default();
-    for line in src.lines().take_while(|l| l.trim_start().starts_with("//")) {
-        if let Some(args) = line.trim_start().strip_prefix("// args:") {
-            let words: Vec<&str> = args.split_whitespace().collect();
-            for w in words.windows(2) {
-                if w[0] == "--dialect" {
-                    opts.dialect = w[1].parse().expect("a dialect name after --dialect");
-                }
-            }
-        }
-    }
-    opts
+    common::root().join("fixtures/syntax")
 }
 
 fn explicit(d: Dialect) -> ParseOptions {
@@ -246,7 +229,7 @@ fn check_round_trip(path: &Path) {
         src,
         "{name}: empty edit set"
     );
-    let p1 = parse(&src, &options_for(&src));
+    let p1 = parse(&src, &parse_options(&src));
     assert!(
         !p1.has_errors(),
         "{name} does not parse:\n{}",
@@ -305,23 +288,16 @@ fn check_round_trip(path: &Path) {
     }
 }
 
-fn pvl_files_under(dir: &Path, skip: &Path, out: &mut Vec<String>, root: &Path) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p == skip {
-            continue;
-        }
-        if p.is_dir() {
-            pvl_files_under(&p, skip, out, root);
-        } else if p.extension().is_some_and(|e| e == "pvl") {
-            let rel = p.strip_prefix(root).unwrap();
-            out.push(rel.to_string_lossy().replace('\\', "/"));
-        }
-    }
+/// The `.pvl` files below `dir` but not below `skip`, relative to `dir`.
+fn pvl_files_under(dir: &Path, skip: &Path) -> Vec<String> {
+    common::files(dir, "pvl")
+        .into_iter()
+        .filter(|p| !p.starts_with(skip))
+        .map(|p| {
+            let rel = p.strip_prefix(dir).unwrap();
+            rel.to_string_lossy().replace('\\', "/")
+        })
+        .collect()
 }
 
 macro_rules! round_trip_tests {
@@ -337,8 +313,7 @@ macro_rules! round_trip_tests {
         fn every_file_is_listed() {
             let listed: Vec<&str> = vec![$($file),*];
             let dir = $dir;
-            let mut found = Vec::new();
-            super::pvl_files_under(&dir, &dir.join($skip), &mut found, &dir);
+            let found = super::pvl_files_under(&dir, &dir.join($skip));
             let missing: Vec<_> = found.iter().filter(|f| !listed.contains(&f.as_str())).collect();
             assert!(missing.is_empty(), "add these files to the list: {missing:?}");
             assert!(found.len() == listed.len(), "listed files are missing on disk");
@@ -462,7 +437,7 @@ mod fixtures {
 fn dialect_sensitive_mixes_warn() {
     for (file, expected) in [("operators.pvl", 3), ("v2_extras.pvl", 2)] {
         let src = std::fs::read_to_string(fixture_dir().join(file)).unwrap();
-        let p = parse(&src, &options_for(&src));
+        let p = parse(&src, &parse_options(&src));
         let warned: Vec<&str> = p
             .diagnostics
             .iter()

@@ -7,24 +7,11 @@ use alpine_rs::front::parser::{parse, ParseOptions};
 use alpine_rs::transforms::driver::{apply, DriverOptions};
 use common::{driver_agrees, files, root, stepwise_case};
 
-#[test]
-fn corpus() {
-    let dir = root().join("../shared/corpus/linearize");
-    let fs = files(&dir);
-    assert!(!fs.is_empty(), "no corpus files found in {}", dir.display());
-    for p in fs {
-        let (name, content) = stepwise_case(common::opt("linearize"), &p, "corpus");
-        insta::assert_snapshot!(name, content);
-    }
-}
-
-#[test]
-fn fixtures() {
-    for p in files(&root().join("fixtures/linearize")) {
-        let (name, content) = stepwise_case(common::opt("linearize"), &p, "fixture");
-        insta::assert_snapshot!(name, content);
-    }
-}
+common::snapshot_tests!("linearize", |p, prefix| stepwise_case(
+    common::opt("linearize"),
+    p,
+    prefix
+));
 
 /// Whether a file carries annotations of other optimizations too.
 fn mixed(src: &str) -> bool {
@@ -49,7 +36,7 @@ fn via_driver() {
     let dir = root().join("fixtures/linearize");
     let tmp = std::env::temp_dir().join(format!("alpine-lin-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
-    for p in files(&dir) {
+    for p in files(&dir, "pvl") {
         let src = std::fs::read_to_string(&p).unwrap();
         if !mixed(&src) {
             std::fs::copy(&p, tmp.join(p.file_name().unwrap())).unwrap();

@@ -3,31 +3,14 @@
 
 mod common;
 
-use common::{driver_agrees, files, root, stepwise_case};
+use common::{driver_agrees, opt, root, stepwise_case};
 
-#[test]
-fn corpus() {
-    let dir = root().join("../shared/corpus/tile");
-    let fs = files(&dir);
-    assert!(!fs.is_empty(), "no corpus files found in {}", dir.display());
-    for p in fs {
-        let (name, content) = stepwise_case(common::opt("tile"), &p, "corpus");
-        insta::assert_snapshot!(name, content);
-    }
-}
-
-#[test]
-fn fixtures() {
-    for p in files(&root().join("fixtures/tile")) {
-        let (name, content) = stepwise_case(common::opt("tile"), &p, "fixture");
-        insta::assert_snapshot!(name, content);
-    }
-}
+common::snapshot_tests!("tile", |p, prefix| stepwise_case(opt("tile"), p, prefix));
 
 #[test]
 fn via_driver() {
     driver_agrees(
-        common::opt("tile"),
+        opt("tile"),
         &[
             root().join("../shared/corpus/tile"),
             root().join("fixtures/tile"),

@@ -3,26 +3,9 @@
 
 mod common;
 
-use common::{driver_case, files, root};
-
-const OPT: &str = "loop_unroll";
-const KEYWORDS: &[&str] = &["loop_unroll", "unroll"];
-
-#[test]
-fn corpus() {
-    let dir = root().join("../shared/corpus/unroll");
-    let fs = files(&dir);
-    assert!(!fs.is_empty(), "corpus not found at {}", dir.display());
-    for f in fs {
-        let (snap, content) = driver_case(&f, "corpus", OPT, KEYWORDS);
-        insta::assert_snapshot!(snap, content);
-    }
-}
-
-#[test]
-fn fixtures() {
-    for f in files(&root().join("fixtures/unroll")) {
-        let (snap, content) = driver_case(&f, "fixture", OPT, KEYWORDS);
-        insta::assert_snapshot!(snap, content);
-    }
-}
+common::snapshot_tests!("unroll", |p, prefix| common::driver_case(
+    p,
+    prefix,
+    "loop_unroll",
+    &["loop_unroll", "unroll"]
+));

@@ -5,9 +5,12 @@
 //! Verification runs all outputs in one Silicon batch. It needs the backend (`alpine-rs backend
 //! install`, which `.ci/run` does first); without it the test fails with the provisioning error.
 
+mod common;
+
 use alpine_rs::diag::SourceFile;
 use alpine_rs::transforms::driver::{apply, DriverOptions};
-use std::path::{Path, PathBuf};
+use common::{corpus_dir, files, header, root};
+use std::path::Path;
 
 const FOLDERS: &[&str] = &[
     "unroll",
@@ -46,27 +49,12 @@ const SKIP_VERIFY: &[(&str, &str)] = &[(
     "symbolic extents h x w: the cell bound w * r + c + 1 < h * w is non-linear (timeout)",
 )];
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn cases() -> Vec<(String, String, String)> {
     let mut out = Vec::new();
-    let mut dirs: Vec<PathBuf> = FOLDERS
-        .iter()
-        .map(|f| root().join("../shared/corpus").join(f))
-        .collect();
-    dirs.extend(FOLDERS.iter().map(|f| root().join("fixtures").join(f)));
-    for d in dirs {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        let mut files: Vec<PathBuf> = rd.filter_map(|e| e.ok()).map(|e| e.path()).collect();
-        files.sort();
-        for f in files {
-            if f.extension().and_then(|e| e.to_str()) != Some("pvl") {
-                continue;
-            }
+    for base in [corpus_dir(), root().join("fixtures")] {
+        // Not every optimization has fixtures of every kind (there is no fixtures/chain).
+        let dirs = FOLDERS.iter().map(|f| base.join(f)).filter(|d| d.is_dir());
+        for f in dirs.flat_map(|d| files(&d, "pvl")) {
             let src = std::fs::read_to_string(&f).expect("readable");
             let args = header(&src, "args");
             let mut opts = DriverOptions::default();
@@ -85,15 +73,6 @@ fn cases() -> Vec<(String, String, String)> {
         }
     }
     out
-}
-
-fn header(src: &str, key: &str) -> Option<String> {
-    src.lines()
-        .take_while(|l| l.starts_with("//"))
-        .find_map(|l| {
-            l.strip_prefix(&format!("// {key}:"))
-                .map(|v| v.trim().to_string())
-        })
 }
 
 fn rel(p: &Path) -> String {

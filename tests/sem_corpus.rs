@@ -1,29 +1,14 @@
 //! Every corpus program whose header says `// verifies: yes` runs with all runtime checks
 //! passing, for every entry method, on generated inputs.
 
-use alpine_rs::sem::{self, RunOptions, Status};
-use std::path::{Path, PathBuf};
+mod common;
 
-fn corpus_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut v: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    v.sort();
-    for p in v {
-        if p.is_dir() {
-            corpus_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "pvl") {
-            out.push(p);
-        }
-    }
-}
+use alpine_rs::sem::{self, RunOptions, Status};
+use common::{corpus_dir, files, header, root};
 
 #[test]
 fn verified_corpus_programs_pass_all_runtime_checks() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    let mut files = Vec::new();
-    corpus_files(&root, &mut files);
+    let files = files(&corpus_dir(), "pvl");
     let only = std::env::var("SEM_ONLY").ok();
     let mut failures = Vec::new();
     let mut count = 0;
@@ -31,11 +16,7 @@ fn verified_corpus_programs_pass_all_runtime_checks() {
         let Ok(src) = std::fs::read_to_string(&f) else {
             continue;
         };
-        if !src
-            .lines()
-            .take_while(|l| l.starts_with("//"))
-            .any(|l| l.trim() == "// verifies: yes")
-        {
+        if header(&src, "verifies").as_deref() != Some("yes") {
             continue;
         }
         if only
@@ -92,10 +73,10 @@ fn verified_corpus_programs_pass_all_runtime_checks() {
 /// divergence only, with two schedules.
 #[test]
 fn shortcuts_change_nothing() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    corpus_files(&root.join("../shared/corpus"), &mut files);
-    corpus_files(&root.join("fixtures"), &mut files);
+    let files: Vec<_> = [corpus_dir(), root().join("fixtures")]
+        .iter()
+        .flat_map(|d| files(d, "pvl"))
+        .collect();
     let light = sem::Checks {
         contracts: false,
         perms: false,

@@ -4,47 +4,20 @@
 //! Runs Silicon for real: needs the backend (`alpine-rs backend install`, done by `.ci/run`);
 //! without it the test fails with the provisioning message.
 
+mod common;
+
 use alpine_rs::diag::{render_plain, SourceFile};
 use alpine_rs::viper::{self, Verdict, VerifyOptions};
-use std::path::{Path, PathBuf};
-
-fn corpus_files() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    let mut files = Vec::new();
-    let mut stack = vec![root];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for f in rd.flatten() {
-            let p = f.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|e| e == "pvl") {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
-fn header(text: &str, key: &str) -> Option<String> {
-    text.lines()
-        .take_while(|l| l.starts_with("//"))
-        .find_map(|l| {
-            l.strip_prefix(&format!("// {key}:"))
-                .map(|v| v.trim().to_string())
-        })
-}
+use common::{corpus_dir, files, header};
+use std::path::PathBuf;
 
 #[test]
 fn corpus_verifies() {
     let filter = std::env::var("VIPER_FILTER").unwrap_or_default();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    let root = corpus_dir();
     let mut srcs = Vec::new();
     let mut beliefs = Vec::new();
-    for f in corpus_files() {
+    for f in files(&root, "pvl") {
         let text = std::fs::read_to_string(&f).unwrap();
         let belief = header(&text, "verifies").unwrap_or_default();
         if belief.starts_with("no") {

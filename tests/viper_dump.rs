@@ -1,6 +1,8 @@
 //! Developer aid: `VIPER_DUMP=dir cargo test --test viper_dump -- --ignored` writes the Viper
 //! encoding of every corpus program (and the combined batch file) to `dir`.
 
+mod common;
+
 use alpine_rs::diag::{render_plain, SourceFile};
 use alpine_rs::viper;
 use std::path::Path;
@@ -12,20 +14,8 @@ fn dump_corpus() {
         return;
     };
     let filter = std::env::var("VIPER_FILTER").unwrap_or_default();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    let mut files = Vec::new();
-    for d in std::fs::read_dir(&root).unwrap() {
-        let d = d.unwrap().path();
-        if d.is_dir() {
-            for f in std::fs::read_dir(&d).unwrap() {
-                let f = f.unwrap().path();
-                if f.extension().is_some_and(|e| e == "pvl") {
-                    files.push(f);
-                }
-            }
-        }
-    }
-    files.sort();
+    let root = common::corpus_dir();
+    let files = common::files(&root, "pvl");
     std::fs::create_dir_all(&dir).unwrap();
     for f in files {
         let name = f.strip_prefix(&root).unwrap().display().to_string();

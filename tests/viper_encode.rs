@@ -1,9 +1,10 @@
 //! Encoder tests that need no backend: coverage of the corpus, unsupported constructs, output
 //! parsing and the position map.
 
+mod common;
+
 use alpine_rs::diag::SourceFile;
 use alpine_rs::viper::{self, errors};
-use std::path::Path;
 
 fn encode(text: &str) -> Result<viper::Encoded, Vec<alpine_rs::diag::Diagnostic>> {
     let src = SourceFile::new("t.pvl", text);
@@ -14,27 +15,17 @@ fn encode(text: &str) -> Result<viper::Encoded, Vec<alpine_rs::diag::Diagnostic>
 
 #[test]
 fn every_parsable_corpus_program_encodes() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
     let mut n = 0;
-    for d in std::fs::read_dir(&root).unwrap().flatten() {
-        let Ok(rd) = std::fs::read_dir(d.path()) else {
+    for p in common::files(&common::corpus_dir(), "pvl") {
+        let text = std::fs::read_to_string(&p).unwrap();
+        let parsed = alpine_rs::front::parse(&text, &Default::default());
+        if parsed.has_errors() {
             continue;
-        };
-        for f in rd.flatten() {
-            let p = f.path();
-            if p.extension().is_none_or(|e| e != "pvl") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&p).unwrap();
-            let parsed = alpine_rs::front::parse(&text, &Default::default());
-            if parsed.has_errors() {
-                continue;
-            }
-            let src = SourceFile::new(p.display().to_string(), text.clone());
-            let r = viper::encode(&parsed.program, &src);
-            assert!(r.is_ok(), "{} does not encode: {:?}", p.display(), r.err());
-            n += 1;
         }
+        let src = SourceFile::new(p.display().to_string(), text.clone());
+        let r = viper::encode(&parsed.program, &src);
+        assert!(r.is_ok(), "{} does not encode: {:?}", p.display(), r.err());
+        n += 1;
     }
     assert!(n >= 80, "only {n} corpus programs found");
 }
@@ -96,8 +87,7 @@ fn a_failing_postcondition_maps_to_its_pvl_conjunct() {
 
 #[test]
 fn par_blocks_produce_thread_and_barrier_methods() {
-    let root =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/syntax/barrier_forms.pvl");
+    let root = common::corpus_dir().join("syntax/barrier_forms.pvl");
     let text = std::fs::read_to_string(root).unwrap();
     let enc = encode(&text).unwrap();
     assert!(enc

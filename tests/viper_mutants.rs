@@ -8,6 +8,7 @@
 use alpine_rs::diag::{render_plain, SourceFile};
 use alpine_rs::edit::EditSet;
 use alpine_rs::front::ast::*;
+use alpine_rs::front::visit::walk_stmts;
 use alpine_rs::front::Span;
 use alpine_rs::viper::{self, Verdict, VerifyOptions};
 use std::path::Path;
@@ -47,30 +48,6 @@ struct Mutant {
     region: Span,
 }
 
-fn walk<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Stmt)) {
-    f(s);
-    match &s.kind {
-        StmtKind::Block(b) => b.stmts.iter().for_each(|x| walk(x, f)),
-        StmtKind::If { then, els, .. } => {
-            walk(then, f);
-            if let Some(e) = els {
-                walk(e, f);
-            }
-        }
-        StmtKind::While(l) | StmtKind::For(l) => {
-            l.init.iter().for_each(|x| walk(x, f));
-            walk(&l.body, f);
-            l.update.iter().for_each(|x| walk(x, f));
-        }
-        StmtKind::Par(p) => p.arms.iter().for_each(|a| walk(&a.body, f)),
-        StmtKind::Ghost(g) => walk(g, f),
-        StmtKind::Invariant { body, .. } | StmtKind::Atomic { body, .. } => {
-            body.stmts.iter().for_each(|x| walk(x, f))
-        }
-        _ => {}
-    }
-}
-
 fn methods(p: &Program) -> Vec<&Method> {
     let mut v = Vec::new();
     for i in &p.items {
@@ -90,7 +67,7 @@ fn all_stmts(p: &Program) -> Vec<(&Method, &Stmt)> {
     for m in methods(p) {
         if let MethodBody::Block(b) = &m.body {
             for s in &b.stmts {
-                walk(s, &mut |x| v.push((m, x)));
+                walk_stmts(s, &mut |x| v.push((m, x)));
             }
         }
     }
@@ -98,7 +75,7 @@ fn all_stmts(p: &Program) -> Vec<(&Method, &Stmt)> {
 }
 
 fn assigned_names(s: &Stmt, out: &mut Vec<String>) {
-    walk(s, &mut |x| match &x.kind {
+    walk_stmts(s, &mut |x| match &x.kind {
         StmtKind::Assign { target, .. }
         | StmtKind::IncDec { target, .. }
         | StmtKind::CompoundAssign { target, .. } => {
@@ -178,7 +155,7 @@ fn mutants_of(program: &'static str, src: &str) -> Vec<Mutant> {
     'half: for (_, s, par) in &pars {
         for arm in &par.arms {
             let mut targets = Vec::new();
-            walk(&arm.body, &mut |x| {
+            walk_stmts(&arm.body, &mut |x| {
                 if let StmtKind::Assign { target, .. } = &x.kind {
                     targets.push(target.clone());
                 }
@@ -239,7 +216,7 @@ fn mutants_of(program: &'static str, src: &str) -> Vec<Mutant> {
         let mut v = Vec::new();
         for (_, _, par) in &pars {
             for arm in &par.arms {
-                walk(&arm.body, &mut |x| v.push(x));
+                walk_stmts(&arm.body, &mut |x| v.push(x));
             }
         }
         if v.is_empty() {

@@ -1,15 +1,20 @@
-//! Harnesses shared by the per-optimization tests. Snapshots are asserted by the callers, so
-//! every snapshot keeps the name of its own test binary.
-#![allow(dead_code)] // each test binary uses a subset
+//! What the integration tests share: fixture folders and their `// key: value` headers, the
+//! `alpine-rs` binary, and one step-by-step harness for the optimizations. Snapshots are asserted
+//! in the test binaries (see [`snapshot_tests`]), so every snapshot keeps its binary's name.
+#![allow(dead_code, unused_imports, unused_macros)] // each test binary uses a subset
 
 use alpine_rs::analyze::names::NameGen;
-use alpine_rs::analyze::sites::sites;
+use alpine_rs::analyze::sites::{sites, Site};
+use alpine_rs::check::DEFAULT_TIMEOUT_MS;
 use alpine_rs::diag::{render_plain, SourceFile};
 use alpine_rs::edit::{removal_span, EditSet, Layout};
-use alpine_rs::front::parser::{parse, ParseOptions};
+use alpine_rs::front::parser::{parse, ParseOptions, Parsed};
+use alpine_rs::front::Span;
 use alpine_rs::transforms::driver::{apply, DriverOptions};
-use alpine_rs::transforms::registry;
+use alpine_rs::transforms::params::{value, Params, Raw};
+use alpine_rs::transforms::registry::{self, Request};
 use alpine_rs::transforms::{run, Ctx, Opt};
+use std::cmp::Reverse;
 use std::path::{Path, PathBuf};
 
 /// Run the `alpine-rs` binary: (exit code, stdout, stderr).
@@ -37,95 +42,265 @@ pub fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The `.pvl` files of a folder, sorted.
-pub fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|r| r.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    v.retain(|p| p.extension().is_some_and(|e| e == "pvl"));
-    v.sort();
-    v
+/// The shared corpus (`../shared/corpus`).
+pub fn corpus_dir() -> PathBuf {
+    root().join("../shared/corpus")
 }
 
-/// A `// field: value` line of the file header.
-pub fn header(src: &str, field: &str) -> Option<String> {
+/// The files with extension `ext` in `dir` and in all its subfolders, sorted by path (component
+/// by component: a folder's entries in name order, a subfolder's files where its name sorts).
+/// A folder that cannot be read is a broken checkout: it panics.
+pub fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
+            let p = e.unwrap_or_else(|e| panic!("{}: {e}", d.display())).path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == ext) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The values of the `// key: value` lines of the file header (the `//` lines the file starts
+/// with), in order. Any number of slashes and spaces may precede the key, and spaces may
+/// surround it: `//key:`, `/// key :` count.
+pub fn headers(src: &str, key: &str) -> Vec<String> {
     src.lines()
         .take_while(|l| l.starts_with("//"))
         .filter_map(|l| l.trim_start_matches('/').trim().split_once(':'))
-        .find(|(k, _)| k.trim() == field)
+        .filter(|(k, _)| k.trim() == key)
         .map(|(_, v)| v.trim().to_string())
+        .collect()
 }
 
-/// Apply every annotation of `kind` in source order, one re-parsed step at a time.
-/// Ok(output, notes) or Err(rendered refusal).
+/// The first `// key: value` line of the file header (see [`headers`]).
+pub fn header(src: &str, key: &str) -> Option<String> {
+    headers(src, key).into_iter().next()
+}
+
+/// The words of the `// args:` header lines: command-line arguments the case needs.
+fn args(src: &str) -> Vec<String> {
+    headers(src, "args")
+        .iter()
+        .flat_map(|a| a.split_whitespace().map(String::from).collect::<Vec<_>>())
+        .collect()
+}
+
+/// `--dialect v1|v2` in the `// args:` header selects the dialect, as on the command line.
+pub fn parse_options(src: &str) -> ParseOptions {
+    let mut opts = ParseOptions::default();
+    for w in args(src).windows(2) {
+        if w[0] == "--dialect" {
+            opts.dialect = w[1].parse().expect("a dialect name after --dialect");
+        }
+    }
+    opts
+}
+
+/// `--flag value` in the `// args:` header sets the parameter of `params`' optimization with
+/// that flag, as on the command line.
+fn override_params(params: &mut Params, args: &[String], dialect: alpine_rs::front::Dialect) {
+    for w in args.windows(2) {
+        let Some(flag) = w[0].strip_prefix("--") else {
+            continue;
+        };
+        if let Some(p) = params.opt.meta().params.iter().find(|p| p.flag == flag) {
+            let v = value(p, &Raw::Text(w[1].clone()), flag, dialect).expect("a valid value");
+            params.set(p.key, v);
+        }
+    }
+}
+
 /// The registered optimization named `name`.
 pub fn opt(name: &str) -> Opt {
     registry::lookup(name).unwrap_or_else(|| panic!("`{name}` is not registered"))
 }
 
-pub fn stepwise_apply(kind: Opt, name: &str, src: &str) -> Result<(String, String), String> {
+/// What [`stepwise`] applies.
+#[derive(Clone, Copy, Default)]
+pub struct Steps {
+    /// Only the annotations of this optimization; `None`: those of every optimization.
+    pub only: Option<Opt>,
+    /// Go on after a refusal (the refused annotation stays in place); otherwise stop there.
+    pub keep_going: bool,
+}
+
+impl Steps {
+    /// The annotations of `opt`, up to the first refusal.
+    pub fn only(opt: Opt) -> Steps {
+        Steps {
+            only: Some(opt),
+            keep_going: false,
+        }
+    }
+}
+
+/// What [`stepwise`] did.
+#[derive(Default)]
+pub struct Outcome {
+    pub output: String,
+    /// The diagnostics of every step, rendered against the text the step ran on, in step order.
+    pub rendered: String,
+    /// The same, of the applied steps only.
+    pub notes: String,
+    /// The same, of the refused steps only.
+    pub refusals: String,
+    pub errors: usize,
+    /// Diagnostics that are not errors (warnings and notes).
+    pub warnings: usize,
+    /// The codes of the error diagnostics, in step order.
+    pub codes: Vec<String>,
+    pub applied: usize,
+    pub refused: usize,
+}
+
+/// `off`, an offset of the text before removing `removal`, in the text after it.
+fn shifted(off: usize, removal: Span) -> usize {
+    if off >= removal.end() {
+        off - removal.len()
+    } else {
+        off
+    }
+}
+
+fn assert_parses(name: &str, what: &str, text: &str, parsed: &Parsed) {
+    let errs: Vec<_> = parsed.errors().cloned().collect();
+    assert!(
+        errs.is_empty(),
+        "{name}: {what} does not parse:\n{text}\n{}",
+        render_plain(&[&SourceFile::new(name, text)], &errs)
+    );
+}
+
+/// The reference for the driver (optimizations.md §8): apply the annotations one step at a time,
+/// each on a fresh parse, through the public API only. The next annotation is the first in the
+/// driver's order (registry rank, innermost site first, then source position) that was not
+/// refused; its parameters are read from it, with `--flag value` overrides from the `// args:`
+/// header (and `--dialect` from there too). A step removes the annotation, re-parses, finds the
+/// site again, runs the optimization, applies its edits and re-parses the output, which must
+/// parse. `name` names the file in the rendered diagnostics.
+pub fn stepwise(name: &str, src: &str, steps: Steps) -> Outcome {
+    let opts = parse_options(src);
+    let args = args(src);
     let mut text = src.to_string();
+    let mut parsed = parse(&text, &opts);
+    assert_parses(name, "the input", &text, &parsed);
     let mut names = NameGen::for_text(src);
-    let mut notes = String::new();
-    loop {
-        let parsed = parse(&text, &ParseOptions::default());
-        assert!(!parsed.has_errors(), "{name}: input does not parse");
-        let found = sites(&parsed.program).into_iter().find_map(|s| {
-            registry::requests(&text, parsed.dialect, &s)
-                .into_iter()
-                .find(|r| r.opt() == kind)
-                .map(|r| (s, r))
+    // Offsets (in `text`) of the annotations that were refused: they stay in place.
+    let mut refused: Vec<usize> = Vec::new();
+    let mut out = Outcome::default();
+    // Each step consumes or skips one annotation; the bound guards against a step that would
+    // re-create annotations forever.
+    for _ in 0..10_000 {
+        let mut pending: Vec<(Site, Request)> = sites(&parsed.program)
+            .into_iter()
+            .flat_map(|s| {
+                registry::requests(&text, parsed.dialect, &s)
+                    .into_iter()
+                    .map(move |r| (s.clone(), r))
+            })
+            .filter(|(_, r)| steps.only.is_none_or(|o| r.opt() == o))
+            .filter(|(_, r)| !refused.contains(&r.annotation.span.start()))
+            .collect();
+        pending.sort_by_key(|(s, r)| {
+            (
+                registry::rank(r.opt()),
+                Reverse(s.depth),
+                r.annotation.span.start(),
+            )
         });
-        let Some((site, req)) = found else {
-            return Ok((text, notes));
+        let Some((
+            site,
+            Request {
+                annotation: ann,
+                mut params,
+            },
+        )) = pending.into_iter().next()
+        else {
+            out.output = text;
+            return out;
         };
-        let (ann, params) = (req.annotation, req.params);
-        let rm = removal_span(&text, ann.span);
+        override_params(&mut params, &args, parsed.dialect);
+        let removal = removal_span(&text, ann.span);
         let mut es = EditSet::new();
-        es.replace(rm, "");
-        let removed = es.apply(&text).unwrap();
-        let shift = rm.len();
-        let parsed2 = parse(&removed, &ParseOptions::default());
-        assert!(
-            !parsed2.has_errors(),
-            "{name}: text without the annotation does not parse"
-        );
-        let key = site.keyword.start() - shift;
-        let site2 = sites(&parsed2.program)
+        es.replace(removal, "");
+        let removed = es.apply(&text).expect("the removal applies");
+        let parsed1 = parse(&removed, &opts);
+        assert_parses(name, "the text without the annotation", &removed, &parsed1);
+        let key = shifted(site.keyword.start(), removal);
+        let site1 = sites(&parsed1.program)
             .into_iter()
             .find(|s| s.keyword.start() == key && s.kind == site.kind)
-            .expect("site after removal");
+            .expect("the site after removal");
+        names.add_text(&removed);
         let mut ctx = Ctx {
             src: &removed,
-            parsed: &parsed2,
+            parsed: &parsed1,
             layout: Layout::detect(&removed),
             names: &mut names,
-            timeout_ms: 2000,
+            timeout_ms: DEFAULT_TIMEOUT_MS,
             annotation_text: Some(ann.span.text(&text).to_string()),
         };
-        let file = SourceFile::new(name, removed.clone());
-        match run(&mut ctx, &site2, &params) {
+        let result = run(&mut ctx, &site1, &params);
+        let diags = match &result {
+            Ok(applied) => &applied.diagnostics,
+            Err(diags) => diags,
+        };
+        let rendered = render_plain(&[&SourceFile::new(name, removed.clone())], diags);
+        out.rendered.push_str(&rendered);
+        out.errors += diags.iter().filter(|d| d.is_error()).count();
+        out.warnings += diags.iter().filter(|d| !d.is_error()).count();
+        out.codes.extend(
+            diags
+                .iter()
+                .filter(|d| d.is_error())
+                .map(|d| d.code.to_string()),
+        );
+        match result {
             Ok(applied) => {
-                let out = applied.edits.apply(&removed).expect("edits apply");
-                if !applied.diagnostics.is_empty() {
-                    notes.push_str(&render_plain(&[&file], &applied.diagnostics));
-                }
-                let reparsed = parse(&out, &ParseOptions::default());
-                let errs: Vec<_> = reparsed.errors().collect();
-                assert!(
-                    errs.is_empty(),
-                    "{name}: output does not parse: {errs:?}\n{out}"
-                );
-                text = out;
+                let output = applied.edits.apply(&removed).expect("the edits apply");
+                parsed = parse(&output, &opts);
+                assert_parses(name, "the output", &output, &parsed);
+                refused = refused
+                    .iter()
+                    .filter_map(|&o| applied.edits.map_offset(shifted(o, removal)))
+                    .collect();
+                out.notes.push_str(&rendered);
+                out.applied += 1;
+                text = output;
             }
             Err(diags) => {
                 assert!(
                     diags.iter().any(|d| d.is_error()),
                     "{name}: refusal without an error"
                 );
-                return Err(render_plain(&[&file], &diags));
+                out.refusals.push_str(&rendered);
+                out.refused += 1;
+                refused.push(ann.span.start());
+                if !steps.keep_going {
+                    out.output = text;
+                    return out;
+                }
             }
         }
+    }
+    panic!("{name}: the steps do not end");
+}
+
+/// The annotations of `kind` applied step by step ([`stepwise`]), up to the first refusal:
+/// Ok(output, rendered notes) or Err(rendered refusal).
+pub fn stepwise_apply(kind: Opt, name: &str, src: &str) -> Result<(String, String), String> {
+    let o = stepwise(name, src, Steps::only(kind));
+    if o.refused > 0 {
+        Err(o.refusals)
+    } else {
+        Ok((o.output, o.notes))
     }
 }
 
@@ -161,7 +336,7 @@ pub fn stepwise_case(kind: Opt, path: &Path, prefix: &str) -> (String, String) {
 /// The driver (annotation removal, §8 order, re-parse) agrees with the step-by-step harness.
 pub fn driver_agrees(kind: Opt, dirs: &[PathBuf]) {
     for dir in dirs {
-        for p in files(dir) {
+        for p in files(dir, "pvl") {
             let name = p.file_name().unwrap().to_string_lossy().to_string();
             let src = std::fs::read_to_string(&p).unwrap();
             let opts = DriverOptions {
@@ -182,6 +357,47 @@ pub fn driver_agrees(kind: Opt, dirs: &[PathBuf]) {
         }
     }
 }
+
+/// The cases of an optimization's folder `folder`: with `prefix` "corpus" those of the shared
+/// corpus, with "fixture" the project's own. `case(path, prefix)` checks one file and gives its
+/// snapshot name and content. The folder must not be empty.
+pub fn cases<'a>(
+    prefix: &'a str,
+    folder: &str,
+    case: impl Fn(&Path, &str) -> (String, String) + 'a,
+) -> impl Iterator<Item = (String, String)> + 'a {
+    let dir = match prefix {
+        "corpus" => corpus_dir(),
+        _ => root().join("fixtures"),
+    }
+    .join(folder);
+    let fs = files(&dir, "pvl");
+    assert!(!fs.is_empty(), "no cases in {}", dir.display());
+    fs.into_iter().map(move |p| case(&p, prefix))
+}
+
+/// The `corpus` and `fixtures` tests of an optimization's test binary: every case of the
+/// optimization's folder (see [`cases`]) goes through `$case` and its snapshot is asserted. A
+/// macro so that `insta::assert_snapshot!` expands in the test binary, whose name prefixes the
+/// snapshot files.
+macro_rules! snapshot_tests {
+    ($folder:expr, $case:expr) => {
+        #[test]
+        fn corpus() {
+            for (name, content) in common::cases("corpus", $folder, $case) {
+                insta::assert_snapshot!(name, content);
+            }
+        }
+
+        #[test]
+        fn fixtures() {
+            for (name, content) in common::cases("fixture", $folder, $case) {
+                insta::assert_snapshot!(name, content);
+            }
+        }
+    };
+}
+pub(crate) use snapshot_tests;
 
 /// Run the driver on one file and check it against its `// expect:` header; returns the
 /// snapshot name and content for the caller to assert (snapshot names stay per test binary).
