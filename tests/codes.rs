@@ -8,18 +8,6 @@ use alpine_rs::codes;
 use alpine_rs::transforms::driver::{apply, DriverOptions};
 use common::root;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).expect("readable directory") {
-        let p = e.expect("entry").path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
 
 /// Whether a string literal's content has the shape of a code: `A` and 3 or 4 digits, or an area
 /// letter, `-`, and upper-case words (`V-POST`, `R-BAR-PRE`, `E-IO`). Prefixes that the sources
@@ -40,9 +28,8 @@ fn is_code(s: &str) -> bool {
 
 /// The code literals of the sources (the registry's own tables aside).
 fn emitted() -> BTreeSet<String> {
-    let mut files = Vec::new();
-    rust_files(&root().join("src"), &mut files);
-    rust_files(&root().join("transforms"), &mut files);
+    let mut files = common::files(&root().join("src"), "rs");
+    files.extend(common::files(&root().join("transforms"), "rs"));
     let mut out = BTreeSet::new();
     for f in files {
         if f.starts_with(root().join("src/codes")) {
@@ -66,12 +53,18 @@ fn every_emitted_code_is_registered_and_every_registered_one_is_emitted_or_reser
         .iter()
         .filter(|c| codes::lookup(c).is_none())
         .collect();
-    assert!(unregistered.is_empty(), "emitted but not registered: {unregistered:?}");
+    assert!(
+        unregistered.is_empty(),
+        "emitted but not registered: {unregistered:?}"
+    );
     let unused: Vec<&str> = codes::all()
         .filter(|c| !c.reserved && !emitted.contains(c.code))
         .map(|c| c.code)
         .collect();
-    assert!(unused.is_empty(), "registered, never emitted, not reserved: {unused:?}");
+    assert!(
+        unused.is_empty(),
+        "registered, never emitted, not reserved: {unused:?}"
+    );
     let reserved_but_emitted: Vec<&str> = codes::all()
         .filter(|c| c.reserved && emitted.contains(c.code))
         .map(|c| c.code)
@@ -92,23 +85,16 @@ fn the_registry_is_well_formed() {
             assert!(is_code(c.code), "{}: not a code", c.code);
             assert!(c.code > last, "{area}: {} is out of order", c.code);
             last = c.code;
-            assert!(!c.title.is_empty() && !c.title.ends_with('.'), "{}: title", c.code);
-            assert!(c.explanation.trim().len() > 80, "{}: explanation too short", c.code);
-        }
-    }
-}
-
-/// Every `.pvl` below `dir`.
-fn pvl_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            pvl_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "pvl") {
-            out.push(p);
+            assert!(
+                !c.title.is_empty() && !c.title.ends_with('.'),
+                "{}: title",
+                c.code
+            );
+            assert!(
+                c.explanation.trim().len() > 80,
+                "{}: explanation too short",
+                c.code
+            );
         }
     }
 }
@@ -116,9 +102,8 @@ fn pvl_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// `explain` works for every code the refusals of the corpus and of our fixtures show.
 #[test]
 fn explain_knows_every_code_a_refusal_shows() {
-    let mut files = Vec::new();
-    pvl_files(&root().join("../shared/corpus"), &mut files);
-    pvl_files(&root().join("fixtures"), &mut files);
+    let mut files = common::files(&common::corpus_dir(), "pvl");
+    files.extend(common::files(&root().join("fixtures"), "pvl"));
     let mut shown = BTreeSet::new();
     for f in &files {
         let src = std::fs::read_to_string(f).expect("readable");
