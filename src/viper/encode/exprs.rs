@@ -377,15 +377,7 @@ impl Encoder<'_> {
                 let v = self.expr(value, code)?;
                 self.scopes.push(Default::default());
                 let n = self.fresh_name(&name.name);
-                self.scopes.last_mut().map(|s| {
-                    s.insert(
-                        name.name.clone(),
-                        super::Local {
-                            viper: n.clone(),
-                            ty: ty.clone(),
-                        },
-                    )
-                });
+                self.bind_name(&name.name, &n, ty);
                 let b = self.expr(body, code);
                 self.scopes.pop();
                 ExpKind::Let(n, Box::new(v), Box::new(b?))
@@ -807,19 +799,9 @@ impl Encoder<'_> {
         }
         let saved_class = std::mem::replace(&mut self.class, c.class.clone());
         let saved_static = std::mem::replace(&mut self.is_static, c.is_static);
-        let mut scope = std::collections::HashMap::new();
-        for (p, t) in c.param_names.iter().zip(&c.params) {
-            scope.insert(
-                p.clone(),
-                super::Local {
-                    viper: format!("%{p}"),
-                    ty: t.clone(),
-                },
-            );
-        }
-        self.scopes.push(scope);
-        let locs: R<Vec<Exp>> = c.read_locs.iter().map(|l| self.spec(l)).collect();
-        self.scopes.pop();
+        let locs: R<Vec<Exp>> = self.with_placeholders(&c.param_names, &c.params, |me| {
+            c.read_locs.iter().map(|l| me.spec(l)).collect()
+        });
         self.class = saved_class;
         self.is_static = saved_static;
         let (recv, rest) = if c.is_static {
@@ -857,20 +839,7 @@ impl Encoder<'_> {
 
     /// Encode an inline predicate body with its parameters as placeholders `%p`.
     fn spec_with_params(&mut self, ps: &[String], tys: &[Type], body: &Expr) -> R<Exp> {
-        let mut scope = std::collections::HashMap::new();
-        for (p, t) in ps.iter().zip(tys) {
-            scope.insert(
-                p.clone(),
-                super::Local {
-                    viper: format!("%{p}"),
-                    ty: t.clone(),
-                },
-            );
-        }
-        self.scopes.push(scope);
-        let r = self.spec(body);
-        self.scopes.pop();
-        r
+        self.with_placeholders(ps, tys, |me| me.spec(body))
     }
 
     fn quant(
@@ -893,15 +862,7 @@ impl Encoder<'_> {
                     return Err(());
                 }
                 let v = self.fresh_name(&b.name.name);
-                if let Some(s) = self.scopes.last_mut() {
-                    s.insert(
-                        b.name.name.clone(),
-                        super::Local {
-                            viper: v.clone(),
-                            ty: b.ty.clone(),
-                        },
-                    );
-                }
+                self.bind_name(&b.name.name, &v, &b.ty);
                 if let Some((lo, hi)) = &b.range {
                     let lo = self.spec(lo)?;
                     let hi = self.spec(hi)?;
