@@ -192,7 +192,8 @@ impl Printer {
         }
     }
 
-    fn params(&mut self, ps: &[(String, Ty)]) {
+    /// `n: T, …`: parameters and quantified variables.
+    fn typed_vars(&mut self, ps: &[(String, Ty)]) {
         let s = ps
             .iter()
             .map(|(n, t)| format!("{n}: {t}"))
@@ -229,7 +230,7 @@ impl Printer {
     pub fn function(&mut self, f: &Function) {
         self.begin_member(&f.name, MethodKind::Prelude, f.span);
         self.w(&format!("function {}(", f.name));
-        self.params(&f.params);
+        self.typed_vars(&f.params);
         self.w(&format!("): {}", f.ret));
         self.contracts("requires", &f.pres, 1);
         self.contracts("ensures", &f.posts, 1);
@@ -248,7 +249,7 @@ impl Printer {
     pub fn predicate(&mut self, p: &Predicate) {
         self.begin_member(&p.name, MethodKind::Prelude, p.span);
         self.w(&format!("predicate {}(", p.name));
-        self.params(&p.params);
+        self.typed_vars(&p.params);
         self.w(")");
         if let Some(b) = &p.body {
             self.w(" {");
@@ -264,11 +265,11 @@ impl Printer {
     pub fn method(&mut self, m: &Method) {
         self.begin_member(&m.name, m.kind.clone(), m.span);
         self.w(&format!("method {}(", m.name));
-        self.params(&m.params);
+        self.typed_vars(&m.params);
         self.w(")");
         if !m.returns.is_empty() {
             self.w(" returns (");
-            self.params(&m.returns);
+            self.typed_vars(&m.returns);
             self.w(")");
         }
         self.contracts("requires", &m.pres, 1);
@@ -385,13 +386,12 @@ impl Printer {
         }
     }
 
-    fn bindings(&mut self, vs: &[(String, Ty)]) {
-        let s = vs
-            .iter()
-            .map(|(n, t)| format!("{n}: {t}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        self.w(&s);
+    /// `head x in body`: `let` and `unfolding`.
+    fn in_body(&mut self, head: &str, x: &Exp, body: &Exp) {
+        self.w(head);
+        self.exp(x, true);
+        self.w(" in ");
+        self.exp(body, true);
     }
 
     /// Print an expression; `nested` asks for parentheses around compound forms.
@@ -470,7 +470,7 @@ impl Printer {
                 } else {
                     "exists "
                 });
-                self.bindings(vs);
+                self.typed_vars(vs);
                 self.w(" ::");
                 for t in trs {
                     self.w(" { ");
@@ -488,18 +488,8 @@ impl Printer {
                 self.exp(a, false);
                 self.w(")");
             }
-            ExpKind::Let(n, v, b) => {
-                self.w(&format!("let {n} == "));
-                self.exp(v, true);
-                self.w(" in ");
-                self.exp(b, true);
-            }
-            ExpKind::Unfolding(p, b) => {
-                self.w("unfolding ");
-                self.exp(p, true);
-                self.w(" in ");
-                self.exp(b, true);
-            }
+            ExpKind::Let(n, v, b) => self.in_body(&format!("let {n} == "), v, b),
+            ExpKind::Unfolding(p, b) => self.in_body("unfolding ", p, b),
             ExpKind::SeqLit(t, es) | ExpKind::SetLit(t, es) | ExpKind::MultisetLit(t, es) => {
                 let kw = match &e.kind {
                     ExpKind::SeqLit(..) => "Seq",
