@@ -43,6 +43,13 @@ impl Encoder<'_> {
         self.expr(e, true)
     }
 
+    /// The element type of a collection literal: as declared, else that of its first element.
+    fn elem_type(&self, declared: Option<&Type>, elems: &[Expr]) -> Option<Type> {
+        declared
+            .cloned()
+            .or_else(|| elems.first().and_then(|x| self.type_of(x)))
+    }
+
     pub fn type_of(&self, e: &Expr) -> Option<Type> {
         Some(match &e.kind {
             ExprKind::Int(_) => Type::int(),
@@ -97,13 +104,7 @@ impl Encoder<'_> {
                 kind,
                 elem_ty,
                 elems,
-            } => {
-                let et = match elem_ty {
-                    Some(t) => t.clone(),
-                    None => elems.first().and_then(|x| self.type_of(x))?,
-                };
-                coll_type(*kind, et)
-            }
+            } => coll_type(*kind, self.elem_type(elem_ty.as_ref(), elems)?),
             ExprKind::EmptyCollection(k, t) => coll_type(*k, t.clone()),
             ExprKind::Range(k, _, _) => coll_type(*k, Type::int()),
             ExprKind::Let { body, .. } => self.type_of(body)?,
@@ -387,12 +388,9 @@ impl Encoder<'_> {
                 elem_ty,
                 elems,
             } => {
-                let et = match elem_ty {
-                    Some(t) => self.viper_ty(t)?,
-                    None => match elems.first().and_then(|x| self.type_of(x)) {
-                        Some(t) => self.viper_ty(&t)?,
-                        None => Ty::Int,
-                    },
+                let et = match self.elem_type(elem_ty.as_ref(), elems) {
+                    Some(t) => self.viper_ty(&t)?,
+                    None => Ty::Int,
                 };
                 let xs = elems
                     .iter()
@@ -478,15 +476,10 @@ impl Encoder<'_> {
             .as_ref()
             .is_some_and(|t| matches!(t.kind, TypeKind::Generic1(..)));
         let sym: &'static str = match op {
-            BinOp::Implies => "==>",
+            // Spelled in Viper as in PVL.
+            BinOp::Implies | BinOp::Or | BinOp::Mod | BinOp::Concat => op.symbol(),
+            _ if op.is_comparison() => op.symbol(),
             BinOp::And | BinOp::Star => "&&",
-            BinOp::Or => "||",
-            BinOp::Eq => "==",
-            BinOp::Ne => "!=",
-            BinOp::Lt => "<",
-            BinOp::Le => "<=",
-            BinOp::Gt => ">",
-            BinOp::Ge => ">=",
             BinOp::Add if seqish && ta.as_ref().is_some_and(is_seq) => "++",
             BinOp::Add if seqish => "union",
             BinOp::Add => "+",
@@ -495,8 +488,6 @@ impl Encoder<'_> {
             BinOp::Mul if seqish => "intersection",
             BinOp::Mul => "*",
             BinOp::Div => "\\",
-            BinOp::Mod => "%",
-            BinOp::Concat => "++",
             _ => {
                 self.unsupported(&format!("the operator `{}`", op.symbol()), span);
                 return Err(());
