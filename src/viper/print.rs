@@ -236,14 +236,19 @@ impl Printer {
         self.contracts("ensures", &f.posts, 1);
         if let Some(b) = &f.body {
             self.nl(0);
-            self.w("{");
-            self.nl(1);
-            self.exp(b, false);
-            self.nl(0);
-            self.w("}");
+            self.exp_block(b);
         }
         self.end_member();
         self.w("\n");
+    }
+
+    /// `{`, the body one level in, `}` on a line of its own: a function's or predicate's body.
+    fn exp_block(&mut self, b: &Exp) {
+        self.w("{");
+        self.nl(1);
+        self.exp(b, false);
+        self.nl(0);
+        self.w("}");
     }
 
     pub fn predicate(&mut self, p: &Predicate) {
@@ -252,11 +257,8 @@ impl Printer {
         self.typed_vars(&p.params);
         self.w(")");
         if let Some(b) = &p.body {
-            self.w(" {");
-            self.nl(1);
-            self.exp(b, false);
-            self.nl(0);
-            self.w("}");
+            self.w(" ");
+            self.exp_block(b);
         }
         self.end_member();
         self.w("\n");
