@@ -220,21 +220,21 @@ impl<'s> Parser<'s> {
     }
 
     fn eat_punct(&mut self, p: &str) -> bool {
-        if self.is_punct(p) {
-            self.bump();
-            true
-        } else {
-            false
-        }
+        let hit = self.is_punct(p);
+        self.consume_if(hit)
     }
 
     fn eat_word(&mut self, w: &str) -> bool {
-        if self.is_word(w) {
+        let hit = self.is_word(w);
+        self.consume_if(hit)
+    }
+
+    /// Consume the current token if `hit`; returns `hit`.
+    fn consume_if(&mut self, hit: bool) -> bool {
+        if hit {
             self.bump();
-            true
-        } else {
-            false
         }
+        hit
     }
 
     /// One or more `item`s separated by `,` (the list syntax of parameters, arguments, bindings

@@ -309,10 +309,7 @@ impl Printer {
                     self.w(&ts.join(", "));
                     self.w(" := ");
                 }
-                self.w(m);
-                self.w("(");
-                self.args(args);
-                self.w(")");
+                self.call(m, args);
             }
             StmtKind::New(x, fs) => self.w(&format!("{x} := new({})", fs.join(", "))),
             StmtKind::Inhale(e)
@@ -379,13 +376,21 @@ impl Printer {
         self.record_stmt(start, end, &s.origin, exp_span);
     }
 
-    fn args(&mut self, args: &[Exp]) {
-        for (i, a) in args.iter().enumerate() {
+    fn args<'e>(&mut self, args: impl IntoIterator<Item = &'e Exp>) {
+        for (i, a) in args.into_iter().enumerate() {
             if i > 0 {
                 self.w(", ");
             }
             self.exp(a, false);
         }
+    }
+
+    /// `f(a, …)`.
+    fn call<'e>(&mut self, f: &str, args: impl IntoIterator<Item = &'e Exp>) {
+        self.w(f);
+        self.w("(");
+        self.args(args);
+        self.w(")");
     }
 
     /// `head x in body`: `let` and `unfolding`.
@@ -448,24 +453,9 @@ impl Printer {
                 self.exp(a, true);
                 self.w(&format!(".{f}"));
             }
-            ExpKind::App(f, args) => {
-                self.w(f);
-                self.w("(");
-                self.args(args);
-                self.w(")");
-            }
-            ExpKind::Acc(l, p) => {
-                self.w("acc(");
-                self.exp(l, false);
-                self.w(", ");
-                self.exp(p, false);
-                self.w(")");
-            }
-            ExpKind::PermOf(l) => {
-                self.w("perm(");
-                self.exp(l, false);
-                self.w(")");
-            }
+            ExpKind::App(f, args) => self.call(f, args),
+            ExpKind::Acc(l, p) => self.call("acc", [&**l, &**p]),
+            ExpKind::PermOf(l) => self.call("perm", [&**l]),
             ExpKind::Forall(vs, trs, b) | ExpKind::Exists(vs, trs, b) => {
                 self.w(if matches!(e.kind, ExpKind::Forall(..)) {
                     "forall "
@@ -501,9 +491,7 @@ impl Printer {
                 if es.is_empty() {
                     self.w(&format!("{kw}[{t}]()"));
                 } else {
-                    self.w(&format!("{kw}("));
-                    self.args(es);
-                    self.w(")");
+                    self.call(kw, es);
                 }
             }
             ExpKind::Len(a) => {
