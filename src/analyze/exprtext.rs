@@ -8,74 +8,13 @@
 
 use crate::front::ast::*;
 use crate::front::span::Span;
+use crate::front::visit::for_each_child;
 use std::collections::BTreeMap;
 
 /// The direct sub-expressions of `e`, each with its "delimited position" flag.
 pub fn children(e: &Expr) -> Vec<(&Expr, bool)> {
-    use ExprKind as K;
-    let mut out: Vec<(&Expr, bool)> = Vec::new();
-    match &e.kind {
-        K::Unary(_, x) | K::Length(x) | K::Field(x, _) => out.push((x, false)),
-        K::Old(x, _) | K::Trigger(x) | K::Labelled(_, x) => out.push((x, true)),
-        K::Binary(_, l, r) | K::Unfolding(l, r) | K::Scale(l, r) | K::Range(_, l, r) => {
-            out.push((l, false));
-            out.push((r, false));
-        }
-        K::Index(a, i) => {
-            out.push((a, false));
-            out.push((i, true));
-        }
-        K::Cond(a, b, c) | K::SeqUpdate(a, b, c) => {
-            out.push((a, false));
-            out.push((b, false));
-            out.push((c, false));
-        }
-        K::Slice(x, a, b) => {
-            out.push((x, false));
-            if let Some(a) = a {
-                out.push((a, false));
-            }
-            if let Some(b) = b {
-                out.push((b, false));
-            }
-        }
-        K::Call { recv, args, .. } => {
-            if let Some(r) = recv {
-                out.push((r, false));
-            }
-            out.extend(args.iter().map(|a| (a, true)));
-        }
-        K::Builtin(_, args) | K::NewObject(_, args) | K::NewArray(_, args) => {
-            out.extend(args.iter().map(|a| (a, true)))
-        }
-        K::Collection { elems, .. } => out.extend(elems.iter().map(|a| (a, true))),
-        K::Quant {
-            bindings,
-            cond,
-            body,
-            ..
-        } => {
-            for b in bindings {
-                if let Some((lo, hi)) = &b.range {
-                    out.push((lo, false));
-                    out.push((hi, false));
-                }
-            }
-            if let Some(c) = cond {
-                out.push((c, true));
-            }
-            out.push((body, true));
-        }
-        K::Let { value, body, .. } => {
-            out.push((value, true));
-            out.push((body, true));
-        }
-        K::Sum { cond, body, .. } => {
-            out.push((cond, true));
-            out.push((body, true));
-        }
-        _ => {}
-    }
+    let mut out = Vec::new();
+    for_each_child(e, &mut |c, delimited| out.push((c, delimited)));
     out
 }
 

@@ -222,18 +222,7 @@ fn descend(f: &mut Facts, s: &Stmt, off: usize, everywhere: &[Expr]) -> bool {
             }
         }
         StmtKind::While(l) | StmtKind::For(l) => {
-            for i in &l.init {
-                execute(f, i, everywhere);
-            }
-            havoc_loop(f, s);
-            for c in &l.prefix.clauses {
-                if let Some(e) = c.expr() {
-                    f.assume(e);
-                }
-            }
-            for e in everywhere {
-                f.assume(e);
-            }
+            enter_loop(f, s, l, everywhere);
             if let Some(g) = &l.cond {
                 f.assume(g);
             }
@@ -278,6 +267,23 @@ pub fn enter_par(f: &mut Facts, arm: &ParArm, everywhere: &[Expr]) {
             if let Some(e) = c.expr() {
                 f.assume(e);
             }
+        }
+    }
+    for e in everywhere {
+        f.assume(e);
+    }
+}
+
+/// A loop statement `s` (of loop `l`) reached: its initialisation runs, what it assigns is
+/// forgotten, and its invariants (and `context_everywhere`) hold, as at any iteration.
+fn enter_loop(f: &mut Facts, s: &Stmt, l: &Loop, everywhere: &[Expr]) {
+    for i in &l.init {
+        execute(f, i, everywhere);
+    }
+    havoc_loop(f, s);
+    for c in &l.prefix.clauses {
+        if let Some(e) = c.expr() {
+            f.assume(e);
         }
     }
     for e in everywhere {
@@ -341,18 +347,7 @@ fn execute(f: &mut Facts, s: &Stmt, everywhere: &[Expr]) {
             f.assume(expr);
         }
         StmtKind::While(l) | StmtKind::For(l) => {
-            for i in &l.init {
-                execute(f, i, everywhere);
-            }
-            havoc_loop(f, s);
-            for c in &l.prefix.clauses {
-                if let Some(e) = c.expr() {
-                    f.assume(e);
-                }
-            }
-            for e in everywhere {
-                f.assume(e);
-            }
+            enter_loop(f, s, l, everywhere);
             if let Some(g) = &l.cond {
                 let neg = Expr::not(g.clone());
                 f.assume(&neg);

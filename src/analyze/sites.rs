@@ -80,19 +80,15 @@ fn stmt_sites(s: &Stmt, class: Option<&Class>, m: &Method, depth: usize, out: &m
         depth,
     };
     match &s.kind {
-        StmtKind::While(l) => {
+        StmtKind::While(l) | StmtKind::For(l) => {
+            let word = if matches!(s.kind, StmtKind::While(_)) {
+                "while"
+            } else {
+                "for"
+            };
             out.push(mk(
                 SiteKind::Loop,
-                "while".into(),
-                l.keyword,
-                l.prefix.annotations.clone(),
-            ));
-            stmt_sites(&l.body, class, m, depth + 1, out);
-        }
-        StmtKind::For(l) => {
-            out.push(mk(
-                SiteKind::Loop,
-                "for".into(),
+                word.into(),
                 l.keyword,
                 l.prefix.annotations.clone(),
             ));

@@ -25,6 +25,25 @@ pub enum Term {
     Real(Real<'static>),
 }
 
+impl Term {
+    fn sort(&self) -> Sort<'static> {
+        let c = ctx();
+        match self {
+            Term::Int(_) => Sort::int(c),
+            Term::Bool(_) => Sort::bool(c),
+            Term::Real(_) => Sort::real(c),
+        }
+    }
+
+    fn dynamic(&self) -> Dynamic<'static> {
+        match self {
+            Term::Int(i) => Dynamic::from_ast(i),
+            Term::Bool(b) => Dynamic::from_ast(b),
+            Term::Real(r) => Dynamic::from_ast(r),
+        }
+    }
+}
+
 /// The value environment: versions of scalar variables and arrays.
 #[derive(Clone, Debug, Default)]
 pub struct Env {
@@ -418,6 +437,19 @@ impl Translator {
         })
     }
 
+    /// A fresh integer constant for the bound variable `b`, bound in the environment; what it
+    /// shadows goes on `prevs`, for the caller to restore.
+    fn bind_fresh(&mut self, b: &Binding, prevs: &mut Vec<(String, Option<Term>)>) -> Z3Int {
+        self.fresh += 1;
+        let k = Int::new_const(ctx(), format!("{}!q{}", b.name.name, self.fresh));
+        let prev = self
+            .env
+            .bound
+            .insert(b.name.name.clone(), Term::Int(k.clone()));
+        prevs.push((b.name.name.clone(), prev));
+        k
+    }
+
     fn quant(
         &mut self,
         kind: QuantKind,
@@ -433,14 +465,7 @@ impl Translator {
             if !matches!(b.ty.kind, TypeKind::Int) {
                 return Err(Unsupported("quantifier over a non-int type".into()));
             }
-            self.fresh += 1;
-            let k = Int::new_const(c, format!("{}!q{}", b.name.name, self.fresh));
-            prevs.push((
-                b.name.name.clone(),
-                self.env
-                    .bound
-                    .insert(b.name.name.clone(), Term::Int(k.clone())),
-            ));
+            let k = self.bind_fresh(b, &mut prevs);
             if let Some((lo, hi)) = &b.range {
                 let lo = self.int(lo);
                 let hi = self.int(hi);
@@ -491,14 +516,7 @@ impl Translator {
         for a in args {
             vals.push(self.term(a)?);
         }
-        let sorts: Vec<Sort<'static>> = vals
-            .iter()
-            .map(|v| match v {
-                Term::Int(_) => Sort::int(c),
-                Term::Bool(_) => Sort::bool(c),
-                Term::Real(_) => Sort::real(c),
-            })
-            .collect();
+        let sorts: Vec<Sort<'static>> = vals.iter().map(Term::sort).collect();
         let sort_refs: Vec<&Sort<'static>> = sorts.iter().collect();
         let range = if ret_bool {
             Sort::bool(c)
@@ -506,14 +524,7 @@ impl Translator {
             Sort::int(c)
         };
         let f = FuncDecl::new(c, format!("fn_{name}_{}", args.len()), &sort_refs, &range);
-        let dyn_args: Vec<Dynamic<'static>> = vals
-            .iter()
-            .map(|v| match v {
-                Term::Int(i) => Dynamic::from_ast(i),
-                Term::Bool(b) => Dynamic::from_ast(b),
-                Term::Real(r) => Dynamic::from_ast(r),
-            })
-            .collect();
+        let dyn_args: Vec<Dynamic<'static>> = vals.iter().map(Term::dynamic).collect();
         let arg_refs: Vec<&dyn Ast<'static>> =
             dyn_args.iter().map(|d| d as &dyn Ast<'static>).collect();
         let d = f.apply(&arg_refs);
@@ -607,14 +618,7 @@ impl Translator {
         let mut guards = Vec::new();
         let mut prevs = Vec::new();
         for b in bindings {
-            self.fresh += 1;
-            let k = Int::new_const(c, format!("{}!q{}", b.name.name, self.fresh));
-            prevs.push((
-                b.name.name.clone(),
-                self.env
-                    .bound
-                    .insert(b.name.name.clone(), Term::Int(k.clone())),
-            ));
+            let k = self.bind_fresh(b, &mut prevs);
             if let Some((lo, hi)) = &b.range {
                 if let (Ok(lo), Ok(hi)) = (self.int(lo), self.int(hi)) {
                     guards.push(Bool::and(c, &[&lo.le(&k), &k.lt(&hi)]));

@@ -397,17 +397,12 @@ pub fn validate_json(files: [&SourceFile; 2], v: &sem::ValidateOutcome) -> serde
 /// The most severe of two exit codes: bad input (2) over a definite no (1) over could not
 /// decide (3) over success.
 pub fn worst(a: u8, b: u8) -> u8 {
-    let rank = |c: u8| match c {
+    super::common::most_severe(a, b, |c| match c {
         0 => 0,
         3 => 1,
         1 => 2,
         _ => 3,
-    };
-    if rank(b) > rank(a) {
-        b
-    } else {
-        a
-    }
+    })
 }
 
 fn stderr_stream() -> StandardStream {

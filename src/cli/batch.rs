@@ -1461,36 +1461,24 @@ jobs:
 
     #[test]
     fn locates_keys_and_values_in_block_and_flow_style() {
-        let job = [Seg::Key("jobs"), Seg::Index(0)];
-        assert_eq!(text_of(&[job[0], job[1], Seg::Key("name")], true), "name");
-        assert_eq!(text_of(&[job[0], job[1], Seg::Key("name")], false), "first");
-        let files = [job[0], job[1], Seg::Key("files")];
-        assert_eq!(text_of(&files, false), "[\"a/*.pvl\", 'b/one.pvl']");
-        assert_eq!(
-            text_of(&[files[0], files[1], files[2], Seg::Index(1)], false),
-            "'b/one.pvl'"
-        );
-        let s0 = [job[0], job[1], Seg::Key("steps"), Seg::Index(0)];
-        assert_eq!(
-            text_of(&[s0[0], s0[1], s0[2], s0[3], Seg::Key("factor")], false),
-            "2"
-        );
-        assert_eq!(
-            text_of(&[s0[0], s0[1], s0[2], s0[3], Seg::Key("at")], false),
-            "\"line:12\""
-        );
-        let s1 = [job[0], job[1], Seg::Key("steps"), Seg::Index(1)];
-        assert_eq!(
-            text_of(&[s1[0], s1[1], s1[2], s1[3], Seg::Key("kernels")], true),
-            "kernels"
-        );
-        assert_eq!(
-            text_of(&[s1[0], s1[1], s1[2], s1[3], Seg::Key("at")], false),
-            "line:30"
-        );
-        // Missing nodes are not found.
-        assert_eq!(text_of(&[job[0], Seg::Index(3)], false), "");
-        assert_eq!(text_of(&[job[0], job[1], Seg::Key("output")], true), "");
+        use Seg::{Index as I, Key as K};
+        let in_job = |rest: &[Seg<'static>]| [&[K("jobs"), I(0)], rest].concat();
+        let cases = [
+            (in_job(&[K("name")]), true, "name"),
+            (in_job(&[K("name")]), false, "first"),
+            (in_job(&[K("files")]), false, "[\"a/*.pvl\", 'b/one.pvl']"),
+            (in_job(&[K("files"), I(1)]), false, "'b/one.pvl'"),
+            (in_job(&[K("steps"), I(0), K("factor")]), false, "2"),
+            (in_job(&[K("steps"), I(0), K("at")]), false, "\"line:12\""),
+            (in_job(&[K("steps"), I(1), K("kernels")]), true, "kernels"),
+            (in_job(&[K("steps"), I(1), K("at")]), false, "line:30"),
+            // Missing nodes are not found.
+            (vec![K("jobs"), I(3)], false, ""),
+            (in_job(&[K("output")]), true, ""),
+        ];
+        for (path, key, want) in cases {
+            assert_eq!(text_of(&path, key), want, "{path:?} (key: {key})");
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! `alpine-rs run FILE`: execute a PVL program with runtime checks (semantics.md §1).
 
-use super::common::Format;
+use super::common::{json_diags, most_severe, Format};
 use crate::diag::{to_json, Diagnostic, SourceFile};
 use crate::sem::{self, Checks, Config, RunOptions, RunResult, Schedule, Status};
 use std::path::PathBuf;
@@ -85,6 +85,27 @@ pub fn parse_checks(s: Option<&str>) -> Result<Selected, String> {
         }
     }
     Ok(c)
+}
+
+/// The `--input` files (`read` gives a file's text or why not), parsed with `seed`; one that
+/// cannot be read or parsed is a usage error, whose exit code is the `Err`.
+pub fn read_inputs(
+    json: bool,
+    paths: &[PathBuf],
+    seed: u64,
+    read: impl Fn(&PathBuf) -> Result<String, String>,
+) -> Result<Vec<sem::Input>, u8> {
+    let mut inputs = Vec::new();
+    for p in paths {
+        match read(p).and_then(|t| sem::parse_input(&t, seed).map_err(|e| e.to_string())) {
+            Ok(i) => inputs.push(i),
+            Err(e) => {
+                let msg = format!("input {}: {e}", p.display());
+                return Err(usage_error(json, &msg, HELP_INPUT));
+            }
+        }
+    }
+    Ok(inputs)
 }
 
 /// Report a usage problem (exit 2): a JSON object on stdout in JSON mode, a line on stderr
@@ -181,7 +202,7 @@ pub fn run_json(file: &SourceFile, r: &RunResult, sel: Selected) -> serde_json::
         },
         "statements": r.stmts,
         "launches": r.launches,
-        "diagnostics": r.errors.iter().map(|d| to_json(&[file], d)).collect::<Vec<_>>(),
+        "diagnostics": json_diags(file, &r.errors),
     })
 }
 
@@ -197,16 +218,11 @@ pub fn main(args: RunArgs) -> u8 {
         Err(e) => return usage_error(json, &e, HELP_CHECKS),
     };
     let checks = sel.checks;
-    let mut inputs = Vec::new();
-    for p in &args.inputs {
-        let parsed = std::fs::read_to_string(p)
-            .map_err(|e| e.to_string())
-            .and_then(|t| sem::parse_input(&t, args.seed).map_err(|e| e.to_string()));
-        match parsed {
-            Ok(i) => inputs.push(i),
-            Err(e) => return usage_error(json, &format!("input {}: {e}", p.display()), HELP_INPUT),
-        }
-    }
+    let read = |p: &PathBuf| std::fs::read_to_string(p).map_err(|e| e.to_string());
+    let inputs = match read_inputs(json, &args.inputs, args.seed, read) {
+        Ok(i) => i,
+        Err(code) => return code,
+    };
     let opts = RunOptions {
         entry: args.entry.clone(),
         random: args.random.unwrap_or(if inputs.is_empty() { 1 } else { 0 }),
@@ -230,7 +246,7 @@ pub fn main(args: RunArgs) -> u8 {
                     "file": name,
                     "status": "bad-input",
                     "message": e.to_string(),
-                    "diagnostics": e.diagnostics().iter().map(|d| to_json(&[&file], d)).collect::<Vec<_>>(),
+                    "diagnostics": json_diags(&file, &e.diagnostics()),
                 }));
             } else {
                 eprint!("{}", sem::render(&name, &src, &e.diagnostics()));
@@ -306,15 +322,10 @@ fn verdict(on: bool, n: usize) -> String {
 
 /// Combine exit codes: an error (1) dominates, then bad input (2), then inconclusive (3).
 fn merge(a: u8, b: u8) -> u8 {
-    let rank = |c: u8| match c {
+    most_severe(a, b, |c| match c {
         1 => 3,
         2 => 2,
         3 => 1,
         _ => 0,
-    };
-    if rank(b) > rank(a) {
-        b
-    } else {
-        a
-    }
+    })
 }

@@ -1,8 +1,9 @@
 //! `alpine-rs validate ORIG OPT`: compare two programs on the same inputs (semantics.md §11).
 
+use super::common::json_diags;
 use super::common::Format;
-use super::run::{parse_checks, print_json, usage_error, HELP_CHECKS, HELP_INPUT, HELP_READ};
-use crate::diag::{to_json, SourceFile};
+use super::run::{parse_checks, print_json, read_inputs, usage_error, HELP_CHECKS, HELP_READ};
+use crate::diag::SourceFile;
 use crate::sem::{self, Config, ValidateOptions, Verdict};
 use std::path::PathBuf;
 
@@ -69,13 +70,10 @@ pub fn main(args: ValidateArgs) -> u8 {
         Ok(c) => c,
         Err(e) => return usage_error(json, &e, HELP_CHECKS),
     };
-    let mut inputs = Vec::new();
-    for p in &args.inputs {
-        match read(p).and_then(|t| sem::parse_input(&t, args.seed).map_err(|e| e.to_string())) {
-            Ok(i) => inputs.push(i),
-            Err(e) => return usage_error(json, &format!("input {}: {e}", p.display()), HELP_INPUT),
-        }
-    }
+    let inputs = match read_inputs(json, &args.inputs, args.seed, read) {
+        Ok(i) => i,
+        Err(code) => return code,
+    };
     let opts = ValidateOptions {
         entry: args.entry.clone(),
         random: args.random,
@@ -131,7 +129,7 @@ pub fn main(args: ValidateArgs) -> u8 {
             },
             "schedules": args.schedules,
             "mismatch": mismatch,
-            "diagnostics": out.diagnostics.iter().map(|d| to_json(&[&file], d)).collect::<Vec<_>>(),
+            "diagnostics": json_diags(&file, &out.diagnostics),
             "summary": out.summary,
         }));
         return code;

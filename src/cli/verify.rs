@@ -32,17 +32,12 @@ pub struct VerifyArgs {
 
 /// Exit code for several files: the most severe verdict wins (unsupported > backend > failed).
 fn combine(a: u8, b: u8) -> u8 {
-    let rank = |c: u8| match c {
+    super::common::most_severe(a, b, |c| match c {
         0 => 0,
         1 => 1,
         3 => 2,
         _ => 3,
-    };
-    if rank(b) > rank(a) {
-        b
-    } else {
-        a
-    }
+    })
 }
 
 /// Run the command; returns the process exit code (0 verified, 1 verification failure,

@@ -58,20 +58,9 @@ pub fn parse(src: &str, opts: &ParseOptions) -> Parsed {
 fn parse_here(src: &str, opts: &ParseOptions) -> Parsed {
     let lexed = lex(src);
     let (dialect, settled) = dialect::select(src, &lexed.tokens, opts.dialect);
-    let mut p = Parser {
-        src,
-        toks: lexed.tokens,
-        pos: 0,
-        diags: lexed.errors,
-        error_count: 0,
-        last_error_at: usize::MAX,
-        dialect,
-        depth: 0,
-        paren_spans: HashSet::new(),
-        sensitive: Vec::new(),
-        operand_mode: false,
-    };
-    p.error_count = p.diags.len();
+    let mut p = Parser::new(src, lexed.tokens, dialect);
+    p.error_count = lexed.errors.len();
+    p.diags = lexed.errors;
     let program = p.parse_program();
     let mut diagnostics = p.diags;
     // An unterminated comment swallows the rest of the file; what the parser then says about the
@@ -110,19 +99,7 @@ fn parse_expr_here(src: &str, dialect: Dialect) -> Result<Expr, Vec<Diagnostic>>
     if !lexed.errors.is_empty() {
         return Err(lexed.errors);
     }
-    let mut p = Parser {
-        src,
-        toks: lexed.tokens,
-        pos: 0,
-        diags: Vec::new(),
-        error_count: 0,
-        last_error_at: usize::MAX,
-        dialect,
-        depth: 0,
-        paren_spans: HashSet::new(),
-        sensitive: Vec::new(),
-        operand_mode: false,
-    };
+    let mut p = Parser::new(src, lexed.tokens, dialect);
     let e = p.parse_expr();
     if e.is_ok() && !p.at_eof() {
         p.error_expected("end of expression");
@@ -131,6 +108,11 @@ fn parse_expr_here(src: &str, dialect: Dialect) -> Result<Expr, Vec<Diagnostic>>
         Ok(e) if p.diags.is_empty() => Ok(e),
         _ => Err(p.diags),
     }
+}
+
+/// A syntax error (`A0001`) with its primary label: how every parser diagnostic starts.
+fn syntax_error(message: impl Into<String>, at: Span, label: impl Into<String>) -> Diagnostic {
+    Diagnostic::error("A0001", message).with_primary(at, label)
 }
 
 /// Marker: an error was recorded; the caller recovers.
@@ -156,6 +138,23 @@ struct Parser<'s> {
 }
 
 impl<'s> Parser<'s> {
+    /// A parser at the first of `toks` (which end with `Eof`), with nothing reported yet.
+    fn new(src: &'s str, toks: Vec<Token>, dialect: Dialect) -> Self {
+        Parser {
+            src,
+            toks,
+            dialect,
+            pos: 0,
+            depth: 0,
+            diags: Vec::new(),
+            error_count: 0,
+            last_error_at: usize::MAX,
+            paren_spans: HashSet::new(),
+            sensitive: Vec::new(),
+            operand_mode: false,
+        }
+    }
+
     // -----------------------------------------------------------------------------------------
     // Token helpers
     // -----------------------------------------------------------------------------------------
@@ -221,20 +220,44 @@ impl<'s> Parser<'s> {
     }
 
     fn eat_punct(&mut self, p: &str) -> bool {
-        if self.is_punct(p) {
-            self.bump();
-            true
-        } else {
-            false
-        }
+        let hit = self.is_punct(p);
+        self.consume_if(hit)
     }
 
     fn eat_word(&mut self, w: &str) -> bool {
-        if self.is_word(w) {
+        let hit = self.is_word(w);
+        self.consume_if(hit)
+    }
+
+    /// Consume the current token if `hit`; returns `hit`.
+    fn consume_if(&mut self, hit: bool) -> bool {
+        if hit {
             self.bump();
-            true
+        }
+        hit
+    }
+
+    /// One or more `item`s separated by `,` (the list syntax of parameters, arguments, bindings
+    /// and declarators).
+    fn comma_list<T>(&mut self, mut item: impl FnMut(&mut Self) -> PResult<T>) -> PResult<Vec<T>> {
+        let mut out = vec![item(self)?];
+        while self.eat_punct(",") {
+            out.push(item(self)?);
+        }
+        Ok(out)
+    }
+
+    /// Like [`Self::comma_list`], but empty when the list's closing punctuation `close` comes
+    /// first (which is left for the caller to consume).
+    fn comma_list_unless<T>(
+        &mut self,
+        close: &str,
+        item: impl FnMut(&mut Self) -> PResult<T>,
+    ) -> PResult<Vec<T>> {
+        if self.is_punct(close) {
+            Ok(Vec::new())
         } else {
-            false
+            self.comma_list(item)
         }
     }
 
@@ -261,8 +284,11 @@ impl<'s> Parser<'s> {
     fn error_expected(&mut self, what: &str) -> Fail {
         let t = self.tok();
         let found = self.describe(t);
-        let mut d = Diagnostic::error("A0001", format!("expected {what}, found {found}"))
-            .with_primary(t.span, format!("expected {what}"));
+        let mut d = syntax_error(
+            format!("expected {what}, found {found}"),
+            t.span,
+            format!("expected {what}"),
+        );
         if what.contains("`;`") && self.pos > 0 {
             let prev = self.toks[self.pos - 1].span;
             d = d
@@ -293,11 +319,9 @@ impl<'s> Parser<'s> {
         if self.depth > MAX_DEPTH {
             let t = self.tok();
             self.error(
-                Diagnostic::error("A0001", "nesting too deep")
-                    .with_primary(t.span, "nesting limit reached here")
-                    .with_help(format!(
-                        "alpine-rs accepts at most {MAX_DEPTH} nested constructs"
-                    )),
+                syntax_error("nesting too deep", t.span, "nesting limit reached here").with_help(
+                    format!("alpine-rs accepts at most {MAX_DEPTH} nested constructs"),
+                ),
             );
             self.depth -= 1;
             return Err(Fail);
@@ -307,6 +331,14 @@ impl<'s> Parser<'s> {
 
     fn leave(&mut self) {
         self.depth -= 1;
+    }
+
+    /// `f` one nesting level deeper, against the depth limit.
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
+        self.enter()?;
+        let r = f(self);
+        self.leave();
+        r
     }
 
     /// Is the current token a word usable as an identifier?
@@ -344,11 +376,11 @@ impl<'s> Parser<'s> {
             if t.kind == TokKind::Word && HARD_KEYWORDS.contains(&self.text_of(t)) {
                 let w = self.text_of(t);
                 self.error(
-                    Diagnostic::error(
-                        "A0001",
+                    syntax_error(
                         format!("`{w}` is a keyword and cannot name {what}"),
+                        t.span,
+                        "keyword used as a name",
                     )
-                    .with_primary(t.span, "keyword used as a name")
                     .with_help(format!("rename it, or write it as `` `{w}` ``")),
                 );
                 return Err(Fail);
@@ -363,11 +395,7 @@ impl<'s> Parser<'s> {
             && V1_RESERVED.contains(&id.name.as_str())
         {
             self.error(
-                Diagnostic::error(
-                    "A0001",
-                    format!("`{}` is a keyword of PVL 1.4 and cannot name a variable", id.name),
-                )
-                .with_primary(id.span, "reserved word used as a name")
+                syntax_error(format!("`{}` is a keyword of PVL 1.4 and cannot name a variable", id.name), id.span, "reserved word used as a name")
                 .with_note("VerCors 1.4 reserves the gpuopt words loop_unroll, iter_merge, matrix_lin, glob_to_reg, tile, fuse, inter and intra")
                 .with_help("rename it, or pass `--dialect v2` for a VerCors 2 file"),
             );
@@ -499,12 +527,24 @@ impl<'s> Parser<'s> {
             }
             self.bump();
         }
+        self.opaque_from(lo, kw)
+    }
+
+    /// The source text from `lo` to the last token consumed, kept as an opaque `keyword` construct.
+    fn opaque_from(&self, lo: usize, keyword: impl Into<String>) -> Opaque {
         let span = self.span_from(lo);
         Opaque {
-            keyword: kw,
+            keyword: keyword.into(),
             text: span.text(self.src).to_string(),
             span,
         }
+    }
+
+    /// [`Self::opaque_from`] as an expression.
+    fn opaque_expr_from(&self, lo: usize, keyword: impl Into<String>) -> Expr {
+        let o = self.opaque_from(lo, keyword);
+        let span = o.span;
+        Expr::new(ExprKind::Opaque(o), span)
     }
 
     fn parse_class(&mut self) -> PResult<Class> {
@@ -512,43 +552,24 @@ impl<'s> Parser<'s> {
         let name = self.expect_ident("a class name")?;
         let type_params = self.parse_type_params()?;
         self.expect_punct("{")?;
-        let mut members = Vec::new();
-        loop {
-            if self.is_punct("}") {
-                self.bump();
-                break;
-            }
-            if self.at_eof() {
-                let eof = Span::new(self.prev_end(), self.prev_end());
-                self.error(
-                    Diagnostic::error(
-                        "A0001",
-                        format!(
-                            "unbalanced braces: end of file reached inside the body of class `{}`",
-                            name.name
-                        ),
-                    )
-                    .with_primary(eof, "expected `}` before the end of the file")
-                    .with_secondary(name.span, "class declared here")
-                    .with_help("close the class body with `}`"),
-                );
-                return Ok(Class {
-                    name,
-                    type_params,
-                    members,
-                    span: self.span_from(lo),
-                });
-            }
-            let before = self.pos;
-            match self.parse_member(Some(&name.name)) {
-                Ok(m) => members.push(m),
-                Err(_) => self.recover(false),
-            }
-            if self.pos == before {
-                self.error_expected("a field or method declaration");
-                self.bump();
-            }
-        }
+        // A class cut off by the end of the file keeps the members read so far.
+        let (members, _) = self.parse_braced(
+            |p| p.parse_member(Some(&name.name)),
+            false,
+            "a field or method declaration",
+            |eof| {
+                syntax_error(
+                    format!(
+                        "unbalanced braces: end of file reached inside the body of class `{}`",
+                        name.name
+                    ),
+                    eof,
+                    "expected `}` before the end of the file",
+                )
+                .with_secondary(name.span, "class declared here")
+                .with_help("close the class body with `}`")
+            },
+        );
         Ok(Class {
             name,
             type_params,
@@ -557,18 +578,45 @@ impl<'s> Parser<'s> {
         })
     }
 
-    fn parse_type_params(&mut self) -> PResult<Vec<Ident>> {
-        let mut out = Vec::new();
-        if self.is_punct("<") {
-            self.bump();
-            loop {
-                out.push(self.expect_ident("a type parameter")?);
-                if !self.eat_punct(",") {
-                    break;
-                }
+    /// The `item`s of a body whose `{` is consumed, up to and including its `}`, and whether that
+    /// `}` came: at the end of the file `unclosed(eof)` is reported instead. A failed item is
+    /// skipped by [`Self::recover`] (`in_block`: up to a `;` too), and one that consumes nothing
+    /// is reported as not `expected`, so the loop always advances.
+    fn parse_braced<T>(
+        &mut self,
+        mut item: impl FnMut(&mut Self) -> PResult<T>,
+        in_block: bool,
+        expected: &str,
+        unclosed: impl FnOnce(Span) -> Diagnostic,
+    ) -> (Vec<T>, bool) {
+        let mut items = Vec::new();
+        loop {
+            if self.eat_punct("}") {
+                return (items, true);
             }
-            self.expect_punct(">")?;
+            if self.at_eof() {
+                let eof = Span::new(self.prev_end(), self.prev_end());
+                self.error(unclosed(eof));
+                return (items, false);
+            }
+            let before = self.pos;
+            match item(self) {
+                Ok(x) => items.push(x),
+                Err(_) => self.recover(in_block),
+            }
+            if self.pos == before {
+                self.error_expected(expected);
+                self.bump();
+            }
         }
+    }
+
+    fn parse_type_params(&mut self) -> PResult<Vec<Ident>> {
+        if !self.eat_punct("<") {
+            return Ok(Vec::new());
+        }
+        let out = self.comma_list(|p| p.expect_ident("a type parameter"))?;
+        self.expect_punct(">")?;
         Ok(out)
     }
 
@@ -745,29 +793,18 @@ impl<'s> Parser<'s> {
             self.bump();
         }
         // Constructors.
-        if self.is_word("constructor") && self.is_punct_at(1, "(") {
+        let ctor = if self.is_word("constructor") && self.is_punct_at(1, "(") {
             let kw = self.bump();
-            let name = Ident::new("constructor", kw.span);
-            return self.finish_method(
-                lo,
-                prefix,
-                mods,
-                MethodKind::CtorV2,
-                Type::new(TypeKind::Void),
-                name,
-            );
-        }
-        if self.is_ident() && self.is_punct_at(1, "(") && class.is_some() {
+            Some((MethodKind::CtorV2, Ident::new("constructor", kw.span)))
+        } else if self.is_ident() && self.is_punct_at(1, "(") && class.is_some() {
             let t = self.bump();
-            let name = self.ident_from(t);
-            return self.finish_method(
-                lo,
-                prefix,
-                mods,
-                MethodKind::CtorV1,
-                Type::new(TypeKind::Void),
-                name,
-            );
+            Some((MethodKind::CtorV1, self.ident_from(t)))
+        } else {
+            None
+        };
+        if let Some((kind, name)) = ctor {
+            let void = Type::new(TypeKind::Void);
+            return self.finish_method(lo, prefix, mods, kind, void, name);
         }
         let ty = self.parse_type()?;
         let name = self.expect_ident("a member name")?;
@@ -777,9 +814,12 @@ impl<'s> Parser<'s> {
         // Field declaration.
         if !prefix.is_empty() {
             self.error(
-                Diagnostic::error("A0001", "a contract or annotation cannot precede a field")
-                    .with_primary(prefix.span, "this prefix has no method to attach to")
-                    .with_help("move the clauses in front of a method"),
+                syntax_error(
+                    "a contract or annotation cannot precede a field",
+                    prefix.span,
+                    "this prefix has no method to attach to",
+                )
+                .with_help("move the clauses in front of a method"),
             );
         }
         let mut names = vec![name];
@@ -806,22 +846,16 @@ impl<'s> Parser<'s> {
     ) -> PResult<Member> {
         let type_params = self.parse_type_params()?;
         self.expect_punct("(")?;
-        let mut params = Vec::new();
-        if !self.is_punct(")") {
-            loop {
-                let plo = self.tok().span.start();
-                let ty = self.parse_type()?;
-                let pname = self.expect_ident("a parameter name")?;
-                params.push(Param {
-                    ty,
-                    name: pname,
-                    span: self.span_from(plo),
-                });
-                if !self.eat_punct(",") {
-                    break;
-                }
-            }
-        }
+        let params = self.comma_list_unless(")", |p| {
+            let plo = p.tok().span.start();
+            let ty = p.parse_type()?;
+            let name = p.expect_ident("a parameter name")?;
+            Ok(Param {
+                ty,
+                name,
+                span: p.span_from(plo),
+            })
+        })?;
         self.expect_punct(")")?;
         let body = if self.is_punct("{") {
             MethodBody::Block(self.parse_block()?)
@@ -1115,34 +1149,17 @@ impl<'s> Parser<'s> {
 
     fn parse_block(&mut self) -> PResult<Block> {
         let open = self.expect_punct("{")?;
-        let mut stmts = Vec::new();
-        loop {
-            if self.is_punct("}") {
-                self.bump();
-                break;
-            }
-            if self.at_eof() {
-                let eof = Span::new(self.prev_end(), self.prev_end());
-                self.error(
-                    Diagnostic::error(
-                        "A0001",
-                        "unbalanced braces: end of file reached inside a block",
-                    )
-                    .with_primary(eof, "expected `}` before the end of the file")
-                    .with_secondary(open, "block opened here")
-                    .with_help("close the block with `}`"),
-                );
-                return Err(Fail);
-            }
-            let before = self.pos;
-            match self.parse_stmt() {
-                Ok(s) => stmts.push(s),
-                Err(_) => self.recover(true),
-            }
-            if self.pos == before {
-                self.error_expected("a statement");
-                self.bump();
-            }
+        let (stmts, closed) = self.parse_braced(Self::parse_stmt, true, "a statement", |eof| {
+            syntax_error(
+                "unbalanced braces: end of file reached inside a block",
+                eof,
+                "expected `}` before the end of the file",
+            )
+            .with_secondary(open, "block opened here")
+            .with_help("close the block with `}`")
+        });
+        if !closed {
+            return Err(Fail);
         }
         Ok(Block {
             stmts,
@@ -1151,10 +1168,7 @@ impl<'s> Parser<'s> {
     }
 
     fn parse_stmt(&mut self) -> PResult<Stmt> {
-        self.enter()?;
-        let r = self.parse_stmt_inner();
-        self.leave();
-        r
+        self.nested(Self::parse_stmt_inner)
     }
 
     fn parse_stmt_inner(&mut self) -> PResult<Stmt> {
@@ -1180,11 +1194,7 @@ impl<'s> Parser<'s> {
                 let t = self.tok();
                 let found = self.describe(t);
                 self.error(
-                    Diagnostic::error(
-                        "A0001",
-                        format!("contract clauses must be followed by a loop or a par block, found {found}"),
-                    )
-                    .with_primary(t.span, "expected `while`, `for` or `par`")
+                    syntax_error(format!("contract clauses must be followed by a loop or a par block, found {found}"), t.span, "expected `while`, `for` or `par`")
                     .with_secondary(prefix.span, "these clauses have nothing to attach to")
                     .with_help("move the clauses in front of the loop or par block they describe"),
                 );
@@ -1351,29 +1361,17 @@ impl<'s> Parser<'s> {
             }
             self.bump();
         }
-        let span = self.span_from(lo);
+        let o = self.opaque_from(lo, kw);
         Stmt {
-            kind: StmtKind::Opaque(Opaque {
-                keyword: kw,
-                text: span.text(self.src).to_string(),
-                span,
-            }),
-            span,
+            span: o.span,
+            kind: StmtKind::Opaque(o),
         }
     }
 
     fn parse_atomic(&mut self, lo: usize) -> PResult<Stmt> {
         self.bump();
         self.expect_punct("(")?;
-        let mut names = Vec::new();
-        if !self.is_punct(")") {
-            loop {
-                names.push(self.expect_ident("an invariant name")?);
-                if !self.eat_punct(",") {
-                    break;
-                }
-            }
-        }
+        let names = self.comma_list_unless(")", |p| p.expect_ident("an invariant name"))?;
         self.expect_punct(")")?;
         let body = self.parse_block()?;
         Ok(Stmt {
@@ -1442,15 +1440,7 @@ impl<'s> Parser<'s> {
                 span: self.span_from(lo),
             });
         }
-        let mut init = Vec::new();
-        if !self.is_punct(";") {
-            loop {
-                init.push(self.parse_simple()?);
-                if !self.eat_punct(",") {
-                    break;
-                }
-            }
-        }
+        let init = self.comma_list_unless(";", Self::parse_simple)?;
         self.expect_punct(";")?;
         let cond = if self.is_punct(";") {
             None
@@ -1458,15 +1448,7 @@ impl<'s> Parser<'s> {
             Some(self.parse_expr()?)
         };
         self.expect_punct(";")?;
-        let mut update = Vec::new();
-        if !self.is_punct(")") {
-            loop {
-                update.push(self.parse_simple()?);
-                if !self.eat_punct(",") {
-                    break;
-                }
-            }
-        }
+        let update = self.comma_list_unless(")", Self::parse_simple)?;
         self.expect_punct(")")?;
         let body = Box::new(self.parse_stmt()?);
         Ok(Stmt {
@@ -1529,24 +1511,14 @@ impl<'s> Parser<'s> {
             if self.is_punct("(") {
                 self.bump();
                 if !self.is_punct(")") && !self.is_punct(";") {
-                    loop {
-                        iters.push(self.parse_iter()?);
-                        if !self.eat_punct(",") {
-                            break;
-                        }
-                    }
+                    iters = self.comma_list(Self::parse_iter)?;
                 }
                 if self.is_punct(";") {
                     let wlo = self.bump().span.start();
                     while !self.is_punct(")") && !self.at_eof() {
                         self.bump();
                     }
-                    let span = self.span_from(wlo);
-                    wait = Some(Opaque {
-                        keyword: "wait-list".into(),
-                        text: span.text(self.src).to_string(),
-                        span,
-                    });
+                    wait = Some(self.opaque_from(wlo, "wait-list"));
                 }
                 self.expect_punct(")")?;
             }
@@ -1588,14 +1560,14 @@ impl<'s> Parser<'s> {
             let t = self.tok();
             let found = self.describe(t);
             self.error(
-                Diagnostic::error(
-                    "A0001",
+                syntax_error(
                     format!(
                         "the par iterator `{}` needs a range, found {found}",
                         name.name
                     ),
+                    t.span,
+                    "expected `= lo .. hi`",
                 )
-                .with_primary(t.span, "expected `= lo .. hi`")
                 .with_secondary(name.span, "iterator declared here")
                 .with_help(format!(
                     "give it a range: par blk (int {} = lo .. hi)",
@@ -1623,12 +1595,7 @@ impl<'s> Parser<'s> {
         let label = self.expect_ident("a barrier label")?;
         let mut tags = Vec::new();
         if self.eat_punct(";") {
-            loop {
-                tags.push(self.expect_ident("an invariant name")?);
-                if !self.eat_punct(",") {
-                    break;
-                }
-            }
+            tags = self.comma_list(|p| p.expect_ident("an invariant name"))?;
         }
         self.expect_punct(")")?;
         let mut contract = Vec::new();
@@ -1758,24 +1725,20 @@ impl<'s> Parser<'s> {
             self.pos = start;
             return Ok(None);
         }
-        let mut vars = Vec::new();
-        loop {
-            let dlo = self.tok().span.start();
-            let name = self.expect_ident("a variable name")?;
-            let init = if self.eat_punct("=") {
-                Some(self.parse_expr()?)
+        let vars = self.comma_list(|p| {
+            let dlo = p.tok().span.start();
+            let name = p.expect_ident("a variable name")?;
+            let init = if p.eat_punct("=") {
+                Some(p.parse_expr()?)
             } else {
                 None
             };
-            vars.push(Declarator {
+            Ok(Declarator {
                 name,
                 init,
-                span: self.span_from(dlo),
-            });
-            if !self.eat_punct(",") {
-                break;
-            }
-        }
+                span: p.span_from(dlo),
+            })
+        })?;
         Ok(Some(Stmt {
             kind: StmtKind::Decl { ty, vars },
             span: self.span_from(lo),
@@ -1787,10 +1750,7 @@ impl<'s> Parser<'s> {
     // -----------------------------------------------------------------------------------------
 
     fn parse_expr(&mut self) -> PResult<Expr> {
-        self.enter()?;
-        let r = self.parse_expr_inner();
-        self.leave();
-        r
+        self.nested(Self::parse_expr_inner)
     }
 
     fn parse_expr_inner(&mut self) -> PResult<Expr> {
@@ -1834,10 +1794,7 @@ impl<'s> Parser<'s> {
             self.bump();
             let a = self.parse_binary(0)?;
             self.expect_punct(":")?;
-            self.enter()?;
-            let b = self.parse_cond();
-            self.leave();
-            let b = b?;
+            let b = self.nested(Self::parse_cond)?;
             return Ok(Expr::new(
                 ExprKind::Cond(Box::new(c), Box::new(a), Box::new(b)),
                 self.span_from(lo),
@@ -1976,10 +1933,7 @@ impl<'s> Parser<'s> {
     }
 
     fn parse_unary(&mut self) -> PResult<Expr> {
-        self.enter()?;
-        let r = self.parse_unary_inner();
-        self.leave();
-        r
+        self.nested(Self::parse_unary_inner)
     }
 
     fn parse_unary_inner(&mut self) -> PResult<Expr> {
@@ -2051,17 +2005,26 @@ impl<'s> Parser<'s> {
 
     fn parse_args(&mut self) -> PResult<Vec<Expr>> {
         self.expect_punct("(")?;
-        let mut args = Vec::new();
-        if !self.is_punct(")") {
-            loop {
-                args.push(self.parse_expr()?);
-                if !self.eat_punct(",") {
-                    break;
-                }
-            }
-        }
-        self.expect_punct(")")?;
-        Ok(args)
+        self.parse_list_until(")")
+    }
+
+    /// The arguments and ghost arguments of a call to `name`, which started at `lo`.
+    fn parse_call(
+        &mut self,
+        lo: usize,
+        recv: Option<Box<Expr>>,
+        name: Ident,
+        null_safe: bool,
+    ) -> PResult<Expr> {
+        // Fields are evaluated in order: the arguments, then the ghost arguments.
+        let kind = ExprKind::Call {
+            recv,
+            name,
+            args: self.parse_args()?,
+            ghost: self.parse_ghost_args()?,
+            null_safe,
+        };
+        Ok(Expr::new(kind, self.span_from(lo)))
     }
 
     fn call_paren_follows(&self) -> bool {
@@ -2083,18 +2046,7 @@ impl<'s> Parser<'s> {
                 self.bump();
                 let name = self.expect_ident("a field or method name")?;
                 if self.call_paren_follows() {
-                    let args = self.parse_args()?;
-                    let ghost = self.parse_ghost_args()?;
-                    e = Expr::new(
-                        ExprKind::Call {
-                            recv: Some(Box::new(e)),
-                            name,
-                            args,
-                            ghost,
-                            null_safe: false,
-                        },
-                        self.span_from(lo),
-                    );
+                    e = self.parse_call(lo, Some(Box::new(e)), name, false)?;
                 } else {
                     e = Expr::new(ExprKind::Field(Box::new(e), name), self.span_from(lo));
                 }
@@ -2106,18 +2058,7 @@ impl<'s> Parser<'s> {
                 self.bump();
                 let t = self.bump();
                 let name = self.ident_from(t);
-                let args = self.parse_args()?;
-                let ghost = self.parse_ghost_args()?;
-                e = Expr::new(
-                    ExprKind::Call {
-                        recv: Some(Box::new(e)),
-                        name,
-                        args,
-                        ghost,
-                        null_safe: true,
-                    },
-                    self.span_from(lo),
-                );
+                e = self.parse_call(lo, Some(Box::new(e)), name, true)?;
             } else if self.is_punct("[") {
                 self.enter()?;
                 self.bump();
@@ -2163,6 +2104,28 @@ impl<'s> Parser<'s> {
         Ok(e)
     }
 
+    /// The `{ name = value, … }` of `given` or `yields` (the keyword is current), a trailing `,`
+    /// allowed.
+    fn parse_ghost_pairs<V>(
+        &mut self,
+        name_what: &str,
+        mut value: impl FnMut(&mut Self) -> PResult<V>,
+    ) -> PResult<Vec<(Ident, V)>> {
+        self.bump();
+        self.bump();
+        let mut out = Vec::new();
+        while !self.is_punct("}") {
+            let n = self.expect_ident(name_what)?;
+            self.expect_punct("=")?;
+            out.push((n, value(self)?));
+            if !self.eat_punct(",") {
+                break;
+            }
+        }
+        self.expect_punct("}")?;
+        Ok(out)
+    }
+
     /// `with { … } then { … }` (v1) and `given { … } yields { … }` (v2) after a call.
     fn parse_ghost_args(&mut self) -> PResult<Box<GhostArgs>> {
         let mut g = Box::<GhostArgs>::default();
@@ -2174,31 +2137,12 @@ impl<'s> Parser<'s> {
                 self.bump();
                 g.then = Some(self.parse_block()?);
             } else if self.is_word("given") && self.is_punct_at(1, "{") {
-                self.bump();
-                self.bump();
-                while !self.is_punct("}") {
-                    let n = self.expect_ident("a ghost parameter")?;
-                    self.expect_punct("=")?;
-                    let v = self.parse_expr()?;
-                    g.given.push((n, v));
-                    if !self.eat_punct(",") {
-                        break;
-                    }
-                }
-                self.expect_punct("}")?;
+                let pairs = self.parse_ghost_pairs("a ghost parameter", Self::parse_expr)?;
+                g.given.extend(pairs);
             } else if self.is_word("yields") && self.is_punct_at(1, "{") {
-                self.bump();
-                self.bump();
-                while !self.is_punct("}") {
-                    let n = self.expect_ident("a variable")?;
-                    self.expect_punct("=")?;
-                    let v = self.expect_ident("a yielded parameter")?;
-                    g.yields.push((n, v));
-                    if !self.eat_punct(",") {
-                        break;
-                    }
-                }
-                self.expect_punct("}")?;
+                let pairs = self
+                    .parse_ghost_pairs("a variable", |p| p.expect_ident("a yielded parameter"))?;
+                g.yields.extend(pairs);
             } else {
                 break;
             }
@@ -2218,14 +2162,7 @@ impl<'s> Parser<'s> {
             }
             TokKind::Decimal | TokKind::Str | TokKind::Char => {
                 self.bump();
-                Ok(Expr::new(
-                    ExprKind::Opaque(Opaque {
-                        keyword: "literal".into(),
-                        text: s.to_string(),
-                        span: t.span,
-                    }),
-                    t.span,
-                ))
+                Ok(self.opaque_expr_from(lo, "literal"))
             }
             TokKind::BsWord => self.parse_bsword(t),
             TokKind::QuotedWord => {
@@ -2261,15 +2198,7 @@ impl<'s> Parser<'s> {
                 "?" if self.is_ident_tok(self.tok_at(1)) && !self.tok_at(1).space_before => {
                     self.bump();
                     self.bump();
-                    let span = self.span_from(lo);
-                    Ok(Expr::new(
-                        ExprKind::Opaque(Opaque {
-                            keyword: "?".into(),
-                            text: span.text(self.src).to_string(),
-                            span,
-                        }),
-                        span,
-                    ))
+                    Ok(self.opaque_expr_from(lo, "?"))
                 }
                 _ => Err(self.error_expected("an expression")),
             },
@@ -2323,15 +2252,7 @@ impl<'s> Parser<'s> {
                         _ => {
                             // map<K,V>{…} / tuple<A,B>{…}: keep as text.
                             self.skip_balanced("{", "}");
-                            let span = self.span_from(lo);
-                            Ok(Expr::new(
-                                ExprKind::Opaque(Opaque {
-                                    keyword: s.to_string(),
-                                    text: span.text(self.src).to_string(),
-                                    span,
-                                }),
-                                span,
-                            ))
+                            Ok(self.opaque_expr_from(lo, s))
                         }
                     };
                 }
@@ -2351,9 +2272,11 @@ impl<'s> Parser<'s> {
         }
         if !self.is_ident_tok(t) {
             let found = self.describe(t);
-            let mut d =
-                Diagnostic::error("A0001", format!("expected an expression, found {found}"))
-                    .with_primary(t.span, "expected an expression");
+            let mut d = syntax_error(
+                format!("expected an expression, found {found}"),
+                t.span,
+                "expected an expression",
+            );
             if HARD_KEYWORDS.contains(&s) {
                 d = d.with_help(format!(
                     "`{s}` is a keyword; write `` `{s}` `` to use it as a name"
@@ -2370,18 +2293,7 @@ impl<'s> Parser<'s> {
 
     fn finish_name(&mut self, lo: usize, id: Ident) -> PResult<Expr> {
         if self.call_paren_follows() {
-            let args = self.parse_args()?;
-            let ghost = self.parse_ghost_args()?;
-            return Ok(Expr::new(
-                ExprKind::Call {
-                    recv: None,
-                    name: id,
-                    args,
-                    ghost,
-                    null_safe: false,
-                },
-                self.span_from(lo),
-            ));
+            return self.parse_call(lo, None, id, false);
         }
         let span = id.span;
         Ok(Expr::new(ExprKind::Name(id), span))
@@ -2393,8 +2305,7 @@ impl<'s> Parser<'s> {
         if args.len() < min || args.len() > max {
             let span = self.span_from(lo);
             self.error(
-                Diagnostic::error(
-                    "A0001",
+                syntax_error(
                     format!(
                         "`{}` takes {} argument{}, found {}",
                         b.name(),
@@ -2402,8 +2313,9 @@ impl<'s> Parser<'s> {
                         if min == 1 { "" } else { "s" },
                         args.len()
                     ),
+                    span,
+                    "wrong number of arguments",
                 )
-                .with_primary(span, "wrong number of arguments")
                 .with_secondary(name_span, "built-in function")
                 .with_help(builtin_usage(b)),
             );
@@ -2429,15 +2341,7 @@ impl<'s> Parser<'s> {
     }
 
     fn parse_list_until(&mut self, close: &str) -> PResult<Vec<Expr>> {
-        let mut v = Vec::new();
-        if !self.is_punct(close) {
-            loop {
-                v.push(self.parse_expr()?);
-                if !self.eat_punct(",") {
-                    break;
-                }
-            }
-        }
+        let v = self.comma_list_unless(close, Self::parse_expr)?;
         self.expect_punct(close)?;
         Ok(v)
     }
@@ -2483,15 +2387,7 @@ impl<'s> Parser<'s> {
                 if self.is_punct("(") {
                     self.skip_balanced("(", ")");
                 }
-                let span = self.span_from(lo);
-                Ok(Expr::new(
-                    ExprKind::Opaque(Opaque {
-                        keyword: s.to_string(),
-                        text: span.text(self.src).to_string(),
-                        span,
-                    }),
-                    span,
-                ))
+                Ok(self.opaque_expr_from(lo, s))
             }
         }
     }
@@ -2509,45 +2405,35 @@ impl<'s> Parser<'s> {
             if let Some(k) = kind {
                 return self.parse_quant(lo, k);
             }
-            if ns == "\\let" {
+            let is_let = ns == "\\let";
+            if is_let || (ns == "\\sum" && !self.is_punct_at(2, "(")) {
+                // `(\let T x = value; body)` and `(\sum T x; cond; body)` differ only in the
+                // first separator and in what the middle expression means.
                 self.bump();
                 self.bump();
                 let ty = self.parse_type()?;
                 let name = self.expect_ident("a variable")?;
-                self.expect_punct("=")?;
-                let value = self.parse_expr()?;
+                self.expect_punct(if is_let { "=" } else { ";" })?;
+                let middle = Box::new(self.parse_expr()?);
                 self.expect_punct(";")?;
-                let body = self.parse_expr()?;
+                let body = Box::new(self.parse_expr()?);
                 self.expect_punct(")")?;
-                return Ok(Expr::new(
+                let kind = if is_let {
                     ExprKind::Let {
                         ty,
                         name,
-                        value: Box::new(value),
-                        body: Box::new(body),
-                    },
-                    self.span_from(lo),
-                ));
-            }
-            if ns == "\\sum" && !self.is_punct_at(2, "(") {
-                self.bump();
-                self.bump();
-                let ty = self.parse_type()?;
-                let name = self.expect_ident("a variable")?;
-                self.expect_punct(";")?;
-                let cond = self.parse_expr()?;
-                self.expect_punct(";")?;
-                let body = self.parse_expr()?;
-                self.expect_punct(")")?;
-                return Ok(Expr::new(
+                        value: middle,
+                        body,
+                    }
+                } else {
                     ExprKind::Sum {
                         ty,
                         name,
-                        cond: Box::new(cond),
-                        body: Box::new(body),
-                    },
-                    self.span_from(lo),
-                ));
+                        cond: middle,
+                        body,
+                    }
+                };
+                return Ok(Expr::new(kind, self.span_from(lo)));
             }
         }
         self.bump();
@@ -2561,29 +2447,25 @@ impl<'s> Parser<'s> {
     fn parse_quant(&mut self, lo: usize, kind: QuantKind) -> PResult<Expr> {
         self.bump(); // (
         self.bump(); // quantifier symbol
-        let mut bindings = Vec::new();
-        loop {
-            let blo = self.tok().span.start();
-            let ty = self.parse_type()?;
-            let name = self.expect_ident("a bound variable")?;
-            let range = if self.eat_punct("=") {
-                let a = self.parse_expr()?;
-                self.expect_punct("..")?;
-                let b = self.parse_expr()?;
+        let bindings = self.comma_list(|p| {
+            let blo = p.tok().span.start();
+            let ty = p.parse_type()?;
+            let name = p.expect_ident("a bound variable")?;
+            let range = if p.eat_punct("=") {
+                let a = p.parse_expr()?;
+                p.expect_punct("..")?;
+                let b = p.parse_expr()?;
                 Some((Box::new(a), Box::new(b)))
             } else {
                 None
             };
-            bindings.push(Binding {
+            Ok(Binding {
                 ty,
                 name,
                 range,
-                span: self.span_from(blo),
-            });
-            if !self.eat_punct(",") {
-                break;
-            }
-        }
+                span: p.span_from(blo),
+            })
+        })?;
         self.expect_punct(";")?;
         let first = self.parse_expr()?;
         let (cond, body) = if self.eat_punct(";") {
@@ -2605,105 +2487,62 @@ impl<'s> Parser<'s> {
     }
 
     fn parse_bracket(&mut self, lo: usize) -> PResult<Expr> {
-        self.bump(); // [
-                     // `[t: T]`
-        if self.is_word("t") && self.is_punct_at(1, ":") {
-            self.bump();
-            self.bump();
-            let ty = self.parse_type()?;
-            self.expect_punct("]")?;
-            return Ok(Expr::new(
-                ExprKind::EmptyCollection(CollKind::Seq, ty),
-                self.span_from(lo),
-            ));
+        let mut e = self.parse_coll_literal(lo, CollKind::Seq, "]")?;
+        // `[π]R`: scaling, when a resource-shaped primary follows a one-element list directly.
+        if let ExprKind::Collection { elems, .. } = &mut e.kind {
+            if elems.len() == 1
+                && (self.is_word("Perm")
+                    || self.is_word("PointsTo")
+                    || self.is_word("Value")
+                    || self.is_punct("("))
+            {
+                let pi = elems.pop().ok_or(Fail)?;
+                let r = self.parse_unary()?;
+                return Ok(Expr::new(
+                    ExprKind::Scale(Box::new(pi), Box::new(r)),
+                    self.span_from(lo),
+                ));
+            }
         }
-        if self.is_punct("]") {
-            self.bump();
-            return Ok(Expr::new(
-                ExprKind::Collection {
-                    kind: CollKind::Seq,
-                    elem_ty: None,
-                    elems: Vec::new(),
-                },
-                self.span_from(lo),
-            ));
-        }
-        let first = self.parse_expr()?;
-        if self.eat_punct("..") {
-            let hi = self.parse_expr()?;
-            self.expect_punct("]")?;
-            return Ok(Expr::new(
-                ExprKind::Range(CollKind::Seq, Box::new(first), Box::new(hi)),
-                self.span_from(lo),
-            ));
-        }
-        let mut elems = vec![first];
-        while self.eat_punct(",") {
-            elems.push(self.parse_expr()?);
-        }
-        self.expect_punct("]")?;
-        // `[π]R`: scaling, when a resource-shaped primary follows directly.
-        if elems.len() == 1
-            && (self.is_word("Perm")
-                || self.is_word("PointsTo")
-                || self.is_word("Value")
-                || self.is_punct("("))
-        {
-            let r = self.parse_unary()?;
-            let pi = elems.pop().ok_or(Fail)?;
-            return Ok(Expr::new(
-                ExprKind::Scale(Box::new(pi), Box::new(r)),
-                self.span_from(lo),
-            ));
-        }
-        Ok(Expr::new(
-            ExprKind::Collection {
-                kind: CollKind::Seq,
-                elem_ty: None,
-                elems,
-            },
-            self.span_from(lo),
-        ))
+        Ok(e)
     }
 
     /// `{…}` set literals (or `b{…}` bags): `{t: T}`, `{lo .. hi}`, `{e, …}`.
     fn parse_brace(&mut self, lo: usize, kind: CollKind) -> PResult<Expr> {
-        self.bump(); // {
+        self.parse_coll_literal(lo, kind, "}")
+    }
+
+    /// A `[…]` or `{…}` literal of `kind` up to its `close`: `t: T` (empty), nothing,
+    /// `lo .. hi`, or `e, …`.
+    fn parse_coll_literal(&mut self, lo: usize, kind: CollKind, close: &str) -> PResult<Expr> {
+        self.bump(); // `[` or `{`
         if self.is_word("t") && self.is_punct_at(1, ":") {
             self.bump();
             self.bump();
             let ty = self.parse_type()?;
-            self.expect_punct("}")?;
+            self.expect_punct(close)?;
             return Ok(Expr::new(
                 ExprKind::EmptyCollection(kind, ty),
                 self.span_from(lo),
             ));
         }
-        if self.is_punct("}") {
-            self.bump();
-            return Ok(Expr::new(
-                ExprKind::Collection {
-                    kind,
-                    elem_ty: None,
-                    elems: Vec::new(),
-                },
-                self.span_from(lo),
-            ));
+        let mut elems = Vec::new();
+        if !self.eat_punct(close) {
+            let first = self.parse_expr()?;
+            if self.eat_punct("..") {
+                let hi = self.parse_expr()?;
+                self.expect_punct(close)?;
+                return Ok(Expr::new(
+                    ExprKind::Range(kind, Box::new(first), Box::new(hi)),
+                    self.span_from(lo),
+                ));
+            }
+            elems.push(first);
+            while self.eat_punct(",") {
+                elems.push(self.parse_expr()?);
+            }
+            self.expect_punct(close)?;
         }
-        let first = self.parse_expr()?;
-        if self.eat_punct("..") {
-            let hi = self.parse_expr()?;
-            self.expect_punct("}")?;
-            return Ok(Expr::new(
-                ExprKind::Range(kind, Box::new(first), Box::new(hi)),
-                self.span_from(lo),
-            ));
-        }
-        let mut elems = vec![first];
-        while self.eat_punct(",") {
-            elems.push(self.parse_expr()?);
-        }
-        self.expect_punct("}")?;
         Ok(Expr::new(
             ExprKind::Collection {
                 kind,

@@ -134,6 +134,28 @@ fn binary_operand_needs_parens(parent: BinOp, child: &Expr, right: bool, dialect
     prec::level(child, dialect) < p.level || (right && parent == BinOp::Sub && is_negative(child))
 }
 
+/// `each` for every item, with `, ` between them.
+fn comma_separated<T>(out: &mut String, items: &[T], mut each: impl FnMut(&mut String, &T)) {
+    for (i, x) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        each(out, x);
+    }
+}
+
+/// `s` alone in a block: what a nested statement is wrapped in when, bare, it would read
+/// differently in its context (a dangling `else`, clauses taken by the enclosing header).
+fn in_block(s: &Stmt) -> Stmt {
+    Stmt {
+        kind: StmtKind::Block(Block {
+            stmts: vec![s.clone()],
+            span: s.span,
+        }),
+        span: s.span,
+    }
+}
+
 fn is_plain_word(s: &str) -> bool {
     let mut cs = s.bytes();
     matches!(cs.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
@@ -331,12 +353,7 @@ impl Printer {
                 out.push('(');
                 out.push_str(kind.symbol());
                 out.push(' ');
-                for (i, b) in bindings.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    self.binding(out, b);
-                }
+                comma_separated(out, bindings, |out, b| self.binding(out, b));
                 out.push_str("; ");
                 if let Some(c) = cond {
                     self.expr_into(out, c);
@@ -345,34 +362,24 @@ impl Printer {
                 self.expr_into(out, body);
                 out.push(')');
             }
+            // `(\let T x = value; body)` and `(\sum T x; cond; body)`.
             ExprKind::Let {
                 ty,
                 name,
-                value,
+                value: middle,
                 body,
-            } => {
-                out.push_str("(\\let ");
-                out.push_str(&self.ty(ty));
-                out.push(' ');
-                out.push_str(&self.ident(name));
-                out.push_str(" = ");
-                self.expr_into(out, value);
-                out.push_str("; ");
-                self.expr_into(out, body);
-                out.push(')');
             }
-            ExprKind::Sum {
+            | ExprKind::Sum {
                 ty,
                 name,
-                cond,
+                cond: middle,
                 body,
             } => {
-                out.push_str("(\\sum ");
-                out.push_str(&self.ty(ty));
-                out.push(' ');
-                out.push_str(&self.ident(name));
-                out.push_str("; ");
-                self.expr_into(out, cond);
+                let is_let = matches!(e.kind, ExprKind::Let { .. });
+                out.push_str(if is_let { "(\\let " } else { "(\\sum " });
+                self.typed(out, ty, name);
+                out.push_str(if is_let { " = " } else { "; " });
+                self.expr_into(out, middle);
                 out.push_str("; ");
                 self.expr_into(out, body);
                 out.push(')');
@@ -409,14 +416,11 @@ impl Printer {
                     out.push_str(&self.ty(t));
                     out.push_str(">{");
                 }
-                for (i, x) in elems.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    // `[t: T]` / `{t: T}` are empty collections, so a labelled first element
-                    // (`t: e`) must not stand bare; parenthesise every labelled element.
-                    self.operand(out, x, self.level(x) < prec::COND);
-                }
+                // `[t: T]` / `{t: T}` are empty collections, so a labelled first element
+                // (`t: e`) must not stand bare; parenthesise every labelled element.
+                comma_separated(out, elems, |out, x| {
+                    self.operand(out, x, self.level(x) < prec::COND)
+                });
                 out.push_str(close);
             }
             ExprKind::EmptyCollection(kind, t) => {
@@ -491,13 +495,29 @@ impl Printer {
 
     fn args(&self, out: &mut String, args: &[Expr]) {
         out.push('(');
-        for (i, a) in args.iter().enumerate() {
-            if i > 0 {
-                out.push_str(", ");
-            }
-            self.expr_into(out, a);
-        }
+        comma_separated(out, args, |out, a| self.expr_into(out, a));
         out.push(')');
+    }
+
+    /// Names separated by `, `.
+    fn idents(&self, out: &mut String, names: &[Ident]) {
+        comma_separated(out, names, |out, n| out.push_str(&self.ident(n)));
+    }
+
+    /// `T x`, as in parameters and binders.
+    fn typed(&self, out: &mut String, ty: &Type, name: &Ident) {
+        out.push_str(&self.ty(ty));
+        out.push(' ');
+        out.push_str(&self.ident(name));
+    }
+
+    /// `T x = lo .. hi`, as in ranged `for` headers, `par` iterators and quantifier bindings.
+    fn typed_range(&self, out: &mut String, ty: &Type, name: &Ident, lo: &Expr, hi: &Expr) {
+        self.typed(out, ty, name);
+        out.push_str(" = ");
+        self.expr_into(out, lo);
+        out.push_str(" .. ");
+        self.expr_into(out, hi);
     }
 
     fn ghost_args(&self, out: &mut String, g: &GhostArgs) {
@@ -515,41 +535,29 @@ impl Printer {
             out.push_str(" then ");
             inline.block(out, b, "");
         }
-        if !g.given.is_empty() {
-            out.push_str(" given { ");
-            for (i, (n, v)) in g.given.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                out.push_str(&self.ident(n));
-                out.push_str(" = ");
-                self.expr_into(out, v);
+        // `given { x = e, … }` and `yields { x = y, … }`, their values already printed.
+        let pairs = |out: &mut String, word: &str, pairs: &[(&Ident, String)]| {
+            if !pairs.is_empty() {
+                out.push_str(word);
+                out.push_str(" { ");
+                comma_separated(out, pairs, |out, (n, v)| {
+                    out.push_str(&self.ident(n));
+                    out.push_str(" = ");
+                    out.push_str(v);
+                });
+                out.push_str(" }");
             }
-            out.push_str(" }");
-        }
-        if !g.yields.is_empty() {
-            out.push_str(" yields { ");
-            for (i, (n, v)) in g.yields.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                out.push_str(&self.ident(n));
-                out.push_str(" = ");
-                out.push_str(&self.ident(v));
-            }
-            out.push_str(" }");
-        }
+        };
+        let given: Vec<_> = g.given.iter().map(|(n, v)| (n, self.expr(v))).collect();
+        pairs(out, " given", &given);
+        let yields: Vec<_> = g.yields.iter().map(|(n, v)| (n, self.ident(v))).collect();
+        pairs(out, " yields", &yields);
     }
 
     fn binding(&self, out: &mut String, b: &Binding) {
-        out.push_str(&self.ty(&b.ty));
-        out.push(' ');
-        out.push_str(&self.ident(&b.name));
-        if let Some((lo, hi)) = &b.range {
-            out.push_str(" = ");
-            self.expr_into(out, lo);
-            out.push_str(" .. ");
-            self.expr_into(out, hi);
+        match &b.range {
+            Some((lo, hi)) => self.typed_range(out, &b.ty, &b.name, lo, hi),
+            None => self.typed(out, &b.ty, &b.name),
         }
     }
 
@@ -603,12 +611,7 @@ impl Printer {
                 out.push_str(&self.ident(name));
                 if !args.is_empty() {
                     out.push('<');
-                    for (i, a) in args.iter().enumerate() {
-                        if i > 0 {
-                            out.push_str(", ");
-                        }
-                        out.push_str(&self.ty(a));
-                    }
+                    comma_separated(&mut out, args, |out, a| out.push_str(&self.ty(a)));
                     out.push('>');
                 }
                 ""
@@ -635,22 +638,18 @@ impl Printer {
             }
             ClauseBody::Decl(t, n) => {
                 out.push(' ');
-                out.push_str(&self.ty(t));
-                out.push(' ');
-                out.push_str(&self.ident(n));
+                self.typed(&mut out, t, n);
             }
             ClauseBody::List(es) => {
-                for (i, e) in es.iter().enumerate() {
-                    out.push_str(if i == 0 { " " } else { ", " });
-                    self.expr_into(&mut out, e);
+                if !es.is_empty() {
+                    out.push(' ');
                 }
+                comma_separated(&mut out, es, |out, e| self.expr_into(out, e));
             }
             ClauseBody::DecreasesAssume => out.push_str(" assume"),
             ClauseBody::Signals(t, n, e) => {
                 out.push_str(" (");
-                out.push_str(&self.ty(t));
-                out.push(' ');
-                out.push_str(&self.ident(n));
+                self.typed(&mut out, t, n);
                 out.push_str(") ");
                 self.expr_into(&mut out, e);
             }
@@ -722,21 +721,13 @@ impl Printer {
     /// A program, ending with a line break.
     pub fn program(&self, p: &Program) -> String {
         let mut out = String::new();
-        let mut prev_field = false;
-        for (i, item) in p.items.iter().enumerate() {
-            let is_field = matches!(item, Item::Field(_));
-            if i > 0 && !(is_field && prev_field) {
-                out.push_str(&self.newline);
-            }
-            prev_field = is_field;
-            match item {
-                Item::Class(c) => self.class(&mut out, c),
-                Item::Method(m) => self.method(&mut out, m, ""),
-                Item::Field(f) => self.field(&mut out, f, ""),
-                Item::Opaque(o) => out.push_str(&o.text),
-            }
-            out.push_str(&self.newline);
-        }
+        let is_field = |item: &Item| matches!(item, Item::Field(_));
+        self.members(&mut out, &p.items, is_field, |out, item| match item {
+            Item::Class(c) => self.class(out, c),
+            Item::Method(m) => self.method(out, m, ""),
+            Item::Field(f) => self.field(out, f, ""),
+            Item::Opaque(o) => out.push_str(&o.text),
+        });
         if let Some(b) = &p.main {
             if !p.items.is_empty() {
                 out.push_str(&self.newline);
@@ -758,21 +749,30 @@ impl Printer {
         out.push_str(" {");
         out.push_str(&self.newline);
         let ind = self.unit.clone();
-        let mut prev_field = false;
-        for (i, m) in c.members.iter().enumerate() {
-            let is_field = matches!(m, Member::Field(_));
-            // Blank lines between members, except inside a run of fields.
-            if i > 0 && !(is_field && prev_field) {
+        let is_field = |m: &Member| matches!(m, Member::Field(_));
+        self.members(out, &c.members, is_field, |out, m| match m {
+            Member::Field(f) => self.field(out, f, &ind),
+            Member::Method(m) => self.method(out, m, &ind),
+        });
+        out.push('}');
+    }
+
+    /// Declarations each followed by a line break, with a blank line between two of them except
+    /// inside a run of fields.
+    fn members<T>(
+        &self,
+        out: &mut String,
+        items: &[T],
+        is_field: impl Fn(&T) -> bool,
+        mut each: impl FnMut(&mut String, &T),
+    ) {
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 && !(is_field(item) && is_field(&items[i - 1])) {
                 out.push_str(&self.newline);
             }
-            prev_field = is_field;
-            match m {
-                Member::Field(f) => self.field(out, f, &ind),
-                Member::Method(m) => self.method(out, m, &ind),
-            }
+            each(out, item);
             out.push_str(&self.newline);
         }
-        out.push('}');
     }
 
     fn type_params(&self, out: &mut String, tps: &[Ident]) {
@@ -780,12 +780,7 @@ impl Printer {
             return;
         }
         out.push('<');
-        for (i, t) in tps.iter().enumerate() {
-            if i > 0 {
-                out.push_str(", ");
-            }
-            out.push_str(&self.ident(t));
-        }
+        self.idents(out, tps);
         out.push('>');
     }
 
@@ -796,12 +791,7 @@ impl Printer {
         }
         out.push_str(&self.ty(&f.ty));
         out.push(' ');
-        for (i, n) in f.names.iter().enumerate() {
-            if i > 0 {
-                out.push_str(", ");
-            }
-            out.push_str(&self.ident(n));
-        }
+        self.idents(out, &f.names);
         out.push(';');
     }
 
@@ -831,24 +821,13 @@ impl Printer {
             out.push(' ');
         }
         match m.kind {
-            MethodKind::Method => {
-                out.push_str(&self.ty(&m.ret));
-                out.push(' ');
-                out.push_str(&self.ident(&m.name));
-            }
+            MethodKind::Method => self.typed(out, &m.ret, &m.name),
             MethodKind::CtorV1 => out.push_str(&self.ident(&m.name)),
             MethodKind::CtorV2 => out.push_str("constructor"),
         }
         self.type_params(out, &m.type_params);
         out.push('(');
-        for (i, p) in m.params.iter().enumerate() {
-            if i > 0 {
-                out.push_str(", ");
-            }
-            out.push_str(&self.ty(&p.ty));
-            out.push(' ');
-            out.push_str(&self.ident(&p.name));
-        }
+        comma_separated(out, &m.params, |out, p| self.typed(out, &p.ty, &p.name));
         out.push(')');
         match &m.body {
             MethodBody::Block(b) => {
@@ -936,13 +915,7 @@ impl Printer {
                 // A then-branch ending in an open `if` would take our `else`: brace it.
                 let braced;
                 let then: &Stmt = if els.is_some() && ends_in_open_if(then) {
-                    braced = Stmt {
-                        kind: StmtKind::Block(Block {
-                            stmts: vec![(**then).clone()],
-                            span: then.span,
-                        }),
-                        span: then.span,
-                    };
+                    braced = in_block(then);
                     &braced
                 } else {
                     then
@@ -966,20 +939,12 @@ impl Printer {
                     }
                 }
             }
-            StmtKind::While(l) => {
-                self.prefix(out, &l.prefix, ind);
-                out.push_str(ind);
-                out.push_str("while (");
+            StmtKind::While(l) => self.loop_stmt(out, &l.prefix, "while", &l.body, ind, |out| {
                 if let Some(c) = &l.cond {
                     self.expr_into(out, c);
                 }
-                out.push(')');
-                self.body(out, &l.body, ind);
-            }
-            StmtKind::For(l) => {
-                self.prefix(out, &l.prefix, ind);
-                out.push_str(ind);
-                out.push_str("for (");
+            }),
+            StmtKind::For(l) => self.loop_stmt(out, &l.prefix, "for", &l.body, ind, |out| {
                 self.simple_list(out, &l.init);
                 out.push(';');
                 if let Some(c) = &l.cond {
@@ -991,9 +956,7 @@ impl Printer {
                     out.push(' ');
                     self.simple_list(out, &l.update);
                 }
-                out.push(')');
-                self.body(out, &l.body, ind);
-            }
+            }),
             StmtKind::RangedFor {
                 prefix,
                 ty,
@@ -1002,20 +965,9 @@ impl Printer {
                 hi,
                 body,
                 ..
-            } => {
-                self.prefix(out, prefix, ind);
-                out.push_str(ind);
-                out.push_str("for (");
-                out.push_str(&self.ty(ty));
-                out.push(' ');
-                out.push_str(&self.ident(var));
-                out.push_str(" = ");
-                self.expr_into(out, lo);
-                out.push_str(" .. ");
-                self.expr_into(out, hi);
-                out.push(')');
-                self.body(out, body, ind);
-            }
+            } => self.loop_stmt(out, prefix, "for", body, ind, |out| {
+                self.typed_range(out, ty, var, lo, hi)
+            }),
             StmtKind::Par(p) => self.par(out, p, ind),
             StmtKind::Parallel { sequential, body } => {
                 out.push_str(ind);
@@ -1043,12 +995,7 @@ impl Printer {
             StmtKind::Atomic { names, body } => {
                 out.push_str(ind);
                 out.push_str("atomic(");
-                for (i, n) in names.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    out.push_str(&self.ident(n));
-                }
+                self.idents(out, names);
                 out.push_str(") ");
                 self.block(out, body, ind);
             }
@@ -1085,19 +1032,40 @@ impl Printer {
         }
     }
 
+    /// A loop at `ind`: its prefix, then `keyword (`, the header `head` writes, `)` and the body.
+    fn loop_stmt(
+        &self,
+        out: &mut String,
+        prefix: &Prefix,
+        keyword: &str,
+        body: &Stmt,
+        ind: &str,
+        head: impl FnOnce(&mut String),
+    ) {
+        self.prefix(out, prefix, ind);
+        out.push_str(ind);
+        out.push_str(keyword);
+        out.push_str(" (");
+        head(out);
+        out.push(')');
+        self.body(out, body, ind);
+    }
+
     /// A simple statement without its `;` (also the parts of a `for` header).
     fn simple(&self, out: &mut String, s: &Stmt) {
         match &s.kind {
             StmtKind::Decl { ty, vars } => {
                 out.push_str(&self.ty(ty));
-                for (i, d) in vars.iter().enumerate() {
-                    out.push_str(if i == 0 { " " } else { ", " });
+                if !vars.is_empty() {
+                    out.push(' ');
+                }
+                comma_separated(out, vars, |out, d| {
                     out.push_str(&self.ident(&d.name));
                     if let Some(e) = &d.init {
                         out.push_str(" = ");
                         self.expr_into(out, e);
                     }
-                }
+                });
             }
             StmtKind::Assign { target, value } => {
                 self.expr_into(out, target);
@@ -1126,12 +1094,7 @@ impl Printer {
     }
 
     fn simple_list(&self, out: &mut String, stmts: &[Stmt]) {
-        for (i, s) in stmts.iter().enumerate() {
-            if i > 0 {
-                out.push_str(", ");
-            }
-            self.simple(out, s);
-        }
+        comma_separated(out, stmts, |out, s| self.simple(out, s));
     }
 
     fn par(&self, out: &mut String, p: &Par, ind: &str) {
@@ -1149,18 +1112,9 @@ impl Printer {
             }
             if !arm.iters.is_empty() || arm.wait.is_some() {
                 out.push_str(" (");
-                for (j, it) in arm.iters.iter().enumerate() {
-                    if j > 0 {
-                        out.push_str(", ");
-                    }
-                    out.push_str(&self.ty(&it.ty));
-                    out.push(' ');
-                    out.push_str(&self.ident(&it.name));
-                    out.push_str(" = ");
-                    self.expr_into(out, &it.lo);
-                    out.push_str(" .. ");
-                    self.expr_into(out, &it.hi);
-                }
+                comma_separated(out, &arm.iters, |out, it| {
+                    self.typed_range(out, &it.ty, &it.name, &it.lo, &it.hi)
+                });
                 if let Some(w) = &arm.wait {
                     // The wait list keeps its text, which starts with its `;`.
                     out.push_str(&w.text);
@@ -1170,13 +1124,7 @@ impl Printer {
             // A body that starts with clauses would lose them to the per-thread contract.
             let braced;
             let body: &Stmt = if starts_with_clause(&arm.body) {
-                braced = Stmt {
-                    kind: StmtKind::Block(Block {
-                        stmts: vec![(*arm.body).clone()],
-                        span: arm.body.span,
-                    }),
-                    span: arm.body.span,
-                };
+                braced = in_block(&arm.body);
                 &braced
             } else {
                 &arm.body
@@ -1202,10 +1150,10 @@ impl Printer {
         out.push_str(ind);
         out.push_str("barrier(");
         out.push_str(&self.ident(&b.label));
-        for (i, t) in b.tags.iter().enumerate() {
-            out.push_str(if i == 0 { "; " } else { ", " });
-            out.push_str(&self.ident(t));
+        if !b.tags.is_empty() {
+            out.push_str("; ");
         }
+        self.idents(out, &b.tags);
         out.push(')');
         let inner = format!("{ind}{}", self.unit);
         if b.contract_in_braces || (b.body.is_none() && b.contract.is_empty()) {

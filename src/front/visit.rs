@@ -90,44 +90,49 @@ pub fn stmt_exprs<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Expr)) {
 /// Call `f` on `e` and every sub-expression (pre-order).
 pub fn walk_expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
     f(e);
+    for_each_child(e, &mut |c, _| walk_expr(c, f));
+}
+
+/// Call `f` on each direct sub-expression of `e`, left to right, with whether it stands in a
+/// *delimited* position (an index, a call or builtin argument, a collection element, a
+/// quantifier's condition or body, …), where a compound expression needs no parentheses.
+pub fn for_each_child<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr, bool)) {
     use ExprKind as K;
     match &e.kind {
-        K::Unary(_, x) | K::Old(x, _) | K::Length(x) | K::Trigger(x) | K::Labelled(_, x) => {
-            walk_expr(x, f)
+        K::Unary(_, x) | K::Length(x) | K::Field(x, _) => f(x, false),
+        K::Old(x, _) | K::Trigger(x) | K::Labelled(_, x) => f(x, true),
+        K::Binary(_, l, r) | K::Unfolding(l, r) | K::Scale(l, r) | K::Range(_, l, r) => {
+            f(l, false);
+            f(r, false);
         }
-        K::Binary(_, l, r)
-        | K::Index(l, r)
-        | K::Unfolding(l, r)
-        | K::Scale(l, r)
-        | K::Range(_, l, r) => {
-            walk_expr(l, f);
-            walk_expr(r, f);
+        K::Index(a, i) => {
+            f(a, false);
+            f(i, true);
         }
         K::Cond(a, b, c) | K::SeqUpdate(a, b, c) => {
-            walk_expr(a, f);
-            walk_expr(b, f);
-            walk_expr(c, f);
+            f(a, false);
+            f(b, false);
+            f(c, false);
         }
-        K::Field(x, _) => walk_expr(x, f),
         K::Slice(x, a, b) => {
-            walk_expr(x, f);
+            f(x, false);
             if let Some(a) = a {
-                walk_expr(a, f);
+                f(a, false);
             }
             if let Some(b) = b {
-                walk_expr(b, f);
+                f(b, false);
             }
         }
         K::Call { recv, args, .. } => {
             if let Some(r) = recv {
-                walk_expr(r, f);
+                f(r, false);
             }
-            args.iter().for_each(|a| walk_expr(a, f));
+            args.iter().for_each(|a| f(a, true));
         }
         K::Builtin(_, args) | K::NewObject(_, args) | K::NewArray(_, args) => {
-            args.iter().for_each(|a| walk_expr(a, f))
+            args.iter().for_each(|a| f(a, true))
         }
-        K::Collection { elems, .. } => elems.iter().for_each(|a| walk_expr(a, f)),
+        K::Collection { elems, .. } => elems.iter().for_each(|a| f(a, true)),
         K::Quant {
             bindings,
             cond,
@@ -136,22 +141,22 @@ pub fn walk_expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
         } => {
             for b in bindings {
                 if let Some((lo, hi)) = &b.range {
-                    walk_expr(lo, f);
-                    walk_expr(hi, f);
+                    f(lo, false);
+                    f(hi, false);
                 }
             }
             if let Some(c) = cond {
-                walk_expr(c, f);
+                f(c, true);
             }
-            walk_expr(body, f);
+            f(body, true);
         }
         K::Let { value, body, .. } => {
-            walk_expr(value, f);
-            walk_expr(body, f);
+            f(value, true);
+            f(body, true);
         }
         K::Sum { cond, body, .. } => {
-            walk_expr(cond, f);
-            walk_expr(body, f);
+            f(cond, true);
+            f(body, true);
         }
         _ => {}
     }

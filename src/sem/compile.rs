@@ -804,31 +804,21 @@ impl<'a> Compiler<'a> {
                 self.scope.declare(&n.name, Ty::from_ast(t));
             }
         }
-        let mut pre = Vec::new();
-        let mut post = Vec::new();
         let mut everywhere = Vec::new();
-        for c in &md.prefix.clauses {
-            let Some(e) = c.expr() else { continue };
-            if !matches!(
+        let contract = md.prefix.clauses.iter().filter(|c| {
+            matches!(
                 c.kind,
                 ClauseKind::Requires
                     | ClauseKind::Ensures
                     | ClauseKind::Context
                     | ClauseKind::ContextEverywhere
-            ) {
-                continue;
-            }
-            let cl = self.clauses(e);
+            )
+        });
+        let (pre, post) = self.pre_post(contract, |_, c, cl| {
             if c.kind == ClauseKind::ContextEverywhere {
                 everywhere.extend(cl.iter().cloned());
             }
-            if c.kind.is_pre() {
-                pre.extend(cl.iter().cloned());
-            }
-            if c.kind.is_post() {
-                post.extend(cl);
-            }
-        }
+        });
         self.everywhere = everywhere.clone();
         let body = match &md.body {
             MethodBody::Abstract => Body::Abstract,
@@ -850,6 +840,28 @@ impl<'a> Compiler<'a> {
         m.nslots = self.scope.max;
         m.contains_par = self.cur_contains_par;
         m.calls = std::mem::take(&mut self.cur_calls);
+    }
+
+    /// The compiled pre- and postcondition clauses of `contract` (`context` ones are both);
+    /// `each` sees every clause with an expression and its compiled conjuncts first.
+    fn pre_post<'c>(
+        &mut self,
+        contract: impl IntoIterator<Item = &'c Clause>,
+        mut each: impl FnMut(&mut Self, &'c Clause, &[CClause]),
+    ) -> (Vec<CClause>, Vec<CClause>) {
+        let (mut pre, mut post) = (Vec::new(), Vec::new());
+        for c in contract {
+            let Some(e) = c.expr() else { continue };
+            let cl = self.clauses(e);
+            each(self, c, &cl);
+            if c.kind.is_pre() {
+                pre.extend(cl.iter().cloned());
+            }
+            if c.kind.is_post() {
+                post.extend(cl);
+            }
+        }
+        (pre, post)
     }
 
     /// Split an assertion at top-level `&&`/`**` into conjuncts.
@@ -913,17 +925,23 @@ impl<'a> Compiler<'a> {
         }
     }
 
+    /// `es` compiled in order, the instructions their calls need emitted first.
+    fn hoisted_exprs(&mut self, es: &[Expr]) -> Vec<CE> {
+        let mut pre = Vec::new();
+        let out = es
+            .iter()
+            .map(|e| self.expr(e, &mut Some(&mut pre)))
+            .collect();
+        self.code.extend(pre);
+        out
+    }
+
     /// Assignment of `value` (an AST expression) to `target`, with calls and allocations as
     /// their own instructions.
     fn assign(&mut self, target: Target, value: &Expr, span: Span, ghost: bool) {
         match &value.kind {
             ExprKind::NewArray(t, dims) => {
-                let mut pre = Vec::new();
-                let d: Vec<CE> = dims
-                    .iter()
-                    .map(|d| self.expr(d, &mut Some(&mut pre)))
-                    .collect();
-                self.code.extend(pre);
+                let d = self.hoisted_exprs(dims);
                 self.code.push(Instr::Alloc {
                     target,
                     elem: Ty::from_ast(t),
@@ -932,12 +950,7 @@ impl<'a> Compiler<'a> {
                 });
             }
             ExprKind::NewObject(c, args) => {
-                let mut pre = Vec::new();
-                let a: Vec<CE> = args
-                    .iter()
-                    .map(|d| self.expr(d, &mut Some(&mut pre)))
-                    .collect();
-                self.code.extend(pre);
+                let a = self.hoisted_exprs(args);
                 match self.out.classes.iter().position(|k| k.name == c.name) {
                     Some(ci) => {
                         let ctor = self.out.classes[ci].ctor;
@@ -1313,29 +1326,22 @@ impl<'a> Compiler<'a> {
                 self.code.push(Instr::Return { value: val, span });
             }
             StmtKind::Spec { kind, expr } => match kind {
-                SpecKind::Assert => {
+                SpecKind::Assert | SpecKind::Assume | SpecKind::Inhale | SpecKind::Exhale => {
                     let c = self.clauses(expr);
-                    self.code.push(Instr::Assert(c));
+                    self.code.push(match kind {
+                        SpecKind::Assert => Instr::Assert(c),
+                        SpecKind::Assume => Instr::Assume(c),
+                        SpecKind::Inhale => Instr::Inhale(c),
+                        _ => Instr::Exhale(c),
+                    });
                 }
-                SpecKind::Assume => {
-                    let c = self.clauses(expr);
-                    self.code.push(Instr::Assume(c));
-                }
-                SpecKind::Inhale => {
-                    let c = self.clauses(expr);
-                    self.code.push(Instr::Inhale(c));
-                }
-                SpecKind::Exhale => {
-                    let c = self.clauses(expr);
-                    self.code.push(Instr::Exhale(c));
-                }
-                SpecKind::Fold => {
+                SpecKind::Fold | SpecKind::Unfold => {
                     let e = self.expr(expr, &mut None);
-                    self.code.push(Instr::Fold(e, span));
-                }
-                SpecKind::Unfold => {
-                    let e = self.expr(expr, &mut None);
-                    self.code.push(Instr::Unfold(e, span));
+                    self.code.push(if *kind == SpecKind::Fold {
+                        Instr::Fold(e, span)
+                    } else {
+                        Instr::Unfold(e, span)
+                    });
                 }
                 SpecKind::Witness => {}
                 other => self
@@ -1430,18 +1436,7 @@ impl<'a> Compiler<'a> {
 
     fn par(&mut self, p: &Par, span: Span) {
         self.cur_contains_par = true;
-        let mut region_pre = Vec::new();
-        let mut region_post = Vec::new();
-        for c in &p.prefix.clauses {
-            let Some(e) = c.expr() else { continue };
-            let cl = self.clauses(e);
-            if c.kind.is_pre() {
-                region_pre.extend(cl.iter().cloned());
-            }
-            if c.kind.is_post() {
-                region_post.extend(cl);
-            }
-        }
+        let (region_pre, region_post) = self.pre_post(&p.prefix.clauses, |_, _, _| {});
         let par_pc = self.pc();
         self.code.push(Instr::EndThread); // placeholder, replaced below
         let mut arms = Vec::new();
@@ -1454,18 +1449,7 @@ impl<'a> Compiler<'a> {
                 let s = self.scope.declare(&it.name.name, Ty::Int);
                 iters.push((s, it.name.name.clone(), lo, hi));
             }
-            let mut pre = Vec::new();
-            let mut post = Vec::new();
-            for c in &a.contract {
-                let Some(e) = c.expr() else { continue };
-                let cl = self.clauses(e);
-                if c.kind.is_pre() {
-                    pre.extend(cl.iter().cloned());
-                }
-                if c.kind.is_post() {
-                    post.extend(cl);
-                }
-            }
+            let (pre, post) = self.pre_post(&a.contract, |_, _, _| {});
             self.par_labels
                 .push(a.label.as_ref().map(|l| l.name.clone()));
             let iters_base = self.par_iters.len();
@@ -1535,20 +1519,12 @@ impl<'a> Compiler<'a> {
             }
             _ => {}
         }
-        let mut pre = Vec::new();
-        let mut post = Vec::new();
         let mut shared = Vec::new();
-        for c in &b.contract {
-            let Some(e) = c.expr() else { continue };
-            self.shared_locals(e, &mut shared);
-            let cl = self.clauses(e);
-            if c.kind.is_pre() {
-                pre.extend(cl.iter().cloned());
+        let (mut pre, mut post) = self.pre_post(&b.contract, |me, c, _| {
+            if let Some(e) = c.expr() {
+                me.shared_locals(e, &mut shared);
             }
-            if c.kind.is_post() {
-                post.extend(cl);
-            }
-        }
+        });
         let ev = self.propagated_everywhere();
         pre.extend(ev.iter().cloned());
         post.extend(ev);

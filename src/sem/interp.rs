@@ -83,6 +83,11 @@ fn inconclusive(code: &str, msg: impl Into<String>, span: Span) -> Stop {
     ))
 }
 
+/// What `run` does not execute: the run says nothing.
+fn unsupported(msg: impl Into<String>, span: Span) -> Stop {
+    inconclusive("R-UNSUPPORTED", msg, span)
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct Checks {
     pub contracts: bool,
@@ -591,13 +596,8 @@ impl Interp {
             CE::Index(a, i, span) => {
                 let av = self.ev(a, env, pv)?;
                 let iv = self.ev(i, env, pv)?;
-                // An in-bounds array element without the helpers (as in `eval`).
-                if let (Value::Ref(id), Value::Int(idx)) = (&av, &iv) {
-                    if let Some(HObj::Array { data, .. }) = self.heap.objs.get(*id as usize) {
-                        if *idx >= 0 && (*idx as usize) < data.len() {
-                            return Ok(Loc::new(*id, *idx as u32));
-                        }
-                    }
+                if let Some(l) = self.in_bounds_elem(&av, &iv) {
+                    return Ok(l);
                 }
                 let idx = self.as_int(iv, *span)?;
                 self.index_loc(av, idx, *span)
@@ -606,12 +606,25 @@ impl Interp {
                 let ov = self.ev(o, env, pv)?;
                 self.field_loc(ov, *f, *span)
             }
-            other => Err(inconclusive(
-                "R-UNSUPPORTED",
+            other => Err(unsupported(
                 format!("not a heap location: {other:?}"),
                 Span::DUMMY,
             )),
         }
+    }
+
+    /// The common case of `a[i]`, an in-bounds element of an array, found without the checks of
+    /// [`Self::index_loc`].
+    #[inline]
+    fn in_bounds_elem(&self, av: &Value, iv: &Value) -> Option<Loc> {
+        if let (Value::Ref(id), Value::Int(idx)) = (av, iv) {
+            if let Some(HObj::Array { data, .. }) = self.heap.objs.get(*id as usize) {
+                if *idx >= 0 && (*idx as usize) < data.len() {
+                    return Some(Loc::new(*id, *idx as u32));
+                }
+            }
+        }
+        None
     }
 
     fn index_loc(&self, av: Value, idx: i64, span: Span) -> Result<Loc, Stop> {
@@ -755,14 +768,8 @@ impl Interp {
             CE::Index(a, i, span) => {
                 let av = self.ev(a, env, pv)?;
                 let iv = self.ev(i, env, pv)?;
-                // The common case, an in-bounds element of an array, without the helpers.
-                if let (Value::Ref(id), Value::Int(idx)) = (&av, &iv) {
-                    if let Some(HObj::Array { data, .. }) = self.heap.objs.get(*id as usize) {
-                        if *idx >= 0 && (*idx as usize) < data.len() {
-                            let l = Loc::new(*id, *idx as u32);
-                            return Ok(self.read(l, *span, env, pv));
-                        }
-                    }
+                if let Some(l) = self.in_bounds_elem(&av, &iv) {
+                    return Ok(self.read(l, *span, env, pv));
                 }
                 let idx = self.as_int(iv, *span)?;
                 if let Value::Seq(s) = &av {
@@ -862,8 +869,7 @@ impl Interp {
                 Value::Bool(self.matrix_ok(mv, rv, cv))
             }
             CE::Write | CE::Read | CE::NoPerm => {
-                return Err(inconclusive(
-                    "R-UNSUPPORTED",
+                return Err(unsupported(
                     "permission amount used as a value",
                     Span::DUMMY,
                 ))
@@ -935,11 +941,7 @@ impl Interp {
             }
             CE::Unfolding(_, x) => self.ev(x, env, PV::Unchecked)?,
             CE::Unsupported(what, span) => {
-                return Err(inconclusive(
-                    "R-UNSUPPORTED",
-                    format!("unsupported in `run`: {what}"),
-                    *span,
-                ))
+                return Err(unsupported(format!("unsupported in `run`: {what}"), *span))
             }
         })
     }
@@ -1017,11 +1019,7 @@ impl Interp {
                 }
                 Ok(Value::Int(acc))
             }
-            _ => Err(inconclusive(
-                "R-UNSUPPORTED",
-                "not a quantifier",
-                Span::DUMMY,
-            )),
+            _ => Err(unsupported("not a quantifier", Span::DUMMY)),
         }
     }
 
@@ -1181,8 +1179,7 @@ impl Interp {
                 Value::Seq(Rc::new(v))
             }
             (op, a, b) => {
-                return Err(inconclusive(
-                    "R-UNSUPPORTED",
+                return Err(unsupported(
                     format!("operator `{}` on {a:?} and {b:?}", op.symbol()),
                     span,
                 ))
@@ -1201,21 +1198,13 @@ impl Interp {
     ) -> Result<Value, Stop> {
         let prog = self.prog.clone();
         let md = &prog.methods[m as usize];
-        let this = match recv {
-            Some(r) => self.ev(r, env, pv)?,
-            None => env.this.clone(),
-        };
+        let this = self.recv_value(recv, env, pv)?;
         let mut store = self.arg_store(md, args, env, pv)?;
         if self.depth > 10_000 {
-            return Err(inconclusive(
-                "R-UNSUPPORTED",
-                "recursion deeper than 10 000 calls",
-                span,
-            ));
+            return Err(unsupported("recursion deeper than 10 000 calls", span));
         }
         let Body::Expr(body) = &md.body else {
-            return Err(inconclusive(
-                "R-UNSUPPORTED",
+            return Err(unsupported(
                 format!("call of abstract function `{}`", md.name),
                 span,
             ));
@@ -1405,6 +1394,14 @@ impl Interp {
         })
     }
 
+    /// The receiver of a call or predicate: `recv`'s value, or `this` when there is none.
+    fn recv_value(&mut self, recv: Option<&CE>, env: &mut Env, pv: PV) -> Result<Value, Stop> {
+        match recv {
+            Some(r) => self.ev(r, env, pv),
+            None => Ok(env.this.clone()),
+        }
+    }
+
     fn pred_loc(
         &mut self,
         pred: u32,
@@ -1414,10 +1411,7 @@ impl Interp {
         env: &mut Env,
         pv: PV,
     ) -> Result<Loc, Stop> {
-        let r = match recv {
-            Some(x) => self.ev(x, env, pv)?,
-            None => env.this.clone(),
-        };
+        let r = self.recv_value(recv, env, pv)?;
         let rid = match r {
             Value::Ref(i) => i,
             _ => u32::MAX,
@@ -1557,8 +1551,7 @@ impl Interp {
                 self.transfer(loc, Amt::write(), *span, x);
                 Ok(())
             }
-            other => Err(inconclusive(
-                "R-UNSUPPORTED",
+            other => Err(unsupported(
                 format!("resource assertion form {other:?}"),
                 Span::DUMMY,
             )),
@@ -1756,10 +1749,7 @@ impl Interp {
         let Body::Expr(body) = &md.body else {
             return Ok(());
         };
-        let this = match recv {
-            Some(r) => self.ev(r, env, PV::Unchecked)?,
-            None => env.this.clone(),
-        };
+        let this = self.recv_value(recv, env, PV::Unchecked)?;
         let mut store = self.arg_store(md, args, env, PV::Unchecked)?;
         let null = Value::Null;
         let mut inner = Env::contract(&mut store, &this, &null, None);
@@ -1983,6 +1973,34 @@ impl Interp {
         skip
     }
 
+    /// For an arm of `count` threads: the share of the parent's permissions each thread's contract
+    /// moves (`1/(count·arms)`), and which clauses of its precondition (`entry`) or
+    /// postcondition, and of the launch's `context_everywhere`, hold in every thread alike
+    /// ([`Self::uniform_true`] in the parent's `store`). Nothing for an empty arm.
+    fn arm_contract_facts(
+        &mut self,
+        p: &ParC,
+        a: &ArmC,
+        count: usize,
+        entry: bool,
+        store: &[Value],
+        this: &Value,
+    ) -> (Option<Q>, u64, u64) {
+        if count == 0 {
+            return (None, 0, 0);
+        }
+        let scale = Q::frac(1, (count * p.arms.len().max(1)) as i64);
+        let (cl, uniform, ev_uniform) = if entry {
+            (&a.pre, &a.pre_uniform, &a.ev_uniform_pre)
+        } else {
+            (&a.post, &a.post_uniform, &a.ev_uniform_post)
+        };
+        let mut st = store.to_vec();
+        let skip = self.uniform_true(cl, uniform, &mut st, this);
+        let ev_skip = self.uniform_true(&p.everywhere, ev_uniform, &mut st, this);
+        (Some(scale), skip, ev_skip)
+    }
+
     /// Which simple clauses of `cl` hold in every lane of `mask` (bit `i` for clause `i`),
     /// evaluated for the whole warp at once.
     fn warp_true(&self, w: &Warp, mask: u64, cl: &[CClause]) -> u64 {
@@ -2143,11 +2161,7 @@ impl Interp {
                 }
             }
             let Body::Code(code) = &prog.methods[fr.method as usize].body else {
-                return Err(inconclusive(
-                    "R-UNSUPPORTED",
-                    "method without a body",
-                    fr.span,
-                ));
+                return Err(unsupported("method without a body", fr.span));
             };
             let instr = &code[pc];
             let mut next = pc + 1;
@@ -2235,25 +2249,7 @@ impl Interp {
                     span,
                 } => {
                     let m = w.mask;
-                    let mut mt = 0u64;
-                    let fast = if *simple && self.cfg.shortcuts {
-                        vector::eval(&self.heap, &w.lanes, m, cond).filter(|c| c.kind == Kind::Bool)
-                    } else {
-                        None
-                    };
-                    if let Some(c) = &fast {
-                        mt = c.true_mask(m);
-                    }
-                    for l in lanes_of(if fast.is_some() { 0 } else { m }) {
-                        let (epoch, atomic) = (w.epoch, w.atomic);
-                        let (mut env, holders) =
-                            Self::new_lane_env(&mut w.lanes[l], epoch, atomic, false);
-                        let pv = self.code_view(holders);
-                        let v = self.ev(cond, &mut env, pv)?;
-                        if self.as_bool(v, *span)? {
-                            mt |= 1 << l;
-                        }
-                    }
+                    let mt = self.true_lanes(w, m, cond, *simple, *span)?;
                     let mf = m & !mt;
                     w.ctl.push(Ctl::Join { saved: m });
                     if mt != 0 && mf != 0 {
@@ -2312,33 +2308,9 @@ impl Interp {
                     let m = w.mask;
                     let mut stay = m;
                     if let Some(c) = cond {
-                        let fast = if *simple && self.cfg.shortcuts {
-                            vector::eval(&self.heap, &w.lanes, m, c)
-                                .filter(|c| c.kind == Kind::Bool)
-                        } else {
-                            None
-                        };
-                        let mut leave = 0u64;
-                        match &fast {
-                            Some(col) => leave = m & !col.true_mask(m),
-                            None => {
-                                for l in lanes_of(m) {
-                                    let (epoch, atomic) = (w.epoch, w.atomic);
-                                    let (mut env, holders) =
-                                        Self::new_lane_env(&mut w.lanes[l], epoch, atomic, false);
-                                    let pv = self.code_view(holders);
-                                    let v = self.ev(c, &mut env, pv)?;
-                                    if !self.as_bool(v, *span)? {
-                                        leave |= 1 << l;
-                                        self.leave_loop(&mut w.lanes[l]);
-                                    }
-                                }
-                            }
-                        }
-                        if fast.is_some() {
-                            for l in lanes_of(leave) {
-                                self.leave_loop(&mut w.lanes[l]);
-                            }
+                        let leave = m & !self.true_lanes(w, m, c, *simple, *span)?;
+                        for l in lanes_of(leave) {
+                            self.leave_loop(&mut w.lanes[l]);
                         }
                         stay &= !leave;
                         self.stmts += m.count_ones() as u64;
@@ -2439,11 +2411,7 @@ impl Interp {
                     let m = w.mask;
                     if let Some(v) = value {
                         for l in lanes_of(m) {
-                            let (epoch, atomic) = (w.epoch, w.atomic);
-                            let (mut env, holders) =
-                                Self::new_lane_env(&mut w.lanes[l], epoch, atomic, false);
-                            let pv = self.code_view(holders);
-                            let x = self.ev(v, &mut env, pv)?;
+                            let x = self.ev_in_lane(w, l, v)?;
                             w.lanes[l].frames.last_mut().expect("frame").result = x;
                         }
                         self.stmts += m.count_ones() as u64;
@@ -2521,20 +2489,12 @@ impl Interp {
                 }
                 Instr::Fold(p, span) => {
                     let CE::Pred { pred, .. } = p else {
-                        return Err(inconclusive(
-                            "R-UNSUPPORTED",
-                            "fold of a non-predicate",
-                            *span,
-                        ));
+                        return Err(unsupported("fold of a non-predicate", *span));
                     };
                     let prog2 = self.prog.clone();
                     let md = &prog2.methods[*pred as usize];
                     let Body::Expr(body) = &md.body else {
-                        return Err(inconclusive(
-                            "R-UNSUPPORTED",
-                            "fold of an abstract predicate",
-                            *span,
-                        ));
+                        return Err(unsupported("fold of an abstract predicate", *span));
                     };
                     for l in lanes_of(w.mask) {
                         let (loc, store, this) = self.pred_frame(w, l, p)?;
@@ -2633,11 +2593,7 @@ impl Interp {
                 }
                 Instr::Unsupported(what, span) => {
                     if w.mask != 0 {
-                        return Err(inconclusive(
-                            "R-UNSUPPORTED",
-                            format!("unsupported in `run`: {what}"),
-                            *span,
-                        ));
+                        return Err(unsupported(format!("unsupported in `run`: {what}"), *span));
                     }
                 }
             }
@@ -2646,6 +2602,40 @@ impl Interp {
     }
 
     /// A lane leaves a loop: its loop holder goes back to the frame.
+    /// `e` evaluated in lane `l` of `w`, as code (not ghost code) reads it.
+    fn ev_in_lane(&mut self, w: &mut Warp, l: usize, e: &CE) -> Result<Value, Stop> {
+        let (epoch, atomic) = (w.epoch, w.atomic);
+        let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, false);
+        let pv = self.code_view(holders);
+        self.ev(e, &mut env, pv)
+    }
+
+    /// The lanes of `m` where the branch or loop condition `cond` holds: by columns when it is
+    /// `simple` and shortcuts are on (and the columns have an answer), else lane by lane.
+    fn true_lanes(
+        &mut self,
+        w: &mut Warp,
+        m: u64,
+        cond: &CE,
+        simple: bool,
+        span: Span,
+    ) -> Result<u64, Stop> {
+        if simple && self.cfg.shortcuts {
+            let fast = vector::eval(&self.heap, &w.lanes, m, cond).filter(|c| c.kind == Kind::Bool);
+            if let Some(c) = fast {
+                return Ok(c.true_mask(m));
+            }
+        }
+        let mut mt = 0u64;
+        for l in lanes_of(m) {
+            let v = self.ev_in_lane(w, l, cond)?;
+            if self.as_bool(v, span)? {
+                mt |= 1 << l;
+            }
+        }
+        Ok(mt)
+    }
+
     fn leave_loop(&mut self, lane: &mut Lane) {
         let hs = &mut lane.holders;
         if hs.len() > 1 {
@@ -2695,21 +2685,14 @@ impl Interp {
             span,
         } = p
         else {
-            return Err(inconclusive(
-                "R-UNSUPPORTED",
-                "not a predicate",
-                Span::DUMMY,
-            ));
+            return Err(unsupported("not a predicate", Span::DUMMY));
         };
         let prog = self.prog.clone();
         let md = &prog.methods[*pred as usize];
         let (epoch, atomic) = (w.epoch, w.atomic);
         let (mut env, _) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, true);
         let loc = self.pred_loc(*pred, recv.as_deref(), args, *span, &mut env, PV::Unchecked)?;
-        let this = match recv {
-            Some(r) => self.ev(r, &mut env, PV::Unchecked)?,
-            None => env.this.clone(),
-        };
+        let this = self.recv_value(recv.as_deref(), &mut env, PV::Unchecked)?;
         let store = self.arg_store(md, args, &mut env, PV::Unchecked)?;
         Ok((loc, store, this))
     }
@@ -3035,7 +3018,7 @@ impl Interp {
                         ));
                     }
                     if n > 1 << 26 {
-                        return Err(inconclusive("R-UNSUPPORTED", "array too large", span));
+                        return Err(unsupported("array too large", span));
                     }
                     sizes.push(n as usize);
                 }
@@ -3078,15 +3061,10 @@ impl Interp {
         let prog = self.prog.clone();
         let md = &prog.methods[method as usize];
         if md.is_pure || md.is_predicate {
-            return Err(inconclusive(
-                "R-UNSUPPORTED",
-                "statement call of a pure function",
-                span,
-            ));
+            return Err(unsupported("statement call of a pure function", span));
         }
         let Body::Code(_) = &md.body else {
-            return Err(inconclusive(
-                "R-UNSUPPORTED",
+            return Err(unsupported(
                 format!("call of abstract method `{}`", md.name),
                 span,
             ));
@@ -3270,7 +3248,6 @@ impl Interp {
         } else {
             parent_old
         };
-        let narms = p.arms.len().max(1);
         // Build the threads of every arm and exhale their preconditions.
         let mut arm_lanes: Vec<Vec<Lane>> = Vec::new();
         let mut parent_h = std::mem::take(w.lanes[pl].holders.last_mut().expect("holder"));
@@ -3279,7 +3256,7 @@ impl Interp {
                 let r = &ranges[ai];
                 let count: i64 = r.iter().map(|(lo, hi)| (hi - lo).max(0)).product();
                 if count > 1 << 22 {
-                    return Err(inconclusive("R-UNSUPPORTED", "too many threads", a.span));
+                    return Err(unsupported("too many threads", a.span));
                 }
                 let count = count.max(0) as usize;
                 let names = Rc::new(ThreadNames {
@@ -3292,22 +3269,10 @@ impl Interp {
                     Some(pp) => self.race.path(pp).with_epoch(epoch),
                     None => Rc::new([]),
                 };
-                let scale = if count > 0 {
-                    Some(Q::frac(1, (count * narms) as i64))
-                } else {
-                    None
-                };
+                let (scale, pre_skip, ev_skip) =
+                    self.arm_contract_facts(p, a, count, true, &parent_store, &parent_this);
                 let bs = self.cfg.block_size.unwrap_or(count.max(1)).max(1);
                 let mut lanes = Vec::with_capacity(count);
-                let (pre_skip, ev_skip) = if count > 0 {
-                    let mut st = parent_store.clone();
-                    (
-                        self.uniform_true(&a.pre, &a.pre_uniform, &mut st, &parent_this),
-                        self.uniform_true(&p.everywhere, &a.ev_uniform_pre, &mut st, &parent_this),
-                    )
-                } else {
-                    (0, 0)
-                };
                 let bulk = if count > 0 {
                     self.bulk_entry(
                         a,
@@ -3456,20 +3421,8 @@ impl Interp {
             for (ai, lanes) in done.iter_mut().enumerate() {
                 let a = &p.arms[ai];
                 let count = lanes.len();
-                let scale = if count > 0 {
-                    Some(Q::frac(1, (count * narms) as i64))
-                } else {
-                    None
-                };
-                let (post_skip, ev_skip) = if count > 0 {
-                    let mut st = parent_store.clone();
-                    (
-                        self.uniform_true(&a.post, &a.post_uniform, &mut st, &parent_this),
-                        self.uniform_true(&p.everywhere, &a.ev_uniform_post, &mut st, &parent_this),
-                    )
-                } else {
-                    (0, 0)
-                };
+                let (scale, post_skip, ev_skip) =
+                    self.arm_contract_facts(p, a, count, false, &parent_store, &parent_this);
                 // Leaves of the thread postcondition move without the general assertion walk
                 // when the other clauses are pure and `context_everywhere` is known to hold.
                 let leaves = leaf_plan(&a.post, post_skip, true).filter(|_| {
@@ -4154,11 +4107,7 @@ impl Interp {
             pool: Holder::default(),
         };
         if !matches!(md.body, Body::Code(_)) {
-            return Err(inconclusive(
-                "R-UNSUPPORTED",
-                "entry method has no body",
-                md.span,
-            ));
+            return Err(unsupported("entry method has no body", md.span));
         }
         self.run_warp(&mut w, None)?;
         let lane = &mut w.lanes[0];

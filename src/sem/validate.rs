@@ -93,9 +93,10 @@ pub struct ValidateOutcome {
 }
 
 impl ValidateOutcome {
-    fn bad(e: SemError, file: usize) -> ValidateOutcome {
+    /// No case counted yet.
+    fn start(verdict: Verdict, diagnostics: Vec<Diagnostic>, diag_file: usize) -> Self {
         ValidateOutcome {
-            verdict: Verdict::BadInput,
+            verdict,
             equivalent: 0,
             skipped: 0,
             void_: 0,
@@ -103,9 +104,16 @@ impl ValidateOutcome {
             inconclusive: 0,
             schedule_dependent: 0,
             mismatch: None,
-            diagnostics: e.diagnostics(),
-            diag_file: file,
+            diagnostics,
+            diag_file,
+            summary: String::new(),
+        }
+    }
+
+    fn bad(e: SemError, file: usize) -> ValidateOutcome {
+        ValidateOutcome {
             summary: format!("validate: {e}"),
+            ..Self::start(Verdict::BadInput, e.diagnostics(), file)
         }
     }
 }
@@ -158,19 +166,7 @@ fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> Valid
         Ok(a) => a,
         Err(e) => return ValidateOutcome::bad(SemError::Entry(format!("adapter: {e}")), 1),
     };
-    let mut out = ValidateOutcome {
-        verdict: Verdict::Same,
-        equivalent: 0,
-        skipped: 0,
-        void_: 0,
-        orig_faulty: 0,
-        inconclusive: 0,
-        schedule_dependent: 0,
-        mismatch: None,
-        diagnostics: Vec::new(),
-        diag_file: 1,
-        summary: String::new(),
-    };
+    let mut out = ValidateOutcome::start(Verdict::Same, Vec::new(), 1);
     let mut cases: Vec<(u64, Option<Input>)> = (0..opts.random as u64).map(|i| (i, None)).collect();
     for (k, i) in opts.inputs.iter().enumerate() {
         cases.push((opts.random as u64 + k as u64, Some(i.clone())));

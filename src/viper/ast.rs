@@ -252,6 +252,12 @@ impl Exp {
     /// Pre-order visit of every sub-expression (including triggers).
     pub fn visit(&self, f: &mut dyn FnMut(&Exp)) {
         f(self);
+        self.for_each_child(true, &mut |c| c.visit(f));
+    }
+
+    /// Each direct sub-expression, left to right; with `triggers`, a quantifier's trigger terms
+    /// too (before its body).
+    pub fn for_each_child<'a>(&'a self, triggers: bool, f: &mut dyn FnMut(&'a Exp)) {
         match &self.kind {
             ExpKind::Int(_)
             | ExpKind::Bool(_)
@@ -265,37 +271,34 @@ impl Exp {
             | ExpKind::Field(a, _)
             | ExpKind::PermOf(a)
             | ExpKind::Old(_, a)
-            | ExpKind::Len(a) => a.visit(f),
+            | ExpKind::Len(a) => f(a),
             ExpKind::Binary(_, a, b)
             | ExpKind::Acc(a, b)
             | ExpKind::Let(_, a, b)
             | ExpKind::Unfolding(a, b)
             | ExpKind::SeqIndex(a, b)
             | ExpKind::Range(a, b) => {
-                a.visit(f);
-                b.visit(f);
+                f(a);
+                f(b);
             }
             ExpKind::Cond(a, b, c) | ExpKind::SeqUpdate(a, b, c) => {
-                a.visit(f);
-                b.visit(f);
-                c.visit(f);
+                f(a);
+                f(b);
+                f(c);
             }
             ExpKind::App(_, args)
             | ExpKind::SeqLit(_, args)
             | ExpKind::SetLit(_, args)
-            | ExpKind::MultisetLit(_, args) => args.iter().for_each(|a| a.visit(f)),
+            | ExpKind::MultisetLit(_, args) => args.iter().for_each(f),
             ExpKind::Forall(_, trs, b) | ExpKind::Exists(_, trs, b) => {
-                trs.iter().flatten().for_each(|t| t.visit(f));
-                b.visit(f);
+                if triggers {
+                    trs.iter().flatten().for_each(&mut *f);
+                }
+                f(b);
             }
             ExpKind::SeqSlice(s, lo, hi) => {
-                s.visit(f);
-                if let Some(lo) = lo {
-                    lo.visit(f);
-                }
-                if let Some(hi) = hi {
-                    hi.visit(f);
-                }
+                f(s);
+                lo.iter().chain(hi).for_each(|e| f(e));
             }
         }
     }
@@ -304,6 +307,9 @@ impl Exp {
     pub fn map(self, f: &mut dyn FnMut(Exp) -> Exp) -> Exp {
         let span = self.span;
         let bx = |e: Box<Exp>, f: &mut dyn FnMut(Exp) -> Exp| Box::new(e.map(f));
+        let list = |es: Vec<Exp>, f: &mut dyn FnMut(Exp) -> Exp| -> Vec<Exp> {
+            es.into_iter().map(|e| e.map(f)).collect()
+        };
         let kind = match self.kind {
             k @ (ExpKind::Int(_)
             | ExpKind::Bool(_)
@@ -326,30 +332,18 @@ impl Exp {
             ExpKind::Range(a, b) => ExpKind::Range(bx(a, f), bx(b, f)),
             ExpKind::Cond(a, b, c) => ExpKind::Cond(bx(a, f), bx(b, f), bx(c, f)),
             ExpKind::SeqUpdate(a, b, c) => ExpKind::SeqUpdate(bx(a, f), bx(b, f), bx(c, f)),
-            ExpKind::App(n, args) => ExpKind::App(n, args.into_iter().map(|a| a.map(f)).collect()),
-            ExpKind::SeqLit(t, args) => {
-                ExpKind::SeqLit(t, args.into_iter().map(|a| a.map(f)).collect())
+            ExpKind::App(n, args) => ExpKind::App(n, list(args, f)),
+            ExpKind::SeqLit(t, args) => ExpKind::SeqLit(t, list(args, f)),
+            ExpKind::SetLit(t, args) => ExpKind::SetLit(t, list(args, f)),
+            ExpKind::MultisetLit(t, args) => ExpKind::MultisetLit(t, list(args, f)),
+            ExpKind::Forall(vs, trs, b) => {
+                let trs = trs.into_iter().map(|t| list(t, f)).collect();
+                ExpKind::Forall(vs, trs, bx(b, f))
             }
-            ExpKind::SetLit(t, args) => {
-                ExpKind::SetLit(t, args.into_iter().map(|a| a.map(f)).collect())
+            ExpKind::Exists(vs, trs, b) => {
+                let trs = trs.into_iter().map(|t| list(t, f)).collect();
+                ExpKind::Exists(vs, trs, bx(b, f))
             }
-            ExpKind::MultisetLit(t, args) => {
-                ExpKind::MultisetLit(t, args.into_iter().map(|a| a.map(f)).collect())
-            }
-            ExpKind::Forall(vs, trs, b) => ExpKind::Forall(
-                vs,
-                trs.into_iter()
-                    .map(|t| t.into_iter().map(|e| e.map(f)).collect())
-                    .collect(),
-                bx(b, f),
-            ),
-            ExpKind::Exists(vs, trs, b) => ExpKind::Exists(
-                vs,
-                trs.into_iter()
-                    .map(|t| t.into_iter().map(|e| e.map(f)).collect())
-                    .collect(),
-                bx(b, f),
-            ),
             ExpKind::SeqSlice(s, lo, hi) => {
                 ExpKind::SeqSlice(bx(s, f), lo.map(|e| bx(e, f)), hi.map(|e| bx(e, f)))
             }

@@ -192,7 +192,8 @@ impl Printer {
         }
     }
 
-    fn params(&mut self, ps: &[(String, Ty)]) {
+    /// `n: T, …`: parameters and quantified variables.
+    fn typed_vars(&mut self, ps: &[(String, Ty)]) {
         let s = ps
             .iter()
             .map(|(n, t)| format!("{n}: {t}"))
@@ -229,33 +230,35 @@ impl Printer {
     pub fn function(&mut self, f: &Function) {
         self.begin_member(&f.name, MethodKind::Prelude, f.span);
         self.w(&format!("function {}(", f.name));
-        self.params(&f.params);
+        self.typed_vars(&f.params);
         self.w(&format!("): {}", f.ret));
         self.contracts("requires", &f.pres, 1);
         self.contracts("ensures", &f.posts, 1);
         if let Some(b) = &f.body {
             self.nl(0);
-            self.w("{");
-            self.nl(1);
-            self.exp(b, false);
-            self.nl(0);
-            self.w("}");
+            self.exp_block(b);
         }
         self.end_member();
         self.w("\n");
     }
 
+    /// `{`, the body one level in, `}` on a line of its own: a function's or predicate's body.
+    fn exp_block(&mut self, b: &Exp) {
+        self.w("{");
+        self.nl(1);
+        self.exp(b, false);
+        self.nl(0);
+        self.w("}");
+    }
+
     pub fn predicate(&mut self, p: &Predicate) {
         self.begin_member(&p.name, MethodKind::Prelude, p.span);
         self.w(&format!("predicate {}(", p.name));
-        self.params(&p.params);
+        self.typed_vars(&p.params);
         self.w(")");
         if let Some(b) = &p.body {
-            self.w(" {");
-            self.nl(1);
-            self.exp(b, false);
-            self.nl(0);
-            self.w("}");
+            self.w(" ");
+            self.exp_block(b);
         }
         self.end_member();
         self.w("\n");
@@ -264,11 +267,11 @@ impl Printer {
     pub fn method(&mut self, m: &Method) {
         self.begin_member(&m.name, m.kind.clone(), m.span);
         self.w(&format!("method {}(", m.name));
-        self.params(&m.params);
+        self.typed_vars(&m.params);
         self.w(")");
         if !m.returns.is_empty() {
             self.w(" returns (");
-            self.params(&m.returns);
+            self.typed_vars(&m.returns);
             self.w(")");
         }
         self.contracts("requires", &m.pres, 1);
@@ -306,10 +309,7 @@ impl Printer {
                     self.w(&ts.join(", "));
                     self.w(" := ");
                 }
-                self.w(m);
-                self.w("(");
-                self.args(args);
-                self.w(")");
+                self.call(m, args);
             }
             StmtKind::New(x, fs) => self.w(&format!("{x} := new({})", fs.join(", "))),
             StmtKind::Inhale(e)
@@ -376,8 +376,8 @@ impl Printer {
         self.record_stmt(start, end, &s.origin, exp_span);
     }
 
-    fn args(&mut self, args: &[Exp]) {
-        for (i, a) in args.iter().enumerate() {
+    fn args<'e>(&mut self, args: impl IntoIterator<Item = &'e Exp>) {
+        for (i, a) in args.into_iter().enumerate() {
             if i > 0 {
                 self.w(", ");
             }
@@ -385,13 +385,20 @@ impl Printer {
         }
     }
 
-    fn bindings(&mut self, vs: &[(String, Ty)]) {
-        let s = vs
-            .iter()
-            .map(|(n, t)| format!("{n}: {t}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        self.w(&s);
+    /// `f(a, …)`.
+    fn call<'e>(&mut self, f: &str, args: impl IntoIterator<Item = &'e Exp>) {
+        self.w(f);
+        self.w("(");
+        self.args(args);
+        self.w(")");
+    }
+
+    /// `head x in body`: `let` and `unfolding`.
+    fn in_body(&mut self, head: &str, x: &Exp, body: &Exp) {
+        self.w(head);
+        self.exp(x, true);
+        self.w(" in ");
+        self.exp(body, true);
     }
 
     /// Print an expression; `nested` asks for parentheses around compound forms.
@@ -446,31 +453,16 @@ impl Printer {
                 self.exp(a, true);
                 self.w(&format!(".{f}"));
             }
-            ExpKind::App(f, args) => {
-                self.w(f);
-                self.w("(");
-                self.args(args);
-                self.w(")");
-            }
-            ExpKind::Acc(l, p) => {
-                self.w("acc(");
-                self.exp(l, false);
-                self.w(", ");
-                self.exp(p, false);
-                self.w(")");
-            }
-            ExpKind::PermOf(l) => {
-                self.w("perm(");
-                self.exp(l, false);
-                self.w(")");
-            }
+            ExpKind::App(f, args) => self.call(f, args),
+            ExpKind::Acc(l, p) => self.call("acc", [&**l, &**p]),
+            ExpKind::PermOf(l) => self.call("perm", [&**l]),
             ExpKind::Forall(vs, trs, b) | ExpKind::Exists(vs, trs, b) => {
                 self.w(if matches!(e.kind, ExpKind::Forall(..)) {
                     "forall "
                 } else {
                     "exists "
                 });
-                self.bindings(vs);
+                self.typed_vars(vs);
                 self.w(" ::");
                 for t in trs {
                     self.w(" { ");
@@ -488,18 +480,8 @@ impl Printer {
                 self.exp(a, false);
                 self.w(")");
             }
-            ExpKind::Let(n, v, b) => {
-                self.w(&format!("let {n} == "));
-                self.exp(v, true);
-                self.w(" in ");
-                self.exp(b, true);
-            }
-            ExpKind::Unfolding(p, b) => {
-                self.w("unfolding ");
-                self.exp(p, true);
-                self.w(" in ");
-                self.exp(b, true);
-            }
+            ExpKind::Let(n, v, b) => self.in_body(&format!("let {n} == "), v, b),
+            ExpKind::Unfolding(p, b) => self.in_body("unfolding ", p, b),
             ExpKind::SeqLit(t, es) | ExpKind::SetLit(t, es) | ExpKind::MultisetLit(t, es) => {
                 let kw = match &e.kind {
                     ExpKind::SeqLit(..) => "Seq",
@@ -509,9 +491,7 @@ impl Printer {
                 if es.is_empty() {
                     self.w(&format!("{kw}[{t}]()"));
                 } else {
-                    self.w(&format!("{kw}("));
-                    self.args(es);
-                    self.w(")");
+                    self.call(kw, es);
                 }
             }
             ExpKind::Len(a) => {

@@ -43,6 +43,13 @@ impl Encoder<'_> {
         self.expr(e, true)
     }
 
+    /// The element type of a collection literal: as declared, else that of its first element.
+    fn elem_type(&self, declared: Option<&Type>, elems: &[Expr]) -> Option<Type> {
+        declared
+            .cloned()
+            .or_else(|| elems.first().and_then(|x| self.type_of(x)))
+    }
+
     pub fn type_of(&self, e: &Expr) -> Option<Type> {
         Some(match &e.kind {
             ExprKind::Int(_) => Type::int(),
@@ -97,13 +104,7 @@ impl Encoder<'_> {
                 kind,
                 elem_ty,
                 elems,
-            } => {
-                let et = match elem_ty {
-                    Some(t) => t.clone(),
-                    None => elems.first().and_then(|x| self.type_of(x))?,
-                };
-                coll_type(*kind, et)
-            }
+            } => coll_type(*kind, self.elem_type(elem_ty.as_ref(), elems)?),
             ExprKind::EmptyCollection(k, t) => coll_type(*k, t.clone()),
             ExprKind::Range(k, _, _) => coll_type(*k, Type::int()),
             ExprKind::Let { body, .. } => self.type_of(body)?,
@@ -377,15 +378,7 @@ impl Encoder<'_> {
                 let v = self.expr(value, code)?;
                 self.scopes.push(Default::default());
                 let n = self.fresh_name(&name.name);
-                self.scopes.last_mut().map(|s| {
-                    s.insert(
-                        name.name.clone(),
-                        super::Local {
-                            viper: n.clone(),
-                            ty: ty.clone(),
-                        },
-                    )
-                });
+                self.bind_name(&name.name, &n, ty);
                 let b = self.expr(body, code);
                 self.scopes.pop();
                 ExpKind::Let(n, Box::new(v), Box::new(b?))
@@ -395,12 +388,9 @@ impl Encoder<'_> {
                 elem_ty,
                 elems,
             } => {
-                let et = match elem_ty {
-                    Some(t) => self.viper_ty(t)?,
-                    None => match elems.first().and_then(|x| self.type_of(x)) {
-                        Some(t) => self.viper_ty(&t)?,
-                        None => Ty::Int,
-                    },
+                let et = match self.elem_type(elem_ty.as_ref(), elems) {
+                    Some(t) => self.viper_ty(&t)?,
+                    None => Ty::Int,
                 };
                 let xs = elems
                     .iter()
@@ -486,15 +476,10 @@ impl Encoder<'_> {
             .as_ref()
             .is_some_and(|t| matches!(t.kind, TypeKind::Generic1(..)));
         let sym: &'static str = match op {
-            BinOp::Implies => "==>",
+            // Spelled in Viper as in PVL.
+            BinOp::Implies | BinOp::Or | BinOp::Mod | BinOp::Concat => op.symbol(),
+            _ if op.is_comparison() => op.symbol(),
             BinOp::And | BinOp::Star => "&&",
-            BinOp::Or => "||",
-            BinOp::Eq => "==",
-            BinOp::Ne => "!=",
-            BinOp::Lt => "<",
-            BinOp::Le => "<=",
-            BinOp::Gt => ">",
-            BinOp::Ge => ">=",
             BinOp::Add if seqish && ta.as_ref().is_some_and(is_seq) => "++",
             BinOp::Add if seqish => "union",
             BinOp::Add => "+",
@@ -503,8 +488,6 @@ impl Encoder<'_> {
             BinOp::Mul if seqish => "intersection",
             BinOp::Mul => "*",
             BinOp::Div => "\\",
-            BinOp::Mod => "%",
-            BinOp::Concat => "++",
             _ => {
                 self.unsupported(&format!("the operator `{}`", op.symbol()), span);
                 return Err(());
@@ -807,19 +790,9 @@ impl Encoder<'_> {
         }
         let saved_class = std::mem::replace(&mut self.class, c.class.clone());
         let saved_static = std::mem::replace(&mut self.is_static, c.is_static);
-        let mut scope = std::collections::HashMap::new();
-        for (p, t) in c.param_names.iter().zip(&c.params) {
-            scope.insert(
-                p.clone(),
-                super::Local {
-                    viper: format!("%{p}"),
-                    ty: t.clone(),
-                },
-            );
-        }
-        self.scopes.push(scope);
-        let locs: R<Vec<Exp>> = c.read_locs.iter().map(|l| self.spec(l)).collect();
-        self.scopes.pop();
+        let locs: R<Vec<Exp>> = self.with_placeholders(&c.param_names, &c.params, |me| {
+            c.read_locs.iter().map(|l| me.spec(l)).collect()
+        });
         self.class = saved_class;
         self.is_static = saved_static;
         let (recv, rest) = if c.is_static {
@@ -857,20 +830,7 @@ impl Encoder<'_> {
 
     /// Encode an inline predicate body with its parameters as placeholders `%p`.
     fn spec_with_params(&mut self, ps: &[String], tys: &[Type], body: &Expr) -> R<Exp> {
-        let mut scope = std::collections::HashMap::new();
-        for (p, t) in ps.iter().zip(tys) {
-            scope.insert(
-                p.clone(),
-                super::Local {
-                    viper: format!("%{p}"),
-                    ty: t.clone(),
-                },
-            );
-        }
-        self.scopes.push(scope);
-        let r = self.spec(body);
-        self.scopes.pop();
-        r
+        self.with_placeholders(ps, tys, |me| me.spec(body))
     }
 
     fn quant(
@@ -893,15 +853,7 @@ impl Encoder<'_> {
                     return Err(());
                 }
                 let v = self.fresh_name(&b.name.name);
-                if let Some(s) = self.scopes.last_mut() {
-                    s.insert(
-                        b.name.name.clone(),
-                        super::Local {
-                            viper: v.clone(),
-                            ty: b.ty.clone(),
-                        },
-                    );
-                }
+                self.bind_name(&b.name.name, &v, &b.ty);
                 if let Some((lo, hi)) = &b.range {
                     let lo = self.spec(lo)?;
                     let hi = self.spec(hi)?;

@@ -490,58 +490,68 @@ impl<'a> Encoder<'a> {
     /// Declare a PVL local: a fresh Viper name, hoisted to the current method's top.
     pub fn declare(&mut self, name: &str, ty: &Type, span: Span) -> R<String> {
         let vty = self.viper_ty(ty)?;
-        let v = self.fresh_name(name);
-        self.vtypes.insert(v.clone(), vty.clone());
-        if let Some(f) = self.frames.last_mut() {
-            f.names.push(v.clone());
-            f.decls.push(Stmt::new(
-                StmtKind::VarDecl(v.clone(), vty),
-                Origin::new(Role::Synthetic, Some(span)),
-            ));
-        }
-        if let Some(s) = self.scopes.last_mut() {
-            s.insert(
-                name.to_string(),
-                Local {
-                    viper: v.clone(),
-                    ty: ty.clone(),
-                },
-            );
-        }
+        let decl = Origin::new(Role::Synthetic, Some(span));
+        let v = self.new_local(name, vty, Some(decl));
+        self.bind_name(name, &v, ty);
         Ok(v)
     }
 
     /// A fresh temporary of a Viper type in the current method.
     pub fn temp(&mut self, base: &str, ty: Ty) -> String {
-        let v = self.fresh_name(base);
-        self.vtypes.insert(v.clone(), ty.clone());
-        if let Some(f) = self.frames.last_mut() {
-            f.names.push(v.clone());
-            f.decls.push(Stmt::new(
-                StmtKind::VarDecl(v.clone(), ty),
-                Origin::synthetic(),
-            ));
-        }
-        v
+        self.new_local(base, ty, Some(Origin::synthetic()))
     }
 
     pub fn bind_param(&mut self, name: &str, ty: &Type) -> R<(String, Ty)> {
         let vty = self.viper_ty(ty)?;
-        let v = self.fresh_name(name);
-        self.vtypes.insert(v.clone(), vty.clone());
+        let v = self.new_local(name, vty.clone(), None);
+        self.bind_name(name, &v, ty);
+        Ok((v, vty))
+    }
+
+    /// A fresh Viper variable named after `base`, of type `ty`, in the current method; with a
+    /// declaration (hoisted to the method's top) from `decl` unless it is a parameter.
+    fn new_local(&mut self, base: &str, ty: Ty, decl: Option<Origin>) -> String {
+        let v = self.fresh_name(base);
+        self.vtypes.insert(v.clone(), ty.clone());
         if let Some(f) = self.frames.last_mut() {
             f.names.push(v.clone());
+            if let Some(origin) = decl {
+                f.decls
+                    .push(Stmt::new(StmtKind::VarDecl(v.clone(), ty), origin));
+            }
         }
+        v
+    }
+
+    /// Lets the PVL name `name` (of type `ty`) stand for the Viper variable `viper` in the
+    /// innermost scope.
+    pub(crate) fn bind_name(&mut self, name: &str, viper: &str, ty: &Type) {
         if let Some(s) = self.scopes.last_mut() {
             s.insert(
                 name.to_string(),
                 Local {
-                    viper: v.clone(),
+                    viper: viper.to_string(),
                     ty: ty.clone(),
                 },
             );
         }
-        Ok((v, vty))
+    }
+
+    /// `f` with a scope in which the PVL names `ps` (of types `tys`) stand for the placeholders
+    /// `%p` (substituted by the caller's arguments later).
+    pub(crate) fn with_placeholders<T>(
+        &mut self,
+        ps: &[String],
+        tys: &[Type],
+        f: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        self.scopes.push(Default::default());
+        for (p, t) in ps.iter().zip(tys) {
+            self.bind_name(p, &format!("%{p}"), t);
+        }
+        let r = f(self);
+        self.scopes.pop();
+        r
     }
 
     fn reset_member(&mut self, class: Option<&str>, is_static: bool, name: &str) {
@@ -655,21 +665,22 @@ impl<'a> Encoder<'a> {
         }
     }
 
-    fn this_param(&self, info: &Callable) -> Vec<(String, Ty)> {
-        if info.is_static {
-            vec![]
-        } else {
-            vec![("this".to_string(), Ty::Ref)]
+    /// The Viper parameters of a member: `this` (unless static), then its own, bound in scope.
+    fn params(&mut self, m: &ast::Method, info: &Callable) -> R<Vec<(String, Ty)>> {
+        let mut params = Vec::new();
+        if !info.is_static {
+            params.push(("this".to_string(), Ty::Ref));
         }
+        for p in &m.params {
+            params.push(self.bind_param(&p.name.name, &p.ty)?);
+        }
+        Ok(params)
     }
 
     fn function(&mut self, m: &ast::Method, info: &Callable) -> R<()> {
         self.in_function = true;
         self.ret = Some(m.ret.clone());
-        let mut params = self.this_param(info);
-        for p in &m.params {
-            params.push(self.bind_param(&p.name.name, &p.ty)?);
-        }
+        let params = self.params(m, info)?;
         let ret = self.viper_ty(&m.ret)?;
         let (pres, posts) = self.method_contract(m, Role::Pre, Role::Post)?;
         let body = match &m.body {
@@ -699,10 +710,7 @@ impl<'a> Encoder<'a> {
     }
 
     fn predicate(&mut self, m: &ast::Method, info: &Callable) -> R<()> {
-        let mut params = self.this_param(info);
-        for p in &m.params {
-            params.push(self.bind_param(&p.name.name, &p.ty)?);
-        }
+        let params = self.params(m, info)?;
         let body = match &m.body {
             MethodBody::Expr(e) => Some(self.spec(e)?),
             MethodBody::Abstract => None,
@@ -748,24 +756,21 @@ impl<'a> Encoder<'a> {
                 ok = false;
                 continue;
             };
-            if c.kind.is_pre() {
-                pres.extend(cs.iter().map(|(x, s)| Contract {
+            // The clause's conjuncts, each with `role` and its own span.
+            let as_role = |role: Role| {
+                cs.iter().map(move |(x, s)| Contract {
                     exp: x.clone(),
-                    origin: Origin::new(pre_role, Some(*s)).with_clause(c.span),
-                }));
+                    origin: Origin::new(role, Some(*s)).with_clause(c.span),
+                })
+            };
+            if c.kind.is_pre() {
+                pres.extend(as_role(pre_role));
             }
             if c.kind.is_post() {
-                posts.extend(cs.iter().map(|(x, s)| Contract {
-                    exp: x.clone(),
-                    origin: Origin::new(post_role, Some(*s)).with_clause(c.span),
-                }));
+                posts.extend(as_role(post_role));
             }
             if c.kind == ClauseKind::ContextEverywhere {
-                self.everywhere
-                    .extend(cs.into_iter().map(|(x, s)| Contract {
-                        exp: x,
-                        origin: Origin::new(Role::Invariant, Some(s)).with_clause(c.span),
-                    }));
+                self.everywhere.extend(as_role(Role::Invariant));
             }
         }
         if ok {
@@ -776,10 +781,7 @@ impl<'a> Encoder<'a> {
     }
 
     fn method(&mut self, m: &ast::Method, info: &Callable, is_ctor: bool) -> R<()> {
-        let mut params = self.this_param(info);
-        for p in &m.params {
-            params.push(self.bind_param(&p.name.name, &p.ty)?);
-        }
+        let mut params = self.params(m, info)?;
         for (g, t) in &info.given {
             params.push(self.bind_param(g, t)?);
         }

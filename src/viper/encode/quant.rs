@@ -145,13 +145,48 @@ fn subscripts(e: &Exp, vars: &[String]) -> Vec<(Exp, Exp)> {
         .collect()
 }
 
+/// The first `Some` of `f(t, lo, e, hi)` over the variables `t` (in order) and the pairs of
+/// guards `lo <= e` and `e < hi` that bound the same `e` (compared as text): the windows the
+/// chunk rules of `simplify_quant` look for.
+fn first_window<T>(
+    vars: &[String],
+    guards: &[Exp],
+    mut f: impl FnMut(&String, &Exp, &Exp, &Exp) -> Option<T>,
+) -> Option<T> {
+    for t in vars {
+        for g1 in guards {
+            let ExpKind::Binary("<=", lo, e) = &g1.kind else {
+                continue;
+            };
+            for g2 in guards {
+                let ExpKind::Binary("<", e2, hi) = &g2.kind else {
+                    continue;
+                };
+                if text(e2) != text(e) {
+                    continue;
+                }
+                if let Some(r) = f(t, lo, e, hi) {
+                    return Some(r);
+                }
+            }
+        }
+    }
+    None
+}
+
 /// Replace every `aloc(A', I')` whose index equals `from` by `aloc(A', to)`.
 fn replace_index(e: Exp, from: &str, to: &Exp) -> Exp {
+    map_aloc_index(e, |i| if text(&i) == from { to.clone() } else { i })
+}
+
+/// Every `aloc(A, I)` in `e` as `aloc(A, f(I))`.
+fn map_aloc_index(e: Exp, mut f: impl FnMut(Exp) -> Exp) -> Exp {
     e.map(&mut |n| match n.kind {
-        ExpKind::App(f, mut args) if f == "aloc" && args.len() == 2 && text(&args[1]) == from => {
-            args[1] = to.clone();
+        ExpKind::App(name, mut args) if name == "aloc" && args.len() == 2 => {
+            let i = args.pop().unwrap_or_else(|| Exp::int(0));
+            args.push(f(i));
             Exp {
-                kind: ExpKind::App(f, args),
+                kind: ExpKind::App(name, args),
                 span: n.span,
             }
         }
@@ -258,44 +293,27 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
     // Chunk rule: a variable that only selects a chunk, `K * t + c <= e && e < K * t + c + K`
     // with `e` free of `t`, is determined by `e`: t == (e - c) / K. Substituting it keeps the
     // same set of instances and leaves a quantifier whose index can be proven injective.
+    // (Each rule gives the variable, its value, and a guard `0 < K` it needs, if any.)
     loop {
-        let mut hit = None;
-        'chunk: for t in &vars {
-            for g1 in &guards {
-                let ExpKind::Binary("<=", a, e1) = &g1.kind else {
-                    continue;
-                };
-                if e1.mentions_var(t) {
-                    continue;
-                }
-                let Some(la) = linear(a, std::slice::from_ref(t)) else {
-                    continue;
-                };
-                let k = la.coeffs[0].clone();
-                if !k.is_positive() {
-                    continue;
-                }
-                let ca = la.constant.as_ref().map_or(Some(BigInt::zero()), lit);
-                for g2 in &guards {
-                    let ExpKind::Binary("<", e2, b) = &g2.kind else {
-                        continue;
-                    };
-                    if text(e2) != text(e1) {
-                        continue;
-                    }
-                    let Some(lb) = linear(b, std::slice::from_ref(t)) else {
-                        continue;
-                    };
-                    let cb = lb.constant.as_ref().map_or(Some(BigInt::zero()), lit);
-                    if lb.coeffs[0] == k && matches!((&ca, &cb), (Some(x), Some(y)) if y - x == k) {
-                        let c = ca.clone().unwrap_or_default();
-                        let v = Exp::bin("\\", Exp::bin("-", (**e1).clone(), int(&c)), int(&k));
-                        hit = Some((t.clone(), v));
-                        break 'chunk;
-                    }
-                }
+        let mut hit = first_window(&vars, &guards, |t, a, e1, b| {
+            if e1.mentions_var(t) {
+                return None;
             }
-        }
+            let la = linear(a, std::slice::from_ref(t))?;
+            let k = la.coeffs[0].clone();
+            if !k.is_positive() {
+                return None;
+            }
+            let ca = la.constant.as_ref().map_or(Some(BigInt::zero()), lit);
+            let lb = linear(b, std::slice::from_ref(t))?;
+            let cb = lb.constant.as_ref().map_or(Some(BigInt::zero()), lit);
+            if lb.coeffs[0] == k && matches!((&ca, &cb), (Some(x), Some(y)) if y - x == k) {
+                let c = ca.clone().unwrap_or_default();
+                let v = Exp::bin("\\", Exp::bin("-", e1.clone(), int(&c)), int(&k));
+                return Some((t.clone(), v, None));
+            }
+            None
+        });
         // Residue rule: `(e - t) % K == 0` with t ranging over exactly [lo, lo + K) determines
         // t == (e - lo) % K + lo (the shape a re-indexed inner quantifier leaves behind).
         if hit.is_none() {
@@ -341,90 +359,59 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
                             Exp::bin("%", Exp::bin("-", base, int(&lo)), int(&k)),
                             int(&lo),
                         );
-                        hit = Some((t.clone(), v));
+                        hit = Some((t.clone(), v, None));
                         break 'residue;
                     }
                 }
             }
         }
-        let mut positive = None;
         // Symbolic chunk rule: `K * t <= e && e < (t + 1) * K` (any spelling of the products)
         // with a symbolic K: t == e \\ K, when 0 < K (the chunk is empty otherwise).
         if hit.is_none() {
-            'symchunk: for t in &vars {
-                for g1 in &guards {
-                    let ExpKind::Binary("<=", a, e1) = &g1.kind else {
-                        continue;
-                    };
-                    if vars.iter().any(|v| e1.mentions_var(v) && v == t) {
-                        continue;
-                    }
-                    let Some((k, None)) = sym_affine(a, t, &vars) else {
-                        continue;
-                    };
-                    for g2 in &guards {
-                        let ExpKind::Binary("<", e2, b) = &g2.kind else {
-                            continue;
-                        };
-                        if text(e2) != text(e1) {
-                            continue;
-                        }
-                        let Some((k2, Some(c2))) = sym_affine(b, t, &vars) else {
-                            continue;
-                        };
-                        if text(&k2) == text(&k) && text(&c2) == text(&k) {
-                            positive = Some(Exp::bin("<", Exp::int(0), k.clone()));
-                            hit = Some((t.clone(), Exp::bin("\\", (**e1).clone(), k.clone())));
-                            break 'symchunk;
-                        }
-                    }
+            hit = first_window(&vars, &guards, |t, a, e1, b| {
+                if vars.iter().any(|v| e1.mentions_var(v) && v == t) {
+                    return None;
                 }
-            }
+                let Some((k, None)) = sym_affine(a, t, &vars) else {
+                    return None;
+                };
+                let (k2, c2) = sym_affine(b, t, &vars)?;
+                let c2 = c2?;
+                if text(&k2) == text(&k) && text(&c2) == text(&k) {
+                    let positive = Exp::bin("<", Exp::int(0), k.clone());
+                    return Some((t.clone(), Exp::bin("\\", e1.clone(), k), Some(positive)));
+                }
+                None
+            });
         }
         // Shifted chunk rule: `L <= e - K * t && e - K * t < L + K` (what re-indexing an inner
         // `c` over [L, L + K) in a cell `K * t + c` leaves for an outer variable t) determines
         // t == (e - L) \ K. A symbolic K adds the guard `0 < K` (the window is empty otherwise).
         if hit.is_none() {
-            'shift: for t in &vars {
-                for g1 in &guards {
-                    let ExpKind::Binary("<=", lo, d1) = &g1.kind else {
-                        continue;
-                    };
-                    if lo.mentions_var(t) {
-                        continue;
-                    }
-                    let Some((k, rest)) = minus_scaled(d1, t, &vars) else {
-                        continue;
-                    };
-                    for g2 in &guards {
-                        let ExpKind::Binary("<", d2, hi) = &g2.kind else {
-                            continue;
-                        };
-                        if text(d2) != text(d1) || hi.mentions_var(t) {
-                            continue;
-                        }
-                        let width_ok = match (lit(lo), lit(hi), lit(&k)) {
-                            (Some(l), Some(h), Some(kk)) => kk.is_positive() && h - l == kk,
-                            _ => stride_range_text(lo, hi, &k),
-                        };
-                        if !width_ok {
-                            continue;
-                        }
-                        let base = if lit(lo).is_some_and(|z| z.is_zero()) {
-                            rest.clone()
-                        } else {
-                            Exp::bin("-", rest.clone(), (**lo).clone())
-                        };
-                        if lit(&k).is_none() {
-                            positive = Some(Exp::bin("<", Exp::int(0), k.clone()));
-                        }
-                        hit = Some((t.clone(), Exp::bin("\\", base, k.clone())));
-                        break 'shift;
-                    }
+            hit = first_window(&vars, &guards, |t, lo, d1, hi| {
+                if lo.mentions_var(t) || hi.mentions_var(t) {
+                    return None;
                 }
-            }
+                let (k, rest) = minus_scaled(d1, t, &vars)?;
+                let width_ok = match (lit(lo), lit(hi), lit(&k)) {
+                    (Some(l), Some(h), Some(kk)) => kk.is_positive() && h - l == kk,
+                    _ => stride_range_text(lo, hi, &k),
+                };
+                if !width_ok {
+                    return None;
+                }
+                let base = if lit(lo).is_some_and(|z| z.is_zero()) {
+                    rest
+                } else {
+                    Exp::bin("-", rest, lo.clone())
+                };
+                let positive = lit(&k)
+                    .is_none()
+                    .then(|| Exp::bin("<", Exp::int(0), k.clone()));
+                Some((t.clone(), Exp::bin("\\", base, k), positive))
+            });
         }
-        let Some((t, v)) = hit else { break };
+        let Some((t, v, positive)) = hit else { break };
         guards = guards.into_iter().map(|g| g.subst(&t, &v)).collect();
         if let Some(p) = positive {
             guards.insert(0, p);
@@ -630,20 +617,7 @@ pub fn wrap_index(i: Exp) -> Exp {
 
 /// Every `aloc(A, I)` with `I` wrapped by `wrap_index`.
 fn wrap_strides(e: Exp) -> Exp {
-    e.map(&mut |n| match n.kind {
-        ExpKind::App(f, mut args) if f == "aloc" && args.len() == 2 => {
-            let i = args.pop().unwrap_or_else(|| Exp::int(0));
-            args.push(wrap_index(i));
-            Exp {
-                kind: ExpKind::App(f, args),
-                span: n.span,
-            }
-        }
-        k => Exp {
-            kind: k,
-            span: n.span,
-        },
-    })
+    map_aloc_index(e, wrap_index)
 }
 
 /// Every `vct_stride(c, v, k)` back as `c + v * k`.

@@ -6,11 +6,11 @@ use crate::front::span::Span;
 use crate::viper::ast::*;
 use std::collections::{HashMap, HashSet};
 
-/// Free variables of an expression, in order of first occurrence.
 /// An abstract stand-in for one `\\old(e)` in a barrier-consistency method: (text of e,
 /// function name, parameters, result type).
 type OldFn = (String, String, Vec<(String, Ty)>, Ty);
 
+/// Free variables of an expression, in order of first occurrence.
 pub fn exp_vars(e: &Exp, bound: &mut Vec<String>, out: &mut Vec<String>) {
     match &e.kind {
         ExpKind::Var(n) => {
@@ -33,50 +33,7 @@ pub fn exp_vars(e: &Exp, bound: &mut Vec<String>, out: &mut Vec<String>) {
             exp_vars(b, bound, out);
             bound.pop();
         }
-        _ => {
-            // Visit direct children only; `visit` is pre-order over everything, so recurse by
-            // mapping children through a small shim.
-            let mut kids: Vec<&Exp> = Vec::new();
-            children(e, &mut kids);
-            for k in kids {
-                exp_vars(k, bound, out);
-            }
-        }
-    }
-}
-
-fn children<'a>(e: &'a Exp, out: &mut Vec<&'a Exp>) {
-    match &e.kind {
-        ExpKind::Unary(_, a)
-        | ExpKind::Field(a, _)
-        | ExpKind::PermOf(a)
-        | ExpKind::Old(_, a)
-        | ExpKind::Len(a) => out.push(a),
-        ExpKind::Binary(_, a, b)
-        | ExpKind::Acc(a, b)
-        | ExpKind::Unfolding(a, b)
-        | ExpKind::SeqIndex(a, b)
-        | ExpKind::Range(a, b)
-        | ExpKind::Let(_, a, b) => {
-            out.push(a);
-            out.push(b);
-        }
-        ExpKind::Cond(a, b, c) | ExpKind::SeqUpdate(a, b, c) => {
-            out.push(a);
-            out.push(b);
-            out.push(c);
-        }
-        ExpKind::App(_, xs)
-        | ExpKind::SeqLit(_, xs)
-        | ExpKind::SetLit(_, xs)
-        | ExpKind::MultisetLit(_, xs) => out.extend(xs.iter()),
-        ExpKind::SeqSlice(s, lo, hi) => {
-            out.push(s);
-            out.extend(lo.iter().map(|b| &**b));
-            out.extend(hi.iter().map(|b| &**b));
-        }
-        ExpKind::Forall(_, _, b) | ExpKind::Exists(_, _, b) => out.push(b),
-        _ => {}
+        _ => e.for_each_child(false, &mut |k| exp_vars(k, bound, out)),
     }
 }
 
