@@ -47,9 +47,9 @@ pub fn main(args: ExplainArgs) -> u8 {
                 println!("{}", serde_json::Value::Array(all));
             }
             Format::Text => {
-                for (area, table) in codes::TABLES {
-                    println!("{area}:");
-                    for c in *table {
+                for area in codes::tables() {
+                    println!("{}:", area.name);
+                    for c in &area.codes {
                         println!("  {:<20} {}", c.code, c.title);
                     }
                 }

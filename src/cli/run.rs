@@ -155,10 +155,11 @@ fn check_counts(r: &RunResult) -> [usize; 5] {
         count("R-PRE")
             + count("R-POST")
             + count("R-PAR-")
-            + count("R-INV")
+            + count("R-INV-")
+            + count("R-INVARIANT")
             + count("R-ASSERT")
             + count("R-BAR-"),
-        count("R-PERM"),
+        count("R-PERM-"),
         count("R-RACE"),
         count("R-DIVERGENCE") + count("R-DEADLOCK"),
         count("W-NONUNIFORM"),

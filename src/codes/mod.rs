@@ -1,20 +1,38 @@
 //! The registry of diagnostic codes: every code alpine-rs emits, with its severity, what it
 //! means for the exit status, a title and an explanation (`alpine-rs explain CODE`, in the style
-//! of `rustc --explain`). The tables are per area; a test checks that every code emitted in the
-//! sources is registered and every registered code is emitted somewhere or marked reserved.
-
-mod backend;
-mod batch;
-mod front;
-mod optimize;
-mod run;
-mod verify;
+//! of `rustc --explain`).
+//!
+//! The registry is written as Markdown, one file per area (`src/codes/*.md`), compiled into the
+//! binary and read on first use. Each code is a section:
+//!
+//! ```text
+//! ## A603: the kernels run over different thread ranges
+//! - severity: error
+//! - exit: no
+//! - reserved            (only for a documented code nothing emits yet)
+//!
+//! The explanation, with a small example and what makes the diagnostic go away.
+//! ```
+//!
+//! A test (tests/codes.rs) checks that every code emitted in the sources is registered and every
+//! registered code is emitted somewhere or marked reserved.
 
 use crate::diag::Severity;
+use std::sync::OnceLock;
 
-/// What a diagnostic of a code means for the exit status of the command that reports it
-/// (the project-wide rule: 0 success; 1 the tool worked but the answer is no; 2 bad input or
-/// usage; 3 could not decide).
+/// The areas' files, in the order `explain --list` shows them.
+static SOURCES: &[&str] = &[
+    include_str!("front.md"),
+    include_str!("optimize.md"),
+    include_str!("batch.md"),
+    include_str!("verify.md"),
+    include_str!("run.md"),
+    include_str!("backend.md"),
+];
+
+/// What a diagnostic of a code means for the exit status of the command that reports it (the
+/// project-wide rule: 0 success; 1 the tool worked but the answer is no; 2 bad input or usage;
+/// 3 could not decide).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ExitClass {
@@ -28,6 +46,19 @@ pub enum ExitClass {
     Undecided,
     /// A bug in alpine-rs (exit 3, reported as such).
     Internal,
+}
+
+impl ExitClass {
+    fn parse(s: &str) -> Option<ExitClass> {
+        Some(match s {
+            "none" => ExitClass::None,
+            "no" => ExitClass::No,
+            "bad-input" => ExitClass::BadInput,
+            "undecided" => ExitClass::Undecided,
+            "internal" => ExitClass::Internal,
+            _ => return None,
+        })
+    }
 }
 
 /// One registered code.
@@ -44,22 +75,87 @@ pub struct Code {
     pub reserved: bool,
 }
 
-/// Every table, by area.
-pub static TABLES: &[(&str, &[Code])] = &[
-    ("front end and annotations", front::CODES),
-    ("optimizations", optimize::CODES),
-    ("batch plans", batch::CODES),
-    ("verification", verify::CODES),
-    ("execution and validation", run::CODES),
-    ("backend and input/output", backend::CODES),
-];
+/// One area's codes.
+#[derive(Debug)]
+pub struct Area {
+    pub name: &'static str,
+    pub codes: Vec<Code>,
+    /// Lines of the file that are not part of a well-formed section (empty for a sound file).
+    pub malformed: Vec<&'static str>,
+}
+
+/// Every area, in order.
+pub fn tables() -> &'static [Area] {
+    static TABLES: OnceLock<Vec<Area>> = OnceLock::new();
+    TABLES.get_or_init(|| SOURCES.iter().map(|s| parse(s)).collect())
+}
 
 /// Every registered code.
 pub fn all() -> impl Iterator<Item = &'static Code> {
-    TABLES.iter().flat_map(|(_, t)| t.iter())
+    tables().iter().flat_map(|a| a.codes.iter())
 }
 
 /// The entry of a code, if registered.
 pub fn lookup(code: &str) -> Option<&'static Code> {
     all().find(|c| c.code == code)
+}
+
+/// Read one area file; a section whose header or attributes do not read is reported in
+/// `malformed` instead of being guessed.
+fn parse(text: &'static str) -> Area {
+    let mut area = Area {
+        name: "",
+        codes: Vec::new(),
+        malformed: Vec::new(),
+    };
+    let mut rest = text;
+    if let Some(first) = rest.lines().next() {
+        if let Some(name) = first.strip_prefix("# ") {
+            area.name = name.trim();
+            rest = &rest[first.len()..];
+        }
+    }
+    for section in rest.split("\n## ").skip(1) {
+        let (header, body) = section.split_once('\n').unwrap_or((section, ""));
+        let Some((code, title)) = header.split_once(": ") else {
+            area.malformed.push(header);
+            continue;
+        };
+        let mut severity = None;
+        let mut exit = None;
+        let mut reserved = false;
+        let mut lines = body.split_inclusive('\n');
+        let mut used = 0;
+        for line in lines.by_ref() {
+            let Some(attr) = line.trim_end().strip_prefix("- ") else {
+                break;
+            };
+            used += line.len();
+            match attr.split_once(": ") {
+                Some(("severity", s)) => {
+                    severity = match s {
+                        "error" => Some(Severity::Error),
+                        "warning" => Some(Severity::Warning),
+                        "note" => Some(Severity::Note),
+                        _ => None,
+                    }
+                }
+                Some(("exit", e)) => exit = ExitClass::parse(e),
+                None if attr == "reserved" => reserved = true,
+                _ => area.malformed.push(line),
+            }
+        }
+        match (severity, exit) {
+            (Some(severity), Some(exit)) => area.codes.push(Code {
+                code: code.trim(),
+                severity,
+                exit,
+                title: title.trim(),
+                explanation: body[used..].trim(),
+                reserved,
+            }),
+            _ => area.malformed.push(header),
+        }
+    }
+    area
 }
