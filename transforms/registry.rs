@@ -6,7 +6,7 @@
 //! line here (see ARCHITECTURE.md, "How to add an optimization"); nothing else names it.
 
 use super::params::{read_annotation, Params};
-use super::{Opt, Registered};
+use super::{Meta, Opt, Registered};
 use crate::analyze::sites::{sites, Site, SiteKind};
 use crate::diag::Diagnostic;
 use crate::front::ast::*;
@@ -51,13 +51,21 @@ pub fn rank(opt: Opt) -> usize {
 /// "unroll, merge, …" for messages: the command-line names, then the Alpinist keywords that
 /// differ from them.
 pub fn known_names() -> String {
-    let names: Vec<&str> = ALL.iter().map(|o| o.meta().name).collect();
-    let keywords: Vec<&str> = ALL
-        .iter()
-        .filter(|o| o.meta().keyword != o.meta().name)
-        .map(|o| o.meta().keyword)
-        .collect();
-    format!("{} (or {})", names.join(", "), keywords.join(", "))
+    format!(
+        "{} (or {})",
+        words(|m| m.name, false).join(", "),
+        words(|m| m.keyword, true).join(", ")
+    )
+}
+
+/// One word of every optimization in order (only of those whose keyword and name differ, with
+/// `renamed`).
+fn words(word: fn(&Meta) -> &'static str, renamed: bool) -> Vec<&'static str> {
+    ALL.iter()
+        .map(|o| o.meta())
+        .filter(|m| !renamed || m.keyword != m.name)
+        .map(word)
+        .collect()
 }
 
 /// The name of a site kind, for messages ("loop", "par block", "method").
@@ -104,12 +112,8 @@ pub fn read(src: &str, dialect: Dialect, ann: &Annotation) -> Result<Params, Vec
         } else {
             format!("`{word}`")
         };
-        let keywords: Vec<&str> = ALL.iter().map(|o| o.meta().keyword).collect();
-        let synonyms: Vec<&str> = ALL
-            .iter()
-            .filter(|o| o.meta().keyword != o.meta().name)
-            .map(|o| o.meta().name)
-            .collect();
+        let keywords = words(|m| m.keyword, false);
+        let synonyms = words(|m| m.name, true);
         let span = if word.is_empty() {
             ann.end
         } else {

@@ -5,20 +5,12 @@ use crate::diag::{to_json, Diagnostic, SourceFile};
 use crate::sem::{self, Checks, Config, RunOptions, RunResult, Schedule, Status};
 use std::path::PathBuf;
 
+/// What `run` and `validate` execute with.
 #[derive(clap::Args, Debug, Clone)]
-pub struct RunArgs {
-    /// The PVL file to run.
-    pub file: PathBuf,
-    /// Entry method (`Class.method` or `method`); default: the unique kernel method, else every
-    /// non-pure method.
-    #[arg(long)]
-    pub entry: Option<String>,
+pub struct ExecArgs {
     /// A YAML/JSON input file (repeatable); each adds one input.
     #[arg(long = "input")]
     pub inputs: Vec<PathBuf>,
-    /// Number of generated inputs (default 1, or 0 when inputs are given).
-    #[arg(long)]
-    pub random: Option<usize>,
     /// Global seed for input generation.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -28,6 +20,22 @@ pub struct RunArgs {
     /// Split each thread range into blocks of this many threads (barrier scope = block).
     #[arg(long = "block-size")]
     pub block_size: Option<usize>,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunArgs {
+    /// The PVL file to run.
+    pub file: PathBuf,
+    /// Entry method (`Class.method` or `method`); default: the unique kernel method, else every
+    /// non-pure method.
+    #[arg(long)]
+    pub entry: Option<String>,
+    /// Inputs, seed, checks and blocks (shared with `validate`).
+    #[command(flatten)]
+    pub exec: ExecArgs,
+    /// Number of generated inputs (default 1, or 0 when inputs are given).
+    #[arg(long)]
+    pub random: Option<usize>,
     /// Cap on lane-statement executions.
     #[arg(long, default_value_t = 100_000_000)]
     pub fuel: u64,
@@ -214,13 +222,13 @@ pub fn main(args: RunArgs) -> u8 {
         Ok(s) => s,
         Err(e) => return usage_error(json, &format!("cannot read {name}: {e}"), HELP_READ),
     };
-    let sel = match parse_checks(args.checks.as_deref()) {
+    let sel = match parse_checks(args.exec.checks.as_deref()) {
         Ok(c) => c,
         Err(e) => return usage_error(json, &e, HELP_CHECKS),
     };
     let checks = sel.checks;
     let read = |p: &PathBuf| std::fs::read_to_string(p).map_err(|e| e.to_string());
-    let inputs = match read_inputs(json, &args.inputs, args.seed, read) {
+    let inputs = match read_inputs(json, &args.exec.inputs, args.exec.seed, read) {
         Ok(i) => i,
         Err(code) => return code,
     };
@@ -228,12 +236,12 @@ pub fn main(args: RunArgs) -> u8 {
         entry: args.entry.clone(),
         random: args.random.unwrap_or(if inputs.is_empty() { 1 } else { 0 }),
         inputs,
-        seed: args.seed,
+        seed: args.exec.seed,
         config: Config {
             checks,
             uniformity: sel.uniformity,
             schedule: args.schedule,
-            block_size: args.block_size,
+            block_size: args.exec.block_size,
             fuel: args.fuel,
             ..Config::default()
         },

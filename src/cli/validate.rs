@@ -2,7 +2,9 @@
 
 use super::common::json_diags;
 use super::common::Format;
-use super::run::{parse_checks, print_json, read_inputs, usage_error, HELP_CHECKS, HELP_READ};
+use super::run::{
+    parse_checks, print_json, read_inputs, usage_error, ExecArgs, HELP_CHECKS, HELP_READ,
+};
 use crate::diag::SourceFile;
 use crate::sem::{self, Config, ValidateOptions, Verdict};
 use std::path::PathBuf;
@@ -16,19 +18,12 @@ pub struct ValidateArgs {
     /// Entry method: `method`, `Class.method`, or `ORIG_NAME:OPT_NAME`.
     #[arg(long)]
     pub entry: Option<String>,
-    /// A YAML/JSON input file (repeatable).
-    #[arg(long = "input")]
-    pub inputs: Vec<PathBuf>,
+    /// Inputs, seed, checks and blocks (as for `run`).
+    #[command(flatten)]
+    pub exec: ExecArgs,
     /// Number of generated inputs.
     #[arg(long, default_value_t = 20)]
     pub random: usize,
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Comma list of checks (see `run --checks`).
-    #[arg(long)]
-    pub checks: Option<String>,
-    #[arg(long = "block-size")]
-    pub block_size: Option<usize>,
     /// Rerun each race-free run under K extra random warp schedules; a result that changes is
     /// reported (a race the detector missed).
     #[arg(long, default_value_t = 0, value_name = "K")]
@@ -66,23 +61,23 @@ pub fn main(args: ValidateArgs) -> u8 {
         (Ok(a), Ok(b)) => (a, b),
         (Err(e), _) | (_, Err(e)) => return usage_error(json, &e, HELP_READ),
     };
-    let sel = match parse_checks(args.checks.as_deref()) {
+    let sel = match parse_checks(args.exec.checks.as_deref()) {
         Ok(c) => c,
         Err(e) => return usage_error(json, &e, HELP_CHECKS),
     };
-    let inputs = match read_inputs(json, &args.inputs, args.seed, read) {
+    let inputs = match read_inputs(json, &args.exec.inputs, args.exec.seed, read) {
         Ok(i) => i,
         Err(code) => return code,
     };
     let opts = ValidateOptions {
         entry: args.entry.clone(),
         random: args.random,
-        seed: args.seed,
+        seed: args.exec.seed,
         inputs,
         config: Config {
             checks: sel.checks,
             uniformity: sel.uniformity,
-            block_size: args.block_size,
+            block_size: args.exec.block_size,
             ..Config::default()
         },
         schedules: args.schedules,

@@ -1026,68 +1026,22 @@ fn parse_cli_entry(entry: &str) -> SiliconError {
     }
 }
 
-/// Error texts of the pinned Silicon (viper.silver.verifier.errors): (prefix, suffix, id). The
-/// suffix ends the error part when the text embeds a name or an expression.
-const ERROR_TEXTS: &[(&str, &str, &str)] = &[
-    ("Assignment might fail.", "", "assignment.failed"),
-    ("Assert might fail.", "", "assert.failed"),
-    ("Method call might fail.", "", "call.failed"),
-    ("Contract might not be well-formed.", "", "not.wellformed"),
-    ("Exhale might fail.", "", "exhale.failed"),
-    ("Inhale might fail.", "", "inhale.failed"),
-    (
-        "Function might not be well-formed.",
-        "",
-        "function.not.wellformed",
-    ),
-    ("Conditional statement might fail.", "", "if.failed"),
-    ("While statement might fail.", "", "while.failed"),
-    (
-        "Predicate might not be well-formed.",
-        "",
-        "predicate.not.wellformed",
-    ),
-    (
-        "Magic wand might not be well-formed.",
-        "",
-        "wand.not.wellformed",
-    ),
-    ("Packaging wand might fail.", "", "package.failed"),
-    ("Applying wand might fail.", "", "apply.failed"),
-    ("Applying heuristics failed.", "", "heuristics.failed"),
-    ("Quasihavocall might fail.", "", "quasihavocall.failed"),
-    ("Quasihavoc might fail.", "", "quasihavoc.failed"),
-    ("Referencing a wand might fail.", "", "letwand.failed"),
-    ("An internal error occurred.", "", "internal"),
-    (
-        "Precondition of function ",
-        " might not hold.",
-        "application.precondition",
-    ),
-    (
-        "The precondition of method ",
-        " might not hold.",
-        "call.precondition",
-    ),
-    (
-        "Postcondition of ",
-        " might not hold.",
-        "postcondition.violated",
-    ),
-    (
-        "Loop invariant ",
-        " might not hold on entry.",
-        "invariant.not.established",
-    ),
-    (
-        "Loop invariant ",
-        " might not be preserved.",
-        "invariant.not.preserved",
-    ),
-    ("Folding ", " might fail.", "fold.failed"),
-    ("Unfolding ", " might fail.", "unfold.failed"),
-    ("Function ", " might not terminate.", "termination.failed"),
-];
+/// Error texts of the pinned Silicon (viper.silver.verifier.errors): (prefix, suffix, id), from
+/// `silicon_errors.tsv`. The suffix ends the error part when the text embeds a name or an
+/// expression.
+fn error_texts() -> &'static [(&'static str, &'static str, &'static str)] {
+    static TEXTS: std::sync::OnceLock<Vec<(&str, &str, &str)>> = std::sync::OnceLock::new();
+    TEXTS.get_or_init(|| {
+        include_str!("silicon_errors.tsv")
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+            .filter_map(|l| {
+                let mut f = l.split('\t');
+                Some((f.next()?, f.next()?, f.next()?))
+            })
+            .collect()
+    })
+}
 
 /// Reason texts (viper.silver.verifier.reasons): (prefix, suffix, id).
 const REASON_TEXTS: &[(&str, &str, &str)] = &[
@@ -1148,7 +1102,7 @@ const OTHER_TEXTS: &[(&str, &str)] = &[
 /// Unknown reasons give `error:unknown`; a message with a position that matches nothing is a
 /// type-checker error (their messages have no fixed prefix); otherwise `unknown`.
 pub fn infer_full_id(message: &str, has_pos: bool) -> String {
-    for &(prefix, suffix, id) in ERROR_TEXTS {
+    for &(prefix, suffix, id) in error_texts() {
         let Some(rest) = message.strip_prefix(prefix) else {
             continue;
         };

@@ -404,6 +404,22 @@ impl Analysis<'_> {
         Some(Self::sum(&covs, scale))
     }
 
+    /// A fresh cell `x` and the total of each group over all threads at `x`, in units of the
+    /// returned scale (one for all groups, so the totals compare).
+    fn cell_totals(
+        &mut self,
+        groups: &[&[&Atom]],
+    ) -> Result<(Z3Int, Vec<Z3Int>, BigInt), Undecided> {
+        let all: Vec<&Atom> = groups.iter().flat_map(|g| g.iter().copied()).collect();
+        let scale = Self::scale_of(&all);
+        let x = named_int(self.tr, "the cell");
+        let totals = groups
+            .iter()
+            .map(|g| self.global_sum(g, &x, &scale).ok_or(Undecided::Unencodable))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((x, totals, scale))
+    }
+
     fn global_sum(&mut self, atoms: &[&Atom], x: &Z3Int, scale: &BigInt) -> Option<Z3Int> {
         let mut covs = Vec::new();
         for a in atoms {
@@ -481,18 +497,8 @@ impl Analysis<'_> {
         p1: &[&Atom],
         p2: &[&Atom],
     ) -> Result<Option<Witness>, Undecided> {
-        let all: Vec<&Atom> = fp.iter().chain(p1).chain(p2).copied().collect();
-        let scale = Self::scale_of(&all);
-        let x = named_int(self.tr, "the cell");
-        let f = self
-            .global_sum(fp, &x, &scale)
-            .ok_or(Undecided::Unencodable)?;
-        let a = self
-            .global_sum(p1, &x, &scale)
-            .ok_or(Undecided::Unencodable)?;
-        let b = self
-            .global_sum(p2, &x, &scale)
-            .ok_or(Undecided::Unencodable)?;
+        let (x, totals, scale) = self.cell_totals(&[fp, p1, p2])?;
+        let [f, a, b] = <[Z3Int; 3]>::try_from(totals).map_err(|_| Undecided::Unencodable)?;
         let (lv, rv) = (
             named_int(self.tr, "lhs total"),
             named_int(self.tr, "rhs total"),
@@ -572,15 +578,8 @@ impl Analysis<'_> {
         rhs: &[&Atom],
         exact: bool,
     ) -> Result<Option<Witness>, Undecided> {
-        let all: Vec<&Atom> = lhs.iter().chain(rhs).copied().collect();
-        let scale = Self::scale_of(&all);
-        let x = named_int(self.tr, "the cell");
-        let l = self
-            .global_sum(lhs, &x, &scale)
-            .ok_or(Undecided::Unencodable)?;
-        let r = self
-            .global_sum(rhs, &x, &scale)
-            .ok_or(Undecided::Unencodable)?;
+        let (x, totals, scale) = self.cell_totals(&[lhs, rhs])?;
+        let [l, r] = <[Z3Int; 2]>::try_from(totals).map_err(|_| Undecided::Unencodable)?;
         let (lv, rv) = (
             named_int(self.tr, "lhs total"),
             named_int(self.tr, "rhs total"),

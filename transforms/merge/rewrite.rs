@@ -87,13 +87,7 @@ fn exact(ctx: &mut Ctx, stmt: &Stmt, shape: &LoopShape, m: u64, t: &Trip) -> Edi
         UpdOp::Mul | UpdOp::Div => closed_form(&var, &g, t, k, m),
     };
     let gen = Gen::new(ctx, stmt, shape);
-    let ind = gen.ind.clone();
-    let unit = gen.unit.clone();
-    let inner = if gen.wraps {
-        format!("{ind}{unit}")
-    } else {
-        ind.clone()
-    };
+    let (ind, inner, body_ind) = (gen.ind.clone(), gen.inner(), gen.body_ind());
     let incr = format!("{g} = {g} + 1;");
     let mut out: Vec<String> = Vec::new();
     out.extend(gen.init_lines(&inner));
@@ -105,7 +99,6 @@ fn exact(ctx: &mut Ctx, stmt: &Stmt, shape: &LoopShape, m: u64, t: &Trip) -> Edi
         }
     }
     // The merged body, written at the loop's original indentation (the residual re-indents it).
-    let body_ind = format!("{ind}{unit}");
     let mut lines = Vec::new();
     for c in 0..m {
         let upd = shape.is_for && c + 1 < m;
@@ -131,14 +124,7 @@ fn exact(ctx: &mut Ctx, stmt: &Stmt, shape: &LoopShape, m: u64, t: &Trip) -> Edi
 /// Remainder mode: the merged loop (guard `gm`), then the original loop for the rest.
 fn remainder(ctx: &Ctx, stmt: &Stmt, shape: &LoopShape, m: u64, gm: String) -> EditSet {
     let gen = Gen::new(ctx, stmt, shape);
-    let ind = gen.ind.clone();
-    let unit = gen.unit.clone();
-    let inner = if gen.wraps {
-        format!("{ind}{unit}")
-    } else {
-        ind.clone()
-    };
-    let body_ind = format!("{ind}{unit}");
+    let (ind, inner, body_ind) = (gen.ind.clone(), gen.inner(), gen.body_ind());
     let mut lines = Vec::new();
     for c in 0..m {
         lines.extend(gen.copy_lines(&body_ind, shape.is_for && c + 1 < m, None));

@@ -22,12 +22,7 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
         } => (stmt, shape, k, diagnostics),
     };
     let gen = Gen::new(ctx, stmt, &shape);
-    let ind = gen.ind.clone();
-    let inner = if gen.wraps {
-        format!("{ind}{}", ctx.layout.unit)
-    } else {
-        ind.clone()
-    };
+    let inner = gen.inner();
     let mut out: Vec<String> = Vec::new();
     out.extend(gen.init_lines(&inner));
     for j in 0..k {
@@ -288,6 +283,21 @@ impl<'a> Gen<'a> {
             shape,
             wraps,
         }
+    }
+
+    /// The indentation of the generated statements: the loop's, one unit deeper when the result
+    /// is wrapped in a block.
+    pub fn inner(&self) -> String {
+        if self.wraps {
+            format!("{}{}", self.ind, self.unit)
+        } else {
+            self.ind.clone()
+        }
+    }
+
+    /// The indentation of a body written at the loop's own level (the residual re-indents it).
+    pub fn body_ind(&self) -> String {
+        format!("{}{}", self.ind, self.unit)
     }
 
     /// Source text of a statement re-indented to `to` (every line, the first included).

@@ -202,7 +202,8 @@ const VIPER_RESERVED: &[&str] = &[
     "trigger",
 ];
 
-pub(crate) const PRELUDE: &str = r#"domain Arr {
+/// The Viper prelude every encoding starts with: arrays as a domain of locations (design §5.2).
+pub const PRELUDE: &str = r#"domain Arr {
   function loc(a: Arr, i: Int): Ref
   function alen(a: Arr): Int
   function loc_arr(r: Ref): Arr
