@@ -80,18 +80,14 @@ pub(super) struct Line {
 pub(super) fn print_contract(k: &Kernel) -> Vec<Line> {
     let mut out = Vec::new();
     for arr in k.arrays() {
-        let pre: Vec<String> = k
-            .pre
-            .iter()
-            .filter(|a| a.array == arr)
-            .map(model::Atom::print)
-            .collect();
-        let post: Vec<String> = k
-            .post
-            .iter()
-            .filter(|a| a.array == arr)
-            .map(model::Atom::print)
-            .collect();
+        let of = |atoms: &[model::Atom]| -> Vec<String> {
+            atoms
+                .iter()
+                .filter(|a| a.array == arr)
+                .map(model::Atom::print)
+                .collect()
+        };
+        let (pre, post) = (of(&k.pre), of(&k.post));
         both_lists(&pre, &post, Some(&arr), &mut out);
     }
     let cp: Vec<String> = k.carried_pre.iter().map(|f| f.text.clone()).collect();

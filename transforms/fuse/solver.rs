@@ -499,20 +499,9 @@ impl Analysis<'_> {
     ) -> Result<Option<Witness>, Undecided> {
         let (x, totals, scale) = self.cell_totals(&[fp, p1, p2])?;
         let [f, a, b] = <[Z3Int; 3]>::try_from(totals).map_err(|_| Undecided::Unencodable)?;
-        let (lv, rv) = (
-            named_int(self.tr, "lhs total"),
-            named_int(self.tr, "rhs total"),
-        );
         let larger = a.ge(&b).ite(&a, &b);
-        let q = [lv._eq(&f), rv._eq(&larger), f.gt(&larger)];
-        let obj = [
-            ("the cell".to_string(), x),
-            ("lhs total".into(), lv),
-            ("rhs total".into(), rv),
-        ];
-        Ok(self
-            .sat_min(&q, &obj)?
-            .map(|cx| witness(&cx, "the cell", &[], &scale)))
+        let bad = f.gt(&larger);
+        self.cell_witness(x, (&f, &larger), bad, &scale)
     }
 
     /// Two different threads never hold the same cell through `a`.
@@ -580,12 +569,24 @@ impl Analysis<'_> {
     ) -> Result<Option<Witness>, Undecided> {
         let (x, totals, scale) = self.cell_totals(&[lhs, rhs])?;
         let [l, r] = <[Z3Int; 2]>::try_from(totals).map_err(|_| Undecided::Unencodable)?;
+        let bad = if exact { l._eq(&r).not() } else { l.gt(&r) };
+        self.cell_witness(x, (&l, &r), bad, &scale)
+    }
+
+    /// A smallest cell `x` where `bad` holds, with the two totals it compares named for the
+    /// counterexample.
+    fn cell_witness(
+        &mut self,
+        x: Z3Int,
+        (lhs, rhs): (&Z3Int, &Z3Int),
+        bad: Z3Bool,
+        scale: &BigInt,
+    ) -> Result<Option<Witness>, Undecided> {
         let (lv, rv) = (
             named_int(self.tr, "lhs total"),
             named_int(self.tr, "rhs total"),
         );
-        let bad = if exact { l._eq(&r).not() } else { l.gt(&r) };
-        let q = [lv._eq(&l), rv._eq(&r), bad];
+        let q = [lv._eq(lhs), rv._eq(rhs), bad];
         let obj = [
             ("the cell".to_string(), x),
             ("lhs total".into(), lv),
@@ -593,7 +594,7 @@ impl Analysis<'_> {
         ];
         Ok(self
             .sat_min(&q, &obj)?
-            .map(|cx| witness(&cx, "the cell", &[], &scale)))
+            .map(|cx| witness(&cx, "the cell", &[], scale)))
     }
 
     /// A thread and a cell where the thread's `lhs` amounts add up to more than its `rhs`.

@@ -308,20 +308,17 @@ impl<'a> Gen<'a> {
 
     /// The `for` initialiser as statements.
     pub fn init_lines(&self, to: &str) -> Vec<String> {
-        self.lp
-            .init
-            .iter()
-            .map(|s| {
-                let t = s.span.text(self.src).trim_end();
-                format!("{to}{}{}", t, if t.ends_with(';') { "" } else { ";" })
-            })
-            .collect()
+        self.statements(&self.lp.init, to)
     }
 
     /// The `for` update statements.
     pub fn update_lines(&self, to: &str) -> Vec<String> {
-        self.lp
-            .update
+        self.statements(&self.lp.update, to)
+    }
+
+    /// The source text of `stmts` (a `for` header's parts), each as a statement ending in `;`.
+    fn statements(&self, stmts: &[Stmt], to: &str) -> Vec<String> {
+        stmts
             .iter()
             .map(|s| {
                 let t = s.span.text(self.src).trim_end();
