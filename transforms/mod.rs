@@ -41,6 +41,7 @@ macro_rules! optimization {
 }
 
 pub mod driver;
+mod explicit;
 pub mod params;
 pub mod registry;
 
@@ -71,6 +72,9 @@ pub struct Meta {
     pub exclusive: bool,
     /// Its rewrite allocates fresh names (steps must then run in application order).
     pub allocates_names: bool,
+    /// It works on loops in their explicit form: a v2 ranged `for` is checked and rewritten as
+    /// the `for` with initialiser, guard and update it stands for (optimizations.md §1.4).
+    pub explicit_loops: bool,
     /// Where its annotation belongs, completing "place `gpuopt …` …" (A0004).
     pub placement: &'static str,
     /// The help for an annotation of it that annotates nothing (A0002).
@@ -131,6 +135,11 @@ impl<T: Optimization> Registered for T {
     }
 
     fn apply(&self, ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
+        if Optimization::meta(self).explicit_loops {
+            if let Some(out) = explicit::via_explicit_form(ctx, site, params) {
+                return out;
+            }
+        }
         let plan = self.check(ctx, site, params)?;
         self.rewrite(ctx, plan)
     }

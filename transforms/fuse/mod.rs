@@ -73,43 +73,23 @@ use crate::transforms::{Meta, MethodPar};
 
 pub struct Fuse;
 
+// A table: the parameters between what names the optimization and where it applies.
+#[rustfmt::skip]
 static META: Meta = Meta {
-    name: "fuse",
-    keyword: "fuse",
-    summary: "fuse consecutive par blocks into one kernel",
-    sites: &[SiteKind::Par],
-    method_par: MethodPar::First,
-    exclusive: false,
-    allocates_names: true,
+    name: "fuse", keyword: "fuse", summary: "fuse consecutive par blocks into one kernel",
+    params: &[
+        Param::operand("kernels", "kernels", Kind::Count, "the number of kernels", "<F>",
+            "the number of consecutive par blocks to fuse, the selected one first (F >= 2)")
+        .or("2"),
+        Param::operand("blocks", "blocks", Kind::Count, "the number of thread blocks", "<N>",
+            "the number of thread blocks, for the cross-block dependency check (default: one)")
+        .optional(),
+        Param::option("block_size", "block-size", Kind::Expr, "the block size",
+            "threads per block, for the cross-block dependency check"),
+    ],
+    sites: &[SiteKind::Par], method_par: MethodPar::First, exclusive: false, allocates_names: true, explicit_loops: false,
     placement: "right before the first `par` block of the kernels to fuse",
     dangling_help: "place it directly before a `par` block",
-    params: &[
-        Param::operand(
-            "kernels",
-            "kernels",
-            Kind::Count,
-            "the number of kernels",
-            "<F>",
-            "the number of consecutive par blocks to fuse, the selected one first (F >= 2)",
-        )
-        .or("2"),
-        Param::operand(
-            "blocks",
-            "blocks",
-            Kind::Count,
-            "the number of thread blocks",
-            "<N>",
-            "the number of thread blocks, for the cross-block dependency check (default: one)",
-        )
-        .optional(),
-        Param::option(
-            "block_size",
-            "block-size",
-            Kind::Expr,
-            "the block size",
-            "threads per block, for the cross-block dependency check",
-        ),
-    ],
 };
 
 optimization!(Fuse, check::Plan<'a>);

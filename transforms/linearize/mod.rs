@@ -89,64 +89,30 @@ pub fn matrix_of(
     ))
 }
 
+// A table: the parameters between what names the optimization and where it applies.
+#[rustfmt::skip]
 static META: Meta = Meta {
-    name: "linearize",
-    keyword: "matrix_lin",
-    summary: "turn a 2-D array into a 1-D array",
-    sites: &[SiteKind::Method],
-    method_par: MethodPar::None,
-    exclusive: false,
-    allocates_names: true,
+    name: "linearize", keyword: "matrix_lin", summary: "turn a 2-D array into a 1-D array",
+    params: &[
+        Param::operand("array", "array", Kind::Name, "the matrix", "<matrix>",
+            "the matrix (a parameter, field or local of type `T[][]`)"),
+        Param::operand("layout", "layout", Kind::Choice(&[
+                Choice { value: check::ROW, word: "R", meaning: "row-major" },
+                Choice { value: "col", word: "C", meaning: "column-major" },
+            ]),
+            "the layout of {word}", "R|C",
+            "row (R) or col (C): which index varies fastest in the 1-D array"),
+        Param::operand("dims", "dims",
+            Kind::Pair { first: "the first dimension", second: "the second dimension",
+                both: "rows, row length" },
+            "the dimensions", "<rows> <cols>",
+            "E1,E2: the extent of the first index (rows) and of the second (row length)"),
+        Param::option("index_fn", "index-fn", Kind::Switch, "whether to use an index function",
+            "use Alpinist's index helper function instead of inline arithmetic"),
+    ],
+    sites: &[SiteKind::Method], method_par: MethodPar::None, exclusive: false, allocates_names: true, explicit_loops: false,
     placement: "before the contract of the method that uses the matrix",
     dangling_help: "place it before a method's contract",
-    params: &[
-        Param::operand(
-            "array",
-            "array",
-            Kind::Name,
-            "the matrix",
-            "<matrix>",
-            "the matrix (a parameter, field or local of type `T[][]`)",
-        ),
-        Param::operand(
-            "layout",
-            "layout",
-            Kind::Choice(&[
-                Choice {
-                    value: check::ROW,
-                    word: "R",
-                    meaning: "row-major",
-                },
-                Choice {
-                    value: "col",
-                    word: "C",
-                    meaning: "column-major",
-                },
-            ]),
-            "the layout of {word}",
-            "R|C",
-            "row (R) or col (C): which index varies fastest in the 1-D array",
-        ),
-        Param::operand(
-            "dims",
-            "dims",
-            Kind::Pair {
-                first: "the first dimension",
-                second: "the second dimension",
-                both: "rows, row length",
-            },
-            "the dimensions",
-            "<rows> <cols>",
-            "E1,E2: the extent of the first index (rows) and of the second (row length)",
-        ),
-        Param::option(
-            "index_fn",
-            "index-fn",
-            Kind::Switch,
-            "whether to use an index function",
-            "use Alpinist's index helper function instead of inline arithmetic",
-        ),
-    ],
 };
 
 optimization!(Linearize, check::Plan<'a>);

@@ -11,9 +11,9 @@ use crate::diag::Diagnostic;
 use crate::front::ast::*;
 use crate::front::span::Span;
 use crate::transforms::registry::unroll::{
-    check_steps, clean_cx, guard_text_with, loop_site, unsupported, via_desugared, LoopSite,
+    check_steps, clean_cx, guard_text_with, loop_site, unsupported, LoopSite,
 };
-use crate::transforms::{Applied, Ctx, Params};
+use crate::transforms::{Ctx, Params};
 use z3::ast::{Ast, Bool, Int};
 
 /// The values of the `mode` parameter.
@@ -40,8 +40,6 @@ pub enum Plan<'a> {
         guard: String,
         diagnostics: Vec<Diagnostic>,
     },
-    /// A v2 ranged `for`, checked and rewritten in its explicit form.
-    Desugared(Applied),
 }
 
 pub(super) fn check<'a>(
@@ -53,9 +51,6 @@ pub(super) fn check<'a>(
     let m = params.count("factor");
     let mode = params.word("mode");
     let header = site.keyword;
-    if let Some(out) = via_desugared(ctx, site, params) {
-        return out.map(Plan::Desugared);
-    }
     if m < 2 {
         return Err(vec![Diagnostic::error(
             "A201",

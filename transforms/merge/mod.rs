@@ -55,40 +55,24 @@ use crate::transforms::{Meta, MethodPar};
 
 pub struct Merge;
 
+// A table: the parameters between what names the optimization and where it applies.
+#[rustfmt::skip]
 static META: Meta = Meta {
-    name: "merge",
-    keyword: "iter_merge",
-    summary: "run M iterations of a loop per pass",
-    sites: &[SiteKind::Loop],
-    method_par: MethodPar::None,
-    exclusive: true,
-    allocates_names: true,
-    placement: "right before the loop's `loop_invariant` clauses",
-    dangling_help: "place it directly before a `while` or `for` loop (before its loop invariants)",
+    name: "merge", keyword: "iter_merge", summary: "run M iterations of a loop per pass",
     params: &[
-        super::unroll::VAR,
-        Param::operand(
-            "factor",
-            "factor",
-            Kind::Count,
-            "the number of iterations per pass",
-            "<M>",
-            "iterations per pass of the merged body (M >= 2)",
-        ),
-        Param::option(
-            "mode",
-            "mode",
-            Kind::Choice(&[
-                Choice::plain("auto"),
-                Choice::plain(check::EXACT),
-                Choice::plain(check::REMAINDER),
-            ]),
-            "the code shape",
-            "code shape: exact needs a constant trip count, remainder keeps a loop for the \
-             last iterations, auto picks exact when it can",
-        )
+        crate::transforms::registry::unroll::VAR,
+        Param::operand("factor", "factor", Kind::Count, "the number of iterations per pass", "<M>",
+            "iterations per pass of the merged body (M >= 2)"),
+        Param::option("mode", "mode", Kind::Choice(&[
+                Choice::plain("auto"), Choice::plain(check::EXACT), Choice::plain(check::REMAINDER),
+            ]), "the code shape",
+            "code shape: exact needs a constant trip count, remainder keeps a loop for the last \
+             iterations, auto picks exact when it can")
         .or("auto"),
     ],
+    sites: &[SiteKind::Loop], method_par: MethodPar::None, exclusive: true, allocates_names: true, explicit_loops: true,
+    placement: "right before the loop's `loop_invariant` clauses",
+    dangling_help: "place it directly before a `while` or `for` loop (before its loop invariants)",
 };
 
 optimization!(Merge, check::Plan<'a>);

@@ -11,7 +11,6 @@ use crate::transforms::{Applied, Ctx, Outcome};
 
 pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
     match plan {
-        Plan::Desugared(applied) => Ok(applied),
         Plan::Exact {
             stmt,
             shape,

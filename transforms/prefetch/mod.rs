@@ -49,40 +49,22 @@ use crate::transforms::{Meta, MethodPar};
 
 pub struct Prefetch;
 
+// A table: the parameters between what names the optimization and where it applies.
+#[rustfmt::skip]
 static META: Meta = Meta {
-    name: "prefetch",
-    keyword: "glob_to_reg",
-    summary: "keep array cells a kernel reads repeatedly in registers",
-    sites: &[SiteKind::Par, SiteKind::Method],
-    method_par: MethodPar::None,
-    exclusive: false,
-    allocates_names: true,
+    name: "prefetch", keyword: "glob_to_reg", summary: "keep array cells a kernel reads repeatedly in registers",
+    params: &[
+        Param::operand("array", "array", Kind::Path, "an array name", "<array>",
+            "the array (a name, field or index path)"),
+        Param::operand("locations", "locations",
+            Kind::List { sep: ';', item: "location", after: "the array",
+                label: "a location (an index expression)", example: "a tid" },
+            "the locations", "<loc> <loc>…",
+            "index expressions to keep in registers, separated by `;` (\"tid; tid+1\")"),
+    ],
+    sites: &[SiteKind::Par, SiteKind::Method], method_par: MethodPar::None, exclusive: false, allocates_names: true, explicit_loops: false,
     placement: "before the method contract or right before a par block",
     dangling_help: "place it directly before a `par` block",
-    params: &[
-        Param::operand(
-            "array",
-            "array",
-            Kind::Path,
-            "an array name",
-            "<array>",
-            "the array (a name, field or index path)",
-        ),
-        Param::operand(
-            "locations",
-            "locations",
-            Kind::List {
-                sep: ';',
-                item: "location",
-                after: "the array",
-                label: "a location (an index expression)",
-                example: "a tid",
-            },
-            "the locations",
-            "<loc> <loc>…",
-            "index expressions to keep in registers, separated by `;` (\"tid; tid+1\")",
-        ),
-    ],
 };
 
 optimization!(Prefetch, check::Plan);

@@ -55,44 +55,27 @@ use crate::transforms::{Meta, MethodPar};
 
 pub struct Tile;
 
+// A table: the parameters between what names the optimization and where it applies.
+#[rustfmt::skip]
 static META: Meta = Meta {
-    name: "tile",
-    keyword: "tile",
-    summary: "serialise a par block into tiles of N cells per thread",
+    name: "tile", keyword: "tile", summary: "serialise a par block into tiles of N cells per thread",
+    params: &[
+        Param::operand("mode", "tile-mode",
+            Kind::Choice(&[Choice::plain(check::INTER), Choice::plain("intra")]),
+            "the tiling mode", "inter|intra",
+            "inter (each thread walks the tiles at its offset) or intra (each thread walks its \
+             own tile)")
+        .aliases(&["tile_mode"]),
+        Param::operand("tile_size", "tile-size", Kind::Size, "the tile size", "<N>",
+            "the tile size N (a literal or an expression)"),
+        Param::option("keep_method_contract", "keep-method-contract", Kind::Switch,
+            "whether to keep the method contract",
+            "do not rewrite the method contract's quantifiers over the threads"),
+    ],
     // On a method, the annotation (and `--at`) means the method's only `par` block.
-    sites: &[SiteKind::Par, SiteKind::Method],
-    method_par: MethodPar::Only,
-    exclusive: false,
-    allocates_names: true,
+    sites: &[SiteKind::Par, SiteKind::Method], method_par: MethodPar::Only, exclusive: false, allocates_names: true, explicit_loops: false,
     placement: "before the method contract or right before a par block",
     dangling_help: "place it directly before a `par` block",
-    params: &[
-        Param::operand(
-            "mode",
-            "tile-mode",
-            Kind::Choice(&[Choice::plain(check::INTER), Choice::plain("intra")]),
-            "the tiling mode",
-            "inter|intra",
-            "inter (each thread walks the tiles at its offset) or intra (each thread walks its \
-             own tile)",
-        )
-        .aliases(&["tile_mode"]),
-        Param::operand(
-            "tile_size",
-            "tile-size",
-            Kind::Size,
-            "the tile size",
-            "<N>",
-            "the tile size N (a literal or an expression)",
-        ),
-        Param::option(
-            "keep_method_contract",
-            "keep-method-contract",
-            Kind::Switch,
-            "whether to keep the method contract",
-            "do not rewrite the method contract's quantifiers over the threads",
-        ),
-    ],
 };
 
 optimization!(Tile, check::Plan<'a>);

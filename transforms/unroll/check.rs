@@ -3,14 +3,12 @@
 //! Also the pieces iteration merging shares (step and trip checks, the ranged-`for` detour).
 
 use crate::analyze::loops::{self, guard_at, upd_pow, Entry, LoopShape, UpdOp};
-use crate::analyze::sites::{sites, stmt_at, Site};
+use crate::analyze::sites::{stmt_at, Site};
 use crate::check::{holds, prove, Answer};
 use crate::diag::Diagnostic;
-use crate::edit::EditSet;
 use crate::front::ast::*;
 use crate::front::span::Span;
-use crate::front::{parse, Dialect, DialectChoice, ParseOptions};
-use crate::transforms::{Applied, Ctx, Outcome, Params};
+use crate::transforms::{Ctx, Params};
 
 /// The loop at a site, analysed: its method, statement, shape, and the facts at its entry.
 pub(crate) struct LoopSite<'a> {
@@ -54,17 +52,12 @@ pub(crate) fn loop_site<'a>(
 }
 
 /// A checked peeling: the loop, its shape and the factor.
-pub enum Plan<'a> {
-    Peel {
-        stmt: &'a Stmt,
-        shape: LoopShape,
-        k: u64,
-        /// Warnings found while checking.
-        diagnostics: Vec<Diagnostic>,
-    },
-    /// A v2 ranged `for`, checked and rewritten in its explicit form (optimizations.md §1.4):
-    /// the edits over the original text.
-    Desugared(Applied),
+pub struct Plan<'a> {
+    pub(super) stmt: &'a Stmt,
+    pub(super) shape: LoopShape,
+    pub(super) k: u64,
+    /// Warnings found while checking.
+    pub(super) diagnostics: Vec<Diagnostic>,
 }
 
 pub(super) fn check<'a>(
@@ -75,9 +68,6 @@ pub(super) fn check<'a>(
     let var = params.name("var");
     let k = params.count("factor");
     let header = site.keyword;
-    if let Some(out) = via_desugared(ctx, site, params) {
-        return out.map(Plan::Desugared);
-    }
     if k < 1 {
         return Err(vec![Diagnostic::error(
             "A109",
@@ -108,7 +98,7 @@ pub(super) fn check<'a>(
             .with_primary(header, "the residual loop keeps its invariants unchanged"),
         );
     }
-    Ok(Plan::Peel {
+    Ok(Plan {
         stmt,
         shape,
         k,
@@ -116,92 +106,6 @@ pub(super) fn check<'a>(
     })
 }
 
-/// For a v2 ranged `for`: run `f` on the loop rewritten in explicit form (optimizations.md §1.4)
-/// and express the result over the original text. `None` for any other loop.
-pub(crate) fn via_desugared(ctx: &mut Ctx, site: &Site, params: &Params) -> Option<Outcome> {
-    let (_, method) = ctx.method_of(site)?;
-    let stmt = stmt_at(method, site.span.start())?;
-    let stmt_span = stmt.span;
-    let d = match loops::desugar_ranged(ctx.src, stmt, ctx.layout.newline) {
-        Ok(d) => d?,
-        Err(m) => return Some(Err(vec![internal(site.keyword, &m)])),
-    };
-    let opts = ParseOptions {
-        dialect: match ctx.dialect() {
-            Dialect::V1 => DialectChoice::V1,
-            Dialect::V2 => DialectChoice::V2,
-        },
-    };
-    let parsed = parse(&d.text, &opts);
-    let site1 = sites(&parsed.program)
-        .into_iter()
-        .find(|s| s.kind == site.kind && s.span.start() == site.span.start());
-    let (false, Some(site1)) = (parsed.has_errors(), site1) else {
-        return Some(Err(vec![internal(
-            site.keyword,
-            "the explicit form of this ranged loop does not parse",
-        )]));
-    };
-    let mut inner = Ctx {
-        src: &d.text,
-        parsed: &parsed,
-        layout: ctx.layout.clone(),
-        names: &mut *ctx.names,
-        timeout_ms: ctx.timeout_ms,
-        annotation_text: ctx.annotation_text.clone(),
-    };
-    let map = |mut diags: Vec<Diagnostic>| {
-        for dg in &mut diags {
-            for l in &mut dg.labels {
-                l.span = d.map_span(l.span);
-            }
-        }
-        diags
-    };
-    Some(match params.opt.apply(&mut inner, &site1, params) {
-        Err(diags) => Err(map(diags)),
-        Ok(applied) => match applied.edits.apply(&d.text) {
-            Err(e) => Err(vec![internal(site.keyword, &e.to_string())]),
-            Ok(out) => {
-                // One replacement of the region that differs (the loop statement).
-                let src = ctx.src;
-                let pre = src
-                    .bytes()
-                    .zip(out.bytes())
-                    .take_while(|(a, b)| a == b)
-                    .count();
-                let max_suf = src.len().min(out.len()) - pre;
-                let suf = src
-                    .bytes()
-                    .rev()
-                    .zip(out.bytes().rev())
-                    .take(max_suf)
-                    .take_while(|(a, b)| a == b)
-                    .count();
-                // The region covers at least the loop statement (its annotation included), and
-                // its cut stays on character boundaries (the texts agree outside the region).
-                let (mut lo, mut hi) = (
-                    pre.min(stmt_span.start()),
-                    (src.len() - suf).max(stmt_span.end()),
-                );
-                while !src.is_char_boundary(lo) || !out.is_char_boundary(lo) {
-                    lo -= 1;
-                }
-                let mut out_hi = out.len() - (src.len() - hi);
-                while !src.is_char_boundary(hi) || !out.is_char_boundary(out_hi) {
-                    hi += 1;
-                    out_hi += 1;
-                }
-                let mut edits = EditSet::new();
-                edits.replace(Span::new(lo, hi), &out[lo..out_hi]);
-                Ok(Applied {
-                    edits,
-                    diagnostics: map(applied.diagnostics),
-                })
-            }
-        },
-    })
-}
 
 pub(crate) fn internal(at: Span, msg: &str) -> Diagnostic {
     Diagnostic::error("A0004", msg.to_string())

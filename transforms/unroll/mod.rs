@@ -49,7 +49,7 @@
 mod check;
 mod rewrite;
 
-pub(crate) use check::{check_steps, clean_cx, loop_site, unsupported, via_desugared, LoopSite};
+pub(crate) use check::{check_steps, clean_cx, loop_site, unsupported, LoopSite};
 pub(crate) use rewrite::{guard_text_with, tighten_edits, Gen};
 
 use crate::analyze::sites::SiteKind;
@@ -69,27 +69,18 @@ pub(crate) const VAR: Param = Param::operand(
 )
 .optional();
 
+// A table: the parameters between what names the optimization and where it applies.
+#[rustfmt::skip]
 static META: Meta = Meta {
-    name: "unroll",
-    keyword: "loop_unroll",
-    summary: "peel the first K iterations off a loop",
-    sites: &[SiteKind::Loop],
-    method_par: MethodPar::None,
-    exclusive: true,
-    allocates_names: false,
-    placement: "right before the loop's `loop_invariant` clauses",
-    dangling_help: "place it directly before a `while` or `for` loop (before its loop invariants)",
+    name: "unroll", keyword: "loop_unroll", summary: "peel the first K iterations off a loop",
     params: &[
         VAR,
-        Param::operand(
-            "factor",
-            "factor",
-            Kind::Count,
-            "the number of iterations to peel",
-            "<K>",
-            "iterations peeled off the front (K >= 1)",
-        ),
+        Param::operand("factor", "factor", Kind::Count, "the number of iterations to peel", "<K>",
+            "iterations peeled off the front (K >= 1)"),
     ],
+    sites: &[SiteKind::Loop], method_par: MethodPar::None, exclusive: true, allocates_names: false, explicit_loops: true,
+    placement: "right before the loop's `loop_invariant` clauses",
+    dangling_help: "place it directly before a `while` or `for` loop (before its loop invariants)",
 };
 
 optimization!(Unroll, check::Plan<'a>);

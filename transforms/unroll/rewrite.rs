@@ -12,15 +12,12 @@ use crate::front::visit::walk_expr;
 use crate::transforms::{Applied, Ctx, Outcome};
 
 pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
-    let (stmt, shape, k, diagnostics) = match plan {
-        Plan::Desugared(applied) => return Ok(applied),
-        Plan::Peel {
-            stmt,
-            shape,
-            k,
-            diagnostics,
-        } => (stmt, shape, k, diagnostics),
-    };
+    let Plan {
+        stmt,
+        shape,
+        k,
+        diagnostics,
+    } = plan;
     let gen = Gen::new(ctx, stmt, &shape);
     let inner = gen.inner();
     let mut out: Vec<String> = Vec::new();
