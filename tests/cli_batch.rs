@@ -68,13 +68,19 @@ fn pvl_files(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Write `yaml` as `plan.yaml` in `dir`.
+fn write_plan(dir: &std::path::Path, yaml: impl AsRef<[u8]>) -> std::path::PathBuf {
+    let plan = dir.join("plan.yaml");
+    std::fs::write(&plan, yaml).expect("writable");
+    plan
+}
+
 #[test]
 fn corpus_plan_runs_every_job_reports_refusals_and_exits_1() {
     let d = tmpdir("corpus");
     let c = relative(&d.canonicalize().unwrap(), &corpus());
-    let plan = d.join("plan.yaml");
-    std::fs::write(
-        &plan,
+    let plan = write_plan(
+        &d,
         format!(
             "jobs:
   - name: tile
@@ -97,8 +103,7 @@ fn corpus_plan_runs_every_job_reports_refusals_and_exits_1() {
     verify: true
 "
         ),
-    )
-    .unwrap();
+    );
     let (code, out, err) = run(&["batch", "--format", "json", s(&plan)]);
     assert_eq!(code, 1, "{err}\n{out}");
     let jobs = json_lines(&out);
@@ -214,12 +219,9 @@ fn bundled_plan_is_valid_and_succeeds() {
 fn plan_errors_exit_2_with_locations_in_the_yaml() {
     let d = tmpdir("badplan");
     std::fs::write(d.join("k.pvl"), "class A { }\n").unwrap();
-    let plan = d.join("plan.yaml");
-    std::fs::write(
-        &plan,
+    let plan = write_plan(&d,
         "jobs:\n  - files: [k.pvl, \"none/*.pvl\"]\n    steps:\n      - { opt: unrol, at: 3, factor: 2 }\n",
-    )
-    .unwrap();
+    );
     let (code, out, err) = run(&["batch", s(&plan)]);
     assert_eq!((code, out.as_str()), (2, ""), "{err}");
     assert!(
@@ -286,17 +288,14 @@ fn untimed(out: &str) -> Vec<serde_json::Value> {
 fn results_do_not_depend_on_the_number_of_workers() {
     let d = tmpdir("workers");
     let c = corpus();
-    let plan = d.join("plan.yaml");
-    std::fs::write(
-        &plan,
+    let plan = write_plan(&d,
         format!(
             "jobs:\n  - files: [\"{}/prefetch/*.pvl\", \"{}/linearize/*.pvl\"]\n  - files: \"{}/fuse/ok_*.pvl\"\n",
             c.display(),
             c.display(),
             c.display()
         ),
-    )
-    .unwrap();
+    );
     let (c1, one, _) = run(&["batch", "--format", "json", "--jobs", "1", s(&plan)]);
     let (c4, four, _) = run(&["batch", "--format", "json", "--jobs", "4", s(&plan)]);
     assert_eq!(c1, c4);
@@ -355,12 +354,9 @@ fn a_failing_job_does_not_stop_the_others_and_writes_are_never_partial() {
     std::fs::write(d.join("broken.pvl"), "class B {\n  void m( {\n}\n").unwrap();
     // `blocked` is a file where the second job's output directory would have to be.
     std::fs::write(d.join("blocked"), "not a directory").unwrap();
-    let plan = d.join("plan.yaml");
-    std::fs::write(
-        &plan,
+    let plan = write_plan(&d,
         "jobs:\n  - name: broken\n    files: broken.pvl\n    output: out1\n  - name: blocked\n    files: good.pvl\n    output: blocked/sub\n  - name: good\n    files: good.pvl\n    output: out3\n",
-    )
-    .unwrap();
+    );
     let (code, out, err) = run(&["batch", "--format", "json", s(&plan)]);
     assert_eq!(code, 1, "{err}");
     let jobs = json_lines(&out);

@@ -600,96 +600,50 @@ fn deep_and_long_constructs() {
     let in_clause = |e: String| format!("class A {{ requires {e}; void m(); }}");
     let in_body = |s: String| format!("class A {{ void m() {{ {s} }} }}");
     let in_field = |t: String| format!("class A {{ {t} f; }}");
+    // `open` n times, `mid`, `close` n times.
+    let nest =
+        |open: &str, mid: &str, close: &str| format!("{}{mid}{}", open.repeat(n), close.repeat(n));
     let cases: Vec<(&str, String)> = vec![
-        (
-            "parentheses",
-            in_clause(format!("{}x{}", "(".repeat(n), ")".repeat(n))),
-        ),
+        ("parentheses", in_clause(nest("(", "x", ")"))),
         ("open parentheses", in_clause("(".repeat(n))),
         ("brackets", in_clause("[".repeat(n))),
-        ("negations", in_clause(format!("{}x", "!".repeat(n)))),
-        ("minus signs", in_clause(format!("{}x", "- ".repeat(n)))),
-        ("sum", in_clause(format!("{}x", "x + ".repeat(n)))),
-        ("conjunction", in_clause(format!("{}x", "a && ".repeat(n)))),
-        (
-            "implications",
-            in_clause(format!("{}x", "a ==> ".repeat(n))),
-        ),
-        ("cons", in_clause(format!("{}s", "x :: ".repeat(n)))),
-        ("ternaries", in_clause(format!("{}x", "a ? b : ".repeat(n)))),
-        (
-            "ternary conditions",
-            in_clause(format!("{}x", "a ? ".repeat(n))),
-        ),
-        ("labels", in_clause(format!("{}x", "L: ".repeat(n)))),
-        (
-            "unfolding",
-            in_clause(format!("{}x", "unfolding p in ".repeat(n))),
-        ),
-        (
-            "old",
-            in_clause(format!("{}x{}", "\\old(".repeat(n), ")".repeat(n))),
-        ),
-        (
-            "calls",
-            in_clause(format!("{}x{}", "f(".repeat(n), ")".repeat(n))),
-        ),
+        ("negations", in_clause(nest("!", "x", ""))),
+        ("minus signs", in_clause(nest("- ", "x", ""))),
+        ("sum", in_clause(nest("x + ", "x", ""))),
+        ("conjunction", in_clause(nest("a && ", "x", ""))),
+        ("implications", in_clause(nest("a ==> ", "x", ""))),
+        ("cons", in_clause(nest("x :: ", "s", ""))),
+        ("ternaries", in_clause(nest("a ? b : ", "x", ""))),
+        ("ternary conditions", in_clause(nest("a ? ", "x", ""))),
+        ("labels", in_clause(nest("L: ", "x", ""))),
+        ("unfolding", in_clause(nest("unfolding p in ", "x", ""))),
+        ("old", in_clause(nest("\\old(", "x", ")"))),
+        ("calls", in_clause(nest("f(", "x", ")"))),
         ("indices", in_clause(format!("a{}", "[0]".repeat(n)))),
         ("fields", in_clause(format!("a{}", ".f".repeat(n)))),
-        (
-            "nested index",
-            in_clause(format!("{}0{}", "a[".repeat(n), "]".repeat(n))),
-        ),
+        ("nested index", in_clause(nest("a[", "0", "]"))),
         (
             "quantifiers",
             in_clause("(\\forall int k; true; ".repeat(n)),
         ),
-        (
-            "lengths",
-            in_clause(format!("{}s{}", "|".repeat(n), "|".repeat(n))),
-        ),
-        (
-            "sets",
-            in_clause(format!("{}1{}", "{".repeat(n), "}".repeat(n))),
-        ),
-        (
-            "scales",
-            in_clause(format!("{}Perm(x, 1)", "[1\\2]".repeat(n))),
-        ),
-        (
-            "new arrays",
-            in_clause(format!("{}1{}", "new int[".repeat(n), "]".repeat(n))),
-        ),
-        (
-            "blocks",
-            in_body(format!("{}{}", "{".repeat(n), "}".repeat(n))),
-        ),
+        ("lengths", in_clause(nest("|", "s", "|"))),
+        ("sets", in_clause(nest("{", "1", "}"))),
+        ("scales", in_clause(nest("[1\\2]", "Perm(x, 1)", ""))),
+        ("new arrays", in_clause(nest("new int[", "1", "]"))),
+        ("blocks", in_body(nest("{", "", "}"))),
         ("open blocks", "{".repeat(n)),
-        ("ifs", in_body(format!("{}x = 1;", "if (a) ".repeat(n)))),
+        ("ifs", in_body(nest("if (a) ", "x = 1;", ""))),
         (
             "else ifs",
             in_body(format!("if (a) x = 1;{}", " else if (a) x = 1;".repeat(n))),
         ),
-        (
-            "whiles",
-            in_body(format!("{}x = 1;", "while (a) ".repeat(n))),
-        ),
+        ("whiles", in_body(nest("while (a) ", "x = 1;", ""))),
         (
             "loops with invariants",
-            in_body(format!(
-                "{}x = 1;",
-                "loop_invariant a; while (a) ".repeat(n)
-            )),
+            in_body(nest("loop_invariant a; while (a) ", "x = 1;", "")),
         ),
-        ("ghosts", in_body(format!("{}x = 1;", "ghost ".repeat(n)))),
-        (
-            "pars",
-            in_body(format!(
-                "{}{}",
-                "par (int t = 0 .. n) {".repeat(n),
-                "}".repeat(n)
-            )),
-        ),
+        ("ghosts", in_body(nest("ghost ", "x = 1;", ""))),
+        ("pars", in_body(nest("par (int t = 0 .. n) {", "", "}"))),
         (
             "par arms",
             in_body(format!("par {{ }}{}", " and { }".repeat(n))),
@@ -711,15 +665,9 @@ fn deep_and_long_constructs() {
                 " t".repeat(n)
             ),
         ),
-        (
-            "generic types",
-            in_field(format!("{}int{}", "seq<".repeat(n), ">".repeat(n))),
-        ),
+        ("generic types", in_field(nest("seq<", "int", ">"))),
         ("open generic types", in_field("map<int, ".repeat(n))),
-        (
-            "class type arguments",
-            in_field(format!("{}int", "Foo<".repeat(n))),
-        ),
+        ("class type arguments", in_field(nest("Foo<", "int", ""))),
         ("array types", in_field(format!("int{}", "[]".repeat(n)))),
         (
             "sized array types",

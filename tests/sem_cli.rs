@@ -21,6 +21,13 @@ fn json(stdout: &str) -> serde_json::Value {
     serde_json::from_str(stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"))
 }
 
+/// Run with `args` (ending in `--json`), check the exit code and return the JSON on stdout.
+fn alpine_json(code: i32, args: &[&str]) -> serde_json::Value {
+    let (got, out, err) = alpine(args);
+    assert_eq!(got, code, "{err}");
+    json(&out)
+}
+
 fn tmp(name: &str, text: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("alpine-rs-sem-cli-{}", std::process::id()));
     std::fs::create_dir_all(&d).expect("temp dir");
@@ -177,17 +184,18 @@ fn ghost_state_is_compared_only_on_request() {
     let (code, out, _) = alpine(&["validate", &a, &b, "--random", "3", "--compare-ghost"]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("this.log: orig"), "{out}");
-    let (code, out, _) = alpine(&[
-        "validate",
-        &a,
-        &b,
-        "--random",
-        "3",
-        "--compare-ghost",
-        "--json",
-    ]);
-    assert_eq!(code, 1);
-    let v = json(&out);
+    let v = alpine_json(
+        1,
+        &[
+            "validate",
+            &a,
+            &b,
+            "--random",
+            "3",
+            "--compare-ghost",
+            "--json",
+        ],
+    );
     assert_eq!(v["verdict"], "different");
     assert_eq!(v["mismatch"]["path"], "this.log");
     // The run output marks the ghost field.
@@ -205,18 +213,19 @@ fn ghost_state_is_compared_only_on_request() {
 
 #[test]
 fn run_json_reports_each_run_with_its_diagnostics() {
-    let (code, out, _) = alpine(&[
-        "run",
-        &fixture("invariant_iter3.pvl"),
-        "--random",
-        "2",
-        "--seed",
-        "7",
-        "--format",
-        "json",
-    ]);
-    assert_eq!(code, 1);
-    let v = json(&out);
+    let v = alpine_json(
+        1,
+        &[
+            "run",
+            &fixture("invariant_iter3.pvl"),
+            "--random",
+            "2",
+            "--seed",
+            "7",
+            "--format",
+            "json",
+        ],
+    );
     let runs = v["runs"].as_array().expect("runs");
     assert_eq!(runs.len(), 2);
     let r = &runs[0];
@@ -238,9 +247,7 @@ fn run_json_reports_each_run_with_its_diagnostics() {
 #[test]
 fn json_mode_reports_bad_input_as_json() {
     let broken = tmp("broken.pvl", "class A { void m() { int x = ; } }\n");
-    let (code, out, _) = alpine(&["run", broken.to_str().expect("utf-8 path"), "--json"]);
-    assert_eq!(code, 2);
-    let v = json(&out);
+    let v = alpine_json(2, &["run", broken.to_str().expect("utf-8 path"), "--json"]);
     assert_eq!(v["status"], "bad-input");
     let d = &v["diagnostics"][0];
     assert!(d["code"].as_str().is_some());
@@ -250,14 +257,15 @@ fn json_mode_reports_bad_input_as_json() {
     assert_eq!(code, 2);
     assert_eq!(json(&out)["diagnostics"][0]["code"], "R-USAGE");
 
-    let (code, out, _) = alpine(&[
-        "validate",
-        &fixture("scan.pvl"),
-        broken.to_str().expect("utf-8 path"),
-        "--json",
-    ]);
-    assert_eq!(code, 2);
-    let v = json(&out);
+    let v = alpine_json(
+        2,
+        &[
+            "validate",
+            &fixture("scan.pvl"),
+            broken.to_str().expect("utf-8 path"),
+            "--json",
+        ],
+    );
     assert_eq!(v["verdict"], "bad-input");
     assert!(v["diagnostics"][0]["spans"][0]["file"]
         .as_str()
@@ -266,18 +274,19 @@ fn json_mode_reports_bad_input_as_json() {
 
 #[test]
 fn validate_json_on_an_equivalent_pair() {
-    let (code, out, _) = alpine(&[
-        "validate",
-        &fixture("loop_orig.pvl"),
-        &fixture("loop_peeled.pvl"),
-        "--random",
-        "4",
-        "--seed",
-        "3",
-        "--json",
-    ]);
-    assert_eq!(code, 0);
-    let v = json(&out);
+    let v = alpine_json(
+        0,
+        &[
+            "validate",
+            &fixture("loop_orig.pvl"),
+            &fixture("loop_peeled.pvl"),
+            "--random",
+            "4",
+            "--seed",
+            "3",
+            "--json",
+        ],
+    );
     assert_eq!(v["verdict"], "equivalent");
     assert_eq!(v["exit_code"], 0);
     assert!(v["inputs"]["equivalent"].as_u64().is_some_and(|n| n >= 1));

@@ -19,11 +19,7 @@ fn internal(at: Span, msg: &str) -> Diagnostic {
 
 /// For a v2 ranged `for`: run `f` on the loop rewritten in explicit form (optimizations.md §1.4)
 /// and express the result over the original text. `None` for any other loop.
-pub(super) fn via_explicit_form(
-    ctx: &mut Ctx,
-    site: &Site,
-    params: &Params,
-) -> Option<Outcome> {
+pub(super) fn via_explicit_form(ctx: &mut Ctx, site: &Site, params: &Params) -> Option<Outcome> {
     let (_, method) = ctx.method_of(site)?;
     let stmt = stmt_at(method, site.span.start())?;
     let stmt_span = stmt.span;
@@ -42,7 +38,9 @@ pub(super) fn via_explicit_form(
         .into_iter()
         .find(|s| s.kind == site.kind && s.span.start() == site.span.start());
     let (false, Some(site1)) = (parsed.has_errors(), site1) else {
-        return Some(Err(vec![internal(site.keyword, "the explicit form of this ranged loop does not parse",
+        return Some(Err(vec![internal(
+            site.keyword,
+            "the explicit form of this ranged loop does not parse",
         )]));
     };
     let mut inner = Ctx {

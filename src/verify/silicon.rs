@@ -1031,61 +1031,26 @@ fn parse_cli_entry(entry: &str) -> SiliconError {
 /// expression.
 fn error_texts() -> &'static [(&'static str, &'static str, &'static str)] {
     static TEXTS: std::sync::OnceLock<Vec<(&str, &str, &str)>> = std::sync::OnceLock::new();
-    TEXTS.get_or_init(|| {
-        include_str!("silicon_errors.tsv")
-            .lines()
-            .filter(|l| !l.starts_with('#') && !l.is_empty())
-            .filter_map(|l| {
-                let mut f = l.split('\t');
-                Some((f.next()?, f.next()?, f.next()?))
-            })
-            .collect()
-    })
+    TEXTS.get_or_init(|| text_table(include_str!("silicon_errors.tsv")))
 }
 
-/// Reason texts (viper.silver.verifier.reasons): (prefix, suffix, id).
-const REASON_TEXTS: &[(&str, &str, &str)] = &[
-    (
-        "There might be insufficient permission to access ",
-        "",
-        "insufficient.permission",
-    ),
-    ("Assertion ", " might not hold.", "assertion.false"),
-    ("Divisor ", " might be zero.", "division.by.zero"),
-    ("Fraction ", " might be negative.", "negative.permission"),
-    (
-        "Fraction ",
-        " might not be positive.",
-        "permission.not.positive",
-    ),
-    (
-        "Quantified resource ",
-        " might not be injective.",
-        "qp.not.injective",
-    ),
-    ("Receiver of ", " might be null.", "receiver.null"),
-    (
-        "Index ",
-        " might exceed sequence length.",
-        "seq.index.length",
-    ),
-    ("Index ", " might be negative.", "seq.index.negative"),
-    (
-        "Did not reach labelled state ",
-        "",
-        "labelled.state.not.reached",
-    ),
-    ("Map ", "", "map.key.contains"),
-    ("Magic wand instance not found.", "", "wand.not.found"),
-    (
-        "Permission multiplication might not be possible",
-        "",
-        "invalid.perm.multiplication",
-    ),
-    ("The parameter ", "", "epsilon.as.param"),
-    ("", " is not supported.", "feature.unsupported"),
-    ("", " occurred unexpectedly.", "unexpected.node"),
-];
+/// The rows of a table of message texts: `prefix <TAB> suffix <TAB> id`, `#` lines aside.
+fn text_table(tsv: &'static str) -> Vec<(&'static str, &'static str, &'static str)> {
+    tsv.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .filter_map(|l| {
+            let mut f = l.split('\t');
+            Some((f.next()?, f.next()?, f.next()?))
+        })
+        .collect()
+}
+
+/// Reason texts (viper.silver.verifier.reasons): (prefix, suffix, id), from
+/// `silicon_reasons.tsv`.
+fn reason_texts() -> &'static [(&'static str, &'static str, &'static str)] {
+    static TEXTS: std::sync::OnceLock<Vec<(&str, &str, &str)>> = std::sync::OnceLock::new();
+    TEXTS.get_or_init(|| text_table(include_str!("silicon_reasons.tsv")))
+}
 
 /// Other errors (viper.silver.verifier): message prefix → id.
 const OTHER_TEXTS: &[(&str, &str)] = &[
@@ -1113,7 +1078,7 @@ pub fn infer_full_id(message: &str, has_pos: bool) -> String {
         };
         let Some(reason) = reason else { continue };
         let reason = reason.trim();
-        let rid = REASON_TEXTS
+        let rid = reason_texts()
             .iter()
             .find(|(p, s, _)| reason.starts_with(p) && (s.is_empty() || reason.ends_with(s)))
             .map_or("unknown", |r| r.2);

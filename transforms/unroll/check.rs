@@ -106,7 +106,6 @@ pub(super) fn check<'a>(
     })
 }
 
-
 pub(crate) fn internal(at: Span, msg: &str) -> Diagnostic {
     Diagnostic::error("A0004", msg.to_string())
         .with_primary(at, "here")
