@@ -45,7 +45,15 @@ pub fn add_default_help(ds: &mut [Diagnostic], help_for: impl Fn(&str) -> Option
     }
 }
 
+/// The help line of every internal error.
+pub const BUG_HELP: &str = "this is a bug in alpine-rs; please report it with this input";
+
 impl Diagnostic {
+    /// An internal error (A0099): a bug of ours, never the user's fault; the command exits 3.
+    pub fn internal(message: impl std::fmt::Display) -> Diagnostic {
+        Diagnostic::error("A0099", format!("internal error: {message}")).with_help(BUG_HELP)
+    }
+
     pub fn new(severity: Severity, code: &str, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             severity,

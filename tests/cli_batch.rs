@@ -358,7 +358,8 @@ fn a_failing_job_does_not_stop_the_others_and_writes_are_never_partial() {
         "jobs:\n  - name: broken\n    files: broken.pvl\n    output: out1\n  - name: blocked\n    files: good.pvl\n    output: blocked/sub\n  - name: good\n    files: good.pvl\n    output: out3\n",
     );
     let (code, out, err) = run(&["batch", "--format", "json", s(&plan)]);
-    assert_eq!(code, 1, "{err}");
+    // A file that does not parse is bad input (2), the most severe outcome here.
+    assert_eq!(code, 2, "{err}");
     let jobs = json_lines(&out);
     assert_eq!(jobs.len(), 3);
     assert_eq!(jobs[0]["files"][0]["result"], "error");

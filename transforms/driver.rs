@@ -94,14 +94,18 @@ pub struct DriverResult {
 }
 
 impl DriverResult {
+    /// The exit status (the project's one rule): from the registered class of each error
+    /// reported (a refusal 1, bad input 2, could not decide or a bug of ours 3), combined by
+    /// [`crate::codes::combine`].
     pub fn exit_code(&self) -> u8 {
+        let mut code = crate::codes::exit_code(self.diagnostics().map(|(_, d)| d));
         if self.bad_input {
-            2
-        } else if self.refused > 0 {
-            1
-        } else {
-            0
+            code = crate::codes::combine(code, 2);
         }
+        if self.refused > 0 && code == 0 {
+            code = 1;
+        }
+        code
     }
 
     pub fn diagnostics(&self) -> impl Iterator<Item = (&SourceFile, &Diagnostic)> {
@@ -283,12 +287,11 @@ fn pending(
             let mut params = match registry::read(&st.text, st.parsed.dialect, a) {
                 Ok(p) => p,
                 Err(diags) => {
-                    let mut d = Diagnostic::error(
-                        "A0099",
-                        "internal error: an earlier step left an annotation that does not read",
+                    let mut d = Diagnostic::internal(
+                        "an earlier step left an annotation that does not read",
                     )
                     .with_primary(a.span, "this annotation")
-                    .with_help("please report this; the file was left unchanged");
+                    .with_note("the file was left unchanged");
                     for e in diags.iter().take(3) {
                         d = d.with_note(e.message.clone());
                     }
@@ -616,10 +619,10 @@ fn requested_here(
     ann: &Annotation,
 ) -> Vec<Diagnostic> {
     if diags.is_empty() {
-        diags.push(Diagnostic::error(
-            "A0004",
-            format!("the {} optimization was refused", params.opt.meta().name),
-        ));
+        diags.push(Diagnostic::internal(format!(
+            "the {} optimization refused without saying why",
+            params.opt.meta().name
+        )));
     }
     if let Some(first) = diags.first_mut() {
         if !first.labels.iter().any(|l| l.span.same_place(ann.span)) {
@@ -709,15 +712,12 @@ fn step(
                 .map_err(|e| internal(&before_file, e.to_string()))?;
             let reparsed = parse(&out, &st.reparse);
             if reparsed.has_errors() {
-                let mut d = Diagnostic::error(
-                    "A0099",
-                    format!(
-                        "internal error: the {} optimization produced text that does not parse",
-                        params.opt.meta().name
-                    ),
-                )
+                let mut d = Diagnostic::internal(format!(
+                    "the {} optimization produced text that does not parse",
+                    params.opt.meta().name
+                ))
                 .with_primary(unshift(site1.keyword), "while rewriting this construct")
-                .with_help("please report this; the file was left unchanged");
+                .with_note("the file was left unchanged");
                 for e in reparsed.errors().take(3) {
                     d = d.with_note(e.message.clone());
                 }
@@ -743,10 +743,10 @@ fn step(
             let mut diags = relabel(diags, unshift);
             match annotation {
                 Some((a, _)) => diags = requested_here(diags, params, a),
-                None if diags.is_empty() => diags.push(Diagnostic::error(
-                    "A0004",
-                    format!("the {} optimization was refused", params.opt.meta().name),
-                )),
+                None if diags.is_empty() => diags.push(Diagnostic::internal(format!(
+                    "the {} optimization refused without saying why",
+                    params.opt.meta().name
+                ))),
                 None => {}
             }
             Err(Report {
@@ -760,8 +760,7 @@ fn step(
 fn internal(file: &SourceFile, msg: String) -> Report {
     Report {
         file: file.clone(),
-        diagnostics: vec![Diagnostic::error("A0099", format!("internal error: {msg}"))
-            .with_help("please report this; the file was left unchanged")],
+        diagnostics: vec![Diagnostic::internal(msg).with_note("the file was left unchanged")],
     }
 }
 

@@ -12,9 +12,7 @@ use crate::front::span::Span;
 use crate::front::{parse, Dialect, DialectChoice, ParseOptions};
 
 fn internal(at: Span, msg: &str) -> Diagnostic {
-    Diagnostic::error("A0099", format!("internal error: {msg}"))
-        .with_primary(at, "here")
-        .with_help("this is a bug in alpine-rs; please report it with this input")
+    Diagnostic::internal(msg).with_primary(at, "here")
 }
 
 /// For a v2 ranged `for`: run `f` on the loop rewritten in explicit form (optimizations.md §1.4)

@@ -335,8 +335,9 @@ pub fn read_annotation(
         .with_help(help)]);
     }
     fill_defaults(&mut params, Dialect::V1).map_err(|e| {
-        vec![Diagnostic::error("A0099", format!("internal error: {e:?}"))
-            .with_help("please report this")]
+        vec![Diagnostic::internal(format!(
+            "a default parameter does not read: {e:?}"
+        ))]
     })?;
     Ok(params)
 }

@@ -394,15 +394,9 @@ pub fn validate_json(files: [&SourceFile; 2], v: &sem::ValidateOutcome) -> serde
     })
 }
 
-/// The most severe of two exit codes: bad input (2) over a definite no (1) over could not
-/// decide (3) over success.
+/// The most severe of two exit codes (the project's one rule, [`crate::codes::combine`]).
 pub fn worst(a: u8, b: u8) -> u8 {
-    super::common::most_severe(a, b, |c| match c {
-        0 => 0,
-        3 => 1,
-        1 => 2,
-        _ => 3,
-    })
+    crate::codes::combine(a, b)
 }
 
 fn stderr_stream() -> StandardStream {

@@ -930,12 +930,14 @@ impl FileRun {
         }
     }
 
-    /// 0 ok, 1 failed, 3 a check could not decide.
+    /// The file's exit status by the project's one rule: the registered class of its errors (1
+    /// a refusal, 2 bad input such as a file that does not parse, 3 a bug of ours or no
+    /// decision), combined with the checks' verdicts.
     fn code(&self) -> u8 {
-        let mut c = match self.outcome {
-            Outcome::Applied | Outcome::Unchanged => 0,
-            Outcome::Refused | Outcome::Error => 1,
-        };
+        let mut c = crate::codes::exit_code(self.reports.iter().flat_map(|r| &r.diagnostics));
+        if c == 0 && matches!(self.outcome, Outcome::Refused | Outcome::Error) {
+            c = 1;
+        }
         if let Some(v) = &self.verify {
             c = worst(c, v.exit_code());
         }
@@ -1085,11 +1087,8 @@ fn pool<T: Send>(
 fn internal_error(input: &Input) -> FileRun {
     FileRun::failed(
         SourceFile::new(&input.shown, ""),
-        Diagnostic::error(
-            "A0099",
-            format!("internal error while processing `{}`", input.shown),
-        )
-        .with_help("please report this; no output was written for this file"),
+        Diagnostic::internal(format!("a panic while processing `{}`", input.shown))
+            .with_note("no output was written for this file"),
         Duration::ZERO,
     )
 }
@@ -1167,11 +1166,8 @@ fn run_jobs(jobs: &[Job], args: &BatchArgs, workers: usize) -> Vec<Vec<FileRun>>
                 let file = runs[i].input.clone();
                 runs[i].reports.push(Report {
                     file,
-                    diagnostics: vec![Diagnostic::error(
-                        "A0099",
-                        "internal error while validating",
-                    )
-                    .with_help("please report this; no output was written for this file")],
+                    diagnostics: vec![Diagnostic::internal("a panic while validating")
+                        .with_note("no output was written for this file")],
                 });
             }
         }

@@ -116,16 +116,6 @@ pub fn emit(file: &SourceFile, diags: &[Diagnostic]) {
     diag::render(&mut out, &[file], diags);
 }
 
-/// Of two exit codes, the one `rank` puts higher (`a` on a tie): how each command combines the
-/// codes of several files or checks, with its own order of severity.
-pub fn most_severe(a: u8, b: u8, rank: impl Fn(u8) -> u8) -> u8 {
-    if rank(b) > rank(a) {
-        b
-    } else {
-        a
-    }
-}
-
 /// Diagnostics as JSON values.
 pub fn json_diags(file: &SourceFile, diags: &[Diagnostic]) -> Vec<serde_json::Value> {
     diags

@@ -1,6 +1,6 @@
 //! `alpine-rs run FILE`: execute a PVL program with runtime checks (semantics.md §1).
 
-use super::common::{json_diags, most_severe, Format};
+use super::common::{json_diags, Format};
 use crate::diag::{to_json, Diagnostic, SourceFile};
 use crate::sem::{self, Checks, Config, RunOptions, RunResult, Schedule, Status};
 use std::path::PathBuf;
@@ -272,7 +272,7 @@ pub fn main(args: RunArgs) -> u8 {
             Status::InvalidInput => 2,
             Status::Inconclusive => 3,
         };
-        code = merge(code, c);
+        code = crate::codes::combine(code, c);
     }
     if json {
         print_json(&serde_json::json!({
@@ -327,14 +327,4 @@ fn verdict(on: bool, n: usize) -> String {
         (true, 0) => "pass".into(),
         (true, n) => format!("{n} failed"),
     }
-}
-
-/// Combine exit codes: an error (1) dominates, then bad input (2), then inconclusive (3).
-fn merge(a: u8, b: u8) -> u8 {
-    most_severe(a, b, |c| match c {
-        1 => 3,
-        2 => 2,
-        3 => 1,
-        _ => 0,
-    })
 }

@@ -30,16 +30,6 @@ pub struct VerifyArgs {
     pub format: Format,
 }
 
-/// Exit code for several files: the most severe verdict wins (unsupported > backend > failed).
-fn combine(a: u8, b: u8) -> u8 {
-    super::common::most_severe(a, b, |c| match c {
-        0 => 0,
-        1 => 1,
-        3 => 2,
-        _ => 3,
-    })
-}
-
 /// Run the command; returns the process exit code (0 verified, 1 verification failure,
 /// 2 unsupported or bad input, 3 backend missing, crash or timeout).
 pub fn main(args: VerifyArgs) -> u8 {
@@ -52,7 +42,7 @@ pub fn main(args: VerifyArgs) -> u8 {
     let mut json = Vec::new();
     for f in &args.files {
         let (src, report) = viper::verify_file(f, &opts);
-        code = combine(code, report.verdict.exit_code());
+        code = crate::codes::combine(code, report.verdict.exit_code());
         match args.format {
             Format::Text => print_text(&src, report.verdict, &report.diagnostics, report.time),
             Format::Json => json.push(serde_json::json!({

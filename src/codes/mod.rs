@@ -49,6 +49,16 @@ pub enum ExitClass {
 }
 
 impl ExitClass {
+    /// The exit status it stands for.
+    pub fn code(self) -> u8 {
+        match self {
+            ExitClass::None => 0,
+            ExitClass::No => 1,
+            ExitClass::BadInput => 2,
+            ExitClass::Undecided | ExitClass::Internal => 3,
+        }
+    }
+
     fn parse(s: &str) -> Option<ExitClass> {
         Some(match s {
             "none" => ExitClass::None,
@@ -59,6 +69,35 @@ impl ExitClass {
             _ => return None,
         })
     }
+}
+
+/// The exit status of a combined result, the one rule of every subcommand: the most severe of
+/// two statuses, in the order bad input (2) over a definite no (1) over could not decide (3)
+/// over success (0). Bad input comes first because nothing else about it is meaningful until
+/// the input is fixed; a definite "no" beats "could not decide" because it is an answer.
+pub fn combine(a: u8, b: u8) -> u8 {
+    let rank = |c: u8| match c {
+        0 => 0,
+        3 => 1,
+        1 => 2,
+        _ => 3,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
+}
+
+/// The exit status that `diagnostics` call for: [`combine`] over the registered class of each
+/// error (an unregistered code counts as an internal error; warnings and notes count for
+/// nothing).
+pub fn exit_code<'d>(diagnostics: impl IntoIterator<Item = &'d crate::diag::Diagnostic>) -> u8 {
+    diagnostics
+        .into_iter()
+        .filter(|d| d.is_error())
+        .map(|d| lookup(&d.code).map_or(3, |c| c.exit.code()))
+        .fold(0, combine)
 }
 
 /// One registered code.

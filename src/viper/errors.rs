@@ -393,7 +393,7 @@ pub fn help_for(code: &str) -> Option<&'static str> {
         "V-FAIL" => "see Silicon's message in the note",
         "V-TIMEOUT" => "raise --timeout, or help the prover: non-linear index arithmetic (i * n + j) is a common cause",
         "E-BACKEND" => "run `alpine-rs backend install`, or `alpine-rs backend doctor` to see what is missing",
-        "E-INTERNAL" => "please report this with the PVL file (`--keep-vpr DIR` keeps the Viper encoding)",
+        "E-INTERNAL" => "this is a bug in alpine-rs; please report it with this input (`--keep-vpr DIR` keeps the Viper encoding)",
         "E-IO" => "check the path and the permissions",
         "V-UNSUPPORTED" => "`alpine-rs verify` cannot check this construct; verify the file with VerCors instead",
         "V-BAD-INPUT" => "fix the program (name and type errors are reported before verification)",

@@ -107,11 +107,7 @@ impl<'p> Plan<'p> {
             Some((a, params)) => {
                 let (Some(d0), Some(d1)) = (params.exprs("dims").first(), params.exprs("dims").get(1))
                 else {
-                    return Err(Diagnostic::error(
-                        "A0099",
-                        "internal error: malformed matrix_lin annotation",
-                    )
-                    .with_help("please report this"));
+                    return Err(Diagnostic::internal("malformed matrix_lin annotation"));
                 };
                 let dims = (d0.clone(), d1.clone());
                 let annotated_row = params.word("layout") == ROW;
@@ -172,11 +168,9 @@ pub(super) fn check<'a>(
     let dims = match params.exprs("dims") {
         [d0, d1] => (d0.clone(), d1.clone()),
         _ => {
-            return Err(vec![Diagnostic::error(
-                "A0099",
-                "internal error: linearization without two dimensions",
-            )
-            .with_help("please report this")])
+            return Err(vec![Diagnostic::internal(
+                "linearization without two dimensions",
+            )])
         }
     };
     let index_fn = params.switch("index_fn");

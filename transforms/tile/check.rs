@@ -36,11 +36,7 @@ pub(super) fn check<'a>(
     let inter = params.word("mode") == INTER;
     let keep_method_contract = params.switch("keep_method_contract");
     let Some(size) = params.expr("tile_size").cloned() else {
-        return Err(vec![Diagnostic::error(
-            "A0099",
-            "internal error: no tile size",
-        )
-        .with_help("please report this")]);
+        return Err(vec![Diagnostic::internal("no tile size")]);
     };
     let size = &size;
     let parsed: &'a crate::front::Parsed = ctx.parsed;

@@ -107,9 +107,7 @@ pub(super) fn check<'a>(
 }
 
 pub(crate) fn internal(at: Span, msg: &str) -> Diagnostic {
-    Diagnostic::error("A0004", msg.to_string())
-        .with_primary(at, "here")
-        .with_help("report this as a bug")
+    Diagnostic::internal(msg).with_primary(at, "here")
 }
 
 pub(crate) fn unsupported(at: Span, msg: &str) -> Diagnostic {
