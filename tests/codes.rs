@@ -128,3 +128,46 @@ fn explain_knows_every_code_a_refusal_shows() {
     let (status, _, err) = common::run_cli(&["explain", "Z9999"]);
     assert_eq!(status, 2, "{err}");
 }
+
+/// The README's table of diagnostic codes, generated from the registry.
+fn readme_table() -> String {
+    let mut out = String::from("| code | severity | exit | what it means |\n|---|---|---|---|\n");
+    for area in codes::tables() {
+        for c in &area.codes {
+            let exit = match c.exit {
+                codes::ExitClass::None => "—".to_string(),
+                e => format!("{} ({e:?})", e.code()),
+            };
+            let reserved = if c.reserved { " (reserved)" } else { "" };
+            out.push_str(&format!(
+                "| `{}` | {:?} | {exit} | {}{reserved} |\n",
+                c.code,
+                c.severity,
+                c.title.replace('|', "\\|")
+            ));
+        }
+    }
+    out
+}
+
+/// The README lists every code as the registry has it (`UPDATE_README=1 cargo test --test codes`
+/// rewrites the table).
+#[test]
+fn the_readme_table_is_the_registry() {
+    let path = root().join("README.md");
+    let readme = std::fs::read_to_string(&path).expect("README");
+    let (begin, end) = ("<!-- codes:begin -->\n", "<!-- codes:end -->");
+    let start = readme.find(begin).expect("the codes table markers") + begin.len();
+    let stop = readme[start..].find(end).expect("the end marker") + start;
+    let table = readme_table();
+    if std::env::var_os("UPDATE_README").is_some() {
+        let updated = format!("{}{table}{}", &readme[..start], &readme[stop..]);
+        std::fs::write(&path, updated).expect("writable README");
+        return;
+    }
+    assert_eq!(
+        &readme[start..stop],
+        table,
+        "the README's table of codes is stale: run UPDATE_README=1 cargo test --test codes"
+    );
+}
