@@ -4,6 +4,7 @@ pub mod ast;
 pub mod dialect;
 pub mod keywords;
 pub mod lexer;
+pub mod lint;
 pub mod parser;
 pub mod prec;
 pub mod printer;
