@@ -773,3 +773,22 @@ fn parameter_flags_without_opt_apply_to_the_annotations_or_are_usage_errors() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--factor does not apply to fuse"), "{err}");
 }
+
+/// A generated name that the file already uses gets a suffix, and a note says so (A0030).
+#[test]
+fn a_suffixed_generated_name_is_noted() {
+    let d = tmpdir("suffix");
+    let f = d.join("k.pvl");
+    std::fs::write(
+        &f,
+        "class C {\n  context_everywhere a != null && a.length == 64;\n  context (\\forall* int k; 0 <= k && k < 64; Perm(a[k], write));\n  void clear(int[] a) {\n    int vct_tile_counter = 0;\n    gpuopt tile intra 16;\n    par lanes (int tid = 0 .. 64)\n      context Perm(a[tid], write);\n    {\n      a[tid] = vct_tile_counter;\n    }\n  }\n}\n",
+    )
+    .unwrap();
+    let (code, out, err) = run(&["apply", f.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("vct_tile_counter_1"), "{out}");
+    assert!(
+        err.contains("note[A0030]") && err.contains("`vct_tile_counter_1`"),
+        "{err}"
+    );
+}

@@ -522,14 +522,18 @@ fn round(
             Span::new(f(sp.start()), f(sp.end()))
         };
         match run(&mut ctx, site1, &req.params) {
-            Ok(a) => {
+            Ok(mut a) => {
                 applied += 1;
                 all.extend(a.edits);
+                a.diagnostics
+                    .extend(suffix_notes(&mut *names, site1.keyword));
                 if !a.diagnostics.is_empty() {
                     reports.push((false, relabel(a.diagnostics, back)));
                 }
             }
             Err(diags) => {
+                // A refused step writes nothing: its names need no note.
+                names.take_suffixed();
                 let diags = requested_here(relabel(diags, back), &req.params, ann);
                 reports.push((true, diags));
                 restore.push((point, removal.text(&st.text)));
@@ -600,6 +604,25 @@ fn unmap(removals: &EditSet, o: usize) -> usize {
         }
     }
     o
+}
+
+/// A note (A0030) for every generated name that needed a suffix in the step just run, labelled
+/// at the construct the step rewrote.
+fn suffix_notes(names: &mut NameGen, at: Span) -> Vec<Diagnostic> {
+    names
+        .take_suffixed()
+        .into_iter()
+        .map(|(base, name)| {
+            Diagnostic::note(
+                "A0030",
+                format!("generated name `{name}`: `{base}` is already used in the file"),
+            )
+            .with_primary(at, "rewritten here")
+            .with_help(format!(
+                "nothing to do; rename your `{base}` if you prefer the plain name"
+            ))
+        })
+        .collect()
 }
 
 /// Map every label span of `diags` with `f`.
@@ -727,6 +750,10 @@ fn step(
                 });
             }
             names.add_written(&out, &applied.edits.written_ranges());
+            let mut applied = applied;
+            applied
+                .diagnostics
+                .extend(suffix_notes(names, site1.keyword));
             if !applied.diagnostics.is_empty() {
                 // Warnings and notes are reported against the step's input text.
                 warnings.push(Report {
@@ -740,6 +767,8 @@ fn step(
             Ok(applied.edits)
         }
         Err(diags) => {
+            // A refused step writes nothing: its names need no note.
+            names.take_suffixed();
             let mut diags = relabel(diags, unshift);
             match annotation {
                 Some((a, _)) => diags = requested_here(diags, params, a),

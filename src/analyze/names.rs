@@ -8,6 +8,8 @@ use std::collections::BTreeSet;
 #[derive(Clone, Debug, Default)]
 pub struct NameGen {
     taken: BTreeSet<String>,
+    /// Names that needed a suffix since the last [`NameGen::take_suffixed`]: (base, name).
+    suffixed: Vec<(String, String)>,
 }
 
 impl NameGen {
@@ -77,10 +79,16 @@ impl NameGen {
         loop {
             let cand = format!("{base}_{k}");
             if self.taken.insert(cand.clone()) {
+                self.suffixed.push((base.to_string(), cand.clone()));
                 return (cand, true);
             }
             k += 1;
         }
+    }
+
+    /// The names that needed a suffix since the last call, as (base, name), in order.
+    pub fn take_suffixed(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.suffixed)
     }
 
     /// Just the fresh name.
