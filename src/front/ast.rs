@@ -351,7 +351,7 @@ pub enum ClauseBody {
 ///
 /// The front end knows the shape of the form but not the optimizations: it keeps the operands
 /// as tokens, and the optimization named by `keyword` reads them with its parameter schema
-/// (transforms/registry.rs) through [`crate::front::annot::OperandReader`].
+/// (transforms/registry.rs) through [`crate::front::OperandReader`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Annotation {
     /// The optimization word as written (`loop_unroll` or `unroll`, …). Empty when `gpuopt` is
