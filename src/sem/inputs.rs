@@ -3,7 +3,8 @@
 //! run time are rejected by the caller and redrawn.
 
 use super::compile::{CClause, CMethod, CProgram, Ty, CE};
-use super::interp::{default_of, Heap, Interp};
+use super::heap::{default_of, Heap};
+use super::interp::Interp;
 use super::value::{Rng, Value};
 use crate::front::ast::BinOp;
 use std::collections::BTreeMap;
@@ -159,7 +160,7 @@ pub fn read_back(heap: &Heap, v: &Value) -> InVal {
             Value::Null | Value::Unit => InVal::Null,
             Value::Seq(s) => InVal::Seq(s.iter().map(|x| go(heap, x, depth)).collect()),
             Value::Ref(id) => match &heap.objs[*id as usize] {
-                super::interp::HObj::Array { data, elem } if depth < 4 => InVal::Array(
+                super::heap::HObj::Array { data, elem } if depth < 4 => InVal::Array(
                     elem.clone(),
                     // Arrays of ints: one check, then a plain copy.
                     if data.iter().all(|x| matches!(x, Value::Int(_))) {

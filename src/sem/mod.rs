@@ -5,6 +5,8 @@
 //!   runtime checking of every contract; straight-line kernels launched from the host run
 //!   in bulk instead, all threads column by column (`interp::bulk`, a fast path that gives up
 //!   to the warps whenever anything is to be reported);
+//! * [`value`] holds values, locations and exact permission amounts, [`perm`] the permission
+//!   holders, [`heap`] the arrays and objects;
 //! * [`race`] is the dynamic data-race detector;
 //! * [`vector`] evaluates simple expressions for a whole warp at once (a fast path);
 //! * [`inputs`] generates inputs (Z3 for sizes, a seeded PRNG for contents);
@@ -14,9 +16,11 @@
 
 pub mod adapter;
 pub mod compile;
+pub mod heap;
 pub mod help;
 pub mod inputs;
 pub mod interp;
+pub mod perm;
 pub mod race;
 pub mod validate;
 pub mod value;
@@ -250,7 +254,7 @@ pub fn run_one(
         }
     }
     if let value::Value::Ref(id) = this {
-        if let interp::HObj::Object { class, fields } = &it.heap.objs[id as usize] {
+        if let heap::HObj::Object { class, fields } = &it.heap.objs[id as usize] {
             let c = &l.prog.classes[*class as usize];
             for (f, v) in c.fields.iter().zip(fields) {
                 observables.push(Observable {

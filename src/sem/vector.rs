@@ -17,7 +17,8 @@
 //! evaluator makes them in: per lane, children are evaluated in the same order here.
 
 use super::compile::CE;
-use super::interp::{HObj, Heap, Lane};
+use super::heap::{HObj, Heap};
+use super::interp::Lane;
 use super::value::{Loc, Value};
 use crate::front::ast::BinOp;
 use crate::front::Span;

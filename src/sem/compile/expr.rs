@@ -1,0 +1,407 @@
+//! Expressions to [`CE`] trees: names resolved to slots, fields to ids, pure calls to
+//! method ids, inline predicates expanded, quantifier bounds extracted; and the properties
+//! of compiled expressions the interpreter relies on ([`is_simple`], [`has_resource`]).
+
+use super::*;
+
+impl<'a> Compiler<'a> {
+    /// The body of the `inline` predicate `m` applied to `args` (on the current receiver),
+    /// as `let`s binding fresh slots to the arguments around the body: VerCors expands an
+    /// inline predicate where it is used, so its permissions move like written-out ones.
+    /// `None` for a predicate that is not inline, has no body, or is being expanded already.
+    fn inline_predicate(&mut self, m: u32, args: &[CE]) -> Option<CE> {
+        let md = *self.asts.get(m as usize)?;
+        let MethodBody::Expr(body) = &md.body else {
+            return None;
+        };
+        if !md.has_modifier(Modifier::Inline)
+            || self.expanding.contains(&m)
+            || md.params.len() != args.len()
+        {
+            return None;
+        }
+        self.expanding.push(m);
+        self.scope.push();
+        let slots: Vec<u32> = md
+            .params
+            .iter()
+            .map(|p| self.scope.declare(&p.name.name, Ty::from_ast(&p.ty)))
+            .collect();
+        let inner = self.expr(body, &mut None);
+        self.scope.pop();
+        self.expanding.pop();
+        let mut e = inner;
+        for (slot, arg) in slots.into_iter().zip(args.iter()).rev() {
+            e = CE::Let(slot, Box::new(arg.clone()), Box::new(e));
+        }
+        Some(e)
+    }
+
+    fn bx(&mut self, e: &Expr, pre: &mut Option<&mut Vec<Instr>>) -> Box<CE> {
+        Box::new(self.expr(e, pre))
+    }
+
+    /// Lower an expression. `pre` receives hoisted non-pure calls (statement context); in
+    /// specifications it is `None` and such calls are unsupported.
+    pub(super) fn expr(&mut self, e: &Expr, pre: &mut Option<&mut Vec<Instr>>) -> CE {
+        let span = e.span;
+        match &e.kind {
+            ExprKind::Int(v) => match v.to_i64() {
+                Some(i) => CE::Int(i),
+                None => CE::Unsupported("integer literal out of range".into(), span),
+            },
+            ExprKind::Bool(b) => CE::Bool(*b),
+            ExprKind::Null => CE::Null,
+            ExprKind::This => CE::This,
+            ExprKind::Write => CE::Write,
+            ExprKind::Read => CE::Read,
+            ExprKind::NoPerm => CE::NoPerm,
+            ExprKind::Result => CE::Result,
+            ExprKind::Name(id) => {
+                if let Some((s, _)) = self.scope.lookup(&id.name) {
+                    return CE::Local(s);
+                }
+                let cls = &self.out.classes[self.cur_class as usize];
+                if cls.fields.iter().any(|f| f.1 == id.name) {
+                    let fid = self.field_id(&id.name);
+                    return CE::Field(Box::new(CE::This), fid, span);
+                }
+                self.errors.push(
+                    Diagnostic::error("R-NAME", format!("unknown name `{}`", id.name))
+                        .with_primary(span, "not a local, parameter or field"),
+                );
+                CE::Unsupported(format!("unknown name `{}`", id.name), span)
+            }
+            ExprKind::Unary(UnOp::Not, x) => CE::Not(self.bx(x, pre)),
+            ExprKind::Unary(UnOp::Neg, x) => CE::Neg(self.bx(x, pre), span),
+            ExprKind::Binary(op, l, r) => {
+                let (l, r) = (self.bx(l, pre), self.bx(r, pre));
+                match op {
+                    BinOp::Wand | BinOp::Pow => {
+                        CE::Unsupported(format!("operator `{}`", op.symbol()), span)
+                    }
+                    _ => CE::Bin(*op, l, r, span),
+                }
+            }
+            ExprKind::Cond(c, a, b) => CE::Cond(self.bx(c, pre), self.bx(a, pre), self.bx(b, pre)),
+            ExprKind::Field(obj, f) => {
+                let o = self.bx(obj, pre);
+                if f.name == "length" {
+                    CE::Length(o, span)
+                } else {
+                    let fid = self.field_id(&f.name);
+                    CE::Field(o, fid, span)
+                }
+            }
+            ExprKind::Index(a, i) => CE::Index(self.bx(a, pre), self.bx(i, pre), span),
+            ExprKind::Slice(s, lo, hi) => {
+                let s = self.bx(s, pre);
+                let lo = lo.as_ref().map(|x| self.bx(x, pre));
+                let hi = hi.as_ref().map(|x| self.bx(x, pre));
+                CE::Slice(s, lo, hi, span)
+            }
+            ExprKind::SeqUpdate(s, i, v) => {
+                CE::SeqUpdate(self.bx(s, pre), self.bx(i, pre), self.bx(v, pre), span)
+            }
+            ExprKind::Length(x) => CE::Length(self.bx(x, pre), span),
+            ExprKind::Old(x, None) => CE::Old(self.bx(x, pre)),
+            ExprKind::Call {
+                recv, name, args, ..
+            } => {
+                let Some(m) = self.resolve_method(recv.as_deref(), &name.name) else {
+                    self.errors.push(
+                        Diagnostic::error("R-NAME", format!("unknown method `{}`", name.name))
+                            .with_primary(name.span, "no such method"),
+                    );
+                    return CE::Unsupported(format!("unknown method `{}`", name.name), span);
+                };
+                let md = &self.out.methods[m as usize];
+                let (is_pure, is_pred) = (md.is_pure, md.is_predicate);
+                if !is_pure && !is_pred {
+                    return match pre {
+                        Some(p) => {
+                            let t = self.scope.temp();
+                            let mut inner = Vec::new();
+                            let saved = std::mem::take(&mut self.code);
+                            self.call_stmt(Some(Target::Local(t)), e, span);
+                            inner.extend(std::mem::replace(&mut self.code, saved));
+                            p.extend(inner);
+                            CE::Local(t)
+                        }
+                        None => CE::Unsupported(
+                            format!("call of non-pure method `{}` in a specification", name.name),
+                            span,
+                        ),
+                    };
+                }
+                let r = match recv.as_deref() {
+                    Some(r) if !self.is_class_name(r) => Some(self.bx(r, pre)),
+                    _ => None,
+                };
+                let mut a: Vec<CE> = args.iter().map(|x| self.expr(x, pre)).collect();
+                if !is_pred {
+                    a.extend(self.given_args(m, e, pre));
+                }
+                if is_pred && r.is_none() {
+                    if let Some(e) = self.inline_predicate(m, &a) {
+                        return e;
+                    }
+                }
+                if is_pred {
+                    CE::Pred {
+                        pred: m,
+                        recv: r,
+                        args: a,
+                        span,
+                    }
+                } else {
+                    CE::CallPure {
+                        method: m,
+                        recv: r,
+                        args: a,
+                        span,
+                    }
+                }
+            }
+            ExprKind::Builtin(b, args) => {
+                let mut a: Vec<CE> = args.iter().map(|x| self.expr(x, pre)).collect();
+                match (b, a.len()) {
+                    (Builtin::Perm, 2) => {
+                        let p = a.pop().unwrap_or(CE::NoPerm);
+                        let l = a.pop().unwrap_or(CE::Null);
+                        CE::Perm(Box::new(l), Box::new(p), span)
+                    }
+                    (Builtin::PointsTo, 3) => {
+                        let v = a.pop().unwrap_or(CE::Null);
+                        let p = a.pop().unwrap_or(CE::NoPerm);
+                        let l = a.pop().unwrap_or(CE::Null);
+                        CE::PointsTo(Box::new(l), Box::new(p), Box::new(v), span)
+                    }
+                    (Builtin::Value, 1) => {
+                        let l = a.pop().unwrap_or(CE::Null);
+                        CE::Perm(Box::new(l), Box::new(CE::Read), span)
+                    }
+                    (Builtin::Array, 2) => {
+                        let n = a.pop().unwrap_or(CE::Null);
+                        let x = a.pop().unwrap_or(CE::Null);
+                        CE::ArrayShape(Box::new(x), Box::new(n))
+                    }
+                    (Builtin::Matrix, 3) => {
+                        let c = a.pop().unwrap_or(CE::Null);
+                        let r = a.pop().unwrap_or(CE::Null);
+                        let m = a.pop().unwrap_or(CE::Null);
+                        CE::MatrixShape(Box::new(m), Box::new(r), Box::new(c))
+                    }
+                    (Builtin::LengthFn, 1) => CE::Length(Box::new(a.remove(0)), span),
+                    (Builtin::Head, 1) => CE::Head(Box::new(a.remove(0)), span),
+                    (Builtin::Tail, 1) => CE::Tail(Box::new(a.remove(0)), span),
+                    _ => CE::Unsupported(format!("built-in `{}`", b.name()), span),
+                }
+            }
+            ExprKind::Quant {
+                kind,
+                bindings,
+                cond,
+                body,
+            } => {
+                self.scope.push();
+                let mut binders = Vec::new();
+                for b in bindings {
+                    let s = self.scope.declare(&b.name.name, Ty::from_ast(&b.ty));
+                    let mut binder = Binder {
+                        slot: s,
+                        name: b.name.name.clone(),
+                        lows: Vec::new(),
+                        highs: Vec::new(),
+                    };
+                    if let Some((lo, hi)) = &b.range {
+                        binder.lows.push(self.expr(lo, &mut None));
+                        binder.highs.push(self.expr(hi, &mut None));
+                    }
+                    binders.push(binder);
+                }
+                let c = cond.as_ref().map(|c| self.expr(c, &mut None));
+                let implied = match &c {
+                    Some(c) => extract_bounds(c, &mut binders),
+                    None => true,
+                };
+                let body = self.expr(body, &mut None);
+                self.scope.pop();
+                CE::Quant {
+                    kind: *kind,
+                    binders,
+                    implied,
+                    cond: c.map(Box::new),
+                    body: Box::new(body),
+                    span,
+                }
+            }
+            ExprKind::Sum {
+                ty,
+                name,
+                cond,
+                body,
+            } => {
+                self.scope.push();
+                let s = self.scope.declare(&name.name, Ty::from_ast(ty));
+                let mut binders = vec![Binder {
+                    slot: s,
+                    name: name.name.clone(),
+                    lows: Vec::new(),
+                    highs: Vec::new(),
+                }];
+                let c = self.expr(cond, &mut None);
+                let implied = extract_bounds(&c, &mut binders);
+                let b = self.expr(body, &mut None);
+                self.scope.pop();
+                let binder = binders.remove(0);
+                CE::Sum {
+                    binder,
+                    implied,
+                    cond: Box::new(c),
+                    body: Box::new(b),
+                    span,
+                }
+            }
+            ExprKind::Let {
+                ty,
+                name,
+                value,
+                body,
+            } => {
+                let v = self.bx(value, pre);
+                self.scope.push();
+                let s = self.scope.declare(&name.name, Ty::from_ast(ty));
+                let b = self.bx(body, pre);
+                self.scope.pop();
+                CE::Let(s, v, b)
+            }
+            ExprKind::Collection {
+                kind: CollKind::Seq,
+                elems,
+                ..
+            } => CE::SeqLit(elems.iter().map(|x| self.expr(x, pre)).collect()),
+            ExprKind::EmptyCollection(CollKind::Seq, _) => CE::SeqLit(Vec::new()),
+            ExprKind::Range(CollKind::Seq, lo, hi) => {
+                CE::SeqRange(self.bx(lo, pre), self.bx(hi, pre))
+            }
+            ExprKind::Unfolding(p, x) => CE::Unfolding(self.bx(p, pre), self.bx(x, pre)),
+            ExprKind::Trigger(x) => self.expr(x, pre),
+            ExprKind::Labelled(_, x) => self.expr(x, pre),
+            ExprKind::NewArray(..) | ExprKind::NewObject(..) => {
+                CE::Unsupported("allocation inside an expression".into(), span)
+            }
+            ExprKind::ThreadId(s) => CE::Unsupported(format!("`{s}`"), span),
+            other => CE::Unsupported(format!("expression {}", short_kind(other)), span),
+        }
+    }
+}
+
+fn short_kind(k: &ExprKind) -> String {
+    let s = format!("{k:?}");
+    s.split(['(', ' ', '{']).next().unwrap_or("?").to_string()
+}
+
+/// Is `e` a function of the store alone, without side effects? Literals, locals, `this`,
+/// operators, conditionals, lengths and `\array` shapes (array lengths never change), but no
+/// heap contents, calls, quantifiers or `\old`. Such expressions read no location, so they need
+/// no permission and take no part in race detection.
+pub fn is_simple(e: &CE) -> bool {
+    match e {
+        CE::Int(_) | CE::Bool(_) | CE::Null | CE::Local(_) | CE::This => true,
+        CE::Not(x) | CE::Neg(x, _) | CE::Length(x, _) => is_simple(x),
+        CE::Bin(op, l, r, _) => {
+            !matches!(op, BinOp::Frac | BinOp::Wand | BinOp::Pow) && is_simple(l) && is_simple(r)
+        }
+        CE::Cond(c, a, b) => is_simple(c) && is_simple(a) && is_simple(b),
+        CE::ArrayShape(a, n) => is_simple(a) && is_simple(n),
+        _ => false,
+    }
+}
+
+/// Does a compiled assertion carry permissions (and so must be transferred, not just checked)?
+pub fn has_resource(e: &CE) -> bool {
+    match e {
+        CE::Perm(..) | CE::PointsTo(..) | CE::Pred { .. } => true,
+        CE::Bin(_, l, r, _) => has_resource(l) || has_resource(r),
+        CE::Cond(c, a, b) => has_resource(c) || has_resource(a) || has_resource(b),
+        CE::Quant { body, .. } => has_resource(body),
+        CE::Let(_, v, b) => has_resource(v) || has_resource(b),
+        _ => false,
+    }
+}
+
+pub(super) fn mentions(e: &CE, slot: u32) -> bool {
+    match e {
+        CE::Local(s) => *s == slot,
+        CE::Int(_) | CE::Bool(_) | CE::Null | CE::This | CE::Result => false,
+        CE::Field(x, _, _) | CE::Length(x, _) | CE::Not(x) | CE::Neg(x, _) | CE::Old(x) => {
+            mentions(x, slot)
+        }
+        CE::Head(x, _) | CE::Tail(x, _) => mentions(x, slot),
+        CE::Index(a, b, _) | CE::Bin(_, a, b, _) => mentions(a, slot) || mentions(b, slot),
+        CE::Cond(a, b, c) => mentions(a, slot) || mentions(b, slot) || mentions(c, slot),
+        CE::ArrayShape(a, n) => mentions(a, slot) || mentions(n, slot),
+        CE::CallPure { recv, args, .. } => {
+            recv.as_ref().is_some_and(|r| mentions(r, slot))
+                || args.iter().any(|a| mentions(a, slot))
+        }
+        CE::SeqLit(v) => v.iter().any(|a| mentions(a, slot)),
+        CE::Write | CE::Read | CE::NoPerm => false,
+        // Conservative: anything else may mention it.
+        _ => true,
+    }
+}
+
+/// Quantifier bound extraction (semantics.md §5.4): bounds of each binder from the top-level
+/// `&&` conjuncts of the condition, not mentioning the binder itself or a later binder.
+/// Returns whether every conjunct became a bound with a simple expression: then the condition
+/// holds for every enumerated tuple (the bound is evaluated in the same state, and a simple
+/// expression has no side effect that skipping its second evaluation could lose).
+fn extract_bounds(cond: &CE, binders: &mut [Binder]) -> bool {
+    let mut conj = Vec::new();
+    fn split<'c>(e: &'c CE, out: &mut Vec<&'c CE>) {
+        if let CE::Bin(BinOp::And, l, r, _) = e {
+            split(l, out);
+            split(r, out);
+        } else {
+            out.push(e);
+        }
+    }
+    split(cond, &mut conj);
+    let mut used = vec![false; conj.len()];
+    let slots: Vec<u32> = binders.iter().map(|b| b.slot).collect();
+    for (bi, b) in binders.iter_mut().enumerate() {
+        let later = &slots[bi..];
+        let ok = |e: &CE| later.iter().all(|&s| !mentions(e, s));
+        let is_x = |e: &CE| matches!(e, CE::Local(s) if *s == b.slot);
+        let plus1 = |e: &CE| {
+            CE::Bin(
+                BinOp::Add,
+                Box::new(e.clone()),
+                Box::new(CE::Int(1)),
+                Span::DUMMY,
+            )
+        };
+        for (ci, c) in conj.iter().enumerate() {
+            if let CE::Bin(op, l, r, _) = c {
+                let bound = match op {
+                    BinOp::Le if is_x(r) && ok(l) => Some((&mut b.lows, (**l).clone())),
+                    BinOp::Ge if is_x(l) && ok(r) => Some((&mut b.lows, (**r).clone())),
+                    BinOp::Lt if is_x(r) && ok(l) => Some((&mut b.lows, plus1(l))),
+                    BinOp::Gt if is_x(l) && ok(r) => Some((&mut b.lows, plus1(r))),
+                    BinOp::Lt if is_x(l) && ok(r) => Some((&mut b.highs, (**r).clone())),
+                    BinOp::Gt if is_x(r) && ok(l) => Some((&mut b.highs, (**l).clone())),
+                    BinOp::Le if is_x(l) && ok(r) => Some((&mut b.highs, plus1(r))),
+                    BinOp::Ge if is_x(r) && ok(l) => Some((&mut b.highs, plus1(l))),
+                    _ => None,
+                };
+                if let Some((list, e)) = bound {
+                    used[ci] |= is_simple(&e);
+                    list.push(e);
+                }
+            }
+        }
+    }
+    used.iter().all(|u| *u)
+}

@@ -1,0 +1,506 @@
+//! Lowering of the PVL syntax tree to the interpreter's form (semantics.md §4.5).
+//!
+//! Names are resolved to frame slots once, method calls to method ids, and statements become a
+//! flat instruction list per method with explicit join points, so that a warp can stop at a
+//! barrier and resume later without an interpreter stack to save. Expressions stay trees (`CE`)
+//! but never refer back to the AST.
+//!
+//! This file holds the compiled form (what the interpreter runs: [`CProgram`], its methods,
+//! instructions and expressions) and the compiler's state; the lowering itself is split by
+//! what it lowers: `program` (declarations, methods, contracts, method resolution), `stmt`
+//! (statements to instructions) and `expr` (expressions).
+
+use super::value::Amt;
+use crate::diag::Diagnostic;
+use crate::front::ast::*;
+use crate::front::Span;
+use num_traits::ToPrimitive;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+mod expr;
+mod program;
+mod stmt;
+
+use expr::mentions;
+pub use expr::{has_resource, is_simple};
+pub use program::compile;
+use stmt::mark_simple;
+
+/// Static type, as far as the interpreter needs it (defaults, allocation, input generation).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ty {
+    Int,
+    Bool,
+    Array(Box<Ty>),
+    Seq(Box<Ty>),
+    /// `set<T>` or `bag<T>`: ghost values the interpreter does not compute with.
+    Coll(Box<Ty>),
+    Class(String),
+    Void,
+    Other(String),
+}
+
+impl Ty {
+    /// Values of this type are ghost state (semantics.md §4.2): they cannot exist on a GPU.
+    pub fn is_ghost(&self) -> bool {
+        matches!(self, Ty::Seq(_) | Ty::Coll(_))
+    }
+
+    pub fn from_ast(t: &Type) -> Ty {
+        match &t.kind {
+            TypeKind::Int => Ty::Int,
+            TypeKind::Boolean | TypeKind::Bool => Ty::Bool,
+            TypeKind::Void => Ty::Void,
+            TypeKind::Array(inner, _) => Ty::Array(Box::new(Ty::from_ast(inner))),
+            TypeKind::Generic1(Generic1::Seq, inner) => Ty::Seq(Box::new(Ty::from_ast(inner))),
+            TypeKind::Generic1(Generic1::Set | Generic1::Bag, inner) => {
+                Ty::Coll(Box::new(Ty::from_ast(inner)))
+            }
+            TypeKind::Class(id, _) => Ty::Class(id.name.clone()),
+            other => Ty::Other(format!("{other:?}")),
+        }
+    }
+}
+
+/// Compiled expression.
+#[derive(Clone, Debug)]
+pub enum CE {
+    Int(i64),
+    Bool(bool),
+    Null,
+    Local(u32),
+    This,
+    Result,
+    /// `obj.f` (a bare field name is `this.f`); the u32 is a global field-name id.
+    Field(Box<CE>, u32, Span),
+    /// `a.length` or `|s|`.
+    Length(Box<CE>, Span),
+    Index(Box<CE>, Box<CE>, Span),
+    Not(Box<CE>),
+    Neg(Box<CE>, Span),
+    Bin(BinOp, Box<CE>, Box<CE>, Span),
+    Cond(Box<CE>, Box<CE>, Box<CE>),
+    CallPure {
+        method: u32,
+        recv: Option<Box<CE>>,
+        args: Vec<CE>,
+        span: Span,
+    },
+    Old(Box<CE>),
+    Quant {
+        kind: QuantKind,
+        binders: Vec<Binder>,
+        cond: Option<Box<CE>>,
+        /// Every conjunct of `cond` became a simple binder bound, so `cond` holds for every
+        /// enumerated value and need not be evaluated again.
+        implied: bool,
+        body: Box<CE>,
+        span: Span,
+    },
+    Sum {
+        binder: Binder,
+        cond: Box<CE>,
+        implied: bool,
+        body: Box<CE>,
+        span: Span,
+    },
+    Let(u32, Box<CE>, Box<CE>),
+    Perm(Box<CE>, Box<CE>, Span),
+    PointsTo(Box<CE>, Box<CE>, Box<CE>, Span),
+    ArrayShape(Box<CE>, Box<CE>),
+    MatrixShape(Box<CE>, Box<CE>, Box<CE>),
+    /// Permission literals.
+    Write,
+    Read,
+    NoPerm,
+    SeqLit(Vec<CE>),
+    SeqRange(Box<CE>, Box<CE>),
+    Slice(Box<CE>, Option<Box<CE>>, Option<Box<CE>>, Span),
+    SeqUpdate(Box<CE>, Box<CE>, Box<CE>, Span),
+    Head(Box<CE>, Span),
+    Tail(Box<CE>, Span),
+    /// A call of a predicate (`inv()`): a resource token.
+    Pred {
+        pred: u32,
+        recv: Option<Box<CE>>,
+        args: Vec<CE>,
+        span: Span,
+    },
+    /// `unfolding p in e`.
+    Unfolding(Box<CE>, Box<CE>),
+    Unsupported(String, Span),
+}
+
+#[derive(Clone, Debug)]
+pub struct Binder {
+    pub slot: u32,
+    pub name: String,
+    pub lows: Vec<CE>,
+    pub highs: Vec<CE>,
+}
+
+/// One top-level conjunct of a contract clause.
+#[derive(Clone, Debug)]
+pub struct CClause {
+    pub e: CE,
+    pub span: Span,
+    /// No permissions inside: evaluated, never transferred.
+    pub pure: bool,
+    /// Pure and [`is_simple`]: its value depends on the store only, so it can be evaluated for
+    /// many lanes at once, or once for threads that share the locals it reads.
+    pub simple: bool,
+    /// The clause is one `Perm(a[e], p)` of the shape [`PermLeaf`] describes.
+    pub leaf: Option<PermLeaf>,
+}
+
+/// `Perm(a[e], p)` with `a` a local, `e` [`is_simple`] and `p` a literal, non-negative amount:
+/// its location depends on the store only and its amount on nothing, so the interpreter can
+/// compute the locations of many threads before it moves any permission (bulk transfers at
+/// `par` entry and exit).
+#[derive(Clone, Debug)]
+pub struct PermLeaf {
+    pub array: u32,
+    pub index: CE,
+    /// The span of `a[e]` (bounds and null errors point there).
+    pub index_span: Span,
+    pub amt: Amt,
+    /// The span of the `Perm`.
+    pub span: Span,
+}
+
+impl PermLeaf {
+    pub fn of(e: &CE) -> Option<PermLeaf> {
+        let CE::Perm(loc, p, span) = e else {
+            return None;
+        };
+        let CE::Index(a, i, index_span) = &**loc else {
+            return None;
+        };
+        let CE::Local(array) = &**a else {
+            return None;
+        };
+        if !is_simple(i) {
+            return None;
+        }
+        let amt = literal_amount(p)?;
+        if amt.is_negative() {
+            return None;
+        }
+        Some(PermLeaf {
+            array: *array,
+            index: (**i).clone(),
+            index_span: *index_span,
+            amt,
+            span: *span,
+        })
+    }
+}
+
+/// A permission amount written as a literal: `write`, `read`, `none` or `n\d` with `d != 0`.
+pub fn literal_amount(p: &CE) -> Option<Amt> {
+    Some(match p {
+        CE::Write => Amt::write(),
+        CE::Read => Amt::read(),
+        CE::NoPerm => Amt::none(),
+        CE::Bin(BinOp::Frac, n, d, _) => match (&**n, &**d) {
+            (CE::Int(n), CE::Int(d)) if *d != 0 => Amt::frac(*n, *d),
+            _ => return None,
+        },
+        _ => return None,
+    })
+}
+
+#[derive(Clone, Debug)]
+pub enum Target {
+    Local(u32),
+    Field(CE, u32),
+    Index(CE, CE),
+}
+
+#[derive(Clone, Debug)]
+pub enum Instr {
+    Assign {
+        /// `value` is [`is_simple`]: the warp may evaluate it for all lanes at once.
+        simple: bool,
+        target: Target,
+        value: CE,
+        span: Span,
+        ghost: bool,
+    },
+    Alloc {
+        target: Target,
+        elem: Ty,
+        dims: Vec<CE>,
+        span: Span,
+    },
+    NewObj {
+        target: Target,
+        class: u32,
+        ctor: Option<u32>,
+        args: Vec<CE>,
+        span: Span,
+    },
+    Call {
+        target: Option<Target>,
+        method: u32,
+        recv: Option<CE>,
+        args: Vec<CE>,
+        /// `then { x = y; }` / `yields { x = y }`: after the call, caller slot `.0` gets the
+        /// value of the callee's `yields` variable in slot `.1`.
+        yields: Vec<(u32, u32)>,
+        span: Span,
+    },
+    If {
+        simple: bool,
+        cond: CE,
+        else_pc: usize,
+        span: Span,
+    },
+    /// End of a then-branch: continue with the else lanes, or jump to the join.
+    Else {
+        end_pc: usize,
+    },
+    EndIf,
+    LoopEnter {
+        inv: Rc<Vec<CClause>>,
+        span: Span,
+    },
+    LoopHead {
+        simple: bool,
+        cond: Option<CE>,
+        exit_pc: usize,
+        span: Span,
+    },
+    LoopBack {
+        head_pc: usize,
+        inv: Rc<Vec<CClause>>,
+        span: Span,
+    },
+    Barrier(Rc<BarrierC>),
+    Return {
+        value: Option<CE>,
+        span: Span,
+    },
+    Par(Rc<ParC>),
+    Assert(Vec<CClause>),
+    Assume(Vec<CClause>),
+    Inhale(Vec<CClause>),
+    Exhale(Vec<CClause>),
+    Fold(CE, Span),
+    Unfold(CE, Span),
+    InvEnter {
+        id: u32,
+        res: Rc<Vec<CClause>>,
+        span: Span,
+    },
+    InvExit {
+        id: u32,
+        span: Span,
+    },
+    AtomicBegin {
+        inv: Option<u32>,
+        end_pc: usize,
+        span: Span,
+    },
+    AtomicEnd,
+    /// End of a `par` body: the lanes are finished.
+    EndThread,
+    /// End of a method body.
+    EndMethod,
+    Unsupported(String, Span),
+}
+
+#[derive(Clone, Debug)]
+pub struct BarrierC {
+    pub id: u32,
+    pub label: String,
+    pub pre: Vec<CClause>,
+    pub post: Vec<CClause>,
+    pub span: Span,
+    /// The locals other than `par` iterators that the barrier's own contract mentions, each
+    /// with its first occurrence: the Viper encoding assumes they have one value in all threads
+    /// of the group, which the `uniformity` lint checks (semantics.md §5.8).
+    pub shared: Vec<SharedLocal>,
+}
+
+/// A local mentioned by a barrier contract (see [`BarrierC::shared`]).
+#[derive(Clone, Debug)]
+pub struct SharedLocal {
+    pub slot: u32,
+    pub name: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct ArmC {
+    pub label: Option<String>,
+    pub iters: Vec<(u32, String, CE, CE)>,
+    pub pre: Vec<CClause>,
+    pub post: Vec<CClause>,
+    pub body_pc: usize,
+    pub span: Span,
+    /// Per clause of `pre` / of the `par`'s `everywhere`: simple and reads no iterator, so it
+    /// has the same value in every thread at entry (each thread's store is a copy of the
+    /// parent's plus its iterators).
+    pub pre_uniform: Vec<bool>,
+    pub ev_uniform_pre: Vec<bool>,
+    /// The same at exit for `post` / `everywhere`: additionally reads no local that the body
+    /// assigns.
+    pub post_uniform: Vec<bool>,
+    pub ev_uniform_post: Vec<bool>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ParC {
+    pub arms: Vec<ArmC>,
+    pub region_pre: Vec<CClause>,
+    pub region_post: Vec<CClause>,
+    /// The enclosing method's `context_everywhere`, scaled into the thread contracts.
+    pub everywhere: Vec<CClause>,
+    pub next_pc: usize,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum Body {
+    Code(Vec<Instr>),
+    Expr(CE),
+    Abstract,
+}
+
+#[derive(Clone, Debug)]
+pub struct CMethod {
+    pub name: String,
+    pub class: u32,
+    pub is_static: bool,
+    pub is_pure: bool,
+    pub is_ctor: bool,
+    pub is_predicate: bool,
+    pub params: Vec<(u32, String, Ty)>,
+    /// `params[given_from..]` are the `given` (ghost) parameters.
+    pub given_from: usize,
+    pub ret: Ty,
+    pub nslots: u32,
+    pub pre: Vec<CClause>,
+    pub post: Vec<CClause>,
+    pub everywhere: Vec<CClause>,
+    pub body: Body,
+    pub contains_par: bool,
+    pub calls: Vec<u32>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct CClass {
+    pub name: String,
+    /// (field-name id, name, type), in declaration order; the index is the field slot.
+    pub fields: Vec<(u32, String, Ty)>,
+    pub methods: BTreeMap<String, u32>,
+    pub ctor: Option<u32>,
+}
+
+impl CClass {
+    pub fn field_slot(&self, name_id: u32) -> Option<u32> {
+        self.fields
+            .iter()
+            .position(|f| f.0 == name_id)
+            .map(|i| i as u32)
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct CProgram {
+    pub classes: Vec<CClass>,
+    pub methods: Vec<CMethod>,
+    pub field_names: Vec<String>,
+    pub nbarriers: u32,
+    pub ninvariants: u32,
+}
+
+impl CProgram {
+    pub fn method_by_qualified(&self, q: &str) -> Vec<u32> {
+        let (cls, name) = match q.rsplit_once('.') {
+            Some((c, n)) => (Some(c), n),
+            None => (None, q),
+        };
+        self.methods
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| {
+                m.name == name && cls.is_none_or(|c| self.classes[m.class as usize].name == c)
+            })
+            .map(|(i, _)| i as u32)
+            .collect()
+    }
+    pub fn qualified(&self, m: u32) -> String {
+        let m = &self.methods[m as usize];
+        format!("{}.{}", self.classes[m.class as usize].name, m.name)
+    }
+}
+
+struct Scope {
+    names: Vec<(String, u32, Ty)>,
+    marks: Vec<usize>,
+    next: u32,
+    max: u32,
+}
+
+impl Scope {
+    fn new() -> Scope {
+        Scope {
+            names: Vec::new(),
+            marks: Vec::new(),
+            next: 0,
+            max: 0,
+        }
+    }
+    fn push(&mut self) {
+        self.marks.push(self.names.len());
+    }
+    fn pop(&mut self) {
+        // Slots are not reused: par bodies copy the parent store, and a reused slot could alias a
+        // captured variable.
+        if let Some(m) = self.marks.pop() {
+            self.names.truncate(m);
+        }
+    }
+    fn declare(&mut self, name: &str, ty: Ty) -> u32 {
+        let s = self.next;
+        self.next += 1;
+        self.max = self.max.max(self.next);
+        self.names.push((name.to_string(), s, ty));
+        s
+    }
+    fn temp(&mut self) -> u32 {
+        self.declare("$tmp", Ty::Other("tmp".into()))
+    }
+    fn lookup(&self, name: &str) -> Option<(u32, &Ty)> {
+        self.names
+            .iter()
+            .rev()
+            .find(|n| n.0 == name)
+            .map(|n| (n.1, &n.2))
+    }
+}
+
+pub struct Compiler<'a> {
+    prog: &'a Program,
+    out: CProgram,
+    errors: Vec<Diagnostic>,
+    cur_class: u32,
+    scope: Scope,
+    code: Vec<Instr>,
+    /// Labels of the enclosing `par` blocks (innermost last) and whether we are in a kernel.
+    par_labels: Vec<Option<String>>,
+    /// Slots of the iterators of the enclosing `par` arms.
+    par_iters: Vec<u32>,
+    everywhere: Vec<CClause>,
+    cur_contains_par: bool,
+    cur_calls: Vec<u32>,
+    inv_names: Vec<(String, u32)>,
+    /// The syntax tree of each method, by method id.
+    asts: Vec<&'a Method>,
+    /// Inline predicates being expanded (a recursive one is left a token).
+    expanding: Vec<u32>,
+}

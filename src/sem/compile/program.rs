@@ -1,0 +1,454 @@
+//! The program-level pass of the compiler: declarations of classes, fields and method stubs,
+//! each method's parameters, contract and body, contract clauses, and which method a call
+//! names (with its `given`/`yields` ghost arguments). Apart from statements and expressions,
+//! which it calls for each body.
+
+use super::*;
+
+/// Lower a parsed program. Unsupported constructs are compiled to `Unsupported` nodes and only
+/// fail when executed, so that other methods of the file still run; structural errors (unknown
+/// names, misplaced barriers) are returned.
+pub fn compile(prog: &Program) -> Result<CProgram, Vec<Diagnostic>> {
+    let mut c = Compiler {
+        prog,
+        out: CProgram::default(),
+        errors: Vec::new(),
+        cur_class: 0,
+        scope: Scope::new(),
+        code: Vec::new(),
+        par_labels: Vec::new(),
+        par_iters: Vec::new(),
+        everywhere: Vec::new(),
+        cur_contains_par: false,
+        cur_calls: Vec::new(),
+        inv_names: Vec::new(),
+        asts: Vec::new(),
+        expanding: Vec::new(),
+    };
+    c.declare_all();
+    c.compile_all();
+    if c.errors.is_empty() {
+        // Transitive `contains_par` for entry selection.
+        let n = c.out.methods.len();
+        loop {
+            let mut changed = false;
+            for i in 0..n {
+                if !c.out.methods[i].contains_par {
+                    let calls = c.out.methods[i].calls.clone();
+                    if calls
+                        .iter()
+                        .any(|&k| c.out.methods[k as usize].contains_par)
+                    {
+                        c.out.methods[i].contains_par = true;
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        Ok(c.out)
+    } else {
+        Err(c.errors)
+    }
+}
+
+fn class_items(prog: &Program) -> Vec<(&Ident, Vec<&Member>)> {
+    let mut v = Vec::new();
+    for it in &prog.items {
+        if let Item::Class(c) = it {
+            v.push((&c.name, c.members.iter().collect()));
+        }
+    }
+    v
+}
+
+impl<'a> Compiler<'a> {
+    pub(super) fn field_id(&mut self, name: &str) -> u32 {
+        if let Some(i) = self.out.field_names.iter().position(|n| n == name) {
+            return i as u32;
+        }
+        self.out.field_names.push(name.to_string());
+        (self.out.field_names.len() - 1) as u32
+    }
+
+    /// The values a call `e` of method `m` passes for `m`'s `given` parameters, in their
+    /// order: from v2 `given { x = e }` or v1 `with { x = e; }`; `null` for one not passed.
+    pub(super) fn given_args(
+        &mut self,
+        m: u32,
+        e: &Expr,
+        pre: &mut Option<&mut Vec<Instr>>,
+    ) -> Vec<CE> {
+        let Some(md) = self.asts.get(m as usize).copied() else {
+            return Vec::new();
+        };
+        let ExprKind::Call { ghost, .. } = &e.kind else {
+            return Vec::new();
+        };
+        let mut passed: Vec<(&str, &Expr)> = ghost
+            .given
+            .iter()
+            .map(|(id, x)| (id.name.as_str(), x))
+            .collect();
+        if let Some(b) = &ghost.with {
+            for st in &b.stmts {
+                if let StmtKind::Assign { target, value } = &st.kind {
+                    if let ExprKind::Name(id) = &target.kind {
+                        passed.push((id.name.as_str(), value));
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for c in &md.prefix.clauses {
+            if let (ClauseKind::Given, ClauseBody::Decl(_, n)) = (c.kind, &c.body) {
+                // The last assignment to a name wins, as in a `with` block.
+                match passed.iter().rev().find(|(k, _)| *k == n.name) {
+                    Some((_, x)) => out.push(self.expr(x, pre)),
+                    None => out.push(CE::Null),
+                }
+            }
+        }
+        out
+    }
+
+    /// For a call `e` of `m`: which caller local receives which of `m`'s `yields` variables,
+    /// from v1 `then { x = y; }` or v2 `yields { x = y }`. The callee's slots are known from
+    /// its declaration: parameters, then `given` ones, then `yields` ones, in order (see
+    /// `method`). Names that resolve to nothing are left out (reported where they are used).
+    pub(super) fn yield_bindings(&self, m: u32, e: &Expr) -> Vec<(u32, u32)> {
+        let (Some(md), ExprKind::Call { ghost, .. }) = (self.asts.get(m as usize), &e.kind) else {
+            return Vec::new();
+        };
+        let decl = |k: ClauseKind| {
+            md.prefix
+                .clauses
+                .iter()
+                .filter_map(move |c| match (&c.body, c.kind == k) {
+                    (ClauseBody::Decl(_, n), true) => Some(n.name.as_str()),
+                    _ => None,
+                })
+        };
+        let base = md.params.len() + decl(ClauseKind::Given).count();
+        let callee_slot = |name: &str| {
+            decl(ClauseKind::Yields)
+                .position(|n| n == name)
+                .map(|k| (base + k) as u32)
+        };
+        let mut pairs: Vec<(&str, &str)> = ghost
+            .yields
+            .iter()
+            .map(|(x, y)| (x.name.as_str(), y.name.as_str()))
+            .collect();
+        if let Some(b) = &ghost.then {
+            for st in &b.stmts {
+                if let StmtKind::Assign { target, value } = &st.kind {
+                    if let (ExprKind::Name(x), ExprKind::Name(y)) = (&target.kind, &value.kind) {
+                        pairs.push((x.name.as_str(), y.name.as_str()));
+                    }
+                }
+            }
+        }
+        pairs
+            .into_iter()
+            .filter_map(|(x, y)| Some((self.scope.lookup(x)?.0, callee_slot(y)?)))
+            .collect()
+    }
+
+    fn declare_all(&mut self) {
+        let prog = self.prog;
+        let mut toplevel: Vec<&Method> = Vec::new();
+        for it in &prog.items {
+            if let Item::Method(m) = it {
+                toplevel.push(m);
+            }
+        }
+        let classes = class_items(prog);
+        for (ci, (name, members)) in classes.iter().enumerate() {
+            let mut fields = Vec::new();
+            let mut methods = BTreeMap::new();
+            let mut ctor = None;
+            for m in members.iter() {
+                match m {
+                    Member::Field(f) => {
+                        for n in &f.names {
+                            let id = self.field_id(&n.name);
+                            fields.push((id, n.name.clone(), Ty::from_ast(&f.ty)));
+                        }
+                    }
+                    Member::Method(md) => {
+                        let mid = self.out.methods.len() as u32;
+                        let is_ctor = md.kind != MethodKind::Method;
+                        if is_ctor {
+                            ctor = Some(mid);
+                        }
+                        methods.insert(md.name.name.clone(), mid);
+                        self.out.methods.push(self.stub(md, ci as u32, is_ctor));
+                        self.asts.push(md);
+                    }
+                }
+            }
+            self.out.classes.push(CClass {
+                name: name.name.clone(),
+                fields,
+                methods,
+                ctor,
+            });
+        }
+        if !toplevel.is_empty() {
+            let ci = self.out.classes.len() as u32;
+            let mut methods = BTreeMap::new();
+            for md in &toplevel {
+                let mid = self.out.methods.len() as u32;
+                methods.insert(md.name.name.clone(), mid);
+                self.out.methods.push(self.stub(md, ci, false));
+                self.asts.push(md);
+            }
+            self.out.classes.push(CClass {
+                name: "$Main".into(),
+                fields: Vec::new(),
+                methods,
+                ctor: None,
+            });
+        }
+    }
+
+    fn stub(&self, md: &Method, class: u32, is_ctor: bool) -> CMethod {
+        CMethod {
+            name: md.name.name.clone(),
+            class,
+            is_static: md.has_modifier(Modifier::Static),
+            is_pure: md.is_pure(),
+            is_ctor,
+            is_predicate: md.is_predicate(),
+            params: Vec::new(),
+            given_from: 0,
+            ret: Ty::from_ast(&md.ret),
+            nslots: 0,
+            pre: Vec::new(),
+            post: Vec::new(),
+            everywhere: Vec::new(),
+            body: Body::Abstract,
+            contains_par: false,
+            calls: Vec::new(),
+            span: md.span,
+        }
+    }
+
+    fn compile_all(&mut self) {
+        let prog = self.prog;
+        let mut list: Vec<(u32, &Method)> = Vec::new();
+        let mut ci = 0u32;
+        for it in &prog.items {
+            if let Item::Class(c) = it {
+                for m in &c.members {
+                    if let Member::Method(md) = m {
+                        list.push((ci, md));
+                    }
+                }
+                ci += 1;
+            }
+        }
+        for it in &prog.items {
+            if let Item::Method(md) = it {
+                list.push((ci, md));
+            }
+        }
+        for (i, (ci, md)) in list.into_iter().enumerate() {
+            self.cur_class = ci;
+            self.compile_method(i as u32, md);
+        }
+    }
+
+    fn compile_method(&mut self, id: u32, md: &Method) {
+        self.scope = Scope::new();
+        self.code = Vec::new();
+        self.par_labels.clear();
+        self.cur_contains_par = false;
+        self.cur_calls.clear();
+        let mut params = Vec::new();
+        for p in &md.params {
+            let ty = Ty::from_ast(&p.ty);
+            let s = self.scope.declare(&p.name.name, ty.clone());
+            params.push((s, p.name.name.clone(), ty));
+        }
+        let given_from = params.len();
+        // given/yields ghost parameters: given ones become extra (ghost) parameters; yields
+        // ones are locals of the body (what it yields is not passed back to the caller).
+        for c in &md.prefix.clauses {
+            if let (ClauseKind::Given, ClauseBody::Decl(t, n)) = (c.kind, &c.body) {
+                let ty = Ty::from_ast(t);
+                let s = self.scope.declare(&n.name, ty.clone());
+                params.push((s, n.name.clone(), ty));
+            }
+        }
+        for c in &md.prefix.clauses {
+            if let (ClauseKind::Yields, ClauseBody::Decl(t, n)) = (c.kind, &c.body) {
+                self.scope.declare(&n.name, Ty::from_ast(t));
+            }
+        }
+        let mut everywhere = Vec::new();
+        let contract = md.prefix.clauses.iter().filter(|c| {
+            matches!(
+                c.kind,
+                ClauseKind::Requires
+                    | ClauseKind::Ensures
+                    | ClauseKind::Context
+                    | ClauseKind::ContextEverywhere
+            )
+        });
+        let (pre, post) = self.pre_post(contract, |_, c, cl| {
+            if c.kind == ClauseKind::ContextEverywhere {
+                everywhere.extend(cl.iter().cloned());
+            }
+        });
+        self.everywhere = everywhere.clone();
+        let body = match &md.body {
+            MethodBody::Abstract => Body::Abstract,
+            MethodBody::Expr(e) => Body::Expr(self.expr(e, &mut None)),
+            MethodBody::Block(b) => {
+                self.block(b, false);
+                self.code.push(Instr::EndMethod);
+                mark_simple(&mut self.code);
+                Body::Code(std::mem::take(&mut self.code))
+            }
+        };
+        let m = &mut self.out.methods[id as usize];
+        m.params = params;
+        m.given_from = given_from;
+        m.pre = pre;
+        m.post = post;
+        m.everywhere = everywhere;
+        m.body = body;
+        m.nslots = self.scope.max;
+        m.contains_par = self.cur_contains_par;
+        m.calls = std::mem::take(&mut self.cur_calls);
+    }
+
+    /// The compiled pre- and postcondition clauses of `contract` (`context` ones are both);
+    /// `each` sees every clause with an expression and its compiled conjuncts first.
+    pub(super) fn pre_post<'c>(
+        &mut self,
+        contract: impl IntoIterator<Item = &'c Clause>,
+        mut each: impl FnMut(&mut Self, &'c Clause, &[CClause]),
+    ) -> (Vec<CClause>, Vec<CClause>) {
+        let (mut pre, mut post) = (Vec::new(), Vec::new());
+        for c in contract {
+            let Some(e) = c.expr() else { continue };
+            let cl = self.clauses(e);
+            each(self, c, &cl);
+            if c.kind.is_pre() {
+                pre.extend(cl.iter().cloned());
+            }
+            if c.kind.is_post() {
+                post.extend(cl);
+            }
+        }
+        (pre, post)
+    }
+
+    /// Split an assertion at top-level `&&`/`**` into conjuncts.
+    pub(super) fn clauses(&mut self, e: &Expr) -> Vec<CClause> {
+        e.conjuncts()
+            .into_iter()
+            .map(|c| {
+                let ce = self.expr(c, &mut None);
+                let pure = !has_resource(&ce);
+                CClause {
+                    pure,
+                    simple: pure && is_simple(&ce),
+                    leaf: PermLeaf::of(&ce),
+                    e: ce,
+                    span: c.span,
+                }
+            })
+            .collect()
+    }
+
+    pub(super) fn resolve_method(&self, recv: Option<&Expr>, name: &str) -> Option<u32> {
+        let local = || {
+            self.out.classes[self.cur_class as usize]
+                .methods
+                .get(name)
+                .copied()
+        };
+        match recv.map(|r| &r.kind) {
+            None | Some(ExprKind::This) => local().or_else(|| self.global_method(name)),
+            Some(ExprKind::Name(id)) => {
+                if let Some((_, Ty::Class(c))) = self.scope.lookup(&id.name) {
+                    if let Some(k) = self.out.classes.iter().find(|k| &k.name == c) {
+                        return k.methods.get(name).copied();
+                    }
+                }
+                if let Some(k) = self.out.classes.iter().find(|k| k.name == id.name) {
+                    return k.methods.get(name).copied();
+                }
+                self.global_method(name)
+            }
+            _ => self.global_method(name),
+        }
+    }
+
+    fn global_method(&self, name: &str) -> Option<u32> {
+        let v: Vec<u32> = self
+            .out
+            .methods
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.name == name)
+            .map(|(i, _)| i as u32)
+            .collect();
+        if v.len() == 1 {
+            Some(v[0])
+        } else {
+            None
+        }
+    }
+
+    pub(super) fn nonpure_call(&self, e: &Expr) -> Option<u32> {
+        if let ExprKind::Call { recv, name, .. } = &e.kind {
+            let m = self.resolve_method(recv.as_deref(), &name.name)?;
+            let md = &self.out.methods[m as usize];
+            if !md.is_pure && !md.is_predicate {
+                return Some(m);
+            }
+        }
+        None
+    }
+
+    pub(super) fn is_class_name(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Name(id) => {
+                self.scope.lookup(&id.name).is_none()
+                    && self.out.classes.iter().any(|k| k.name == id.name)
+            }
+            _ => false,
+        }
+    }
+
+    pub(super) fn loop_invariants(&mut self, prefix: &Prefix) -> Rc<Vec<CClause>> {
+        let mut v = Vec::new();
+        for c in &prefix.clauses {
+            if matches!(c.kind, ClauseKind::LoopInvariant | ClauseKind::Context) {
+                if let Some(e) = c.expr() {
+                    v.extend(self.clauses(e));
+                }
+            }
+        }
+        v.extend(self.propagated_everywhere());
+        Rc::new(v)
+    }
+
+    /// `context_everywhere` as added to loop invariants and barrier contracts: everything at
+    /// host level, only the pure part inside a kernel (the threads hold scaled permissions).
+    pub(super) fn propagated_everywhere(&self) -> Vec<CClause> {
+        let in_kernel = !self.par_labels.is_empty();
+        self.everywhere
+            .iter()
+            .filter(|c| c.pure || !in_kernel)
+            .cloned()
+            .collect()
+    }
+}

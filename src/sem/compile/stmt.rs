@@ -1,0 +1,658 @@
+//! Statements to instructions (semantics.md §4.5): each method body becomes a flat list of
+//! [`Instr`] with explicit join points (branches, loops, `par` arms, barriers), so that a warp
+//! can stop at a barrier and resume later without an interpreter stack to save.
+
+use super::*;
+
+impl<'a> Compiler<'a> {
+    pub(super) fn block(&mut self, b: &Block, ghost: bool) {
+        self.scope.push();
+        for s in &b.stmts {
+            self.stmt(s, ghost);
+        }
+        self.scope.pop();
+    }
+
+    fn pc(&self) -> usize {
+        self.code.len()
+    }
+
+    fn target(&mut self, e: &Expr, pre: &mut Option<&mut Vec<Instr>>) -> Option<Target> {
+        match &e.kind {
+            ExprKind::Name(id) => {
+                if let Some((s, _)) = self.scope.lookup(&id.name) {
+                    return Some(Target::Local(s));
+                }
+                let fid = self.field_id(&id.name);
+                Some(Target::Field(CE::This, fid))
+            }
+            ExprKind::Field(obj, f) => {
+                let o = self.expr(obj, pre);
+                let fid = self.field_id(&f.name);
+                Some(Target::Field(o, fid))
+            }
+            ExprKind::Index(a, i) => {
+                let a = self.expr(a, pre);
+                let i = self.expr(i, pre);
+                Some(Target::Index(a, i))
+            }
+            _ => None,
+        }
+    }
+
+    fn target_read(t: &Target, span: Span) -> CE {
+        match t {
+            Target::Local(s) => CE::Local(*s),
+            Target::Field(o, f) => CE::Field(Box::new(o.clone()), *f, span),
+            Target::Index(a, i) => CE::Index(Box::new(a.clone()), Box::new(i.clone()), span),
+        }
+    }
+
+    /// `es` compiled in order, the instructions their calls need emitted first.
+    fn hoisted_exprs(&mut self, es: &[Expr]) -> Vec<CE> {
+        let mut pre = Vec::new();
+        let out = es
+            .iter()
+            .map(|e| self.expr(e, &mut Some(&mut pre)))
+            .collect();
+        self.code.extend(pre);
+        out
+    }
+
+    /// Assignment of `value` (an AST expression) to `target`, with calls and allocations as
+    /// their own instructions.
+    fn assign(&mut self, target: Target, value: &Expr, span: Span, ghost: bool) {
+        match &value.kind {
+            ExprKind::NewArray(t, dims) => {
+                let d = self.hoisted_exprs(dims);
+                self.code.push(Instr::Alloc {
+                    target,
+                    elem: Ty::from_ast(t),
+                    dims: d,
+                    span,
+                });
+            }
+            ExprKind::NewObject(c, args) => {
+                let a = self.hoisted_exprs(args);
+                match self.out.classes.iter().position(|k| k.name == c.name) {
+                    Some(ci) => {
+                        let ctor = self.out.classes[ci].ctor;
+                        if let Some(k) = ctor {
+                            self.cur_calls.push(k);
+                        }
+                        self.code.push(Instr::NewObj {
+                            target,
+                            class: ci as u32,
+                            ctor,
+                            args: a,
+                            span,
+                        });
+                    }
+                    None => self.code.push(Instr::Unsupported(
+                        format!("unknown class `{}`", c.name),
+                        span,
+                    )),
+                }
+            }
+            ExprKind::Call { .. } if self.nonpure_call(value).is_some() => {
+                self.call_stmt(Some(target), value, span);
+            }
+            _ => {
+                let mut pre = Vec::new();
+                let v = self.expr(value, &mut Some(&mut pre));
+                self.code.extend(pre);
+                self.code.push(Instr::Assign {
+                    simple: false,
+                    target,
+                    value: v,
+                    span,
+                    ghost,
+                });
+            }
+        }
+    }
+
+    pub(super) fn call_stmt(&mut self, target: Option<Target>, e: &Expr, span: Span) {
+        let ExprKind::Call {
+            recv, name, args, ..
+        } = &e.kind
+        else {
+            return;
+        };
+        let Some(m) = self.resolve_method(recv.as_deref(), &name.name) else {
+            self.code.push(Instr::Unsupported(
+                format!("unknown method `{}`", name.name),
+                span,
+            ));
+            return;
+        };
+        let mut pre = Vec::new();
+        let r = match recv.as_deref() {
+            Some(r) if !self.is_class_name(r) => Some(self.expr(r, &mut Some(&mut pre))),
+            _ => None,
+        };
+        let mut a: Vec<CE> = args
+            .iter()
+            .map(|x| self.expr(x, &mut Some(&mut pre)))
+            .collect();
+        a.extend(self.given_args(m, e, &mut Some(&mut pre)));
+        let yields = self.yield_bindings(m, e);
+        self.code.extend(pre);
+        self.cur_calls.push(m);
+        self.code.push(Instr::Call {
+            target,
+            method: m,
+            recv: r,
+            args: a,
+            yields,
+            span,
+        });
+    }
+
+    fn stmt(&mut self, s: &Stmt, ghost: bool) {
+        let span = s.span;
+        match &s.kind {
+            StmtKind::Block(b) => self.block(b, ghost),
+            StmtKind::Decl { ty, vars } => {
+                let t = Ty::from_ast(ty);
+                for d in vars {
+                    let slot = self.scope.declare(&d.name.name, t.clone());
+                    match &d.init {
+                        Some(init) => self.assign(Target::Local(slot), init, d.span, ghost),
+                        None => {
+                            let v = default_value(&t);
+                            self.code.push(Instr::Assign {
+                                simple: false,
+                                target: Target::Local(slot),
+                                value: v,
+                                span: d.span,
+                                ghost: true,
+                            });
+                        }
+                    }
+                }
+            }
+            StmtKind::Assign { target, value } => {
+                let mut pre = Vec::new();
+                match self.target(target, &mut Some(&mut pre)) {
+                    Some(t) => {
+                        self.code.extend(pre);
+                        self.assign(t, value, span, ghost)
+                    }
+                    None => self
+                        .code
+                        .push(Instr::Unsupported("assignment target".into(), target.span)),
+                }
+            }
+            StmtKind::CompoundAssign { target, op, value } => {
+                let mut pre = Vec::new();
+                let Some(t) = self.target(target, &mut Some(&mut pre)) else {
+                    self.code
+                        .push(Instr::Unsupported("assignment target".into(), target.span));
+                    return;
+                };
+                let v = self.expr(value, &mut Some(&mut pre));
+                self.code.extend(pre);
+                let cur = Self::target_read(&t, target.span);
+                self.code.push(Instr::Assign {
+                    simple: false,
+                    target: t,
+                    value: CE::Bin(op.bin_op(), Box::new(cur), Box::new(v), span),
+                    span,
+                    ghost,
+                });
+            }
+            StmtKind::IncDec { target, inc } => {
+                let mut pre = Vec::new();
+                let Some(t) = self.target(target, &mut Some(&mut pre)) else {
+                    self.code
+                        .push(Instr::Unsupported("increment target".into(), target.span));
+                    return;
+                };
+                self.code.extend(pre);
+                let cur = Self::target_read(&t, target.span);
+                let op = if *inc { BinOp::Add } else { BinOp::Sub };
+                self.code.push(Instr::Assign {
+                    simple: false,
+                    target: t,
+                    value: CE::Bin(op, Box::new(cur), Box::new(CE::Int(1)), span),
+                    span,
+                    ghost,
+                });
+            }
+            StmtKind::Expr(e) => {
+                if self.nonpure_call(e).is_some() {
+                    self.call_stmt(None, e, span);
+                } else if let ExprKind::NewObject(..) = &e.kind {
+                    let t = self.scope.temp();
+                    self.assign(Target::Local(t), e, span, ghost);
+                } else {
+                    // A pure expression statement: evaluate for its checks only.
+                    let t = self.scope.temp();
+                    self.assign(Target::Local(t), e, span, true);
+                }
+            }
+            StmtKind::If { cond, then, els } => {
+                let mut pre = Vec::new();
+                let c = self.expr(cond, &mut Some(&mut pre));
+                self.code.extend(pre);
+                let if_pc = self.pc();
+                self.code.push(Instr::If {
+                    simple: false,
+                    cond: c,
+                    else_pc: 0,
+                    span: cond.span,
+                });
+                self.scope.push();
+                self.stmt(then, ghost);
+                self.scope.pop();
+                let else_instr = self.pc();
+                self.code.push(Instr::Else { end_pc: 0 });
+                let else_pc = self.pc();
+                if let Some(e) = els {
+                    self.scope.push();
+                    self.stmt(e, ghost);
+                    self.scope.pop();
+                }
+                let end = self.pc();
+                self.code.push(Instr::EndIf);
+                if let Instr::If { else_pc: ep, .. } = &mut self.code[if_pc] {
+                    *ep = else_pc;
+                }
+                if let Instr::Else { end_pc } = &mut self.code[else_instr] {
+                    *end_pc = end;
+                }
+            }
+            StmtKind::While(l) | StmtKind::For(l) => {
+                self.scope.push();
+                for i in &l.init {
+                    self.stmt(i, ghost);
+                }
+                let inv = self.loop_invariants(&l.prefix);
+                let cond = l.cond.as_ref().map(|c| self.expr(c, &mut None));
+                self.emit_loop(inv, cond, l.keyword, |me| {
+                    me.scope.push();
+                    me.stmt(&l.body, ghost);
+                    me.scope.pop();
+                    for u in &l.update {
+                        me.stmt(u, ghost);
+                    }
+                });
+                self.scope.pop();
+            }
+            StmtKind::RangedFor {
+                prefix,
+                ty,
+                var,
+                lo,
+                hi,
+                body,
+                ..
+            } => {
+                self.scope.push();
+                let slot = self.scope.declare(&var.name, Ty::from_ast(ty));
+                let lo_c = self.expr(lo, &mut None);
+                self.code.push(Instr::Assign {
+                    simple: false,
+                    target: Target::Local(slot),
+                    value: lo_c,
+                    span: var.span,
+                    ghost,
+                });
+                let hi_c = self.expr(hi, &mut None);
+                let inv = self.loop_invariants(prefix);
+                let cond = CE::Bin(
+                    BinOp::Lt,
+                    Box::new(CE::Local(slot)),
+                    Box::new(hi_c),
+                    var.span,
+                );
+                self.emit_loop(inv, Some(cond), var.span, |me| {
+                    me.scope.push();
+                    me.stmt(body, ghost);
+                    me.scope.pop();
+                    me.code.push(Instr::Assign {
+                        simple: false,
+                        target: Target::Local(slot),
+                        value: CE::Bin(
+                            BinOp::Add,
+                            Box::new(CE::Local(slot)),
+                            Box::new(CE::Int(1)),
+                            var.span,
+                        ),
+                        span: var.span,
+                        ghost,
+                    });
+                });
+                self.scope.pop();
+            }
+            StmtKind::Par(p) => self.par(p, span),
+            StmtKind::Parallel { sequential, body } => {
+                if *sequential {
+                    for s in body {
+                        self.stmt(s, ghost);
+                    }
+                } else {
+                    // A v2 `parallel { par…; par…; }` is one `and`-launch.
+                    let mut arms = Vec::new();
+                    for s in body {
+                        if let StmtKind::Par(p) = &s.kind {
+                            arms.extend(p.arms.iter().cloned());
+                        }
+                    }
+                    let p = Par {
+                        prefix: Prefix::default(),
+                        arms,
+                        keyword: span,
+                    };
+                    self.par(&p, span);
+                }
+            }
+            StmtKind::Barrier(b) => self.barrier(b),
+            StmtKind::Return(v) => {
+                let mut pre = Vec::new();
+                let val = v.as_ref().map(|e| {
+                    if self.nonpure_call(e).is_some() {
+                        let t = self.scope.temp();
+                        self.call_stmt(Some(Target::Local(t)), e, e.span);
+                        CE::Local(t)
+                    } else {
+                        self.expr(e, &mut Some(&mut pre))
+                    }
+                });
+                self.code.extend(pre);
+                self.code.push(Instr::Return { value: val, span });
+            }
+            StmtKind::Spec { kind, expr } => match kind {
+                SpecKind::Assert | SpecKind::Assume | SpecKind::Inhale | SpecKind::Exhale => {
+                    let c = self.clauses(expr);
+                    self.code.push(match kind {
+                        SpecKind::Assert => Instr::Assert(c),
+                        SpecKind::Assume => Instr::Assume(c),
+                        SpecKind::Inhale => Instr::Inhale(c),
+                        _ => Instr::Exhale(c),
+                    });
+                }
+                SpecKind::Fold | SpecKind::Unfold => {
+                    let e = self.expr(expr, &mut None);
+                    self.code.push(if *kind == SpecKind::Fold {
+                        Instr::Fold(e, span)
+                    } else {
+                        Instr::Unfold(e, span)
+                    });
+                }
+                SpecKind::Witness => {}
+                other => self
+                    .code
+                    .push(Instr::Unsupported(format!("`{}`", other.keyword()), span)),
+            },
+            StmtKind::Ghost(inner) => self.stmt(inner, true),
+            StmtKind::Annotation(_) => {}
+            StmtKind::Invariant {
+                name,
+                resource,
+                body,
+            } => {
+                let id = self.out.ninvariants;
+                self.out.ninvariants += 1;
+                let res = Rc::new(self.clauses(resource));
+                self.code.push(Instr::InvEnter {
+                    id,
+                    res,
+                    span: name.span,
+                });
+                self.inv_names.push((name.name.clone(), id));
+                self.block(body, ghost);
+                self.inv_names.pop();
+                self.code.push(Instr::InvExit {
+                    id,
+                    span: name.span,
+                });
+            }
+            StmtKind::Atomic { names, body } => {
+                let inv = names.first().and_then(|n| {
+                    self.inv_names
+                        .iter()
+                        .rev()
+                        .find(|(k, _)| *k == n.name)
+                        .map(|(_, id)| *id)
+                });
+                let begin = self.pc();
+                self.code.push(Instr::AtomicBegin {
+                    inv,
+                    end_pc: 0,
+                    span,
+                });
+                self.block(body, ghost);
+                let end = self.pc();
+                self.code.push(Instr::AtomicEnd);
+                if let Instr::AtomicBegin { end_pc, .. } = &mut self.code[begin] {
+                    *end_pc = end;
+                }
+            }
+            StmtKind::Opaque(o) => {
+                if o.keyword == "label" {
+                    return;
+                }
+                self.code.push(Instr::Unsupported(
+                    format!("`{}` statement", o.keyword),
+                    span,
+                ))
+            }
+        }
+    }
+
+    fn emit_loop(
+        &mut self,
+        inv: Rc<Vec<CClause>>,
+        cond: Option<CE>,
+        span: Span,
+        body: impl FnOnce(&mut Self),
+    ) {
+        self.code.push(Instr::LoopEnter {
+            inv: inv.clone(),
+            span,
+        });
+        let head = self.pc();
+        self.code.push(Instr::LoopHead {
+            simple: false,
+            cond,
+            exit_pc: 0,
+            span,
+        });
+        body(self);
+        self.code.push(Instr::LoopBack {
+            head_pc: head,
+            inv,
+            span,
+        });
+        let exit = self.pc();
+        if let Instr::LoopHead { exit_pc, .. } = &mut self.code[head] {
+            *exit_pc = exit;
+        }
+    }
+
+    fn par(&mut self, p: &Par, span: Span) {
+        self.cur_contains_par = true;
+        let (region_pre, region_post) = self.pre_post(&p.prefix.clauses, |_, _, _| {});
+        let par_pc = self.pc();
+        self.code.push(Instr::EndThread); // placeholder, replaced below
+        let mut arms = Vec::new();
+        for a in &p.arms {
+            self.scope.push();
+            let mut iters = Vec::new();
+            for it in &a.iters {
+                let lo = self.expr(&it.lo, &mut None);
+                let hi = self.expr(&it.hi, &mut None);
+                let s = self.scope.declare(&it.name.name, Ty::Int);
+                iters.push((s, it.name.name.clone(), lo, hi));
+            }
+            let (pre, post) = self.pre_post(&a.contract, |_, _, _| {});
+            self.par_labels
+                .push(a.label.as_ref().map(|l| l.name.clone()));
+            let iters_base = self.par_iters.len();
+            self.par_iters.extend(iters.iter().map(|it| it.0));
+            let body_pc = self.pc();
+            self.scope.push();
+            self.stmt(&a.body, false);
+            self.scope.pop();
+            self.code.push(Instr::EndThread);
+            self.par_iters.truncate(iters_base);
+            self.par_labels.pop();
+            self.scope.pop();
+            let iter_slots: Vec<u32> = iters.iter().map(|it| it.0).collect();
+            let mut assigned = iter_slots.clone();
+            assigned_slots(&self.code[body_pc..], &mut assigned);
+            let uniform = |cl: &[CClause], avoid: &[u32]| -> Vec<bool> {
+                cl.iter()
+                    .map(|c| c.simple && avoid.iter().all(|&s| !mentions(&c.e, s)))
+                    .collect()
+            };
+            let everywhere = self.everywhere.clone();
+            arms.push(ArmC {
+                label: a.label.as_ref().map(|l| l.name.clone()),
+                iters,
+                pre_uniform: uniform(&pre, &iter_slots),
+                ev_uniform_pre: uniform(&everywhere, &iter_slots),
+                post_uniform: uniform(&post, &assigned),
+                ev_uniform_post: uniform(&everywhere, &assigned),
+                pre,
+                post,
+                body_pc,
+                span: a.span,
+            });
+        }
+        let next_pc = self.pc();
+        self.code[par_pc] = Instr::Par(Rc::new(ParC {
+            arms,
+            region_pre,
+            region_post,
+            everywhere: self.everywhere.clone(),
+            next_pc,
+            span: p.keyword.to(span),
+        }));
+    }
+
+    fn barrier(&mut self, b: &Barrier) {
+        match self.par_labels.last() {
+            None => {
+                self.errors.push(
+                    Diagnostic::error("R-BARRIER-SCOPE", "barrier outside of any `par` block")
+                        .with_primary(b.keyword, "this barrier"),
+                );
+                return;
+            }
+            Some(Some(l)) if *l != b.label.name => {
+                self.errors.push(
+                    Diagnostic::error(
+                        "R-BARRIER-SCOPE",
+                        format!(
+                            "barrier label `{}` does not name the innermost par block `{l}`",
+                            b.label.name
+                        ),
+                    )
+                    .with_primary(b.label.span, "this label"),
+                );
+                return;
+            }
+            _ => {}
+        }
+        let mut shared = Vec::new();
+        let (mut pre, mut post) = self.pre_post(&b.contract, |me, c, _| {
+            if let Some(e) = c.expr() {
+                me.shared_locals(e, &mut shared);
+            }
+        });
+        let ev = self.propagated_everywhere();
+        pre.extend(ev.iter().cloned());
+        post.extend(ev);
+        let id = self.out.nbarriers;
+        self.out.nbarriers += 1;
+        self.code.push(Instr::Barrier(Rc::new(BarrierC {
+            id,
+            label: b.label.name.clone(),
+            pre,
+            post,
+            span: b.keyword,
+            shared,
+        })));
+        if let Some(body) = &b.body {
+            self.block(body, false);
+        }
+    }
+
+    /// Add to `out` the locals of the current scope that `e` mentions, other than `par`
+    /// iterators, with the span of their first mention. Names that a quantifier, `\let` or
+    /// `\sum` inside `e` binds are left out wherever they occur: such a name may shadow a local,
+    /// and a binder's values differ by design.
+    fn shared_locals(&self, e: &Expr, out: &mut Vec<SharedLocal>) {
+        let mut bound: Vec<&str> = Vec::new();
+        crate::front::visit::walk_expr(e, &mut |x| match &x.kind {
+            ExprKind::Quant { bindings, .. } => {
+                bound.extend(bindings.iter().map(|b| b.name.name.as_str()))
+            }
+            ExprKind::Let { name, .. } | ExprKind::Sum { name, .. } => bound.push(&name.name),
+            _ => {}
+        });
+        crate::front::visit::walk_expr(e, &mut |x| {
+            let ExprKind::Name(id) = &x.kind else { return };
+            if bound.contains(&id.name.as_str()) {
+                return;
+            }
+            let Some((slot, _)) = self.scope.lookup(&id.name) else {
+                return;
+            };
+            if self.par_iters.contains(&slot) || out.iter().any(|s| s.slot == slot) {
+                return;
+            }
+            out.push(SharedLocal {
+                slot,
+                name: id.name.clone(),
+                span: x.span,
+            });
+        });
+    }
+}
+
+fn default_value(t: &Ty) -> CE {
+    match t {
+        Ty::Int => CE::Int(0),
+        Ty::Bool => CE::Bool(false),
+        Ty::Seq(_) => CE::SeqLit(Vec::new()),
+        _ => CE::Null,
+    }
+}
+
+/// Mark the instructions whose expression is simple (see [`is_simple`]).
+pub(super) fn mark_simple(code: &mut [Instr]) {
+    for i in code {
+        match i {
+            Instr::Assign { simple, value, .. } => *simple = is_simple(value),
+            Instr::If { simple, cond, .. } => *simple = is_simple(cond),
+            Instr::LoopHead {
+                simple,
+                cond: Some(c),
+                ..
+            } => *simple = is_simple(c),
+            _ => {}
+        }
+    }
+}
+
+/// The local slots that `code` may assign (in the frame it runs in).
+fn assigned_slots(code: &[Instr], out: &mut Vec<u32>) {
+    for i in code {
+        let t = match i {
+            Instr::Assign { target, .. }
+            | Instr::Alloc { target, .. }
+            | Instr::NewObj { target, .. } => Some(target),
+            Instr::Call { target, .. } => target.as_ref(),
+            _ => None,
+        };
+        if let Some(Target::Local(s)) = t {
+            if !out.contains(s) {
+                out.push(*s);
+            }
+        }
+    }
+}

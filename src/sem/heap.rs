@@ -1,0 +1,63 @@
+//! The heap (semantics.md §3.2, §4.9): arrays and objects by id, and the value a new location
+//! starts with. Apart from the interpreter because the column evaluator (`vector`) and input
+//! generation (`inputs`) read and build heaps too.
+
+use super::compile::Ty;
+use super::value::{Loc, Value};
+use std::rc::Rc;
+
+#[derive(Clone, Debug)]
+pub enum HObj {
+    Array { data: Vec<Value>, elem: Ty },
+    Object { class: u32, fields: Vec<Value> },
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Heap {
+    pub objs: Vec<HObj>,
+}
+
+impl Heap {
+    pub fn alloc_array(&mut self, elem: Ty, data: Vec<Value>) -> u32 {
+        self.objs.push(HObj::Array { data, elem });
+        (self.objs.len() - 1) as u32
+    }
+    pub fn alloc_object(&mut self, class: u32, fields: Vec<Value>) -> u32 {
+        self.objs.push(HObj::Object { class, fields });
+        (self.objs.len() - 1) as u32
+    }
+    #[inline]
+    pub fn len_of(&self, id: u32) -> usize {
+        match &self.objs[id as usize] {
+            HObj::Array { data, .. } => data.len(),
+            HObj::Object { fields, .. } => fields.len(),
+        }
+    }
+    #[inline]
+    pub fn get(&self, l: Loc) -> Value {
+        match &self.objs[l.obj() as usize] {
+            HObj::Array { data, .. } => data[l.idx() as usize].clone(),
+            HObj::Object { fields, .. } => fields[l.idx() as usize].clone(),
+        }
+    }
+    #[inline]
+    pub fn set(&mut self, l: Loc, v: Value) {
+        match &mut self.objs[l.obj() as usize] {
+            HObj::Array { data, .. } => data[l.idx() as usize] = v,
+            HObj::Object { fields, .. } => fields[l.idx() as usize] = v,
+        }
+    }
+    /// All locations of an object (for granting (1, 0) at allocation).
+    pub fn locations(&self, id: u32) -> impl Iterator<Item = Loc> {
+        (0..self.len_of(id) as u32).map(move |i| Loc::new(id, i))
+    }
+}
+
+pub fn default_of(t: &Ty) -> Value {
+    match t {
+        Ty::Int => Value::Int(0),
+        Ty::Bool => Value::Bool(false),
+        Ty::Seq(_) => Value::Seq(Rc::new(Vec::new())),
+        _ => Value::Null,
+    }
+}

@@ -1,0 +1,801 @@
+//! The warp machine (semantics.md §4.5): the lanes of a warp run one instruction at a time in
+//! lock-step under an active mask, with a reconvergence stack for branches and loops, loop
+//! invariants, barrier arrival, atomics, folds and the other annotation statements. What a
+//! statement does to each lane's state is in `exec`; launches are in `launch`, barrier
+//! resolution in `sched`.
+
+use super::*;
+
+pub struct LaneFrame {
+    pub store: Vec<Value>,
+    pub this: Value,
+    pub result: Value,
+    pub old: Option<Rc<Heap>>,
+    pub holder_base: usize,
+}
+
+pub struct Lane {
+    pub frames: Vec<LaneFrame>,
+    pub holders: Vec<Holder>,
+    pub path: Option<PathId>,
+}
+
+impl Lane {
+    pub(super) fn who(&self) -> Who<'static> {
+        match self.path {
+            Some(p) => Who::Thread(p),
+            None => Who::Text("host"),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(super) enum Ctl {
+    Join { saved: u64 },
+    Else { mask: u64, pc: usize },
+    Loop { saved: u64, counter: u32 },
+}
+
+pub(super) struct WFrame {
+    pub(super) method: u32,
+    pub(super) pc: usize,
+    pub(super) returned: u64,
+    pub(super) call_mask: u64,
+    pub(super) ret_target: Option<Target>,
+    /// `yields` bindings of the call (see `Instr::Call`).
+    pub(super) yields: Vec<(u32, u32)>,
+    pub(super) ctl_base: usize,
+    pub(super) span: Span,
+}
+
+pub struct Warp {
+    pub lanes: Vec<Lane>,
+    pub(super) frames: Vec<WFrame>,
+    pub(super) ctl: Vec<Ctl>,
+    pub(super) mask: u64,
+    pub(super) finished: u64,
+    pub(super) epoch: u32,
+    pub(super) atomic: Option<u32>,
+    pub(super) kernel: bool,
+    pub(super) pool: Holder,
+}
+
+pub(super) enum WarpStop {
+    Finished,
+    Barrier(Rc<BarrierC>, Vec<u32>),
+    AtomicDone,
+}
+
+fn lane_list(mask: u64) -> String {
+    let v: Vec<String> = lanes_of(mask).map(|l| l.to_string()).collect();
+    v.join(", ")
+}
+
+impl Interp {
+    pub(super) fn new_lane_env<'s>(
+        lane: &'s mut Lane,
+        epoch: u32,
+        atomic: Option<u32>,
+        ghost: bool,
+    ) -> (Env<'s>, &'s mut Vec<Holder>) {
+        let Lane {
+            frames,
+            holders,
+            path,
+        } = lane;
+        let fr = frames.last_mut().expect("lane has a frame");
+        let LaneFrame {
+            store,
+            this,
+            result,
+            old,
+            ..
+        } = fr;
+        (
+            Env {
+                store,
+                this,
+                result,
+                old: old.as_deref(),
+                race: if ghost { None } else { *path },
+                epoch,
+                atomic,
+                in_old: false,
+            },
+            holders,
+        )
+    }
+
+    /// Run the clauses against one lane's top holder in check mode.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn check_lane(
+        &mut self,
+        w: &mut Warp,
+        l: usize,
+        cl: &[CClause],
+        skip: u64,
+        code: &str,
+        what: &str,
+        site: Span,
+    ) -> Result<bool, Stop> {
+        let rep = Report {
+            code_pure: code,
+            code_perm: code,
+            what,
+            site,
+            who: Who::Text(""),
+        };
+        let (r, _) = self.lane_clauses(w, l, cl, skip, Mode::Check, Holder::default(), rep);
+        r
+    }
+
+    /// Exhale clauses from a lane's top holder into a new holder (returned). Clauses with their
+    /// bit set in `skip` are known to hold (see [`Self::warp_true`]).
+    #[allow(clippy::too_many_arguments)]
+    fn exhale_lane(
+        &mut self,
+        w: &mut Warp,
+        l: usize,
+        cl: &[CClause],
+        skip: u64,
+        code_pure: &str,
+        code_perm: &str,
+        what: &str,
+        site: Span,
+    ) -> Result<Holder, Stop> {
+        if !self.cfg.checks.perms && !self.cfg.checks.contracts {
+            return Ok(Holder::default());
+        }
+        let rep = Report {
+            code_pure,
+            code_perm,
+            what,
+            site,
+            who: Who::Text(""),
+        };
+        let dst = self.fresh_holder();
+        let (r, dst) = self.lane_clauses(w, l, cl, skip, Mode::Exhale, dst, rep);
+        r?;
+        Ok(dst)
+    }
+
+    /// [`Self::clauses_skip`] for lane `l` of `w` (reported as that thread), from its top
+    /// holder into `dst` (returned with what it received).
+    #[allow(clippy::too_many_arguments)]
+    fn lane_clauses(
+        &mut self,
+        w: &mut Warp,
+        l: usize,
+        cl: &[CClause],
+        skip: u64,
+        mode: Mode,
+        dst: Holder,
+        rep: Report,
+    ) -> (Result<bool, Stop>, Holder) {
+        let who = w.lanes[l].who();
+        let (epoch, atomic) = (w.epoch, w.atomic);
+        let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, true);
+        let top = holders.last_mut().expect("holder");
+        let mut x = Xfer::new(mode, std::mem::take(top), dst);
+        let r = self.clauses_skip(cl, skip, &mut env, &mut x, &Report { who, ..rep });
+        *top = x.src;
+        (r, x.dst)
+    }
+
+    pub(super) fn run_warp(
+        &mut self,
+        w: &mut Warp,
+        stop_at: Option<(usize, usize)>,
+    ) -> Result<WarpStop, Stop> {
+        let prog = self.prog.clone();
+        loop {
+            let depth = w.frames.len();
+            let fr = w.frames.last().expect("warp frame");
+            let pc = fr.pc;
+            if let Some((d, p)) = stop_at {
+                if d == depth && p == pc {
+                    return Ok(WarpStop::AtomicDone);
+                }
+            }
+            let Body::Code(code) = &prog.methods[fr.method as usize].body else {
+                return Err(unsupported("method without a body", fr.span));
+            };
+            let instr = &code[pc];
+            let mut next = pc + 1;
+            match instr {
+                Instr::Assign {
+                    simple,
+                    target,
+                    value,
+                    span,
+                    ghost,
+                } => self.exec_assign(w, target, value, *span, *ghost, *simple)?,
+                Instr::Alloc {
+                    target,
+                    elem,
+                    dims,
+                    span,
+                } => self.exec_alloc(w, target, elem, dims, *span)?,
+                Instr::NewObj {
+                    target,
+                    class,
+                    ctor,
+                    args,
+                    span,
+                } => {
+                    let mask = w.mask;
+                    let mut objs = Vec::new();
+                    for l in lanes_of(mask) {
+                        let c = &prog.classes[*class as usize];
+                        let fields = c
+                            .fields
+                            .iter()
+                            .map(|f| default_of(&f.2))
+                            .collect::<Vec<_>>();
+                        let id = self.heap.alloc_object(*class, fields);
+                        if ctor.is_none() {
+                            let locs: Vec<Loc> = self.heap.locations(id).collect();
+                            let top = w.lanes[l].holders.last_mut().expect("holder");
+                            for loc in locs {
+                                top.add(loc, &Amt::write());
+                            }
+                        }
+                        objs.push((l, id));
+                    }
+                    match ctor {
+                        Some(k) => {
+                            w.frames.last_mut().expect("frame").pc = next;
+                            self.enter_call(
+                                w,
+                                *k,
+                                None,
+                                Some(&objs),
+                                args,
+                                Some(target.clone()),
+                                *span,
+                            )?;
+                            continue;
+                        }
+                        None => {
+                            for (l, id) in objs {
+                                self.store_target(w, l, target, Value::Ref(id), *span)?;
+                            }
+                        }
+                    }
+                }
+                Instr::Call {
+                    target,
+                    method,
+                    recv,
+                    args,
+                    yields,
+                    span,
+                } => {
+                    w.frames.last_mut().expect("frame").pc = next;
+                    let depth = w.frames.len();
+                    self.enter_call(w, *method, recv.as_ref(), None, args, target.clone(), *span)?;
+                    if w.frames.len() > depth {
+                        w.frames.last_mut().expect("frame").yields = yields.clone();
+                    }
+                    continue;
+                }
+                Instr::If {
+                    simple,
+                    cond,
+                    else_pc,
+                    span,
+                } => {
+                    let m = w.mask;
+                    let mt = self.true_lanes(w, m, cond, *simple, *span)?;
+                    let mf = m & !mt;
+                    w.ctl.push(Ctl::Join { saved: m });
+                    if mt != 0 && mf != 0 {
+                        w.ctl.push(Ctl::Else {
+                            mask: mf,
+                            pc: *else_pc,
+                        });
+                        w.mask = mt;
+                    } else if mt != 0 {
+                        w.mask = mt;
+                    } else {
+                        w.mask = mf;
+                        next = *else_pc;
+                    }
+                }
+                Instr::Else { end_pc } => match w.ctl.last() {
+                    Some(Ctl::Else { mask, pc }) => {
+                        w.mask = *mask & !self.dead(w);
+                        next = *pc;
+                        w.ctl.pop();
+                    }
+                    _ => next = *end_pc,
+                },
+                Instr::EndIf => {
+                    if let Some(Ctl::Join { saved }) = w.ctl.pop() {
+                        w.mask = saved & !self.dead(w);
+                    }
+                }
+                Instr::LoopEnter { inv, span } => {
+                    let m = w.mask;
+                    w.ctl.push(Ctl::Loop {
+                        saved: m,
+                        counter: 0,
+                    });
+                    let known = self.warp_true(w, m, inv);
+                    for l in lanes_of(m) {
+                        let h = self.exhale_lane(
+                            w,
+                            l,
+                            inv,
+                            known,
+                            "R-INV-ENTRY",
+                            "R-INV-ENTRY",
+                            "loop invariant on entry",
+                            *span,
+                        )?;
+                        w.lanes[l].holders.push(h);
+                    }
+                }
+                Instr::LoopHead {
+                    simple,
+                    cond,
+                    exit_pc,
+                    span,
+                } => {
+                    let m = w.mask;
+                    let mut stay = m;
+                    if let Some(c) = cond {
+                        let leave = m & !self.true_lanes(w, m, c, *simple, *span)?;
+                        for l in lanes_of(leave) {
+                            self.leave_loop(&mut w.lanes[l]);
+                        }
+                        stay &= !leave;
+                        self.stmts += m.count_ones() as u64;
+                    }
+                    if stay == 0 {
+                        if let Some(Ctl::Loop { saved, .. }) = w.ctl.pop() {
+                            w.mask = saved & !self.dead(w);
+                        }
+                        next = *exit_pc;
+                    } else {
+                        w.mask = stay;
+                    }
+                }
+                Instr::LoopBack { head_pc, inv, span } => {
+                    let counter = match w.ctl.last_mut() {
+                        Some(Ctl::Loop { counter, .. }) => {
+                            *counter += 1;
+                            *counter
+                        }
+                        _ => 0,
+                    };
+                    let skip = !self.cfg.checks.perms && !self.cfg.checks.contracts;
+                    if !skip && w.mask != 0 {
+                        let what = format!("loop invariant after iteration {counter}");
+                        let known = self.warp_true(w, w.mask, inv);
+                        for l in lanes_of(w.mask) {
+                            let h = self.exhale_lane(
+                                w,
+                                l,
+                                inv,
+                                known,
+                                "R-INV-KEEP",
+                                "R-INV-KEEP",
+                                &what,
+                                *span,
+                            )?;
+                            // The rest of the old loop holder is discarded (§5.6).
+                            let old = std::mem::replace(
+                                w.lanes[l].holders.last_mut().expect("holder"),
+                                h,
+                            );
+                            self.recycle(old);
+                        }
+                    }
+                    next = *head_pc;
+                }
+                Instr::Barrier(b) => {
+                    let live = full_mask(w.lanes.len()) & !w.finished;
+                    if live != 0 {
+                        if w.mask != live {
+                            let d = Diagnostic::error(
+                                "R-DIVERGENCE",
+                                format!(
+                                    "barrier divergence: barrier reached by lanes [{}] of a warp while lanes [{}] are inactive",
+                                    lane_list(w.mask),
+                                    lane_list(live & !w.mask)
+                                ),
+                            )
+                            .with_primary(b.span, "barrier under a divergent branch or loop")
+                            .with_note(format!(
+                                "threads at the barrier: {}; threads not at it: {}",
+                                self.lane_names(w, w.mask),
+                                self.lane_names(w, live & !w.mask)
+                            ));
+                            return Err(Stop::Error(Box::new(d)));
+                        }
+                        // Arrival: each thread gives its barrier precondition to the pool.
+                        let known = self.warp_true(w, w.mask, &b.pre);
+                        for l in lanes_of(w.mask) {
+                            let h = self.exhale_lane(
+                                w,
+                                l,
+                                &b.pre,
+                                known,
+                                "R-BAR-PRE",
+                                "R-PERM-TRANSFER",
+                                "barrier precondition",
+                                b.span,
+                            )?;
+                            for (loc, a) in h.entries() {
+                                w.pool.add(loc, a);
+                            }
+                            self.recycle(h);
+                        }
+                        let iters: Vec<u32> = w
+                            .ctl
+                            .iter()
+                            .filter_map(|c| match c {
+                                Ctl::Loop { counter, .. } => Some(*counter),
+                                _ => None,
+                            })
+                            .collect();
+                        w.frames.last_mut().expect("frame").pc = next;
+                        return Ok(WarpStop::Barrier(b.clone(), iters));
+                    }
+                }
+                Instr::Return { value, span } => {
+                    let m = w.mask;
+                    if let Some(v) = value {
+                        for l in lanes_of(m) {
+                            let x = self.ev_in_lane(w, l, v)?;
+                            w.lanes[l].frames.last_mut().expect("frame").result = x;
+                        }
+                        self.stmts += m.count_ones() as u64;
+                    }
+                    let _ = span;
+                    if w.kernel && w.frames.len() == 1 {
+                        w.finished |= m;
+                    } else {
+                        w.frames.last_mut().expect("frame").returned |= m;
+                    }
+                    w.mask = 0;
+                }
+                Instr::Par(p) => {
+                    let method = fr.method;
+                    for l in lanes_of(w.mask) {
+                        self.launch(w, l, p, method)?;
+                    }
+                    next = p.next_pc;
+                }
+                Instr::Assert(cl) => {
+                    let known = self.warp_true(w, w.mask, cl);
+                    for l in lanes_of(w.mask) {
+                        self.check_lane(w, l, cl, known, "R-ASSERT", "assertion", Span::DUMMY)?;
+                    }
+                }
+                Instr::Assume(cl) => {
+                    for l in lanes_of(w.mask) {
+                        let before = self.errors.len();
+                        let ok =
+                            self.check_lane(w, l, cl, 0, "R-ASSUME", "assumption", Span::DUMMY)?;
+                        if !ok {
+                            self.errors.truncate(before);
+                            let sp = cl.first().map_or(Span::DUMMY, |c| c.span);
+                            return Err(Stop::Infeasible(sp));
+                        }
+                    }
+                }
+                Instr::Inhale(cl) => {
+                    for l in lanes_of(w.mask) {
+                        let who = w.lanes[l].who();
+                        let (epoch, atomic) = (w.epoch, w.atomic);
+                        let (mut env, holders) =
+                            Self::new_lane_env(&mut w.lanes[l], epoch, atomic, true);
+                        let top = holders.last_mut().expect("holder");
+                        let mut x = Xfer::new(Mode::Inhale, Holder::default(), std::mem::take(top));
+                        let r = self.clauses(
+                            cl,
+                            &mut env,
+                            &mut x,
+                            &Report {
+                                code_pure: "R-ASSUME",
+                                code_perm: "R-PERM-OVERFLOW",
+                                what: "inhale",
+                                site: Span::DUMMY,
+                                who,
+                            },
+                        );
+                        *top = x.dst;
+                        r?;
+                    }
+                }
+                Instr::Exhale(cl) => {
+                    for l in lanes_of(w.mask) {
+                        self.exhale_lane(
+                            w,
+                            l,
+                            cl,
+                            0,
+                            "R-ASSERT",
+                            "R-PERM-TRANSFER",
+                            "exhale",
+                            Span::DUMMY,
+                        )?;
+                    }
+                }
+                Instr::Fold(p, span) => {
+                    let CE::Pred { pred, .. } = p else {
+                        return Err(unsupported("fold of a non-predicate", *span));
+                    };
+                    let prog2 = self.prog.clone();
+                    let md = &prog2.methods[*pred as usize];
+                    let Body::Expr(body) = &md.body else {
+                        return Err(unsupported("fold of an abstract predicate", *span));
+                    };
+                    for l in lanes_of(w.mask) {
+                        let (loc, store, this) = self.pred_frame(w, l, p)?;
+                        let h = self.exhale_body(w, l, body, store, this, *span, "fold")?;
+                        self.pred_store[loc.idx() as usize] = h;
+                        w.lanes[l]
+                            .holders
+                            .last_mut()
+                            .expect("holder")
+                            .add(loc, &Amt::write());
+                    }
+                }
+                Instr::Unfold(p, span) => {
+                    for l in lanes_of(w.mask) {
+                        let (loc, _, _) = self.pred_frame(w, l, p)?;
+                        let top = w.lanes[l].holders.last_mut().expect("holder");
+                        if !top.take(loc, &Amt::write()) {
+                            let d = Diagnostic::error(
+                                "R-PERM-TRANSFER",
+                                "unfold of a predicate instance that is not held",
+                            )
+                            .with_primary(*span, "here");
+                            self.report(d);
+                        }
+                        let mut h = std::mem::take(&mut self.pred_store[loc.idx() as usize]);
+                        h.drain_into(w.lanes[l].holders.last_mut().expect("holder"));
+                    }
+                }
+                Instr::InvEnter { id, res, span } => {
+                    for l in lanes_of(w.mask) {
+                        let h = self.exhale_lane(
+                            w,
+                            l,
+                            res,
+                            0,
+                            "R-INVARIANT",
+                            "R-PERM-TRANSFER",
+                            "invariant on entry",
+                            *span,
+                        )?;
+                        self.invs[*id as usize] = h;
+                    }
+                }
+                Instr::InvExit { id, span } => {
+                    for l in lanes_of(w.mask) {
+                        let mut h = std::mem::take(&mut self.invs[*id as usize]);
+                        h.drain_into(w.lanes[l].holders.last_mut().expect("holder"));
+                        let _ = span;
+                    }
+                }
+                Instr::AtomicBegin { inv, end_pc, span } => {
+                    let m = w.mask;
+                    let res = inv.and_then(|i| self.find_inv_res(i));
+                    for l in lanes_of(m) {
+                        w.mask = 1 << l;
+                        w.atomic = *inv;
+                        if let (Some(i), Some(res)) = (inv, &res) {
+                            // Acquire: the invariant's resources move to the lane.
+                            let mut h = std::mem::take(&mut self.invs[*i as usize]);
+                            h.drain_into(w.lanes[l].holders.last_mut().expect("holder"));
+                            let _ = res;
+                        }
+                        w.frames.last_mut().expect("frame").pc = pc + 1;
+                        self.run_warp(w, Some((depth, *end_pc)))?;
+                        if let (Some(i), Some(res)) = (inv, &res) {
+                            let h = self.exhale_lane(
+                                w,
+                                l,
+                                res,
+                                0,
+                                "R-INVARIANT",
+                                "R-PERM-TRANSFER",
+                                "invariant at the end of atomic",
+                                *span,
+                            )?;
+                            self.invs[*i as usize] = h;
+                        }
+                        w.atomic = None;
+                    }
+                    w.mask = m;
+                    w.frames.last_mut().expect("frame").pc = end_pc + 1;
+                    continue;
+                }
+                Instr::AtomicEnd => {}
+                Instr::EndThread => {
+                    w.finished |= w.mask;
+                    w.mask = 0;
+                    return Ok(WarpStop::Finished);
+                }
+                Instr::EndMethod => {
+                    if w.frames.len() == 1 {
+                        return Ok(WarpStop::Finished);
+                    }
+                    self.leave_call(w)?;
+                    continue;
+                }
+                Instr::Unsupported(what, span) => {
+                    if w.mask != 0 {
+                        return Err(unsupported(format!("unsupported in `run`: {what}"), *span));
+                    }
+                }
+            }
+            w.frames.last_mut().expect("frame").pc = next;
+        }
+    }
+
+    /// A lane leaves a loop: its loop holder goes back to the frame.
+    /// `e` evaluated in lane `l` of `w`, as code (not ghost code) reads it.
+    fn ev_in_lane(&mut self, w: &mut Warp, l: usize, e: &CE) -> Result<Value, Stop> {
+        let (epoch, atomic) = (w.epoch, w.atomic);
+        let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, false);
+        let pv = self.code_view(holders);
+        self.ev(e, &mut env, pv)
+    }
+
+    /// The lanes of `m` where the branch or loop condition `cond` holds: by columns when it is
+    /// `simple` and shortcuts are on (and the columns have an answer), else lane by lane.
+    fn true_lanes(
+        &mut self,
+        w: &mut Warp,
+        m: u64,
+        cond: &CE,
+        simple: bool,
+        span: Span,
+    ) -> Result<u64, Stop> {
+        if simple && self.cfg.shortcuts {
+            let fast = vector::eval(&self.heap, &w.lanes, m, cond).filter(|c| c.kind == Kind::Bool);
+            if let Some(c) = fast {
+                return Ok(c.true_mask(m));
+            }
+        }
+        let mut mt = 0u64;
+        for l in lanes_of(m) {
+            let v = self.ev_in_lane(w, l, cond)?;
+            if self.as_bool(v, span)? {
+                mt |= 1 << l;
+            }
+        }
+        Ok(mt)
+    }
+
+    fn leave_loop(&mut self, lane: &mut Lane) {
+        let hs = &mut lane.holders;
+        if hs.len() > 1 {
+            let mut top = hs.pop().expect("loop holder");
+            top.drain_into(hs.last_mut().expect("holder"));
+            self.recycle(top);
+        }
+    }
+
+    /// An empty holder, reusing the allocation of one given back with [`Self::recycle`].
+    pub(super) fn fresh_holder(&mut self) -> Holder {
+        self.spare.pop().unwrap_or_default()
+    }
+
+    pub(super) fn recycle(&mut self, mut h: Holder) {
+        if self.spare.len() < 256 {
+            h.clear();
+            self.spare.push(h);
+        }
+    }
+
+    fn find_inv_res(&self, id: u32) -> Option<Rc<Vec<CClause>>> {
+        for m in &self.prog.methods {
+            if let Body::Code(code) = &m.body {
+                for i in code {
+                    if let Instr::InvEnter { id: k, res, .. } = i {
+                        if *k == id {
+                            return Some(res.clone());
+                        }
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    fn pred_frame(
+        &mut self,
+        w: &mut Warp,
+        l: usize,
+        p: &CE,
+    ) -> Result<(Loc, Vec<Value>, Value), Stop> {
+        let CE::Pred {
+            pred,
+            recv,
+            args,
+            span,
+        } = p
+        else {
+            return Err(unsupported("not a predicate", Span::DUMMY));
+        };
+        let prog = self.prog.clone();
+        let md = &prog.methods[*pred as usize];
+        let (epoch, atomic) = (w.epoch, w.atomic);
+        let (mut env, _) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, true);
+        let loc = self.pred_loc(*pred, recv.as_deref(), args, *span, &mut env, PV::Unchecked)?;
+        let this = self.recv_value(recv.as_deref(), &mut env, PV::Unchecked)?;
+        let store = self.arg_store(md, args, &mut env, PV::Unchecked)?;
+        Ok((loc, store, this))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn exhale_body(
+        &mut self,
+        w: &mut Warp,
+        l: usize,
+        body: &CE,
+        mut store: Vec<Value>,
+        this: Value,
+        span: Span,
+        what: &str,
+    ) -> Result<Holder, Stop> {
+        let null = Value::Null;
+        let who = w.lanes[l].who();
+        let top = w.lanes[l].holders.last_mut().expect("holder");
+        let mut env = Env::contract(&mut store, &this, &null, None);
+        let mut x = Xfer::new(Mode::Exhale, std::mem::take(top), Holder::default());
+        let cl = [CClause {
+            e: body.clone(),
+            span,
+            pure: false,
+            simple: false,
+            leaf: None,
+        }];
+        let r = self.clauses(
+            &cl,
+            &mut env,
+            &mut x,
+            &Report {
+                code_pure: "R-ASSERT",
+                code_perm: "R-PERM-TRANSFER",
+                what,
+                site: span,
+                who,
+            },
+        );
+        *top = x.src;
+        r?;
+        Ok(x.dst)
+    }
+
+    pub(super) fn lane_names(&self, w: &Warp, mask: u64) -> String {
+        let v: Vec<String> = lanes_of(mask)
+            .take(8)
+            .map(|l| self.lane_desc(&w.lanes[l]))
+            .collect();
+        let more = mask.count_ones() as usize - v.len();
+        if more > 0 {
+            format!("{} and {more} more", v.join(", "))
+        } else {
+            v.join(", ")
+        }
+    }
+
+    fn dead(&self, w: &Warp) -> u64 {
+        w.finished | w.frames.last().map_or(0, |f| f.returned)
+    }
+
+    pub(super) fn code_view<'h>(&self, holders: &'h [Holder]) -> PV<'h> {
+        if self.cfg.checks.perms {
+            PV::One(holders.last().expect("holder"))
+        } else {
+            PV::Unchecked
+        }
+    }
+}
