@@ -1,0 +1,259 @@
+//! Unit tests of provisioning: version parsing, the cache directory, discovery errors, atomic
+//! writes, and `install` from a fake wheel with fake `java` and `z3`.
+
+#[cfg(unix)]
+use super::fsutil::set_executable;
+use super::fsutil::unique_suffix;
+use super::*;
+use std::ffi::OsString;
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[test]
+fn java_versions() {
+    let t = "openjdk version \"17.0.15\" 2025-04-15\nOpenJDK Runtime Environment";
+    assert_eq!(parse_java_version(t), Some(("17.0.15".into(), 17)));
+    let t = "java version \"1.8.0_292\"\nJava(TM) SE Runtime";
+    assert_eq!(parse_java_version(t), Some(("1.8.0_292".into(), 8)));
+    let t = "Picked up JAVA_TOOL_OPTIONS: -Xmx1g\nopenjdk version \"21\" 2023-09-19";
+    assert_eq!(parse_java_version(t), Some(("21".into(), 21)));
+    assert_eq!(parse_java_version("bash: java: not found"), None);
+}
+
+#[test]
+fn z3_versions() {
+    assert_eq!(
+        parse_z3_version("Z3 version 4.8.12 - 64 bit"),
+        Some((4, 8, 12))
+    );
+    assert_eq!(
+        parse_z3_version("Z3 version 4.13.0 - 64 bit"),
+        Some((4, 13, 0))
+    );
+    assert_eq!(parse_z3_version("Z3 version 4.5"), Some((4, 5, 0)));
+    assert_eq!(parse_z3_version("z3: command not found"), None);
+}
+
+fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
+    env_from_map(
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), OsString::from(v)))
+            .collect(),
+    )
+}
+
+#[test]
+fn cache_dir_order() {
+    let e = env(&[("ALPINE_RS_CACHE", "/a"), ("XDG_CACHE_HOME", "/x")]);
+    assert_eq!(cache_dir_with(None, &e).ok(), Some(PathBuf::from("/a")));
+    assert_eq!(
+        cache_dir_with(Some(Path::new("/cli")), &e).ok(),
+        Some(PathBuf::from("/cli"))
+    );
+    let e = env(&[("XDG_CACHE_HOME", "/x")]);
+    assert_eq!(
+        cache_dir_with(None, &e).ok(),
+        Some(PathBuf::from("/x/alpine-rs"))
+    );
+}
+
+#[test]
+fn missing_components_have_actionable_messages() {
+    let dir = std::env::temp_dir().join(format!("alpine-rs-test-{}", unique_suffix()));
+    let layout = CacheLayout::new(&dir);
+    let e = env(&[("PATH", "/nonexistent")]);
+    let err = find_silicon(&layout, &Manifest::default(), &e).unwrap_err();
+    assert!(
+        err.to_string().contains("alpine-rs backend install"),
+        "{err}"
+    );
+    let err = find_z3(&layout, &e).unwrap_err();
+    assert!(matches!(err, BackendError::Z3Missing), "{err}");
+    assert!(err.to_string().contains("ALPINE_Z3"));
+    let err = find_java(&e).unwrap_err();
+    assert!(err.to_string().contains("Java 17 or newer"), "{err}");
+    let e = env(&[("ALPINE_Z3", "/bin/true")]);
+    let err = find_z3(&layout, &e).unwrap_err();
+    assert!(matches!(err, BackendError::Z3TooOld { .. }), "{err}");
+    assert_eq!(err.exit_code(), 3);
+}
+
+#[test]
+fn atomic_write_leaves_no_temporaries() {
+    let dir = TempDir::new_in(&std::env::temp_dir(), "alpine-rs-test").unwrap();
+    let dest = dir.path().join("sub").join("f.txt");
+    atomic_write(&dest, b"one").unwrap();
+    atomic_write(&dest, b"two").unwrap();
+    assert_eq!(fs::read(&dest).unwrap(), b"two");
+    let names: Vec<_> = fs::read_dir(dest.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![OsString::from("f.txt")]);
+}
+
+/// Writes an executable shell script (fake java / z3 for install tests).
+#[cfg(unix)]
+fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let p = dir.join(name);
+    fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+    let f = File::open(&p).unwrap();
+    set_executable(&f).unwrap();
+    p
+}
+
+fn fake_wheel(path: &Path, members: &[(&str, &[u8])]) {
+    let mut w = zip::ZipWriter::new(File::create(path).unwrap());
+    let opts =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for (name, data) in members {
+        w.start_file(*name, opts).unwrap();
+        w.write_all(data).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+/// Install from a (fake) wheel with fake java and z3: no network, no JVM.
+#[cfg(unix)]
+#[test]
+fn install_from_wheel_is_atomic_idempotent_and_checks_pins() {
+    let dir = TempDir::new_in(&std::env::temp_dir(), "alpine-rs-install-test").unwrap();
+    let bin = dir.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let java = script(
+        &bin,
+        "java",
+        "echo 'openjdk version \"17.0.9\" 2023-10-17' >&2",
+    );
+    let z3 = script(&bin, "z3", "echo 'Z3 version 4.8.12 - 64 bit'");
+    let wheel = dir.path().join("nagini-1.2.0-py3-none-any.whl");
+    fake_wheel(
+        &wheel,
+        &[
+            ("nagini/__init__.py", b""),
+            (SILICON_JAR_MEMBER, b"not really a jar"),
+        ],
+    );
+    let cache = dir.path().join("cache");
+    let e = env(&[
+        ("ALPINE_JAVA", java.to_str().unwrap()),
+        ("ALPINE_Z3", z3.to_str().unwrap()),
+        ("PATH", "/nonexistent"),
+    ]);
+    let opts = InstallOptions {
+        cache_dir: Some(cache.clone()),
+        from_wheel: Some(wheel.clone()),
+        compile_driver: false,
+        create_cds: false,
+        ..InstallOptions::default()
+    };
+    let mut lines = Vec::new();
+    let r = install_with_env(&opts, &mut |l| lines.push(l.to_string()), &e).unwrap();
+    assert_eq!(r.silicon_step, Step::FromWheel);
+    assert_eq!(r.z3_step, Step::Kept);
+    assert_eq!(r.z3, z3);
+    let layout = CacheLayout::new(&cache);
+    assert_eq!(fs::read(layout.silicon_jar()).unwrap(), b"not really a jar");
+    assert_eq!(r.silicon_sha256, sha256_hex(b"not really a jar"));
+    // Both pins mismatch: warnings, not errors.
+    assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
+    assert!(
+        lines.iter().any(|l| l == "extracting silicon.jar…"),
+        "{lines:?}"
+    );
+    let m = Manifest::load(&layout);
+    assert_eq!(
+        m.silicon.as_ref().map(|s| s.sha256.as_str()),
+        Some(r.silicon_sha256.as_str())
+    );
+    assert_eq!(m.z3_version.as_deref(), Some("Z3 version 4.8.12 - 64 bit"));
+    // No temporaries left behind.
+    let leftovers: Vec<_> = fs::read_dir(layout.backend_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.') && n != ".lock")
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+
+    // Discovery accepts the installed jar (its hash matches the manifest) but it is not the
+    // pinned one.
+    let (s, w) = find_silicon(&layout, &m, &e).unwrap();
+    assert!(!s.pinned);
+    assert_eq!(w.len(), 1);
+    // A corrupted jar is an error, with the repair command.
+    fs::write(layout.silicon_jar(), b"corrupted").unwrap();
+    let err = find_silicon(&layout, &Manifest::load(&layout), &e).unwrap_err();
+    assert!(matches!(err, BackendError::SiliconCorrupt { .. }), "{err}");
+    assert!(err.to_string().contains("alpine-rs backend install"));
+
+    // The fake jar does not have the pinned hash, so a rerun extracts it again (repair).
+    let r = install_with_env(&opts, &mut |_| {}, &e).unwrap();
+    assert_eq!(r.silicon_step, Step::FromWheel);
+    assert_eq!(fs::read(layout.silicon_jar()).unwrap(), b"not really a jar");
+
+    // A wheel without the member is reported as such.
+    let bad = dir.path().join("other.whl");
+    fake_wheel(&bad, &[("x.txt", b"x")]);
+    let err = install_with_env(
+        &InstallOptions {
+            from_wheel: Some(bad),
+            ..opts.clone()
+        },
+        &mut |_| {},
+        &e,
+    )
+    .unwrap_err();
+    assert!(matches!(err, BackendError::WheelMember { .. }), "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn install_reports_pip_failures_with_the_offline_alternative() {
+    let dir = TempDir::new_in(&std::env::temp_dir(), "alpine-rs-install-test").unwrap();
+    let java = script(dir.path(), "java", "echo 'openjdk version \"17.0.9\"' >&2");
+    let python = script(
+        dir.path(),
+        "python3",
+        "echo 'ERROR: No matching distribution' >&2; exit 1",
+    );
+    let e = env(&[
+        ("ALPINE_JAVA", java.to_str().unwrap()),
+        ("PATH", "/nonexistent"),
+    ]);
+    let opts = InstallOptions {
+        cache_dir: Some(dir.path().join("cache")),
+        python,
+        ..InstallOptions::default()
+    };
+    let mut lines = Vec::new();
+    let err = install_with_env(&opts, &mut |l| lines.push(l.to_string()), &e).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "could not download nagini==1.2.0 with pip (exit 1: ERROR: No matching distribution). \
+             Download the wheel elsewhere and run 'alpine-rs backend install --from-wheel FILE'."
+    );
+    assert!(lines.contains(&"downloading nagini 1.2.0 (68 MB) with pip…".to_string()));
+    // Too old a Java is refused before anything is downloaded.
+    let old = script(
+        dir.path(),
+        "oldjava",
+        "echo 'java version \"1.8.0_292\"' >&2",
+    );
+    let e = env(&[("ALPINE_JAVA", old.to_str().unwrap())]);
+    let err = install_with_env(&opts, &mut |_| {}, &e).unwrap_err();
+    assert!(
+        err.to_string().starts_with("Java 17 or newer is required"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("1.8.0_292"), "{err}");
+}
+
+#[test]
+fn hashing() {
+    assert_eq!(
+        sha256_hex(b"abc"),
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+}

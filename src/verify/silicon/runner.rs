@@ -1,0 +1,311 @@
+//! [`Backend`]: a discovered back end that verifies files and texts, in batch mode (through the
+//! driver) or per-file mode, with the result cache in front.
+
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::cache::ResultCache;
+use super::driver::DriverProcess;
+use super::output::verdict_from_cli;
+use super::process::run_with_deadline;
+use super::verdict::{RunMode, Verdict, VerifyOutcome};
+use crate::verify::backend::{
+    self, discover_components, process_env, BackendConfig, BackendError, Components, EnvLookup,
+};
+
+// ------------------------------------------------------------------------------------------------
+// Backend
+
+/// A discovered, runnable back end. Holds at most one driver JVM (started on first use, stopped on
+/// drop). Calls are serialized; for parallel verification create one `Backend` per worker.
+pub struct Backend {
+    components: Components,
+    cfg: BackendConfig,
+    mode: RunMode,
+    driver: Mutex<Option<DriverProcess>>,
+    cache: Option<ResultCache>,
+}
+
+impl fmt::Debug for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Backend")
+            .field("components", &self.components)
+            .field("mode", &self.mode)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Backend {
+    /// Finds Java, Silicon and z3 (design §2.2) without starting Silicon.
+    pub fn discover(cfg: &BackendConfig) -> Result<Backend, BackendError> {
+        Self::discover_with_env(cfg, &process_env)
+    }
+
+    /// [`Backend::discover`] with an explicit environment (for tests).
+    pub fn discover_with_env(cfg: &BackendConfig, env: EnvLookup) -> Result<Backend, BackendError> {
+        let components = discover_components(cfg, env)?;
+        let mode = if components.driver.is_some() {
+            RunMode::Batch
+        } else {
+            RunMode::PerFile
+        };
+        let cache = cfg.result_cache.then(|| ResultCache::new(&components, cfg));
+        Ok(Backend {
+            components,
+            cfg: cfg.clone(),
+            mode,
+            driver: Mutex::new(None),
+            cache,
+        })
+    }
+
+    /// The mode in use: `Batch` or `PerFile`.
+    pub fn mode(&self) -> RunMode {
+        self.mode
+    }
+
+    pub fn components(&self) -> &Components {
+        &self.components
+    }
+
+    /// Non-fatal problems found by discovery (unpinned jar, no driver, …).
+    pub fn warnings(&self) -> &[String] {
+        &self.components.warnings
+    }
+
+    /// Verifies each file, in order. `timeout_s` is Silicon's `--timeout` (0 = none); the wall-clock
+    /// limit per file is `timeout_s + 10` s, plus 60 s for a JVM's first file (start-up and JIT
+    /// warm-up must not turn into timeouts on a busy machine).
+    pub fn verify_files(&self, files: &[PathBuf], timeout_s: u64) -> Vec<VerifyOutcome> {
+        files
+            .iter()
+            .map(|f| self.verify_file(f, timeout_s))
+            .collect()
+    }
+
+    /// Verifies one file.
+    pub fn verify_file(&self, file: &Path, timeout_s: u64) -> VerifyOutcome {
+        let t0 = Instant::now();
+        let text = match fs::read_to_string(file) {
+            Ok(t) => t,
+            Err(e) => {
+                return VerifyOutcome {
+                    file: Some(file.to_path_buf()),
+                    verdict: Verdict::Crash(format!("cannot read {}: {e}", file.display())),
+                    elapsed: t0.elapsed(),
+                    silicon_ms: 0,
+                    cached: false,
+                }
+            }
+        };
+        self.verify_cached(&text, Some(file), timeout_s, t0)
+    }
+
+    /// Looks up a cached result for `text` (e.g. one verification unit, design §8.2); `None` on a
+    /// miss or when the cache is off. Returns the verdict and the original run's Silicon time.
+    pub fn cache_lookup(&self, text: &str) -> Option<(Verdict, u64)> {
+        let c = self.cache.as_ref()?;
+        c.get(&c.key(text))
+    }
+
+    /// Stores a result for `text`, for callers that split one Silicon run into units (design
+    /// §8.2). Only definite results are stored: timeouts, crashes and internal errors are ignored.
+    pub fn cache_store(&self, text: &str, verdict: &Verdict, silicon_ms: u64) {
+        if let Some(c) = &self.cache {
+            // A cache that cannot be written only costs time later.
+            let _ = c.put(&c.key(text), verdict, silicon_ms);
+        }
+    }
+
+    /// Where the result for `vpr` is (or would be) cached; `None` when the cache is off.
+    pub fn result_cache_path(&self, vpr: &str) -> Option<PathBuf> {
+        self.cache.as_ref().map(|c| c.path(&c.key(vpr)))
+    }
+
+    /// Verifies Viper source text (written to a temporary file under `<cache>/tmp`).
+    pub fn verify_text(&self, vpr: &str, timeout_s: u64) -> VerifyOutcome {
+        self.verify_cached(vpr, None, timeout_s, Instant::now())
+    }
+
+    fn verify_cached(
+        &self,
+        text: &str,
+        file: Option<&Path>,
+        timeout_s: u64,
+        t0: Instant,
+    ) -> VerifyOutcome {
+        let key = self.cache.as_ref().map(|c| c.key(text));
+        if let (Some(cache), Some(key)) = (&self.cache, &key) {
+            if let Some((verdict, ms)) = cache.get(key) {
+                return VerifyOutcome {
+                    file: file.map(Path::to_path_buf),
+                    verdict,
+                    elapsed: t0.elapsed(),
+                    silicon_ms: ms,
+                    cached: true,
+                };
+            }
+        }
+        let (verdict, ms) = match file {
+            Some(f) => self.run(f, timeout_s),
+            None => self.run_text(text, timeout_s),
+        };
+        if let (Some(cache), Some(key)) = (&self.cache, &key) {
+            // A cache that cannot be written only costs time later.
+            let _ = cache.put(key, &verdict, ms);
+        }
+        VerifyOutcome {
+            file: file.map(Path::to_path_buf),
+            verdict,
+            elapsed: t0.elapsed(),
+            silicon_ms: ms,
+            cached: false,
+        }
+    }
+
+    fn run_text(&self, text: &str, timeout_s: u64) -> (Verdict, u64) {
+        let dir = self.components.layout.tmp_dir();
+        let tmp = match backend::TempDir::new_in(&dir, "vpr") {
+            Ok(t) => t,
+            Err(e) => return (Verdict::Crash(e.to_string()), 0),
+        };
+        let path = tmp.path().join("input.vpr");
+        if let Err(e) = fs::write(&path, text) {
+            return (
+                Verdict::Crash(format!("cannot write {}: {e}", path.display())),
+                0,
+            );
+        }
+        self.run(&path, timeout_s)
+    }
+
+    fn run(&self, file: &Path, timeout_s: u64) -> (Verdict, u64) {
+        // Silicon resolves the path against its own working directory; make it independent.
+        let file = fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+        match self.mode {
+            RunMode::Batch => self.run_batch(&file, timeout_s),
+            _ => self.run_per_file(&file, timeout_s),
+        }
+    }
+
+    fn parallel_verifiers(&self) -> usize {
+        self.cfg
+            .parallel_verifiers
+            .unwrap_or_else(|| thread::available_parallelism().map_or(2, |n| n.get()))
+            .max(1)
+    }
+
+    /// Options after `--z3Exe` common to both modes.
+    fn silicon_options(&self) -> Vec<String> {
+        let mut v = vec![
+            "--z3Exe".to_string(),
+            self.components.z3.path.to_string_lossy().into_owned(),
+            "--numberOfParallelVerifiers".to_string(),
+            self.parallel_verifiers().to_string(),
+        ];
+        v.extend(self.cfg.silicon_args.iter().cloned());
+        v
+    }
+
+    // -------------------------------------------------------------------------------------------
+    // Per-file mode (§3.1)
+
+    fn run_per_file(&self, file: &Path, timeout_s: u64) -> (Verdict, u64) {
+        let t0 = Instant::now();
+        let c = &self.components;
+        let mut cmd = Command::new(&c.java.path);
+        per_file_jvm_args(&mut cmd, c.cds_archive.as_deref());
+        cmd.arg("-jar").arg(&c.silicon.path);
+        let mut opts = self.silicon_options();
+        if timeout_s > 0 {
+            opts.splice(2..2, ["--timeout".to_string(), timeout_s.to_string()]);
+        }
+        cmd.args(&opts).arg(file);
+        let limit = (timeout_s > 0)
+            .then(|| Duration::from_secs(timeout_s) + self.cfg.grace + self.cfg.startup_grace);
+        let out = match run_with_deadline(cmd, limit) {
+            Ok(Some(out)) => out,
+            Ok(None) => return (Verdict::Timeout, elapsed_ms(t0)),
+            Err(e) => {
+                return (
+                    Verdict::Crash(format!("cannot run {}: {e}", c.java.path.display())),
+                    elapsed_ms(t0),
+                )
+            }
+        };
+        let verdict = verdict_from_cli(&out, &c.z3.path);
+        (verdict, elapsed_ms(t0))
+    }
+
+    // -------------------------------------------------------------------------------------------
+    // Batch mode (§3.2)
+
+    fn run_batch(&self, file: &Path, timeout_s: u64) -> (Verdict, u64) {
+        let t0 = Instant::now();
+        let Some(path) = file.to_str().filter(|p| !p.contains(['\t', '\n', '\r'])) else {
+            return (
+                Verdict::Crash(format!(
+                    "the path {} is not valid UTF-8 or contains a tab or newline",
+                    file.display()
+                )),
+                0,
+            );
+        };
+        let mut slot = self.lock_driver();
+        if slot.is_none() {
+            match DriverProcess::start(&self.components, &self.silicon_options(), &self.cfg) {
+                Ok(d) => *slot = Some(d),
+                Err(msg) => return (Verdict::Crash(msg), elapsed_ms(t0)),
+            }
+        }
+        let Some(driver) = slot.as_mut() else {
+            return (Verdict::Crash("driver not started".into()), 0);
+        };
+        let result = driver.verify(path, timeout_s, &self.components.z3.path);
+        let ms = result.ms.unwrap_or_else(|| elapsed_ms(t0));
+        if result.restart {
+            if let Some(d) = slot.take() {
+                d.kill();
+            }
+        }
+        (result.verdict, ms)
+    }
+
+    fn lock_driver(&self) -> MutexGuard<'_, Option<DriverProcess>> {
+        // A panic while holding the lock leaves at worst a dead driver, which is restarted.
+        self.driver.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Stops the driver JVM, if running. Also done on drop.
+    pub fn shutdown(&self) {
+        if let Some(d) = self.lock_driver().take() {
+            d.quit();
+        }
+    }
+}
+
+impl Drop for Backend {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+fn elapsed_ms(t0: Instant) -> u64 {
+    u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// JVM flags for a short-lived Silicon JVM (§3.1): C1 only and the AppCDS archive shorten
+/// start-up, which dominates for one file (and for a driver serving a few files).
+pub(crate) fn per_file_jvm_args(cmd: &mut Command, cds: Option<&Path>) {
+    cmd.args(["-Xss32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]);
+    if let Some(jsa) = cds {
+        // A stale archive is rejected by the JVM with a warning and ignored (§2.4).
+        cmd.arg(format!("-XX:SharedArchiveFile={}", jsa.display()));
+        cmd.arg("-Xshare:auto");
+    }
+}

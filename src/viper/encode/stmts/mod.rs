@@ -1,0 +1,629 @@
+//! Statements, loops, `par` blocks and barriers (`verification.md` §5.7–5.11).
+//!
+//! Statements, assignments, calls and loops are here; `par` holds `par` blocks (per-thread
+//! contracts, thread methods), `barrier` barriers, and `vars` the free variables of Viper
+//! expressions and statements.
+
+mod barrier;
+mod par;
+mod vars;
+
+use super::{quant, CallKind, Encoder, R};
+use crate::front::ast::{self, ClauseKind, Expr, ExprKind, SpecKind, StmtKind as P, TypeKind};
+use crate::front::span::Span;
+use crate::viper::ast::*;
+use std::collections::HashMap;
+
+impl Encoder<'_> {
+    fn flush(&mut self, out: &mut Vec<Stmt>) {
+        out.append(&mut self.pending);
+    }
+
+    pub fn block(&mut self, b: &ast::Block, tail: bool) -> R<Vec<Stmt>> {
+        self.scopes.push(HashMap::new());
+        let mut out = Vec::new();
+        let mut ok = true;
+        let n = b.stmts.len();
+        for (i, s) in b.stmts.iter().enumerate() {
+            if self.stmt(s, tail && i + 1 == n, &mut out).is_err() {
+                ok = false;
+            }
+        }
+        self.scopes.pop();
+        if ok {
+            Ok(out)
+        } else {
+            Err(())
+        }
+    }
+
+    fn sub(&mut self, s: &ast::Stmt, tail: bool) -> R<Vec<Stmt>> {
+        self.scopes.push(HashMap::new());
+        let mut out = Vec::new();
+        let r = self.stmt(s, tail, &mut out);
+        self.scopes.pop();
+        r.map(|_| out)
+    }
+
+    fn stmt(&mut self, s: &ast::Stmt, tail: bool, out: &mut Vec<Stmt>) -> R<()> {
+        let o = |r: Role| Origin::new(r, Some(s.span));
+        match &s.kind {
+            P::Block(b) => out.extend(self.block(b, tail)?),
+            P::Decl { ty, vars } => {
+                let mut ok = true;
+                for d in vars {
+                    let v = self.declare(&d.name.name, ty, d.span)?;
+                    if let Some(init) = &d.init {
+                        let target = Expr::new(ExprKind::Name(d.name.clone()), d.name.span);
+                        if self.assign(&target, init, d.span, out).is_err() {
+                            ok = false;
+                        }
+                    } else {
+                        let _ = v;
+                    }
+                }
+                if !ok {
+                    return Err(());
+                }
+            }
+            P::Assign { target, value } => self.assign(target, value, s.span, out)?,
+            P::CompoundAssign { target, op, value } => {
+                let v = Expr::new(
+                    ExprKind::Binary(
+                        op.bin_op(),
+                        Box::new(target.clone()),
+                        Box::new(value.clone()),
+                    ),
+                    s.span,
+                );
+                self.assign(target, &v, s.span, out)?
+            }
+            P::IncDec { target, inc } => {
+                let op = if *inc {
+                    ast::BinOp::Add
+                } else {
+                    ast::BinOp::Sub
+                };
+                let v = Expr::new(
+                    ExprKind::Binary(op, Box::new(target.clone()), Box::new(Expr::int(1))),
+                    s.span,
+                );
+                self.assign(target, &v, s.span, out)?
+            }
+            P::Expr(e) => match &e.kind {
+                ExprKind::Call { .. } => self.call_stmt(e, &[], out)?,
+                _ => {
+                    self.unsupported("an expression statement that is not a call", s.span);
+                    return Err(());
+                }
+            },
+            P::If { cond, then, els } => {
+                let c = self.code(cond)?;
+                self.flush(out);
+                let t = self.sub(then, tail);
+                let e = match els {
+                    Some(e) => self.sub(e, tail),
+                    None => Ok(vec![]),
+                };
+                out.push(Stmt::new(StmtKind::If(c, t?, e?), o(Role::Code)));
+            }
+            P::While(l) | P::For(l) => self.loop_(l, s.span, out)?,
+            P::RangedFor {
+                prefix,
+                ty,
+                var,
+                lo,
+                hi,
+                body,
+                ..
+            } => {
+                self.scopes.push(HashMap::new());
+                let r = (|| {
+                    let v = self.declare(&var.name, ty, var.span)?;
+                    let lo = self.spec(lo)?;
+                    let hi = self.spec(hi)?;
+                    out.push(Stmt::new(
+                        StmtKind::Assign(Exp::var(&v), lo.clone()),
+                        o(Role::Code),
+                    ));
+                    let cond = Exp::bin("<", Exp::var(&v), hi.clone());
+                    let mut invs = self.loop_invariants(prefix)?;
+                    invs.insert(
+                        0,
+                        Contract {
+                            exp: Exp::and(
+                                Exp::bin("<=", lo, Exp::var(&v)),
+                                Exp::bin("<=", Exp::var(&v), hi),
+                            ),
+                            origin: Origin::new(Role::Invariant, Some(var.span)),
+                        },
+                    );
+                    let mut b = self.sub(body, false)?;
+                    b.push(Stmt::new(
+                        StmtKind::Assign(Exp::var(&v), Exp::bin("+", Exp::var(&v), Exp::int(1))),
+                        Origin::synthetic(),
+                    ));
+                    out.push(Stmt::new(StmtKind::While(cond, invs, b), o(Role::Code)));
+                    Ok(())
+                })();
+                self.scopes.pop();
+                r?
+            }
+            P::Par(p) => self.par(p, out)?,
+            P::Parallel { .. } => {
+                self.unsupported("`parallel`/`sequential` blocks", s.span);
+                return Err(());
+            }
+            P::Barrier(b) => self.barrier(b, s.span, out)?,
+            P::Invariant {
+                name,
+                resource,
+                body,
+            } => {
+                let r = self.spec(resource)?;
+                self.push_conjuncts(r.clone(), Role::InvariantExhale, resource.span, out, true);
+                self.invariants.insert(name.name.clone(), resource.clone());
+                let b = self.block(body, false);
+                self.invariants.remove(&name.name);
+                out.extend(b?);
+                out.push(Stmt::new(StmtKind::Inhale(r), o(Role::Synthetic)));
+            }
+            P::Atomic { names, body } => {
+                let mut res = Vec::new();
+                for n in names {
+                    let Some(r) = self.invariants.get(&n.name).cloned() else {
+                        self.bad(format!("no enclosing `invariant {}`", n.name), n.span);
+                        return Err(());
+                    };
+                    let x = self.spec(&r)?;
+                    out.push(Stmt::new(StmtKind::Inhale(x.clone()), o(Role::Synthetic)));
+                    res.push((x, r.span));
+                }
+                out.extend(self.block(body, false)?);
+                for (x, sp) in res.into_iter().rev() {
+                    self.push_conjuncts(x, Role::InvariantExhale, sp, out, true);
+                }
+            }
+            P::Return(e) => {
+                if !tail {
+                    self.unsupported("`return` before the end of the method", s.span);
+                    return Err(());
+                }
+                if let Some(e) = e {
+                    if self.ret.is_none() {
+                        self.bad("`return` with a value in a void method", s.span);
+                        return Err(());
+                    }
+                    let target = Expr::new(ExprKind::Result, e.span);
+                    self.assign(&target, e, s.span, out)?;
+                }
+            }
+            P::Spec { kind, expr } => self.spec_stmt(*kind, expr, s.span, out)?,
+            P::Ghost(g) => self.stmt(g, tail, out)?,
+            P::Annotation(_) => {}
+            P::Opaque(op) => {
+                self.unsupported(&format!("the `{}` statement", op.keyword), s.span);
+                return Err(());
+            }
+        }
+        Ok(())
+    }
+
+    /// Emit one `exhale` (after `assert`s of the pure parts, which read the heap before
+    /// anything is removed) or `inhale` per conjunct of an encoded expression.
+    fn push_conjuncts(
+        &mut self,
+        e: Exp,
+        role: Role,
+        span: Span,
+        out: &mut Vec<Stmt>,
+        exhale: bool,
+    ) {
+        let mut parts = Vec::new();
+        quant::split_and(e, &mut parts);
+        if exhale {
+            let (perms, pure): (Vec<Exp>, Vec<Exp>) = parts.into_iter().partition(|p| p.has_acc());
+            for p in pure {
+                let sp = p.span.or(Some(span));
+                out.push(Stmt::new(StmtKind::Assert(p), Origin::new(role, sp)));
+            }
+            parts = perms;
+        }
+        for p in parts {
+            let sp = p.span.or(Some(span));
+            let k = if exhale {
+                StmtKind::Exhale(p)
+            } else {
+                StmtKind::Inhale(p)
+            };
+            out.push(Stmt::new(k, Origin::new(role, sp)));
+        }
+    }
+
+    fn spec_stmt(&mut self, kind: SpecKind, e: &Expr, span: Span, out: &mut Vec<Stmt>) -> R<()> {
+        match kind {
+            SpecKind::Assert | SpecKind::Assume | SpecKind::Inhale | SpecKind::Exhale => {
+                for c in e.conjuncts() {
+                    let x = self.spec(c)?;
+                    let origin = Origin::new(
+                        if kind == SpecKind::Assert {
+                            Role::UserAssert
+                        } else {
+                            Role::Code
+                        },
+                        Some(c.span),
+                    )
+                    .with_clause(span);
+                    let k = match kind {
+                        SpecKind::Assert => StmtKind::Assert(x),
+                        SpecKind::Assume if !x.has_acc() => StmtKind::Assume(x),
+                        SpecKind::Assume | SpecKind::Inhale => StmtKind::Inhale(x),
+                        _ => StmtKind::Exhale(x),
+                    };
+                    out.push(Stmt::new(k, origin));
+                }
+            }
+            SpecKind::Fold | SpecKind::Unfold => {
+                let p = self.resource_call(e)?;
+                let k = if kind == SpecKind::Fold {
+                    StmtKind::Fold(p)
+                } else {
+                    StmtKind::Unfold(p)
+                };
+                out.push(Stmt::new(k, Origin::new(Role::Code, Some(span))));
+            }
+            SpecKind::Witness => {}
+            _ => {
+                self.unsupported(&format!("`{}`", kind.keyword()), span);
+                return Err(());
+            }
+        }
+        Ok(())
+    }
+
+    /// `target = value;` including allocation and method calls on the right.
+    fn assign(&mut self, target: &Expr, value: &Expr, span: Span, out: &mut Vec<Stmt>) -> R<()> {
+        match &value.kind {
+            ExprKind::NewArray(t, dims) => {
+                let (m, field_ok) = match (&t.kind, dims.len()) {
+                    (TypeKind::Int, 1) => ("new_int_array", true),
+                    (TypeKind::Boolean | TypeKind::Bool, 1) => ("new_bool_array", true),
+                    (TypeKind::Int, 2) => ("new_int_matrix", true),
+                    _ => ("", false),
+                };
+                if !field_ok {
+                    self.unsupported("this array allocation", value.span);
+                    return Err(());
+                }
+                let args = dims.iter().map(|d| self.code(d)).collect::<R<Vec<_>>>()?;
+                self.flush(out);
+                let tmp = self.temp("arr", Ty::Arr);
+                // Freshness: distinct from every array variable in scope (§5.2).
+                let others: Vec<String> = self
+                    .frames
+                    .last()
+                    .map(|f| {
+                        f.names
+                            .iter()
+                            .filter(|n| **n != tmp && self.vtypes.get(*n) == Some(&Ty::Arr))
+                            .cloned()
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                out.push(Stmt::new(
+                    StmtKind::Call(vec![tmp.clone()], m.into(), args),
+                    Origin::new(Role::Call, Some(value.span)),
+                ));
+                for o in others {
+                    out.push(Stmt::new(
+                        StmtKind::Inhale(Exp::bin("!=", Exp::var(&tmp), Exp::var(o))),
+                        Origin::synthetic(),
+                    ));
+                }
+                let lhs = self.lvalue(target)?;
+                out.push(Stmt::new(
+                    StmtKind::Assign(lhs, Exp::var(tmp)),
+                    Origin::new(Role::Code, Some(span)),
+                ));
+                Ok(())
+            }
+            ExprKind::NewObject(c, args) => {
+                let Some(info) = self
+                    .callables
+                    .get(&(c.name.clone(), "constructor".to_string()))
+                    .cloned()
+                else {
+                    // A class without constructor: allocate all fields.
+                    let Some(ci) = self.classes.get(&c.name).cloned() else {
+                        self.bad(format!("unknown class `{}`", c.name), c.span);
+                        return Err(());
+                    };
+                    let tmp = self.temp("obj", Ty::Ref);
+                    let fs = ci
+                        .fields
+                        .keys()
+                        .map(|f| self.field_name(&c.name, f))
+                        .collect();
+                    out.push(Stmt::new(
+                        StmtKind::New(tmp.clone(), fs),
+                        Origin::synthetic(),
+                    ));
+                    let lhs = self.lvalue(target)?;
+                    out.push(Stmt::new(
+                        StmtKind::Assign(lhs, Exp::var(tmp)),
+                        Origin::new(Role::Code, Some(span)),
+                    ));
+                    return Ok(());
+                };
+                let xs = args.iter().map(|a| self.code(a)).collect::<R<Vec<_>>>()?;
+                self.flush(out);
+                let tmp = self.temp("obj", Ty::Ref);
+                out.push(Stmt::new(
+                    StmtKind::Call(vec![tmp.clone()], info.viper, xs),
+                    Origin::new(Role::Call, Some(value.span)),
+                ));
+                let lhs = self.lvalue(target)?;
+                out.push(Stmt::new(
+                    StmtKind::Assign(lhs, Exp::var(tmp)),
+                    Origin::new(Role::Code, Some(span)),
+                ));
+                Ok(())
+            }
+            ExprKind::Call {
+                recv, name, ghost, ..
+            } if !ghost.is_empty()
+                || self
+                    .callee(recv.as_deref(), &name.name)
+                    .is_some_and(|c| matches!(c.kind, CallKind::Method)) =>
+            {
+                let lhs = self.lvalue(target)?;
+                self.call_stmt(value, &[lhs], out)
+            }
+            _ => {
+                let v = self.code(value)?;
+                let lhs = self.lvalue(target)?;
+                self.flush(out);
+                let role = if matches!(lhs.kind, ExpKind::Field(..)) {
+                    Role::HeapWrite
+                } else {
+                    Role::Code
+                };
+                out.push(Stmt::new(
+                    StmtKind::Assign(lhs, v),
+                    Origin::new(role, Some(span)),
+                ));
+                Ok(())
+            }
+        }
+    }
+
+    fn lvalue(&mut self, target: &Expr) -> R<Exp> {
+        match &target.kind {
+            ExprKind::Name(_) | ExprKind::Index(..) | ExprKind::Field(..) | ExprKind::Result => {
+                if let ExprKind::Name(id) = &target.kind {
+                    if self.lookup(&id.name).is_some() && !self.pars.is_empty() {
+                        // Locals of the enclosing method are parameters in a thread method.
+                        let l = self
+                            .lookup(&id.name)
+                            .map(|l| l.viper.clone())
+                            .unwrap_or_default();
+                        let local = self.frames.last().is_some_and(|f| {
+                            f.decls
+                                .iter()
+                                .any(|d| matches!(&d.kind, StmtKind::VarDecl(n, _) if *n == l))
+                        });
+                        if !local {
+                            self.bad(
+                                format!("`{}` is a local of the enclosing method and cannot be assigned inside a par block", id.name),
+                                target.span,
+                            );
+                            return Err(());
+                        }
+                    }
+                }
+                self.code(target)
+            }
+            _ => {
+                self.bad("this cannot be assigned to", target.span);
+                Err(())
+            }
+        }
+    }
+
+    /// A method call as a statement, with optional assignment targets for its results.
+    fn call_stmt(&mut self, e: &Expr, lhs: &[Exp], out: &mut Vec<Stmt>) -> R<()> {
+        let ExprKind::Call {
+            recv,
+            name,
+            args,
+            ghost,
+            ..
+        } = &e.kind
+        else {
+            return Err(());
+        };
+        let Some(c) = self.callee(recv.as_deref(), &name.name) else {
+            self.bad(format!("unknown method `{}`", name.name), name.span);
+            return Err(());
+        };
+        if c.kind != CallKind::Method {
+            // A pure function or predicate call as a statement: evaluate for its value only.
+            let v = self.code(e)?;
+            self.flush(out);
+            if let Some(l) = lhs.first() {
+                out.push(Stmt::new(
+                    StmtKind::Assign(l.clone(), v),
+                    Origin::new(Role::Code, Some(e.span)),
+                ));
+            }
+            return Ok(());
+        }
+        let mut xs = Vec::new();
+        if !c.is_static {
+            xs.push(match recv.as_deref() {
+                None
+                | Some(Expr {
+                    kind: ExprKind::This,
+                    ..
+                }) => Exp::var("this"),
+                Some(r) => self.code(r)?,
+            });
+        }
+        for a in args {
+            xs.push(self.code(a)?);
+        }
+        // Ghost arguments: `with { g = e; }` supplies given parameters.
+        let mut given: HashMap<String, Exp> = HashMap::new();
+        if let Some(w) = &ghost.with {
+            for s in &w.stmts {
+                match &s.kind {
+                    P::Assign {
+                        target:
+                            Expr {
+                                kind: ExprKind::Name(g),
+                                ..
+                            },
+                        value,
+                    } if c.given.iter().any(|(n, _)| *n == g.name) => {
+                        given.insert(g.name.clone(), self.code(value)?);
+                    }
+                    _ => {
+                        self.unsupported("this statement in a `with` block", s.span);
+                        return Err(());
+                    }
+                }
+            }
+        }
+        for (g, e2) in &ghost.given {
+            given.insert(g.name.clone(), self.code(e2)?);
+        }
+        for (g, _) in &c.given {
+            match given.remove(g) {
+                Some(x) => xs.push(x),
+                None => {
+                    self.bad(format!("the given parameter `{g}` is not supplied"), e.span);
+                    return Err(());
+                }
+            }
+        }
+        let plain = xs.clone();
+        if let Some(rd) = self.read_arg(&c, &plain[..plain.len() - c.given.len()])? {
+            xs.push(rd);
+        }
+        self.flush(out);
+        let mut targets = Vec::new();
+        let mut after = Vec::new();
+        if !matches!(c.ret.kind, TypeKind::Void) {
+            let ty = self.viper_ty(&c.ret)?;
+            let t = self.temp("res", ty);
+            if let Some(l) = lhs.first() {
+                after.push(Stmt::new(
+                    StmtKind::Assign(l.clone(), Exp::var(&t)),
+                    Origin::new(Role::Code, Some(e.span)),
+                ));
+            }
+            targets.push(t);
+        }
+        let mut yscope = HashMap::new();
+        for (y, t) in &c.yields {
+            let vt = self.viper_ty(t)?;
+            let tv = self.temp(y, vt);
+            yscope.insert(
+                y.clone(),
+                super::Local {
+                    viper: tv.clone(),
+                    ty: t.clone(),
+                },
+            );
+            targets.push(tv);
+        }
+        out.push(Stmt::new(
+            StmtKind::Call(targets, c.viper.clone(), xs),
+            Origin::new(Role::Call, Some(e.span)),
+        ));
+        out.extend(after);
+        if let Some(t) = &ghost.then {
+            self.scopes.push(yscope);
+            let r = self.block(t, false);
+            self.scopes.pop();
+            out.extend(r?);
+        }
+        if let Some((l, y)) = ghost.yields.first() {
+            self.unsupported("v2 `yields { … }` call arguments", l.span.to(y.span));
+            return Err(());
+        }
+        Ok(())
+    }
+
+    fn loop_invariants(&mut self, prefix: &ast::Prefix) -> R<Vec<Contract>> {
+        let mut invs: Vec<Contract> = self
+            .everywhere
+            .iter()
+            .map(|c| Contract {
+                exp: c.exp.clone(),
+                origin: Origin {
+                    role: Role::Invariant,
+                    ..c.origin.clone()
+                },
+            })
+            .collect();
+        let mut ok = true;
+        for c in &prefix.clauses {
+            match c.kind {
+                ClauseKind::LoopInvariant => {
+                    let Some(e) = c.expr() else { continue };
+                    match self.conjuncts(e, c.span) {
+                        Ok(cs) => invs.extend(cs.into_iter().map(|(x, s)| Contract {
+                            exp: x,
+                            origin: Origin::new(Role::Invariant, Some(s)).with_clause(c.span),
+                        })),
+                        Err(()) => ok = false,
+                    }
+                }
+                ClauseKind::Decreases => {}
+                _ => {
+                    self.unsupported(&format!("`{}` on a loop", c.kind.keyword()), c.span);
+                    ok = false;
+                }
+            }
+        }
+        if ok {
+            Ok(invs)
+        } else {
+            Err(())
+        }
+    }
+
+    fn loop_(&mut self, l: &ast::Loop, span: Span, out: &mut Vec<Stmt>) -> R<()> {
+        self.scopes.push(HashMap::new());
+        let r = (|| {
+            for s in &l.init {
+                self.stmt(s, false, out)?;
+            }
+            let invs = self.loop_invariants(&l.prefix)?;
+            let cond = match &l.cond {
+                Some(c) => self.code(c)?,
+                None => Exp::bool(true),
+            };
+            if !self.pending.is_empty() {
+                self.pending.clear();
+                self.unsupported(
+                    "a method call in a loop condition",
+                    l.cond.as_ref().map_or(span, |c| c.span),
+                );
+                return Err(());
+            }
+            let mut body = self.sub(&l.body, false)?;
+            for u in &l.update {
+                self.stmt(u, false, &mut body)?;
+            }
+            out.push(Stmt::new(
+                StmtKind::While(cond, invs, body),
+                Origin::new(Role::Code, Some(l.keyword)),
+            ));
+            Ok(())
+        })();
+        self.scopes.pop();
+        r
+    }
+}

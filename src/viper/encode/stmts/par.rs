@@ -1,0 +1,422 @@
+//! `par` blocks: per-thread contracts as conjuncts, quantified over all threads, and the
+//! thread methods that check each arm.
+
+use super::vars::{exp_vars, stmt_vars};
+
+use crate::front::ast::{self, ClauseKind, TypeKind};
+use crate::front::span::Span;
+use crate::viper::ast::*;
+use crate::viper::encode::{quant, Encoder, Frame, ParFrame, R};
+use std::collections::{HashMap, HashSet};
+
+fn replace_old(e: Exp, label: &str) -> Exp {
+    e.map(&mut |n| match n.kind {
+        ExpKind::Old(None, x) => Exp {
+            kind: ExpKind::Old(Some(label.to_string()), x),
+            span: n.span,
+        },
+        k => Exp {
+            kind: k,
+            span: n.span,
+        },
+    })
+}
+
+/// Multiply every accessibility predicate's amount by `n` (all threads together).
+fn scale(e: Exp, n: &Exp) -> Exp {
+    e.map(&mut |x| match x.kind {
+        ExpKind::Acc(l, p) if !matches!(p.kind, ExpKind::Wildcard) => Exp {
+            kind: ExpKind::Acc(l, Box::new(Exp::bin("*", n.clone(), *p))),
+            span: x.span,
+        },
+        k => Exp {
+            kind: k,
+            span: x.span,
+        },
+    })
+}
+
+/// One conjunct of a per-thread (or barrier) contract.
+#[derive(Clone)]
+pub(super) struct Conj {
+    pub(super) exp: Exp,
+    pub(super) span: Span,
+    pub(super) clause: Span,
+}
+
+impl Encoder<'_> {
+    // ------------------------------------------------------------------------------------------
+    // par blocks
+    // ------------------------------------------------------------------------------------------
+
+    pub(super) fn contract_conjs(&mut self, clauses: &[ast::Clause], pre: bool) -> R<Vec<Conj>> {
+        let mut out = Vec::new();
+        let mut ok = true;
+        for c in clauses {
+            let wanted = if pre {
+                c.kind.is_pre()
+            } else {
+                c.kind.is_post()
+            };
+            if !wanted {
+                continue;
+            }
+            let Some(e) = c.expr() else { continue };
+            match self.conjuncts(e, c.span) {
+                Ok(cs) => out.extend(cs.into_iter().map(|(exp, span)| Conj {
+                    exp,
+                    span,
+                    clause: c.span,
+                })),
+                Err(()) => ok = false,
+            }
+        }
+        if ok {
+            Ok(out)
+        } else {
+            Err(())
+        }
+    }
+
+    pub(super) fn check_clauses(&mut self, clauses: &[ast::Clause], what: &str) -> R<()> {
+        for c in clauses {
+            if !matches!(
+                c.kind,
+                ClauseKind::Requires
+                    | ClauseKind::Ensures
+                    | ClauseKind::Context
+                    | ClauseKind::ContextEverywhere
+            ) {
+                self.unsupported(&format!("`{}` on {what}", c.kind.keyword()), c.span);
+                return Err(());
+            }
+        }
+        Ok(())
+    }
+
+    /// Quantify a per-thread conjunct over all threads (§5.9(b)).
+    pub(super) fn all_threads(
+        &mut self,
+        iters: &[String],
+        range: &[Exp],
+        n_threads: &Exp,
+        e: Exp,
+    ) -> Exp {
+        let unused: Vec<usize> = (0..iters.len())
+            .filter(|k| !e.mentions_var(&iters[*k]))
+            .collect();
+        if !unused.is_empty()
+            && unused.len() < iters.len()
+            && e.has_acc()
+            && range.len() == 2 * iters.len()
+        {
+            // A resource that depends on some thread variables only (a row `Perm(g[r], read)`
+            // in a 2-D block over (r, c)) is held once per value of the others: quantify over
+            // the variables it mentions and scale by the extents of the rest. Quantifying over
+            // all of them would give a receiver that is not injective.
+            let mut vars = Vec::new();
+            let mut guards = Vec::new();
+            let mut factor: Option<Exp> = None;
+            for (k, v) in iters.iter().enumerate() {
+                let (lo, hi) = (&range[2 * k], &range[2 * k + 1]);
+                if unused.contains(&k) {
+                    let (ExpKind::Binary("<=", l, _), ExpKind::Binary("<", _, h)) =
+                        (&lo.kind, &hi.kind)
+                    else {
+                        return quant::quantify(self, iters.to_vec(), range.to_vec(), e);
+                    };
+                    let extent = Exp::bin("-", (**h).clone(), (**l).clone());
+                    factor = Some(match factor {
+                        Some(f) => Exp::bin("*", f, extent),
+                        None => extent,
+                    });
+                } else {
+                    vars.push(v.clone());
+                    guards.push(lo.clone());
+                    guards.push(hi.clone());
+                }
+            }
+            let scaled = match factor {
+                Some(f) => scale(e, &f),
+                None => e,
+            };
+            return quant::quantify(self, vars, guards, scaled);
+        }
+        if iters.iter().any(|v| e.mentions_var(v)) {
+            quant::quantify(self, iters.to_vec(), range.to_vec(), e)
+        } else if e.has_acc() {
+            scale(e, n_threads)
+        } else {
+            e
+        }
+    }
+
+    pub(super) fn par(&mut self, p: &ast::Par, out: &mut Vec<Stmt>) -> R<()> {
+        if !p.prefix.clauses.is_empty() {
+            self.unsupported("a region contract before `par`", p.prefix.span);
+            return Err(());
+        }
+        let mut sites = Vec::new();
+        for arm in &p.arms {
+            sites.push(self.par_arm(arm)?);
+        }
+        for (label, _, _, _) in &sites {
+            out.push(Stmt::new(
+                StmtKind::Label(label.clone()),
+                Origin::synthetic(),
+            ));
+        }
+        for (_, guard, pre, _) in &mut sites {
+            out.push(Stmt::new(
+                StmtKind::If(guard.clone(), std::mem::take(pre), vec![]),
+                Origin::new(Role::Synthetic, Some(p.keyword)),
+            ));
+        }
+        for (_, guard, _, post) in sites {
+            out.push(Stmt::new(
+                StmtKind::If(guard, post, vec![]),
+                Origin::new(Role::Synthetic, Some(p.keyword)),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Encode one arm: its thread method, and its call-site (label, guard, exhales, inhales).
+    fn par_arm(&mut self, arm: &ast::ParArm) -> R<(String, Exp, Vec<Stmt>, Vec<Stmt>)> {
+        self.check_clauses(&arm.contract, "a par block")?;
+        self.par_counter += 1;
+        let label = match &arm.label {
+            Some(l) => l.name.clone(),
+            None => format!("par{}", self.par_counter),
+        };
+        let host = self.frames_method_name().unwrap_or_else(|| {
+            self.member_name(self.class.clone().as_deref(), &self.method_name.clone())
+        });
+        let mut mname = format!("{host}_{label}");
+        while self.out.methods.iter().any(|m| m.name == mname) {
+            mname.push('_');
+        }
+        let pre_label = self.fresh_name(&format!("{label}_pre"));
+        // Everything visible here: the enclosing method's names, and for a nested par block,
+        // also the names the enclosing thread method captures in turn.
+        let outer_names: Vec<String> = self
+            .frames
+            .iter()
+            .flat_map(|f| f.names.iter().cloned())
+            .collect();
+
+        // Bounds are evaluated in the enclosing method.
+        let mut bounds = Vec::new();
+        for it in &arm.iters {
+            if !matches!(it.ty.kind, TypeKind::Int) {
+                self.unsupported("a non-`int` iterator", it.span);
+                return Err(());
+            }
+            let lo = self.spec(&it.lo)?;
+            let hi = self.spec(&it.hi)?;
+            bounds.push((lo, hi));
+        }
+
+        self.scopes.push(HashMap::new());
+        self.frames.push(Frame::default());
+        let saved_every = self.everywhere.len();
+        let r = (|| {
+            let mut iters = Vec::new();
+            let mut range = Vec::new();
+            let mut params = Vec::new();
+            let mut pres = Vec::new();
+            for (it, (lo, hi)) in arm.iters.iter().zip(&bounds) {
+                let (v, t) = self.bind_param(&it.name.name, &it.ty)?;
+                range.push(Exp::bin("<=", lo.clone(), Exp::var(&v)));
+                range.push(Exp::bin("<", Exp::var(&v), hi.clone()));
+                pres.push(Contract {
+                    exp: Exp::and(
+                        Exp::bin("<=", lo.clone(), Exp::var(&v)),
+                        Exp::bin("<", Exp::var(&v), hi.clone()),
+                    ),
+                    origin: Origin::new(Role::ThreadPre, Some(it.span)),
+                });
+                params.push((v.clone(), t));
+                iters.push(v);
+            }
+            let n_threads = bounds
+                .iter()
+                .map(|(lo, hi)| Exp::bin("-", hi.clone(), lo.clone()))
+                .reduce(|a, b| Exp::bin("*", a, b))
+                .unwrap_or_else(|| Exp::int(1));
+            let nonempty = Exp::and_all(
+                bounds
+                    .iter()
+                    .map(|(lo, hi)| Exp::bin("<", lo.clone(), hi.clone())),
+            );
+
+            // context_everywhere of the method (pure parts) holds in every thread.
+            let every: Vec<Contract> = self
+                .everywhere
+                .iter()
+                .filter(|c| !c.exp.has_acc())
+                .cloned()
+                .collect();
+            let arm_pre = self.contract_conjs(&arm.contract, true)?;
+            let arm_post = self.contract_conjs(&arm.contract, false)?;
+            for c in &arm.contract {
+                if c.kind == ClauseKind::ContextEverywhere {
+                    if let Some(e) = c.expr() {
+                        for (x, s) in self.conjuncts(e, c.span)? {
+                            self.everywhere.push(Contract {
+                                exp: x,
+                                origin: Origin::new(Role::Invariant, Some(s)).with_clause(c.span),
+                            });
+                        }
+                    }
+                }
+            }
+            // Order: the method's facts and the thread-independent preconditions first, then
+            // the thread ranges, then the rest. A range bound may need those facts to be
+            // well-defined (`tid < vct_tile_ceiling(n, s)` needs `s > 0`), and the
+            // thread-dependent preconditions need the ranges.
+            let ranges = std::mem::take(&mut pres);
+            for c in &every {
+                pres.push(Contract {
+                    exp: c.exp.clone(),
+                    origin: Origin {
+                        role: Role::ThreadPre,
+                        ..c.origin.clone()
+                    },
+                });
+            }
+            let arm_pre_contract = |c: &Conj| Contract {
+                exp: c.exp.clone(),
+                origin: Origin::new(Role::ThreadPre, Some(c.span))
+                    .with_clause(c.clause)
+                    .with_label(&label),
+            };
+            let free = |c: &&Conj| !iters.iter().any(|v| c.exp.mentions_var(v));
+            pres.extend(arm_pre.iter().filter(free).map(arm_pre_contract));
+            pres.extend(ranges);
+            pres.extend(arm_pre.iter().filter(|c| !free(c)).map(arm_pre_contract));
+            let mut posts: Vec<Contract> = every
+                .iter()
+                .map(|c| Contract {
+                    exp: c.exp.clone(),
+                    origin: Origin {
+                        role: Role::ThreadPost,
+                        ..c.origin.clone()
+                    },
+                })
+                .collect();
+            posts.extend(arm_post.iter().map(|c| {
+                Contract {
+                    exp: c.exp.clone(),
+                    origin: Origin::new(Role::ThreadPost, Some(c.span))
+                        .with_clause(c.clause)
+                        .with_label(&label),
+                }
+            }));
+
+            // The thread's own range holds everywhere in its body (loops, nested par blocks).
+            for (it, r) in arm.iters.iter().zip(range.chunks(2)) {
+                self.everywhere.push(Contract {
+                    exp: Exp::and_all(r.iter().cloned()),
+                    origin: Origin::new(Role::Invariant, Some(it.span)),
+                });
+            }
+            self.pars.push(ParFrame {
+                label: label.clone(),
+                iters: iters.clone(),
+                range: range.clone(),
+                method: mname.clone(),
+                barriers: 0,
+            });
+            let body = self.sub(&arm.body, false);
+            self.pars.pop();
+            let body = body?;
+            let frame = self.frames.last().cloned().unwrap_or_default();
+            let mut stmts = frame.decls.clone();
+            stmts.extend(body);
+
+            // Captured values: what the thread mentions from the enclosing method.
+            let mut used = Vec::new();
+            let mut b = Vec::new();
+            for c in pres.iter().chain(&posts) {
+                exp_vars(&c.exp, &mut b, &mut used);
+            }
+            for s in &stmts {
+                stmt_vars(s, &mut used);
+            }
+            let used: HashSet<String> = used.into_iter().collect();
+            for n in &outer_names {
+                if used.contains(n) {
+                    if let Some(t) = self.vtypes.get(n) {
+                        params.push((n.clone(), t.clone()));
+                    }
+                }
+            }
+            self.out.methods.push(Method {
+                name: mname.clone(),
+                params,
+                returns: vec![],
+                pres,
+                posts,
+                body: Some(stmts),
+                kind: MethodKind::Thread,
+                span: Some(arm.span),
+            });
+
+            // Call site.
+            let mut pre_stmts = Vec::new();
+            let mut pure = Vec::new();
+            let mut perms = Vec::new();
+            for c in &every {
+                pure.push((
+                    c.exp.clone(),
+                    c.origin.span.unwrap_or(arm.span),
+                    c.origin.clause,
+                ));
+            }
+            for c in &arm_pre {
+                let q = self.all_threads(&iters, &range, &n_threads, c.exp.clone());
+                if c.exp.has_acc() {
+                    perms.push((q, c.span, Some(c.clause)));
+                } else {
+                    pure.push((q, c.span, Some(c.clause)));
+                }
+            }
+            for (q, s, cl) in pure {
+                let mut o = Origin::new(Role::ParPre, Some(s)).with_label(&label);
+                o.clause = cl;
+                pre_stmts.push(Stmt::new(StmtKind::Assert(q), o));
+            }
+            for (q, s, cl) in perms {
+                let mut o = Origin::new(Role::ParPre, Some(s)).with_label(&label);
+                o.clause = cl;
+                pre_stmts.push(Stmt::new(StmtKind::Exhale(q), o));
+            }
+            let mut post_stmts = Vec::new();
+            let mut later = Vec::new();
+            for c in &arm_post {
+                let q = self.all_threads(&iters, &range, &n_threads, c.exp.clone());
+                let q = replace_old(q, &pre_label);
+                let o = Origin::new(Role::ParPost, Some(c.span))
+                    .with_clause(c.clause)
+                    .with_label(&label);
+                if c.exp.has_acc() {
+                    post_stmts.push(Stmt::new(StmtKind::Inhale(q), o));
+                } else {
+                    later.push(Stmt::new(StmtKind::Inhale(q), o));
+                }
+            }
+            post_stmts.extend(later);
+            Ok((pre_label.clone(), nonempty, pre_stmts, post_stmts))
+        })();
+        self.everywhere.truncate(saved_every);
+        self.frames.pop();
+        self.scopes.pop();
+        r
+    }
+
+    /// The Viper name of the method currently being built, when it is a thread method.
+    fn frames_method_name(&self) -> Option<String> {
+        self.pars.last().map(|p| p.method.clone())
+    }
+}
