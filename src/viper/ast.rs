@@ -34,6 +34,9 @@ pub enum Role {
     BarrierConsPost,
     /// A loop invariant.
     Invariant,
+    /// One component of a termination measure (`decreases e, …` of a method, function or
+    /// loop); kept among its owner's preconditions or invariants and printed as one clause.
+    Decreases,
     /// A PVL `assert`.
     UserAssert,
     /// A PVL method call.

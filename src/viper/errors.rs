@@ -125,6 +125,7 @@ const KINDS: &[(&str, &[&str])] = &[
     ("call.failed", &["Method call might fail"]),
     ("while.failed", &["While statement might fail"]),
     ("if.failed", &["Conditional statement might fail"]),
+    ("termination.failed", &["might not terminate"]),
     (
         "internal",
         &[
@@ -306,6 +307,10 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
                 )
             }
         }
+        "termination.failed" => (
+            "V-TERMINATION",
+            "the termination measure may not decrease, or may not be bounded".to_string(),
+        ),
         "fold.failed" => ("V-FOLD", "folding the predicate may fail".to_string()),
         "unfold.failed" => ("V-UNFOLD", "unfolding the predicate may fail".to_string()),
         _ => match reason {
@@ -395,6 +400,7 @@ pub fn help_for(code: &str) -> Option<&'static str> {
         "E-BACKEND" => "run `alpine-rs backend install`, or `alpine-rs backend doctor` to see what is missing",
         "E-INTERNAL" => "this is a bug in alpine-rs; please report it with this input (`--keep-vpr DIR` keeps the Viper encoding)",
         "E-IO" => "check the path and the permissions",
+        "V-TERMINATION" => "make the measure decrease (and stay non-negative) at every recursive call or loop iteration, or state `decreases assume;` to assume termination",
         "V-UNSUPPORTED" => "`alpine-rs verify` cannot check this construct; verify the file with VerCors instead",
         "V-BAD-INPUT" => "fix the program (name and type errors are reported before verification)",
         _ => return None,

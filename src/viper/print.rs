@@ -203,10 +203,32 @@ impl Printer {
     }
 
     fn contracts(&mut self, kw: &str, cs: &[Contract], indent: usize) {
-        for c in cs {
+        for c in cs.iter().filter(|c| c.origin.role != Role::Decreases) {
             self.nl(indent);
             self.w(kw);
             self.w(" ");
+            let start = self.pos();
+            self.exp(&c.exp, false);
+            let end = self.pos();
+            self.record_stmt(start, end, &c.origin, c.exp.span);
+        }
+    }
+
+    /// The termination measure among `cs` (its components, in order) as one `decreases` clause.
+    fn decreases(&mut self, cs: &[Contract], indent: usize) {
+        let measure: Vec<&Contract> = cs
+            .iter()
+            .filter(|c| c.origin.role == Role::Decreases)
+            .collect();
+        if measure.is_empty() {
+            return;
+        }
+        self.nl(indent);
+        self.w("decreases ");
+        for (i, c) in measure.iter().enumerate() {
+            if i > 0 {
+                self.w(", ");
+            }
             let start = self.pos();
             self.exp(&c.exp, false);
             let end = self.pos();
@@ -234,6 +256,7 @@ impl Printer {
         self.w(&format!("): {}", f.ret));
         self.contracts("requires", &f.pres, 1);
         self.contracts("ensures", &f.posts, 1);
+        self.decreases(&f.pres, 1);
         if let Some(b) = &f.body {
             self.nl(0);
             self.exp_block(b);
@@ -276,6 +299,7 @@ impl Printer {
         }
         self.contracts("requires", &m.pres, 1);
         self.contracts("ensures", &m.posts, 1);
+        self.decreases(&m.pres, 1);
         if let Some(b) = &m.body {
             self.nl(0);
             self.w("{");
@@ -359,6 +383,7 @@ impl Printer {
                 self.exp(c, false);
                 self.w(")");
                 self.contracts("invariant", invs, indent + 1);
+                self.decreases(invs, indent + 1);
                 self.nl(indent);
                 self.w("{");
                 self.stmts(body, indent + 1);

@@ -729,6 +729,29 @@ impl<'a> Encoder<'a> {
         Ok(())
     }
 
+    /// A `decreases` clause as the components of a Viper termination measure (checked by
+    /// Silicon's termination plugin; a tuple is ordered lexicographically, as in VerCors).
+    /// `decreases assume;` asks to assume termination: no measure, nothing checked, as asked.
+    /// `decreases;` without a measure is refused rather than dropped.
+    pub(super) fn measure(&mut self, c: &ast::Clause) -> R<Vec<Contract>> {
+        match &c.body {
+            ast::ClauseBody::DecreasesAssume => Ok(Vec::new()),
+            ast::ClauseBody::List(es) if !es.is_empty() => es
+                .iter()
+                .map(|e| {
+                    Ok(Contract {
+                        exp: self.spec(e)?,
+                        origin: Origin::new(Role::Decreases, Some(e.span)).with_clause(c.span),
+                    })
+                })
+                .collect(),
+            _ => {
+                self.unsupported("`decreases;` without a termination measure", c.span);
+                Err(())
+            }
+        }
+    }
+
     /// Encoded conjuncts of a member's contract, one per line (`requires`, `ensures`).
     fn method_contract(
         &mut self,
@@ -740,19 +763,35 @@ impl<'a> Encoder<'a> {
         let mut posts = Vec::new();
         let mut ok = true;
         for c in &m.prefix.clauses {
-            let Some(e) = c.expr() else { continue };
             match c.kind {
                 ClauseKind::Requires
                 | ClauseKind::Ensures
                 | ClauseKind::Context
                 | ClauseKind::ContextEverywhere => {}
                 ClauseKind::Given | ClauseKind::Yields => continue,
+                ClauseKind::Decreases => {
+                    match self.measure(c) {
+                        Ok(ms) => pres.extend(ms),
+                        Err(()) => ok = false,
+                    }
+                    continue;
+                }
+                // Every other clause (`modifies`, `accessible`, `signals`, …) is refused, never
+                // dropped: dropping a clause would verify programs that break it.
                 _ => {
                     self.unsupported(&format!("`{}`", c.kind.keyword()), c.span);
                     ok = false;
                     continue;
                 }
             }
+            let Some(e) = c.expr() else {
+                self.unsupported(
+                    &format!("`{}` without an expression", c.kind.keyword()),
+                    c.span,
+                );
+                ok = false;
+                continue;
+            };
             let Ok(cs) = self.conjuncts(e, c.span) else {
                 ok = false;
                 continue;

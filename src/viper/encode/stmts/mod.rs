@@ -580,7 +580,10 @@ impl Encoder<'_> {
                         Err(()) => ok = false,
                     }
                 }
-                ClauseKind::Decreases => {}
+                ClauseKind::Decreases => match self.measure(c) {
+                    Ok(ms) => invs.extend(ms),
+                    Err(()) => ok = false,
+                },
                 _ => {
                     self.unsupported(&format!("`{}` on a loop", c.kind.keyword()), c.span);
                     ok = false;
