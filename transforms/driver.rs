@@ -20,6 +20,10 @@ use crate::front::dialect::{Dialect, DialectChoice};
 use crate::front::span::{LineIndex, Span};
 use crate::front::{parse, ParseOptions, Parsed};
 
+#[path = "round.rs"]
+mod round;
+use round::{independent_batch, round};
+
 /// Where a command-line step applies.
 #[derive(Clone, Debug)]
 pub struct At {
@@ -271,54 +275,67 @@ impl State {
     }
 }
 
-/// The annotations still to apply, in application order, with the overrides applied; `Err` for
-/// an annotation that no longer reads (an earlier step wrote it wrong: a bug of ours).
-fn pending(
-    st: &State,
-    skip: &[usize],
-    overrides: &[(String, Raw)],
-) -> Result<Vec<(Site, Request)>, Report> {
+/// An annotation still to apply, at its site, with its optimization.
+#[derive(Clone, Debug)]
+struct Pending {
+    site: Site,
+    annotation: Annotation,
+    opt: Opt,
+}
+
+/// The annotations still to apply, in application order. Only the optimization of each is
+/// looked up here; the parameters are read for the steps about to run ([`request`]), since a
+/// file with many annotations would otherwise read all of them again at every step.
+fn pending(st: &State, skip: &[usize]) -> Result<Vec<Pending>, Report> {
     let mut v = Vec::new();
     for s in sites(&st.parsed.program) {
         for a in &s.annotations {
             if skip.contains(&a.span.start()) {
                 continue;
             }
-            let mut params = match registry::read(&st.text, st.parsed.dialect, a) {
-                Ok(p) => p,
-                Err(diags) => {
-                    let mut d = Diagnostic::internal(
-                        "an earlier step left an annotation that does not read",
-                    )
-                    .with_primary(a.span, "this annotation")
-                    .with_note("the file was left unchanged");
-                    for e in diags.iter().take(3) {
-                        d = d.with_note(e.message.clone());
-                    }
-                    return Err(Report {
-                        file: st.file(),
-                        diagnostics: vec![d],
-                    });
-                }
+            let Some(opt) = registry::lookup(&a.keyword.name) else {
+                return Err(unreadable(st, a, Vec::new()));
             };
-            apply_overrides(&mut params, overrides, st.parsed.dialect);
-            v.push((
-                s.clone(),
-                Request {
-                    annotation: a.clone(),
-                    params,
-                },
-            ));
+            v.push(Pending {
+                site: s.clone(),
+                annotation: a.clone(),
+                opt,
+            });
         }
     }
-    v.sort_by_key(|(s, r)| {
+    v.sort_by_key(|p| {
         (
-            registry::rank(r.opt()),
-            std::cmp::Reverse(s.depth),
-            r.annotation.span.lo,
+            registry::rank(p.opt),
+            std::cmp::Reverse(p.site.depth),
+            p.annotation.span.lo,
         )
     });
     Ok(v)
+}
+
+/// A pending annotation's parameters, with the overrides applied; `Err` for an annotation that
+/// no longer reads (an earlier step wrote it wrong: a bug of ours).
+fn request(st: &State, p: &Pending, overrides: &[(String, Raw)]) -> Result<Request, Report> {
+    let mut params = registry::read(&st.text, st.parsed.dialect, &p.annotation)
+        .map_err(|diags| unreadable(st, &p.annotation, diags))?;
+    apply_overrides(&mut params, overrides, st.parsed.dialect);
+    Ok(Request {
+        annotation: p.annotation.clone(),
+        params,
+    })
+}
+
+fn unreadable(st: &State, a: &Annotation, diags: Vec<Diagnostic>) -> Report {
+    let mut d = Diagnostic::internal("an earlier step left an annotation that does not read")
+        .with_primary(a.span, "this annotation")
+        .with_note("the file was left unchanged");
+    for e in diags.iter().take(3) {
+        d = d.with_note(e.message.clone());
+    }
+    Report {
+        file: st.file(),
+        diagnostics: vec![d],
+    }
 }
 
 /// Set the overrides that `params`' optimization takes (checked by [`overrides_fit`]).
@@ -350,7 +367,7 @@ fn apply_annotations(
     // Each step consumes or skips one annotation; the bound guards against a step that would
     // re-create annotations forever.
     for _ in 0..10_000 {
-        let pend = match pending(st, &refused, &opts.overrides) {
+        let pend = match pending(st, &refused) {
             Ok(p) => p,
             Err(report) => {
                 res.refused += 1;
@@ -359,10 +376,18 @@ fn apply_annotations(
             }
         };
         if rounds {
-            let batch: Vec<(Site, Request)> = independent_batch(&st.parsed, &pend)
+            let batch: Result<Vec<(Site, Request)>, Report> = independent_batch(&st.parsed, &pend)
                 .into_iter()
-                .map(|i| pend[i].clone())
+                .map(|i| Ok((pend[i].site.clone(), request(st, &pend[i], &opts.overrides)?)))
                 .collect();
+            let batch = match batch {
+                Ok(b) => b,
+                Err(report) => {
+                    res.refused += 1;
+                    res.reports.push(report);
+                    return;
+                }
+            };
             if batch.len() > 1 {
                 if round(st, names, opts, &batch, res, &mut refused) {
                     continue;
@@ -372,9 +397,18 @@ fn apply_annotations(
                 rounds = false;
             }
         }
-        let Some((site, req)) = pend.into_iter().next() else {
+        let Some(next) = pend.into_iter().next() else {
             break;
         };
+        let req = match request(st, &next, &opts.overrides) {
+            Ok(r) => r,
+            Err(report) => {
+                res.refused += 1;
+                res.reports.push(report);
+                return;
+            }
+        };
+        let site = next.site;
         let ann = &req.annotation;
         let removal = removal_span(&st.text, ann.span);
         match step(
@@ -403,207 +437,6 @@ fn apply_annotations(
             }
         }
     }
-}
-
-/// The next pending annotations (indices into `pend`) that can be applied as one round on one
-/// parse, with the same output as one step each.
-///
-/// Re-parsing the whole file twice per step dominates the cost of a file with many annotated
-/// loops. Rewrites of a whole construct (unrolling, merging: `Meta::exclusive`) edit only the
-/// loop they are applied to, and what they read of the rest of the program (callee contracts,
-/// pure functions) they never change; so steps in different methods do not see each other, and
-/// running them on the same text gives what running them one after the other gives. A round
-/// takes at most one step per method (a later step in the same method must see the earlier
-/// one's output), and only steps of the kind that comes next:
-/// * a kind that allocates no names (unrolling) takes the first pending step of every method,
-///   wherever it sits in the order (the order of independent steps changes nothing but the
-///   order of their diagnostics);
-/// * one that does (merging) allocates fresh names in application order, so its round is a
-///   prefix of the order; it also ends after a loop whose body carries annotations of the kind
-///   (the copies become new steps, which may come next in the order).
-fn independent_batch(parsed: &Parsed, pend: &[(Site, Request)]) -> Vec<usize> {
-    let Some(kind) = pend.first().map(|(_, r)| r.opt()) else {
-        return Vec::new();
-    };
-    if !kind.meta().exclusive || !kind.meta().sites.contains(&SiteKind::Loop) {
-        return Vec::new();
-    }
-    let names_fresh = kind.meta().allocates_names;
-    let all = sites(&parsed.program);
-    let mut methods: Vec<(Option<&str>, &str)> = Vec::new();
-    let mut out = Vec::new();
-    for (i, (site, req)) in pend.iter().enumerate() {
-        let key = (site.class.as_deref(), site.method.as_str());
-        let seen = methods.contains(&key);
-        if req.opt() != kind || (names_fresh && seen) {
-            break;
-        }
-        methods.push(key);
-        if seen {
-            continue;
-        }
-        out.push(i);
-        let carries = all.iter().any(|s| {
-            site.span.contains(s.span)
-                && !s.keyword.same_place(site.keyword)
-                && s.annotations
-                    .iter()
-                    .any(|a| registry::lookup(&a.keyword.name) == Some(kind))
-        });
-        if carries && names_fresh {
-            break;
-        }
-    }
-    out
-}
-
-/// Apply `batch` (from [`independent_batch`]) as one round: the driver removes every consumed
-/// annotation at once (as a single step would, each with its [`removal_span`]), every step runs
-/// on that one text and parse, and all edits are applied together and the result parsed once; a
-/// refused step gets its annotation back. `false` if the round could not be completed (the
-/// state is then unchanged and the caller falls back to single steps).
-fn round(
-    st: &mut State,
-    names: &mut NameGen,
-    opts: &DriverOptions,
-    batch: &[(Site, Request)],
-    res: &mut DriverResult,
-    refused: &mut Vec<usize>,
-) -> bool {
-    let before_file = st.file();
-    // The single-step fallback must allocate the same fresh names.
-    let names_before = names.clone();
-    let mut removals = EditSet::new();
-    for (_, req) in batch {
-        removals.push(Edit::delete(removal_span(&st.text, req.annotation.span)));
-    }
-    let Ok(text1) = removals.apply(&st.text) else {
-        return false;
-    };
-    let parsed1 = parse(&text1, &st.reparse);
-    if parsed1.has_errors() {
-        return false;
-    }
-    let sites1 = sites(&parsed1.program);
-    let layout = Layout::detect(&text1);
-    let mut all = EditSet::new();
-    let mut reports = Vec::new();
-    let mut applied = 0;
-    // Where each refused annotation goes back (in `text1`), and its text.
-    let mut restore: Vec<(usize, &str)> = Vec::new();
-    for (site, req) in batch {
-        let ann = &req.annotation;
-        let removal = removal_span(&st.text, ann.span);
-        let point = removals
-            .map_offset(removal.start())
-            .unwrap_or(removal.start());
-        let Some(key) = removals.map_offset(site.keyword.start()) else {
-            *names = names_before;
-            return false;
-        };
-        let Some(site1) = sites1
-            .iter()
-            .find(|s| s.keyword.start() == key && s.kind == site.kind)
-        else {
-            *names = names_before;
-            return false;
-        };
-        let mut ctx = Ctx {
-            src: &text1,
-            parsed: &parsed1,
-            layout: layout.clone(),
-            names: &mut *names,
-            timeout_ms: State::timeout_ms(opts),
-            annotation_text: Some(ann.span.text(&st.text).to_string()),
-        };
-        // Spans over `text1` are reported over the text before the round.
-        let back = |sp: Span| -> Span {
-            let f = |o: usize| unmap(&removals, o);
-            Span::new(f(sp.start()), f(sp.end()))
-        };
-        match run(&mut ctx, site1, &req.params) {
-            Ok(mut a) => {
-                applied += 1;
-                all.extend(a.edits);
-                a.diagnostics
-                    .extend(suffix_notes(&mut *names, site1.keyword));
-                if !a.diagnostics.is_empty() {
-                    reports.push((false, relabel(a.diagnostics, back)));
-                }
-            }
-            Err(diags) => {
-                // A refused step writes nothing: its names need no note.
-                names.take_suffixed();
-                let diags = requested_here(relabel(diags, back), &req.params, ann);
-                reports.push((true, diags));
-                restore.push((point, removal.text(&st.text)));
-            }
-        }
-    }
-    let kept = all.clone();
-    for (p, t) in &restore {
-        all.insert(*p, *t);
-    }
-    let Ok(out) = all.apply(&text1) else {
-        *names = names_before;
-        return false;
-    };
-    let p = parse(&out, &st.reparse);
-    if p.has_errors() {
-        // Which step produced it is unknown here: the single-step path finds and reports it.
-        *names = names_before;
-        return false;
-    }
-    for (is_refusal, diags) in reports {
-        if is_refusal {
-            res.refused += 1;
-        }
-        res.reports.push(Report {
-            file: before_file.clone(),
-            diagnostics: diags,
-        });
-    }
-    // Earlier refusals lie outside every edit of the round; this round's refusals are restored
-    // at their points, after the kept edits and the restorations before them.
-    let restored_before = |p: usize| -> usize {
-        restore
-            .iter()
-            .filter(|(q, _)| *q < p)
-            .map(|(_, t)| t.len())
-            .sum()
-    };
-    let to_out = |o1: usize| kept.map_offset(o1).map(|o| o + restored_before(o1));
-    let mut now: Vec<usize> = refused
-        .iter()
-        .filter_map(|&o| removals.map_offset(o).and_then(to_out))
-        .collect();
-    for (p, t) in &restore {
-        let lead = t.len() - t.trim_start().len();
-        if let Some(o) = to_out(*p) {
-            now.push(o + lead);
-        }
-    }
-    *refused = now;
-    names.add_written(&out, &all.written_ranges());
-    res.applied += applied;
-    st.step += applied;
-    st.text = out;
-    // Freed on the parser's thread while the next steps run.
-    crate::front::dispose(std::mem::replace(&mut st.parsed, p));
-    true
-}
-
-/// The offset in the text before `removals` of offset `o` of the text after them.
-fn unmap(removals: &EditSet, o: usize) -> usize {
-    let mut sorted: Vec<&Edit> = removals.edits().iter().collect();
-    sorted.sort_by_key(|e| e.lo);
-    let mut o = o;
-    for e in sorted {
-        if e.lo <= o {
-            o += e.hi - e.lo;
-        }
-    }
-    o
 }
 
 /// A note (A0030) for every generated name that needed a suffix in the step just run, labelled
