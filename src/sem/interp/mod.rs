@@ -55,12 +55,14 @@ pub enum Stop {
     Infeasible(Span),
 }
 
+#[cold]
 fn err(code: &str, msg: impl Into<String>, span: Span, label: &str) -> Stop {
     Stop::Error(Box::new(
         Diagnostic::error(code, msg).with_primary(span, label.to_string()),
     ))
 }
 
+#[cold]
 fn inconclusive(code: &str, msg: impl Into<String>, span: Span) -> Stop {
     Stop::Inconclusive(Box::new(
         Diagnostic::error(code, msg).with_primary(span, "here"),
@@ -68,6 +70,7 @@ fn inconclusive(code: &str, msg: impl Into<String>, span: Span) -> Stop {
 }
 
 /// What `run` does not execute: the run says nothing.
+#[cold]
 fn unsupported(msg: impl Into<String>, span: Span) -> Stop {
     inconclusive("R-UNSUPPORTED", msg, span)
 }

@@ -638,8 +638,8 @@ impl Interp {
         }
     }
 
-    /// A lane leaves a loop: its loop holder goes back to the frame.
     /// `e` evaluated in lane `l` of `w`, as code (not ghost code) reads it.
+    #[inline]
     fn ev_in_lane(&mut self, w: &mut Warp, l: usize, e: &CE) -> Result<Value, Stop> {
         let (epoch, atomic) = (w.epoch, w.atomic);
         let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, false);
@@ -649,6 +649,7 @@ impl Interp {
 
     /// The lanes of `m` where the branch or loop condition `cond` holds: by columns when it is
     /// `simple` and shortcuts are on (and the columns have an answer), else lane by lane.
+    #[inline]
     fn true_lanes(
         &mut self,
         w: &mut Warp,
@@ -673,6 +674,7 @@ impl Interp {
         Ok(mt)
     }
 
+    /// A lane leaves a loop: its loop holder goes back to the frame.
     fn leave_loop(&mut self, lane: &mut Lane) {
         let hs = &mut lane.holders;
         if hs.len() > 1 {
