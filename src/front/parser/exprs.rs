@@ -584,6 +584,7 @@ impl<'s> Parser<'s> {
             );
             return Err(Fail);
         }
+        crate::front::lint::permission_amount(b, &args, &mut self.diags);
         Ok(Expr::new(ExprKind::Builtin(b, args), self.span_from(lo)))
     }
 

@@ -62,7 +62,6 @@ fn parse_here(src: &str, opts: &ParseOptions) -> Parsed {
     p.diags = lexed.errors;
     let program = p.parse_program();
     let mut diagnostics = p.diags;
-    diagnostics.extend(crate::front::lint::lint(&program));
     // An unterminated comment swallows the rest of the file; what the parser then says about the
     // missing end is a consequence, not a second problem.
     if let Some(cut) = diagnostics
