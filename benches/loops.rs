@@ -281,15 +281,8 @@ fn check(name: &str, src: &str, loops: usize) {
         res.exit_code()
     );
     // Inner loops are copied by the outer merge before they are unrolled: more steps than loops.
-    assert!(
-        res.applied >= loops,
-        "{name}: {} steps for {loops} loops",
-        res.applied
-    );
-    assert!(
-        !res.output.contains("gpuopt"),
-        "{name}: an annotation was left"
-    );
+    assert!(res.applied >= loops, "{name}: {} steps for {loops} loops", res.applied);
+    assert!(!res.output.contains("gpuopt"), "{name}: an annotation was left");
     assert!(
         !parse(&res.output, &ParseOptions::default()).has_errors(),
         "{name}: the output does not parse"
@@ -311,11 +304,7 @@ fn main() {
     let large = generate(LOOPS, LINES);
     let single = generate(1, 0);
     // `-- --dump FILE` writes the large file, to look at it or run the CLI on it.
-    if let Some(path) = args
-        .iter()
-        .position(|a| a == "--dump")
-        .and_then(|i| args.get(i + 1))
-    {
+    if let Some(path) = args.iter().position(|a| a == "--dump").and_then(|i| args.get(i + 1)) {
         std::fs::write(path, &large).expect("the dump file can be written");
     }
     check("large", &large, LOOPS);
@@ -360,10 +349,7 @@ fn main() {
     let t_parse = common::median(11, || {
         std::hint::black_box(parse(&large, &ParseOptions::default()));
     });
-    println!(
-        "  of which one parse of the large file: {:.3} ms",
-        ms(t_parse)
-    );
+    println!("  of which one parse of the large file: {:.3} ms", ms(t_parse));
     println!(
         "per step: {:.3} ms wall = {:.2} x the single-loop file; CPU ratio {}",
         ms(t50) / steps as f64,

@@ -114,11 +114,7 @@ fn main() {
     let large = generate(10_000);
     for src in [&small, &large] {
         let p = parse(src, &ParseOptions::default());
-        assert!(
-            !p.has_errors(),
-            "the generated file does not parse: {:?}",
-            p.diagnostics.first()
-        );
+        assert!(!p.has_errors(), "the generated file does not parse: {:?}", p.diagnostics.first());
     }
     if !benchmarking {
         println!("parse bench: generated files parse (run `cargo bench --bench parse` to time)");

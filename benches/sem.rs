@@ -59,10 +59,7 @@ fn arr(n: usize) -> InVal {
 
 fn bench(name: &str, src: &str, input: &Input, checks: Checks, reps: u32) {
     // `cargo bench --bench sem -- vadd` runs only the benchmarks whose name contains `vadd`.
-    let filters: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
+    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
         return;
     }
@@ -81,10 +78,8 @@ fn bench(name: &str, src: &str, input: &Input, checks: Checks, reps: u32) {
         ..Config::default()
     };
     // `SEM_BENCH_SCALE=10` runs ten times the repetitions (for profiling).
-    let scale: u32 = std::env::var("SEM_BENCH_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1);
+    let scale: u32 =
+        std::env::var("SEM_BENCH_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
     let reps = reps * scale.max(1);
     let input = std::sync::Arc::new(input.clone());
     let r = sem::run_one(&l, m, &input, 0, &cfg);
@@ -110,10 +105,7 @@ fn bench(name: &str, src: &str, input: &Input, checks: Checks, reps: u32) {
 
 /// CPU time consumed by the calling thread, in seconds.
 fn thread_cpu_secs() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant Linux supports.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     if rc != 0 {
@@ -124,12 +116,7 @@ fn thread_cpu_secs() -> f64 {
 
 fn main() {
     let all = Checks::default();
-    let light = Checks {
-        contracts: false,
-        perms: false,
-        races: true,
-        divergence: true,
-    };
+    let light = Checks { contracts: false, perms: false, races: true, divergence: true };
     let vin = Input {
         args: vec![
             ("n".into(), InVal::Int(1024)),
@@ -139,24 +126,9 @@ fn main() {
         ],
         ..Input::default()
     };
-    let lin = Input {
-        args: vec![("a".into(), arr(256))],
-        ..Input::default()
-    };
+    let lin = Input { args: vec![("a".into(), arr(256))], ..Input::default() };
     bench("vadd 1024 threads, all checks", VADD, &vin, all, 500);
-    bench(
-        "vadd 1024 threads, races+divergence",
-        VADD,
-        &vin,
-        light,
-        500,
-    );
+    bench("vadd 1024 threads, races+divergence", VADD, &vin, light, 500);
     bench("loop 256 threads x 1000, all checks", LOOP, &lin, all, 3);
-    bench(
-        "loop 256 threads x 1000, races+divergence",
-        LOOP,
-        &lin,
-        light,
-        3,
-    );
+    bench("loop 256 threads x 1000, races+divergence", LOOP, &lin, light, 3);
 }

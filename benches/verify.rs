@@ -23,16 +23,10 @@ fn main() {
             files.push(SourceFile::new(p.display().to_string(), text));
         }
     }
-    let n: usize = std::env::var("VERIFY_BENCH_N")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(files.len());
+    let n: usize =
+        std::env::var("VERIFY_BENCH_N").ok().and_then(|v| v.parse().ok()).unwrap_or(files.len());
     files.truncate(n);
-    let opts = VerifyOptions {
-        timeout_s: 300,
-        keep_vpr: None,
-        no_cache: true,
-    };
+    let opts = VerifyOptions { timeout_s: 300, keep_vpr: None, no_cache: true };
 
     let t = Instant::now();
     let mut ok = 0;
@@ -52,18 +46,10 @@ fn main() {
         "{} programs ({} verified per file, {} in one JVM, {} in one batch)",
         files.len(),
         ok,
-        each.iter()
-            .filter(|r| r.verdict == Verdict::Verified)
-            .count(),
-        batch
-            .iter()
-            .filter(|r| r.verdict == Verdict::Verified)
-            .count()
+        each.iter().filter(|r| r.verdict == Verdict::Verified).count(),
+        batch.iter().filter(|r| r.verdict == Verdict::Verified).count()
     );
-    println!(
-        "fresh JVM per file : {fresh:8.1} s total, {:6.2} s per file",
-        fresh / nf
-    );
+    println!("fresh JVM per file : {fresh:8.1} s total, {:6.2} s per file", fresh / nf);
     println!(
         "one JVM, per file  : {one_jvm:8.1} s total, {:6.2} s per file ({:.1}x faster)",
         one_jvm / nf,

@@ -78,22 +78,12 @@ impl Diagnostic {
     }
 
     pub fn with_primary(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
-        self.labels.push(Label {
-            file: 0,
-            span,
-            message: message.into(),
-            primary: true,
-        });
+        self.labels.push(Label { file: 0, span, message: message.into(), primary: true });
         self
     }
 
     pub fn with_secondary(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
-        self.labels.push(Label {
-            file: 0,
-            span,
-            message: message.into(),
-            primary: false,
-        });
+        self.labels.push(Label { file: 0, span, message: message.into(), primary: false });
         self
     }
 
@@ -104,12 +94,7 @@ impl Diagnostic {
         message: impl Into<String>,
         primary: bool,
     ) -> Diagnostic {
-        self.labels.push(Label {
-            file,
-            span,
-            message: message.into(),
-            primary,
-        });
+        self.labels.push(Label { file, span, message: message.into(), primary });
         self
     }
 
@@ -144,11 +129,7 @@ impl SourceFile {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
         let text = text.into();
         let lines = LineIndex::new(&text);
-        SourceFile {
-            name: name.into(),
-            text,
-            lines,
-        }
+        SourceFile { name: name.into(), text, lines }
     }
 
     pub fn line_col(&self, off: usize) -> (usize, usize) {
@@ -159,10 +140,7 @@ impl SourceFile {
 /// Render diagnostics in the rustc/codespan style. `files[label.file]` resolves each label.
 pub fn render(out: &mut dyn WriteColor, files: &[&SourceFile], diags: &[Diagnostic]) {
     let mut db = SimpleFiles::new();
-    let ids: Vec<usize> = files
-        .iter()
-        .map(|f| db.add(f.name.clone(), f.text.clone()))
-        .collect();
+    let ids: Vec<usize> = files.iter().map(|f| db.add(f.name.clone(), f.text.clone())).collect();
     let config = term::Config::default();
     for d in diags {
         let mut cs = match d.severity {
@@ -180,11 +158,7 @@ pub fn render(out: &mut dyn WriteColor, files: &[&SourceFile], diags: &[Diagnost
                 let len = files[l.file].text.len();
                 let lo = l.span.start().min(len);
                 let hi = l.span.end().clamp(lo, len);
-                let style = if l.primary {
-                    LabelStyle::Primary
-                } else {
-                    LabelStyle::Secondary
-                };
+                let style = if l.primary { LabelStyle::Primary } else { LabelStyle::Secondary };
                 Some(CsLabel::new(style, id, lo..hi).with_message(l.message.clone()))
             })
             .collect();
@@ -282,14 +256,8 @@ mod tests {
             (&spans[0]["file"], &spans[0]["line"], &spans[0]["column"]),
             (&"a.pvl".into(), &2.into(), &3.into())
         );
-        assert_eq!(
-            (&spans[0]["end_line"], &spans[0]["end_column"]),
-            (&2.into(), &8.into())
-        );
-        assert_eq!(
-            (&spans[1]["line"], &spans[1]["column"]),
-            (&1.into(), &1.into())
-        );
+        assert_eq!((&spans[0]["end_line"], &spans[0]["end_column"]), (&2.into(), &8.into()));
+        assert_eq!((&spans[1]["line"], &spans[1]["column"]), (&1.into(), &1.into()));
         assert_eq!(j["notes"], serde_json::json!(["in a file we do not have"]));
         assert_eq!(j["code"], "A0001");
         assert_eq!(j["severity"], "error");

@@ -14,19 +14,11 @@ pub struct Edit {
 
 impl Edit {
     pub fn replace(span: Span, text: impl Into<String>) -> Edit {
-        Edit {
-            lo: span.start(),
-            hi: span.end(),
-            text: text.into(),
-        }
+        Edit { lo: span.start(), hi: span.end(), text: text.into() }
     }
 
     pub fn insert(at: usize, text: impl Into<String>) -> Edit {
-        Edit {
-            lo: at,
-            hi: at,
-            text: text.into(),
-        }
+        Edit { lo: at, hi: at, text: text.into() }
     }
 
     pub fn delete(span: Span) -> Edit {
@@ -36,15 +28,8 @@ impl Edit {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EditError {
-    Overlap {
-        first: (usize, usize),
-        second: (usize, usize),
-    },
-    OutOfBounds {
-        lo: usize,
-        hi: usize,
-        len: usize,
-    },
+    Overlap { first: (usize, usize), second: (usize, usize) },
+    OutOfBounds { lo: usize, hi: usize, len: usize },
 }
 
 impl fmt::Display for EditError {
@@ -56,10 +41,7 @@ impl fmt::Display for EditError {
                 first.0, first.1, second.0, second.1
             ),
             EditError::OutOfBounds { lo, hi, len } => {
-                write!(
-                    f,
-                    "internal error: edit {lo}..{hi} outside a text of {len} bytes"
-                )
+                write!(f, "internal error: edit {lo}..{hi} outside a text of {len} bytes")
             }
         }
     }
@@ -145,21 +127,14 @@ impl EditSet {
                 || !src.is_char_boundary(e.lo)
                 || !src.is_char_boundary(e.hi)
             {
-                return Err(EditError::OutOfBounds {
-                    lo: e.lo,
-                    hi: e.hi,
-                    len: src.len(),
-                });
+                return Err(EditError::OutOfBounds { lo: e.lo, hi: e.hi, len: src.len() });
             }
         }
         for w in sorted.windows(2) {
             let (a, b) = (w[0].1, w[1].1);
             // Two insertions at one point are fine; anything else sharing bytes is not.
             if b.lo < a.hi || (a.lo == b.lo && a.lo != a.hi && b.lo != b.hi) {
-                return Err(EditError::Overlap {
-                    first: (a.lo, a.hi),
-                    second: (b.lo, b.hi),
-                });
+                return Err(EditError::Overlap { first: (a.lo, a.hi), second: (b.lo, b.hi) });
             }
         }
         let mut out = String::with_capacity(src.len() + 64);
@@ -190,30 +165,20 @@ impl Layout {
         let tabbed = lines.iter().filter(|l| l.starts_with('\t')).count();
         let spaced = lines.iter().filter(|l| l.starts_with(' ')).count();
         if tabbed > spaced {
-            return Layout {
-                unit: "\t".into(),
-                newline,
-            };
+            return Layout { unit: "\t".into(), newline };
         }
         // Most common positive difference between consecutive non-blank lines' indentation.
         let mut counts = std::collections::BTreeMap::new();
-        let widths: Vec<usize> = lines
-            .iter()
-            .map(|l| l.len() - l.trim_start_matches(' ').len())
-            .collect();
+        let widths: Vec<usize> =
+            lines.iter().map(|l| l.len() - l.trim_start_matches(' ').len()).collect();
         for w in widths.windows(2) {
             if w[1] > w[0] {
                 *counts.entry(w[1] - w[0]).or_insert(0usize) += 1;
             }
         }
-        let width = counts
-            .iter()
-            .max_by_key(|(w, c)| (**c, std::cmp::Reverse(**w)))
-            .map_or(2, |(w, _)| *w);
-        Layout {
-            unit: " ".repeat(width),
-            newline,
-        }
+        let width =
+            counts.iter().max_by_key(|(w, c)| (**c, std::cmp::Reverse(**w))).map_or(2, |(w, _)| *w);
+        Layout { unit: " ".repeat(width), newline }
     }
 
     /// `n` indentation units.
@@ -256,10 +221,7 @@ pub fn alone_on_line(src: &str, span: Span) -> bool {
 /// after other text, the span and the spaces before it (so no line ends in spaces).
 pub fn removal_span(src: &str, span: Span) -> Span {
     if alone_on_line(src, span) {
-        return Span::new(
-            line_start(src, span.start()),
-            line_end_incl(src, span.end()),
-        );
+        return Span::new(line_start(src, span.start()), line_end_incl(src, span.end()));
     }
     let rest = &src[span.end()..line_end_incl(src, span.end())];
     let ws = rest.len() - rest.trim_start_matches([' ', '\t']).len();
@@ -367,9 +329,6 @@ mod tests {
     #[test]
     fn reindent_block() {
         let t = "{\n    a;\n\n    b;\n  }";
-        assert_eq!(
-            reindent(t, "  ", "      "),
-            "{\n        a;\n\n        b;\n      }"
-        );
+        assert_eq!(reindent(t, "  ", "      "), "{\n        a;\n\n        b;\n      }");
     }
 }

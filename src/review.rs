@@ -106,10 +106,7 @@ pub fn annotation_ranges(program: &Program) -> Vec<AnnotRange> {
 }
 
 fn push(out: &mut Vec<AnnotRange>, span: Span, kind: AnnotKind) {
-    out.push(AnnotRange {
-        range: span.range(),
-        kind,
-    });
+    out.push(AnnotRange { range: span.range(), kind });
 }
 
 fn prefix(p: &Prefix, clause_kind: impl Fn(ClauseKind) -> AnnotKind, out: &mut Vec<AnnotRange>) {
@@ -300,36 +297,24 @@ pub fn review(
         for op in &group {
             for ch in diff.iter_changes(op) {
                 let (tag, k) = match ch.tag() {
-                    similar::ChangeTag::Equal => (
-                        LineTag::Context,
-                        ch.old_index().and_then(|i| old_kinds.get(i)),
-                    ),
-                    similar::ChangeTag::Delete => (
-                        LineTag::Delete,
-                        ch.old_index().and_then(|i| old_kinds.get(i)),
-                    ),
-                    similar::ChangeTag::Insert => (
-                        LineTag::Insert,
-                        ch.new_index().and_then(|i| new_kinds.get(i)),
-                    ),
+                    similar::ChangeTag::Equal => {
+                        (LineTag::Context, ch.old_index().and_then(|i| old_kinds.get(i)))
+                    }
+                    similar::ChangeTag::Delete => {
+                        (LineTag::Delete, ch.old_index().and_then(|i| old_kinds.get(i)))
+                    }
+                    similar::ChangeTag::Insert => {
+                        (LineTag::Insert, ch.new_index().and_then(|i| new_kinds.get(i)))
+                    }
                 };
                 let k = k.cloned().unwrap_or_default();
                 if tag != LineTag::Context {
                     kinds.extend(k.iter().copied());
                 }
-                lines.push(HunkLine {
-                    tag,
-                    text: ch.value().to_string(),
-                    kinds: k,
-                });
+                lines.push(HunkLine { tag, text: ch.value().to_string(), kinds: k });
             }
         }
-        hunks.push(Hunk {
-            old,
-            new,
-            lines,
-            kinds,
-        });
+        hunks.push(Hunk { old, new, lines, kinds });
     }
     hunks
 }
@@ -394,10 +379,7 @@ mod tests {
     }
 
     fn texts(src: &str) -> Vec<(AnnotKind, &str)> {
-        ranges(src)
-            .into_iter()
-            .map(|r| (r.kind, &src[r.range]))
-            .collect()
+        ranges(src).into_iter().map(|r| (r.kind, &src[r.range])).collect()
     }
 
     const KERNEL: &str = "\
@@ -457,12 +439,8 @@ class G {
 }
 ";
         let t = texts(src);
-        assert!(t
-            .iter()
-            .any(|(k, s)| *k == AnnotKind::Predicate && s.starts_with("resource inv")));
-        assert!(t
-            .iter()
-            .any(|(k, s)| *k == AnnotKind::Ghost && *s == "ghost int g = x;"));
+        assert!(t.iter().any(|(k, s)| *k == AnnotKind::Predicate && s.starts_with("resource inv")));
+        assert!(t.iter().any(|(k, s)| *k == AnnotKind::Ghost && *s == "ghost int g = x;"));
         assert!(!t.iter().any(|(_, s)| s.contains("y = x + 1")));
     }
 
@@ -517,20 +495,14 @@ class C {
         let b = BASE.replace("i <= n;", "i <= n + 0;");
         let h = classify(BASE, &b);
         assert_eq!(h.len(), 1);
-        assert_eq!(
-            h[0].kinds.iter().copied().collect::<Vec<_>>(),
-            vec![AnnotKind::LoopInvariant]
-        );
+        assert_eq!(h[0].kinds.iter().copied().collect::<Vec<_>>(), vec![AnnotKind::LoopInvariant]);
         assert_eq!(h[0].header(), "@@ -4,3 +4,3 @@ annotations: loop invariant");
     }
 
     #[test]
     fn removed_and_inserted_annotations_classify_on_their_own_side() {
         // Deleted gpuopt line: classified from the original's tree.
-        let a = BASE.replace(
-            "    int i = 0;\n",
-            "    int i = 0;\n    gpuopt loop_unroll i 1;\n",
-        );
+        let a = BASE.replace("    int i = 0;\n", "    int i = 0;\n    gpuopt loop_unroll i 1;\n");
         let h = classify(&a, BASE);
         assert_eq!(h.len(), 1);
         assert!(h[0].kinds.contains(&AnnotKind::Gpuopt));
@@ -566,10 +538,7 @@ class C {
         let a = BASE.trim_end();
         let b = a.replace("int u = 3;", "int u = 5;");
         let text = unified("a", "b", &review(a, &ranges(a), &b, &ranges(&b), 3));
-        assert!(
-            text.ends_with("}\n\\ No newline at end of file\n"),
-            "{text}"
-        );
+        assert!(text.ends_with("}\n\\ No newline at end of file\n"), "{text}");
     }
 
     #[test]

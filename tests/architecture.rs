@@ -8,15 +8,7 @@ mod common;
 fn the_front_end_imports_nothing_above_it() {
     let files = common::files(&common::root().join("src/front"), "rs");
     assert!(files.len() >= 10, "src/front not found");
-    let above = [
-        "analyze",
-        "check",
-        "sem",
-        "viper",
-        "verify",
-        "transforms",
-        "cli",
-    ];
+    let above = ["analyze", "check", "sem", "viper", "verify", "transforms", "cli"];
     let mut bad = Vec::new();
     for f in &files {
         let text = std::fs::read_to_string(f).expect("readable");
@@ -29,9 +21,5 @@ fn the_front_end_imports_nothing_above_it() {
             }
         }
     }
-    assert!(
-        bad.is_empty(),
-        "src/front reaches up the pipeline:\n{}",
-        bad.join("\n")
-    );
+    assert!(bad.is_empty(), "src/front reaches up the pipeline:\n{}", bad.join("\n"));
 }

@@ -75,10 +75,7 @@ fn out_of_bounds() -> (String, Option<ViperPos>, Option<ViperPos>) {
         let (l, c) = (l as u32 + 1, c as u32);
         pos(l, c, l, c + needle.len() as u32)
     };
-    let aloc = text
-        .lines()
-        .position(|l| l.starts_with("function aloc"))
-        .expect("aloc");
+    let aloc = text.lines().position(|l| l.starts_with("function aloc")).expect("aloc");
     let reason = find("requires 0 <= i", "i < alen(a)", aloc);
     let read = find("r := aloc(a, n)", "aloc(a, n)", 0);
     (text, read, reason)
@@ -116,9 +113,7 @@ fn slow_program() -> String {
         params.join(", ")
     );
     for i in 1..=30 {
-        s.push_str(&format!(
-            "  if (b{i}) {{ r := r + 1 }} else {{ r := r + 2 }}\n"
-        ));
+        s.push_str(&format!("  if (b{i}) {{ r := r + 1 }} else {{ r := r + 2 }}\n"));
     }
     s.push_str("}\n");
     s
@@ -167,10 +162,8 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(tag: &str) -> Scratch {
-        let d = std::env::temp_dir().join(format!(
-            "alpine-rs-backend-test-{tag}-{}",
-            std::process::id()
-        ));
+        let d = std::env::temp_dir()
+            .join(format!("alpine-rs-backend-test-{tag}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&d);
         fs::create_dir_all(&d).expect("create a scratch directory");
         Scratch(d)
@@ -258,11 +251,7 @@ fn check_standard(backend: &Backend, dir: &Path, reasons: bool) {
     assert_eq!(e.len(), 1, "{e:?}");
     assert_eq!(e[0].full_id, "parser.error");
     assert_eq!(e[0].pos, pos(4, 1, 4, 1));
-    assert!(
-        e[0].message.starts_with("Parse error: "),
-        "{}",
-        e[0].message
-    );
+    assert!(e[0].message.starts_with("Parse error: "), "{}", e[0].message);
     assert!(e[0].is_internal());
     assert_eq!(out[3].verdict.exit_code(), 3);
 
@@ -274,28 +263,13 @@ fn check_standard(backend: &Backend, dir: &Path, reasons: bool) {
     assert!(oob_reason.is_some() && oob_read.is_some());
 
     let e = errors(&out[5].verdict, "three.vpr");
-    let got: Vec<_> = e
-        .iter()
-        .map(|e| (e.full_id.as_str(), e.pos, e.reason_pos))
-        .collect();
+    let got: Vec<_> = e.iter().map(|e| (e.full_id.as_str(), e.pos, e.reason_pos)).collect();
     assert_eq!(
         got,
         [
-            (
-                "assignment.failed:insufficient.permission",
-                pos(6, 3, 6, 11),
-                r(pos(6, 3, 6, 6))
-            ),
-            (
-                "postcondition.violated:assertion.false",
-                pos(10, 11, 10, 16),
-                r(pos(10, 11, 10, 16))
-            ),
-            (
-                "assignment.failed:division.by.zero",
-                pos(18, 3, 18, 14),
-                r(pos(18, 13, 18, 14))
-            ),
+            ("assignment.failed:insufficient.permission", pos(6, 3, 6, 11), r(pos(6, 3, 6, 6))),
+            ("postcondition.violated:assertion.false", pos(10, 11, 10, 16), r(pos(10, 11, 10, 16))),
+            ("assignment.failed:division.by.zero", pos(18, 3, 18, 14), r(pos(18, 13, 18, 14))),
         ]
     );
 }
@@ -332,11 +306,7 @@ fn batch_mode_timeout_then_recovers() {
     // start-up allowance of a fresh JVM) is only a backstop.
     assert!(out.elapsed.as_secs() < 3 + 10 + 60, "{:?}", out.elapsed);
     let out = batch().verify_file(&ok, TIMEOUT_S);
-    assert_eq!(
-        out.verdict,
-        Verdict::Verified,
-        "the driver must survive a timeout"
-    );
+    assert_eq!(out.verdict, Verdict::Verified, "the driver must survive a timeout");
 }
 
 #[test]
@@ -353,11 +323,7 @@ fn per_file_mode_timeout() {
 fn result_cache_and_verify_text() {
     let _g = serial();
     // A fresh salt keeps this test's entries apart from real ones; they are removed at the end.
-    let salt = format!(
-        "backend-test-{}-{:?}",
-        std::process::id(),
-        std::time::SystemTime::now()
-    );
+    let salt = format!("backend-test-{}-{:?}", std::process::id(), std::time::SystemTime::now());
     let b = discover(RunMode::Batch, true, &salt);
     let entry = b.result_cache_path(POST_FAILS).expect("cache enabled");
     let first = b.verify_text(POST_FAILS, TIMEOUT_S);
@@ -378,10 +344,7 @@ fn result_cache_and_verify_text() {
     assert!(!parse_entry.exists());
 
     // Explicit lookups and stores, for callers that cache per verification unit (§8.2).
-    assert_eq!(
-        b.cache_lookup(POST_FAILS),
-        Some((first.verdict.clone(), first.silicon_ms))
-    );
+    assert_eq!(b.cache_lookup(POST_FAILS), Some((first.verdict.clone(), first.silicon_ms)));
     let unit = format!("// unit {salt}\n{VERIFIES}");
     assert_eq!(b.cache_lookup(&unit), None);
     b.cache_store(&unit, &Verdict::Timeout, 5);
@@ -399,25 +362,14 @@ fn result_cache_and_verify_text() {
 #[test]
 fn doctor_runs_a_trivial_file() {
     let _g = serial();
-    let report = backend::doctor(&BackendConfig {
-        mode: RunMode::Batch,
-        ..BackendConfig::default()
-    });
+    let report =
+        backend::doctor(&BackendConfig { mode: RunMode::Batch, ..BackendConfig::default() });
     let text = report.to_string();
     assert!(report.ok(), "doctor is not happy:\n{text}");
-    assert!(
-        matches!(report.smoke, Some((Verdict::Verified, _))),
-        "{text}"
-    );
-    let silicon = report
-        .components
-        .iter()
-        .find(|c| c.component == "silicon")
-        .expect("silicon line");
-    assert!(
-        silicon.sha256.as_deref().is_some_and(|s| s.len() == 64),
-        "{text}"
-    );
+    assert!(matches!(report.smoke, Some((Verdict::Verified, _))), "{text}");
+    let silicon =
+        report.components.iter().find(|c| c.component == "silicon").expect("silicon line");
+    assert!(silicon.sha256.as_deref().is_some_and(|s| s.len() == 64), "{text}");
     assert!(text.contains("java") && text.contains("z3"), "{text}");
 }
 
@@ -426,11 +378,8 @@ fn doctor_runs_a_trivial_file() {
 #[test]
 fn driver_compiles_with_the_jvm_compiler_module() {
     let _g = serial();
-    let cfg = BackendConfig {
-        mode: RunMode::PerFile,
-        result_cache: false,
-        ..BackendConfig::default()
-    };
+    let cfg =
+        BackendConfig { mode: RunMode::PerFile, result_cache: false, ..BackendConfig::default() };
     let c = backend::discover_components(&cfg, &|k| std::env::var_os(k)).unwrap_or_else(|e| {
         panic!("\n\nthe Viper back end is not available:\n  {e}\n\n");
     });

@@ -54,8 +54,7 @@ fn list_sites_with_annotations() {
     assert_eq!(code, 0);
     assert!(out.contains("par mark gpuopt fuse 2 1;"), "{out}");
     assert!(
-        out.lines()
-            .any(|l| l.contains(" for ") && l.ends_with("gpuopt loop_unroll k 1;")),
+        out.lines().any(|l| l.contains(" for ") && l.ends_with("gpuopt loop_unroll k 1;")),
         "{out}"
     );
     let (code, out, _) = run(&["list", "--format", "json", f.to_str().unwrap()]);
@@ -94,16 +93,8 @@ fn at_that_matches_nothing_is_a_usage_error() {
     let d = tmpdir("at");
     let f = d.join("plain.pvl");
     std::fs::write(&f, PLAIN).unwrap();
-    let (code, _, err) = run(&[
-        "apply",
-        "--opt",
-        "unroll",
-        "--at",
-        "line:2",
-        "--factor",
-        "1",
-        f.to_str().unwrap(),
-    ]);
+    let (code, _, err) =
+        run(&["apply", "--opt", "unroll", "--at", "line:2", "--factor", "1", f.to_str().unwrap()]);
     // line 2 is inside the method: the innermost loop is not there, the method has one loop below.
     assert!(code == 2 || code == 0 || code == 1, "{err}");
     let (code, _, err) = run(&[
@@ -120,25 +111,10 @@ fn at_that_matches_nothing_is_a_usage_error() {
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("A0005"), "{err}");
-    let (code, _, _) = run(&[
-        "apply",
-        "--opt",
-        "vectorize",
-        "--at",
-        "line:6",
-        f.to_str().unwrap(),
-    ]);
+    let (code, _, _) = run(&["apply", "--opt", "vectorize", "--at", "line:6", f.to_str().unwrap()]);
     assert_eq!(code, 2);
-    let (code, _, _) = run(&[
-        "apply",
-        "--opt",
-        "unroll",
-        "--at",
-        "six",
-        "--factor",
-        "1",
-        f.to_str().unwrap(),
-    ]);
+    let (code, _, _) =
+        run(&["apply", "--opt", "unroll", "--at", "six", "--factor", "1", f.to_str().unwrap()]);
     assert_eq!(code, 2);
 }
 
@@ -184,10 +160,7 @@ fn apply_output_modes_agree() {
     // --diff is a unified diff of the two, and leaves the file alone.
     let (code, diff, _) = run(&["apply", "--diff", s(&f)]);
     assert_eq!(code, 0);
-    assert!(
-        diff.starts_with(&format!("--- a/{}\n+++ b/{}\n@@ ", s(&f), s(&f))),
-        "{diff}"
-    );
+    assert!(diff.starts_with(&format!("--- a/{}\n+++ b/{}\n@@ ", s(&f), s(&f))), "{diff}");
     assert!(diff.contains("-      gpuopt loop_unroll r 3;\n"), "{diff}");
     assert_eq!(std::fs::read_to_string(&f).unwrap(), orig);
     // --check: exit 1 and the same diff while the file would change…
@@ -203,10 +176,7 @@ fn apply_output_modes_agree() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     // …after which there is nothing left to do.
-    assert_eq!(
-        run(&["apply", "--check", s(&f)]),
-        (0, String::new(), String::new())
-    );
+    assert_eq!(run(&["apply", "--check", s(&f)]), (0, String::new(), String::new()));
 }
 
 /// Runs `alpine-rs` with a file-size limit of `limit` bytes: any write past it fails with EFBIG
@@ -219,10 +189,8 @@ fn run_with_file_size_limit(args: &[&str], limit: u64) -> (i32, String, String) 
     // SAFETY: only async-signal-safe libc calls between fork and exec.
     unsafe {
         cmd.pre_exec(move || {
-            let lim = libc::rlimit {
-                rlim_cur: limit as libc::rlim_t,
-                rlim_max: libc::RLIM_INFINITY,
-            };
+            let lim =
+                libc::rlimit { rlim_cur: limit as libc::rlim_t, rlim_max: libc::RLIM_INFINITY };
             if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
@@ -247,21 +215,14 @@ fn in_place_leaves_the_original_intact_when_the_write_fails() {
     let (code, stdout, err) = run_with_file_size_limit(&["apply", "--in-place", s(&f)], 64);
     assert_eq!(code, 2, "{err}");
     assert!(stdout.is_empty());
-    assert!(
-        err.contains("cannot write") && err.contains("the file is unchanged"),
-        "{err}"
-    );
+    assert!(err.contains("cannot write") && err.contains("the file is unchanged"), "{err}");
     assert_eq!(std::fs::read_to_string(&f).unwrap(), orig);
     let names: Vec<String> = std::fs::read_dir(&d)
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(
-        names,
-        vec!["bump.pvl".to_string()],
-        "temporary file left behind"
-    );
+    assert_eq!(names, vec!["bump.pvl".to_string()], "temporary file left behind");
     // Control: with room for the output the same command rewrites the file.
     let (code, _, err) = run_with_file_size_limit(&["apply", "--in-place", s(&f)], 1 << 20);
     assert_eq!(code, 0, "{err}");
@@ -304,20 +265,11 @@ fn apply_verify_exit_codes_and_no_write_on_failure() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("output FAILED"), "{err}");
     assert!(err.contains("the input does not verify either"), "{err}");
-    assert!(
-        !o.exists(),
-        "an output that fails verification must not be written"
-    );
+    assert!(!o.exists(), "an output that fails verification must not be written");
     // No backend: no verdict, exit 3, nothing written either.
     let empty = tmpdir("verify-nobackend-cache");
     let out = bin()
-        .args([
-            "apply",
-            "--verify",
-            "-o",
-            s(&o),
-            s(&copy_example(&d, "bump.pvl")),
-        ])
+        .args(["apply", "--verify", "-o", s(&o), s(&copy_example(&d, "bump.pvl"))])
         .env("ALPINE_RS_CACHE", &empty)
         .env_remove("ALPINE_SILICON_JAR")
         .output()
@@ -337,15 +289,9 @@ fn apply_validate_compares_input_and_output() {
     let v: serde_json::Value = serde_json::from_str(err.trim()).expect("json report");
     assert_eq!(v["validate"]["verdict"], "same", "{v}");
     // Both kernels of the file were compared (each on its own), on generated inputs.
-    assert!(
-        v["validate"]["equivalent"].as_u64().unwrap_or(0) >= 2,
-        "{v}"
-    );
+    assert!(v["validate"]["equivalent"].as_u64().unwrap_or(0) >= 2, "{v}");
     let summary = v["validate"]["summary"].as_str().unwrap_or("");
-    assert!(
-        summary.contains("Pipeline.accumulate") && summary.contains("Pipeline.axpy"),
-        "{v}"
-    );
+    assert!(summary.contains("Pipeline.accumulate") && summary.contains("Pipeline.axpy"), "{v}");
     // A precondition no input satisfies: nothing can be compared, exit 3, nothing written.
     let g = d.join("never.pvl");
     std::fs::write(
@@ -356,10 +302,7 @@ fn apply_validate_compares_input_and_output() {
     let o = d.join("never.out.pvl");
     let (code, _, err) = run(&["apply", "--validate", "-o", s(&o), s(&g)]);
     assert_eq!(code, 3, "{err}");
-    assert!(
-        err.contains("INCONCLUSIVE") && err.contains("was not written"),
-        "{err}"
-    );
+    assert!(err.contains("INCONCLUSIVE") && err.contains("was not written"), "{err}");
     assert!(!o.exists());
 }
 
@@ -385,18 +328,9 @@ fn three_annotations_in_one_run_equal_three_opt_groups() {
     assert_eq!(code, 0, "{err}");
     // All three applied: no request left, a register, two peeled iterations, tiles of 32.
     assert!(!by_annotations.contains("gpuopt"), "{by_annotations}");
-    assert!(
-        by_annotations.contains("int w_reg_0 = w[tid];"),
-        "{by_annotations}"
-    );
-    assert!(
-        by_annotations.contains("loop_invariant 2 <= r && r <= reps;"),
-        "{by_annotations}"
-    );
-    assert!(
-        by_annotations.contains("par scale (int tid = 0 .. 32)"),
-        "{by_annotations}"
-    );
+    assert!(by_annotations.contains("int w_reg_0 = w[tid];"), "{by_annotations}");
+    assert!(by_annotations.contains("loop_invariant 2 <= r && r <= reps;"), "{by_annotations}");
+    assert!(by_annotations.contains("par scale (int tid = 0 .. 32)"), "{by_annotations}");
     // The same three steps from the command line, in Alpinist's order, every --at a line of the
     // input file (later steps are located through the edits of the earlier ones).
     let at = |needle: &str| format!("line:{}", line_of(&text, needle));
@@ -484,10 +418,7 @@ fn json_on_every_command() {
             .env_remove("ALPINE_SILICON_JAR")
             .output()
             .expect("runs");
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-        )
+        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
     };
     let (code, out) = no_backend(&["verify", "--format", "json", s(&ok)]);
     assert_eq!(code, 3);
@@ -499,32 +430,20 @@ fn json_on_every_command() {
     let v: serde_json::Value = serde_json::from_str(&out).expect("doctor json");
     assert_eq!(v["ok"], false);
     check_diagnostics(&v);
-    assert!(
-        v["diagnostics"].as_array().is_some_and(|a| !a.is_empty()),
-        "{v}"
-    );
+    assert!(v["diagnostics"].as_array().is_some_and(|a| !a.is_empty()), "{v}");
     // batch: one object per job per line.
     let plan = d.join("plan.yaml");
     std::fs::write(
         &plan,
-        format!(
-            "jobs:\n  - files: \"{}\"\n  - files: \"{}\"\n",
-            s(&ok),
-            s(&refused)
-        ),
+        format!("jobs:\n  - files: \"{}\"\n  - files: \"{}\"\n", s(&ok), s(&refused)),
     )
     .unwrap();
     let (code, out, _) = run(&["batch", "--format", "json", s(&plan)]);
     assert_eq!(code, 1);
-    let lines: Vec<serde_json::Value> = out
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("batch json line"))
-        .collect();
+    let lines: Vec<serde_json::Value> =
+        out.lines().map(|l| serde_json::from_str(l).expect("batch json line")).collect();
     assert_eq!(lines.len(), 2);
-    for f in lines
-        .iter()
-        .flat_map(|j| j["files"].as_array().cloned().unwrap_or_default())
-    {
+    for f in lines.iter().flat_map(|j| j["files"].as_array().cloned().unwrap_or_default()) {
         check_diagnostics(&f);
     }
 }
@@ -557,10 +476,7 @@ fn opt_supersedes_a_method_level_tile_annotation() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(!out.contains("gpuopt tile"), "{out}");
-    assert!(
-        out.contains("gpuopt loop_unroll r 2;"),
-        "other requests stay: {out}"
-    );
+    assert!(out.contains("gpuopt loop_unroll r 2;"), "other requests stay: {out}");
     assert!(err.contains("A0031"), "{err}");
     let _ = std::fs::remove_dir_all(&d);
 }
@@ -601,11 +517,7 @@ fn unreadable_files_are_diagnostics_on_every_command() {
     let (_, out, _) = run(&["list", "--format", "json", l]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let sp = &v["diagnostics"][0]["spans"][0];
-    assert_eq!(
-        (sp["line"].as_u64(), sp["column"].as_u64()),
-        (Some(1), Some(7)),
-        "{v}"
-    );
+    assert_eq!((sp["line"].as_u64(), sp["column"].as_u64()), (Some(1), Some(7)), "{v}");
 }
 
 /// `args` is bad input: exit 2 and a diagnostic (its text contains `error`, e.g. `error[A0000]`)
@@ -618,10 +530,7 @@ fn bad_input_in_text_and_json(
 ) -> serde_json::Value {
     let (code, _, err) = run(args);
     assert_eq!(code, 2, "{args:?}: {err}");
-    assert!(
-        err.contains(error) && err.contains("= help:"),
-        "{args:?}: {err}"
-    );
+    assert!(err.contains(error) && err.contains("= help:"), "{args:?}: {err}");
     let mut json_args = args.to_vec();
     json_args.splice(1..1, ["--format", "json"]);
     let (code, out, err) = run(&json_args);
@@ -644,10 +553,7 @@ fn fuse_at_a_later_par_block_starts_the_group_there() {
     let (code, out, err) = run(&["apply", "--opt", "fuse", "--at", &at("par shift"), s(&p)]);
     assert_eq!(code, 0, "{err}");
     // The first kernel is untouched, the other two became one.
-    assert!(
-        out.contains("par scale") && out.contains("par shift"),
-        "{out}"
-    );
+    assert!(out.contains("par scale") && out.contains("par shift"), "{out}");
     assert!(!out.contains("par triple"), "{out}");
     let scale = |t: &str| t[t.find("par scale").unwrap()..t.find("par shift").unwrap()].to_string();
     assert_eq!(scale(&out), scale(&plain));
@@ -658,9 +564,7 @@ fn fuse_at_a_later_par_block_starts_the_group_there() {
 }
 
 fn root_fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(rel)
 }
 
 /// Usage errors and write failures of `apply` are diagnostics with a help line, reported in the
@@ -706,25 +610,12 @@ fn refused_opt_step_labels_the_superseded_annotation() {
     let f = corpus().join("unroll/ok_while_add_const.pvl");
     let text = std::fs::read_to_string(&f).unwrap();
     let at = format!("line:{}", line_of(&text, "while ("));
-    let (code, out, err) = run(&[
-        "apply",
-        "--opt",
-        "unroll",
-        "--at",
-        &at,
-        "--factor",
-        "1",
-        "--var",
-        "nosuch",
-        s(&f),
-    ]);
+    let (code, out, err) =
+        run(&["apply", "--opt", "unroll", "--at", &at, "--factor", "1", "--var", "nosuch", s(&f)]);
     assert_eq!(code, 1, "{err}");
     assert!(out.is_empty(), "{out}");
     assert!(err.contains("A102"), "{err}");
-    assert!(
-        err.contains("in-source annotation, superseded by --opt"),
-        "{err}"
-    );
+    assert!(err.contains("in-source annotation, superseded by --opt"), "{err}");
     assert!(!err.contains("requested here"), "{err}");
     assert!(err.contains("the guard does not mention `nosuch`"), "{err}");
 }
@@ -740,16 +631,8 @@ fn parameter_flags_without_opt_apply_to_the_annotations_or_are_usage_errors() {
     let (code, _, err) = run(&["apply", "--block-size", "32", path]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("A607"), "{err}");
-    let (code, _, err) = run(&[
-        "apply",
-        "--opt",
-        "fuse",
-        "--at",
-        "line:16",
-        "--block-size",
-        "32",
-        path,
-    ]);
+    let (code, _, err) =
+        run(&["apply", "--opt", "fuse", "--at", "line:16", "--block-size", "32", path]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("A607"), "{err}");
     // Without it, one thread block: the fusion applies.
@@ -758,18 +641,13 @@ fn parameter_flags_without_opt_apply_to_the_annotations_or_are_usage_errors() {
     // No annotation of the file takes `--tile-size`.
     let (code, _, err) = run(&["apply", "--tile-size", "4", path]);
     assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("--tile-size applies to no annotation"),
-        "{err}"
-    );
+    assert!(err.contains("--tile-size applies to no annotation"), "{err}");
     // The annotation states the number of kernels itself.
     let (code, _, err) = run(&["apply", "--kernels", "3", path]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--kernels is stated by"), "{err}");
     // With --opt, a flag that no --opt takes is a usage error too.
-    let (code, _, err) = run(&[
-        "apply", "--opt", "fuse", "--at", "line:16", "--factor", "2", path,
-    ]);
+    let (code, _, err) = run(&["apply", "--opt", "fuse", "--at", "line:16", "--factor", "2", path]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--factor does not apply to fuse"), "{err}");
 }
@@ -787,8 +665,5 @@ fn a_suffixed_generated_name_is_noted() {
     let (code, out, err) = run(&["apply", f.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("vct_tile_counter_1"), "{out}");
-    assert!(
-        err.contains("note[A0030]") && err.contains("`vct_tile_counter_1`"),
-        "{err}"
-    );
+    assert!(err.contains("note[A0030]") && err.contains("`vct_tile_counter_1`"), "{err}");
 }

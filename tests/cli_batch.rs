@@ -19,10 +19,7 @@ fn manifest() -> PathBuf {
 }
 
 fn corpus() -> PathBuf {
-    manifest()
-        .join("../shared/corpus")
-        .canonicalize()
-        .expect("corpus")
+    manifest().join("../shared/corpus").canonicalize().expect("corpus")
 }
 
 fn s(p: &Path) -> &str {
@@ -36,18 +33,12 @@ fn relative(from: &Path, to: &Path) -> String {
     let to: Vec<_> = to.components().collect();
     let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
     let mut parts: Vec<String> = vec!["..".into(); from.len() - common];
-    parts.extend(
-        to[common..]
-            .iter()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
-    );
+    parts.extend(to[common..].iter().map(|c| c.as_os_str().to_string_lossy().into_owned()));
     parts.join("/")
 }
 
 fn json_lines(out: &str) -> Vec<serde_json::Value> {
-    out.lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
+    out.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
 }
 
 /// Whether the corpus file at `path` needs extra arguments (`// args:`), and whether it expects a
@@ -112,11 +103,9 @@ fn corpus_plan_runs_every_job_reports_refusals_and_exits_1() {
     let corpus = corpus();
     let expect_files =
         |dirs: &[&str]| -> usize { dirs.iter().map(|d| pvl_files(&corpus.join(d)).len()).sum() };
-    for (job, dirs) in [
-        (&jobs[0], &["tile"][..]),
-        (&jobs[1], &["unroll", "merge"][..]),
-        (&jobs[2], &["fuse"][..]),
-    ] {
+    for (job, dirs) in
+        [(&jobs[0], &["tile"][..]), (&jobs[1], &["unroll", "merge"][..]), (&jobs[2], &["fuse"][..])]
+    {
         let files = job["files"].as_array().expect("files");
         assert_eq!(files.len(), expect_files(dirs), "{job}");
         for f in files {
@@ -134,10 +123,7 @@ fn corpus_plan_runs_every_job_reports_refusals_and_exits_1() {
                 let d = &f["diagnostics"][0];
                 assert_eq!(d["severity"], "error", "{f}");
                 assert!(d["spans"][0]["line"].as_u64().is_some_and(|l| l > 0), "{f}");
-                assert!(
-                    d["spans"][0]["column"].as_u64().is_some_and(|c| c > 0),
-                    "{f}"
-                );
+                assert!(d["spans"][0]["column"].as_u64().is_some_and(|c| c > 0), "{f}");
             } else {
                 assert_eq!(result, "applied", "{f}");
                 let written = PathBuf::from(f["written"].as_str().expect("written"));
@@ -210,9 +196,7 @@ fn bundled_plan_is_valid_and_succeeds() {
         let text = std::fs::read_to_string(&o).expect("written");
         assert!(!text.contains("gpuopt"), "{f}: every annotation applied");
     }
-    assert!(d
-        .join("fixtures/batch/out/tile-and-peel/pipeline.pvl")
-        .is_file());
+    assert!(d.join("fixtures/batch/out/tile-and-peel/pipeline.pvl").is_file());
 }
 
 #[test]
@@ -224,15 +208,9 @@ fn plan_errors_exit_2_with_locations_in_the_yaml() {
     );
     let (code, out, err) = run(&["batch", s(&plan)]);
     assert_eq!((code, out.as_str()), (2, ""), "{err}");
-    assert!(
-        err.contains("error[A0704]: `none/*.pvl` matches no file"),
-        "{err}"
-    );
+    assert!(err.contains("error[A0704]: `none/*.pvl` matches no file"), "{err}");
     assert!(err.contains("plan.yaml:2:20"), "{err}");
-    assert!(
-        err.contains("error[A0702]: unknown optimization `unrol`"),
-        "{err}"
-    );
+    assert!(err.contains("error[A0702]: unknown optimization `unrol`"), "{err}");
     assert!(err.contains("plan.yaml:4:16"), "{err}");
     // Nothing ran: no output of any kind.
     assert_eq!(pvl_files(&d), vec!["k.pvl".to_string()]);
@@ -257,10 +235,7 @@ fn plan_errors_exit_2_with_locations_in_the_yaml() {
     std::fs::write(&plan, "jobs:\n  - files: k.pvl\n    outptu: out\n").unwrap();
     let (code, _, err) = run(&["batch", s(&plan)]);
     assert_eq!(code, 2);
-    assert!(
-        err.contains("unknown field `outptu`") && err.contains("plan.yaml:3:5"),
-        "{err}"
-    );
+    assert!(err.contains("unknown field `outptu`") && err.contains("plan.yaml:3:5"), "{err}");
     std::fs::write(&plan, "jobs: [ {files: k.pvl\n").unwrap();
     assert_eq!(run(&["batch", s(&plan)]).0, 2);
     assert_eq!(run(&["batch", "--jobs", "0", s(&plan)]).0, 2);
@@ -311,10 +286,8 @@ fn in_place_job_rewrites_only_what_it_applied() {
     }
     let plain = "class P {\n  void m() {\n    int x = 0;\n  }\n}\n";
     std::fs::write(d.join("plain.pvl"), plain).unwrap();
-    let before: Vec<String> = pvl_files(&d)
-        .iter()
-        .map(|f| std::fs::read_to_string(d.join(f)).unwrap())
-        .collect();
+    let before: Vec<String> =
+        pvl_files(&d).iter().map(|f| std::fs::read_to_string(d.join(f)).unwrap()).collect();
     let plan = d.join("plan.yaml");
     std::fs::write(&plan, "jobs:\n  - files: \"*.pvl\"\n    in_place: true\n").unwrap();
     let (code, out, err) = run(&["batch", "--format", "json", s(&plan)]);
@@ -326,16 +299,11 @@ fn in_place_job_rewrites_only_what_it_applied() {
             .and_then(|a| a.iter().find(|f| f["file"] == name))
             .map(|f| (f["result"].clone(), f["written"].is_string()))
     };
-    assert_eq!(
-        result("ok_while_add_const.pvl"),
-        Some(("applied".into(), true))
-    );
+    assert_eq!(result("ok_while_add_const.pvl"), Some(("applied".into(), true)));
     assert_eq!(result("reject_k_zero.pvl"), Some(("refused".into(), false)));
     assert_eq!(result("plain.pvl"), Some(("unchanged".into(), false)));
-    let after: Vec<String> = pvl_files(&d)
-        .iter()
-        .map(|f| std::fs::read_to_string(d.join(f)).unwrap())
-        .collect();
+    let after: Vec<String> =
+        pvl_files(&d).iter().map(|f| std::fs::read_to_string(d.join(f)).unwrap()).collect();
     assert_ne!(after[0], before[0], "ok_while_add_const.pvl rewritten");
     assert_eq!(after[1..], before[1..], "the others untouched");
     let tmp: Vec<_> = std::fs::read_dir(&d)
@@ -372,16 +340,11 @@ fn a_failing_job_does_not_stop_the_others_and_writes_are_never_partial() {
         .unwrap_or_default();
     assert_eq!(write_error["code"], "A0000", "{write_error}");
     assert!(
-        write_error["message"]
-            .as_str()
-            .is_some_and(|m| m.starts_with("cannot write")),
+        write_error["message"].as_str().is_some_and(|m| m.starts_with("cannot write")),
         "{write_error}"
     );
     assert_eq!(jobs[2]["ok"], true);
     assert!(d.join("out3/good.pvl").is_file());
     assert!(!d.join("out1").exists());
-    assert_eq!(
-        std::fs::read_to_string(d.join("blocked")).unwrap(),
-        "not a directory"
-    );
+    assert_eq!(std::fs::read_to_string(d.join("blocked")).unwrap(), "not a directory");
 }

@@ -14,9 +14,7 @@ fn tmpdir(name: &str) -> PathBuf {
 }
 
 fn example(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/examples")
-        .join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/examples").join(name)
 }
 
 fn s(p: &Path) -> &str {
@@ -53,10 +51,7 @@ fn write_pair(dir: &Path, opt: &str) -> (PathBuf, PathBuf) {
 fn identical_files_exit_0_without_output() {
     let d = tmpdir("same");
     let (a, b) = write_pair(&d, ORIG);
-    assert_eq!(
-        run(&["diff", s(&a), s(&b)]),
-        (0, String::new(), String::new())
-    );
+    assert_eq!(run(&["diff", s(&a), s(&b)]), (0, String::new(), String::new()));
     assert_eq!(run(&["diff", "--all", s(&a), s(&b)]).0, 0);
 }
 
@@ -69,10 +64,7 @@ fn code_only_changes_are_hidden_unless_all() {
     assert!(err.contains("1 of 1 hunks change only code"), "{err}");
     let (code, out, _) = run(&["diff", "--all", s(&a), s(&b)]);
     assert_eq!(code, 1);
-    assert!(
-        out.contains("-      s = s + a[i];\n+      s += a[i];\n"),
-        "{out}"
-    );
+    assert!(out.contains("-      s = s + a[i];\n+      s += a[i];\n"), "{out}");
     assert!(!out.contains("annotations:"), "{out}");
 }
 
@@ -87,14 +79,8 @@ fn annotation_changes_are_shown_with_their_kinds() {
     let (a, b) = write_pair(&d, &opt);
     let (code, out, _) = run(&["diff", "-U", "1", s(&a), s(&b)]);
     assert_eq!(code, 1, "{out}");
-    assert!(
-        out.starts_with(&format!("--- {}\n+++ {}\n", s(&a), s(&b))),
-        "{out}"
-    );
-    assert!(
-        out.contains("@@ -7,3 +7,3 @@ annotations: loop invariant\n"),
-        "{out}"
-    );
+    assert!(out.starts_with(&format!("--- {}\n+++ {}\n", s(&a), s(&b))), "{out}");
+    assert!(out.contains("@@ -7,3 +7,3 @@ annotations: loop invariant\n"), "{out}");
     assert!(
         out.contains("@@ -13,2 +13,3 @@ annotations: assertion\n     }\n+    assert i == n;\n"),
         "{out}"
@@ -103,10 +89,7 @@ fn annotation_changes_are_shown_with_their_kinds() {
     // Keywords in comments or strings are not annotations: a comment-only change is code.
     let (a, b) = write_pair(
         &d,
-        &ORIG.replace(
-            "    int s = 0;\n",
-            "    int s = 0; // loop_invariant s >= 0;\n",
-        ),
+        &ORIG.replace("    int s = 0;\n", "    int s = 0; // loop_invariant s >= 0;\n"),
     );
     assert_eq!(run(&["diff", s(&a), s(&b)]).0, 0);
 }
@@ -117,10 +100,7 @@ fn bad_input_exits_2() {
     let (a, b) = write_pair(&d, &ORIG.replace("return s;", "return s"));
     let (code, out, err) = run(&["diff", s(&a), s(&b)]);
     assert_eq!((code, out.as_str()), (2, ""));
-    assert!(
-        err.contains("error[A0001]") && err.contains("opt.pvl"),
-        "{err}"
-    );
+    assert!(err.contains("error[A0001]") && err.contains("opt.pvl"), "{err}");
     assert_eq!(run(&["diff", s(&a), "/no/such/file.pvl"]).0, 2);
 }
 
@@ -133,10 +113,7 @@ fn colour_only_when_asked_or_on_a_terminal() {
     assert_eq!(run(&["diff", "--color", "never", s(&a), s(&b)]).1, plain);
     let (code, colored, _) = run(&["diff", "--color", "always", s(&a), s(&b)]);
     assert_eq!(code, 1);
-    assert!(
-        colored.contains("\u{1b}[31m") && colored.contains("\u{1b}[32m"),
-        "{colored:?}"
-    );
+    assert!(colored.contains("\u{1b}[31m") && colored.contains("\u{1b}[32m"), "{colored:?}");
     // Stripping the escapes gives back the plain diff.
     let mut stripped = String::new();
     let mut it = colored.chars();
@@ -159,9 +136,7 @@ fn json_lists_classified_hunks() {
     let d = tmpdir("json");
     let (a, b) = write_pair(
         &d,
-        &ORIG
-            .replace("requires n >= 0;", "requires n >= 1;")
-            .replace("i = i + 1;", "i += 1;"),
+        &ORIG.replace("requires n >= 0;", "requires n >= 1;").replace("i = i + 1;", "i += 1;"),
     );
     let (code, out, _) = run(&["diff", "--all", "--format", "json", s(&a), s(&b)]);
     assert_eq!(code, 1);

@@ -21,9 +21,7 @@ fn is_code(s: &str) -> bool {
         && matches!(b[0], b'V' | b'R' | b'W' | b'E')
         && b[1] == b'-'
         && !s.ends_with('-')
-        && s[2..]
-            .bytes()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'-')
+        && s[2..].bytes().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'-')
 }
 
 /// The code literals of the sources (the registry's own tables aside).
@@ -49,26 +47,14 @@ fn emitted() -> BTreeSet<String> {
 fn every_emitted_code_is_registered_and_every_registered_one_is_emitted_or_reserved() {
     let emitted = emitted();
     assert!(emitted.len() > 100, "found only {} codes", emitted.len());
-    let unregistered: Vec<&String> = emitted
-        .iter()
-        .filter(|c| codes::lookup(c).is_none())
-        .collect();
-    assert!(
-        unregistered.is_empty(),
-        "emitted but not registered: {unregistered:?}"
-    );
-    let unused: Vec<&str> = codes::all()
-        .filter(|c| !c.reserved && !emitted.contains(c.code))
-        .map(|c| c.code)
-        .collect();
-    assert!(
-        unused.is_empty(),
-        "registered, never emitted, not reserved: {unused:?}"
-    );
-    let reserved_but_emitted: Vec<&str> = codes::all()
-        .filter(|c| c.reserved && emitted.contains(c.code))
-        .map(|c| c.code)
-        .collect();
+    let unregistered: Vec<&String> =
+        emitted.iter().filter(|c| codes::lookup(c).is_none()).collect();
+    assert!(unregistered.is_empty(), "emitted but not registered: {unregistered:?}");
+    let unused: Vec<&str> =
+        codes::all().filter(|c| !c.reserved && !emitted.contains(c.code)).map(|c| c.code).collect();
+    assert!(unused.is_empty(), "registered, never emitted, not reserved: {unused:?}");
+    let reserved_but_emitted: Vec<&str> =
+        codes::all().filter(|c| c.reserved && emitted.contains(c.code)).map(|c| c.code).collect();
     assert!(
         reserved_but_emitted.is_empty(),
         "marked reserved but emitted: {reserved_but_emitted:?}"
@@ -80,28 +66,15 @@ fn the_registry_is_well_formed() {
     let mut seen = BTreeSet::new();
     for area in codes::tables() {
         assert!(!area.name.is_empty(), "an area file without its `# ` title");
-        assert!(
-            area.malformed.is_empty(),
-            "{}: malformed lines {:?}",
-            area.name,
-            area.malformed
-        );
+        assert!(area.malformed.is_empty(), "{}: malformed lines {:?}", area.name, area.malformed);
         let mut last = "";
         for c in &area.codes {
             assert!(seen.insert(c.code), "{} registered twice", c.code);
             assert!(is_code(c.code), "{}: not a code", c.code);
             assert!(c.code > last, "{}: {} is out of order", area.name, c.code);
             last = c.code;
-            assert!(
-                !c.title.is_empty() && !c.title.ends_with('.'),
-                "{}: title",
-                c.code
-            );
-            assert!(
-                c.explanation.trim().len() > 80,
-                "{}: explanation too short",
-                c.code
-            );
+            assert!(!c.title.is_empty() && !c.title.ends_with('.'), "{}: title", c.code);
+            assert!(c.explanation.trim().len() > 80, "{}: explanation too short", c.code);
         }
     }
 }

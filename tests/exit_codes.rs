@@ -39,11 +39,8 @@ fn parse_and_list() {
     assert_eq!(run_cli(&["parse", &good, &broken]).0, 2);
     assert_eq!(run_cli(&["parse", &good]).0, 0);
     // A misplaced annotation is bad input.
-    let misplaced = write(
-        &d,
-        "misplaced.pvl",
-        "class C {\n  gpuopt loop_unroll i 2;\n  void m() { }\n}\n",
-    );
+    let misplaced =
+        write(&d, "misplaced.pvl", "class C {\n  gpuopt loop_unroll i 2;\n  void m() { }\n}\n");
     assert_eq!(run_cli(&["list", &misplaced]).0, 2);
 }
 
@@ -74,10 +71,7 @@ fn run_mixes_a_failed_check_and_an_invalid_input() {
     let invalid = write(&d, "minus.yaml", "args:\n  x: -1\n");
     assert_eq!(run_cli(&["run", &f, "--input", &fails]).0, 1);
     assert_eq!(run_cli(&["run", &f, "--input", &invalid]).0, 2);
-    assert_eq!(
-        run_cli(&["run", &f, "--input", &fails, "--input", &invalid]).0,
-        2
-    );
+    assert_eq!(run_cli(&["run", &f, "--input", &fails, "--input", &invalid]).0, 2);
 }
 
 #[test]
@@ -89,11 +83,7 @@ fn batch_mixes_a_refusal_and_a_file_that_does_not_parse() {
         "class C {\n  void m() {\n    int i = 0;\n    gpuopt loop_unroll i 0;\n    loop_invariant 0 <= i && i <= 4;\n    while (i < 4) { i = i + 1; }\n  }\n}\n",
     );
     write(&d, "broken.pvl", BROKEN);
-    let plan = write(
-        &d,
-        "plan.yaml",
-        "jobs:\n  - files: [refused.pvl, broken.pvl]\n",
-    );
+    let plan = write(&d, "plan.yaml", "jobs:\n  - files: [refused.pvl, broken.pvl]\n");
     let (code, _, err) = run_cli(&["batch", &plan]);
     assert_eq!(code, 2, "{err}");
     let plan = write(&d, "refused.yaml", "jobs:\n  - files: [refused.pvl]\n");
@@ -103,10 +93,7 @@ fn batch_mixes_a_refusal_and_a_file_that_does_not_parse() {
 #[test]
 fn verify_mixes_a_failure_and_a_file_that_does_not_parse() {
     let d = tmpdir("exit", "verify");
-    let (fails, broken) = (
-        write(&d, "fails.pvl", FAILS),
-        write(&d, "broken.pvl", BROKEN),
-    );
+    let (fails, broken) = (write(&d, "fails.pvl", FAILS), write(&d, "broken.pvl", BROKEN));
     let (code, _, err) = run_cli(&["verify", &fails, &broken]);
     // Without the backend every file is undecided (3); with it, 1 and 2 give 2.
     if err.contains("E-BACKEND") {

@@ -17,10 +17,7 @@ use std::path::Path;
 
 /// The corpus-relative name, as diagnostics show it (independent of where the checkout is).
 fn rel(p: &Path) -> String {
-    p.strip_prefix(corpus_dir())
-        .unwrap()
-        .to_string_lossy()
-        .replace('\\', "/")
+    p.strip_prefix(corpus_dir()).unwrap().to_string_lossy().replace('\\', "/")
 }
 
 #[test]
@@ -28,11 +25,7 @@ fn every_good_file_parses_without_errors() {
     let files = files(&corpus_dir(), "pvl");
     let bad_dir = corpus_dir().join("syntax/bad");
     let good: Vec<_> = files.iter().filter(|p| !p.starts_with(&bad_dir)).collect();
-    assert!(
-        good.len() >= 80,
-        "corpus not found or shrunk: {} files",
-        good.len()
-    );
+    assert!(good.len() >= 80, "corpus not found or shrunk: {} files", good.len());
     let mut failures = String::new();
     for p in good {
         let src = std::fs::read_to_string(p).unwrap();

@@ -275,11 +275,7 @@ fn mutate(rng: &mut Rng, src: &str) -> String {
         // Swap two tokens.
         2 => {
             let (lo2, hi2) = toks[rng.below(toks.len())];
-            let (a, b) = if lo2 < lo {
-                ((lo2, hi2), (lo, hi))
-            } else {
-                ((lo, hi), (lo2, hi2))
-            };
+            let (a, b) = if lo2 < lo { ((lo2, hi2), (lo, hi)) } else { ((lo, hi), (lo2, hi2)) };
             if a.1 > b.0 {
                 return src.to_string();
             }
@@ -354,12 +350,7 @@ fn show(input: &str) -> String {
         while !input.is_char_boundary(b) {
             b += 1;
         }
-        format!(
-            "{:?} … ({} bytes) … {:?}",
-            &input[..a],
-            input.len(),
-            &input[b..]
-        )
+        format!("{:?} … ({} bytes) … {:?}", &input[..a], input.len(), &input[b..])
     }
 }
 
@@ -401,19 +392,12 @@ struct Harness {
 impl Harness {
     fn fail(&mut self, what: &str, label: &str, input: &str) {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("robustness");
-        let file = dir.join(format!(
-            "{}-{}.pvl",
-            label.replace(['/', ' '], "_"),
-            self.inputs
-        ));
+        let file = dir.join(format!("{}-{}.pvl", label.replace(['/', ' '], "_"), self.inputs));
         let saved = std::fs::create_dir_all(&dir)
             .and_then(|_| std::fs::write(&file, input))
-            .map_or(String::new(), |_| {
-                format!("\n  saved as {}", file.display())
-            });
+            .map_or(String::new(), |_| format!("\n  saved as {}", file.display()));
         if self.failures.len() < MAX_REPORTED {
-            self.failures
-                .push(format!("{what}\n  input ({label}): {}{saved}", show(input)));
+            self.failures.push(format!("{what}\n  input ({label}): {}{saved}", show(input)));
         } else if self.failures.len() == MAX_REPORTED {
             self.failures.push("… (further failures not shown)".into());
         }
@@ -426,14 +410,8 @@ impl Harness {
         (what, label, input): (&str, &str, &str),
         r: std::thread::Result<T>,
     ) -> Option<T> {
-        r.map_err(|e| {
-            self.fail(
-                &format!("{what} panicked: {}", panic_text(&*e)),
-                label,
-                input,
-            )
-        })
-        .ok()
+        r.map_err(|e| self.fail(&format!("{what} panicked: {}", panic_text(&*e)), label, input))
+            .ok()
     }
 
     /// `f()` under `catch_unwind` (see [`Harness::unless_panicked`]).
@@ -450,11 +428,7 @@ impl Harness {
         let parsed = self.unless_panicked(step, parsed)?;
         let (what, label, input) = step;
         if took > LIMIT {
-            self.fail(
-                &format!("{what} took {took:?} (limit {LIMIT:?})"),
-                label,
-                input,
-            );
+            self.fail(&format!("{what} took {took:?} (limit {LIMIT:?})"), label, input);
         }
         Some(parsed)
     }
@@ -467,10 +441,7 @@ impl Harness {
         };
         let file = SourceFile::new("input.pvl", input);
         let rendering = || render_plain(&[&file], &parsed.diagnostics);
-        if self
-            .guarded(("rendering", label, input), rendering)
-            .is_none()
-        {
+        if self.guarded(("rendering", label, input), rendering).is_none() {
             return;
         }
         let printing = || print_program(&parsed.program, parsed.dialect);
@@ -537,11 +508,7 @@ impl Harness {
             self.failures.len(),
             self.failures.join("\n\n")
         );
-        assert!(
-            self.inputs >= min_inputs,
-            "{group}: only {} inputs",
-            self.inputs
-        );
+        assert!(self.inputs >= min_inputs, "{group}: only {} inputs", self.inputs);
     }
 }
 
@@ -622,10 +589,7 @@ fn deep_and_long_constructs() {
         ("indices", in_clause(format!("a{}", "[0]".repeat(n)))),
         ("fields", in_clause(format!("a{}", ".f".repeat(n)))),
         ("nested index", in_clause(nest("a[", "0", "]"))),
-        (
-            "quantifiers",
-            in_clause("(\\forall int k; true; ".repeat(n)),
-        ),
+        ("quantifiers", in_clause("(\\forall int k; true; ".repeat(n))),
         ("lengths", in_clause(nest("|", "s", "|"))),
         ("sets", in_clause(nest("{", "1", "}"))),
         ("scales", in_clause(nest("[1\\2]", "Perm(x, 1)", ""))),
@@ -633,52 +597,31 @@ fn deep_and_long_constructs() {
         ("blocks", in_body(nest("{", "", "}"))),
         ("open blocks", "{".repeat(n)),
         ("ifs", in_body(nest("if (a) ", "x = 1;", ""))),
-        (
-            "else ifs",
-            in_body(format!("if (a) x = 1;{}", " else if (a) x = 1;".repeat(n))),
-        ),
+        ("else ifs", in_body(format!("if (a) x = 1;{}", " else if (a) x = 1;".repeat(n)))),
         ("whiles", in_body(nest("while (a) ", "x = 1;", ""))),
-        (
-            "loops with invariants",
-            in_body(nest("loop_invariant a; while (a) ", "x = 1;", "")),
-        ),
+        ("loops with invariants", in_body(nest("loop_invariant a; while (a) ", "x = 1;", ""))),
         ("ghosts", in_body(nest("ghost ", "x = 1;", ""))),
         ("pars", in_body(nest("par (int t = 0 .. n) {", "", "}"))),
-        (
-            "par arms",
-            in_body(format!("par {{ }}{}", " and { }".repeat(n))),
-        ),
+        ("par arms", in_body(format!("par {{ }}{}", " and { }".repeat(n)))),
         ("region contracts", in_body("requires x; par { }".repeat(n))),
         ("barriers", in_body("barrier(b) { requires x; }".repeat(n))),
         ("annotations", in_body("gpuopt loop_unroll i 2;".repeat(n))),
         (
             "prefetch array",
-            format!(
-                "class A {{ gpuopt glob_to_reg a{} t; void m(); }}",
-                "[0]".repeat(n)
-            ),
+            format!("class A {{ gpuopt glob_to_reg a{} t; void m(); }}", "[0]".repeat(n)),
         ),
         (
             "prefetch locations",
-            format!(
-                "class A {{ gpuopt glob_to_reg a{}; void m(); }}",
-                " t".repeat(n)
-            ),
+            format!("class A {{ gpuopt glob_to_reg a{}; void m(); }}", " t".repeat(n)),
         ),
         ("generic types", in_field(nest("seq<", "int", ">"))),
         ("open generic types", in_field("map<int, ".repeat(n))),
         ("class type arguments", in_field(nest("Foo<", "int", ""))),
         ("array types", in_field(format!("int{}", "[]".repeat(n)))),
-        (
-            "sized array types",
-            in_body(format!("int{} a;", "[1]".repeat(n))),
-        ),
+        ("sized array types", in_body(format!("int{} a;", "[1]".repeat(n)))),
         ("classes", "class A { ".repeat(n)),
         ("comments", "/* */ // x\n".repeat(n)),
-        (
-            "unterminated comment",
-            format!("class A {{ {}", "/* ".repeat(n)),
-        ),
+        ("unterminated comment", format!("class A {{ {}", "/* ".repeat(n))),
         ("tex comments", "# a # ".repeat(n)),
         ("unterminated literal", format!("\"{}", "\\".repeat(n))),
         ("backticks", "`".repeat(n)),
@@ -687,14 +630,8 @@ fn deep_and_long_constructs() {
         ("semicolons", ";".repeat(n)),
         ("long identifier", "a".repeat(100 * n)),
         ("long number", "9".repeat(100 * n)),
-        (
-            "for headers",
-            in_body(format!("for ({}; ; ) x = 1;", "i = 1, ".repeat(n))),
-        ),
-        (
-            "ranged for detection",
-            in_body(format!("for ({} .. 1) x = 1;", "(".repeat(n))),
-        ),
+        ("for headers", in_body(format!("for ({}; ; ) x = 1;", "i = 1, ".repeat(n)))),
+        ("ranged for detection", in_body(format!("for ({} .. 1) x = 1;", "(".repeat(n)))),
     ];
     for (label, src) in &cases {
         for c in [DialectChoice::Auto, DialectChoice::V2] {
@@ -715,13 +652,7 @@ fn expression_text() {
     for (_, src) in sources() {
         for line in src.lines() {
             let t = line.trim();
-            for kw in [
-                "requires ",
-                "ensures ",
-                "context ",
-                "loop_invariant ",
-                "assert ",
-            ] {
+            for kw in ["requires ", "ensures ", "context ", "loop_invariant ", "assert "] {
                 if let Some(rest) = t.strip_prefix(kw) {
                     if let Some(e) = rest.strip_suffix(';') {
                         exprs.push(e.to_string());
@@ -730,21 +661,13 @@ fn expression_text() {
             }
         }
     }
-    assert!(
-        exprs.len() > 200,
-        "too few clause expressions: {}",
-        exprs.len()
-    );
+    assert!(exprs.len() > 200, "too few clause expressions: {}", exprs.len());
     for (i, e) in exprs.iter().enumerate() {
         let d = if i % 2 == 0 { Dialect::V1 } else { Dialect::V2 };
         h.expression("clause expression", e, d);
     }
     while h.inputs < 2500 {
-        let d = if rng.below(2) == 0 {
-            Dialect::V1
-        } else {
-            Dialect::V2
-        };
+        let d = if rng.below(2) == 0 { Dialect::V1 } else { Dialect::V2 };
         if rng.below(3) == 0 {
             let s = token_soup(&mut rng, 30);
             h.expression("expression soup", &s, d);
@@ -754,11 +677,7 @@ fn expression_text() {
             h.expression("mutated expression", &m, d);
         }
     }
-    assert!(
-        h.round_trips > 500,
-        "only {} valid expressions",
-        h.round_trips
-    );
+    assert!(h.round_trips > 500, "only {} valid expressions", h.round_trips);
     h.finish("expression text", 2500);
 }
 
@@ -766,20 +685,10 @@ fn expression_text() {
 /// an eighth of a test thread's) can parse inputs at the nesting limit.
 #[test]
 fn parse_does_not_depend_on_the_callers_stack() {
-    let blocks = format!(
-        "class A {{ void m() {{ {}{} }} }}",
-        "{".repeat(300),
-        "}".repeat(300)
-    );
-    let whiles = format!(
-        "class A {{ void m() {{ {}x = 1; }} }}",
-        "while (a) ".repeat(300)
-    );
-    let parens = format!(
-        "class A {{ requires {}x{}; void m(); }}",
-        "(".repeat(300),
-        ")".repeat(300)
-    );
+    let blocks = format!("class A {{ void m() {{ {}{} }} }}", "{".repeat(300), "}".repeat(300));
+    let whiles = format!("class A {{ void m() {{ {}x = 1; }} }}", "while (a) ".repeat(300));
+    let parens =
+        format!("class A {{ requires {}x{}; void m(); }}", "(".repeat(300), ")".repeat(300));
     let h = std::thread::Builder::new()
         .stack_size(256 << 10)
         .spawn(move || {

@@ -36,12 +36,7 @@ fn explicit(d: Dialect) -> ParseOptions {
 
 fn rendered(name: &str, src: &str, p: &Parsed) -> String {
     let file = SourceFile::new(name, src);
-    let errors: Vec<_> = p
-        .diagnostics
-        .iter()
-        .filter(|d| d.is_error())
-        .cloned()
-        .collect();
+    let errors: Vec<_> = p.diagnostics.iter().filter(|d| d.is_error()).cloned().collect();
     render_plain(&[&file], &errors)
 }
 
@@ -68,10 +63,9 @@ fn first_difference(a: &Program, b: &Program) -> String {
     let items = a.items.iter().zip(&b.items).find(|(x, y)| x != y);
     let (left, right) = match items {
         Some((x, y)) => (debug_without_spans(x), debug_without_spans(y)),
-        None if a.items.len() != b.items.len() => (
-            format!("{} items", a.items.len()),
-            format!("{} items", b.items.len()),
-        ),
+        None if a.items.len() != b.items.len() => {
+            (format!("{} items", a.items.len()), format!("{} items", b.items.len()))
+        }
         None => (debug_without_spans(&a.main), debug_without_spans(&b.main)),
     };
     similar::TextDiff::from_lines(&left, &right)
@@ -172,8 +166,7 @@ impl SpanCheck<'_> {
                 self.block(body, sp)
             }
             StmtKind::Opaque(o) if o.text != o.span.text(self.src) => {
-                self.errors
-                    .push(format!("opaque text differs from its span at {sp:?}"));
+                self.errors.push(format!("opaque text differs from its span at {sp:?}"));
             }
             _ => {}
         }
@@ -181,17 +174,13 @@ impl SpanCheck<'_> {
 }
 
 fn check_spans(src: &str, p: &Program) -> Vec<String> {
-    let mut c = SpanCheck {
-        src,
-        errors: Vec::new(),
-    };
+    let mut c = SpanCheck { src, errors: Vec::new() };
     let whole = Span::new(0, src.len());
     let mut prev_end = 0;
     for item in &p.items {
         let sp = item.span();
         if sp.start() < prev_end {
-            c.errors
-                .push(format!("item at {sp:?} overlaps the previous one"));
+            c.errors.push(format!("item at {sp:?} overlaps the previous one"));
         }
         prev_end = sp.end();
         match item {
@@ -224,23 +213,11 @@ fn check_round_trip(path: &Path) {
     let src = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{name}: {e}"));
 
     // R-exact.
-    assert_eq!(
-        EditSet::new().apply(&src).unwrap(),
-        src,
-        "{name}: empty edit set"
-    );
+    assert_eq!(EditSet::new().apply(&src).unwrap(), src, "{name}: empty edit set");
     let p1 = parse(&src, &parse_options(&src));
-    assert!(
-        !p1.has_errors(),
-        "{name} does not parse:\n{}",
-        rendered(&name, &src, &p1)
-    );
+    assert!(!p1.has_errors(), "{name} does not parse:\n{}", rendered(&name, &src, &p1));
     let span_errors = check_spans(&src, &p1.program);
-    assert!(
-        span_errors.is_empty(),
-        "{name}:\n{}",
-        span_errors.join("\n")
-    );
+    assert!(span_errors.is_empty(), "{name}:\n{}", span_errors.join("\n"));
 
     // R-canon.
     let printed = print_program(&p1.program, p1.dialect);
@@ -255,11 +232,7 @@ fn check_round_trip(path: &Path) {
         "{name}: the canonical print parses to another AST:\n{}\n--- print ---\n{printed}",
         first_difference(&p1.program, &p2.program)
     );
-    let sensitive: Vec<_> = p2
-        .diagnostics
-        .iter()
-        .filter(|d| d.code == "A0010")
-        .collect();
+    let sensitive: Vec<_> = p2.diagnostics.iter().filter(|d| d.code == "A0010").collect();
     assert!(
         sensitive.is_empty(),
         "{name}: the canonical print is dialect-sensitive: {sensitive:?}\n{printed}"
@@ -271,10 +244,7 @@ fn check_round_trip(path: &Path) {
 
     // Fixpoint.
     let again = print_program(&p2.program, p1.dialect);
-    assert_eq!(
-        again, printed,
-        "{name}: print∘parse∘print differs from print"
-    );
+    assert_eq!(again, printed, "{name}: print∘parse∘print differs from print");
 
     // Dialect-neutral: a v1 program's print reads the same in v2.
     if p1.dialect == Dialect::V1 {

@@ -16,21 +16,11 @@ fn fuse_case(path: &Path, prefix: &str) -> (String, String) {
     let snap = format!("{prefix}__{}", name.trim_end_matches(".pvl"));
     if expect.starts_with("ok") {
         assert_eq!(r.refused, 0, "{name}: expected ok, got:\n{}", r.rendered);
-        assert!(
-            !r.output.contains("gpuopt fuse"),
-            "{name}: annotation left behind"
-        );
-        (
-            snap,
-            format!("{}\n---- diagnostics ----\n{}", r.output, r.rendered),
-        )
+        assert!(!r.output.contains("gpuopt fuse"), "{name}: annotation left behind");
+        (snap, format!("{}\n---- diagnostics ----\n{}", r.output, r.rendered))
     } else {
         assert!(expect.starts_with("reject"), "{name}: expects `{expect}`");
-        assert!(
-            r.refused > 0,
-            "{name}: expected a refusal, got:\n{}",
-            r.output
-        );
+        assert!(r.refused > 0, "{name}: expected a refusal, got:\n{}", r.output);
         assert!(r.rendered.contains("error["), "{name}: no error diagnostic");
         (snap, r.rendered)
     }

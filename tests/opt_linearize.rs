@@ -16,21 +16,14 @@ common::snapshot_tests!("linearize", |p, prefix| stepwise_case(
 /// Whether a file carries annotations of other optimizations too.
 fn mixed(src: &str) -> bool {
     let parsed = parse(src, &ParseOptions::default());
-    alpine_rs::analyze::sites::sites(&parsed.program)
-        .iter()
-        .flat_map(|s| &s.annotations)
-        .any(|a| {
-            alpine_rs::transforms::registry::lookup(&a.keyword.name)
-                != Some(common::opt("linearize"))
-        })
+    alpine_rs::analyze::sites::sites(&parsed.program).iter().flat_map(|s| &s.annotations).any(|a| {
+        alpine_rs::transforms::registry::lookup(&a.keyword.name) != Some(common::opt("linearize"))
+    })
 }
 
 #[test]
 fn via_driver() {
-    driver_agrees(
-        common::opt("linearize"),
-        &[root().join("../shared/corpus/linearize")],
-    );
+    driver_agrees(common::opt("linearize"), &[root().join("../shared/corpus/linearize")]);
     // Fixtures with annotations of other kinds go through the whole driver; the others must
     // come out exactly as the step-by-step linearization does.
     let dir = root().join("fixtures/linearize");
@@ -46,15 +39,10 @@ fn via_driver() {
         let res = apply(&name, &src, &DriverOptions::default());
         assert_eq!(res.exit_code(), 0, "{name}: the driver refused");
         assert!(
-            !res.output
-                .lines()
-                .any(|l| l.trim_start().starts_with("gpuopt")),
+            !res.output.lines().any(|l| l.trim_start().starts_with("gpuopt")),
             "{name}: an annotation is left"
         );
-        insta::assert_snapshot!(
-            format!("driver_{}", name.trim_end_matches(".pvl")),
-            res.output
-        );
+        insta::assert_snapshot!(format!("driver_{}", name.trim_end_matches(".pvl")), res.output);
     }
     driver_agrees(common::opt("linearize"), std::slice::from_ref(&tmp));
     let _ = std::fs::remove_dir_all(&tmp);
@@ -80,11 +68,7 @@ fn index_fn_helper_once_per_class() {
     use alpine_rs::transforms::params::{build, Raw, Spelling};
     let src =
         std::fs::read_to_string(root().join("fixtures/linearize/ok_rowscale_caller.pvl")).unwrap();
-    let line = src
-        .lines()
-        .position(|l| l.contains("void scale("))
-        .expect("kernel")
-        + 1;
+    let line = src.lines().position(|l| l.contains("void scale(")).expect("kernel") + 1;
     let opts = DriverOptions {
         steps: vec![CliStep {
             params: build(

@@ -57,22 +57,9 @@ mod rounds {
     fn rounds_agree_with_single_steps() {
         let src = combined();
         assert!(src.matches("gpuopt").count() >= 40, "too few annotations");
-        let res = apply(
-            "combined.pvl",
-            &src,
-            &DriverOptions {
-                keep_going: true,
-                ..Default::default()
-            },
-        );
-        let reference = stepwise(
-            "combined.pvl",
-            &src,
-            Steps {
-                only: None,
-                keep_going: true,
-            },
-        );
+        let res =
+            apply("combined.pvl", &src, &DriverOptions { keep_going: true, ..Default::default() });
+        let reference = stepwise("combined.pvl", &src, Steps { only: None, keep_going: true });
         let (expected, mut expected_codes) = (reference.output, reference.codes);
         assert!(
             res.output == expected,
@@ -90,9 +77,6 @@ mod rounds {
         codes.sort();
         expected_codes.sort();
         assert_eq!(codes, expected_codes, "the refusals differ");
-        assert!(
-            !expected_codes.is_empty(),
-            "the combined file has no refusal"
-        );
+        assert!(!expected_codes.is_empty(), "the combined file has no refusal");
     }
 }

@@ -14,14 +14,7 @@ use std::path::Path;
 
 /// Every prefetch annotation, one step at a time; a refused one stays and the others go on.
 fn apply_all(name: &str, src: &str) -> Outcome {
-    stepwise(
-        name,
-        src,
-        Steps {
-            only: Some(opt("prefetch")),
-            keep_going: true,
-        },
-    )
+    stepwise(name, src, Steps { only: Some(opt("prefetch")), keep_going: true })
 }
 
 /// Check one file against its `// expect:` header; the snapshot name and content.
@@ -33,17 +26,10 @@ fn prefetch_case(path: &Path, prefix: &str) -> (String, String) {
     let out = apply_all(&stem, &src);
     if expect.starts_with("reject") {
         assert!(out.errors > 0, "{stem}: expected a refusal");
-        assert_eq!(
-            out.output, src,
-            "{stem}: a refused file must stay untouched"
-        );
+        assert_eq!(out.output, src, "{stem}: a refused file must stay untouched");
     } else {
         assert_eq!(expect, "ok", "{stem}: unknown expectation");
-        assert_eq!(
-            out.errors, 0,
-            "{stem}: unexpected refusal:\n{}",
-            out.rendered
-        );
+        assert_eq!(out.errors, 0, "{stem}: unexpected refusal:\n{}", out.rendered);
         assert!(
             !out.output.lines().any(|l| {
                 let l = l.trim_start();
@@ -75,10 +61,9 @@ fn corpus_is_complete() {
 #[test]
 fn negated_guard_keeps_its_parentheses_in_both_dialects() {
     let dir = root().join("fixtures/prefetch");
-    for (stem, dialect) in [
-        ("ok_negated_or_guard", Dialect::V1),
-        ("ok_negated_or_guard_v2", Dialect::V2),
-    ] {
+    for (stem, dialect) in
+        [("ok_negated_or_guard", Dialect::V1), ("ok_negated_or_guard_v2", Dialect::V2)]
+    {
         let src = std::fs::read_to_string(dir.join(format!("{stem}.pvl"))).unwrap();
         let out = apply_all(stem, &src);
         assert_eq!(out.errors, 0, "{stem}:\n{}", out.rendered);
@@ -90,10 +75,6 @@ fn negated_guard_keeps_its_parentheses_in_both_dialects() {
             parsed.diagnostics
         );
         let guard = "if (!((tid < 2 || tid > 5) && tid % 2 == 0)) {\n        a_reg_0 = a[tid];";
-        assert!(
-            out.output.contains(guard),
-            "{stem}: guard lost its parentheses:\n{}",
-            out.output
-        );
+        assert!(out.output.contains(guard), "{stem}: guard lost its parentheses:\n{}", out.output);
     }
 }

@@ -11,9 +11,6 @@ common::snapshot_tests!("tile", |p, prefix| stepwise_case(opt("tile"), p, prefix
 fn via_driver() {
     driver_agrees(
         opt("tile"),
-        &[
-            root().join("../shared/corpus/tile"),
-            root().join("fixtures/tile"),
-        ],
+        &[root().join("../shared/corpus/tile"), root().join("fixtures/tile")],
     );
 }

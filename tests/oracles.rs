@@ -12,15 +12,7 @@ use alpine_rs::transforms::driver::{apply, DriverOptions};
 use common::{corpus_dir, files, header, root};
 use std::path::Path;
 
-const FOLDERS: &[&str] = &[
-    "unroll",
-    "merge",
-    "prefetch",
-    "linearize",
-    "tile",
-    "fuse",
-    "chain",
-];
+const FOLDERS: &[&str] = &["unroll", "merge", "prefetch", "linearize", "tile", "fuse", "chain"];
 
 /// Outputs the oracles do not accept yet, with the reason. Every entry is a bug or a limitation
 /// to fix; the test fails when an entry starts passing (so the list only shrinks) and when
@@ -79,9 +71,7 @@ fn rel(p: &Path) -> String {
     let s = p.display().to_string();
     match s.find("corpus/") {
         Some(i) => s[i..].to_string(),
-        None => s
-            .find("fixtures/")
-            .map_or(s.clone(), |i| s[i..].to_string()),
+        None => s.find("fixtures/").map_or(s.clone(), |i| s[i..].to_string()),
     }
 }
 
@@ -113,17 +103,11 @@ fn outputs_validate_against_inputs() {
 fn outputs_verify() {
     let mut cases = cases();
     cases.retain(|(n, _, _)| !SKIP_VERIFY.iter().any(|(k, _)| k == n));
-    let files: Vec<SourceFile> = cases
-        .iter()
-        .map(|(n, _, o)| SourceFile::new(n.clone(), o.clone()))
-        .collect();
+    let files: Vec<SourceFile> =
+        cases.iter().map(|(n, _, o)| SourceFile::new(n.clone(), o.clone())).collect();
     let reports = alpine_rs::viper::verify_each(
         &files,
-        &alpine_rs::viper::VerifyOptions {
-            timeout_s: 120,
-            keep_vpr: None,
-            no_cache: false,
-        },
+        &alpine_rs::viper::VerifyOptions { timeout_s: 120, keep_vpr: None, no_cache: false },
     );
     let mut bad = Vec::new();
     for ((name, _, _), r) in cases.iter().zip(&reports) {

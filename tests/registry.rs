@@ -45,11 +45,7 @@ fn program(ann: &str, at: SiteKind) -> (String, usize) {
         SiteKind::Par => "par lanes",
         SiteKind::Loop => "while (",
     };
-    let line = text
-        .lines()
-        .position(|l| l.contains(keyword))
-        .expect("keyword")
-        + 1;
+    let line = text.lines().position(|l| l.contains(keyword)).expect("keyword") + 1;
     (text, line)
 }
 
@@ -100,10 +96,7 @@ fn annotation_placement_and_at_agree() {
 #[test]
 fn names_and_order_come_from_the_registry() {
     let names: Vec<&str> = ALL.iter().map(|o| o.meta().name).collect();
-    assert_eq!(
-        names,
-        ["linearize", "fuse", "merge", "prefetch", "tile", "unroll"]
-    );
+    assert_eq!(names, ["linearize", "fuse", "merge", "prefetch", "tile", "unroll"]);
     for (i, opt) in ALL.iter().enumerate() {
         assert_eq!(registry::rank(*opt), i);
         assert_eq!(registry::lookup(opt.meta().name), Some(*opt));
@@ -122,21 +115,15 @@ fn doc_example(module: &str) -> (String, String) {
     let doc: Vec<&str> = text
         .lines()
         .take_while(|l| l.starts_with("//!"))
-        .map(|l| {
-            l.strip_prefix("//! ")
-                .unwrap_or(l.trim_start_matches("//!"))
-        })
+        .map(|l| l.strip_prefix("//! ").unwrap_or(l.trim_start_matches("//!")))
         .collect();
     let block = |after: &str| -> String {
         let start = doc
             .iter()
             .position(|l| l.starts_with(after))
             .unwrap_or_else(|| panic!("{module}: no `{after}` example"));
-        let body: Vec<&str> = doc[start + 2..]
-            .iter()
-            .take_while(|l| !l.starts_with("```"))
-            .copied()
-            .collect();
+        let body: Vec<&str> =
+            doc[start + 2..].iter().take_while(|l| !l.starts_with("```")).copied().collect();
         format!("{}\n", body.join("\n"))
     };
     (block("Before:"), block("After `alpine-rs apply`:"))
@@ -150,28 +137,17 @@ fn module_examples_are_what_apply_does() {
         let (before, after) = doc_example(module.to_str().unwrap());
         let parsed = registry::parse(&before, &ParseOptions::default());
         let all = sites(&parsed.program);
-        let kinds: Vec<&str> = all
-            .iter()
-            .flat_map(|s| &s.annotations)
-            .map(|a| a.keyword.name.as_str())
-            .collect();
+        let kinds: Vec<&str> =
+            all.iter().flat_map(|s| &s.annotations).map(|a| a.keyword.name.as_str()).collect();
         assert_eq!(
-            kinds
-                .iter()
-                .filter_map(|k| registry::lookup(k))
-                .collect::<Vec<_>>(),
+            kinds.iter().filter_map(|k| registry::lookup(k)).collect::<Vec<_>>(),
             vec![opt],
             "{}: the example must carry one annotation of its optimization",
             opt.meta().name
         );
         let res = apply("example.pvl", &before, &DriverOptions::default());
         assert_eq!(res.exit_code(), 0, "{}: {:?}", opt.meta().name, res.reports);
-        assert_eq!(
-            res.output,
-            after,
-            "{}: the documented output is stale",
-            opt.meta().name
-        );
+        assert_eq!(res.output, after, "{}: the documented output is stale", opt.meta().name);
     }
 }
 
@@ -179,15 +155,11 @@ fn module_examples_are_what_apply_does() {
 #[test]
 fn readme_step_keys_are_the_schema_keys() {
     let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
-    let start = readme
-        .find("Step keys are apply's flags (")
-        .expect("the step keys sentence");
+    let start = readme.find("Step keys are apply's flags (").expect("the step keys sentence");
     let list = &readme[start..];
     let list = &list[list.find('(').unwrap() + 1..list.find(')').unwrap()];
-    let mut documented: Vec<String> = list
-        .split(',')
-        .map(|k| k.trim().trim_matches('`').to_string())
-        .collect();
+    let mut documented: Vec<String> =
+        list.split(',').map(|k| k.trim().trim_matches('`').to_string()).collect();
     documented.sort();
     let mut keys: Vec<String> = ["opt", "at"].iter().map(|k| k.to_string()).collect();
     for opt in ALL {

@@ -6,9 +6,7 @@ use alpine_rs::sem::{
 use std::path::Path;
 
 fn fixture(name: &str) -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/sem")
-        .join(name);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sem").join(name);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
@@ -17,10 +15,7 @@ fn run(name: &str, checks: Checks) -> Vec<RunResult> {
     let opts = RunOptions {
         random: 2,
         seed: 7,
-        config: Config {
-            checks,
-            ..Config::default()
-        },
+        config: Config { checks, ..Config::default() },
         ..RunOptions::default()
     };
     let runs = sem::run_program(&src, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -41,12 +36,7 @@ fn codes(r: &RunResult) -> Vec<String> {
     r.errors.iter().map(|d| d.code.clone()).collect()
 }
 
-const RACES_ONLY: Checks = Checks {
-    contracts: false,
-    perms: false,
-    races: true,
-    divergence: true,
-};
+const RACES_ONLY: Checks = Checks { contracts: false, perms: false, races: true, divergence: true };
 
 #[test]
 fn shift_with_barrier_passes_all_checks() {
@@ -66,40 +56,24 @@ fn deleting_the_barrier_of_a_shift_is_a_race() {
         }
         seen = true;
         assert_eq!(r.status, Status::Error);
-        let race = r
-            .errors
-            .iter()
-            .find(|d| d.code == "R-RACE")
-            .expect("a race is reported");
+        let race = r.errors.iter().find(|d| d.code == "R-RACE").expect("a race is reported");
         // Both accesses are labelled with the thread that made them.
         let labels: Vec<&str> = race.labels.iter().map(|l| l.message.as_str()).collect();
-        assert!(
-            labels.iter().any(|l| l.starts_with("write by k[tid=")),
-            "{labels:?}"
-        );
-        assert!(
-            labels.iter().any(|l| l.starts_with("read by k[tid=")),
-            "{labels:?}"
-        );
+        assert!(labels.iter().any(|l| l.starts_with("write by k[tid=")), "{labels:?}");
+        assert!(labels.iter().any(|l| l.starts_with("read by k[tid=")), "{labels:?}");
         assert_eq!(race.labels.len(), 2);
     }
     assert!(seen, "no input with n >= 2");
     // With all checks on, the missing barrier also shows as a permission error.
     let all = run("shift_nobarrier.pvl", Checks::default());
-    assert!(all
-        .iter()
-        .any(|r| codes(r).iter().any(|c| c == "R-PERM-WRITE")));
+    assert!(all.iter().any(|r| codes(r).iter().any(|c| c == "R-PERM-WRITE")));
 }
 
 #[test]
 fn barrier_under_tid_less_than_16_is_divergence() {
     for r in run("divergent_barrier.pvl", Checks::default()) {
         assert_eq!(r.status, Status::Error);
-        let d = r
-            .errors
-            .iter()
-            .find(|d| d.code == "R-DIVERGENCE")
-            .expect("divergence");
+        let d = r.errors.iter().find(|d| d.code == "R-DIVERGENCE").expect("divergence");
         assert!(d.message.contains("lanes [0, 1, 2"), "{}", d.message);
         assert!(d.message.contains("16, 17"), "{}", d.message);
     }
@@ -108,17 +82,9 @@ fn barrier_under_tid_less_than_16_is_divergence() {
 #[test]
 fn write_under_read_permission_is_reported() {
     let runs = run("write_under_read.pvl", Checks::default());
-    assert!(runs
-        .iter()
-        .any(|r| codes(r).iter().any(|c| c == "R-PERM-WRITE")));
+    assert!(runs.iter().any(|r| codes(r).iter().any(|c| c == "R-PERM-WRITE")));
     for r in runs.iter().filter(|r| r.status != Status::Ok) {
-        assert!(
-            codes(r)
-                .iter()
-                .all(|c| c == "R-PERM-WRITE" || c == "R-LIMIT"),
-            "{:?}",
-            codes(r)
-        );
+        assert!(codes(r).iter().all(|c| c == "R-PERM-WRITE" || c == "R-LIMIT"), "{:?}", codes(r));
     }
 }
 
@@ -129,11 +95,7 @@ fn loop_invariant_failing_first_on_iteration_3_is_reported_with_it() {
     assert_eq!(r.status, Status::Error);
     let inv: Vec<_> = r.errors.iter().filter(|d| d.code == "R-INV-KEEP").collect();
     assert!(!inv.is_empty());
-    assert!(
-        inv[0].message.contains("after iteration 3"),
-        "{}",
-        inv[0].message
-    );
+    assert!(inv[0].message.contains("after iteration 3"), "{}", inv[0].message);
     assert!(r.errors.iter().all(|d| d.code != "R-INV-ENTRY"));
 }
 
@@ -142,11 +104,7 @@ fn validate_accepts_a_correct_peeling() {
     let out = sem::validate(
         &fixture("loop_orig.pvl"),
         &fixture("loop_peeled.pvl"),
-        &ValidateOptions {
-            random: 8,
-            seed: 3,
-            ..ValidateOptions::default()
-        },
+        &ValidateOptions { random: 8, seed: 3, ..ValidateOptions::default() },
     );
     eprintln!("{}", out.summary);
     assert_eq!(out.verdict, Verdict::Same, "{}", out.summary);
@@ -158,11 +116,7 @@ fn validate_rejects_an_off_by_one_peeling() {
     let out = sem::validate(
         &fixture("loop_orig.pvl"),
         &fixture("loop_peeled_off_by_one.pvl"),
-        &ValidateOptions {
-            random: 8,
-            seed: 3,
-            ..ValidateOptions::default()
-        },
+        &ValidateOptions { random: 8, seed: 3, ..ValidateOptions::default() },
     );
     eprintln!("{}", out.summary);
     assert_eq!(out.verdict, Verdict::Different);
@@ -190,10 +144,7 @@ fn run_input_checks(
     let opts = RunOptions {
         entry: Some(entry.into()),
         random: 0,
-        config: Config {
-            checks,
-            ..Config::default()
-        },
+        config: Config { checks, ..Config::default() },
         inputs: vec![sem::Input {
             args: args.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
             ..sem::Input::default()
@@ -215,18 +166,11 @@ fn ints(n: usize) -> sem::InVal {
 
 #[test]
 fn an_invariant_failing_in_some_lanes_is_reported_for_exactly_those_threads() {
-    let r = run_input(
-        "lane_errors.pvl",
-        "parity",
-        vec![("n", sem::InVal::Int(40)), ("a", ints(40))],
-    );
+    let r =
+        run_input("lane_errors.pvl", "parity", vec![("n", sem::InVal::Int(40)), ("a", ints(40))]);
     assert_eq!(r.status, Status::Error);
-    let keep: Vec<&str> = r
-        .errors
-        .iter()
-        .filter(|d| d.code == "R-INV-KEEP")
-        .map(|d| d.message.as_str())
-        .collect();
+    let keep: Vec<&str> =
+        r.errors.iter().filter(|d| d.code == "R-INV-KEEP").map(|d| d.message.as_str()).collect();
     // Even threads fail (j reaches 3 > 2); 20 of them, in thread order, across both warps.
     assert_eq!(keep.len(), 20, "{keep:?}");
     for (i, m) in keep.iter().enumerate() {
@@ -237,11 +181,7 @@ fn an_invariant_failing_in_some_lanes_is_reported_for_exactly_those_threads() {
 
 #[test]
 fn a_division_by_zero_in_one_lane_stops_the_run_there() {
-    let r = run_input(
-        "lane_errors.pvl",
-        "divide",
-        vec![("n", sem::InVal::Int(8)), ("a", ints(8))],
-    );
+    let r = run_input("lane_errors.pvl", "divide", vec![("n", sem::InVal::Int(8)), ("a", ints(8))]);
     assert_eq!(r.status, Status::Error);
     assert_eq!(codes(&r), ["R-DIV0"]);
     // The warp issued the statement for its 8 lanes; nothing after it ran.
@@ -254,19 +194,11 @@ fn a_thread_precondition_false_in_every_thread_is_reported_per_thread() {
     let r = run_input(
         "lane_errors.pvl",
         "uniform",
-        vec![
-            ("n", sem::InVal::Int(3)),
-            ("m", sem::InVal::Int(2)),
-            ("a", ints(3)),
-        ],
+        vec![("n", sem::InVal::Int(3)), ("m", sem::InVal::Int(2)), ("a", ints(3))],
     );
     assert_eq!(r.status, Status::Error);
-    let pre: Vec<&str> = r
-        .errors
-        .iter()
-        .filter(|d| d.code == "R-PAR-PRE")
-        .map(|d| d.message.as_str())
-        .collect();
+    let pre: Vec<&str> =
+        r.errors.iter().filter(|d| d.code == "R-PAR-PRE").map(|d| d.message.as_str()).collect();
     assert_eq!(
         pre,
         [
@@ -278,23 +210,14 @@ fn a_thread_precondition_false_in_every_thread_is_reported_per_thread() {
     let ok = run_input(
         "lane_errors.pvl",
         "uniform",
-        vec![
-            ("n", sem::InVal::Int(3)),
-            ("m", sem::InVal::Int(4)),
-            ("a", ints(3)),
-        ],
+        vec![("n", sem::InVal::Int(3)), ("m", sem::InVal::Int(4)), ("a", ints(3))],
     );
     assert_eq!(ok.status, Status::Ok, "{:?}", codes(&ok));
 }
 
 fn run_with(name: &str, config: Config) -> Vec<RunResult> {
     let src = fixture(name);
-    let opts = RunOptions {
-        random: 2,
-        seed: 7,
-        config,
-        ..RunOptions::default()
-    };
+    let opts = RunOptions { random: 2, seed: 7, config, ..RunOptions::default() };
     sem::run_program(&src, &opts).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
@@ -314,11 +237,7 @@ fn a_per_thread_local_in_a_barrier_contract_is_a_uniformity_warning() {
             "{}",
             d.message
         );
-        let primary = d
-            .labels
-            .iter()
-            .find(|l| l.primary)
-            .expect("a primary label");
+        let primary = d.labels.iter().find(|l| l.primary).expect("a primary label");
         assert_eq!(&src[primary.span.range()], "k");
         assert!(d.help.is_some());
     }
@@ -326,10 +245,7 @@ fn a_per_thread_local_in_a_barrier_contract_is_a_uniformity_warning() {
 
 #[test]
 fn the_uniformity_lint_can_be_turned_off() {
-    let config = Config {
-        uniformity: false,
-        ..Config::default()
-    };
+    let config = Config { uniformity: false, ..Config::default() };
     for r in run_with("nonuniform_barrier.pvl", config) {
         assert_eq!(r.status, Status::Ok);
         assert!(r.errors.is_empty(), "{:?}", r.errors);
@@ -341,30 +257,19 @@ fn a_uniform_round_counter_in_a_barrier_contract_is_not_a_warning() {
     // V5's scan mentions `offset` in its barrier contract; every thread has the same value.
     for r in run("scan.pvl", Checks::default()) {
         assert_eq!(r.status, Status::Ok);
-        assert!(
-            !codes(&r).iter().any(|c| c == "W-NONUNIFORM"),
-            "{:?}",
-            r.errors
-        );
+        assert!(!codes(&r).iter().any(|c| c == "W-NONUNIFORM"), "{:?}", r.errors);
     }
 }
 
 /// The messages of the diagnostics with code `code`.
 fn messages<'a>(r: &'a RunResult, code: &str) -> Vec<&'a str> {
-    r.errors
-        .iter()
-        .filter(|d| d.code == code)
-        .map(|d| d.message.as_str())
-        .collect()
+    r.errors.iter().filter(|d| d.code == code).map(|d| d.message.as_str()).collect()
 }
 
 #[test]
 fn a_thread_missing_its_entry_permission_is_reported_for_that_thread_only() {
-    let r = run_input(
-        "bulk_transfers.pvl",
-        "hole",
-        vec![("n", sem::InVal::Int(40)), ("a", ints(40))],
-    );
+    let r =
+        run_input("bulk_transfers.pvl", "hole", vec![("n", sem::InVal::Int(40)), ("a", ints(40))]);
     assert_eq!(r.status, Status::Error);
     assert_eq!(
         messages(&r, "R-PERM-TRANSFER"),
@@ -382,11 +287,8 @@ fn a_thread_missing_its_entry_permission_is_reported_for_that_thread_only() {
 
 #[test]
 fn threads_giving_back_what_they_lack_are_reported_in_thread_order() {
-    let r = run_input(
-        "bulk_transfers.pvl",
-        "rotate",
-        vec![("n", sem::InVal::Int(6)), ("a", ints(6))],
-    );
+    let r =
+        run_input("bulk_transfers.pvl", "rotate", vec![("n", sem::InVal::Int(6)), ("a", ints(6))]);
     assert_eq!(r.status, Status::Error);
     let want: Vec<String> = (0..6)
         .map(|t| {
@@ -401,11 +303,8 @@ fn threads_giving_back_what_they_lack_are_reported_in_thread_order() {
 
 #[test]
 fn a_quantified_exhale_short_of_every_instance_reports_each_in_order() {
-    let r = run_input(
-        "bulk_transfers.pvl",
-        "half",
-        vec![("n", sem::InVal::Int(4)), ("a", ints(4))],
-    );
+    let r =
+        run_input("bulk_transfers.pvl", "half", vec![("n", sem::InVal::Int(4)), ("a", ints(4))]);
     assert_eq!(r.status, Status::Error);
     let want: Vec<String> = (0..4)
         .map(|i| format!("exhale: needs 1 of element {i} of array #0, holds 1/2 (host)"))
@@ -424,21 +323,11 @@ fn reads_without_permission_in_some_lanes_are_reported_for_exactly_those_threads
     let reads = messages(&r, "R-PERM-READ");
     assert_eq!(reads.len(), 8, "{reads:?}");
     for (i, m) in reads.iter().enumerate() {
-        assert!(
-            m.starts_with(&format!("read of element {} of array #1 without", 32 + i)),
-            "{m}"
-        );
+        assert!(m.starts_with(&format!("read of element {} of array #1 without", 32 + i)), "{m}");
     }
     // The threads that could read wrote what they read plus one.
-    let a = &r
-        .observables
-        .iter()
-        .find(|o| o.path == "a")
-        .expect("a")
-        .value;
-    let sem::InVal::Array(_, cells) = a else {
-        panic!("{a:?}")
-    };
+    let a = &r.observables.iter().find(|o| o.path == "a").expect("a").value;
+    let sem::InVal::Array(_, cells) = a else { panic!("{a:?}") };
     assert_eq!(cells[31], sem::InVal::Int(32));
 }
 
@@ -456,11 +345,7 @@ fn a_quantifier_stops_at_its_first_deciding_instance() {
         vec![("n", sem::InVal::Int(100)), ("a", ints(100))],
     );
     assert_eq!(codes(&r), ["R-OOB"]);
-    assert!(
-        r.errors[0].message.contains("index 100 out of bounds"),
-        "{:?}",
-        r.errors
-    );
+    assert!(r.errors[0].message.contains("index 100 out of bounds"), "{:?}", r.errors);
 }
 
 #[test]
@@ -475,11 +360,7 @@ fn a_race_on_cells_read_column_wise_names_both_threads() {
     // later pairs of the same two accesses are not reported again.
     assert_eq!(codes(&r), ["R-RACE"]);
     let d = &r.errors[0];
-    assert!(
-        d.message.contains("element 1 of array #0 (read/write)"),
-        "{}",
-        d.message
-    );
+    assert!(d.message.contains("element 1 of array #0 (read/write)"), "{}", d.message);
     let labels: Vec<&str> = d.labels.iter().map(|l| l.message.as_str()).collect();
     assert_eq!(labels, ["write by k[tid=1]", "read by k[tid=0]"]);
 }
@@ -522,9 +403,7 @@ fn given_values_reach_the_callee_and_yields_come_back() {
 
 fn cells(r: &RunResult, name: &str) -> Vec<i64> {
     let o = r.observables.iter().find(|o| o.path == name).expect(name);
-    let sem::InVal::Array(_, xs) = &o.value else {
-        panic!("{:?}", o.value)
-    };
+    let sem::InVal::Array(_, xs) = &o.value else { panic!("{:?}", o.value) };
     xs.iter()
         .map(|x| match x {
             sem::InVal::Int(i) => *i,
@@ -539,12 +418,7 @@ fn straight_line_kernels_run_in_bulk_and_compute_what_threads_compute() {
     let r = run_input(
         "bulk_launch.pvl",
         "vadd",
-        vec![
-            ("n", sem::InVal::Int(n)),
-            ("a", ints(100)),
-            ("b", ints(100)),
-            ("c", ints(100)),
-        ],
+        vec![("n", sem::InVal::Int(n)), ("a", ints(100)), ("b", ints(100)), ("c", ints(100))],
     );
     assert_eq!((r.status, r.launches, r.bulk_launches), (Status::Ok, 1, 1));
     assert_eq!(r.stmts, 100);
@@ -552,11 +426,7 @@ fn straight_line_kernels_run_in_bulk_and_compute_what_threads_compute() {
     let r = run_input(
         "bulk_launch.pvl",
         "shifted",
-        vec![
-            ("n", sem::InVal::Int(n)),
-            ("a", ints(101)),
-            ("b", ints(100)),
-        ],
+        vec![("n", sem::InVal::Int(n)), ("a", ints(101)), ("b", ints(100))],
     );
     assert_eq!((r.status, r.bulk_launches), (Status::Ok, 1));
     let want: Vec<i64> = std::iter::once(0).chain((0..n).map(|i| 2 * i)).collect();
@@ -586,10 +456,7 @@ fn the_bulk_path_leaves_every_error_to_the_thread_by_thread_machine() {
     assert_eq!(m.len(), 20, "{:?}", codes(&r));
     assert!(m[0].ends_with("holds 1/2 (k[tid=1])"), "{}", m[0]);
     let r = run_input_checks("bulk_launch.pvl", "neighbours", args(101), RACES_ONLY);
-    assert_eq!(
-        (r.bulk_launches, codes(&r)),
-        (0, vec!["R-RACE".to_string()])
-    );
+    assert_eq!((r.bulk_launches, codes(&r)), (0, vec!["R-RACE".to_string()]));
     let r = run_input("bulk_launch.pvl", "some_posts", args(100));
     assert_eq!(r.bulk_launches, 0);
     let want: Vec<String> = (0..100)
@@ -603,19 +470,11 @@ fn the_bulk_path_leaves_every_error_to_the_thread_by_thread_machine() {
     assert_eq!(m.len(), 20);
     assert!(m[0].ends_with("by k[tid=0]"), "{}", m[0]);
     // Reads and writes of whole runs of cells, one cell off what the threads hold.
-    let two = vec![
-        ("n", sem::InVal::Int(100)),
-        ("a", ints(101)),
-        ("b", ints(100)),
-    ];
+    let two = vec![("n", sem::InVal::Int(100)), ("a", ints(101)), ("b", ints(100))];
     let r = run_input("bulk_launch.pvl", "reads_right", two);
     let m = messages(&r, "R-PERM-READ");
     assert_eq!((r.bulk_launches, m.len()), (0, 20), "{:?}", codes(&r));
-    assert!(
-        m[0].starts_with("read of element 1 of array #0"),
-        "{}",
-        m[0]
-    );
+    assert!(m[0].starts_with("read of element 1 of array #0"), "{}", m[0]);
     let r = run_input("bulk_launch.pvl", "writes_right", args(101));
     let m = messages(&r, "R-PERM-WRITE");
     assert_eq!((r.bulk_launches, m.len()), (0, 20), "{:?}", codes(&r));
@@ -638,11 +497,7 @@ fn old_in_kernel_annotations_reads_the_method_entry_state() {
     let wrong = run_input(f, "inc_wrong", vec![("a", ints(8))]);
     assert_eq!(codes(&wrong)[0], "R-ASSERT");
     let post = run_input(f, "inc_region", vec![("a", ints(8))]);
-    assert!(
-        codes(&post).iter().all(|c| c == "R-PAR-POST"),
-        "{:?}",
-        codes(&post)
-    );
+    assert!(codes(&post).iter().all(|c| c == "R-PAR-POST"), "{:?}", codes(&post));
     assert_eq!(post.errors.len(), 8);
 }
 
@@ -662,11 +517,7 @@ fn a_quantifier_reading_cells_it_holds_nothing_of_reports_each_of_them() {
 
 /// The secondary labels of `d`, as (message, source text under the label).
 fn secondary<'a>(src: &'a str, d: &'a alpine_rs::diag::Diagnostic) -> Vec<(&'a str, &'a str)> {
-    d.labels
-        .iter()
-        .filter(|l| !l.primary)
-        .map(|l| (l.message.as_str(), l.span.text(src)))
-        .collect()
+    d.labels.iter().filter(|l| !l.primary).map(|l| (l.message.as_str(), l.span.text(src))).collect()
 }
 
 #[test]
@@ -681,8 +532,5 @@ fn contract_failures_say_where_the_contract_was_checked() {
     // A par block's postcondition: the end of the block is labelled.
     let r = run_input("old_in_kernel.pvl", "inc_region", vec![("a", ints(8))]);
     let src = fixture("old_in_kernel.pvl");
-    assert_eq!(
-        secondary(&src, &r.errors[0]),
-        [("checked when the block ends here", "}")]
-    );
+    assert_eq!(secondary(&src, &r.errors[0]), [("checked when the block ends here", "}")]);
 }

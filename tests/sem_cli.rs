@@ -6,11 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/sem")
-        .join(name)
-        .display()
-        .to_string()
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sem").join(name).display().to_string()
 }
 
 fn alpine(args: &[&str]) -> (i32, String, String) {
@@ -45,12 +41,7 @@ fn final_sum(v: &serde_json::Value) -> Vec<i64> {
         .iter()
         .find(|o| o["path"] == "sum")
         .expect("sum is observed");
-    obs["value"]
-        .as_array()
-        .expect("array")
-        .iter()
-        .map(|x| x.as_i64().expect("int"))
-        .collect()
+    obs["value"].as_array().expect("array").iter().map(|x| x.as_i64().expect("int")).collect()
 }
 
 fn run_scan(file: &str, schedule: &str, checks: &str) -> serde_json::Value {
@@ -92,17 +83,12 @@ fn a_racy_kernel_depends_on_the_schedule_and_the_race_is_reported_under_each() {
         assert_eq!(v["exit_code"], 1);
         let run = &v["runs"][0];
         assert_eq!(run["race"], true);
-        assert_eq!(
-            run["checks"]["races"]["failed"].as_u64().map(|n| n > 0),
-            Some(true)
-        );
+        assert_eq!(run["checks"]["races"]["failed"].as_u64().map(|n| n > 0), Some(true));
         let d = &run["diagnostics"][0];
         assert_eq!(d["code"], "R-RACE");
         assert_eq!(d["severity"], "error");
         let span = &d["spans"][0];
-        assert!(span["file"]
-            .as_str()
-            .is_some_and(|f| f.ends_with("scan_race.pvl")));
+        assert!(span["file"].as_str().is_some_and(|f| f.ends_with("scan_race.pvl")));
         assert!(span["line"].as_u64().is_some_and(|l| l > 1));
         assert!(span["column"].as_u64().is_some_and(|c| c >= 1));
     }
@@ -132,10 +118,7 @@ fn validate_schedules_passes_a_race_free_pair() {
         "3",
     ]);
     assert_eq!(code, 0, "{out}");
-    assert!(
-        out.contains("0 schedule-dependent (3 extra schedules)"),
-        "{out}"
-    );
+    assert!(out.contains("0 schedule-dependent (3 extra schedules)"), "{out}");
 }
 
 #[test]
@@ -157,10 +140,7 @@ fn validate_schedules_reports_a_result_that_depends_on_the_schedule() {
     let (code, out, _) = alpine(&args);
     assert_eq!(code, 3, "{out}");
     assert!(out.contains("error[R-SCHEDULE]"), "{out}");
-    assert!(
-        out.contains("sum[32] is 49 under schedule forward"),
-        "{out}"
-    );
+    assert!(out.contains("sum[32] is 49 under schedule forward"), "{out}");
     let mut with_json = args.to_vec();
     with_json.push("--format");
     with_json.push("json");
@@ -184,18 +164,7 @@ fn ghost_state_is_compared_only_on_request() {
     let (code, out, _) = alpine(&["validate", &a, &b, "--random", "3", "--compare-ghost"]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("this.log: orig"), "{out}");
-    let v = alpine_json(
-        1,
-        &[
-            "validate",
-            &a,
-            &b,
-            "--random",
-            "3",
-            "--compare-ghost",
-            "--json",
-        ],
-    );
+    let v = alpine_json(1, &["validate", &a, &b, "--random", "3", "--compare-ghost", "--json"]);
     assert_eq!(v["verdict"], "different");
     assert_eq!(v["mismatch"]["path"], "this.log");
     // The run output marks the ghost field.
@@ -238,9 +207,7 @@ fn run_json_reports_each_run_with_its_diagnostics() {
         .iter()
         .find(|d| d["code"] == "R-INV-KEEP")
         .expect("R-INV-KEEP");
-    assert!(d["message"]
-        .as_str()
-        .is_some_and(|m| m.contains("after iteration 3")));
+    assert!(d["message"].as_str().is_some_and(|m| m.contains("after iteration 3")));
     assert!(d["spans"].as_array().is_some_and(|s| !s.is_empty()));
 }
 
@@ -259,12 +226,7 @@ fn json_mode_reports_bad_input_as_json() {
 
     let v = alpine_json(
         2,
-        &[
-            "validate",
-            &fixture("scan.pvl"),
-            broken.to_str().expect("utf-8 path"),
-            "--json",
-        ],
+        &["validate", &fixture("scan.pvl"), broken.to_str().expect("utf-8 path"), "--json"],
     );
     assert_eq!(v["verdict"], "bad-input");
     assert!(v["diagnostics"][0]["spans"][0]["file"]

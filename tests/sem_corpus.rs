@@ -19,18 +19,11 @@ fn verified_corpus_programs_pass_all_runtime_checks() {
         if header(&src, "verifies").as_deref() != Some("yes") {
             continue;
         }
-        if only
-            .as_deref()
-            .is_some_and(|o| !f.to_string_lossy().contains(o))
-        {
+        if only.as_deref().is_some_and(|o| !f.to_string_lossy().contains(o)) {
             continue;
         }
         count += 1;
-        let opts = RunOptions {
-            random: 3,
-            seed: 1,
-            ..RunOptions::default()
-        };
+        let opts = RunOptions { random: 3, seed: 1, ..RunOptions::default() };
         match sem::run_program(&src, &opts) {
             Err(e) => failures.push(format!(
                 "{}: {e}\n{}",
@@ -54,16 +47,8 @@ fn verified_corpus_programs_pass_all_runtime_checks() {
             }
         }
     }
-    assert!(
-        count >= 60 || only.is_some(),
-        "only {count} corpus programs found"
-    );
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(count >= 60 || only.is_some(), "only {count} corpus programs found");
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
 
 /// The interpreter's shortcuts (bulk and range permission moves, column-wise reads, contracts
@@ -73,16 +58,9 @@ fn verified_corpus_programs_pass_all_runtime_checks() {
 /// divergence only, with two schedules.
 #[test]
 fn shortcuts_change_nothing() {
-    let files: Vec<_> = [corpus_dir(), root().join("fixtures")]
-        .iter()
-        .flat_map(|d| files(d, "pvl"))
-        .collect();
-    let light = sem::Checks {
-        contracts: false,
-        perms: false,
-        races: true,
-        divergence: true,
-    };
+    let files: Vec<_> =
+        [corpus_dir(), root().join("fixtures")].iter().flat_map(|d| files(d, "pvl")).collect();
+    let light = sem::Checks { contracts: false, perms: false, races: true, divergence: true };
     let mut compared = 0;
     let mut differ = Vec::new();
     // Launches the bulk path ran (with shortcuts): the comparison must cover it.
@@ -91,20 +69,14 @@ fn shortcuts_change_nothing() {
         let Ok(src) = std::fs::read_to_string(f) else {
             continue;
         };
-        for (checks, schedule) in [
-            (sem::Checks::default(), sem::Schedule::Forward),
-            (light, sem::Schedule::Reverse),
-        ] {
+        for (checks, schedule) in
+            [(sem::Checks::default(), sem::Schedule::Forward), (light, sem::Schedule::Reverse)]
+        {
             let run = |shortcuts: bool| {
                 let opts = RunOptions {
                     random: 2,
                     seed: 3,
-                    config: sem::Config {
-                        checks,
-                        schedule,
-                        shortcuts,
-                        ..sem::Config::default()
-                    },
+                    config: sem::Config { checks, schedule, shortcuts, ..sem::Config::default() },
                     ..RunOptions::default()
                 };
                 sem::run_program(&src, &opts).map(|runs| {
@@ -140,9 +112,5 @@ fn shortcuts_change_nothing() {
     }
     assert!(compared > 200, "only {compared} runs compared");
     assert!(bulk.get() >= 20, "only {} bulk launches", bulk.get());
-    assert!(
-        differ.is_empty(),
-        "shortcuts change the result of:\n{}",
-        differ.join("\n")
-    );
+    assert!(differ.is_empty(), "shortcuts change the result of:\n{}", differ.join("\n"));
 }

@@ -41,12 +41,7 @@ fn corpus_verifies() {
     let mut failures = Vec::new();
     for ((src, belief), r) in srcs.iter().zip(&beliefs).zip(&reports) {
         let sure = belief.starts_with("yes");
-        println!(
-            "{:?}\t{}\t{}",
-            r.verdict,
-            if sure { "yes" } else { "unsure" },
-            src.name
-        );
+        println!("{:?}\t{}\t{}", r.verdict, if sure { "yes" } else { "unsure" }, src.name);
         if r.verdict != Verdict::Verified {
             println!("{}", render_plain(&[src], &r.diagnostics));
             if sure {
@@ -54,12 +49,6 @@ fn corpus_verifies() {
             }
         }
     }
-    println!(
-        "total Silicon batch time: {:.1}s",
-        t.elapsed().as_secs_f64()
-    );
-    assert!(
-        failures.is_empty(),
-        "corpus programs that do not verify: {failures:#?}"
-    );
+    println!("total Silicon batch time: {:.1}s", t.elapsed().as_secs_f64());
+    assert!(failures.is_empty(), "corpus programs that do not verify: {failures:#?}");
 }

@@ -30,11 +30,8 @@ fn dump_corpus() {
         }
         match viper::encode(&parsed.program, &src) {
             Ok(e) => {
-                std::fs::write(
-                    Path::new(&dir).join(name.replace('/', "__") + ".vpr"),
-                    &e.vpr,
-                )
-                .unwrap();
+                std::fs::write(Path::new(&dir).join(name.replace('/', "__") + ".vpr"), &e.vpr)
+                    .unwrap();
             }
             Err(ds) => println!("{}", render_plain(&[&src], &ds)),
         }

@@ -90,15 +90,9 @@ fn par_blocks_produce_thread_and_barrier_methods() {
     let root = common::corpus_dir().join("syntax/barrier_forms.pvl");
     let text = std::fs::read_to_string(root).unwrap();
     let enc = encode(&text).unwrap();
-    assert!(enc
-        .vpr
-        .contains("method MirrorRounds_mirror_rounds(tid: Int"));
-    assert!(enc
-        .vpr
-        .contains("method MirrorRounds_mirror_rounds_barrier1("));
-    assert!(enc
-        .vpr
-        .contains("method MirrorRounds_mirror_rounds_barrier2("));
+    assert!(enc.vpr.contains("method MirrorRounds_mirror_rounds(tid: Int"));
+    assert!(enc.vpr.contains("method MirrorRounds_mirror_rounds_barrier1("));
+    assert!(enc.vpr.contains("method MirrorRounds_mirror_rounds_barrier2("));
     // The shifted receiver a[n - 1 - tid] is re-indexed so that the trigger is a bare variable.
     assert!(!enc.vpr.contains("{ aloc(a, (n - 1) - tid) }"));
 }

@@ -111,17 +111,8 @@ fn mutate(
     es.replace(at, by);
     let text = es.apply(src).ok()?;
     let delta = by.len() as i64 - at.len() as i64;
-    let hi = if region.contains(at) {
-        (region.hi as i64 + delta) as usize
-    } else {
-        region.end()
-    };
-    Some(Mutant {
-        program,
-        op,
-        text,
-        region: Span::new(region.start(), hi),
-    })
+    let hi = if region.contains(at) { (region.hi as i64 + delta) as usize } else { region.end() };
+    Some(Mutant { program, op, text, region: Span::new(region.start(), hi) })
 }
 
 fn mutants_of(program: &'static str, src: &str) -> Vec<Mutant> {
@@ -186,22 +177,12 @@ fn mutants_of(program: &'static str, src: &str) -> Vec<Mutant> {
         if let StmtKind::While(l) | StmtKind::For(l) = &s.kind {
             let mut modified = Vec::new();
             assigned_names(&l.body, &mut modified);
-            l.update
-                .iter()
-                .for_each(|u| assigned_names(u, &mut modified));
+            l.update.iter().for_each(|u| assigned_names(u, &mut modified));
             let cands: Vec<&Expr> = l
                 .prefix
                 .clauses_of(ClauseKind::LoopInvariant)
                 .flat_map(|c| c.expr().map(|e| e.conjuncts()).unwrap_or_default())
-                .filter(|x| {
-                    !matches!(
-                        x.kind,
-                        ExprKind::Quant {
-                            kind: QuantKind::ForallStar,
-                            ..
-                        }
-                    )
-                })
+                .filter(|x| !matches!(x.kind, ExprKind::Quant { kind: QuantKind::ForallStar, .. }))
                 .filter(|x| !matches!(x.kind, ExprKind::Builtin(..)))
                 .filter(|x| mentions(x, &modified))
                 .collect();
@@ -234,18 +215,13 @@ fn mutants_of(program: &'static str, src: &str) -> Vec<Mutant> {
                 let region = stmts
                     .iter()
                     .filter(|(_, x)| {
-                        matches!(
-                            x.kind,
-                            StmtKind::While(_) | StmtKind::For(_) | StmtKind::Par(_)
-                        ) && x.span.contains(s.span)
+                        matches!(x.kind, StmtKind::While(_) | StmtKind::For(_) | StmtKind::Par(_))
+                            && x.span.contains(s.span)
                     })
                     .map(|(_, x)| x.span)
                     .min_by_key(|x| x.len())
                     .or_else(|| {
-                        stmts
-                            .iter()
-                            .find(|(_, x)| x.span.same_place(s.span))
-                            .map(|(m, _)| m.span)
+                        stmts.iter().find(|(_, x)| x.span.same_place(s.span)).map(|(m, _)| m.span)
                     })
                     .unwrap_or(s.span);
                 let by = format!("({}) + 1", i.span.text(src));
@@ -310,22 +286,16 @@ fn mutants_fail_at_the_right_place() {
     let t = std::time::Instant::now();
     let opts = VerifyOptions {
         timeout_s: 0,
-        keep_vpr: std::env::var("VIPER_KEEP")
-            .ok()
-            .map(std::path::PathBuf::from),
+        keep_vpr: std::env::var("VIPER_KEEP").ok().map(std::path::PathBuf::from),
         no_cache: true,
     };
     let reports = viper::verify_batch(&srcs, &opts);
     let mut bad = Vec::new();
     let mut programs = std::collections::BTreeSet::new();
     for ((m, src), r) in mutants.iter().zip(&srcs).zip(&reports) {
-        let placed = r
-            .diagnostics
-            .iter()
-            .any(|d| d.primary_span().is_some_and(|s| m.region.contains(s)));
-        let harmless = HARMLESS
-            .iter()
-            .any(|(p, o, _)| *p == m.program && *o == m.op);
+        let placed =
+            r.diagnostics.iter().any(|d| d.primary_span().is_some_and(|s| m.region.contains(s)));
+        let harmless = HARMLESS.iter().any(|(p, o, _)| *p == m.program && *o == m.op);
         let ok = match r.verdict {
             Verdict::Failed => placed,
             Verdict::Verified => harmless,
@@ -352,12 +322,6 @@ fn mutants_fail_at_the_right_place() {
         programs.len(),
         t.elapsed().as_secs_f64()
     );
-    assert!(
-        programs.len() >= 15,
-        "fewer than 15 programs with checked mutants"
-    );
-    assert!(
-        bad.is_empty(),
-        "mutants not reported at the right place: {bad:#?}"
-    );
+    assert!(programs.len() >= 15, "fewer than 15 programs with checked mutants");
+    assert!(bad.is_empty(), "mutants not reported at the right place: {bad:#?}");
 }

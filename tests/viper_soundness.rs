@@ -68,16 +68,10 @@ fn termination_is_checked_and_unencodable_clauses_are_refused() {
     for ((name, _, expected), got) in CASES.iter().zip(files) {
         assert_eq!(got["verdict"], *expected, "{name}: {got}");
         if *expected == "Failed" {
-            assert_eq!(
-                got["diagnostics"][0]["code"], "V-TERMINATION",
-                "{name}: {got}"
-            );
+            assert_eq!(got["diagnostics"][0]["code"], "V-TERMINATION", "{name}: {got}");
         }
         if *expected == "Unsupported" {
-            assert_eq!(
-                got["diagnostics"][0]["code"], "V-UNSUPPORTED",
-                "{name}: {got}"
-            );
+            assert_eq!(got["diagnostics"][0]["code"], "V-UNSUPPORTED", "{name}: {got}");
         }
     }
 }

@@ -45,8 +45,7 @@ impl std::str::FromStr for At {
             .ok_or_else(|| format!("`{s}`: the line must be a positive number"))?;
         let col = match parts.next() {
             Some(c) => Some(
-                c.parse::<usize>()
-                    .map_err(|_| format!("`{s}`: the column must be a number"))?,
+                c.parse::<usize>().map_err(|_| format!("`{s}`: the column must be a number"))?,
             ),
             None => None,
         };
@@ -113,9 +112,7 @@ impl DriverResult {
     }
 
     pub fn diagnostics(&self) -> impl Iterator<Item = (&SourceFile, &Diagnostic)> {
-        self.reports
-            .iter()
-            .flat_map(|r| r.diagnostics.iter().map(move |d| (&r.file, d)))
+        self.reports.iter().flat_map(|r| r.diagnostics.iter().map(move |d| (&r.file, d)))
     }
 }
 
@@ -123,10 +120,7 @@ impl DriverResult {
 pub fn front(name: &str, src: &str, opts: &ParseOptions) -> Result<Parsed, Report> {
     let parsed = registry::parse(src, opts);
     if parsed.has_errors() {
-        return Err(Report {
-            file: SourceFile::new(name, src),
-            diagnostics: parsed.diagnostics,
-        });
+        return Err(Report { file: SourceFile::new(name, src), diagnostics: parsed.diagnostics });
     }
     Ok(parsed)
 }
@@ -195,17 +189,10 @@ pub fn apply(name: &str, src: &str, opts: &DriverOptions) -> DriverResult {
             return res;
         }
     };
-    let warnings: Vec<Diagnostic> = parsed
-        .diagnostics
-        .iter()
-        .filter(|d| !d.is_error())
-        .cloned()
-        .collect();
+    let warnings: Vec<Diagnostic> =
+        parsed.diagnostics.iter().filter(|d| !d.is_error()).cloned().collect();
     if !warnings.is_empty() {
-        res.reports.push(Report {
-            file: SourceFile::new(name, src),
-            diagnostics: warnings,
-        });
+        res.reports.push(Report { file: SourceFile::new(name, src), diagnostics: warnings });
     }
     if !opts.overrides.is_empty() {
         if let Err(msg) = overrides_fit(src, &parsed, &opts.overrides) {
@@ -296,19 +283,11 @@ fn pending(st: &State, skip: &[usize]) -> Result<Vec<Pending>, Report> {
             let Some(opt) = registry::lookup(&a.keyword.name) else {
                 return Err(unreadable(st, a, Vec::new()));
             };
-            v.push(Pending {
-                site: s.clone(),
-                annotation: a.clone(),
-                opt,
-            });
+            v.push(Pending { site: s.clone(), annotation: a.clone(), opt });
         }
     }
     v.sort_by_key(|p| {
-        (
-            registry::rank(p.opt),
-            std::cmp::Reverse(p.site.depth),
-            p.annotation.span.lo,
-        )
+        (registry::rank(p.opt), std::cmp::Reverse(p.site.depth), p.annotation.span.lo)
     });
     Ok(v)
 }
@@ -319,10 +298,7 @@ fn request(st: &State, p: &Pending, overrides: &[(String, Raw)]) -> Result<Reque
     let mut params = registry::read(&st.text, st.parsed.dialect, &p.annotation)
         .map_err(|diags| unreadable(st, &p.annotation, diags))?;
     apply_overrides(&mut params, overrides, st.parsed.dialect);
-    Ok(Request {
-        annotation: p.annotation.clone(),
-        params,
-    })
+    Ok(Request { annotation: p.annotation.clone(), params })
 }
 
 fn unreadable(st: &State, a: &Annotation, diags: Vec<Diagnostic>) -> Report {
@@ -332,20 +308,15 @@ fn unreadable(st: &State, a: &Annotation, diags: Vec<Diagnostic>) -> Report {
     for e in diags.iter().take(3) {
         d = d.with_note(e.message.clone());
     }
-    Report {
-        file: st.file(),
-        diagnostics: vec![d],
-    }
+    Report { file: st.file(), diagnostics: vec![d] }
 }
 
 /// Set the overrides that `params`' optimization takes (checked by [`overrides_fit`]).
 fn apply_overrides(params: &mut Params, overrides: &[(String, Raw)], dialect: Dialect) {
     for (flag, raw) in overrides {
         let meta = params.opt.meta();
-        let Some(p) = meta
-            .params
-            .iter()
-            .find(|p| p.is_named(flag, Spelling::Flag) && !p.in_annotation)
+        let Some(p) =
+            meta.params.iter().find(|p| p.is_named(flag, Spelling::Flag) && !p.in_annotation)
         else {
             continue;
         };
@@ -411,21 +382,10 @@ fn apply_annotations(
         let site = next.site;
         let ann = &req.annotation;
         let removal = removal_span(&st.text, ann.span);
-        match step(
-            st,
-            names,
-            opts,
-            &site,
-            &req.params,
-            Some((ann, removal)),
-            &mut res.reports,
-        ) {
+        match step(st, names, opts, &site, &req.params, Some((ann, removal)), &mut res.reports) {
             Ok(edits) => {
                 // Map refused offsets into the new text.
-                refused = refused
-                    .iter()
-                    .filter_map(|&o| map_through(o, removal, &edits))
-                    .collect();
+                refused = refused.iter().filter_map(|&o| map_through(o, removal, &edits)).collect();
                 res.applied += 1;
             }
             Err(report) => {
@@ -451,9 +411,7 @@ fn suffix_notes(names: &mut NameGen, at: Span) -> Vec<Diagnostic> {
                 format!("generated name `{name}`: `{base}` is already used in the file"),
             )
             .with_primary(at, "rewritten here")
-            .with_help(format!(
-                "nothing to do; rename your `{base}` if you prefer the plain name"
-            ))
+            .with_help(format!("nothing to do; rename your `{base}` if you prefer the plain name"))
         })
         .collect()
 }
@@ -523,9 +481,7 @@ fn step(
         Some((_, removal)) => {
             let mut es = EditSet::new();
             es.push(Edit::delete(removal));
-            let text1 = es
-                .apply(&st.text)
-                .map_err(|e| internal(&before_file, e.to_string()))?;
+            let text1 = es.apply(&st.text).map_err(|e| internal(&before_file, e.to_string()))?;
             let parsed1 = parse(&text1, &st.reparse);
             let key = if site.keyword.start() >= removal.end() {
                 site.keyword.start() - removal.len()
@@ -562,10 +518,8 @@ fn step(
     };
     match outcome {
         Ok(applied) => {
-            let out = applied
-                .edits
-                .apply(&text1)
-                .map_err(|e| internal(&before_file, e.to_string()))?;
+            let out =
+                applied.edits.apply(&text1).map_err(|e| internal(&before_file, e.to_string()))?;
             let reparsed = parse(&out, &st.reparse);
             if reparsed.has_errors() {
                 let mut d = Diagnostic::internal(format!(
@@ -577,16 +531,11 @@ fn step(
                 for e in reparsed.errors().take(3) {
                     d = d.with_note(e.message.clone());
                 }
-                return Err(Report {
-                    file: before_file,
-                    diagnostics: vec![d],
-                });
+                return Err(Report { file: before_file, diagnostics: vec![d] });
             }
             names.add_written(&out, &applied.edits.written_ranges());
             let mut applied = applied;
-            applied
-                .diagnostics
-                .extend(suffix_notes(names, site1.keyword));
+            applied.diagnostics.extend(suffix_notes(names, site1.keyword));
             if !applied.diagnostics.is_empty() {
                 // Warnings and notes are reported against the step's input text.
                 warnings.push(Report {
@@ -611,10 +560,7 @@ fn step(
                 ))),
                 None => {}
             }
-            Err(Report {
-                file: before_file,
-                diagnostics: diags,
-            })
+            Err(Report { file: before_file, diagnostics: diags })
         }
     }
 }
@@ -643,11 +589,7 @@ pub fn resolve_at(src: &str, parsed: &Parsed, opt: Opt, at: &At) -> Result<Site,
         .collect();
     let line_of = |o: usize| lines.line(o);
     let col_of = |o: usize| lines.line_col(src, o).1;
-    let what = kinds
-        .iter()
-        .map(|k| registry::site_name(*k))
-        .collect::<Vec<_>>()
-        .join(" or ");
+    let what = kinds.iter().map(|k| registry::site_name(*k)).collect::<Vec<_>>().join(" or ");
     // 1. Header regions containing the line.
     let mut cands: Vec<&Site> = all
         .iter()
@@ -730,10 +672,7 @@ fn apply_cli_steps(
         match resolve_at(&st.text, &st.parsed, s.params.opt, &s.at) {
             Ok(site) => targets.push((site.keyword.start(), site.kind)),
             Err(d) => {
-                res.reports.push(Report {
-                    file: st.file(),
-                    diagnostics: vec![d],
-                });
+                res.reports.push(Report { file: st.file(), diagnostics: vec![d] });
                 res.bad_input = true;
                 return;
             }
@@ -750,10 +689,7 @@ fn apply_cli_steps(
                 file: st.file(),
                 diagnostics: vec![Diagnostic::error(
                     "A0005",
-                    format!(
-                        "step {}: its target was rewritten by an earlier step",
-                        i + 1
-                    ),
+                    format!("step {}: its target was rewritten by an earlier step", i + 1),
                 )
                 .with_help("apply this step in a separate run on the output")],
             });
@@ -763,9 +699,7 @@ fn apply_cli_steps(
         // An in-source annotation of the same kind on the construct is superseded (A0031).
         let superseded = superseded_annotation(&st.parsed.program, &site, params.opt);
         let before = st.file();
-        let removal = superseded
-            .as_ref()
-            .map(|a| (a, removal_span(&st.text, a.span)));
+        let removal = superseded.as_ref().map(|a| (a, removal_span(&st.text, a.span)));
         match step(st, names, opts, &site, params, removal, &mut res.reports) {
             Ok(edits) => {
                 res.applied += 1;
@@ -790,11 +724,7 @@ fn apply_cli_steps(
                 // `step` labels the annotation it removed as the request; here the request is
                 // the command line, and the annotation stays in the (unchanged) file.
                 if let Some(a) = &superseded {
-                    for l in report
-                        .diagnostics
-                        .iter_mut()
-                        .flat_map(|d| d.labels.iter_mut())
-                    {
+                    for l in report.diagnostics.iter_mut().flat_map(|d| d.labels.iter_mut()) {
                         if l.span.same_place(a.span) && l.message == "requested here" {
                             l.message = "in-source annotation, superseded by --opt".into();
                         }
@@ -820,11 +750,7 @@ fn superseded_annotation(program: &Program, site: &Site, opt: Opt) -> Option<Ann
     }
     let all = sites(program);
     let same_method = |s: &&Site| s.method == site.method && s.class == site.class;
-    let pars = all
-        .iter()
-        .filter(same_method)
-        .filter(|s| s.kind == SiteKind::Par)
-        .count();
+    let pars = all.iter().filter(same_method).filter(|s| s.kind == SiteKind::Par).count();
     if pars != 1 {
         return None;
     }

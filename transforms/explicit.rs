@@ -64,11 +64,7 @@ pub(super) fn via_explicit_form(ctx: &mut Ctx, site: &Site, params: &Params) -> 
             Ok(out) => {
                 // One replacement of the region that differs (the loop statement).
                 let src = ctx.src;
-                let pre = src
-                    .bytes()
-                    .zip(out.bytes())
-                    .take_while(|(a, b)| a == b)
-                    .count();
+                let pre = src.bytes().zip(out.bytes()).take_while(|(a, b)| a == b).count();
                 let max_suf = src.len().min(out.len()) - pre;
                 let suf = src
                     .bytes()
@@ -79,10 +75,8 @@ pub(super) fn via_explicit_form(ctx: &mut Ctx, site: &Site, params: &Params) -> 
                     .count();
                 // The region covers at least the loop statement (its annotation included), and
                 // its cut stays on character boundaries (the texts agree outside the region).
-                let (mut lo, mut hi) = (
-                    pre.min(stmt_span.start()),
-                    (src.len() - suf).max(stmt_span.end()),
-                );
+                let (mut lo, mut hi) =
+                    (pre.min(stmt_span.start()), (src.len() - suf).max(stmt_span.end()));
                 while !src.is_char_boundary(lo) || !out.is_char_boundary(lo) {
                     lo -= 1;
                 }
@@ -93,10 +87,7 @@ pub(super) fn via_explicit_form(ctx: &mut Ctx, site: &Site, params: &Params) -> 
                 }
                 let mut edits = EditSet::new();
                 edits.replace(Span::new(lo, hi), &out[lo..out_hi]);
-                Ok(Applied {
-                    edits,
-                    diagnostics: map(applied.diagnostics),
-                })
+                Ok(Applied { edits, diagnostics: map(applied.diagnostics) })
             }
         },
     })

@@ -91,11 +91,7 @@ pub struct Param {
 impl Choice {
     /// A word spelled the same everywhere, with nothing to add.
     pub const fn plain(word: &'static str) -> Choice {
-        Choice {
-            value: word,
-            word,
-            meaning: "",
-        }
+        Choice { value: word, word, meaning: "" }
     }
 }
 
@@ -143,26 +139,17 @@ impl Param {
 
     /// Not required with `--opt` or in plans.
     pub const fn optional(self) -> Param {
-        Param {
-            required: false,
-            ..self
-        }
+        Param { required: false, ..self }
     }
 
     /// The value taken when it is not given.
     pub const fn or(self, default: &'static str) -> Param {
-        Param {
-            default: Some(default),
-            ..self
-        }
+        Param { default: Some(default), ..self }
     }
 
     /// Other plan keys for it.
     pub const fn aliases(self, plan_aliases: &'static [&'static str]) -> Param {
-        Param {
-            plan_aliases,
-            ..self
-        }
+        Param { plan_aliases, ..self }
     }
 
     /// The annotation symbol of a count (`K` of `<K>`).
@@ -207,10 +194,7 @@ pub struct Params {
 
 impl Params {
     pub fn new(opt: Opt) -> Params {
-        Params {
-            opt,
-            values: Vec::new(),
-        }
+        Params { opt, values: Vec::new() }
     }
 
     pub fn get(&self, key: &str) -> Option<&Value> {
@@ -335,9 +319,7 @@ pub fn read_annotation(
         .with_help(help)]);
     }
     fill_defaults(&mut params, Dialect::V1).map_err(|e| {
-        vec![Diagnostic::internal(format!(
-            "a default parameter does not read: {e:?}"
-        ))]
+        vec![Diagnostic::internal(format!("a default parameter does not read: {e:?}"))]
     })?;
     Ok(params)
 }
@@ -350,9 +332,7 @@ fn read_operand(
     help: &str,
 ) -> Result<Value, Vec<Diagnostic>> {
     let err = |msg: String, span: Span, label: String| {
-        vec![Diagnostic::error("A0003", msg)
-            .with_primary(span, label)
-            .with_help(help.to_string())]
+        vec![Diagnostic::error("A0003", msg).with_primary(span, label).with_help(help.to_string())]
     };
     match p.kind {
         Kind::Name => match r.name() {
@@ -376,9 +356,7 @@ fn read_operand(
                 ));
             }
             if r.at_semicolon() {
-                let after = prev
-                    .map(|q| format!(" after {}", q.syntax))
-                    .unwrap_or_default();
+                let after = prev.map(|q| format!(" after {}", q.syntax)).unwrap_or_default();
                 return Err(err(
                     format!("`gpuopt {word}` lacks the number {sym}{after}"),
                     Span::new(r.prev_end(), r.span().end()),
@@ -386,10 +364,7 @@ fn read_operand(
                 ));
             }
             Err(err(
-                format!(
-                    "`gpuopt {word}` needs the number {sym}, found {}",
-                    r.found()
-                ),
+                format!("`gpuopt {word}` needs the number {sym}, found {}", r.found()),
                 r.span(),
                 format!("expected an unsigned integer {sym}"),
             ))
@@ -446,13 +421,7 @@ fn read_operand(
                 format!("expected {}", p.what),
             )),
         },
-        Kind::List {
-            item,
-            after,
-            label,
-            example,
-            ..
-        } => {
+        Kind::List { item, after, label, example, .. } => {
             let mut items = Vec::new();
             while !r.at_end() {
                 r.eat_comma();
@@ -481,12 +450,9 @@ fn operand(
     help: &str,
 ) -> Result<Expr, Vec<Diagnostic>> {
     if r.at_end() {
-        return Err(vec![Diagnostic::error(
-            "A0003",
-            format!("`gpuopt {word}` lacks {what}"),
-        )
-        .with_primary(r.span(), format!("expected {what}"))
-        .with_help(help.to_string())]);
+        return Err(vec![Diagnostic::error("A0003", format!("`gpuopt {word}` lacks {what}"))
+            .with_primary(r.span(), format!("expected {what}"))
+            .with_help(help.to_string())]);
     }
     r.operand()
 }
@@ -498,10 +464,7 @@ fn or_list<S: AsRef<str>>(items: &[S]) -> String {
         [one] => one.as_ref().to_string(),
         [init @ .., last] => format!(
             "{} or {}",
-            init.iter()
-                .map(|s| s.as_ref())
-                .collect::<Vec<_>>()
-                .join(", "),
+            init.iter().map(|s| s.as_ref()).collect::<Vec<_>>().join(", "),
             last.as_ref()
         ),
     }
@@ -589,10 +552,9 @@ impl StepError {
     /// The message with parameter names spelt by `name` (e.g. `--tile-size` or `` `tile_size` ``).
     pub fn message(&self, opt: &str, name: impl Fn(&str) -> String) -> String {
         match self {
-            StepError::UnknownOpt(o) => format!(
-                "unknown optimization `{o}` (known: {})",
-                super::registry::known_names()
-            ),
+            StepError::UnknownOpt(o) => {
+                format!("unknown optimization `{o}` (known: {})", super::registry::known_names())
+            }
             StepError::Missing { field } => format!("{opt} needs {}", name(field)),
             StepError::Invalid { field, message } => format!("{} {message}", name(field)),
             StepError::NotApplicable { field } => {
@@ -614,17 +576,13 @@ pub fn build(
     let mut params = Params::new(opt);
     for (name, v) in raw {
         let Some(p) = meta.params.iter().find(|p| p.is_named(name, spelling)) else {
-            return Err(StepError::NotApplicable {
-                field: name.clone(),
-            });
+            return Err(StepError::NotApplicable { field: name.clone() });
         };
         params.set(p.key, value(p, v, name, dialect)?);
     }
     for p in meta.params {
         if params.get(p.key).is_none() && p.required && p.default.is_none() {
-            return Err(StepError::Missing {
-                field: p.name_in(spelling).to_string(),
-            });
+            return Err(StepError::Missing { field: p.name_in(spelling).to_string() });
         }
     }
     fill_defaults(&mut params, dialect)?;
@@ -649,10 +607,7 @@ fn fill_defaults(params: &mut Params, dialect: Dialect) -> Result<(), StepError>
 
 /// Read one raw value of `p` (named `name` by the user).
 pub fn value(p: &Param, raw: &Raw, name: &str, dialect: Dialect) -> Result<Value, StepError> {
-    let invalid = |message: String| StepError::Invalid {
-        field: name.to_string(),
-        message,
-    };
+    let invalid = |message: String| StepError::Invalid { field: name.to_string(), message };
     let texts = raw.texts();
     let one = || -> Result<String, StepError> {
         match texts.as_slice() {
@@ -699,19 +654,13 @@ pub fn value(p: &Param, raw: &Raw, name: &str, dialect: Dialect) -> Result<Value
                 .map(|t| expr(&t))
                 .collect::<Result<Vec<_>, _>>()?;
             if items.is_empty() {
-                return Err(StepError::Missing {
-                    field: name.to_string(),
-                });
+                return Err(StepError::Missing { field: name.to_string() });
             }
             Value::Exprs(items)
         }
         Kind::Pair { both, .. } => {
             let parts: Vec<String> = match texts.as_slice() {
-                [] => {
-                    return Err(StepError::Missing {
-                        field: name.to_string(),
-                    })
-                }
+                [] => return Err(StepError::Missing { field: name.to_string() }),
                 [one] => split_top(one, ','),
                 many => many.to_vec(),
             };

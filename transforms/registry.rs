@@ -38,9 +38,7 @@ pub static ALL: &[&dyn Registered] = &[
 
 /// The optimization a word names: its command-line name or its Alpinist keyword.
 pub fn lookup(word: &str) -> Option<Opt> {
-    ALL.iter()
-        .copied()
-        .find(|o| o.meta().name == word || o.meta().keyword == word)
+    ALL.iter().copied().find(|o| o.meta().name == word || o.meta().keyword == word)
 }
 
 /// Position in the application order.
@@ -61,11 +59,7 @@ pub fn known_names() -> String {
 /// One word of every optimization in order (only of those whose keyword and name differ, with
 /// `renamed`).
 fn words(word: fn(&Meta) -> &'static str, renamed: bool) -> Vec<&'static str> {
-    ALL.iter()
-        .map(|o| o.meta())
-        .filter(|m| !renamed || m.keyword != m.name)
-        .map(word)
-        .collect()
+    ALL.iter().map(|o| o.meta()).filter(|m| !renamed || m.keyword != m.name).map(word).collect()
 }
 
 /// The name of a site kind, for messages ("loop", "par block", "method").
@@ -79,12 +73,7 @@ pub fn site_name(k: SiteKind) -> &'static str {
 
 /// What an optimization's targets are called: "loop", "par block or method".
 pub fn target_name(opt: Opt) -> String {
-    opt.meta()
-        .sites
-        .iter()
-        .map(|k| site_name(*k))
-        .collect::<Vec<_>>()
-        .join(" or ")
+    opt.meta().sites.iter().map(|k| site_name(*k)).collect::<Vec<_>>().join(" or ")
 }
 
 /// An annotation with its optimization and parameters.
@@ -114,22 +103,15 @@ pub fn read(src: &str, dialect: Dialect, ann: &Annotation) -> Result<Params, Vec
         };
         let keywords = words(|m| m.keyword, false);
         let synonyms = words(|m| m.name, true);
-        let span = if word.is_empty() {
-            ann.end
-        } else {
-            ann.keyword.span
-        };
-        return Err(vec![Diagnostic::error(
-            "A0003",
-            format!("unknown optimization {found}"),
-        )
-        .with_primary(span, "not an optimization")
-        .with_note(format!(
-            "known: {} (and the synonyms {})",
-            keywords.join(", "),
-            synonyms.join(", ")
-        ))
-        .with_help("use one of the known optimization names")]);
+        let span = if word.is_empty() { ann.end } else { ann.keyword.span };
+        return Err(vec![Diagnostic::error("A0003", format!("unknown optimization {found}"))
+            .with_primary(span, "not an optimization")
+            .with_note(format!(
+                "known: {} (and the synonyms {})",
+                keywords.join(", "),
+                synonyms.join(", ")
+            ))
+            .with_help("use one of the known optimization names")]);
     };
     read_annotation(opt, src, dialect, ann)
 }
@@ -139,10 +121,7 @@ pub fn requests(src: &str, dialect: Dialect, site: &Site) -> Vec<Request> {
     site.annotations
         .iter()
         .filter_map(|a| {
-            read(src, dialect, a).ok().map(|params| Request {
-                annotation: a.clone(),
-                params,
-            })
+            read(src, dialect, a).ok().map(|params| Request { annotation: a.clone(), params })
         })
         .collect()
 }
@@ -188,10 +167,7 @@ pub fn check_annotations(src: &str, parsed: &Parsed) -> Vec<Diagnostic> {
                     par_annotations()
                 ));
             }
-            d = d.with_help(format!(
-                "place `gpuopt {}` {}",
-                a.keyword.name, meta.placement
-            ));
+            d = d.with_help(format!("place `gpuopt {}` {}", a.keyword.name, meta.placement));
             diags.push(d);
         }
         if exclusive.len() > 1 {
@@ -258,9 +234,7 @@ pub fn parse(src: &str, opts: &crate::front::ParseOptions) -> Parsed {
     let more = check_annotations(src, &parsed);
     if !more.is_empty() {
         parsed.diagnostics.extend(more);
-        parsed
-            .diagnostics
-            .sort_by_key(|d| (d.primary_span().map_or(0, |s| s.lo), !d.is_error()));
+        parsed.diagnostics.sort_by_key(|d| (d.primary_span().map_or(0, |s| s.lo), !d.is_error()));
     }
     parsed
 }

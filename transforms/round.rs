@@ -46,9 +46,7 @@ pub(super) fn independent_batch(parsed: &Parsed, pend: &[Pending]) -> Vec<usize>
         let carries = all.iter().any(|s| {
             site.span.contains(s.span)
                 && !s.keyword.same_place(site.keyword)
-                && s.annotations
-                    .iter()
-                    .any(|a| registry::lookup(&a.keyword.name) == Some(kind))
+                && s.annotations.iter().any(|a| registry::lookup(&a.keyword.name) == Some(kind))
         });
         if carries && names_fresh {
             break;
@@ -94,16 +92,12 @@ pub(super) fn round_reparsed(
     for (site, req) in batch {
         let ann = &req.annotation;
         let removal = removal_span(&st.text, ann.span);
-        let point = removals
-            .map_offset(removal.start())
-            .unwrap_or(removal.start());
+        let point = removals.map_offset(removal.start()).unwrap_or(removal.start());
         let Some(key) = removals.map_offset(site.keyword.start()) else {
             *names = names_before;
             return false;
         };
-        let Some(site1) = sites1
-            .iter()
-            .find(|s| s.keyword.start() == key && s.kind == site.kind)
+        let Some(site1) = sites1.iter().find(|s| s.keyword.start() == key && s.kind == site.kind)
         else {
             *names = names_before;
             return false;
@@ -125,8 +119,7 @@ pub(super) fn round_reparsed(
             Ok(mut a) => {
                 applied += 1;
                 all.extend(a.edits);
-                a.diagnostics
-                    .extend(suffix_notes(&mut *names, site1.keyword));
+                a.diagnostics.extend(suffix_notes(&mut *names, site1.keyword));
                 if !a.diagnostics.is_empty() {
                     reports.push((false, relabel(a.diagnostics, back)));
                 }
@@ -158,25 +151,15 @@ pub(super) fn round_reparsed(
         if is_refusal {
             res.refused += 1;
         }
-        res.reports.push(Report {
-            file: before_file.clone(),
-            diagnostics: diags,
-        });
+        res.reports.push(Report { file: before_file.clone(), diagnostics: diags });
     }
     // Earlier refusals lie outside every edit of the round; this round's refusals are restored
     // at their points, after the kept edits and the restorations before them.
-    let restored_before = |p: usize| -> usize {
-        restore
-            .iter()
-            .filter(|(q, _)| *q < p)
-            .map(|(_, t)| t.len())
-            .sum()
-    };
+    let restored_before =
+        |p: usize| -> usize { restore.iter().filter(|(q, _)| *q < p).map(|(_, t)| t.len()).sum() };
     let to_out = |o1: usize| kept.map_offset(o1).map(|o| o + restored_before(o1));
-    let mut now: Vec<usize> = refused
-        .iter()
-        .filter_map(|&o| removals.map_offset(o).and_then(to_out))
-        .collect();
+    let mut now: Vec<usize> =
+        refused.iter().filter_map(|&o| removals.map_offset(o).and_then(to_out)).collect();
     for (p, t) in &restore {
         let lead = t.len() - t.trim_start().len();
         if let Some(o) = to_out(*p) {
@@ -206,8 +189,6 @@ fn unmap(removals: &EditSet, o: usize) -> usize {
     o
 }
 
-
-
 /// Apply `batch` as one round (see [`round_reparsed`] for the meaning), trying first without
 /// the parse of the text with the annotations removed: each consumed annotation is replaced by
 /// a marker comment of the same length, so the parse of the current text stays valid for the
@@ -230,10 +211,7 @@ pub(super) fn round(
                 if is_refusal {
                     res.refused += 1;
                 }
-                res.reports.push(Report {
-                    file: before_file.clone(),
-                    diagnostics: diags,
-                });
+                res.reports.push(Report { file: before_file.clone(), diagnostics: diags });
             }
             *refused = done.refused;
             names.add_written(&done.text, &done.written);
@@ -353,10 +331,7 @@ fn round_marked(
             let [o] = at.as_slice() else {
                 return None;
             };
-            fix.replace(
-                Span::new(*o, o + m.len()),
-                batch[i].1.annotation.span.text(&st.text),
-            );
+            fix.replace(Span::new(*o, o + m.len()), batch[i].1.annotation.span.text(&st.text));
             kept.push(*o);
         }
     }
@@ -367,10 +342,8 @@ fn round_marked(
     }
     // Earlier refusals lie outside every edit (markers keep every length), this round's are
     // where their markers were.
-    let mut now: Vec<usize> = refused
-        .iter()
-        .filter_map(|&o| all.map_offset(o).and_then(|o| fix.map_offset(o)))
-        .collect();
+    let mut now: Vec<usize> =
+        refused.iter().filter_map(|&o| all.map_offset(o).and_then(|o| fix.map_offset(o))).collect();
     // A restored annotation starts where its marker started, moved by the edits before it.
     let moved_to = |o: usize| -> usize {
         let delta: isize = fix
@@ -388,12 +361,5 @@ fn round_marked(
         .filter_map(|(lo, hi)| Some((fix.map_offset(lo)?, fix.map_offset(hi).unwrap_or(hi))))
         .collect();
     written.extend(fix.written_ranges());
-    Some(Done {
-        text,
-        parsed,
-        written,
-        reports,
-        applied: applied_steps.len(),
-        refused: now,
-    })
+    Some(Done { text, parsed, written, reports, applied: applied_steps.len(), refused: now })
 }

@@ -74,9 +74,7 @@ pub fn is_atomic(src: &str, e: &Expr) -> bool {
 /// `text` wrapped in parentheses unless it is a plain word, number or already bracketed call.
 pub fn paren(text: &str) -> String {
     let t = text.trim();
-    let simple = t
-        .chars()
-        .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+    let simple = t.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.')
         || (t.starts_with('(') && balanced_outer(t));
     if simple {
         t.to_string()
@@ -136,11 +134,9 @@ pub fn subst_fn<'a>(
     with: &'a str,
 ) -> impl FnMut(&Expr, bool) -> Option<String> + 'a {
     move |x: &Expr, delimited: bool| match &x.kind {
-        ExprKind::Name(id) if id.name == name => Some(if delimited {
-            with.to_string()
-        } else {
-            paren(with)
-        }),
+        ExprKind::Name(id) if id.name == name => {
+            Some(if delimited { with.to_string() } else { paren(with) })
+        }
         ExprKind::Quant { bindings, .. } if bindings.iter().any(|b| b.name.name == name) => {
             Some(x.span.text(src).to_string())
         }
@@ -174,9 +170,7 @@ pub fn print_simple(e: &Expr) -> String {
         K::Length(x) => format!("{}.length", op(x)),
         K::Index(a, i) => format!("{}[{}]", op(a), print_simple(i)),
         K::Old(x, _) => format!("\\old({})", print_simple(x)),
-        K::Call {
-            recv, name, args, ..
-        } => {
+        K::Call { recv, name, args, .. } => {
             let args: Vec<String> = args.iter().map(print_simple).collect();
             match recv {
                 Some(r) => format!("{}.{}({})", op(r), name.name, args.join(", ")),
@@ -201,22 +195,13 @@ pub fn subst_names(e: &Expr, map: &BTreeMap<String, Expr>) -> Option<Expr> {
         K::Cond(c, x, y) => K::Cond(b(c)?, b(x)?, b(y)?),
         K::Field(x, f) => K::Field(b(x)?, f.clone()),
         K::Index(x, i) => K::Index(b(x)?, b(i)?),
-        K::Call {
-            recv,
-            name,
-            args,
-            ghost,
-            null_safe,
-        } if ghost.is_empty() => K::Call {
+        K::Call { recv, name, args, ghost, null_safe } if ghost.is_empty() => K::Call {
             recv: match recv {
                 Some(r) => Some(b(r)?),
                 None => None,
             },
             name: name.clone(),
-            args: args
-                .iter()
-                .map(|a| subst_names(a, map))
-                .collect::<Option<_>>()?,
+            args: args.iter().map(|a| subst_names(a, map)).collect::<Option<_>>()?,
             ghost: ghost.clone(),
             null_safe: *null_safe,
         },

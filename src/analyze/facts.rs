@@ -65,12 +65,8 @@ pub fn facts_at(program: &Program, class: Option<&Class>, method: &Method, point
     for p in &method.params {
         tr.declare(&p.name.name, &p.ty);
     }
-    let mut facts = Facts {
-        tr,
-        facts: Vec::new(),
-        enclosing_par: Vec::new(),
-        enclosing_loops: Vec::new(),
-    };
+    let mut facts =
+        Facts { tr, facts: Vec::new(), enclosing_par: Vec::new(), enclosing_loops: Vec::new() };
     // Sized parameter types give length facts; lengths are non-negative.
     for p in &method.params {
         if let TypeKind::Array(_, Some(n)) = &p.ty.kind {
@@ -340,10 +336,7 @@ fn execute(f: &mut Facts, s: &Stmt, everywhere: &[Expr]) {
             }
         }
         StmtKind::Ghost(inner) => execute(f, inner, everywhere),
-        StmtKind::Spec {
-            kind: SpecKind::Assert | SpecKind::Assume | SpecKind::Inhale,
-            expr,
-        } => {
+        StmtKind::Spec { kind: SpecKind::Assert | SpecKind::Assume | SpecKind::Inhale, expr } => {
             f.assume(expr);
         }
         StmtKind::While(l) | StmtKind::For(l) => {

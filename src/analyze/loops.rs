@@ -135,18 +135,14 @@ pub fn analyze(s: &Stmt, var: Option<&str>, header: Span) -> Result<LoopShape, V
     let Some(guard) = lp.cond.clone() else {
         return Err(vec![Diagnostic::error("A106", "the loop has no guard")
             .with_primary(header, "loop without a guard")
-            .with_help(
-                "give the loop a guard that mentions the iteration variable",
-            )]);
+            .with_help("give the loop a guard that mentions the iteration variable")]);
     };
     let assigned = assigned_vars(s);
     let var = match var {
         Some(v) => v.to_string(),
         None => {
-            let cands: Vec<String> = expr_names(&guard)
-                .into_iter()
-                .filter(|n| updates_of(lp, n).len() == 1)
-                .collect();
+            let cands: Vec<String> =
+                expr_names(&guard).into_iter().filter(|n| updates_of(lp, n).len() == 1).collect();
             if cands.len() != 1 {
                 return Err(vec![Diagnostic::error("A101", "cannot infer the iteration variable of this loop")
                     .with_primary(header, "which variable is the iteration variable?")
@@ -192,9 +188,9 @@ pub fn analyze(s: &Stmt, var: Option<&str>, header: Span) -> Result<LoopShape, V
         for u in &ups {
             d = d.with_secondary(u.span, format!("update of `{var}`"));
         }
-        return Err(vec![d.with_help(format!(
-            "advance `{var}` by a single statement per iteration"
-        ))]);
+        return Err(vec![
+            d.with_help(format!("advance `{var}` by a single statement per iteration"))
+        ]);
     }
     let upd = ups[0];
     let in_header = lp.update.iter().any(|u| u.span.contains(upd.span));
@@ -209,10 +205,7 @@ pub fn analyze(s: &Stmt, var: Option<&str>, header: Span) -> Result<LoopShape, V
             format!("the update of `{var}` is conditional or nested"),
         )
         .with_primary(header, "loop")
-        .with_secondary(
-            upd.span,
-            "this update is not a top-level statement of the body",
-        )
+        .with_secondary(upd.span, "this update is not a top-level statement of the body")
         .with_help(format!(
             "update `{var}` unconditionally, as a top-level statement of the body"
         ))]);
@@ -237,23 +230,16 @@ pub fn analyze(s: &Stmt, var: Option<&str>, header: Span) -> Result<LoopShape, V
     }
     // Guard: mentions var, other variables not assigned, reads no array the loop writes.
     if !mentions(&guard, &var) {
-        return Err(vec![Diagnostic::error(
-            "A106",
-            format!("the guard does not mention `{var}`"),
-        )
-        .with_primary(header, "loop")
-        .with_secondary(guard.span, "guard")
-        .with_help("annotate the variable the guard tests")]);
+        return Err(vec![Diagnostic::error("A106", format!("the guard does not mention `{var}`"))
+            .with_primary(header, "loop")
+            .with_secondary(guard.span, "guard")
+            .with_help("annotate the variable the guard tests")]);
     }
-    let bad: Vec<String> = expr_names(&guard)
-        .into_iter()
-        .filter(|n| n != &var && assigned.contains(n))
-        .collect();
+    let bad: Vec<String> =
+        expr_names(&guard).into_iter().filter(|n| n != &var && assigned.contains(n)).collect();
     let written = assigned_arrays(s);
-    let bad_arr: Vec<String> = read_arrays(&guard)
-        .into_iter()
-        .filter(|a| written.contains(a))
-        .collect();
+    let bad_arr: Vec<String> =
+        read_arrays(&guard).into_iter().filter(|a| written.contains(a)).collect();
     let mut has_call = false;
     walk_expr(&guard, &mut |x| {
         if matches!(x.kind, ExprKind::Call { .. }) {
@@ -267,13 +253,8 @@ pub fn analyze(s: &Stmt, var: Option<&str>, header: Span) -> Result<LoopShape, V
             "the guard depends on something the loop changes",
         )
         .with_primary(header, "loop")
-        .with_secondary(
-            guard.span,
-            format!("reads {} which the loop assigns", what.join(", ")),
-        )
-        .with_help(format!(
-            "make `{var}` the only thing in the guard that the loop changes"
-        ))]);
+        .with_secondary(guard.span, format!("reads {} which the loop assigns", what.join(", ")))
+        .with_help(format!("make `{var}` the only thing in the guard that the loop changes"))]);
     }
     let _ = has_call; // calls in a guard are translated as pure functions (uninterpreted)
                       // Bound conjuncts of the invariants.
@@ -404,9 +385,7 @@ pub fn entry_facts(
         Term::Int(i) => i,
         _ => return Err(format!("`{}` is not an integer", shape.var)),
     };
-    let step =
-        f.tr.int(&shape.step)
-            .map_err(|u| format!("the step cannot be encoded: {}", u.0))?;
+    let step = f.tr.int(&shape.step).map_err(|u| format!("the step cannot be encoded: {}", u.0))?;
     Ok(Entry { facts: f, i0, step })
 }
 
@@ -464,10 +443,7 @@ pub fn upd_pow(op: UpdOp, i: &Z3Int, c: &Z3Int, j: u64) -> Z3Int {
 
 /// The guard with the iteration variable bound to `value`.
 pub fn guard_at(f: &mut Facts, shape: &LoopShape, value: &Z3Int) -> Result<Z3Bool, String> {
-    let prev =
-        f.tr.env
-            .bound
-            .insert(shape.var.clone(), Term::Int(value.clone()));
+    let prev = f.tr.env.bound.insert(shape.var.clone(), Term::Int(value.clone()));
     let g = f.tr.bool(&shape.guard).map_err(|u| u.0);
     match prev {
         Some(p) => {
@@ -502,10 +478,7 @@ pub fn upd_text(shape: &LoopShape, i_text: &str, step_text: &str, j: u64) -> Str
         },
         (UpdOp::Mul | UpdOp::Div, Some(c)) => match lit_pow(c, j) {
             Some(v) => format!("{i_text} {sym} {v}"),
-            None => format!(
-                "{i_text} {sym} ({})",
-                vec![c.to_string(); j as usize].join(" * ")
-            ),
+            None => format!("{i_text} {sym} ({})", vec![c.to_string(); j as usize].join(" * ")),
         },
         (UpdOp::Add | UpdOp::Sub, None) => {
             if j == 1 {
@@ -528,9 +501,7 @@ pub fn upd_text(shape: &LoopShape, i_text: &str, step_text: &str, j: u64) -> Str
 /// Parenthesise text unless it is a single word or literal.
 pub fn paren_if_complex(t: &str) -> String {
     let t = t.trim();
-    if t.chars()
-        .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
-    {
+    if t.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.') {
         t.to_string()
     } else {
         format!("({t})")
@@ -615,16 +586,8 @@ impl Desugared {
                 if sp.start() >= lo && sp.end() <= hi {
                     return origin;
                 }
-                let start = if sp.start() < lo {
-                    self.back(sp.start())
-                } else {
-                    origin.start()
-                };
-                let end = if sp.end() > hi {
-                    self.back(sp.end())
-                } else {
-                    origin.end()
-                };
+                let start = if sp.start() < lo { self.back(sp.start()) } else { origin.start() };
+                let end = if sp.end() > hi { self.back(sp.end()) } else { origin.end() };
                 return Span::new(start, end.max(start));
             }
             delta += new_len as isize - old.len() as isize;
@@ -649,15 +612,7 @@ impl Desugared {
 /// The explicit form of `s` if it is a ranged `for` (`Ok(None)` for any other statement).
 /// `newline` is the file's line ending.
 pub fn desugar_ranged(src: &str, s: &Stmt, newline: &str) -> Result<Option<Desugared>, String> {
-    let StmtKind::RangedFor {
-        prefix,
-        ty,
-        var,
-        lo,
-        hi,
-        ..
-    } = &s.kind
-    else {
+    let StmtKind::RangedFor { prefix, ty, var, lo, hi, .. } = &s.kind else {
         return Ok(None);
     };
     // The header `T i = lo .. hi` must sit right after `for (` (no comment in between).
@@ -716,9 +671,6 @@ pub fn desugar_ranged(src: &str, s: &Stmt, newline: &str) -> Result<Option<Desug
     text.push_str(&src[header.end()..]);
     Ok(Some(Desugared {
         text,
-        edits: vec![
-            (Span::new(at, at), inv.len(), header),
-            (header, head.len(), header),
-        ],
+        edits: vec![(Span::new(at, at), inv.len(), header), (header, head.len(), header)],
     }))
 }

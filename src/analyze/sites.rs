@@ -81,52 +81,23 @@ fn stmt_sites(s: &Stmt, class: Option<&Class>, m: &Method, depth: usize, out: &m
     };
     match &s.kind {
         StmtKind::While(l) | StmtKind::For(l) => {
-            let word = if matches!(s.kind, StmtKind::While(_)) {
-                "while"
-            } else {
-                "for"
-            };
-            out.push(mk(
-                SiteKind::Loop,
-                word.into(),
-                l.keyword,
-                l.prefix.annotations.clone(),
-            ));
+            let word = if matches!(s.kind, StmtKind::While(_)) { "while" } else { "for" };
+            out.push(mk(SiteKind::Loop, word.into(), l.keyword, l.prefix.annotations.clone()));
             stmt_sites(&l.body, class, m, depth + 1, out);
         }
-        StmtKind::RangedFor {
-            prefix,
-            body,
-            keyword,
-            ..
-        } => {
-            out.push(mk(
-                SiteKind::Loop,
-                "for".into(),
-                *keyword,
-                prefix.annotations.clone(),
-            ));
+        StmtKind::RangedFor { prefix, body, keyword, .. } => {
+            out.push(mk(SiteKind::Loop, "for".into(), *keyword, prefix.annotations.clone()));
             stmt_sites(body, class, m, depth + 1, out);
         }
         StmtKind::Par(p) => {
-            let name = p.arms[0]
-                .label
-                .as_ref()
-                .map_or_else(|| "par".to_string(), |l| l.name.clone());
-            out.push(mk(
-                SiteKind::Par,
-                name,
-                p.keyword,
-                p.prefix.annotations.clone(),
-            ));
+            let name =
+                p.arms[0].label.as_ref().map_or_else(|| "par".to_string(), |l| l.name.clone());
+            out.push(mk(SiteKind::Par, name, p.keyword, p.prefix.annotations.clone()));
             for a in &p.arms {
                 stmt_sites(&a.body, class, m, depth + 1, out);
             }
         }
-        StmtKind::Block(b) => b
-            .stmts
-            .iter()
-            .for_each(|x| stmt_sites(x, class, m, depth, out)),
+        StmtKind::Block(b) => b.stmts.iter().for_each(|x| stmt_sites(x, class, m, depth, out)),
         StmtKind::If { then, els, .. } => {
             stmt_sites(then, class, m, depth, out);
             if let Some(e) = els {
@@ -134,13 +105,12 @@ fn stmt_sites(s: &Stmt, class: Option<&Class>, m: &Method, depth: usize, out: &m
             }
         }
         StmtKind::Ghost(x) => stmt_sites(x, class, m, depth, out),
-        StmtKind::Invariant { body, .. } | StmtKind::Atomic { body, .. } => body
-            .stmts
-            .iter()
-            .for_each(|x| stmt_sites(x, class, m, depth, out)),
-        StmtKind::Parallel { body, .. } => body
-            .iter()
-            .for_each(|x| stmt_sites(x, class, m, depth, out)),
+        StmtKind::Invariant { body, .. } | StmtKind::Atomic { body, .. } => {
+            body.stmts.iter().for_each(|x| stmt_sites(x, class, m, depth, out))
+        }
+        StmtKind::Parallel { body, .. } => {
+            body.iter().for_each(|x| stmt_sites(x, class, m, depth, out))
+        }
         _ => {}
     }
 }

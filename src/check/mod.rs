@@ -27,10 +27,7 @@ impl ThreadZ3 {
     fn new() -> ThreadZ3 {
         let mut cfg = Config::new();
         cfg.set_model_generation(true);
-        ThreadZ3 {
-            ctx: Box::leak(Box::new(Context::new(&cfg))),
-            solver: RefCell::new(None),
-        }
+        ThreadZ3 { ctx: Box::leak(Box::new(Context::new(&cfg))), solver: RefCell::new(None) }
     }
 }
 
@@ -67,21 +64,14 @@ pub struct Counterexample {
 
 impl fmt::Display for Counterexample {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let parts: Vec<String> = self
-            .values
-            .iter()
-            .map(|(k, v)| format!("{k} = {v}"))
-            .collect();
+        let parts: Vec<String> = self.values.iter().map(|(k, v)| format!("{k} = {v}")).collect();
         write!(f, "{}", parts.join(", "))
     }
 }
 
 impl Counterexample {
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.values
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        self.values.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 }
 
@@ -114,9 +104,7 @@ pub fn prove(tr: &Translator, facts: &[Z3Bool], goal: &Z3Bool, timeout_ms: u32) 
 /// that only branch on the answer (a model costs as much as the query).
 pub fn holds(facts: &[Z3Bool], goal: &Z3Bool, timeout_ms: u32) -> bool {
     quick_proof(facts, goal, timeout_ms)
-        || with_solver(timeout_ms, |s| {
-            check_negated(s, facts, goal) == SatResult::Unsat
-        })
+        || with_solver(timeout_ms, |s| check_negated(s, facts, goal) == SatResult::Unsat)
 }
 
 /// Assert `facts` and `¬goal` on `s` and check.
@@ -154,11 +142,7 @@ fn quick_proof(facts: &[Z3Bool], goal: &Z3Bool, timeout_ms: u32) -> bool {
 
 /// The facts without a quantifier: a weaker Γ whose queries cost several times less.
 pub fn quantifier_free(facts: &[Z3Bool]) -> Vec<Z3Bool> {
-    facts
-        .iter()
-        .filter(|f| !has_quantifier(f))
-        .cloned()
-        .collect()
+    facts.iter().filter(|f| !has_quantifier(f)).cloned().collect()
 }
 
 /// Does the term contain a quantifier? (Walks the term; facts are small.)
@@ -286,9 +270,7 @@ mod tests {
     fn time_limit_interrupts_one_query_only() {
         let mut tr = Translator::new();
         let facts = vec![tr
-            .fact(&e(
-                "x > 0 && y > 0 && z > 0 && x * x * x + y * y * y == z * z * z",
-            ))
+            .fact(&e("x > 0 && y > 0 && z > 0 && x * x * x + y * y * y == z * z * z"))
             .unwrap()];
         let g = tr.bool(&e("false")).unwrap();
         match prove(&tr, &facts, &g, 200) {
@@ -304,9 +286,7 @@ mod tests {
     #[test]
     fn euclidean_division() {
         let mut tr = Translator::new();
-        let g = tr
-            .bool(&e("(0 - 7) / 2 == 0 - 4 && (0 - 7) % 2 == 1"))
-            .unwrap();
+        let g = tr.bool(&e("(0 - 7) / 2 == 0 - 4 && (0 - 7) % 2 == 1")).unwrap();
         assert!(prove(&tr, &[], &g, 1000).is_proved());
     }
 

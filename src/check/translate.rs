@@ -98,10 +98,7 @@ impl Translator {
     }
 
     pub fn is_bool_var(&self, name: &str) -> bool {
-        matches!(
-            self.types.get(name).map(|t| &t.kind),
-            Some(TypeKind::Boolean | TypeKind::Bool)
-        )
+        matches!(self.types.get(name).map(|t| &t.kind), Some(TypeKind::Boolean | TypeKind::Bool))
     }
 
     fn remember(&mut self, label: String, t: Term) {
@@ -123,11 +120,7 @@ impl Translator {
         } else {
             Term::Int(Int::new_const(ctx(), id))
         };
-        let label = if v == 0 {
-            name.to_string()
-        } else {
-            format!("{name} (version {v})")
-        };
+        let label = if v == 0 { name.to_string() } else { format!("{name} (version {v})") };
         self.remember(label, t.clone());
         t
     }
@@ -171,9 +164,7 @@ impl Translator {
     pub fn int(&mut self, e: &Expr) -> Result<Z3Int, Unsupported> {
         match self.term(e)? {
             Term::Int(i) => Ok(i),
-            Term::Bool(_) => Err(Unsupported(format!(
-                "expected an integer expression: {e:?}"
-            ))),
+            Term::Bool(_) => Err(Unsupported(format!("expected an integer expression: {e:?}"))),
             Term::Real(_) => Err(Unsupported("rational in an integer position".into())),
         }
     }
@@ -219,11 +210,7 @@ impl Translator {
         let name = format!("sel{}_{}_{}", idx.len(), array, ver);
         let dom: Vec<Sort<'static>> = idx.iter().map(|_| int_sort()).collect();
         let dom_refs: Vec<&Sort<'static>> = dom.iter().collect();
-        let range = if is_bool {
-            Sort::bool(ctx())
-        } else {
-            int_sort()
-        };
+        let range = if is_bool { Sort::bool(ctx()) } else { int_sort() };
         let f = FuncDecl::new(ctx(), name, &dom_refs, &range);
         let args: Vec<&dyn Ast<'static>> = idx.iter().map(|i| i as &dyn Ast<'static>).collect();
         let d: Dynamic<'static> = f.apply(&args);
@@ -254,9 +241,7 @@ impl Translator {
 
     fn length2(&mut self, array: &str, i: &Z3Int) -> Z3Int {
         let f = FuncDecl::new(ctx(), format!("len2_{array}"), &[&int_sort()], &int_sort());
-        f.apply(&[i as &dyn Ast<'static>])
-            .as_int()
-            .unwrap_or_else(|| Int::from_i64(ctx(), 0))
+        f.apply(&[i as &dyn Ast<'static>]).as_int().unwrap_or_else(|| Int::from_i64(ctx(), 0))
     }
 
     fn term_ctx(&mut self, e: &Expr, want_bool: bool) -> Result<Term, Unsupported> {
@@ -336,30 +321,19 @@ impl Translator {
                 self.env = saved;
                 r?
             }
-            K::Quant {
-                kind,
-                bindings,
-                cond,
-                body,
-            } if *kind != QuantKind::ForallStar => {
+            K::Quant { kind, bindings, cond, body } if *kind != QuantKind::ForallStar => {
                 self.quant(*kind, bindings, cond.as_deref(), body)?
             }
-            K::Let {
-                name, value, body, ..
-            } => {
+            K::Let { name, value, body, .. } => {
                 let v = self.term(value)?;
                 let prev = self.env.bound.insert(name.name.clone(), v);
                 let r = self.term_ctx(body, want_bool);
                 restore(&mut self.env.bound, &name.name, prev);
                 r?
             }
-            K::Call {
-                recv: None,
-                name,
-                args,
-                ghost,
-                ..
-            } if ghost.is_empty() => self.call(&name.name, args, want_bool)?,
+            K::Call { recv: None, name, args, ghost, .. } if ghost.is_empty() => {
+                self.call(&name.name, args, want_bool)?
+            }
             K::Trigger(x) => self.term_ctx(x, want_bool)?,
             K::Builtin(Builtin::Array, args) if args.len() == 2 => {
                 let name = self.array_name(&args[0])?;
@@ -442,10 +416,7 @@ impl Translator {
     fn bind_fresh(&mut self, b: &Binding, prevs: &mut Vec<(String, Option<Term>)>) -> Z3Int {
         self.fresh += 1;
         let k = Int::new_const(ctx(), format!("{}!q{}", b.name.name, self.fresh));
-        let prev = self
-            .env
-            .bound
-            .insert(b.name.name.clone(), Term::Int(k.clone()));
+        let prev = self.env.bound.insert(b.name.name.clone(), Term::Int(k.clone()));
         prevs.push((b.name.name.clone(), prev));
         k
     }
@@ -518,11 +489,7 @@ impl Translator {
         }
         let sorts: Vec<Sort<'static>> = vals.iter().map(Term::sort).collect();
         let sort_refs: Vec<&Sort<'static>> = sorts.iter().collect();
-        let range = if ret_bool {
-            Sort::bool(c)
-        } else {
-            Sort::int(c)
-        };
+        let range = if ret_bool { Sort::bool(c) } else { Sort::int(c) };
         let f = FuncDecl::new(c, format!("fn_{name}_{}", args.len()), &sort_refs, &range);
         let dyn_args: Vec<Dynamic<'static>> = vals.iter().map(Term::dynamic).collect();
         let arg_refs: Vec<&dyn Ast<'static>> =
@@ -559,9 +526,7 @@ impl Translator {
             K::Builtin(Builtin::Perm | Builtin::Value, args) => self.wellformed(args.first()?),
             K::Builtin(Builtin::PointsTo, args) if args.len() == 3 => {
                 let wf = self.wellformed(&args[0]);
-                let eq = self
-                    .bool(&Expr::bin(BinOp::Eq, args[0].clone(), args[2].clone()))
-                    .ok();
+                let eq = self.bool(&Expr::bin(BinOp::Eq, args[0].clone(), args[2].clone())).ok();
                 match (wf, eq) {
                     (Some(a), Some(b)) => Some(Bool::and(c, &[&a, &b])),
                     (a, b) => a.or(b),
@@ -586,21 +551,13 @@ impl Translator {
             // A pure `\forall` whose body cannot be encoded as a whole (`m[r] != null &&
             // m[r].length == w`: row null tests are not encoded) keeps its encodable conjuncts,
             // like a `\forall*`.
-            K::Quant {
-                kind: QuantKind::Forall,
-                bindings,
-                cond,
-                body,
-            } => match self.bool(e) {
+            K::Quant { kind: QuantKind::Forall, bindings, cond, body } => match self.bool(e) {
                 Ok(b) => Some(b),
                 Err(_) => self.fact_quant(bindings, cond.as_deref(), body),
             },
-            K::Quant {
-                kind: QuantKind::ForallStar,
-                bindings,
-                cond,
-                body,
-            } => self.fact_quant(bindings, cond.as_deref(), body),
+            K::Quant { kind: QuantKind::ForallStar, bindings, cond, body } => {
+                self.fact_quant(bindings, cond.as_deref(), body)
+            }
             K::Call { .. } if self.is_resource_call(e) => None,
             _ => self.bool(e).ok(),
         }
@@ -643,10 +600,7 @@ impl Translator {
 
     fn is_resource_call(&self, e: &Expr) -> bool {
         if let ExprKind::Call { name, .. } = &e.kind {
-            return self
-                .functions
-                .get(&name.name)
-                .is_some_and(|m| m.is_predicate());
+            return self.functions.get(&name.name).is_some_and(|m| m.is_predicate());
         }
         false
     }

@@ -58,15 +58,9 @@ impl Watchdog {
                     e.fired = true;
                 }
             }
-            let next = st
-                .running
-                .iter()
-                .filter(|e| !e.fired)
-                .map(|e| e.deadline)
-                .min();
-            let wait = next.map_or(Duration::from_secs(3600), |d| {
-                d.saturating_duration_since(Instant::now())
-            });
+            let next = st.running.iter().filter(|e| !e.fired).map(|e| e.deadline).min();
+            let wait = next
+                .map_or(Duration::from_secs(3600), |d| d.saturating_duration_since(Instant::now()));
             st = match self.wake.wait_timeout(st, wait) {
                 Ok((g, _)) => g,
                 Err(_) => return,

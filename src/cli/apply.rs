@@ -89,13 +89,7 @@ fn usage(args: &ApplyArgs, msg: impl std::fmt::Display, help: &str) -> u8 {
         "written": null,
         "exit": 2,
     });
-    report_one(
-        &SourceFile::new(name, String::new()),
-        &d,
-        args.format,
-        json,
-        true,
-    );
+    report_one(&SourceFile::new(name, String::new()), &d, args.format, json, true);
     2
 }
 
@@ -139,11 +133,7 @@ fn specs(args: &ApplyArgs) -> Result<Vec<StepSpec>, String> {
     let mut used: Vec<usize> = vec![0; args.params.values.len()];
     let mut out = Vec::new();
     for (o, at) in args.opt.iter().zip(&args.at) {
-        let mut s = StepSpec {
-            opt: o.clone(),
-            at: at.clone(),
-            params: Vec::new(),
-        };
+        let mut s = StepSpec { opt: o.clone(), at: at.clone(), params: Vec::new() };
         if let Some(opt) = registry::lookup(o) {
             for p in opt.meta().params {
                 if let Some(i) = args.params.values.iter().position(|(f, _)| f == p.flag) {
@@ -227,22 +217,13 @@ pub fn review_hunks(a: &str, b: &str, popts: &ParseOptions) -> Vec<Hunk> {
 /// permissions.
 pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let fname = path
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let fname = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
     // Unique per process and call: batch jobs write into the same directory in parallel.
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let tmp = dir.join(format!(".{fname}.{}-{n}.alpine-rs.tmp", std::process::id()));
     let res = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         f.write_all(text.as_bytes())?;
         f.sync_all()?;
         if let Ok(meta) = std::fs::metadata(path) {
@@ -277,10 +258,7 @@ impl VerifyPair {
 
 /// Verify input and output in one Silicon JVM, each as its own request.
 pub fn verify_pair(input: &SourceFile, output: &SourceFile, timeout_s: u64) -> VerifyPair {
-    let opts = VerifyOptions {
-        timeout_s,
-        ..VerifyOptions::default()
-    };
+    let opts = VerifyOptions { timeout_s, ..VerifyOptions::default() };
     let mut reports = viper::verify_each(&[input.clone(), output.clone()], &opts).into_iter();
     let missing = || VerifyReport {
         verdict: Verdict::Crash,
@@ -400,11 +378,8 @@ pub fn worst(a: u8, b: u8) -> u8 {
 }
 
 fn stderr_stream() -> StandardStream {
-    let choice = if std::io::stderr().is_terminal() {
-        ColorChoice::Auto
-    } else {
-        ColorChoice::Never
-    };
+    let choice =
+        if std::io::stderr().is_terminal() { ColorChoice::Auto } else { ColorChoice::Never };
     StandardStream::stderr(choice)
 }
 
@@ -432,9 +407,7 @@ pub fn main(args: ApplyArgs) -> u8 {
             return 2;
         }
     };
-    let popts = ParseOptions {
-        dialect: args.dialect,
-    };
+    let popts = ParseOptions { dialect: args.dialect };
     let dialect = crate::front::parse(&file.text, &popts).dialect;
     let steps = match steps(&args, dialect) {
         Ok(s) => s,
@@ -487,10 +460,8 @@ pub fn main(args: ApplyArgs) -> u8 {
     let changed = res.output != file.text;
     let name = args.file.display().to_string();
     let show_diff = |hunks: Vec<Hunk>| -> u8 {
-        let shown: Vec<Hunk> = hunks
-            .into_iter()
-            .filter(|h| !args.annotations_only || h.is_annotation())
-            .collect();
+        let shown: Vec<Hunk> =
+            hunks.into_iter().filter(|h| !args.annotations_only || h.is_annotation()).collect();
         let mut out = args.color.stdout();
         match write_diff(&mut out, &format!("a/{name}"), &format!("b/{name}"), &shown) {
             Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
@@ -537,17 +508,10 @@ pub fn main(args: ApplyArgs) -> u8 {
             print_validate([&file, &out_file], &v);
         }
     }
-    code = if code == 0 {
-        checks
-    } else {
-        worst(code, checks)
-    };
+    code = if code == 0 { checks } else { worst(code, checks) };
     let mut written = serde_json::Value::Null;
     if args.diff {
-        code = worst(
-            code,
-            show_diff(review_hunks(&file.text, &res.output, &popts)),
-        );
+        code = worst(code, show_diff(review_hunks(&file.text, &res.output, &popts)));
     } else if let Some(target) = args.output.as_ref().or(args.in_place.then_some(&args.file)) {
         // With --verify/--validate a file is written only when the checks passed: a rewrite
         // whose proof or behaviour is in doubt must not replace anything.
@@ -555,11 +519,7 @@ pub fn main(args: ApplyArgs) -> u8 {
             match write_atomic(target, &res.output) {
                 Ok(()) => written = target.display().to_string().into(),
                 Err(e) => {
-                    let unchanged = if args.in_place {
-                        "; the file is unchanged"
-                    } else {
-                        ""
-                    };
+                    let unchanged = if args.in_place { "; the file is unchanged" } else { "" };
                     let d = Diagnostic::error(
                         "A0000",
                         format!("cannot write `{}`: {e}{unchanged}", target.display()),
@@ -574,10 +534,7 @@ pub fn main(args: ApplyArgs) -> u8 {
                 }
             }
         } else if ok_to_emit && checks != 0 && !json {
-            eprintln!(
-                "note: `{}` was not written because a check did not pass",
-                target.display()
-            );
+            eprintln!("note: `{}` was not written because a check did not pass", target.display());
         }
     } else if ok_to_emit {
         print!("{}", res.output);
@@ -604,16 +561,9 @@ fn print_verify(input: &SourceFile, output: &SourceFile, pair: &VerifyPair) {
             r.time.as_secs_f64()
         )
     };
-    eprintln!(
-        "verify: input {}; output {}",
-        line(&pair.input),
-        line(&pair.output)
-    );
+    eprintln!("verify: input {}; output {}", line(&pair.input), line(&pair.output));
     if pair.output.verdict == Verdict::Failed && pair.input.verdict == Verdict::Failed {
-        eprintln!(
-            "note: the input does not verify either (`alpine-rs verify {}`)",
-            input.name
-        );
+        eprintln!("note: the input does not verify either (`alpine-rs verify {}`)", input.name);
     } else if pair.output.verdict != Verdict::Verified
         && pair.output.verdict != Verdict::Failed
         && !pair.output.diagnostics.is_empty()

@@ -54,10 +54,7 @@ fn doctor_json(r: &DoctorReport) -> serde_json::Value {
         .iter()
         .filter_map(|c| {
             c.problem.as_ref().map(|p| {
-                error_json(
-                    &format!("{}: {p}", c.component),
-                    "run `alpine-rs backend install`",
-                )
+                error_json(&format!("{}: {p}", c.component), "run `alpine-rs backend install`")
             })
         })
         .collect();
@@ -103,11 +100,7 @@ pub enum BackendAction {
 
 pub fn main(args: BackendArgs) -> u8 {
     match args.action {
-        BackendAction::Install {
-            nagini,
-            z3,
-            from_wheel,
-        } => {
+        BackendAction::Install { nagini, z3, from_wheel } => {
             let opts = InstallOptions {
                 cache_dir: args.cache_dir,
                 nagini_version: nagini,
@@ -143,10 +136,7 @@ pub fn main(args: BackendArgs) -> u8 {
             }
         }
         BackendAction::Doctor => {
-            let cfg = BackendConfig {
-                cache_dir: args.cache_dir,
-                ..BackendConfig::default()
-            };
+            let cfg = BackendConfig { cache_dir: args.cache_dir, ..BackendConfig::default() };
             let report = backend::doctor(&cfg);
             match args.format {
                 Format::Json => println!("{}", doctor_json(&report)),

@@ -89,15 +89,9 @@ pub fn read_source(path: &Path) -> Result<SourceFile, Box<ReadError>> {
             // character boundary there; the label covers the replacement character.
             let end = valid + text[valid..].chars().next().map_or(0, char::len_utf8);
             let diag = Diagnostic::error("A0001", "the file is not valid UTF-8")
-                .with_primary(
-                    crate::front::span::Span::new(valid, end),
-                    "invalid byte here",
-                )
+                .with_primary(crate::front::span::Span::new(valid, end), "invalid byte here")
                 .with_help("PVL sources are UTF-8; re-encode the file (e.g. `iconv -t UTF-8`)");
-            Err(Box::new(ReadError {
-                file: SourceFile::new(name, text),
-                diag,
-            }))
+            Err(Box::new(ReadError { file: SourceFile::new(name, text), diag }))
         }
     }
 }
@@ -107,11 +101,8 @@ pub fn emit(file: &SourceFile, diags: &[Diagnostic]) {
     if diags.is_empty() {
         return;
     }
-    let choice = if std::io::stderr().is_terminal() {
-        ColorChoice::Auto
-    } else {
-        ColorChoice::Never
-    };
+    let choice =
+        if std::io::stderr().is_terminal() { ColorChoice::Auto } else { ColorChoice::Never };
     let mut out = StandardStream::stderr(choice);
     diag::render(&mut out, &[file], diags);
 }
@@ -188,11 +179,7 @@ pub fn write_diff(
                 LineTag::Insert => ('+', Some(Color::Green)),
             };
             if let Some(c) = color {
-                out.set_color(
-                    ColorSpec::new()
-                        .set_fg(Some(c))
-                        .set_bold(!l.kinds.is_empty()),
-                )?;
+                out.set_color(ColorSpec::new().set_fg(Some(c)).set_bold(!l.kinds.is_empty()))?;
             }
             let mut line = String::new();
             line.push(sign);

@@ -48,9 +48,7 @@ pub fn main(args: DiffArgs) -> u8 {
             }
         }
     }
-    let popts = ParseOptions {
-        dialect: args.dialect,
-    };
+    let popts = ParseOptions { dialect: args.dialect };
     let hunks = match review_texts(&files[0].text, &files[1].text, &popts, args.context) {
         Ok(h) => h,
         Err((side, diags)) => {
@@ -72,10 +70,7 @@ pub fn main(args: DiffArgs) -> u8 {
         }
     };
     let total = hunks.len();
-    let shown: Vec<_> = hunks
-        .into_iter()
-        .filter(|h| args.all || h.is_annotation())
-        .collect();
+    let shown: Vec<_> = hunks.into_iter().filter(|h| args.all || h.is_annotation()).collect();
     let code = u8::from(!shown.is_empty());
     match args.format {
         Format::Json => println!(

@@ -24,12 +24,7 @@ pub fn main(args: ListArgs) -> u8 {
             return 2;
         }
     };
-    let parsed = parse(
-        &file.text,
-        &ParseOptions {
-            dialect: args.dialect,
-        },
-    );
+    let parsed = parse(&file.text, &ParseOptions { dialect: args.dialect });
     let mut diags = parsed.diagnostics.clone();
     diags.extend(check_annotations(&file.text, &parsed));
     diags.sort_by_key(|d| (d.primary_span().map_or(0, |s| s.lo), !d.is_error()));
@@ -51,11 +46,8 @@ pub fn main(args: ListArgs) -> u8 {
                     None => s.method.clone(),
                 },
             };
-            let anns: Vec<String> = s
-                .annotations
-                .iter()
-                .map(|a| a.span.text(&file.text).to_string())
-                .collect();
+            let anns: Vec<String> =
+                s.annotations.iter().map(|a| a.span.text(&file.text).to_string()).collect();
             rows.push((line, col, kind, name, anns));
         }
     }

@@ -30,9 +30,7 @@ pub struct ParseArgs {
 }
 
 pub fn main(args: ParseArgs) -> u8 {
-    let opts = ParseOptions {
-        dialect: args.dialect,
-    };
+    let opts = ParseOptions { dialect: args.dialect };
     let mut code = 0;
     let mut json = Vec::new();
     for path in &args.files {

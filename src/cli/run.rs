@@ -65,20 +65,12 @@ pub struct Selected {
 
 /// Parse a `--checks` list.
 pub fn parse_checks(s: Option<&str>) -> Result<Selected, String> {
-    let all = Selected {
-        checks: Checks::default(),
-        uniformity: true,
-    };
+    let all = Selected { checks: Checks::default(), uniformity: true };
     let Some(s) = s else {
         return Ok(all);
     };
     let mut c = Selected {
-        checks: Checks {
-            contracts: false,
-            perms: false,
-            races: false,
-            divergence: false,
-        },
+        checks: Checks { contracts: false, perms: false, races: false, divergence: false },
         uniformity: false,
     };
     for w in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
@@ -288,10 +280,7 @@ pub fn main(args: RunArgs) -> u8 {
             Status::InvalidInput => "input violates precondition",
             s => status_name(s),
         };
-        println!(
-            "run {} input #{} (seed {}): {status}",
-            r.method, r.input_id, r.input.seed
-        );
+        println!("run {} input #{} (seed {}): {status}", r.method, r.input_id, r.input.seed);
         println!("  input: {}", r.input.describe());
         if let Some(v) = &r.ret {
             println!("  result: {v}");

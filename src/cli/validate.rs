@@ -85,11 +85,7 @@ pub fn main(args: ValidateArgs) -> u8 {
         adapter: args.adapter.clone(),
     };
     let out = sem::validate(&orig, &opt, &opts);
-    let code = if out.verdict == Verdict::BadInput {
-        2
-    } else {
-        out.verdict.exit_code()
-    };
+    let code = if out.verdict == Verdict::BadInput { 2 } else { out.verdict.exit_code() };
     let (name, src) = if out.diag_file == 0 {
         (args.orig.display().to_string(), &orig)
     } else {

@@ -54,10 +54,7 @@ pub fn main(args: VerifyArgs) -> u8 {
         }
     }
     if args.format == Format::Json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json).unwrap_or_else(|_| "[]".into())
-        );
+        println!("{}", serde_json::to_string_pretty(&json).unwrap_or_else(|_| "[]".into()));
     }
     code
 }

@@ -142,11 +142,7 @@ pub fn lookup(code: &str) -> Option<&'static Code> {
 /// Read one area file; a section whose header or attributes do not read is reported in
 /// `malformed` instead of being guessed.
 fn parse(text: &'static str) -> Area {
-    let mut area = Area {
-        name: "",
-        codes: Vec::new(),
-        malformed: Vec::new(),
-    };
+    let mut area = Area { name: "", codes: Vec::new(), malformed: Vec::new() };
     let mut rest = text;
     if let Some(first) = rest.lines().next() {
         if let Some(name) = first.strip_prefix("# ") {

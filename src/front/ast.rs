@@ -18,10 +18,7 @@ pub struct Ident {
 
 impl Ident {
     pub fn new(name: impl Into<String>, span: Span) -> Ident {
-        Ident {
-            name: name.into(),
-            span,
-        }
+        Ident { name: name.into(), span }
     }
     pub fn synth(name: impl Into<String>) -> Ident {
         Ident::new(name, Span::DUMMY)
@@ -294,18 +291,12 @@ impl ClauseKind {
 
     /// Is this clause part of the precondition (`requires`, `context`, `context_everywhere`)?
     pub fn is_pre(self) -> bool {
-        matches!(
-            self,
-            ClauseKind::Requires | ClauseKind::Context | ClauseKind::ContextEverywhere
-        )
+        matches!(self, ClauseKind::Requires | ClauseKind::Context | ClauseKind::ContextEverywhere)
     }
 
     /// Is this clause part of the postcondition (`ensures`, `context`, `context_everywhere`)?
     pub fn is_post(self) -> bool {
-        matches!(
-            self,
-            ClauseKind::Ensures | ClauseKind::Context | ClauseKind::ContextEverywhere
-        )
+        matches!(self, ClauseKind::Ensures | ClauseKind::Context | ClauseKind::ContextEverywhere)
     }
 }
 
@@ -399,10 +390,7 @@ pub struct Type {
 
 impl Type {
     pub fn new(kind: TypeKind) -> Type {
-        Type {
-            kind,
-            span: Span::DUMMY,
-        }
+        Type { kind, span: Span::DUMMY }
     }
     pub fn int() -> Type {
         Type::new(TypeKind::Int)
@@ -778,17 +766,11 @@ impl BinOp {
     }
 
     pub fn is_comparison(self) -> bool {
-        matches!(
-            self,
-            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
-        )
+        matches!(self, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
     }
 
     pub fn is_arith(self) -> bool {
-        matches!(
-            self,
-            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod | BinOp::Frac
-        )
+        matches!(self, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod | BinOp::Frac)
     }
 }
 
@@ -1062,10 +1044,7 @@ impl Expr {
 
     /// A synthesised node (no source span).
     pub fn synth(kind: ExprKind) -> Expr {
-        Expr {
-            kind,
-            span: Span::DUMMY,
-        }
+        Expr { kind, span: Span::DUMMY }
     }
 
     pub fn int(v: i64) -> Expr {

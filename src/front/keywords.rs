@@ -40,34 +40,16 @@ pub const HARD_KEYWORDS: &[&str] = &[
 ];
 
 /// Hard keywords that can stand inside an expression (they do not end a `gpuopt` operand list).
-pub const EXPRESSION_KEYWORDS: &[&str] = &[
-    "and",
-    "current_thread",
-    "false",
-    "in",
-    "new",
-    "null",
-    "this",
-    "true",
-    "unfolding",
-];
+pub const EXPRESSION_KEYWORDS: &[&str] =
+    &["and", "current_thread", "false", "in", "new", "null", "this", "true", "unfolding"];
 
 /// Words reserved inside expressions.
-pub const VALUE_WORDS: &[&str] = &[
-    "write", "read", "none", "empty", "None", "true", "false", "null", "this",
-];
+pub const VALUE_WORDS: &[&str] =
+    &["write", "read", "none", "empty", "None", "true", "false", "null", "this"];
 
 /// VerCors 1.4 reserved the Alpinist annotation words; v2 does not have them.
-pub const V1_RESERVED: &[&str] = &[
-    "loop_unroll",
-    "iter_merge",
-    "matrix_lin",
-    "glob_to_reg",
-    "tile",
-    "fuse",
-    "inter",
-    "intra",
-];
+pub const V1_RESERVED: &[&str] =
+    &["loop_unroll", "iter_merge", "matrix_lin", "glob_to_reg", "tile", "fuse", "inter", "intra"];
 
 /// Words that start a contract clause.
 pub const CLAUSE_WORDS: &[&str] = &[

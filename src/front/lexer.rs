@@ -260,11 +260,7 @@ pub fn lex(src: &str) -> Lexed {
                 );
             }
             i = j.min(bytes.len());
-            kind = if quote == b'"' {
-                TokKind::Str
-            } else {
-                TokKind::Char
-            };
+            kind = if quote == b'"' { TokKind::Str } else { TokKind::Char };
         } else if src[i..].starts_with('∀') || src[i..].starts_with('∃') {
             i += 3;
             if src[..i].ends_with('∀') && bytes.get(i) == Some(&b'*') {
@@ -278,12 +274,9 @@ pub fn lex(src: &str) -> Lexed {
             let ch = src[i..].chars().next().unwrap_or('\u{fffd}');
             let len = ch.len_utf8().max(1);
             errors.push(
-                Diagnostic::error(
-                    "A0001",
-                    format!("unexpected character `{}`", ch.escape_debug()),
-                )
-                .with_primary(Span::new(i, i + len), "not valid in PVL")
-                .with_help("remove this character"),
+                Diagnostic::error("A0001", format!("unexpected character `{}`", ch.escape_debug()))
+                    .with_primary(Span::new(i, i + len), "not valid in PVL")
+                    .with_help("remove this character"),
             );
             i += len;
             space = true;
@@ -293,12 +286,7 @@ pub fn lex(src: &str) -> Lexed {
             let w = &src[start..i];
             HARD_KEYWORDS.contains(&w) || VALUE_WORDS.contains(&w)
         };
-        tokens.push(Token {
-            kind,
-            span: Span::new(start, i),
-            space_before: space,
-            reserved,
-        });
+        tokens.push(Token { kind, span: Span::new(start, i), space_before: space, reserved });
         space = false;
     }
     tokens.push(Token {
@@ -354,20 +342,14 @@ mod tests {
         assert_eq!(texts("0..n"), vec!["0", "..", "n"]);
         assert_eq!(texts("1\\2"), vec!["1", "\\", "2"]);
         assert_eq!(texts("1\\n"), vec!["1", "\\", "n"]);
-        assert_eq!(
-            texts("(\\forall* int k"),
-            vec!["(", "\\forall*", "int", "k"]
-        );
+        assert_eq!(texts("(\\forall* int k"), vec!["(", "\\forall*", "int", "k"]);
         assert_eq!(texts("a ==> b -* c"), vec!["a", "==>", "b", "-*", "c"]);
         assert_eq!(texts("{: a[k] :}"), vec!["{:", "a", "[", "k", "]", ":}"]);
     }
 
     #[test]
     fn comments_are_trivia() {
-        assert_eq!(
-            texts("a /* x */ + 1 // y\n#tex# b"),
-            vec!["a", "+", "1", "b"]
-        );
+        assert_eq!(texts("a /* x */ + 1 // y\n#tex# b"), vec!["a", "+", "1", "b"]);
         assert_eq!(lex("/* open").errors.len(), 1);
     }
 }

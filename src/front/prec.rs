@@ -126,10 +126,7 @@ mod tests {
             let differs = matches!(op, Implies | Wand | And | Star);
             assert_eq!(a != b, differs, "{op:?}");
         }
-        assert_eq!(
-            binary(And, Dialect::V1).level,
-            binary(Or, Dialect::V1).level
-        );
+        assert_eq!(binary(And, Dialect::V1).level, binary(Or, Dialect::V1).level);
         assert!(binary(And, Dialect::V2).level > binary(Or, Dialect::V2).level);
         assert_eq!(binary(Implies, Dialect::V1).assoc, Assoc::Left);
         assert_eq!(binary(Implies, Dialect::V2).assoc, Assoc::Right);

@@ -19,10 +19,7 @@ impl Span {
     pub const DUMMY: Span = Span { lo: 0, hi: 0 };
 
     pub fn new(lo: usize, hi: usize) -> Span {
-        Span {
-            lo: lo as u32,
-            hi: hi as u32,
-        }
+        Span { lo: lo as u32, hi: hi as u32 }
     }
 
     pub fn range(self) -> std::ops::Range<usize> {
@@ -47,10 +44,7 @@ impl Span {
 
     /// The smallest span covering both.
     pub fn to(self, other: Span) -> Span {
-        Span {
-            lo: self.lo.min(other.lo),
-            hi: self.hi.max(other.hi),
-        }
+        Span { lo: self.lo.min(other.lo), hi: self.hi.max(other.hi) }
     }
 
     pub fn contains(self, other: Span) -> bool {
@@ -128,10 +122,7 @@ impl LineIndex {
         let line = self.line(off);
         let start = self.starts[line - 1];
         let off = off.min(src.len());
-        let col = src
-            .get(start..off)
-            .map(|s| s.chars().count())
-            .unwrap_or(off - start);
+        let col = src.get(start..off).map(|s| s.chars().count()).unwrap_or(off - start);
         (line, col + 1)
     }
 }

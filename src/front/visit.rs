@@ -48,10 +48,9 @@ pub fn stmt_exprs<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Expr)) {
         }
     };
     match &s.kind {
-        StmtKind::Decl { vars, .. } => vars
-            .iter()
-            .filter_map(|d| d.init.as_ref())
-            .for_each(&mut *f),
+        StmtKind::Decl { vars, .. } => {
+            vars.iter().filter_map(|d| d.init.as_ref()).for_each(&mut *f)
+        }
         StmtKind::Assign { target, value } | StmtKind::CompoundAssign { target, value, .. } => {
             f(target);
             f(value);
@@ -133,12 +132,7 @@ pub fn for_each_child<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr, bool)) {
             args.iter().for_each(|a| f(a, true))
         }
         K::Collection { elems, .. } => elems.iter().for_each(|a| f(a, true)),
-        K::Quant {
-            bindings,
-            cond,
-            body,
-            ..
-        } => {
+        K::Quant { bindings, cond, body, .. } => {
             for b in bindings {
                 if let Some((lo, hi)) = &b.range {
                     f(lo, false);

@@ -42,13 +42,7 @@ pub enum AdaptError {
     #[error("`{0}` is not a rectangular matrix")]
     NotRectangular(String),
     #[error("`{param}` has {rows} x {cols} cells but the adapter says {e1} x {e2}")]
-    Extents {
-        param: String,
-        rows: usize,
-        cols: usize,
-        e1: i64,
-        e2: i64,
-    },
+    Extents { param: String, rows: usize, cols: usize, e1: i64, e2: i64 },
 }
 
 impl Adapter {
@@ -71,11 +65,9 @@ impl Adapter {
                 _ => None,
             });
             match ann.and_then(|a| linearize::matrix_of(&text, parsed.dialect, &a)) {
-                Some((matrix, row_major, dims)) => matrices.push(MatrixMap {
-                    param: matrix,
-                    row_major,
-                    dims: Some(dims),
-                }),
+                Some((matrix, row_major, dims)) => {
+                    matrices.push(MatrixMap { param: matrix, row_major, dims: Some(dims) })
+                }
                 _ => {
                     return Err(format!(
                         "`{part}`: only `matrix_lin NAME R|C E1 E2` adapters exist"
@@ -322,10 +314,7 @@ fn from_annotations(
         }
         let mut visit = |e: &Expr| {
             crate::front::visit::walk_expr(e, &mut |x| {
-                let ExprKind::Call {
-                    recv, name, args, ..
-                } = &x.kind
-                else {
+                let ExprKind::Call { recv, name, args, .. } = &x.kind else {
                     return;
                 };
                 let callee = match recv.as_deref().map(|r| &r.kind) {
@@ -408,10 +397,7 @@ mod tests {
         Input {
             args: vec![
                 ("h".into(), InVal::Int(rows.len() as i64)),
-                (
-                    "w".into(),
-                    InVal::Int(rows.first().map_or(0, |r| r.len()) as i64),
-                ),
+                ("w".into(), InVal::Int(rows.first().map_or(0, |r| r.len()) as i64)),
                 ("g".into(), mat(rows)),
             ],
             ..Input::default()
@@ -443,19 +429,10 @@ mod tests {
     fn extents_that_disagree_with_the_input_are_reported() {
         let i = input(&[&[1, 2], &[3, 4]]);
         let a = Adapter::parse("matrix_lin g R (h + 1) w").unwrap();
-        assert!(matches!(
-            a.forward(&i),
-            Err(AdaptError::Extents { e1: 3, .. })
-        ));
-        let ragged = Input {
-            args: vec![("g".into(), mat(&[&[1, 2], &[3]]))],
-            ..Input::default()
-        };
+        assert!(matches!(a.forward(&i), Err(AdaptError::Extents { e1: 3, .. })));
+        let ragged = Input { args: vec![("g".into(), mat(&[&[1, 2], &[3]]))], ..Input::default() };
         let a = Adapter::parse("matrix_lin g R 2 2").unwrap();
-        assert!(matches!(
-            a.forward(&ragged),
-            Err(AdaptError::NotRectangular(_))
-        ));
+        assert!(matches!(a.forward(&ragged), Err(AdaptError::NotRectangular(_))));
     }
 
     #[test]

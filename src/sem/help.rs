@@ -72,10 +72,8 @@ mod tests {
         for p in files {
             let src = std::fs::read_to_string(&p).expect("source");
             for part in src.split("\"R-").skip(1) {
-                let code: String = part
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
-                    .collect();
+                let code: String =
+                    part.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
                 // Prefixes used to build codes (`"R-BAR-"`) and the note code are not codes.
                 if code.is_empty() || code.ends_with('-') || code == "LIMIT" {
                     continue;

@@ -75,16 +75,8 @@ impl Input {
     }
 
     pub fn describe(&self) -> String {
-        let mut parts: Vec<String> = self
-            .args
-            .iter()
-            .map(|(n, v)| format!("{n} = {v}"))
-            .collect();
-        parts.extend(
-            self.this_fields
-                .iter()
-                .map(|(n, v)| format!("this.{n} = {v}")),
-        );
+        let mut parts: Vec<String> = self.args.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+        parts.extend(self.this_fields.iter().map(|(n, v)| format!("this.{n} = {v}")));
         parts.join(", ")
     }
 }
@@ -138,9 +130,7 @@ fn alloc(it: &mut Interp, v: &InVal) -> Value {
             // passes on purpose: one `collect` into `Option<Vec<_>>` has no exact size and made
             // the vector-add benchmark 1.6x slower.)
             let data: Vec<Value> = if xs.iter().all(|x| matches!(x, InVal::Int(_))) {
-                xs.iter()
-                    .map(|x| Value::Int(if let InVal::Int(i) = x { *i } else { 0 }))
-                    .collect()
+                xs.iter().map(|x| Value::Int(if let InVal::Int(i) = x { *i } else { 0 })).collect()
             } else {
                 xs.iter().map(|x| alloc(it, x)).collect()
             };
@@ -204,17 +194,11 @@ struct Vars<'c> {
 impl<'c> Vars<'c> {
     fn int(&mut self, n: &str) -> Int<'c> {
         let ctx = self.ctx;
-        self.ints
-            .entry(n.to_string())
-            .or_insert_with(|| Int::new_const(ctx, n))
-            .clone()
+        self.ints.entry(n.to_string()).or_insert_with(|| Int::new_const(ctx, n)).clone()
     }
     fn boolean(&mut self, n: &str) -> Bool<'c> {
         let ctx = self.ctx;
-        self.bools
-            .entry(n.to_string())
-            .or_insert_with(|| Bool::new_const(ctx, n))
-            .clone()
+        self.bools.entry(n.to_string()).or_insert_with(|| Bool::new_const(ctx, n)).clone()
     }
     /// The input variable a reference expression stands for.
     fn var_name(&self, e: &CE) -> Option<(String, Ty)> {
@@ -333,12 +317,9 @@ impl<'c> Vars<'c> {
                 c.ite(&self.tr_bool(a)?, &self.tr_bool(b)?)
             }
             // Row lengths of a matrix stated per row: `(\forall int r; …; m[r].length == E)`.
-            CE::Quant {
-                kind: crate::front::ast::QuantKind::Forall,
-                binders,
-                body,
-                ..
-            } if binders.len() == 1 => {
+            CE::Quant { kind: crate::front::ast::QuantKind::Forall, binders, body, .. }
+                if binders.len() == 1 =>
+            {
                 let slot = binders[0].slot;
                 let mut eqs = Vec::new();
                 self.row_lengths(body, slot, &mut eqs);
@@ -396,11 +377,7 @@ pub fn generate(
         ctx: &ctx,
         ints: BTreeMap::new(),
         bools: BTreeMap::new(),
-        slot_names: m
-            .params
-            .iter()
-            .map(|p| (p.0, (p.1.clone(), p.2.clone())))
-            .collect(),
+        slot_names: m.params.iter().map(|p| (p.0, (p.1.clone(), p.2.clone()))).collect(),
         field_names: prog.field_names.clone(),
         this_fields: if m.is_static {
             BTreeMap::new()
@@ -420,16 +397,9 @@ pub fn generate(
         }
     }
     // Declare every scalar/array input so that it has bounds and a soft target.
-    let mut inputs: Vec<(String, Ty)> = m
-        .params
-        .iter()
-        .map(|p| (p.1.clone(), p.2.clone()))
-        .collect();
-    inputs.extend(
-        vars.this_fields
-            .iter()
-            .map(|(n, t)| (format!("this.{n}"), t.clone())),
-    );
+    let mut inputs: Vec<(String, Ty)> =
+        m.params.iter().map(|p| (p.1.clone(), p.2.clone())).collect();
+    inputs.extend(vars.this_fields.iter().map(|(n, t)| (format!("this.{n}"), t.clone())));
     let class = (input_index as u32 + attempt / 8) % 4;
     for (n, t) in &inputs {
         match t {
@@ -437,11 +407,7 @@ pub fn generate(
                 let v = vars.int(n);
                 opt.assert(&v.ge(&Int::from_i64(&ctx, -(1 << 16))));
                 opt.assert(&v.le(&Int::from_i64(&ctx, 1 << 16)));
-                let target = if attempt >= 24 {
-                    rng.range(0, 8)
-                } else {
-                    rng.range(-4, 40)
-                };
+                let target = if attempt >= 24 { rng.range(0, 8) } else { rng.range(-4, 40) };
                 opt.assert_soft(&v._eq(&Int::from_i64(&ctx, target)), 1u64, None);
             }
             Ty::Bool => {
@@ -460,11 +426,7 @@ pub fn generate(
                     2 => rng.range(1, 3),
                     _ => rng.range(0, 100),
                 };
-                let target = if attempt >= 24 {
-                    rng.range(1, 8)
-                } else {
-                    target
-                };
+                let target = if attempt >= 24 { rng.range(1, 8) } else { target };
                 opt.assert_soft(&len._eq(&Int::from_i64(&ctx, target)), 2u64, None);
                 if matches!(**inner, Ty::Array(_)) {
                     let cols = vars.int(&format!("cols:{n}"));
@@ -480,7 +442,7 @@ pub fn generate(
         z3::SatResult::Sat => opt.get_model(),
         z3::SatResult::Unsat => {
             return Err(
-                "the precondition's shape part is unsatisfiable within the default bounds".into(),
+                "the precondition's shape part is unsatisfiable within the default bounds".into()
             )
         }
         z3::SatResult::Unknown => None,
@@ -507,10 +469,7 @@ pub fn generate(
         2 => Fill::Small,
         _ => Fill::Zero,
     };
-    let mut input = Input {
-        seed,
-        ..Input::default()
-    };
+    let mut input = Input { seed, ..Input::default() };
     for (n, t) in &inputs {
         let v = match t {
             Ty::Int => InVal::Int(geti(n, &mut vars, &mut rng, (0, 16))),

@@ -77,10 +77,7 @@ pub fn load(src: &str) -> Result<Loaded, SemError> {
         return Err(SemError::Parse(parsed.errors().cloned().collect()));
     }
     let prog = compile::compile(&parsed.program).map_err(SemError::Compile)?;
-    Ok(Loaded {
-        prog: Rc::new(prog),
-        src: Rc::from(src),
-    })
+    Ok(Loaded { prog: Rc::new(prog), src: Rc::from(src) })
 }
 
 /// Outcome class of one run (semantics.md §8).
@@ -163,25 +160,16 @@ pub fn entries(prog: &CProgram, entry: Option<&str>) -> Result<Vec<u32>, SemErro
         !m.is_pure && !m.is_ctor && !m.is_predicate && matches!(m.body, compile::Body::Code(_))
     };
     if let Some(e) = entry {
-        let v: Vec<u32> = prog
-            .method_by_qualified(e)
-            .into_iter()
-            .filter(runnable)
-            .collect();
+        let v: Vec<u32> = prog.method_by_qualified(e).into_iter().filter(runnable).collect();
         return match v.len() {
             0 => Err(SemError::Entry(format!("no runnable method `{e}`"))),
             1 => Ok(v),
-            _ => Err(SemError::Entry(format!(
-                "`{e}` is ambiguous; use Class.method"
-            ))),
+            _ => Err(SemError::Entry(format!("`{e}` is ambiguous; use Class.method"))),
         };
     }
     let all: Vec<u32> = (0..prog.methods.len() as u32).filter(runnable).collect();
-    let kernels: Vec<u32> = all
-        .iter()
-        .copied()
-        .filter(|&i| prog.methods[i as usize].contains_par)
-        .collect();
+    let kernels: Vec<u32> =
+        all.iter().copied().filter(|&i| prog.methods[i as usize].contains_par).collect();
     if kernels.len() == 1 {
         return Ok(kernels);
     }
@@ -220,11 +208,7 @@ pub fn run_one(
     let (status, ret) = match out {
         Ok(None) => (Status::InvalidInput, None),
         Ok(Some(v)) => {
-            let st = if errors.iter().any(|d| d.is_error()) {
-                Status::Error
-            } else {
-                Status::Ok
-            };
+            let st = if errors.iter().any(|d| d.is_error()) { Status::Error } else { Status::Ok };
             let ret = if md.ret == compile::Ty::Void {
                 None
             } else {
@@ -298,12 +282,7 @@ pub fn run_generated(l: &Loaded, method: u32, seed: u64, index: u64, cfg: &Confi
         last = Some(r);
     }
     let _ = last;
-    no_input(
-        l,
-        method,
-        index,
-        "no valid input found after 50 candidates".into(),
-    )
+    no_input(l, method, index, "no valid input found after 50 candidates".into())
 }
 
 fn no_input(l: &Loaded, method: u32, index: u64, msg: String) -> RunResult {
@@ -328,10 +307,7 @@ fn no_input(l: &Loaded, method: u32, index: u64, msg: String) -> RunResult {
 /// the evaluator is recursive.
 pub fn with_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     std::thread::scope(|s| {
-        match std::thread::Builder::new()
-            .stack_size(1 << 29)
-            .spawn_scoped(s, f)
-        {
+        match std::thread::Builder::new().stack_size(1 << 29).spawn_scoped(s, f) {
             Ok(h) => match h.join() {
                 Ok(v) => v,
                 Err(p) => std::panic::resume_unwind(p),
@@ -378,10 +354,7 @@ pub fn parse_input(text: &str, seed: u64) -> Result<Input, SemError> {
     let v: serde_yaml::Value =
         serde_yaml::from_str(text).map_err(|e| SemError::Input(e.to_string()))?;
     let mut rng = value::Rng::new(v.get("seed").and_then(|s| s.as_u64()).unwrap_or(seed));
-    let mut input = Input {
-        seed,
-        ..Input::default()
-    };
+    let mut input = Input { seed, ..Input::default() };
     let conv = |x: &serde_yaml::Value, rng: &mut value::Rng| -> Result<InVal, SemError> {
         yaml_val(x, rng)
     };
@@ -395,12 +368,9 @@ pub fn parse_input(text: &str, seed: u64) -> Result<Input, SemError> {
     }
     if let Some(serde_yaml::Value::Mapping(m)) = v.get("this") {
         for (k, x) in m {
-            let name = k
-                .as_str()
-                .ok_or_else(|| SemError::Input("field names must be strings".into()))?;
-            input
-                .this_fields
-                .push((name.to_string(), conv(x, &mut rng)?));
+            let name =
+                k.as_str().ok_or_else(|| SemError::Input("field names must be strings".into()))?;
+            input.this_fields.push((name.to_string(), conv(x, &mut rng)?));
         }
     }
     Ok(input)
@@ -411,10 +381,9 @@ fn yaml_val(x: &serde_yaml::Value, rng: &mut value::Rng) -> Result<InVal, SemErr
     Ok(match x {
         Y::Null => InVal::Null,
         Y::Bool(b) => InVal::Bool(*b),
-        Y::Number(n) => InVal::Int(
-            n.as_i64()
-                .ok_or_else(|| SemError::Input(format!("not an integer: {n}")))?,
-        ),
+        Y::Number(n) => {
+            InVal::Int(n.as_i64().ok_or_else(|| SemError::Input(format!("not an integer: {n}")))?)
+        }
         Y::Sequence(s) => {
             let v: Result<Vec<InVal>, SemError> = s.iter().map(|e| yaml_val(e, rng)).collect();
             let v = v?;
@@ -460,15 +429,9 @@ fn yaml_val(x: &serde_yaml::Value, rng: &mut value::Rng) -> Result<InVal, SemErr
                         .collect(),
                 )
             } else {
-                return Err(SemError::Input(
-                    "array spec needs `len` or `rows`/`cols`".into(),
-                ));
+                return Err(SemError::Input("array spec needs `len` or `rows`/`cols`".into()));
             }
         }
-        other => {
-            return Err(SemError::Input(format!(
-                "unsupported input value {other:?}"
-            )))
-        }
+        other => return Err(SemError::Input(format!("unsupported input value {other:?}"))),
     })
 }

@@ -180,11 +180,7 @@ impl Holder {
         if count < DENSE_MIN || max + 1 > DENSE_SPREAD * count {
             return false;
         }
-        let mut d = DenseObj {
-            obj,
-            amts: vec![Amt::NONE; max + 1],
-            ..DenseObj::default()
-        };
+        let mut d = DenseObj { obj, amts: vec![Amt::NONE; max + 1], ..DenseObj::default() };
         self.small.retain(|(k, a)| {
             if k.obj() == obj {
                 d.amts[k.idx() as usize] = a.clone();
@@ -427,16 +423,8 @@ impl Holder {
             self.dense.push(DenseObj::uniform(obj, Amt::NONE, len));
             return;
         }
-        let max = entries
-            .iter()
-            .map(|(i, _)| *i as usize + 1)
-            .max()
-            .unwrap_or(0);
-        let mut d = DenseObj {
-            obj,
-            amts: vec![Amt::NONE; len.max(max)],
-            ..DenseObj::default()
-        };
+        let max = entries.iter().map(|(i, _)| *i as usize + 1).max().unwrap_or(0);
+        let mut d = DenseObj { obj, amts: vec![Amt::NONE; len.max(max)], ..DenseObj::default() };
         for (i, a) in entries {
             if !a.is_zero() {
                 d.amts[i as usize] = a;
@@ -527,11 +515,7 @@ mod tests {
         for step in 0..4000 {
             // Object 0: many nearby elements (dense); object 2: scattered ones (hash map).
             let obj = if rng.range(0, 2) < 2 { 0 } else { 2 };
-            let idx = if obj == 2 {
-                rng.range(0, 100_000)
-            } else {
-                rng.range(0, 40)
-            } as u32;
+            let idx = if obj == 2 { rng.range(0, 100_000) } else { rng.range(0, 40) } as u32;
             let l = Loc::new(obj, idx);
             let a = match rng.range(0, 3) {
                 0 => Amt::write(),

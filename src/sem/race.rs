@@ -117,22 +117,12 @@ struct Cell {
     more: Vec<Rec>,
 }
 
-const EMPTY_REC: Rec = Rec {
-    path: 0,
-    epoch: 0,
-    span: Span::DUMMY,
-    atomic: NO_ATOMIC,
-    write: false,
-};
+const EMPTY_REC: Rec =
+    Rec { path: 0, epoch: 0, span: Span::DUMMY, atomic: NO_ATOMIC, write: false };
 
 impl Default for Cell {
     fn default() -> Cell {
-        Cell {
-            gen: 0,
-            n: 0,
-            inline: [EMPTY_REC; INLINE],
-            more: Vec::new(),
-        }
+        Cell { gen: 0, n: 0, inline: [EMPTY_REC; INLINE], more: Vec::new() }
     }
 }
 
@@ -245,12 +235,7 @@ impl RaceDetector {
 
     fn effective_len(&self, p: &Path) -> usize {
         (0..p.len())
-            .position(|k| {
-                self.completed
-                    .get(p.elem(k).launch as usize)
-                    .copied()
-                    .unwrap_or(false)
-            })
+            .position(|k| self.completed.get(p.elem(k).launch as usize).copied().unwrap_or(false))
             .unwrap_or(p.len())
     }
 
@@ -289,13 +274,7 @@ impl RaceDetector {
         atomic: Option<u32>,
     ) -> Option<RaceReport> {
         let atomic = atomic.unwrap_or(NO_ATOMIC);
-        let rec = Rec {
-            path,
-            epoch,
-            span,
-            atomic,
-            write,
-        };
+        let rec = Rec { path, epoch, span, atomic, write };
         // Fast path: the location's records are all this thread's own (or all reads when this
         // is a read): one lookup of the cell, updated in place. Otherwise the records are
         // copied out, checked against this access, and the cell is updated after.

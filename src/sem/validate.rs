@@ -334,10 +334,7 @@ fn schedule_check(
     }
     for k in 0..opts.schedules as u64 {
         let schedule = Schedule::Random(input_seed(opts.seed ^ 0x5C4E_D01E, id * 1_000 + k));
-        let cfg = Config {
-            schedule,
-            ..opts.config.clone()
-        };
+        let cfg = Config { schedule, ..opts.config.clone() };
         let r2 = run_one(l, m, input, id, &cfg);
         let what = if r2.status != r.status || r2.race {
             Some(format!(
@@ -392,11 +389,7 @@ fn compare(a: &RunResult, b: &RunResult, ghost: bool) -> Option<Mismatch> {
         return Some(mismatch("\\result", None, fmt(&a.ret), fmt(&b.ret), 1));
     }
     for oa in a.observables.iter().filter(|o| ghost || !o.ghost) {
-        let vb = b
-            .observables
-            .iter()
-            .find(|o| o.path == oa.path)
-            .map(|x| &x.value);
+        let vb = b.observables.iter().find(|o| o.path == oa.path).map(|x| &x.value);
         let Some(vb) = vb else { continue };
         if let Some(m) = diff(&oa.path, &oa.value, vb) {
             return Some(m);
@@ -406,20 +399,11 @@ fn compare(a: &RunResult, b: &RunResult, ghost: bool) -> Option<Mismatch> {
 }
 
 fn fmt(v: &Option<InVal>) -> String {
-    v.as_ref()
-        .map_or_else(|| "(none)".into(), |x| x.to_string())
+    v.as_ref().map_or_else(|| "(none)".into(), |x| x.to_string())
 }
 
 fn mismatch(path: &str, index: Option<usize>, orig: String, opt: String, count: usize) -> Mismatch {
-    Mismatch {
-        input_id: 0,
-        input: Input::default(),
-        path: path.into(),
-        index,
-        orig,
-        opt,
-        count,
-    }
+    Mismatch { input_id: 0, input: Input::default(), path: path.into(), index, orig, opt, count }
 }
 
 fn diff(path: &str, a: &InVal, b: &InVal) -> Option<Mismatch> {

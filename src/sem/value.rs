@@ -238,11 +238,7 @@ impl Q {
     #[inline]
     fn cross(a: i64, b: i64, c: i64, d: i64, minus: bool) -> Option<Q> {
         let (x, y) = (a.checked_mul(d)?, c.checked_mul(b)?);
-        let n = if minus {
-            x.checked_sub(y)?
-        } else {
-            x.checked_add(y)?
-        };
+        let n = if minus { x.checked_sub(y)? } else { x.checked_add(y)? };
         Some(Q::reduce64(n, b.checked_mul(d)?))
     }
 
@@ -350,10 +346,7 @@ impl Amt {
         Amt { q: Q::ZERO, k: 1 }
     }
     pub fn frac(n: i64, d: i64) -> Amt {
-        Amt {
-            q: Q::frac(n, d),
-            k: 0,
-        }
+        Amt { q: Q::frac(n, d), k: 0 }
     }
     #[inline]
     pub fn is_zero(&self) -> bool {
@@ -389,16 +382,10 @@ impl Amt {
         self.k -= o.k;
     }
     pub fn plus(&self, o: &Amt) -> Amt {
-        Amt {
-            q: self.q.add(&o.q),
-            k: self.k + o.k,
-        }
+        Amt { q: self.q.add(&o.q), k: self.k + o.k }
     }
     pub fn scaled(&self, s: &Q) -> Amt {
-        Amt {
-            q: self.q.mul(s),
-            k: self.k,
-        }
+        Amt { q: self.q.mul(s), k: self.k }
     }
 }
 
@@ -420,13 +407,9 @@ impl std::fmt::Display for Amt {
             (true, 0) => write!(f, "none"),
             (true, k) => write!(f, "{k}·read"),
             (false, 0) => write!(f, "{}", self.q),
-            (false, k) => write!(
-                f,
-                "{} {} {}·read",
-                self.q,
-                if k < 0 { "-" } else { "+" },
-                k.abs()
-            ),
+            (false, k) => {
+                write!(f, "{} {} {}·read", self.q, if k < 0 { "-" } else { "+" }, k.abs())
+            }
         }
     }
 }

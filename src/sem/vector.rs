@@ -30,18 +30,10 @@ pub enum Locals<'a> {
     Lanes(&'a [Lane]),
     /// One store for all lanes, except that slot `slot` holds `vals[l]` in lane `l` (the
     /// instances of a quantifier's body).
-    Binder {
-        store: &'a [Value],
-        slot: u32,
-        vals: &'a [i64],
-    },
+    Binder { store: &'a [Value], slot: u32, vals: &'a [i64] },
     /// Threads kept column-wise (a launch run in bulk): slot `s` holds column `c` when
     /// `(s, c)` is in `cols`, every other slot the shared `store`'s value; `this` is shared.
-    Columns {
-        store: &'a [Value],
-        this: &'a Value,
-        cols: &'a [(u32, Col)],
-    },
+    Columns { store: &'a [Value], this: &'a Value, cols: &'a [(u32, Col)] },
 }
 
 impl Locals<'_> {
@@ -116,10 +108,7 @@ pub struct Col {
 
 impl Col {
     pub fn splat(kind: Kind, x: i64) -> Col {
-        Col {
-            kind,
-            v: [x; MAX_LANES],
-        }
+        Col { kind, v: [x; MAX_LANES] }
     }
 
     /// Lanes of `mask` whose (boolean) value is true.
@@ -185,11 +174,7 @@ pub fn classify(v: &Value) -> Option<(Kind, i64)> {
 /// innermost frame of each lane. `None`: not evaluable here; use the lane-by-lane path.
 pub fn eval(heap: &Heap, lanes_: &[Lane], mask: u64, e: &CE) -> Option<Col> {
     let mut out = Col::splat(Kind::Bool, 0);
-    let mut cx = Ctx {
-        heap,
-        locals: Locals::Lanes(lanes_),
-        reads: None,
-    };
+    let mut cx = Ctx { heap, locals: Locals::Lanes(lanes_), reads: None };
     eval_into(&mut cx, mask, e, &mut out)?;
     Some(out)
 }
@@ -204,11 +189,7 @@ pub fn eval_reads<'a>(
     e: &CE,
     out: &mut Col,
 ) -> Option<()> {
-    let mut cx = Ctx {
-        heap,
-        locals,
-        reads: Some(reads),
-    };
+    let mut cx = Ctx { heap, locals, reads: Some(reads) };
     eval_into(&mut cx, mask, e, out)
 }
 

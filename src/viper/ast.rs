@@ -63,12 +63,7 @@ pub struct Origin {
 
 impl Origin {
     pub fn new(role: Role, span: Option<Span>) -> Origin {
-        Origin {
-            span,
-            role,
-            clause: None,
-            label: None,
-        }
+        Origin { span, role, clause: None, label: None }
     }
     pub fn synthetic() -> Origin {
         Origin::new(Role::Synthetic, None)
@@ -230,10 +225,7 @@ impl Exp {
     pub fn reads_heap(&self) -> bool {
         let mut found = false;
         self.visit(&mut |e| {
-            if matches!(
-                e.kind,
-                ExpKind::Field(..) | ExpKind::PermOf(..) | ExpKind::Unfolding(..)
-            ) {
+            if matches!(e.kind, ExpKind::Field(..) | ExpKind::PermOf(..) | ExpKind::Unfolding(..)) {
                 found = true;
             }
         });

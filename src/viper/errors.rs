@@ -48,13 +48,7 @@ pub fn parse_error_line(line: &str) -> Option<SiliconError> {
             (p, p)
         }
     };
-    Some(SiliconError {
-        full_id: None,
-        message: msg.to_string(),
-        start,
-        end,
-        reason: None,
-    })
+    Some(SiliconError { full_id: None, message: msg.to_string(), start, end, reason: None })
 }
 
 /// Parse the text output of `silicon.jar FILE` (per-file mode).
@@ -113,13 +107,7 @@ const KINDS: &[(&str, &[&str])] = &[
     ("application.precondition", &["Precondition of function"]),
     ("invariant.not.established", &["might not hold on entry"]),
     ("invariant.not.preserved", &["might not be preserved"]),
-    (
-        "not.wellformed",
-        &[
-            "Contract might not be well-formed",
-            "might not be well-formed",
-        ],
-    ),
+    ("not.wellformed", &["Contract might not be well-formed", "might not be well-formed"]),
     ("fold.failed", &["Folding"]),
     ("unfold.failed", &["Unfolding"]),
     ("call.failed", &["Method call might fail"]),
@@ -192,25 +180,15 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
         if let Some(p) = vpr_path {
             d = d.with_note(format!("the generated Viper file is kept at {p}"));
         }
-        return Mapped {
-            unit,
-            diagnostic: d,
-        };
+        return Mapped { unit, diagnostic: d };
     }
     let member = member.expect("checked above");
     // The node Silicon blames: an exact statement or conjunct, else the innermost one.
     let exact = map.exact(e.start, e.end);
-    let stmt = exact
-        .iter()
-        .find(|x| x.is_stmt)
-        .copied()
-        .or_else(|| map.stmt_at(e.start));
+    let stmt = exact.iter().find(|x| x.is_stmt).copied().or_else(|| map.stmt_at(e.start));
     let expr = exact.iter().find(|x| !x.is_stmt).copied();
     let role = stmt.and_then(|s| s.role).unwrap_or(Role::Code);
-    let span = stmt
-        .and_then(|s| s.span)
-        .or_else(|| expr.and_then(|x| x.span))
-        .or(member.span);
+    let span = stmt.and_then(|s| s.span).or_else(|| expr.and_then(|x| x.span)).or(member.span);
     let clause = stmt.and_then(|s| s.clause);
     let label = stmt.and_then(|s| s.label.clone());
     let reason = reason_kind(e);
@@ -240,10 +218,9 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
             ),
             _ => ("V-POST", "the postcondition may not hold".to_string()),
         },
-        "assignment.failed" if reason == "insufficient.permission" => (
-            "V-PERM-WRITE",
-            "insufficient permission for this assignment".to_string(),
-        ),
+        "assignment.failed" if reason == "insufficient.permission" => {
+            ("V-PERM-WRITE", "insufficient permission for this assignment".to_string())
+        }
         "application.precondition" => {
             if e.message.contains("function aloc") {
                 if e.message.contains("anull()") {
@@ -254,10 +231,7 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
                     ("V-OOB", "the index may be negative".to_string())
                 }
             } else {
-                (
-                    "V-PRE",
-                    "the precondition of this function may not hold".to_string(),
-                )
+                ("V-PRE", "the precondition of this function may not hold".to_string())
             }
         }
         "exhale.failed" | "assert.failed" | "inhale.failed" if reason == "division.by.zero" => {
@@ -271,29 +245,24 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
                     label.clone().unwrap_or_default()
                 ),
             ),
-            Role::BarrierPre => (
-                "V-BAR-PRE",
-                "the barrier's precondition may not hold".to_string(),
-            ),
+            Role::BarrierPre => {
+                ("V-BAR-PRE", "the barrier's precondition may not hold".to_string())
+            }
             Role::UserAssert => ("V-ASSERT", "the assertion may not hold".to_string()),
-            Role::InvariantExhale => (
-                "V-INVARIANT",
-                "the resource invariant may not hold".to_string(),
-            ),
+            Role::InvariantExhale => {
+                ("V-INVARIANT", "the resource invariant may not hold".to_string())
+            }
             _ => ("V-EXHALE", "this may not hold".to_string()),
         },
-        "call.precondition" => (
-            "V-PRE",
-            "the precondition of the called method may not hold".to_string(),
-        ),
-        "invariant.not.established" => (
-            "V-INV-ENTRY",
-            "the loop invariant may not hold on entry".to_string(),
-        ),
-        "invariant.not.preserved" => (
-            "V-INV-KEEP",
-            "the loop invariant may not be preserved".to_string(),
-        ),
+        "call.precondition" => {
+            ("V-PRE", "the precondition of the called method may not hold".to_string())
+        }
+        "invariant.not.established" => {
+            ("V-INV-ENTRY", "the loop invariant may not hold on entry".to_string())
+        }
+        "invariant.not.preserved" => {
+            ("V-INV-KEEP", "the loop invariant may not be preserved".to_string())
+        }
         "not.wellformed" => {
             if reason == "insufficient.permission" {
                 (
@@ -301,10 +270,7 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
                     "the contract reads a location without holding permission for it".to_string(),
                 )
             } else {
-                (
-                    "V-WELLFORMED",
-                    "the contract may not be well-formed".to_string(),
-                )
+                ("V-WELLFORMED", "the contract may not be well-formed".to_string())
             }
         }
         "termination.failed" => (
@@ -314,10 +280,9 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
         "fold.failed" => ("V-FOLD", "folding the predicate may fail".to_string()),
         "unfold.failed" => ("V-UNFOLD", "unfolding the predicate may fail".to_string()),
         _ => match reason {
-            "insufficient.permission" => (
-                "V-PERM-READ",
-                "insufficient permission to read a location".to_string(),
-            ),
+            "insufficient.permission" => {
+                ("V-PERM-READ", "insufficient permission to read a location".to_string())
+            }
             "division.by.zero" => ("V-DIV0", "the divisor may be zero".to_string()),
             _ => ("V-FAIL", "verification failed here".to_string()),
         },
@@ -337,11 +302,7 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
     if let Some(s) = span {
         d = d.with_primary(
             s,
-            if msg_reason.is_empty() {
-                e.message.clone()
-            } else {
-                msg_reason.clone()
-            },
+            if msg_reason.is_empty() { e.message.clone() } else { msg_reason.clone() },
         );
     }
     if let Some(c) = clause {
@@ -356,19 +317,12 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
         d = d.with_note("the position is approximate");
     }
     d = d.with_note(format!("Silicon: {}", e.message));
-    Mapped {
-        unit,
-        diagnostic: d,
-    }
+    Mapped { unit, diagnostic: d }
 }
 
 /// Sort key for deterministic diagnostic order.
 pub fn sort_key(d: &Diagnostic) -> (usize, String, String) {
-    (
-        d.primary_span().map_or(usize::MAX, Span::start),
-        d.code.clone(),
-        d.message.clone(),
-    )
+    (d.primary_span().map_or(usize::MAX, Span::start), d.code.clone(), d.message.clone())
 }
 
 /// The help line of a verification diagnostic, by code. Mapped Silicon errors say *what* may

@@ -43,19 +43,13 @@ pub fn encode_with(
     let unit = p.clone();
     p.prelude = encode::PRELUDE.to_string();
     let (vpr, posmap) = print::print_program(&p);
-    Ok(Encoded {
-        vpr,
-        posmap,
-        program: unit,
-    })
+    Ok(Encoded { vpr, posmap, program: unit })
 }
 
 /// Map Silicon's errors on an encoded program to PVL diagnostics, in source order.
 pub fn map_errors(enc: &Encoded, errors: &[SiliconError]) -> Vec<Diagnostic> {
-    let mut ds: Vec<Diagnostic> = errors
-        .iter()
-        .map(|e| errors::map_error(&enc.posmap, e, None).diagnostic)
-        .collect();
+    let mut ds: Vec<Diagnostic> =
+        errors.iter().map(|e| errors::map_error(&enc.posmap, e, None).diagnostic).collect();
     ds.sort_by_key(errors::sort_key);
     ds
 }
@@ -131,9 +125,8 @@ fn run_silicon_on(
         V::Failed(es) => Ok(SiliconOutcome::Failed(
             es.into_iter()
                 .map(|e| {
-                    let (start, end) = e
-                        .pos
-                        .map_or(((0, 0), (0, 0)), |p| ((p.l1, p.c1), (p.l2, p.c2)));
+                    let (start, end) =
+                        e.pos.map_or(((0, 0), (0, 0)), |p| ((p.l1, p.c1), (p.l2, p.c2)));
                     SiliconError {
                         full_id: Some(e.full_id),
                         message: e.message,
@@ -207,10 +200,9 @@ fn verify_source_inner(src: &SourceFile, opts: &VerifyOptions) -> VerifyReport {
         }
     }
     let (verdict, diagnostics) = match run_silicon(&enc.vpr, opts) {
-        Err(RunError::Backend(m)) => (
-            Verdict::BackendMissing,
-            vec![Diagnostic::error("E-BACKEND", m)],
-        ),
+        Err(RunError::Backend(m)) => {
+            (Verdict::BackendMissing, vec![Diagnostic::error("E-BACKEND", m)])
+        }
         Err(RunError::Timeout) => (
             Verdict::Timeout,
             vec![Diagnostic::error(
@@ -226,27 +218,16 @@ fn verify_source_inner(src: &SourceFile, opts: &VerifyOptions) -> VerifyReport {
         Ok(SiliconOutcome::Failed(es)) => {
             let ds = map_errors(&enc, &es);
             let internal = ds.iter().any(|d| d.code == "E-INTERNAL");
-            (
-                if internal {
-                    Verdict::Crash
-                } else {
-                    Verdict::Failed
-                },
-                ds,
-            )
+            (if internal { Verdict::Crash } else { Verdict::Failed }, ds)
         }
         Ok(SiliconOutcome::Crashed(tail)) => (
             Verdict::Crash,
             vec![
-                Diagnostic::error("E-BACKEND", "Silicon stopped without a verdict").with_note(tail),
+                Diagnostic::error("E-BACKEND", "Silicon stopped without a verdict").with_note(tail)
             ],
         ),
     };
-    VerifyReport {
-        verdict,
-        diagnostics,
-        time: start.elapsed(),
-    }
+    VerifyReport { verdict, diagnostics, time: start.elapsed() }
 }
 
 /// Read, parse, encode and verify one file.
@@ -323,9 +304,7 @@ fn verify_batch_inner(
             });
             continue;
         }
-        let opts = EncodeOptions {
-            prefix: format!("u{i}_"),
-        };
+        let opts = EncodeOptions { prefix: format!("u{i}_") };
         match encode::encode_program(&parsed.program, src, opts) {
             Ok(p) => {
                 units.push(p);
@@ -361,11 +340,9 @@ fn verify_batch_inner(
             None => run_silicon(&text, opts),
         };
         match outcome {
-            Err(RunError::Backend(m)) => fail_all(
-                &mut reports,
-                Verdict::BackendMissing,
-                Diagnostic::error("E-BACKEND", m),
-            ),
+            Err(RunError::Backend(m)) => {
+                fail_all(&mut reports, Verdict::BackendMissing, Diagnostic::error("E-BACKEND", m))
+            }
             Err(RunError::Timeout) => fail_all(
                 &mut reports,
                 Verdict::Timeout,
@@ -421,11 +398,8 @@ fn verify_batch_inner(
                     } else {
                         Verdict::Failed
                     };
-                    reports[unit_of[u]] = Some(VerifyReport {
-                        verdict,
-                        diagnostics: ds,
-                        time: start.elapsed(),
-                    });
+                    reports[unit_of[u]] =
+                        Some(VerifyReport { verdict, diagnostics: ds, time: start.elapsed() });
                 }
             }
         }

@@ -55,18 +55,13 @@ pub struct PosMap {
 impl PosMap {
     /// The member whose text contains `line`.
     pub fn member_at(&self, line: u32) -> Option<&MemberInfo> {
-        self.members
-            .iter()
-            .find(|m| m.first_line <= line && line <= m.last_line)
+        self.members.iter().find(|m| m.first_line <= line && line <= m.last_line)
     }
 
     /// Nodes with exactly this range; statements first.
     pub fn exact(&self, start: Pos, end: Pos) -> Vec<&PosEntry> {
-        let mut v: Vec<&PosEntry> = self
-            .entries
-            .iter()
-            .filter(|e| e.start == start && e.end == end)
-            .collect();
+        let mut v: Vec<&PosEntry> =
+            self.entries.iter().filter(|e| e.start == start && e.end == end).collect();
         v.sort_by_key(|e| !e.is_stmt);
         v
     }
@@ -84,13 +79,7 @@ impl PosMap {
         self.entries
             .iter()
             .filter(|e| e.span.is_some() && e.start <= start && end <= e.end)
-            .min_by_key(|e| {
-                (
-                    e.end.0 - e.start.0,
-                    e.end.1 as i64 - e.start.1 as i64,
-                    !e.is_stmt,
-                )
-            })
+            .min_by_key(|e| (e.end.0 - e.start.0, e.end.1 as i64 - e.start.1 as i64, !e.is_stmt))
     }
 }
 
@@ -112,14 +101,7 @@ impl Default for Printer {
 
 impl Printer {
     pub fn new() -> Printer {
-        Printer {
-            out: String::new(),
-            line: 1,
-            col: 1,
-            map: PosMap::default(),
-            member: 0,
-            unit: 0,
-        }
+        Printer { out: String::new(), line: 1, col: 1, map: PosMap::default(), member: 0, unit: 0 }
     }
 
     pub fn finish(self) -> (String, PosMap) {
@@ -194,11 +176,7 @@ impl Printer {
 
     /// `n: T, …`: parameters and quantified variables.
     fn typed_vars(&mut self, ps: &[(String, Ty)]) {
-        let s = ps
-            .iter()
-            .map(|(n, t)| format!("{n}: {t}"))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let s = ps.iter().map(|(n, t)| format!("{n}: {t}")).collect::<Vec<_>>().join(", ");
         self.w(&s);
     }
 
@@ -216,10 +194,8 @@ impl Printer {
 
     /// The termination measure among `cs` (its components, in order) as one `decreases` clause.
     fn decreases(&mut self, cs: &[Contract], indent: usize) {
-        let measure: Vec<&Contract> = cs
-            .iter()
-            .filter(|c| c.origin.role == Role::Decreases)
-            .collect();
+        let measure: Vec<&Contract> =
+            cs.iter().filter(|c| c.origin.role == Role::Decreases).collect();
         if measure.is_empty() {
             return;
         }
@@ -356,11 +332,7 @@ impl Printer {
                 exp_span = e.span;
             }
             StmtKind::Fold(e) | StmtKind::Unfold(e) => {
-                self.w(if matches!(s.kind, StmtKind::Fold(_)) {
-                    "fold "
-                } else {
-                    "unfold "
-                });
+                self.w(if matches!(s.kind, StmtKind::Fold(_)) { "fold " } else { "unfold " });
                 self.exp(e, false);
             }
             StmtKind::If(c, t, e) => {
@@ -482,11 +454,7 @@ impl Printer {
             ExpKind::Acc(l, p) => self.call("acc", [&**l, &**p]),
             ExpKind::PermOf(l) => self.call("perm", [&**l]),
             ExpKind::Forall(vs, trs, b) | ExpKind::Exists(vs, trs, b) => {
-                self.w(if matches!(e.kind, ExpKind::Forall(..)) {
-                    "forall "
-                } else {
-                    "exists "
-                });
+                self.w(if matches!(e.kind, ExpKind::Forall(..)) { "forall " } else { "exists " });
                 self.typed_vars(vs);
                 self.w(" ::");
                 for t in trs {

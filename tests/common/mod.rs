@@ -134,10 +134,7 @@ pub struct Steps {
 impl Steps {
     /// The annotations of `opt`, up to the first refusal.
     pub fn only(opt: Opt) -> Steps {
-        Steps {
-            only: Some(opt),
-            keep_going: false,
-        }
+        Steps { only: Some(opt), keep_going: false }
     }
 }
 
@@ -209,19 +206,9 @@ pub fn stepwise(name: &str, src: &str, steps: Steps) -> Outcome {
             .filter(|(_, r)| !refused.contains(&r.annotation.span.start()))
             .collect();
         pending.sort_by_key(|(s, r)| {
-            (
-                registry::rank(r.opt()),
-                Reverse(s.depth),
-                r.annotation.span.start(),
-            )
+            (registry::rank(r.opt()), Reverse(s.depth), r.annotation.span.start())
         });
-        let Some((
-            site,
-            Request {
-                annotation: ann,
-                mut params,
-            },
-        )) = pending.into_iter().next()
+        let Some((site, Request { annotation: ann, mut params })) = pending.into_iter().next()
         else {
             out.output = text;
             return out;
@@ -256,12 +243,7 @@ pub fn stepwise(name: &str, src: &str, steps: Steps) -> Outcome {
         out.rendered.push_str(&rendered);
         out.errors += diags.iter().filter(|d| d.is_error()).count();
         out.warnings += diags.iter().filter(|d| !d.is_error()).count();
-        out.codes.extend(
-            diags
-                .iter()
-                .filter(|d| d.is_error())
-                .map(|d| d.code.to_string()),
-        );
+        out.codes.extend(diags.iter().filter(|d| d.is_error()).map(|d| d.code.to_string()));
         match result {
             Ok(applied) => {
                 let output = applied.edits.apply(&removed).expect("the edits apply");
@@ -276,10 +258,7 @@ pub fn stepwise(name: &str, src: &str, steps: Steps) -> Outcome {
                 text = output;
             }
             Err(diags) => {
-                assert!(
-                    diags.iter().any(|d| d.is_error()),
-                    "{name}: refusal without an error"
-                );
+                assert!(diags.iter().any(|d| d.is_error()), "{name}: refusal without an error");
                 out.refusals.push_str(&rendered);
                 out.refused += 1;
                 refused.push(ann.span.start());
@@ -339,10 +318,7 @@ pub fn driver_agrees(kind: Opt, dirs: &[PathBuf]) {
         for p in files(dir, "pvl") {
             let name = p.file_name().unwrap().to_string_lossy().to_string();
             let src = std::fs::read_to_string(&p).unwrap();
-            let opts = DriverOptions {
-                timeout_ms: 2000,
-                ..Default::default()
-            };
+            let opts = DriverOptions { timeout_ms: 2000, ..Default::default() };
             let res = apply(&name, &src, &opts);
             match stepwise_apply(kind, &name, &src) {
                 Ok((out, _)) => {
@@ -417,11 +393,7 @@ pub fn driver_case(path: &Path, prefix: &str, opt: &str, keywords: &[&str]) -> (
         assert_eq!(res.exit_code(), 0, "{name}: expected ok, got\n{rendered}");
         assert_ne!(res.output, src, "{name}: nothing changed");
         let re = parse(&res.output, &ParseOptions::default());
-        assert!(
-            !re.has_errors(),
-            "{name}: output does not parse\n{}",
-            res.output
-        );
+        assert!(!re.has_errors(), "{name}: output does not parse\n{}", res.output);
         for line in res.output.lines() {
             let t = line.trim_start();
             assert!(
@@ -446,10 +418,7 @@ pub fn driver_case(path: &Path, prefix: &str, opt: &str, keywords: &[&str]) -> (
             res.output
         );
         assert_eq!(res.output, src, "{name}: refused file must stay unchanged");
-        assert!(
-            diags.iter().any(|(_, d)| d.is_error()),
-            "{name}: no error diagnostic"
-        );
+        assert!(diags.iter().any(|(_, d)| d.is_error()), "{name}: no error diagnostic");
         (snap, rendered)
     } else {
         panic!("{name}: unexpected expectation {expect}");

@@ -42,9 +42,7 @@ pub(super) fn check<'a>(
             format!("cannot fuse {f} kernel(s): at least 2 are needed"),
         )
         .with_primary(head, "fusion requested here")
-        .with_help(
-            "use `gpuopt fuse F B;` with F >= 2 (or `--opt fuse --kernels F`)",
-        )]);
+        .with_help("use `gpuopt fuse F B;` with F >= 2 (or `--opt fuse --kernels F`)")]);
     }
     if blocks == &Some(0) {
         return Err(vec![Diagnostic::error(
@@ -59,10 +57,7 @@ pub(super) fn check<'a>(
     let Some((class, method)) =
         crate::analyze::sites::find_method(&parsed.program, site.class.as_deref(), &site.method)
     else {
-        return Err(vec![refuse_shape(
-            head,
-            "the selected par block is not inside a method",
-        )]);
+        return Err(vec![refuse_shape(head, "the selected par block is not inside a method")]);
     };
     let MethodBody::Block(body) = &method.body else {
         return Err(vec![refuse_shape(head, "the method has no body")]);
@@ -91,22 +86,14 @@ pub(super) fn check<'a>(
             format!("cannot check thread blocks of {dims}-dimensional kernels"),
         )
         .with_primary(head, "fusion requested here")
-        .with_secondary(
-            arms[0].0.keyword,
-            format!("this kernel has {dims} iterators"),
-        )
+        .with_secondary(arms[0].0.keyword, format!("this kernel has {dims} iterators"))
         .with_help(
             "fuse multi-dimensional kernels as one thread block (omit the block count and size)",
         )]);
     }
 
     // ---- facts and thread ranges (A603)
-    let mut facts = facts_at(
-        &parsed.program,
-        class,
-        method,
-        Point::Before(pars[0].span.start()),
-    );
+    let mut facts = facts_at(&parsed.program, class, method, Point::Before(pars[0].span.start()));
     let mut lo = Vec::new();
     let mut hi = Vec::new();
     for it in &arms[0].1.iters {
@@ -184,10 +171,8 @@ pub(super) fn check<'a>(
                         solver::canonical(&facts.tr, &facts.facts, &extra, &obj, ctx.timeout_ms)
                     {
                         let get = |l: &str| cx.get(l).unwrap_or("?").to_string();
-                        let vals: Vec<String> = obj[..names]
-                            .iter()
-                            .map(|(l, _)| format!("{l} = {}", get(l)))
-                            .collect();
+                        let vals: Vec<String> =
+                            obj[..names].iter().map(|(l, _)| format!("{l} = {}", get(l))).collect();
                         let with = if vals.is_empty() {
                             String::new()
                         } else {
@@ -213,17 +198,11 @@ pub(super) fn check<'a>(
 
     // ---- thread variables: kernel 1's, unless renaming another kernel's would capture a name
     let dialect = ctx.dialect();
-    let t1: Vec<String> = arms[0]
-        .1
-        .iters
-        .iter()
-        .map(|i| i.name.name.clone())
-        .collect();
+    let t1: Vec<String> = arms[0].1.iters.iter().map(|i| i.name.name.clone()).collect();
     let capture = arms.iter().skip(1).any(|(p, arm)| {
         let own: Vec<&str> = arm.iters.iter().map(|i| i.name.name.as_str()).collect();
         let text = ctx.text(Span::new(p.keyword.start(), arm.span.end()));
-        t1.iter()
-            .any(|t| !own.contains(&t.as_str()) && has_token(text, t))
+        t1.iter().any(|t| !own.contains(&t.as_str()) && has_token(text, t))
     });
     let tvars: Vec<String> = if capture {
         (0..dims).map(|_| ctx.names.name("vct_fused_tid")).collect()
@@ -240,8 +219,7 @@ pub(super) fn check<'a>(
     let tr = &mut facts.tr;
     let block_expr: Option<Z3Int> = match (block_size, blocks) {
         (Some(e), _) => Some(
-            tr.int(e)
-                .map_err(|_| vec![refuse_shape(head, "the block size cannot be encoded")])?,
+            tr.int(e).map_err(|_| vec![refuse_shape(head, "the block size cannot be encoded")])?,
         ),
         (None, Some(b)) if *b > 1 => {
             let b = Int::from_i64(z3ctx(), *b as i64);
@@ -269,24 +247,15 @@ pub(super) fn check<'a>(
             .map(|i| model::rename_tokens(i.hi.span.text(src), &rename))
             .collect(),
     };
-    let mut an = Analysis {
-        tr,
-        facts: facts.facts.clone(),
-        th,
-        dialect,
-        timeout: ctx.timeout_ms,
-    };
+    let mut an = Analysis { tr, facts: facts.facts.clone(), th, dialect, timeout: ctx.timeout_ms };
 
     let mut fused = models[0].clone();
     let mut warnings = Vec::new();
     let mut fused_count = 1usize;
     let mut need_label = models[0].body.iter().any(|l| l.contains("barrier"));
     for (k, next) in models.iter().enumerate().skip(1) {
-        let n1 = if k == 1 {
-            "kernel 1".to_string()
-        } else {
-            format!("the fusion of kernels 1 to {k}")
-        };
+        let n1 =
+            if k == 1 { "kernel 1".to_string() } else { format!("the fusion of kernels 1 to {k}") };
         let n2 = format!("kernel {}", k + 1);
         match junction(&mut an, &fused, next, (&n1, &n2), block_expr.as_ref()) {
             Ok((j, dp)) => {
@@ -316,14 +285,7 @@ pub(super) fn check<'a>(
         }
     }
 
-    Ok(Plan {
-        pars,
-        label: models[0].label.clone(),
-        need_label,
-        fused,
-        fused_count,
-        warnings,
-    })
+    Ok(Plan { pars, label: models[0].label.clone(), need_label, fused, fused_count, warnings })
 }
 
 /// `f` consecutive `par` statements at the start of `stmts` (A601 / A602). `blocks` is only
@@ -343,10 +305,7 @@ fn collect_kernels(
             pars.push(s);
             continue;
         }
-        if stmts[idx..]
-            .iter()
-            .any(|t| matches!(t.kind, StmtKind::Par(_)))
-        {
+        if stmts[idx..].iter().any(|t| matches!(t.kind, StmtKind::Par(_))) {
             return Err(vec![Diagnostic::error(
                 "A602",
                 format!(
@@ -401,18 +360,13 @@ fn kernel_shapes<'a>(
     for s in pars {
         let StmtKind::Par(p) = &s.kind else { continue };
         if p.arms.len() != 1 {
-            return Err(vec![Diagnostic::error(
-                "A609",
-                "only single-arm par blocks can be fused",
-            )
-            .with_primary(head, "fusion requested here")
-            .with_secondary(
-                p.keyword,
-                format!("this par block has {} arms joined by `and`", p.arms.len()),
-            )
-            .with_help(
-                "split the arms into consecutive par blocks if they are independent",
-            )]);
+            return Err(vec![Diagnostic::error("A609", "only single-arm par blocks can be fused")
+                .with_primary(head, "fusion requested here")
+                .with_secondary(
+                    p.keyword,
+                    format!("this par block has {} arms joined by `and`", p.arms.len()),
+                )
+                .with_help("split the arms into consecutive par blocks if they are independent")]);
         }
         if let Some(c) = p.prefix.clauses.first() {
             return Err(vec![Diagnostic::error(
@@ -466,10 +420,7 @@ fn kernel_shapes<'a>(
             .with_help("fusion needs rectangular thread spaces")]);
         }
         if !matches!(arm.body.kind, StmtKind::Block(_)) {
-            return Err(vec![refuse_shape(
-                p.keyword,
-                "the kernel body is not a block",
-            )]);
+            return Err(vec![refuse_shape(p.keyword, "the kernel body is not a block")]);
         }
         arms.push((p, arm));
     }

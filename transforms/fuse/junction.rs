@@ -125,12 +125,8 @@ pub(super) fn junction(
         }
     }
     // Opaque resources on arrays of both kernels cannot be analysed.
-    for cr in k1
-        .carried_pre
-        .iter()
-        .chain(&k1.carried_post)
-        .chain(&k2.carried_pre)
-        .chain(&k2.carried_post)
+    for cr in
+        k1.carried_pre.iter().chain(&k1.carried_post).chain(&k2.carried_pre).chain(&k2.carried_post)
     {
         if cr.arrays.iter().any(|n| k1.uses(n) && k2.uses(n)) {
             return Err(JunctionError::Diag(
@@ -162,16 +158,10 @@ pub(super) fn junction(
             continue;
         }
         for a in p1.iter().chain(&q1).chain(&p2).chain(&q2) {
-            if !an
-                .injective(a)
-                .map_err(und("whether a permission is per-thread"))?
-            {
+            if !an.injective(a).map_err(und("whether a permission is per-thread"))? {
                 let d = Diagnostic::error(
                     "A604",
-                    format!(
-                        "cannot fuse: `{}` gives two threads the same cell",
-                        a.print()
-                    ),
+                    format!("cannot fuse: `{}` gives two threads the same cell", a.print()),
                 )
                 .with_secondary(a.span, "this permission is not per-thread")
                 .with_help("kernel permissions must be injective in the thread variables");
@@ -232,9 +222,7 @@ pub(super) fn junction(
                 // asks at most the mean of the two kernels' totals, never more than the larger,
                 // and every read keeps a positive share.
                 let r = |v: Vec<Atom>| -> Vec<Atom> {
-                    v.iter()
-                        .map(|a| a.with_frac(&a.frac / Frac::from_integer(2.into())))
-                        .collect()
+                    v.iter().map(|a| a.with_frac(&a.frac / Frac::from_integer(2.into()))).collect()
                 };
                 plan.rescaled.push(arr.clone());
                 plan.separate(r(p1), r(q1), r(p2), r(q2));
@@ -278,18 +266,10 @@ pub(super) fn junction(
     // Functional conjuncts (Algorithm 3). A cell kernel 1 may write is an array it holds write
     // permission on; a conjunct about such an array describes kernel 1's result, so it cannot
     // be a precondition of the fused kernel. Dually for kernel 1's post and kernel 2's writes.
-    let w1_arrays: Vec<&String> = k1
-        .pre
-        .iter()
-        .filter(|a| a.is_write())
-        .map(|a| &a.array)
-        .collect();
-    let w2_arrays: Vec<&String> = k2
-        .pre
-        .iter()
-        .filter(|a| a.is_write())
-        .map(|a| &a.array)
-        .collect();
+    let w1_arrays: Vec<&String> =
+        k1.pre.iter().filter(|a| a.is_write()).map(|a| &a.array).collect();
+    let w2_arrays: Vec<&String> =
+        k2.pre.iter().filter(|a| a.is_write()).map(|a| &a.array).collect();
     let fp2_kept: Vec<Func> = k2
         .fpre
         .iter()
@@ -326,10 +306,7 @@ pub(super) fn junction(
 
     // Body (Algorithm 4). A local of the first body would still be in scope in the second
     // (a redeclaration, or a capture of an outer name): then each body is its own block.
-    let wrap = k1
-        .decls
-        .iter()
-        .any(|d| k2.decls.contains(d) || k2.mentions.contains(d));
+    let wrap = k1.decls.iter().any(|d| k2.decls.contains(d) || k2.mentions.contains(d));
     let block = |lines: &[String]| -> Vec<String> {
         let mut out = vec!["{".to_string()];
         out.extend(lines.iter().map(|l| {
@@ -342,11 +319,7 @@ pub(super) fn junction(
         out.push("}".into());
         out
     };
-    let mut body = if wrap {
-        block(&k1.body)
-    } else {
-        k1.body.clone()
-    };
+    let mut body = if wrap { block(&k1.body) } else { k1.body.clone() };
     if dp {
         let mut r: Vec<String> = Vec::new();
         let mut e: Vec<String> = Vec::new();
@@ -436,18 +409,11 @@ pub(super) fn junction(
         carried_post,
         post_texts: Vec::new(),
         body,
-        decls: if wrap {
-            Default::default()
-        } else {
-            k1.decls.union(&k2.decls).cloned().collect()
-        },
+        decls: if wrap { Default::default() } else { k1.decls.union(&k2.decls).cloned().collect() },
         mentions: k1.mentions.union(&k2.mentions).cloned().collect(),
         barrier_arrays: {
-            let mut b: BTreeSet<String> = k1
-                .barrier_arrays
-                .union(&k2.barrier_arrays)
-                .cloned()
-                .collect();
+            let mut b: BTreeSet<String> =
+                k1.barrier_arrays.union(&k2.barrier_arrays).cloned().collect();
             if dp {
                 b.extend(req.iter().chain(&ens).map(|a| a.array.clone()));
             }
@@ -561,14 +527,10 @@ fn self_check(
     arr: &str,
     orig: (&Kernel, &Kernel),
 ) -> Result<(), JunctionError> {
-    let fp: Vec<&Atom> = of_array(&plan.pre_a, arr)
-        .into_iter()
-        .chain(of_array(&plan.pre_b, arr))
-        .collect();
-    let fq: Vec<&Atom> = of_array(&plan.post_b, arr)
-        .into_iter()
-        .chain(of_array(&plan.post_a, arr))
-        .collect();
+    let fp: Vec<&Atom> =
+        of_array(&plan.pre_a, arr).into_iter().chain(of_array(&plan.pre_b, arr)).collect();
+    let fq: Vec<&Atom> =
+        of_array(&plan.post_b, arr).into_iter().chain(of_array(&plan.post_a, arr)).collect();
     let (p1, q1, p2, q2) = (
         of_array(&plan.p1, arr),
         of_array(&plan.q1, arr),
@@ -607,9 +569,8 @@ fn self_check(
         None => {
             // 4. Without a barrier, after the first body a thread holds what the second needs
             // (P2 + P1 <= FP + Q1), and in the end what the fused post gives back.
-            if let Some(w) = an
-                .local_violation(&cat(&[&p2, &p1]), &cat(&[&fp, &q1]))
-                .map_err(und(SELF))?
+            if let Some(w) =
+                an.local_violation(&cat(&[&p2, &p1]), &cat(&[&fp, &q1])).map_err(und(SELF))?
             {
                 return Err(fail(&format!("after the first body a thread does not hold what the second body needs on `{arr}` (needed against held)"), Some(w)));
             }
@@ -623,9 +584,8 @@ fn self_check(
         Some((req, ens)) => {
             let r = of_array(req, arr);
             let e = of_array(ens, arr);
-            if let Some(w) = an
-                .local_violation(&cat(&[&r, &p1]), &cat(&[&fp, &q1]))
-                .map_err(und(SELF))?
+            if let Some(w) =
+                an.local_violation(&cat(&[&r, &p1]), &cat(&[&fp, &q1])).map_err(und(SELF))?
             {
                 return Err(fail(&format!("a thread does not hold what the barrier requires on `{arr}` (required against held)"), Some(w)));
             }
@@ -637,9 +597,8 @@ fn self_check(
             if let Some(w) = an.local_violation(&p2, &e).map_err(und(SELF))? {
                 return Err(fail(&format!("after the barrier a thread does not hold what the second body needs on `{arr}` (needed against held)"), Some(w)));
             }
-            if let Some(w) = an
-                .local_violation(&cat(&[&fq, &p2]), &cat(&[&e, &q2]))
-                .map_err(und(SELF))?
+            if let Some(w) =
+                an.local_violation(&cat(&[&fq, &p2]), &cat(&[&e, &q2])).map_err(und(SELF))?
             {
                 return Err(fail(&format!("a thread cannot return the fused postcondition on `{arr}` (promised against held)"), Some(w)));
             }
@@ -680,15 +639,9 @@ mod tests {
     /// Run `f` on the two kernels of `src` (first method of the first class), renamed to `i`.
     fn with_kernels(src: &str, f: impl FnOnce(&mut Analysis, &Kernel, &Kernel)) {
         let parsed = parse(src, &ParseOptions::default());
-        let Some(Item::Class(class)) = parsed.program.items.first() else {
-            panic!("a class")
-        };
-        let Some(Member::Method(method)) = class.members.first() else {
-            panic!("a method")
-        };
-        let MethodBody::Block(body) = &method.body else {
-            panic!("a body")
-        };
+        let Some(Item::Class(class)) = parsed.program.items.first() else { panic!("a class") };
+        let Some(Member::Method(method)) = class.members.first() else { panic!("a method") };
+        let MethodBody::Block(body) = &method.body else { panic!("a body") };
         let pars: Vec<&Par> = body
             .stmts
             .iter()
@@ -764,10 +717,7 @@ mod tests {
             let (req, ens) = barrier(&plan);
             let r = self_check(an, &plan, Some((&req, &ens)), "a", (k1, k2));
             let msg = r.err().map(code).unwrap_or_default();
-            assert!(
-                msg.starts_with("A608") && msg.contains("does not return"),
-                "{msg}"
-            );
+            assert!(msg.starts_with("A608") && msg.contains("does not return"), "{msg}");
         });
     }
 
@@ -780,10 +730,7 @@ mod tests {
             let texts: Vec<String> = plan.post_a.iter().map(Atom::print).collect();
             assert_eq!(
                 texts,
-                [
-                    "i < m - 1 ==> Perm(a[i + 1], 1\\2)",
-                    "i >= m - 1 ==> Perm(a[i + 1], write)"
-                ]
+                ["i < m - 1 ==> Perm(a[i + 1], 1\\2)", "i >= m - 1 ==> Perm(a[i + 1], write)"]
             );
             let (req, ens) = barrier(&plan);
             assert!(self_check(an, &plan, Some((&req, &ens)), "a", (k1, k2)).is_ok());
@@ -801,10 +748,7 @@ mod tests {
             ens[0] = ens[0].with_frac(Frac::from_integer(1.into()));
             let r = self_check(an, &plan, Some((&req, &ens)), "a", (k1, k2));
             let msg = r.err().map(code).unwrap_or_default();
-            assert!(
-                msg.starts_with("A608") && msg.contains("hands out more"),
-                "{msg}"
-            );
+            assert!(msg.starts_with("A608") && msg.contains("hands out more"), "{msg}");
         });
     }
 
@@ -817,10 +761,7 @@ mod tests {
             plan.post_a = an.complement(&k1.post[0], &p2).expect("complement");
             let r = self_check(an, &plan, None, "a", (k1, k2));
             let msg = r.err().map(code).unwrap_or_default();
-            assert!(
-                msg.starts_with("A608") && msg.contains("second body needs"),
-                "{msg}"
-            );
+            assert!(msg.starts_with("A608") && msg.contains("second body needs"), "{msg}");
         });
     }
 
@@ -834,19 +775,14 @@ mod tests {
             let (req, ens) = barrier(&plan);
             let r = self_check(an, &plan, Some((&req, &ens)), "a", (k1, k2));
             let msg = r.err().map(code).unwrap_or_default();
-            assert!(
-                msg.starts_with("A608") && msg.contains("than either kernel"),
-                "{msg}"
-            );
+            assert!(msg.starts_with("A608") && msg.contains("than either kernel"), "{msg}");
         });
     }
 
     #[test]
     fn a_kernel_that_keeps_permission_is_refused() {
-        let lossy = SHIFT.replace(
-            "context j > 0 ==> Perm(a[j], 1\\2);",
-            "requires j > 0 ==> Perm(a[j], 1\\2);",
-        );
+        let lossy = SHIFT
+            .replace("context j > 0 ==> Perm(a[j], 1\\2);", "requires j > 0 ==> Perm(a[j], 1\\2);");
         with_kernels(&lossy, |an, _, k2| {
             let r = no_loss(an, k2, "kernel 2");
             let msg = r.err().map(code).unwrap_or_default();

@@ -36,20 +36,13 @@ pub(super) struct Subst<'a> {
 
 impl Lin {
     pub fn konst(k: BigInt) -> Lin {
-        Lin {
-            terms: Vec::new(),
-            k,
-        }
+        Lin { terms: Vec::new(), k }
     }
 
     /// An opaque term (coefficient 1).
     pub fn opaque(text: &str, atomic: bool) -> Lin {
         Lin {
-            terms: vec![Term {
-                text: text.to_string(),
-                atomic,
-                c: BigInt::one(),
-            }],
+            terms: vec![Term { text: text.to_string(), atomic, c: BigInt::one() }],
             k: BigInt::zero(),
         }
     }
@@ -96,14 +89,7 @@ impl Lin {
             return Lin::default();
         }
         Lin {
-            terms: self
-                .terms
-                .iter()
-                .map(|t| Term {
-                    c: &t.c * c,
-                    ..t.clone()
-                })
-                .collect(),
+            terms: self.terms.iter().map(|t| Term { c: &t.c * c, ..t.clone() }).collect(),
             k: &self.k * c,
         }
     }
@@ -134,64 +120,34 @@ impl Lin {
             return None;
         }
         Some(Lin {
-            terms: self
-                .terms
-                .iter()
-                .map(|t| Term {
-                    c: &t.c / k,
-                    ..t.clone()
-                })
-                .collect(),
+            terms: self.terms.iter().map(|t| Term { c: &t.c / k, ..t.clone() }).collect(),
             k: &self.k / k,
         })
     }
 
     /// The coefficient of the plain variable `name`.
     pub fn coeff(&self, name: &str) -> BigInt {
-        self.terms
-            .iter()
-            .find(|t| t.text == name)
-            .map(|t| t.c.clone())
-            .unwrap_or_default()
+        self.terms.iter().find(|t| t.text == name).map(|t| t.c.clone()).unwrap_or_default()
     }
 
     /// The form without the plain variable `name`.
     pub fn without(&self, name: &str) -> Lin {
         Lin {
-            terms: self
-                .terms
-                .iter()
-                .filter(|t| t.text != name)
-                .cloned()
-                .collect(),
+            terms: self.terms.iter().filter(|t| t.text != name).cloned().collect(),
             k: self.k.clone(),
         }
     }
 
     /// Does any term mention one of `names` (as a word)?
     pub fn mentions(&self, names: &[&str]) -> bool {
-        self.terms
-            .iter()
-            .any(|t| names.iter().any(|n| has_word(&t.text, n)))
+        self.terms.iter().any(|t| names.iter().any(|n| has_word(&t.text, n)))
     }
 
     /// Split into (terms mentioning `names`, the rest).
     fn split(&self, names: &[&str]) -> (Lin, Lin) {
-        let (a, b): (Vec<Term>, Vec<Term>) = self
-            .terms
-            .iter()
-            .cloned()
-            .partition(|t| names.iter().any(|n| has_word(&t.text, n)));
-        (
-            Lin {
-                terms: a,
-                k: BigInt::zero(),
-            },
-            Lin {
-                terms: b,
-                k: self.k.clone(),
-            },
-        )
+        let (a, b): (Vec<Term>, Vec<Term>) =
+            self.terms.iter().cloned().partition(|t| names.iter().any(|n| has_word(&t.text, n)));
+        (Lin { terms: a, k: BigInt::zero() }, Lin { terms: b, k: self.k.clone() })
     }
 
     pub fn print(&self) -> String {
@@ -207,11 +163,8 @@ impl Lin {
                 format!("{mag} * {}", paren(&t.text))
             };
             // A compound term after a sign needs parentheses unless it is a product-level term.
-            let body = if mag.is_one() && !t.atomic && !out.is_empty() {
-                paren(&body)
-            } else {
-                body
-            };
+            let body =
+                if mag.is_one() && !t.atomic && !out.is_empty() { paren(&body) } else { body };
             match (out.is_empty(), neg) {
                 (true, false) => out.push_str(&body),
                 (true, true) => {
@@ -238,10 +191,7 @@ impl Lin {
 }
 
 fn has_word(text: &str, name: &str) -> bool {
-    lex(text)
-        .tokens
-        .iter()
-        .any(|t| matches!(t.kind, TokKind::Word) && t.span.text(text) == name)
+    lex(text).tokens.iter().any(|t| matches!(t.kind, TokKind::Word) && t.span.text(text) == name)
 }
 
 /// A comparison operator.
@@ -335,10 +285,7 @@ impl Cond {
             rel = rel.mirrored();
         }
         let pr = |rel: Rel| format!("{} {} {}", lhs.print(), rel.symbol(), rhs.print());
-        Cond {
-            text: pr(rel),
-            neg: pr(rel.negated()),
-        }
+        Cond { text: pr(rel), neg: pr(rel.negated()) }
     }
 }
 
@@ -367,13 +314,8 @@ mod tests {
     fn substitution_replaces_the_variable() {
         let v = lin("t - 1");
         let e = parse_expr_text("t + 1 < n", Dialect::V1).expect("parses");
-        let ExprKind::Binary(_, l, r) = &e.kind else {
-            panic!("comparison")
-        };
-        let s = Subst {
-            name: "t",
-            value: &v,
-        };
+        let ExprKind::Binary(_, l, r) = &e.kind else { panic!("comparison") };
+        let s = Subst { name: "t", value: &v };
         let c = Cond::compare(
             &Lin::of(l, "t + 1 < n", Some(&s)),
             Rel::Lt,

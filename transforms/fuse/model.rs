@@ -86,11 +86,7 @@ impl Atom {
             }
         } else {
             let decls: Vec<&str> = self.binders.iter().map(|(d, _)| d.as_str()).collect();
-            let cond = if qguards.is_empty() {
-                "true".to_string()
-            } else {
-                qguards.join(" && ")
-            };
+            let cond = if qguards.is_empty() { "true".to_string() } else { qguards.join(" && ") };
             format!("({quant} {}; {}; {})", decls.join(", "), cond, inner)
         }
     }
@@ -201,19 +197,13 @@ impl Kernel {
 // ---------------------------------------------------------------------------------------------
 
 pub(super) fn has_token(text: &str, name: &str) -> bool {
-    lex(text)
-        .tokens
-        .iter()
-        .any(|t| matches!(t.kind, TokKind::Word) && t.span.text(text) == name)
+    lex(text).tokens.iter().any(|t| matches!(t.kind, TokKind::Word) && t.span.text(text) == name)
 }
 
 /// Replace identifier tokens simultaneously (`i → j, j → i` swaps correctly).
 pub(super) fn rename_tokens(text: &str, map: &[(String, String)]) -> String {
-    let map: HashMap<&str, &str> = map
-        .iter()
-        .filter(|(f, t)| f != t)
-        .map(|(f, t)| (f.as_str(), t.as_str()))
-        .collect();
+    let map: HashMap<&str, &str> =
+        map.iter().filter(|(f, t)| f != t).map(|(f, t)| (f.as_str(), t.as_str())).collect();
     if map.is_empty() {
         return text.to_string();
     }
@@ -245,12 +235,8 @@ pub(super) fn kernel_model(
     arm: &ParArm,
     tvars: &[String],
 ) -> Result<Kernel, Diagnostic> {
-    let map: Vec<(String, String)> = arm
-        .iters
-        .iter()
-        .zip(tvars)
-        .map(|(it, t)| (it.name.name.clone(), t.clone()))
-        .collect();
+    let map: Vec<(String, String)> =
+        arm.iters.iter().zip(tvars).map(|(it, t)| (it.name.name.clone(), t.clone())).collect();
     let ren = |s: &str| rename_tokens(s, &map);
     let iter_text = match (arm.iters.first(), arm.iters.last()) {
         (Some(f), Some(l)) => ren(&src[f.span.start()..l.span.end()]),
@@ -266,18 +252,12 @@ pub(super) fn kernel_model(
     for c in &arm.contract {
         let Some(e) = c.expr() else { continue };
         if !(c.kind.is_pre() || c.kind.is_post()) {
-            return Err(refuse_shape(
-                c.span,
-                "unsupported clause in a kernel contract",
-            ));
+            return Err(refuse_shape(c.span, "unsupported clause in a kernel contract"));
         }
         for conj in e.conjuncts() {
             let text = ren(conj.span.text(src));
             let pe = parse_expr_text(&text, dialect).map_err(|_| {
-                refuse_shape(
-                    conj.span,
-                    "a contract conjunct does not re-parse after renaming",
-                )
+                refuse_shape(conj.span, "a contract conjunct does not re-parse after renaming")
             })?;
             let mut pieces = Vec::new();
             let mut d = Decomposer {
@@ -337,17 +317,13 @@ pub(super) fn kernel_model(
     }
     // Body statements, re-indented relative to the block.
     if let StmtKind::Block(b) = &arm.body.kind {
-        let renamed = |n: String| {
-            map.iter()
-                .find(|(f, _)| *f == n)
-                .map_or(n.clone(), |(_, t)| t.clone())
-        };
+        let renamed =
+            |n: String| map.iter().find(|(f, _)| *f == n).map_or(n.clone(), |(_, t)| t.clone());
         for st in &b.stmts {
             if let StmtKind::Decl { vars, .. } = &st.kind {
                 k.decls.extend(vars.iter().map(|v| v.name.name.clone()));
             }
-            k.mentions
-                .extend(mentioned_names(st).into_iter().map(renamed));
+            k.mentions.extend(mentioned_names(st).into_iter().map(renamed));
             walk_stmts(st, &mut |x| {
                 if let StmtKind::Barrier(bar) = &x.kind {
                     for c in &bar.contract {
@@ -365,8 +341,7 @@ pub(super) fn kernel_model(
                 let line = if i == 0 {
                     line
                 } else {
-                    line.strip_prefix(base.as_str())
-                        .unwrap_or(line.trim_start())
+                    line.strip_prefix(base.as_str()).unwrap_or(line.trim_start())
                 };
                 k.body.push(line.trim_end().to_string());
             }
@@ -440,12 +415,7 @@ impl Decomposer<'_> {
                 self.guards.pop();
                 Ok(())
             }
-            ExprKind::Quant {
-                kind: QuantKind::ForallStar,
-                bindings,
-                cond,
-                body,
-            } => {
+            ExprKind::Quant { kind: QuantKind::ForallStar, bindings, cond, body } => {
                 let n = self.guards.len();
                 let nb = self.binders.len();
                 for b in bindings {
@@ -453,10 +423,8 @@ impl Decomposer<'_> {
                     let ty = if ty.is_empty() { "int" } else { ty };
                     let decl = format!("{ty} {}", b.name.name);
                     if let Some((lo, hi)) = &b.range {
-                        self.guards
-                            .push(format!("{} <= {}", self.t(lo), b.name.name));
-                        self.guards
-                            .push(format!("{} < {}", b.name.name, self.t(hi)));
+                        self.guards.push(format!("{} <= {}", self.t(lo), b.name.name));
+                        self.guards.push(format!("{} < {}", b.name.name, self.t(hi)));
                     }
                     self.binders.push((decl, b.name.name.clone()));
                 }
@@ -473,18 +441,12 @@ impl Decomposer<'_> {
             }
             _ if has_resource(e) => {
                 let text = wrap_guards(&self.t(e), &self.guards, &self.binders, true);
-                self.out.push(Piece::Carried(Func {
-                    text,
-                    arrays: arrays_in(e),
-                }));
+                self.out.push(Piece::Carried(Func { text, arrays: arrays_in(e) }));
                 Ok(())
             }
             _ => {
                 let text = wrap_guards(&self.t(e), &self.guards, &self.binders, false);
-                self.out.push(Piece::Func(Func {
-                    text,
-                    arrays: arrays_in(e),
-                }));
+                self.out.push(Piece::Func(Func { text, arrays: arrays_in(e) }));
                 Ok(())
             }
         }
@@ -501,10 +463,7 @@ impl Decomposer<'_> {
         let (ExprKind::Index(_, idx), Some(name)) = (&loc.kind, name) else {
             // Fields, matrix rows, …: not an array cell; carried unchanged (A604 if shared).
             let text = wrap_guards(&self.t(e), &self.guards, &self.binders, true);
-            self.out.push(Piece::Carried(Func {
-                text,
-                arrays: arrays_in(e),
-            }));
+            self.out.push(Piece::Carried(Func { text, arrays: arrays_in(e) }));
             return Ok(());
         };
         let amount = match b {
@@ -551,11 +510,7 @@ fn wrap_guards(body: &str, guards: &[String], binders: &[(String, String)], star
         }
     } else {
         let decls: Vec<&str> = binders.iter().map(|(d, _)| d.as_str()).collect();
-        let cond = if g.is_empty() {
-            "true".into()
-        } else {
-            g.join(" && ")
-        };
+        let cond = if g.is_empty() { "true".into() } else { g.join(" && ") };
         format!(
             "(\\forall{} {}; {}; {})",
             if star { "*" } else { "" },

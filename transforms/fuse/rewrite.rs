@@ -10,14 +10,7 @@ use crate::front::span::Span;
 use crate::transforms::{Applied, Ctx, Outcome};
 
 pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
-    let Plan {
-        pars,
-        label,
-        need_label,
-        mut fused,
-        fused_count,
-        warnings,
-    } = plan;
+    let Plan { pars, label, need_label, mut fused, fused_count, warnings } = plan;
     let src = ctx.src;
     // ---- print the fused par block over the first `fused_count` kernels
     let label = match (&label, need_label) {
@@ -61,10 +54,7 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
     let end = pars[fused_count - 1].span.end();
     let mut edits = EditSet::new();
     edits.replace(Span::new(start, end), out);
-    Ok(Applied {
-        edits,
-        diagnostics: warnings,
-    })
+    Ok(Applied { edits, diagnostics: warnings })
 }
 
 /// One printed contract clause.
@@ -81,11 +71,7 @@ pub(super) fn print_contract(k: &Kernel) -> Vec<Line> {
     let mut out = Vec::new();
     for arr in k.arrays() {
         let of = |atoms: &[model::Atom]| -> Vec<String> {
-            atoms
-                .iter()
-                .filter(|a| a.array == arr)
-                .map(model::Atom::print)
-                .collect()
+            atoms.iter().filter(|a| a.array == arr).map(model::Atom::print).collect()
         };
         let (pre, post) = (of(&k.pre), of(&k.post));
         both_lists(&pre, &post, Some(&arr), &mut out);
@@ -100,20 +86,9 @@ pub(super) fn print_contract(k: &Kernel) -> Vec<Line> {
 }
 
 fn both_lists(pre: &[String], post: &[String], arr: Option<&String>, out: &mut Vec<Line>) {
-    let line = |kw, text: &String| Line {
-        kw,
-        text: text.clone(),
-        perm_array: arr.cloned(),
-    };
+    let line = |kw, text: &String| Line { kw, text: text.clone(), perm_array: arr.cloned() };
     for p in pre {
-        out.push(line(
-            if post.contains(p) {
-                "context"
-            } else {
-                "requires"
-            },
-            p,
-        ));
+        out.push(line(if post.contains(p) { "context" } else { "requires" }, p));
     }
     for q in post {
         if !pre.contains(q) {

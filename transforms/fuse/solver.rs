@@ -60,9 +60,7 @@ fn sat_qe(
     timeout: u32,
 ) -> Result<Option<Counterexample>, Undecided> {
     let c = z3ctx();
-    let s = Tactic::new(c, "qe")
-        .and_then(&Tactic::new(c, "smt"))
-        .solver();
+    let s = Tactic::new(c, "qe").and_then(&Tactic::new(c, "smt")).solver();
     let mut p = Params::new(c);
     p.set_u32("timeout", timeout.max(1));
     s.set_params(&p);
@@ -170,11 +168,8 @@ impl Witness {
         let th = if self.threads.is_empty() {
             String::new()
         } else {
-            let parts: Vec<String> = self
-                .threads
-                .iter()
-                .map(|(n, v)| format!("{n} = {v}"))
-                .collect();
+            let parts: Vec<String> =
+                self.threads.iter().map(|(n, v)| format!("{n} = {v}")).collect();
             format!(" for thread {}", parts.join(", "))
         };
         format!("at {array}[{}]{th}", self.cell)
@@ -206,9 +201,7 @@ impl Analysis<'_> {
     }
 
     pub fn fresh_threads(&mut self, hint: &str) -> Vec<Z3Int> {
-        (0..self.th.names.len())
-            .map(|_| self.tr.fresh_int(hint))
-            .collect()
+        (0..self.th.names.len()).map(|_| self.tr.fresh_int(hint)).collect()
     }
 
     /// Thread constants whose values show up in counterexamples under the iterator names.
@@ -257,12 +250,7 @@ impl Analysis<'_> {
     }
 
     fn thread_pairs(&self, ts: &[Z3Int]) -> Vec<(String, Z3Int)> {
-        self.th
-            .names
-            .iter()
-            .cloned()
-            .zip(ts.iter().cloned())
-            .collect()
+        self.th.names.iter().cloned().zip(ts.iter().cloned()).collect()
     }
 
     /// Translate a boolean text with the thread variables bound to `ts` (and extra bindings).
@@ -279,12 +267,7 @@ impl Analysis<'_> {
     /// The guards and index of `a` for thread `ts` and binder values `js`.
     fn atom_at(&mut self, a: &Atom, ts: &[Z3Int], js: &[Z3Int]) -> Option<(Z3Bool, Z3Int)> {
         let mut pairs = self.thread_pairs(ts);
-        pairs.extend(
-            a.binders
-                .iter()
-                .map(|(_, n)| n.clone())
-                .zip(js.iter().cloned()),
-        );
+        pairs.extend(a.binders.iter().map(|(_, n)| n.clone()).zip(js.iter().cloned()));
         let saved = self.bind(pairs);
         let res = (|| {
             let mut parts = Vec::new();
@@ -301,10 +284,7 @@ impl Analysis<'_> {
     }
 
     fn fresh_binders(&mut self, a: &Atom) -> Vec<Z3Int> {
-        a.binders
-            .iter()
-            .map(|(_, n)| self.tr.fresh_int(n))
-            .collect()
+        a.binders.iter().map(|(_, n)| self.tr.fresh_int(n)).collect()
     }
 
     /// Thread `ts` holds `a` on cell `x`: `∃ j⃗. guards ∧ index == x` (binders free when `free`,
@@ -366,9 +346,7 @@ impl Analysis<'_> {
     }
 
     fn scale_of(atoms: &[&Atom]) -> BigInt {
-        atoms
-            .iter()
-            .fold(BigInt::one(), |l, a| l.lcm(a.frac.denom()))
+        atoms.iter().fold(BigInt::one(), |l, a| l.lcm(a.frac.denom()))
     }
 
     fn amount(f: &Frac, scale: &BigInt) -> Z3Int {
@@ -380,10 +358,8 @@ impl Analysis<'_> {
     fn sum(covs: &[(Z3Bool, &Frac)], scale: &BigInt) -> Z3Int {
         let c = z3ctx();
         let zero = Int::from_i64(c, 0);
-        let parts: Vec<Z3Int> = covs
-            .iter()
-            .map(|(b, f)| b.ite(&Self::amount(f, scale), &zero))
-            .collect();
+        let parts: Vec<Z3Int> =
+            covs.iter().map(|(b, f)| b.ite(&Self::amount(f, scale), &zero)).collect();
         if parts.is_empty() {
             return zero;
         }
@@ -459,9 +435,7 @@ impl Analysis<'_> {
         for a in atoms {
             let ts = self.fresh_threads("thread");
             let b = Bool::fresh_const(c, "w");
-            let cov = self
-                .local_cov(a, &ts, &x, true)
-                .ok_or(Undecided::Unencodable)?;
+            let cov = self.local_cov(a, &ts, &x, true).ok_or(Undecided::Unencodable)?;
             cons.push(b.implies(&Bool::and(c, &[&self.range(&ts), &cov])));
             covs.push((b, &a.frac));
         }
@@ -477,9 +451,7 @@ impl Analysis<'_> {
             let mut parts = Vec::new();
             for a in v {
                 let ts = an.fresh_threads("thread");
-                let cov = an
-                    .local_cov(a, &ts, &x, true)
-                    .ok_or(Undecided::Unencodable)?;
+                let cov = an.local_cov(a, &ts, &x, true).ok_or(Undecided::Unencodable)?;
                 parts.push(Bool::and(z3ctx(), &[&an.range(&ts), &cov]));
             }
             Ok(Bool::or(z3ctx(), &parts.iter().collect::<Vec<_>>()))
@@ -509,12 +481,8 @@ impl Analysis<'_> {
         let t1 = self.fresh_threads("thread");
         let t2 = self.fresh_threads("thread");
         let x = self.tr.fresh_int("cell");
-        let c1 = self
-            .local_cov(a, &t1, &x, false)
-            .ok_or(Undecided::Unencodable)?;
-        let c2 = self
-            .local_cov(a, &t2, &x, false)
-            .ok_or(Undecided::Unencodable)?;
+        let c1 = self.local_cov(a, &t1, &x, false).ok_or(Undecided::Unencodable)?;
+        let c2 = self.local_cov(a, &t2, &x, false).ok_or(Undecided::Unencodable)?;
         let differ: Vec<Z3Bool> = t1.iter().zip(&t2).map(|(a, b)| a._eq(b).not()).collect();
         let q = [
             self.range(&t1),
@@ -547,10 +515,7 @@ impl Analysis<'_> {
         let any = |an: &mut Self, v: &[&Atom]| -> Result<Z3Bool, Undecided> {
             let mut parts = Vec::new();
             for a in v {
-                parts.push(
-                    an.local_cov(a, &ts, &x, false)
-                        .ok_or(Undecided::Unencodable)?,
-                );
+                parts.push(an.local_cov(a, &ts, &x, false).ok_or(Undecided::Unencodable)?);
             }
             Ok(Bool::or(z3ctx(), &parts.iter().collect::<Vec<_>>()))
         };
@@ -582,19 +547,10 @@ impl Analysis<'_> {
         bad: Z3Bool,
         scale: &BigInt,
     ) -> Result<Option<Witness>, Undecided> {
-        let (lv, rv) = (
-            named_int(self.tr, "lhs total"),
-            named_int(self.tr, "rhs total"),
-        );
+        let (lv, rv) = (named_int(self.tr, "lhs total"), named_int(self.tr, "rhs total"));
         let q = [lv._eq(lhs), rv._eq(rhs), bad];
-        let obj = [
-            ("the cell".to_string(), x),
-            ("lhs total".into(), lv),
-            ("rhs total".into(), rv),
-        ];
-        Ok(self
-            .sat_min(&q, &obj)?
-            .map(|cx| witness(&cx, "the cell", &[], scale)))
+        let obj = [("the cell".to_string(), x), ("lhs total".into(), lv), ("rhs total".into(), rv)];
+        Ok(self.sat_min(&q, &obj)?.map(|cx| witness(&cx, "the cell", &[], scale)))
     }
 
     /// A thread and a cell where the thread's `lhs` amounts add up to more than its `rhs`.
@@ -608,31 +564,18 @@ impl Analysis<'_> {
         let named = self.named_threads("thread");
         let ts: Vec<Z3Int> = named.iter().map(|(_, t)| t.clone()).collect();
         let x = named_int(self.tr, "the cell");
-        let l = self
-            .local_sum(lhs, &ts, &x, &scale)
-            .ok_or(Undecided::Unencodable)?;
-        let r = self
-            .local_sum(rhs, &ts, &x, &scale)
-            .ok_or(Undecided::Unencodable)?;
-        let (lv, rv) = (
-            named_int(self.tr, "lhs total"),
-            named_int(self.tr, "rhs total"),
-        );
+        let l = self.local_sum(lhs, &ts, &x, &scale).ok_or(Undecided::Unencodable)?;
+        let r = self.local_sum(rhs, &ts, &x, &scale).ok_or(Undecided::Unencodable)?;
+        let (lv, rv) = (named_int(self.tr, "lhs total"), named_int(self.tr, "rhs total"));
         let q = [self.range(&ts), lv._eq(&l), rv._eq(&r), l.gt(&r)];
-        let labels: Vec<(String, String)> = named
-            .iter()
-            .map(|(n, _)| (n.clone(), format!("thread {n}")))
-            .collect();
-        let mut obj: Vec<(String, Z3Int)> = named
-            .iter()
-            .map(|(n, t)| (format!("thread {n}"), t.clone()))
-            .collect();
+        let labels: Vec<(String, String)> =
+            named.iter().map(|(n, _)| (n.clone(), format!("thread {n}"))).collect();
+        let mut obj: Vec<(String, Z3Int)> =
+            named.iter().map(|(n, t)| (format!("thread {n}"), t.clone())).collect();
         obj.push(("the cell".into(), x));
         obj.push(("lhs total".into(), lv));
         obj.push(("rhs total".into(), rv));
-        Ok(self
-            .sat_min(&q, &obj)?
-            .map(|cx| witness(&cx, "the cell", &labels, &scale)))
+        Ok(self.sat_min(&q, &obj)?.map(|cx| witness(&cx, "the cell", &labels, &scale)))
     }
 
     /// The inter-block question for one array: a cell touched by `t1` through `k1` and by `t2`
@@ -675,11 +618,7 @@ impl Analysis<'_> {
         ];
         Ok(self.sat_min(&q, &obj)?.map(|cx| {
             let pick = |n: &str| cx.get(n).map(int_text).unwrap_or_else(|| "?".into());
-            (
-                pick("thread in kernel 1"),
-                pick("thread in kernel 2"),
-                pick("cell"),
-            )
+            (pick("thread in kernel 1"), pick("thread in kernel 2"), pick("cell"))
         }))
     }
 
@@ -695,22 +634,16 @@ impl Analysis<'_> {
         let und = ComplementError::Undecided;
         let ts = self.fresh_threads("thread");
         let js = self.fresh_binders(a);
-        let (g, x) = self
-            .atom_at(a, &ts, &js)
-            .ok_or(ComplementError::Undecided(Undecided::Unencodable))?;
+        let (g, x) =
+            self.atom_at(a, &ts, &js).ok_or(ComplementError::Undecided(Undecided::Unencodable))?;
         let ctx = vec![self.range(&ts), g];
-        let jpairs: Vec<(String, Z3Int)> = a
-            .binders
-            .iter()
-            .map(|(_, n)| n.clone())
-            .zip(js.iter().cloned())
-            .collect();
+        let jpairs: Vec<(String, Z3Int)> =
+            a.binders.iter().map(|(_, n)| n.clone()).zip(js.iter().cloned()).collect();
         let mut base = a.frac.clone();
         let mut open: Vec<(Cond, &Frac, Z3Bool)> = Vec::new();
         for s in others {
-            let cov = self
-                .global_cov(s, &x)
-                .ok_or(ComplementError::Undecided(Undecided::Unencodable))?;
+            let cov =
+                self.global_cov(s, &x).ok_or(ComplementError::Undecided(Undecided::Unencodable))?;
             if self.valid(&ctx, &cov).map_err(und)? {
                 base -= &s.frac;
                 continue;
@@ -718,12 +651,10 @@ impl Analysis<'_> {
             if self.valid(&ctx, &cov.not()).map_err(und)? {
                 continue;
             }
-            let cond = self
-                .cov_text(s, a, &ts, &jpairs, &ctx)
-                .map_err(|e| match e {
-                    CovText::Undecided => ComplementError::Undecided(Undecided::Unknown),
-                    CovText::No => ComplementError::Inexpressible(s.print()),
-                })?;
+            let cond = self.cov_text(s, a, &ts, &jpairs, &ctx).map_err(|e| match e {
+                CovText::Undecided => ComplementError::Undecided(Undecided::Unknown),
+                CovText::No => ComplementError::Inexpressible(s.print()),
+            })?;
             open.push((cond, &s.frac, cov));
         }
         if open.len() > 4 {
@@ -768,10 +699,7 @@ impl Analysis<'_> {
                 _ => Vec::new(),
             });
         }
-        Ok(out
-            .into_iter()
-            .map(|(lits, f)| a.restricted(&lits).with_frac(f))
-            .collect())
+        Ok(out.into_iter().map(|(lits, f)| a.restricted(&lits).with_frac(f)).collect())
     }
 
     /// The guard "some thread holds `s` on `a`'s cell", printed over `a`'s thread and binders,
@@ -795,11 +723,7 @@ impl Analysis<'_> {
                 Err(CovText::No) => {}
             }
         }
-        Err(if undecided {
-            CovText::Undecided
-        } else {
-            CovText::No
-        })
+        Err(if undecided { CovText::Undecided } else { CovText::No })
     }
 
     /// Candidate threads of `s` that reach `a`'s cell: `(dimension, its value, side conditions)`,
@@ -839,11 +763,7 @@ impl Analysis<'_> {
                 &Lin::default(),
                 vars,
             );
-            return Some(vec![(
-                0,
-                Lin::opaque(&format!("({d}) / {k}"), false),
-                vec![div],
-            )]);
+            return Some(vec![(0, Lin::opaque(&format!("({d}) / {k}"), false), vec![div])]);
         }
         let se = self.parse(&s.index)?;
         let f = Lin::of(&se, &s.index, None);
@@ -893,10 +813,7 @@ impl Analysis<'_> {
         let hi = lin_of(self, &self.th.hi_text[d].clone())?;
         conds.push(Cond::compare(&lo, Rel::Le, t2, vars));
         conds.push(Cond::compare(t2, Rel::Lt, &hi, vars));
-        let sub = Subst {
-            name: &t,
-            value: t2,
-        };
+        let sub = Subst { name: &t, value: t2 };
         for g in &s.guards {
             let ge = self.parse(g).ok_or(CovText::No)?;
             for c in ge.conjuncts() {
@@ -917,22 +834,14 @@ impl Analysis<'_> {
         let cond = match kept.len() {
             0 => return Err(CovText::No),
             1 => kept.remove(0),
-            _ => Cond::opaque(
-                kept.iter()
-                    .map(|c| c.text.clone())
-                    .collect::<Vec<_>>()
-                    .join(" && "),
-            ),
+            _ => Cond::opaque(kept.iter().map(|c| c.text.clone()).collect::<Vec<_>>().join(" && ")),
         };
         // The printed guard must mean exactly what the solver's coverage condition means.
         let z = self.bool_at(&cond.text, ts, jpairs).ok_or(CovText::No)?;
         let js: Vec<Z3Int> = jpairs.iter().map(|(_, j)| j.clone()).collect();
         let (_, xz) = self.atom_at(a, ts, &js).ok_or(CovText::No)?;
         let cov = self.global_cov(s, &xz).ok_or(CovText::No)?;
-        if !self
-            .valid(ctx, &z._eq(&cov))
-            .map_err(|_| CovText::Undecided)?
-        {
+        if !self.valid(ctx, &z._eq(&cov)).map_err(|_| CovText::Undecided)? {
             return Err(CovText::No);
         }
         Ok(cond)
@@ -1025,10 +934,7 @@ fn witness(
         threads: threads
             .iter()
             .map(|(n, label)| {
-                (
-                    n.clone(),
-                    cx.get(label).map(int_text).unwrap_or_else(|| "?".into()),
-                )
+                (n.clone(), cx.get(label).map(int_text).unwrap_or_else(|| "?".into()))
             })
             .collect(),
         lhs: total("lhs total"),

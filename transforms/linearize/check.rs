@@ -97,11 +97,9 @@ impl<'p> Plan<'p> {
             return Ok(());
         }
         let Some((_, m)) = self.method(&key) else {
-            return Err(
-                Diagnostic::error("A404", "cannot find the method of this call")
-                    .with_primary(call, "this call")
-                    .with_help("call methods of this file directly"),
-            );
+            return Err(Diagnostic::error("A404", "cannot find the method of this call")
+                .with_primary(call, "this call")
+                .with_help("call methods of this file directly"));
         };
         let (dims, consumed) = match pending_lin(self.src, self.dialect, m, &key.var) {
             Some((a, params)) => {
@@ -146,14 +144,7 @@ impl<'p> Plan<'p> {
                 }
             },
         };
-        self.targets.push(Target {
-            key,
-            row,
-            dims,
-            via: Some(call),
-            consumed,
-            linear: false,
-        });
+        self.targets.push(Target { key, row, dims, via: Some(call), consumed, linear: false });
         Ok(())
     }
 }
@@ -167,29 +158,19 @@ pub(super) fn check<'a>(
     let row = params.word("layout") == ROW;
     let dims = match params.exprs("dims") {
         [d0, d1] => (d0.clone(), d1.clone()),
-        _ => {
-            return Err(vec![Diagnostic::internal(
-                "linearization without two dimensions",
-            )])
-        }
+        _ => return Err(vec![Diagnostic::internal("linearization without two dimensions")]),
     };
     let index_fn = params.switch("index_fn");
     if site.kind != SiteKind::Method {
-        return Err(vec![Diagnostic::error(
-            "A0004",
-            "matrix linearization applies to a method",
-        )
-        .with_primary(site.keyword, "not a method")
-        .with_help("place `gpuopt matrix_lin …;` before the method contract")]);
+        return Err(vec![Diagnostic::error("A0004", "matrix linearization applies to a method")
+            .with_primary(site.keyword, "not a method")
+            .with_help("place `gpuopt matrix_lin …;` before the method contract")]);
     }
     let parsed: &'a crate::front::Parsed = ctx.parsed;
     let program = &parsed.program;
     let Some((class, method)) = find_method(program, site.class.as_deref(), &site.method) else {
-        return Err(vec![Diagnostic::error(
-            "A401",
-            "cannot find the annotated method",
-        )
-        .with_primary(site.keyword, "here")]);
+        return Err(vec![Diagnostic::error("A401", "cannot find the annotated method")
+            .with_primary(site.keyword, "here")]);
     };
     let src = ctx.src;
     let primary = Key {
@@ -202,14 +183,7 @@ pub(super) fn check<'a>(
         src,
         dialect: ctx.dialect(),
         index_fn,
-        targets: vec![Target {
-            key: primary,
-            row,
-            dims,
-            via: None,
-            consumed: None,
-            linear: false,
-        }],
+        targets: vec![Target { key: primary, row, dims, via: None, consumed: None, linear: false }],
         edges: Vec::new(),
     };
 
@@ -250,10 +224,7 @@ pub(super) fn check<'a>(
         // Extents use only variables the method does not assign.
         let assigned = assigned_vars(&method_body_stmt(m));
         for d in [&t.dims.0, &t.dims.1] {
-            if let Some(v) = names_of(d)
-                .into_iter()
-                .find(|v| assigned.contains(v) || v == g)
-            {
+            if let Some(v) = names_of(d).into_iter().find(|v| assigned.contains(v) || v == g) {
                 let d = Diagnostic::error(
                     "A402",
                     format!(
@@ -280,12 +251,8 @@ pub(super) fn check<'a>(
         scan.method(m, &mut sink);
         let call_args: BTreeSet<(usize, usize)> =
             scan.calls.iter().map(|u| key_span(u.arg)).collect();
-        let bad: Vec<Span> = scan
-            .bad
-            .iter()
-            .copied()
-            .filter(|b| !call_args.contains(&key_span(*b)))
-            .collect();
+        let bad: Vec<Span> =
+            scan.bad.iter().copied().filter(|b| !call_args.contains(&key_span(*b))).collect();
         if !bad.is_empty() {
             let mut d = Diagnostic::error(
                 "A403",
@@ -326,8 +293,7 @@ pub(super) fn check<'a>(
             let mut back = BTreeMap::new();
             for (a, p) in u.args.iter().zip(&callee.params) {
                 if let Some(n) = a.as_name() {
-                    back.entry(n.to_string())
-                        .or_insert_with(|| Expr::name(&p.name.name));
+                    back.entry(n.to_string()).or_insert_with(|| Expr::name(&p.name.name));
                 }
             }
             let derived = match (
@@ -359,10 +325,7 @@ pub(super) fn check<'a>(
                 let cname = cc.map(|c| c.name.name.as_str());
                 let mut found = Vec::new();
                 calls_in(caller, &mut |e, point| {
-                    if let ExprKind::Call {
-                        recv, name, args, ..
-                    } = &e.kind
-                    {
+                    if let ExprKind::Call { recv, name, args, .. } = &e.kind {
                         let target = resolve(program, cname, recv.as_deref(), &name.name);
                         if let Some((rc, rm)) = target {
                             if rm.name.name == t.key.method
@@ -443,12 +406,8 @@ pub(super) fn check<'a>(
         let Some((cclass, cm)) = plan.method(&e.caller) else {
             continue;
         };
-        let fwd: BTreeMap<String, Expr> = e
-            .callee_params
-            .iter()
-            .cloned()
-            .zip(e.args.iter().cloned())
-            .collect();
+        let fwd: BTreeMap<String, Expr> =
+            e.callee_params.iter().cloned().zip(e.args.iter().cloned()).collect();
         let (Some(k1), Some(k2)) = (subst_names(&kt.dims.0, &fwd), subst_names(&kt.dims.1, &fwd))
         else {
             return Err(vec![Diagnostic::error(
@@ -516,10 +475,7 @@ pub(super) fn check_extents(
         _ => entry_point(m),
     };
     let mut fx = facts_at(program, class, m, Point::Before(point));
-    let len = Expr::synth(ExprKind::Field(
-        Box::new(Expr::name(g)),
-        Ident::synth("length"),
-    ));
+    let len = Expr::synth(ExprKind::Field(Box::new(Expr::name(g)), Ident::synth("length")));
     let mut first = None;
     let mut linear = false;
     let proven = if let Some(Decl::Local(_, Some(init), _)) = &decl {

@@ -67,11 +67,8 @@ impl<'a> Lin<'a> {
     pub(super) fn index(&self, info: &Info, r: &Expr, c: &Expr, rt: String, ct: String) -> String {
         use ExprKind as K;
         let src = self.src;
-        let (major, minor, stride) = if info.row {
-            (rt, ct, info.e2.clone())
-        } else {
-            (ct, rt, info.e1.clone())
-        };
+        let (major, minor, stride) =
+            if info.row { (rt, ct, info.e2.clone()) } else { (ct, rt, info.e1.clone()) };
         let (maj_e, min_e) = if info.row { (r, c) } else { (c, r) };
         match &self.index_fn {
             Some(f) => format!("{f}({stride}, {major}, {minor})"),
@@ -117,11 +114,7 @@ impl<'a> Lin<'a> {
             }
             K::Field(x, f) if f.name == "length" => {
                 if let Some((_, info)) = self.mat(x) {
-                    out.push(if info.linear {
-                        keep(e)
-                    } else {
-                        (e.span, info.e1.clone())
-                    });
+                    out.push(if info.linear { keep(e) } else { (e.span, info.e1.clone()) });
                     return;
                 }
                 if let K::Index(a, _) = &x.kind {
@@ -172,10 +165,7 @@ impl<'a> Lin<'a> {
                     let x = self.text(&args[1]);
                     let y = self.text(&args[2]);
                     self.matrix_converted.insert(g.clone());
-                    out.push((
-                        e.span,
-                        format!("\\array({g}, {} * {})", paren(&x), paren(&y)),
-                    ));
+                    out.push((e.span, format!("\\array({g}, {} * {})", paren(&x), paren(&y))));
                     return;
                 }
             }
@@ -200,9 +190,7 @@ impl<'a> Lin<'a> {
                 out.push((e.span, format!("{base}[{} * {}]", paren(&x), paren(&y))));
                 return;
             }
-            K::Call {
-                recv, name, args, ..
-            } => {
+            K::Call { recv, name, args, .. } => {
                 let mut hit = false;
                 for (i, a) in args.iter().enumerate() {
                     if self.mat(a).is_some() {
@@ -238,9 +226,7 @@ impl<'a> Lin<'a> {
                 return;
             }
             K::Quant { bindings, .. }
-                if bindings
-                    .iter()
-                    .any(|b| self.mats.contains_key(&b.name.name)) =>
+                if bindings.iter().any(|b| self.mats.contains_key(&b.name.name)) =>
             {
                 out.push(keep(e));
                 return;

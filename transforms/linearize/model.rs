@@ -180,10 +180,7 @@ pub(super) fn method_body_stmt(m: &Method) -> Stmt {
     Stmt {
         kind: StmtKind::Block(match &m.body {
             MethodBody::Block(b) => b.clone(),
-            _ => Block {
-                stmts: vec![],
-                span: Span::DUMMY,
-            },
+            _ => Block { stmts: vec![], span: Span::DUMMY },
         }),
         span: Span::DUMMY,
     }

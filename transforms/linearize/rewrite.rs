@@ -23,18 +23,11 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
     let index_fn = plan.index_fn;
     let src = ctx.src;
     let program = plan.program;
-    let helper = if index_fn {
-        Some(ctx.names.name("vct_ml_Idx"))
-    } else {
-        None
-    };
+    let helper = if index_fn { Some(ctx.names.name("vct_ml_Idx")) } else { None };
     // Methods in source order, each with its matrices.
     let mut methods: Vec<(Key, Vec<&Target>)> = Vec::new();
     for t in &plan.targets {
-        let mk = Key {
-            var: String::new(),
-            ..t.key.clone()
-        };
+        let mk = Key { var: String::new(), ..t.key.clone() };
         match methods.iter_mut().find(|(k, _)| *k == mk) {
             Some((_, v)) => v.push(t),
             None => methods.push((mk, vec![t])),
@@ -43,11 +36,8 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
     methods.sort_by_key(|(k, _)| {
         find_method(program, k.class.as_deref(), &k.method).map_or(0, |(_, m)| m.span.start())
     });
-    let consumed: BTreeSet<(usize, usize)> = plan
-        .targets
-        .iter()
-        .filter_map(|t| t.consumed.map(key_span))
-        .collect();
+    let consumed: BTreeSet<(usize, usize)> =
+        plan.targets.iter().filter_map(|t| t.consumed.map(key_span)).collect();
     let mut edits = EditSet::new();
     let mut diagnostics = Vec::new();
     let mut helper_classes: BTreeSet<Option<String>> = BTreeSet::new();
@@ -113,22 +103,16 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
             }
         }
         if !lin.removed.is_empty() {
-            let mut d = Diagnostic::note(
-                "A406",
-                format!("row-level facts removed in `{}`", m.name.name),
-            )
-            .with_primary(m.name.span, "this method");
+            let mut d =
+                Diagnostic::note("A406", format!("row-level facts removed in `{}`", m.name.name))
+                    .with_primary(m.name.span, "this method");
             for r in &lin.removed {
                 d = d.with_secondary(*r, "removed");
             }
             diagnostics.push(d);
         }
         // New method clauses go before the first clause (or the method itself).
-        let clause_anchor = m
-            .prefix
-            .clauses
-            .first()
-            .map_or(m.span.start(), |c| c.span.start());
+        let clause_anchor = m.prefix.clauses.first().map_or(m.span.start(), |c| c.span.start());
         let ind = indent_at(src, clause_anchor).to_string();
         if let Some(h) = &helper {
             let ck = class.map(|c| c.name.name.clone());
@@ -186,11 +170,9 @@ pub(super) fn new_type(src: &str, ty: &Type) -> String {
     let base = ty.base().span.text(src).to_string();
     match &ty.kind {
         TypeKind::Array(inner, Some(y)) => match &inner.kind {
-            TypeKind::Array(_, Some(x)) => format!(
-                "{base}[{} * {}]",
-                paren(x.span.text(src)),
-                paren(y.span.text(src))
-            ),
+            TypeKind::Array(_, Some(x)) => {
+                format!("{base}[{} * {}]", paren(x.span.text(src)), paren(y.span.text(src)))
+            }
             _ => format!("{base}[]"),
         },
         _ => format!("{base}[]"),

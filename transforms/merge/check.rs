@@ -11,7 +11,7 @@ use crate::diag::Diagnostic;
 use crate::front::ast::*;
 use crate::front::span::Span;
 use crate::transforms::registry::unroll::{
-    check_steps, clean_cx, guard_text_with, loop_site, unsupported, LoopSite,
+    check_steps, clean_cx, guard_text_with, loop_site, unchanged, unsupported, LoopSite,
 };
 use crate::transforms::{Ctx, Params};
 use z3::ast::{Ast, Bool, Int};
@@ -26,12 +26,7 @@ const SIM_LIMIT: u64 = 1_000_000;
 /// A checked merge.
 pub enum Plan<'a> {
     /// A constant trip count.
-    Exact {
-        stmt: &'a Stmt,
-        shape: LoopShape,
-        m: u64,
-        trip: Trip,
-    },
+    Exact { stmt: &'a Stmt, shape: LoopShape, m: u64, trip: Trip },
     /// A symbolic trip count: a merged loop guarded by `guard`, then the original loop.
     Remainder {
         stmt: &'a Stmt,
@@ -47,26 +42,20 @@ pub(super) fn check<'a>(
     site: &Site,
     params: &Params,
 ) -> Result<Plan<'a>, Vec<Diagnostic>> {
-    let var = params.name("var");
-    let m = params.count("factor");
-    let mode = params.word("mode");
+    let (var, m, mode) = (params.name("var"), params.count("factor"), params.word("mode"));
     let header = site.keyword;
     if m < 2 {
-        return Err(vec![Diagnostic::error(
-            "A201",
-            format!("cannot merge by {m}: the factor must be at least 2"),
-        )
-        .with_primary(header, "loop left unchanged")
-        .with_note(format!("merging by {m} would not change the loop"))
-        .with_help("use a factor M >= 2, or remove the annotation")]);
+        return Err(unchanged(
+            Diagnostic::error(
+                "A201",
+                format!("cannot merge by {m}: the factor must be at least 2"),
+            ),
+            header,
+            &format!("merging by {m} would not change the loop"),
+            "use a factor M >= 2, or remove the annotation",
+        ));
     }
-    let LoopSite {
-        class,
-        method,
-        stmt,
-        shape,
-        mut entry,
-    } = loop_site(ctx, site, var)?;
+    let LoopSite { class, method, stmt, shape, mut entry } = loop_site(ctx, site, var)?;
     check_steps(ctx, &mut entry, &shape, header)?;
     let trip = if mode == REMAINDER {
         Err("remainder mode was requested".to_string())
@@ -78,28 +67,17 @@ pub(super) fn check<'a>(
             if t.count < m {
                 return Err(vec![Diagnostic::error(
                     "A203",
-                    format!(
-                        "cannot merge {m} iterations: the loop runs only {} times",
-                        t.count
-                    ),
+                    format!("cannot merge {m} iterations: the loop runs only {} times", t.count),
                 )
                 .with_primary(header, format!("loop to merge by {m}"))
-                .with_secondary(
-                    shape.guard.span,
-                    format!("false after {} iterations", t.count),
-                )
+                .with_secondary(shape.guard.span, format!("false after {} iterations", t.count))
                 .with_note(format!(
                     "with entry value {} = {} the trip count is {}",
                     shape.var, t.v0, t.count
                 ))
                 .with_help(format!("use a factor between 2 and {}", t.count))]);
             }
-            Ok(Plan::Exact {
-                stmt,
-                shape,
-                m,
-                trip: t,
-            })
+            Ok(Plan::Exact { stmt, shape, m, trip: t })
         }
         Err(why) => {
             if mode == EXACT {
@@ -117,13 +95,7 @@ pub(super) fn check<'a>(
             }
             let (guard, diagnostics) =
                 remainder(ctx, site, (class, method), stmt, &shape, m, &mut entry)?;
-            Ok(Plan::Remainder {
-                stmt,
-                shape,
-                m,
-                guard,
-                diagnostics,
-            })
+            Ok(Plan::Remainder { stmt, shape, m, guard, diagnostics })
         }
     }
 }
@@ -278,19 +250,10 @@ fn trip_count(
                     values.push(n);
                 }
             }
-            None => {
-                return Ok(Err(
-                    "the iteration variable overflows during simulation".into()
-                ))
-            }
+            None => return Ok(Err("the iteration variable overflows during simulation".into())),
         }
     }
-    Ok(Ok(Trip {
-        count,
-        v0,
-        step,
-        values,
-    }))
+    Ok(Ok(Trip { count, v0, step, values }))
 }
 /// Remainder mode: the merged guard (simplified to its last instance when the facts at the loop
 /// head allow) and the warnings.
@@ -346,13 +309,7 @@ fn remainder(
         let comparison =
             matches!(&shape.guard.kind, ExprKind::Binary(op, ..) if op.is_comparison());
         (0..m)
-            .map(|j| {
-                if comparison {
-                    instance(j)
-                } else {
-                    format!("({})", instance(j))
-                }
-            })
+            .map(|j| if comparison { instance(j) } else { format!("({})", instance(j)) })
             .collect::<Vec<_>>()
             .join(" && ")
     };

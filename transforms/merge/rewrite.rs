@@ -11,25 +11,12 @@ use crate::transforms::{Applied, Ctx, Outcome};
 
 pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
     match plan {
-        Plan::Exact {
-            stmt,
-            shape,
-            m,
-            trip,
-        } => Ok(Applied {
-            edits: exact(ctx, stmt, &shape, m, &trip),
-            diagnostics: Vec::new(),
-        }),
-        Plan::Remainder {
-            stmt,
-            shape,
-            m,
-            guard,
-            diagnostics,
-        } => Ok(Applied {
-            edits: remainder(ctx, stmt, &shape, m, guard),
-            diagnostics,
-        }),
+        Plan::Exact { stmt, shape, m, trip } => {
+            Ok(Applied { edits: exact(ctx, stmt, &shape, m, &trip), diagnostics: Vec::new() })
+        }
+        Plan::Remainder { stmt, shape, m, guard, diagnostics } => {
+            Ok(Applied { edits: remainder(ctx, stmt, &shape, m, guard), diagnostics })
+        }
     }
 }
 
@@ -72,11 +59,7 @@ fn exact(ctx: &mut Ctx, stmt: &Stmt, shape: &LoopShape, m: u64, t: &Trip) -> Edi
     let var = shape.var.clone();
     let rel = match shape.op {
         UpdOp::Add | UpdOp::Sub => {
-            let term = if t.step == 1 {
-                g.clone()
-            } else {
-                format!("{} * {g}", t.step)
-            };
+            let term = if t.step == 1 { g.clone() } else { format!("{} * {g}", t.step) };
             match (t.v0, shape.op) {
                 (0, UpdOp::Add) => format!("{var} == {term}"),
                 (v0, UpdOp::Add) => format!("{var} == {v0} + {term}"),
@@ -104,18 +87,8 @@ fn exact(ctx: &mut Ctx, stmt: &Stmt, shape: &LoopShape, m: u64, t: &Trip) -> Edi
         lines.extend(gen.copy_lines(&body_ind, upd, Some(&incr)));
     }
     let body = gen.block(&ind, &lines);
-    let invs = vec![
-        format!("{k} <= {g} && {g} <= {i_count}"),
-        format!("{g} % {m} == {k}"),
-        rel,
-    ];
-    out.push(gen.residual(
-        &inner,
-        &tighten_edits(ctx.src, shape, k),
-        None,
-        Some(body),
-        &invs,
-    ));
+    let invs = vec![format!("{k} <= {g} && {g} <= {i_count}"), format!("{g} % {m} == {k}"), rel];
+    out.push(gen.residual(&inner, &tighten_edits(ctx.src, shape, k), None, Some(body), &invs));
     edits.replace(stmt.span, gen.finish(out));
     edits
 }

@@ -43,19 +43,12 @@ pub(super) fn check(ctx: &mut Ctx, site: &Site, params: &Params) -> Result<Plan,
         return Err(vec![unprintable(site, "the prefetch request")]);
     };
     let locations = params.exprs("locations");
-    let requested = ctx
-        .annotation_text
-        .clone()
-        .unwrap_or_else(|| "the prefetch request".to_string());
+    let requested =
+        ctx.annotation_text.clone().unwrap_or_else(|| "the prefetch request".to_string());
     let Some((class, method)) = ctx.method_of(site) else {
-        return Err(vec![Diagnostic::error(
-            "A0004",
-            "prefetching needs a method or a par block",
-        )
-        .with_primary(site.keyword, "not inside a method")
-        .with_help(
-            "place `gpuopt glob_to_reg` before a method contract or a par block",
-        )]);
+        return Err(vec![Diagnostic::error("A0004", "prefetching needs a method or a par block")
+            .with_primary(site.keyword, "not inside a method")
+            .with_help("place `gpuopt glob_to_reg` before a method contract or a par block")]);
     };
     let class = class.cloned();
     let method = method.clone();
@@ -70,9 +63,7 @@ pub(super) fn check(ctx: &mut Ctx, site: &Site, params: &Params) -> Result<Plan,
                 format!("{requested}: the array must be a name"),
             )
             .with_primary(site.keyword, "prefetching requested here")
-            .with_help(
-                "name an array variable or field, e.g. `gpuopt glob_to_reg a tid;`",
-            )])
+            .with_help("name an array variable or field, e.g. `gpuopt glob_to_reg a tid;`")])
         }
     };
     let Some(arr_text) = print(array, ctx.dialect()) else {
@@ -123,9 +114,8 @@ pub(super) fn check(ctx: &mut Ctx, site: &Site, params: &Params) -> Result<Plan,
     // (§1.5). Earlier annotations have already been applied, so their registers are in the text.
     let k0 = next_register_index(ctx.text(method.span));
     let base = sanitize(&arr_text);
-    let regs: Vec<String> = (0..locations.len())
-        .map(|i| ctx.names.name(&format!("{base}_reg_{}", k0 + i)))
-        .collect();
+    let regs: Vec<String> =
+        (0..locations.len()).map(|i| ctx.names.name(&format!("{base}_reg_{}", k0 + i))).collect();
 
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
@@ -192,11 +182,7 @@ pub(super) fn check(ctx: &mut Ctx, site: &Site, params: &Params) -> Result<Plan,
             for (stmts, pre) in &segments {
                 let Some(first) = stmts.first() else { continue };
                 let last = stmts[stmts.len() - 1];
-                let seg = Segment {
-                    stmts,
-                    pre,
-                    first_off: first.span.start(),
-                };
+                let seg = Segment { stmts, pre, first_off: first.span.start() };
                 let mut seg_matches: Vec<(usize, bool)> = Vec::new();
                 let mut results = Vec::new();
                 for (li, p) in locations.iter().enumerate() {
@@ -269,11 +255,7 @@ pub(super) fn check(ctx: &mut Ctx, site: &Site, params: &Params) -> Result<Plan,
                         }
                     }
                 }
-                arm_plan.push(SegPlan {
-                    first: first.span,
-                    last: last.span,
-                    results,
-                });
+                arm_plan.push(SegPlan { first: first.span, last: last.span, results });
             }
             arms.push(arm_plan);
         }
@@ -319,14 +301,7 @@ pub(super) fn check(ctx: &mut Ctx, site: &Site, params: &Params) -> Result<Plan,
     if !errors.is_empty() {
         return Err(errors);
     }
-    Ok(Plan {
-        arr_text,
-        elem_ty,
-        loc_texts,
-        regs,
-        arms,
-        warnings,
-    })
+    Ok(Plan { arr_text, elem_ty, loc_texts, regs, arms, warnings })
 }
 
 fn unprintable(site: &Site, requested: &str) -> Diagnostic {
@@ -395,10 +370,7 @@ fn analyse(
             p_names.insert(id.name.clone());
         }
     });
-    if let Some(v) = p_names
-        .iter()
-        .find(|n| vars.contains(*n) || arrays.contains(*n))
-    {
+    if let Some(v) = p_names.iter().find(|n| vars.contains(*n) || arrays.contains(*n)) {
         let mut d = Diagnostic::error(
             "A304",
             format!("{requested}: the location `{loc_text}` depends on `{v}`, which changes inside the segment"),
@@ -416,10 +388,7 @@ fn analyse(
         let mut bad = None;
         walk_stmts(s, &mut |st| {
             let hit = match &st.kind {
-                StmtKind::Spec {
-                    kind: SpecKind::Exhale,
-                    expr,
-                } => mentions(expr, arr),
+                StmtKind::Spec { kind: SpecKind::Exhale, expr } => mentions(expr, arr),
                 StmtKind::Expr(e) => mentions(e, arr),
                 StmtKind::Invariant { resource, .. } => mentions(resource, arr),
                 StmtKind::Atomic { body, .. } => body.stmts.iter().any(|x| stmt_mentions(x, arr)),
@@ -482,16 +451,9 @@ fn analyse(
     let mut matches = Vec::new();
     let mut aliases = Vec::new();
     for o in occs {
-        let et = if o.bound_dep {
-            None
-        } else {
-            f.tr.int(&o.idx).ok()
-        };
+        let et = if o.bound_dep { None } else { f.tr.int(&o.idx).ok() };
         let Some(et) = et else {
-            aliases.push((
-                o,
-                String::from("the index cannot be compared with the location"),
-            ));
+            aliases.push((o, String::from("the index cannot be compared with the location")));
             continue;
         };
         let eq = et._eq(&pt);
@@ -559,10 +521,7 @@ fn analyse(
             let (StmtKind::While(l) | StmtKind::For(l)) = &st.kind else {
                 return;
             };
-            let inside: Vec<&Occ> = matches
-                .iter()
-                .filter(|m| st.span.contains(m.span))
-                .collect();
+            let inside: Vec<&Occ> = matches.iter().filter(|m| st.span.contains(m.span)).collect();
             if inside.is_empty() || inside.iter().any(|m| m.write) {
                 return;
             }
@@ -603,12 +562,7 @@ fn analyse(
             }
         });
     }
-    Ok(Some(SegResult {
-        matches,
-        guard,
-        forall_only,
-        loop_invariants,
-    }))
+    Ok(Some(SegResult { matches, guard, forall_only, loop_invariants }))
 }
 
 /// A model for users: versioned names (`tid (version 1002)`) read as the plain name, the last
@@ -623,10 +577,7 @@ fn clean_model(m: &str) -> String {
         out.retain(|(x, _)| *x != k);
         out.push((k, v.to_string()));
     }
-    out.iter()
-        .map(|(k, v)| format!("{k} = {v}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    out.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")
 }
 
 fn paren(s: &str) -> String {
@@ -676,12 +627,7 @@ fn simplify_guard(
     if disj.len() == 1 {
         disj.pop()
     } else {
-        Some(
-            disj.iter()
-                .map(|d| format!("({d})"))
-                .collect::<Vec<_>>()
-                .join(" || "),
-        )
+        Some(disj.iter().map(|d| format!("({d})")).collect::<Vec<_>>().join(" || "))
     }
 }
 
@@ -690,11 +636,7 @@ enum Atom<'a> {
     /// `Perm(arr[e], π)` (or PointsTo / Value).
     Direct(&'a Expr),
     /// `(\forall* int k; cond; Perm(arr[k + d], π))`.
-    Forall {
-        var: String,
-        domain: Vec<Expr>,
-        idx: &'a Expr,
-    },
+    Forall { var: String, domain: Vec<Expr>, idx: &'a Expr },
 }
 
 fn perm_atoms<'a>(
@@ -728,25 +670,14 @@ fn perm_atoms<'a>(
                 }
             }
         }
-        ExprKind::Quant {
-            kind: QuantKind::ForallStar,
-            bindings,
-            cond,
-            body,
-        } if bindings.len() == 1 => {
+        ExprKind::Quant { kind: QuantKind::ForallStar, bindings, cond, body }
+            if bindings.len() == 1 =>
+        {
             let b = &bindings[0];
             let mut domain = Vec::new();
             if let Some((lo, hi)) = &b.range {
-                domain.push(Expr::bin(
-                    BinOp::Le,
-                    (**lo).clone(),
-                    Expr::name(&b.name.name),
-                ));
-                domain.push(Expr::bin(
-                    BinOp::Lt,
-                    Expr::name(&b.name.name),
-                    (**hi).clone(),
-                ));
+                domain.push(Expr::bin(BinOp::Le, (**lo).clone(), Expr::name(&b.name.name)));
+                domain.push(Expr::bin(BinOp::Lt, Expr::name(&b.name.name), (**hi).clone()));
             }
             if let Some(c) = cond {
                 domain.push((**c).clone());
@@ -756,14 +687,7 @@ fn perm_atoms<'a>(
                 if let Atom::Direct(idx) = atom {
                     let mut d = domain.clone();
                     d.extend(ic.iter().cloned());
-                    out(
-                        conds,
-                        Atom::Forall {
-                            var: b.name.name.clone(),
-                            domain: d,
-                            idx,
-                        },
-                    );
+                    out(conds, Atom::Forall { var: b.name.name.clone(), domain: d, idx });
                 }
             });
         }
@@ -937,9 +861,7 @@ fn mentions(e: &Expr, arr: &str) -> bool {
 
 fn stmt_mentions(s: &Stmt, arr: &str) -> bool {
     let mut hit = false;
-    walk_stmts(s, &mut |st| {
-        stmt_exprs(st, &mut |e| hit |= mentions(e, arr))
-    });
+    walk_stmts(s, &mut |st| stmt_exprs(st, &mut |e| hit |= mentions(e, arr)));
     hit
 }
 
@@ -1001,10 +923,9 @@ fn collect_occs(s: &Stmt, arr: &str, out: &mut Vec<Occ>) {
                         excluded.push(a.span);
                     }
                 }
-                ExprKind::Quant { bindings, .. } => binders.push((
-                    e.span,
-                    bindings.iter().map(|b| b.name.name.clone()).collect(),
-                )),
+                ExprKind::Quant { bindings, .. } => {
+                    binders.push((e.span, bindings.iter().map(|b| b.name.name.clone()).collect()))
+                }
                 ExprKind::Let { name, .. } | ExprKind::Sum { name, .. } => {
                     binders.push((e.span, vec![name.name.clone()]))
                 }
@@ -1021,12 +942,7 @@ fn collect_occs(s: &Stmt, arr: &str, out: &mut Vec<Occ>) {
                     sp.contains(e.span) && names.iter().any(|n| mentions_name(i, n))
                 });
                 let write = target.is_some_and(|t| t.lo == e.span.lo && t.hi == e.span.hi);
-                out.push(Occ {
-                    span: e.span,
-                    idx: (**i).clone(),
-                    write,
-                    bound_dep,
-                });
+                out.push(Occ { span: e.span, idx: (**i).clone(), write, bound_dep });
             });
         });
     });
@@ -1034,11 +950,8 @@ fn collect_occs(s: &Stmt, arr: &str, out: &mut Vec<Occ>) {
 
 /// The element type of a one-dimensional array `arr` (parameter, field or local).
 fn element_type(ctx: &Ctx, class: Option<&Class>, method: &Method, arr: &str) -> Option<String> {
-    let mut ty: Option<Type> = method
-        .params
-        .iter()
-        .find(|p| p.name.name == arr)
-        .map(|p| p.ty.clone());
+    let mut ty: Option<Type> =
+        method.params.iter().find(|p| p.name.name == arr).map(|p| p.ty.clone());
     if ty.is_none() {
         if let MethodBody::Block(b) = &method.body {
             for s in &b.stmts {
@@ -1103,15 +1016,7 @@ fn next_register_index(text: &str) -> usize {
 }
 
 fn sanitize(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    s.chars().map(|c| if c.is_alphanumeric() || c == '_' { c } else { '_' }).collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1146,10 +1051,7 @@ mod tests {
             assert_eq!(print_expr(&s, d), "0 <= p - 1 && 2 * (p - 1) < n");
             // A negated guard keeps the grouping of its `||` (the issue #18 reproducer).
             let g = Expr::not(e("(tid < 2 || tid > 5) && tid % 2 == 0", d));
-            assert_eq!(
-                print(&g, d).unwrap(),
-                "!((tid < 2 || tid > 5) && tid % 2 == 0)"
-            );
+            assert_eq!(print(&g, d).unwrap(), "!((tid < 2 || tid > 5) && tid % 2 == 0)");
             // Forms prefetching does not rewrite are refused, not printed.
             assert_eq!(print(&e("\\old(x) + 1", d), d), None);
         }

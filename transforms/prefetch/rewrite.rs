@@ -16,10 +16,7 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
             segment(ctx, &plan, seg, &mut declared, &mut edits);
         }
     }
-    Ok(Applied {
-        edits,
-        diagnostics: plan.warnings,
-    })
+    Ok(Applied { edits, diagnostics: plan.warnings })
 }
 
 fn segment(ctx: &Ctx, plan: &Plan, seg: &SegPlan, declared: &mut [bool], edits: &mut EditSet) {
@@ -89,10 +86,8 @@ fn segment(ctx: &Ctx, plan: &Plan, seg: &SegPlan, declared: &mut [bool], edits: 
 /// Replacement of an occurrence by the register, ignoring occurrences nested inside another
 /// replaced occurrence (e.g. `a[a[t]]`): the outer replacement already covers them.
 fn edits_push_unique(edits: &mut EditSet, span: Span, reg: &str) {
-    let overlaps = edits
-        .edits()
-        .iter()
-        .any(|e| e.lo != e.hi && e.lo < span.end() && span.start() < e.hi);
+    let overlaps =
+        edits.edits().iter().any(|e| e.lo != e.hi && e.lo < span.end() && span.start() < e.hi);
     if !overlaps {
         edits.replace(span, reg.to_string());
     }

@@ -43,11 +43,8 @@ pub(super) fn check<'a>(
     let Some((class, method)) =
         crate::analyze::sites::find_method(&parsed.program, site.class.as_deref(), &site.method)
     else {
-        return Err(vec![Diagnostic::error(
-            "A501",
-            "cannot find the method of this site",
-        )
-        .with_primary(site.keyword, "here")]);
+        return Err(vec![Diagnostic::error("A501", "cannot find the method of this site")
+            .with_primary(site.keyword, "here")]);
     };
     // The par statement: the site itself, or the only par of the method.
     let par_stmt = match site.kind {
@@ -75,20 +72,14 @@ pub(super) fn check<'a>(
         SiteKind::Loop => None,
     };
     let Some(stmt) = par_stmt else {
-        return Err(vec![Diagnostic::error(
-            "A0004",
-            "tiling applies to a `par` block",
-        )
-        .with_primary(site.keyword, "not a `par` block")
-        .with_help("place `gpuopt tile …;` right before a `par` block")]);
+        return Err(vec![Diagnostic::error("A0004", "tiling applies to a `par` block")
+            .with_primary(site.keyword, "not a `par` block")
+            .with_help("place `gpuopt tile …;` right before a `par` block")]);
     };
     let StmtKind::Par(par) = &stmt.kind else {
-        return Err(vec![Diagnostic::error(
-            "A0004",
-            "tiling applies to a `par` block",
-        )
-        .with_primary(site.keyword, "not a `par` block")
-        .with_help("place `gpuopt tile …;` right before a `par` block")]);
+        return Err(vec![Diagnostic::error("A0004", "tiling applies to a `par` block")
+            .with_primary(site.keyword, "not a `par` block")
+            .with_help("place `gpuopt tile …;` right before a `par` block")]);
     };
     let src = ctx.src;
     let header = par.keyword;
@@ -134,12 +125,7 @@ pub(super) fn check<'a>(
     // ---- applicability: lo == 0 and 2 <= N < T under Γ at the par (A502, A503) ----
     let size_text = size_text(size);
     let t_text = it.hi.span.text(src).to_string();
-    let mut fx = facts_at(
-        &parsed.program,
-        class,
-        method,
-        Point::Before(stmt.span.start()),
-    );
+    let mut fx = facts_at(&parsed.program, class, method, Point::Before(stmt.span.start()));
     let zero = Expr::int(0);
     let goals = [
         (

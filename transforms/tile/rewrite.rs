@@ -15,17 +15,8 @@ use crate::transforms::{Applied, Ctx, Outcome};
 const CEIL_BODY: &str = "n / d + (n % d == 0 ? 0 : 1)";
 
 pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
-    let Plan {
-        class,
-        method,
-        arm,
-        size,
-        size_text,
-        t_text,
-        mut fx,
-        inter,
-        keep_method_contract,
-    } = plan;
+    let Plan { class, method, arm, size, size_text, t_text, mut fx, inter, keep_method_contract } =
+        plan;
     let size = &size;
     let src = ctx.src;
     let parsed = ctx.parsed;
@@ -40,11 +31,7 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
     let x = ctx.names.name("vct_tile_counter");
     let j = ctx.names.name("vct_i");
     let n = paren(&size_text);
-    let tt = if is_atomic(src, &it.hi) {
-        t_text.clone()
-    } else {
-        paren(&t_text)
-    };
+    let tt = if is_atomic(src, &it.hi) { t_text.clone() } else { paren(&t_text) };
     let ceiling = format!("{ceil}({t_text}, {size_text})");
 
     // Cell of bound variable `v`, range predicates.
@@ -85,11 +72,7 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
 
     let mut edits = EditSet::new();
     // 1. thread range
-    let new_hi = if inter {
-        size_text.clone()
-    } else {
-        ceiling.clone()
-    };
+    let new_hi = if inter { size_text.clone() } else { ceiling.clone() };
     edits.replace(it.hi.span, new_hi);
 
     // 2. contract, 3. invariants
@@ -192,10 +175,7 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
     let (start, guard) = if inter {
         ("0".to_string(), format!("{t} + {x} * {n} < {tt}"))
     } else {
-        (
-            format!("{t} * {n}"),
-            format!("{x} < ({t} + 1) * {n} && {x} < {tt}"),
-        )
+        (format!("{t} * {n}"), format!("{x} < ({t} + 1) * {n} && {x} < {tt}"))
     };
 
     // Body text with t := cell(x).
@@ -218,17 +198,11 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
     let loop_body = if matches!(body.kind, StmtKind::Block(_)) {
         reindent(&body_text, &p_ind, &in1)
     } else {
-        format!(
-            "{{{nl}{in1}{unit}{}{nl}{in1}}}",
-            reindent(&body_text, &p_ind, &in1)
-        )
+        format!("{{{nl}{in1}{unit}{}{nl}{in1}}}", reindent(&body_text, &p_ind, &in1))
     };
     let mut out = format!("{{{nl}");
-    let invs = std::iter::once(bounds)
-        .chain(inv_plain)
-        .chain(inv_res)
-        .chain(inv_fun)
-        .chain(inv_old);
+    let invs =
+        std::iter::once(bounds).chain(inv_plain).chain(inv_res).chain(inv_fun).chain(inv_old);
     for inv in invs {
         out.push_str(&format!("{in1}loop_invariant {inv};{nl}"));
     }
@@ -257,10 +231,7 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
                 let assigned = crate::analyze::scope::assigned_vars(&Stmt {
                     kind: StmtKind::Block(match &method.body {
                         MethodBody::Block(b) => b.clone(),
-                        _ => Block {
-                            stmts: vec![],
-                            span: Span::DUMMY,
-                        },
+                        _ => Block { stmts: vec![], span: Span::DUMMY },
                     }),
                     span: Span::DUMMY,
                 });
@@ -413,12 +384,8 @@ fn full_range_quant<'e>(
     t_hi: &Expr,
     timeout: u32,
 ) -> Option<(String, &'e Expr)> {
-    let ExprKind::Quant {
-        kind: QuantKind::Forall | QuantKind::ForallStar,
-        bindings,
-        cond,
-        body,
-    } = &e.kind
+    let ExprKind::Quant { kind: QuantKind::Forall | QuantKind::ForallStar, bindings, cond, body } =
+        &e.kind
     else {
         return None;
     };

@@ -31,10 +31,7 @@ pub(crate) fn loop_site<'a>(
     let Some((class, method)) =
         crate::analyze::sites::find_method(program, site.class.as_deref(), &site.method)
     else {
-        return Err(vec![internal(
-            header,
-            "cannot find the method of this loop",
-        )]);
+        return Err(vec![internal(header, "cannot find the method of this loop")]);
     };
     let Some(stmt) = stmt_at(method, site.span.start()) else {
         return Err(vec![internal(header, "cannot find this loop")]);
@@ -42,13 +39,12 @@ pub(crate) fn loop_site<'a>(
     let shape = loops::analyze(stmt, var, header)?;
     let entry = loops::entry_facts(program, class, method, stmt, &shape)
         .map_err(|m| vec![unsupported(header, &m)])?;
-    Ok(LoopSite {
-        class,
-        method,
-        stmt,
-        shape,
-        entry,
-    })
+    Ok(LoopSite { class, method, stmt, shape, entry })
+}
+
+/// A factor that would leave the loop as it is: the refusal `d`, labelled at the loop `header`.
+pub(crate) fn unchanged(d: Diagnostic, header: Span, note: &str, help: &str) -> Vec<Diagnostic> {
+    vec![d.with_primary(header, "loop left unchanged").with_note(note).with_help(help)]
 }
 
 /// A checked peeling: the loop, its shape and the factor.
@@ -65,24 +61,16 @@ pub(super) fn check<'a>(
     site: &Site,
     params: &Params,
 ) -> Result<Plan<'a>, Vec<Diagnostic>> {
-    let var = params.name("var");
-    let k = params.count("factor");
-    let header = site.keyword;
+    let (var, k, header) = (params.name("var"), params.count("factor"), site.keyword);
     if k < 1 {
-        return Err(vec![Diagnostic::error(
-            "A109",
-            "cannot unroll 0 iterations: the factor must be at least 1",
-        )
-        .with_primary(header, "loop left unchanged")
-        .with_note("peeling 0 iterations would not change the loop")
-        .with_help("use a factor K >= 1, or remove the annotation")]);
+        return Err(unchanged(
+            Diagnostic::error("A109", "cannot unroll 0 iterations: the factor must be at least 1"),
+            header,
+            "peeling 0 iterations would not change the loop",
+            "use a factor K >= 1, or remove the annotation",
+        ));
     }
-    let LoopSite {
-        stmt,
-        shape,
-        mut entry,
-        ..
-    } = loop_site(ctx, site, var)?;
+    let LoopSite { stmt, shape, mut entry, .. } = loop_site(ctx, site, var)?;
     // Both conditions in one query when they hold; each on its own only to explain a refusal.
     if !steps_and_trip_hold(ctx, &mut entry, &shape, k) {
         check_steps(ctx, &mut entry, &shape, header)?;
@@ -91,19 +79,11 @@ pub(super) fn check<'a>(
     let mut diagnostics = Vec::new();
     if !has_tightened_bound(&shape) {
         diagnostics.push(
-            Diagnostic::warning(
-                "A108",
-                "no bound conjunct of the iteration variable to tighten",
-            )
-            .with_primary(header, "the residual loop keeps its invariants unchanged"),
+            Diagnostic::warning("A108", "no bound conjunct of the iteration variable to tighten")
+                .with_primary(header, "the residual loop keeps its invariants unchanged"),
         );
     }
-    Ok(Plan {
-        stmt,
-        shape,
-        k,
-        diagnostics,
-    })
+    Ok(Plan { stmt, shape, k, diagnostics })
 }
 
 pub(crate) fn internal(at: Span, msg: &str) -> Diagnostic {
@@ -120,11 +100,7 @@ pub(crate) fn unsupported(at: Span, msg: &str) -> Diagnostic {
 /// when they are not (or cannot be encoded), and the two checks then say why.
 fn steps_and_trip_hold(ctx: &Ctx, entry: &mut Entry, shape: &LoopShape, k: u64) -> bool {
     let z = crate::check::ctx();
-    let min = if matches!(shape.op, UpdOp::Add | UpdOp::Sub) {
-        1
-    } else {
-        2
-    };
+    let min = if matches!(shape.op, UpdOp::Add | UpdOp::Sub) { 1 } else { 2 };
     let mut all = vec![entry.step.ge(&z3::ast::Int::from_i64(z, min))];
     for j in 0..k {
         let v = upd_pow(shape.op, &entry.i0, &entry.step, j);
@@ -134,11 +110,7 @@ fn steps_and_trip_hold(ctx: &Ctx, entry: &mut Entry, shape: &LoopShape, k: u64) 
         }
     }
     let refs: Vec<&z3::ast::Bool<'static>> = all.iter().collect();
-    holds(
-        &entry.facts.facts,
-        &z3::ast::Bool::and(z, &refs),
-        ctx.timeout_ms,
-    )
+    holds(&entry.facts.facts, &z3::ast::Bool::and(z, &refs), ctx.timeout_ms)
 }
 
 /// A105: the step is at least 1 (`+`, `-`) or 2 (`*`, `/`).
@@ -148,14 +120,8 @@ pub(crate) fn check_steps(
     shape: &LoopShape,
     header: Span,
 ) -> Result<(), Vec<Diagnostic>> {
-    let min = if matches!(shape.op, UpdOp::Add | UpdOp::Sub) {
-        1
-    } else {
-        2
-    };
-    let goal = entry
-        .step
-        .ge(&z3::ast::Int::from_i64(crate::check::ctx(), min));
+    let min = if matches!(shape.op, UpdOp::Add | UpdOp::Sub) { 1 } else { 2 };
+    let goal = entry.step.ge(&z3::ast::Int::from_i64(crate::check::ctx(), min));
     match prove(&entry.facts.tr, &entry.facts.facts, &goal, ctx.timeout_ms) {
         Answer::Proved => Ok(()),
         other => {
@@ -166,14 +132,12 @@ pub(crate) fn check_steps(
             .with_primary(header, "loop")
             .with_secondary(shape.step.span, "step");
             if let Answer::Refuted(cx) = other {
-                d = d.with_note(format!(
-                    "counterexample: {} (at loop entry)",
-                    clean_cx(&cx, shape)
-                ));
+                d = d
+                    .with_note(format!("counterexample: {} (at loop entry)", clean_cx(&cx, shape)));
             }
-            Err(vec![d.with_help(format!(
-                "add a fact such as `requires c >= {min};` for the step"
-            ))])
+            Err(
+                vec![d.with_help(format!("add a fact such as `requires c >= {min};` for the step"))],
+            )
         }
     }
 }
@@ -270,10 +234,8 @@ pub(crate) fn clean_cx(cx: &crate::check::Counterexample, shape: &LoopShape) -> 
         out.retain(|(n, _)| n != &name);
         out.push((name, v.clone()));
     }
-    let lengths: Vec<String> = out
-        .iter()
-        .filter_map(|(n, _)| n.strip_suffix(".length").map(str::to_string))
-        .collect();
+    let lengths: Vec<String> =
+        out.iter().filter_map(|(n, _)| n.strip_suffix(".length").map(str::to_string)).collect();
     out.iter()
         .filter(|(n, _)| match n.strip_suffix(".length") {
             Some(array) => relevant.contains(array),
@@ -285,8 +247,5 @@ pub(crate) fn clean_cx(cx: &crate::check::Counterexample, shape: &LoopShape) -> 
 }
 
 fn has_tightened_bound(shape: &LoopShape) -> bool {
-    shape
-        .bounds
-        .iter()
-        .any(|b| b.lower == matches!(shape.op, UpdOp::Add | UpdOp::Mul))
+    shape.bounds.iter().any(|b| b.lower == matches!(shape.op, UpdOp::Add | UpdOp::Mul))
 }

@@ -49,7 +49,7 @@
 mod check;
 mod rewrite;
 
-pub(crate) use check::{check_steps, clean_cx, loop_site, unsupported, LoopSite};
+pub(crate) use check::{check_steps, clean_cx, loop_site, unchanged, unsupported, LoopSite};
 pub(crate) use rewrite::{guard_text_with, tighten_edits, Gen};
 
 use crate::analyze::sites::SiteKind;

@@ -12,12 +12,7 @@ use crate::front::visit::walk_expr;
 use crate::transforms::{Applied, Ctx, Outcome};
 
 pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
-    let Plan {
-        stmt,
-        shape,
-        k,
-        diagnostics,
-    } = plan;
+    let Plan { stmt, shape, k, diagnostics } = plan;
     let gen = Gen::new(ctx, stmt, &shape);
     let inner = gen.inner();
     let mut out: Vec<String> = Vec::new();
@@ -77,10 +72,7 @@ fn strict_div_bound(src: &str, e: &Expr, shape: &LoopShape, step_text: &str, k: 
     let divisor = match shape.step_lit.and_then(|c| lit_pow(c, k)) {
         Some(f) => f.to_string(),
         None if k == 1 => loops::paren_if_complex(step_text),
-        None => format!(
-            "({})",
-            vec![loops::paren_if_complex(step_text); k as usize].join(" * ")
-        ),
+        None => format!("({})", vec![loops::paren_if_complex(step_text); k as usize].join(" * ")),
     };
     format!("{minus_one} / {divisor} + 1")
 }
@@ -144,17 +136,12 @@ pub(crate) fn bound_after(
             };
             if let Some(v) = lit {
                 return if shape.op == UpdOp::Mul {
-                    v.checked_mul(f)
-                        .map_or_else(|| format!("{v} * {f}"), |x| x.to_string())
+                    v.checked_mul(f).map_or_else(|| format!("{v} * {f}"), |x| x.to_string())
                 } else {
                     v.div_euclid(f).to_string()
                 };
             }
-            format!(
-                "{} {} {f}",
-                paren_if(&text, needs_paren(e)),
-                shape.op.symbol()
-            )
+            format!("{} {} {f}", paren_if(&text, needs_paren(e)), shape.op.symbol())
         }
         (op, None) => {
             let c = loops::paren_if_complex(step_text);
@@ -172,11 +159,7 @@ pub(crate) fn bound_after(
                 UpdOp::Add | UpdOp::Sub => {
                     format!("{} {} {amount}", paren_cond(&text, e), op.symbol())
                 }
-                _ => format!(
-                    "{} {} {amount}",
-                    paren_if(&text, needs_paren(e)),
-                    op.symbol()
-                ),
+                _ => format!("{} {} {amount}", paren_if(&text, needs_paren(e)), op.symbol()),
             }
         }
     }
@@ -263,13 +246,8 @@ pub(crate) struct Gen<'a> {
 
 impl<'a> Gen<'a> {
     pub fn new(ctx: &'a Ctx, stmt: &'a Stmt, shape: &'a LoopShape) -> Gen<'a> {
-        let lp = as_loop(stmt)
-            .map(|x| x.0)
-            .expect("analysed loops are loops");
-        let wraps = lp
-            .init
-            .iter()
-            .any(|s| matches!(s.kind, StmtKind::Decl { .. }));
+        let lp = as_loop(stmt).map(|x| x.0).expect("analysed loops are loops");
+        let wraps = lp.init.iter().any(|s| matches!(s.kind, StmtKind::Decl { .. }));
         Gen {
             src: ctx.src,
             newline: ctx.layout.newline.to_string(),
@@ -343,11 +321,7 @@ impl<'a> Gen<'a> {
     /// update when `with_update`, plus `extra` (e.g. the ghost counter increment).
     pub fn copy_lines(&self, to: &str, with_update: bool, extra: Option<&str>) -> Vec<String> {
         let mut out = Vec::new();
-        let declares = |b: &Block| {
-            b.stmts
-                .iter()
-                .any(|s| matches!(s.kind, StmtKind::Decl { .. }))
-        };
+        let declares = |b: &Block| b.stmts.iter().any(|s| matches!(s.kind, StmtKind::Decl { .. }));
         match &self.lp.body.kind {
             StmtKind::Block(b) if !declares(b) => {
                 // The inside of the braces, comments included (those before the first and
@@ -427,9 +401,7 @@ impl<'a> Gen<'a> {
         if self.wraps {
             format!("{{{}{}{}{}}}", self.newline, body, self.newline, self.ind)
         } else {
-            body.strip_prefix(self.ind.as_str())
-                .unwrap_or(&body)
-                .to_string()
+            body.strip_prefix(self.ind.as_str()).unwrap_or(&body).to_string()
         }
     }
 }

@@ -63,10 +63,7 @@ impl<'de> Visitor<'de> for Probe<'_> {
                         return Ok(());
                     }
                 }
-                seq.next_element_seed(Probe {
-                    path: rest,
-                    want_key: self.want_key,
-                })?;
+                seq.next_element_seed(Probe { path: rest, want_key: self.want_key })?;
                 Ok(())
             }
             Some(_) => Ok(()),
@@ -77,15 +74,9 @@ impl<'de> Visitor<'de> for Probe<'_> {
             None => Err(de::Error::custom(FOUND)),
             Some((Seg::Key(k), rest)) => {
                 let at_key = rest.is_empty() && self.want_key;
-                while let Some(hit) = map.next_key_seed(KeyProbe {
-                    target: k,
-                    fail: at_key,
-                })? {
+                while let Some(hit) = map.next_key_seed(KeyProbe { target: k, fail: at_key })? {
                     if hit {
-                        map.next_value_seed(Probe {
-                            path: rest,
-                            want_key: self.want_key,
-                        })?;
+                        map.next_value_seed(Probe { path: rest, want_key: self.want_key })?;
                         return Ok(());
                     }
                     map.next_value::<IgnoredAny>()?;
@@ -154,9 +145,7 @@ pub(super) fn offset_of(text: &str, line: usize, column: usize) -> usize {
     for (i, l) in text.split_inclusive('\n').enumerate() {
         if i + 1 == line {
             return off
-                + l.char_indices()
-                    .nth(column.saturating_sub(1))
-                    .map_or(l.len(), |(b, _)| b);
+                + l.char_indices().nth(column.saturating_sub(1)).map_or(l.len(), |(b, _)| b);
         }
         off += l.len();
     }
@@ -237,9 +226,7 @@ pub(super) fn locate(text: &str, path: &[Seg], want_key: bool) -> Option<Span> {
 pub(super) fn key_span(text: &str, node: &[Seg], key: &str) -> Span {
     let mut p = node.to_vec();
     p.push(Seg::Key(key));
-    locate(text, &p, true)
-        .or_else(|| locate(text, node, false))
-        .unwrap_or(Span::new(0, 0))
+    locate(text, &p, true).or_else(|| locate(text, node, false)).unwrap_or(Span::new(0, 0))
 }
 
 pub(super) fn value_span(text: &str, node: &[Seg], key: &str) -> Span {

@@ -128,11 +128,8 @@ pub fn main(args: BatchArgs) -> u8 {
         }
     }
     if !json {
-        let choice = if std::io::stderr().is_terminal() {
-            ColorChoice::Auto
-        } else {
-            ColorChoice::Never
-        };
+        let choice =
+            if std::io::stderr().is_terminal() { ColorChoice::Auto } else { ColorChoice::Never };
         let mut err = StandardStream::stderr(choice);
         for r in runs.iter().flatten() {
             for rep in &r.reports {

@@ -196,11 +196,7 @@ pub(super) fn common_ancestor(paths: &[PathBuf]) -> PathBuf {
     };
     let mut common: Vec<Component> = first.components().collect();
     for p in it {
-        let n = common
-            .iter()
-            .zip(p.components())
-            .take_while(|(a, b)| *a == b)
-            .count();
+        let n = common.iter().zip(p.components()).take_while(|(a, b)| *a == b).count();
         common.truncate(n);
     }
     common.iter().map(|c| c.as_os_str()).collect()
@@ -213,11 +209,7 @@ struct PlanCheck<'a> {
 
 impl PlanCheck<'_> {
     fn error(&mut self, code: &str, span: Span, msg: String, label: &str, help: &str) {
-        self.diags.push(
-            Diagnostic::error(code, msg)
-                .with_primary(span, label)
-                .with_help(help),
-        );
+        self.diags.push(Diagnostic::error(code, msg).with_primary(span, label).with_help(help));
     }
 }
 
@@ -238,26 +230,17 @@ pub(super) fn load_plan(plan_path: &Path, text: &str) -> Result<Vec<Job>, Vec<Di
                     Span::new(s, token_end(text, s, true).max(s))
                 })
                 .unwrap_or(Span::new(0, 0));
-            return Err(vec![Diagnostic::error(
-                "A0701",
-                format!("invalid plan: {msg}"),
-            )
-            .with_primary(span, "here")
-            .with_help(
-                "a plan is `jobs:` with a list of jobs; each job has `files` and optionally \
+            return Err(vec![Diagnostic::error("A0701", format!("invalid plan: {msg}"))
+                .with_primary(span, "here")
+                .with_help(
+                    "a plan is `jobs:` with a list of jobs; each job has `files` and optionally \
                      `name`, `steps`, `output` or `in_place`, `verify`, `validate`, `entry`, \
                      `keep_going`, `dialect`",
-            )]);
+                )]);
         }
     };
-    let dir = plan_path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut ck = PlanCheck {
-        text,
-        diags: Vec::new(),
-    };
+    let dir = plan_path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut ck = PlanCheck { text, diags: Vec::new() };
     if doc.jobs.is_empty() {
         let sp = key_span(text, &[], "jobs");
         ck.error(
@@ -294,12 +277,7 @@ pub(super) fn load_plan(plan_path: &Path, text: &str) -> Result<Vec<Job>, Vec<Di
         // Steps.
         let mut steps = Vec::new();
         for (si, sd) in jd.steps.iter().enumerate() {
-            let snode = [
-                Seg::Key("jobs"),
-                Seg::Index(ji),
-                Seg::Key("steps"),
-                Seg::Index(si),
-            ];
+            let snode = [Seg::Key("jobs"), Seg::Index(ji), Seg::Key("steps"), Seg::Index(si)];
             let spec = sd.spec();
             check_step(&mut ck, &snode, &spec);
             steps.push(spec);
@@ -319,12 +297,7 @@ pub(super) fn load_plan(plan_path: &Path, text: &str) -> Result<Vec<Job>, Vec<Di
         let mut bases = Vec::new();
         let mut found: BTreeMap<PathBuf, String> = BTreeMap::new();
         for (pi, pat) in patterns.iter().enumerate() {
-            let pnode = [
-                Seg::Key("jobs"),
-                Seg::Index(ji),
-                Seg::Key("files"),
-                Seg::Index(pi),
-            ];
+            let pnode = [Seg::Key("jobs"), Seg::Index(ji), Seg::Key("files"), Seg::Index(pi)];
             let span = || {
                 locate(ck.text, &pnode, false)
                     .or_else(|| {
@@ -336,11 +309,8 @@ pub(super) fn load_plan(plan_path: &Path, text: &str) -> Result<Vec<Job>, Vec<Di
                     })
                     .unwrap_or(Span::new(0, 0))
             };
-            let full = if Path::new(pat).is_absolute() {
-                PathBuf::from(pat)
-            } else {
-                dir.join(pat)
-            };
+            let full =
+                if Path::new(pat).is_absolute() { PathBuf::from(pat) } else { dir.join(pat) };
             bases.push(normalize(&pattern_base(&full)));
             let glob_text = if Path::new(pat).is_absolute() {
                 pat.clone()
@@ -385,10 +355,7 @@ pub(super) fn load_plan(plan_path: &Path, text: &str) -> Result<Vec<Job>, Vec<Di
                     sp,
                     format!("`{pat}` matches no file"),
                     "matches nothing",
-                    &format!(
-                        "patterns are relative to the plan's directory `{}`",
-                        dir.display()
-                    ),
+                    &format!("patterns are relative to the plan's directory `{}`", dir.display()),
                 );
             }
         }
@@ -402,11 +369,7 @@ pub(super) fn load_plan(plan_path: &Path, text: &str) -> Result<Vec<Job>, Vec<Di
                     (None, true) => Some(path.clone()),
                     (None, false) => None,
                 };
-                Input {
-                    path,
-                    shown,
-                    target,
-                }
+                Input { path, shown, target }
             })
             .collect();
         jobs.push(Job {
@@ -424,8 +387,7 @@ pub(super) fn load_plan(plan_path: &Path, text: &str) -> Result<Vec<Job>, Vec<Di
     }
     check_targets(&mut ck, &jobs);
     // In the order of the plan text, whatever order the checks ran in.
-    ck.diags
-        .sort_by_key(|d| d.primary_span().map_or(0, |s| s.start()));
+    ck.diags.sort_by_key(|d| d.primary_span().map_or(0, |s| s.start()));
     if ck.diags.is_empty() {
         Ok(jobs)
     } else {
@@ -455,12 +417,8 @@ fn check_step(ck: &mut PlanCheck, snode: &[Seg], spec: &StepSpec) {
         }
         applicable = false;
         let sp = key_span(ck.text, snode, key);
-        let takes = meta
-            .params
-            .iter()
-            .map(|p| format!("`{}`", p.key))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let takes =
+            meta.params.iter().map(|p| format!("`{}`", p.key)).collect::<Vec<_>>().join(", ");
         let anywhere = registry::ALL
             .iter()
             .flat_map(|o| o.meta().params)
@@ -479,10 +437,7 @@ fn check_step(ck: &mut PlanCheck, snode: &[Seg], spec: &StepSpec) {
                 sp,
                 format!("invalid plan: unknown step key `{key}`"),
                 "unknown key",
-                &format!(
-                    "a step has `opt`, `at` and parameters; {} takes: {takes}",
-                    meta.name
-                ),
+                &format!("a step has `opt`, `at` and parameters; {} takes: {takes}", meta.name),
             );
         }
     }
@@ -534,10 +489,8 @@ fn check_step(ck: &mut PlanCheck, snode: &[Seg], spec: &StepSpec) {
 
 /// Two files must not be written to one place, and no job may overwrite another job's input.
 fn check_targets(ck: &mut PlanCheck, jobs: &[Job]) {
-    let inputs: BTreeSet<&Path> = jobs
-        .iter()
-        .flat_map(|j| j.files.iter().map(|f| f.path.as_path()))
-        .collect();
+    let inputs: BTreeSet<&Path> =
+        jobs.iter().flat_map(|j| j.files.iter().map(|f| f.path.as_path())).collect();
     let mut seen: BTreeMap<&Path, (usize, &str)> = BTreeMap::new();
     for (ji, j) in jobs.iter().enumerate() {
         let node = [Seg::Key("jobs"), Seg::Index(ji)];
@@ -567,11 +520,7 @@ fn check_targets(ck: &mut PlanCheck, jobs: &[Job]) {
                 ck.error(
                     "A0707",
                     sp,
-                    format!(
-                        "{}: the output `{}` is an input of the plan",
-                        j.name,
-                        t.display()
-                    ),
+                    format!("{}: the output `{}` is an input of the plan", j.name, t.display()),
                     "would overwrite an input",
                     "write elsewhere, or use `in_place: true` to rewrite inputs on purpose",
                 );

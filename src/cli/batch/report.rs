@@ -70,17 +70,10 @@ pub(super) fn print_table(jobs: &[Job], runs: &[Vec<FileRun>]) {
     for (j, rs) in jobs.iter().zip(runs) {
         for r in rs {
             let verify = r.verify.as_ref().map_or("-".to_string(), |v| {
-                format!(
-                    "{}/{}",
-                    verdict_word(v.input.verdict),
-                    verdict_word(v.output.verdict)
-                )
+                format!("{}/{}", verdict_word(v.input.verdict), verdict_word(v.output.verdict))
             });
-            let validate = r
-                .validate
-                .as_ref()
-                .map_or("-", |v| validate_word(v.verdict))
-                .to_string();
+            let validate =
+                r.validate.as_ref().map_or("-", |v| validate_word(v.verdict)).to_string();
             let mut result = r.outcome.name().to_string();
             if r.written.is_some() {
                 result.push('*');
@@ -95,9 +88,8 @@ pub(super) fn print_table(jobs: &[Job], runs: &[Vec<FileRun>]) {
             ]);
         }
     }
-    let widths: Vec<usize> = (0..6)
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
+    let widths: Vec<usize> =
+        (0..6).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
     for row in &rows {
         let mut line = String::new();
         for (c, cell) in row.iter().enumerate() {

@@ -57,10 +57,7 @@ pub(super) struct FileRun {
 impl FileRun {
     fn failed(input: SourceFile, d: Diagnostic, time: Duration) -> FileRun {
         FileRun {
-            reports: vec![Report {
-                file: input.clone(),
-                diagnostics: vec![d],
-            }],
+            reports: vec![Report { file: input.clone(), diagnostics: vec![d] }],
             input,
             output: None,
             outcome: Outcome::Error,
@@ -114,22 +111,15 @@ fn optimize(job: &Job, input: &Input, z3_timeout: u32) -> FileRun {
         }
     };
     let file = SourceFile::new(&input.shown, text);
-    let popts = ParseOptions {
-        dialect: job.dialect,
-    };
+    let popts = ParseOptions { dialect: job.dialect };
     let dialect = crate::front::parse(&file.text, &popts).dialect;
     let steps: Result<Vec<CliStep>, String> = job
         .steps
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            build_step(s, Spelling::Key, dialect).map_err(|e| {
-                format!(
-                    "step {}: {}",
-                    i + 1,
-                    e.message(&s.opt, |f| format!("`{f}`"))
-                )
-            })
+            build_step(s, Spelling::Key, dialect)
+                .map_err(|e| format!("step {}: {}", i + 1, e.message(&s.opt, |f| format!("`{f}`"))))
         })
         .collect();
     let steps = match steps {
@@ -252,9 +242,8 @@ pub(super) fn run_jobs(jobs: &[Job], args: &BatchArgs, workers: usize) -> Vec<Ve
         |i| internal_error(&jobs[units[i].0].files[units[i].1]),
     );
     // Verification: every pair of the verify jobs through one JVM.
-    let to_verify: Vec<usize> = (0..units.len())
-        .filter(|&i| jobs[units[i].0].verify && runs[i].output.is_some())
-        .collect();
+    let to_verify: Vec<usize> =
+        (0..units.len()).filter(|&i| jobs[units[i].0].verify && runs[i].output.is_some()).collect();
     if !to_verify.is_empty() {
         let mut srcs = Vec::new();
         for &i in &to_verify {
@@ -265,10 +254,7 @@ pub(super) fn run_jobs(jobs: &[Job], args: &BatchArgs, workers: usize) -> Vec<Ve
                 r.output.clone().unwrap_or_default(),
             ));
         }
-        let opts = VerifyOptions {
-            timeout_s: args.verify_timeout,
-            ..VerifyOptions::default()
-        };
+        let opts = VerifyOptions { timeout_s: args.verify_timeout, ..VerifyOptions::default() };
         let mut reports = viper::verify_each(&srcs, &opts).into_iter();
         let mut next = || {
             reports.next().unwrap_or(VerifyReport {
@@ -327,10 +313,7 @@ pub(super) fn run_jobs(jobs: &[Job], args: &BatchArgs, workers: usize) -> Vec<Ve
                 file: r.input.clone(),
                 diagnostics: vec![Diagnostic::note(
                     "A0709",
-                    format!(
-                        "`{}` was not written because a check did not pass",
-                        target.display()
-                    ),
+                    format!("`{}` was not written because a check did not pass", target.display()),
                 )],
             });
             continue;

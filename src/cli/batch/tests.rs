@@ -19,9 +19,7 @@ jobs:
 ";
 
 fn text_of(path: &[Seg], key: bool) -> String {
-    locate(PLAN, path, key)
-        .map(|s| PLAN[s.range()].to_string())
-        .unwrap_or_default()
+    locate(PLAN, path, key).map(|s| PLAN[s.range()].to_string()).unwrap_or_default()
 }
 
 #[test]
@@ -48,26 +46,14 @@ fn locates_keys_and_values_in_block_and_flow_style() {
 
 #[test]
 fn pattern_bases_and_mirroring_root() {
-    assert_eq!(
-        pattern_base(Path::new("/p/kernels/**/*.pvl")),
-        PathBuf::from("/p/kernels")
-    );
-    assert_eq!(
-        pattern_base(Path::new("/p/extra/one.pvl")),
-        PathBuf::from("/p/extra")
-    );
+    assert_eq!(pattern_base(Path::new("/p/kernels/**/*.pvl")), PathBuf::from("/p/kernels"));
+    assert_eq!(pattern_base(Path::new("/p/extra/one.pvl")), PathBuf::from("/p/extra"));
     assert_eq!(
         common_ancestor(&[PathBuf::from("/p/kernels"), PathBuf::from("/p/extra")]),
         PathBuf::from("/p")
     );
-    assert_eq!(
-        normalize(Path::new("/p/q/../r/./s.pvl")),
-        PathBuf::from("/p/r/s.pvl")
-    );
-    assert_eq!(
-        normalize(Path::new("./../../w/x/../y.pvl")),
-        PathBuf::from("../../w/y.pvl")
-    );
+    assert_eq!(normalize(Path::new("/p/q/../r/./s.pvl")), PathBuf::from("/p/r/s.pvl"));
+    assert_eq!(normalize(Path::new("./../../w/x/../y.pvl")), PathBuf::from("../../w/y.pvl"));
     assert_eq!(normalize(Path::new("/../a")), PathBuf::from("/a"));
 }
 

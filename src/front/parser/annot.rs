@@ -115,12 +115,8 @@ impl<'s> OperandReader<'s> {
 
     /// `-` followed by an integer literal: the literal's text and the span of both.
     pub fn negative_int(&self) -> Option<(&'s str, Span)> {
-        (self.p.is_punct("-") && self.p.tok_at(1).kind == TokKind::Int).then(|| {
-            (
-                self.p.text_at(1),
-                self.p.tok().span.to(self.p.tok_at(1).span),
-            )
-        })
+        (self.p.is_punct("-") && self.p.tok_at(1).kind == TokKind::Int)
+            .then(|| (self.p.text_at(1), self.p.tok().span.to(self.p.tok_at(1).span)))
     }
 
     /// Skip the next token.
@@ -206,10 +202,7 @@ impl Parser<'_> {
                 if let Err(f) = self.expect_punct("]") {
                     break Err(f);
                 }
-                e = Expr::new(
-                    ExprKind::Index(Box::new(e), Box::new(i)),
-                    self.span_from(lo),
-                );
+                e = Expr::new(ExprKind::Index(Box::new(e), Box::new(i)), self.span_from(lo));
             } else {
                 break Ok(e);
             }

@@ -28,11 +28,7 @@ impl<'s> Parser<'s> {
                 break;
             }
         }
-        prefix.span = if prefix.is_empty() {
-            Span::new(lo, lo)
-        } else {
-            self.span_from(lo)
-        };
+        prefix.span = if prefix.is_empty() { Span::new(lo, lo) } else { self.span_from(lo) };
         Ok(prefix)
     }
 
@@ -51,10 +47,7 @@ impl<'s> Parser<'s> {
             return !self.index_target_at(1);
         }
         !(n.kind == TokKind::Punct
-            && matches!(
-                nt,
-                "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "." | "++" | "--" | ")" | ","
-            ))
+            && matches!(nt, "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "." | "++" | "--" | ")" | ","))
             || (self.text_of(t) == "decreases" && nt == ";")
     }
 
@@ -141,11 +134,7 @@ impl<'s> Parser<'s> {
             _ => ClauseBody::Expr(self.parse_expr()?),
         };
         self.expect_punct(";")?;
-        Ok(Clause {
-            kind,
-            body,
-            span: self.span_from(lo),
-        })
+        Ok(Clause { kind, body, span: self.span_from(lo) })
     }
 
     // -----------------------------------------------------------------------------------------
@@ -207,13 +196,7 @@ impl<'s> Parser<'s> {
                 .with_help("end the annotation with `;`"),
             );
         }
-        Ok(Annotation {
-            keyword,
-            operands,
-            end,
-            terminated,
-            span: self.span_from(lo),
-        })
+        Ok(Annotation { keyword, operands, end, terminated, span: self.span_from(lo) })
     }
 
     /// Whether the token at the cursor ends the operands of an annotation at bracket depth

@@ -39,12 +39,7 @@ impl<'s> Parser<'s> {
                 }
             }
         }
-        Program {
-            items,
-            main,
-            span: Span::new(0, self.src.len()),
-            memo: Memo::default(),
-        }
+        Program { items, main, span: Span::new(0, self.src.len()), memo: Memo::default() }
     }
 
     fn parse_opaque_decl(&mut self) -> Opaque {
@@ -94,12 +89,7 @@ impl<'s> Parser<'s> {
                 .with_help("close the class body with `}`")
             },
         );
-        Ok(Class {
-            name,
-            type_params,
-            members,
-            span: self.span_from(lo),
-        })
+        Ok(Class { name, type_params, members, span: self.span_from(lo) })
     }
 
     fn parse_type_params(&mut self) -> PResult<Vec<Ident>> {
@@ -179,12 +169,7 @@ impl<'s> Parser<'s> {
             names.push(self.expect_ident("a field name")?);
         }
         self.expect_punct(";")?;
-        Ok(Member::Field(Field {
-            is_final,
-            ty,
-            names,
-            span: self.span_from(lo),
-        }))
+        Ok(Member::Field(Field { is_final, ty, names, span: self.span_from(lo) }))
     }
 
     fn finish_method(
@@ -202,11 +187,7 @@ impl<'s> Parser<'s> {
             let plo = p.tok().span.start();
             let ty = p.parse_type()?;
             let name = p.expect_ident("a parameter name")?;
-            Ok(Param {
-                ty,
-                name,
-                span: p.span_from(plo),
-            })
+            Ok(Param { ty, name, span: p.span_from(plo) })
         })?;
         self.expect_punct(")")?;
         let body = if self.is_punct("{") {
@@ -288,10 +269,7 @@ impl<'s> Parser<'s> {
         };
         let mut ty = if let Some(k) = simple.filter(|_| t.kind == TokKind::Word) {
             self.bump();
-            Type {
-                kind: k,
-                span: t.span,
-            }
+            Type { kind: k, span: t.span }
         } else {
             let g1 = match w {
                 "seq" => Some(Generic1::Seq),
@@ -309,10 +287,7 @@ impl<'s> Parser<'s> {
                 if !self.eat_punct(">") {
                     return None;
                 }
-                Type {
-                    kind: TypeKind::Generic1(g, Box::new(inner)),
-                    span: self.span_from(lo),
-                }
+                Type { kind: TypeKind::Generic1(g, Box::new(inner)), span: self.span_from(lo) }
             } else if (w == "map" || w == "tuple") && self.is_punct_at(1, "<") {
                 self.bump();
                 self.bump();
@@ -329,10 +304,7 @@ impl<'s> Parser<'s> {
                 } else {
                     TypeKind::Tuple(Box::new(a), Box::new(b))
                 };
-                Type {
-                    kind,
-                    span: self.span_from(lo),
-                }
+                Type { kind, span: self.span_from(lo) }
             } else if self.is_ident() {
                 self.bump();
                 let name = self.ident_from(t);
@@ -358,10 +330,7 @@ impl<'s> Parser<'s> {
                         args.clear();
                     }
                 }
-                Type {
-                    kind: TypeKind::Class(name, args),
-                    span: self.span_from(lo),
-                }
+                Type { kind: TypeKind::Class(name, args), span: self.span_from(lo) }
             } else {
                 return None;
             }
@@ -397,10 +366,7 @@ impl<'s> Parser<'s> {
         // Innermost dimension last: `int[M][N]` is Array(Array(int, N), M).
         for size in sizes.into_iter().rev() {
             let span = self.span_from(lo);
-            ty = Type {
-                kind: TypeKind::Array(Box::new(ty), size.map(Box::new)),
-                span,
-            };
+            ty = Type { kind: TypeKind::Array(Box::new(ty), size.map(Box::new)), span };
         }
         if let TypeKind::Array(..) = ty.kind {
             ty.span = self.span_from(lo);

@@ -24,10 +24,7 @@ impl<'s> Parser<'s> {
             let label = self.ident_from(t);
             self.bump();
             let e = self.parse_expr()?;
-            return Ok(Expr::new(
-                ExprKind::Labelled(label, Box::new(e)),
-                self.span_from(lo),
-            ));
+            return Ok(Expr::new(ExprKind::Labelled(label, Box::new(e)), self.span_from(lo)));
         }
         if self.is_word("unfolding") || self.is_bsword("\\unfolding") {
             self.bump();
@@ -132,10 +129,8 @@ impl<'s> Parser<'s> {
             let op_span = self.bump().span;
             let next_min = if right { level } else { level + 1 };
             let rhs = self.parse_binary(next_min)?;
-            let e = Expr::new(
-                ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
-                self.span_from(lo),
-            );
+            let e =
+                Expr::new(ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), self.span_from(lo));
             self.check_sensitive(&e, op_span);
             lhs = e;
         }
@@ -189,9 +184,7 @@ impl<'s> Parser<'s> {
             )
             .with_secondary(side.span, "this operand")
             .with_note(format!("the other dialect reads it as {other}"))
-            .with_help(format!(
-                "add parentheses to keep the current meaning: {reading}"
-            )),
+            .with_help(format!("add parentheses to keep the current meaning: {reading}")),
         );
     }
 
@@ -202,17 +195,10 @@ impl<'s> Parser<'s> {
     fn parse_unary_inner(&mut self) -> PResult<Expr> {
         let lo = self.tok().span.start();
         if self.is_punct("!") || self.is_punct("-") {
-            let op = if self.is_punct("!") {
-                UnOp::Not
-            } else {
-                UnOp::Neg
-            };
+            let op = if self.is_punct("!") { UnOp::Not } else { UnOp::Neg };
             self.bump();
             let e = self.parse_unary()?;
-            return Ok(Expr::new(
-                ExprKind::Unary(op, Box::new(e)),
-                self.span_from(lo),
-            ));
+            return Ok(Expr::new(ExprKind::Unary(op, Box::new(e)), self.span_from(lo)));
         }
         if self.is_word("new") {
             return self.parse_new(lo);
@@ -228,10 +214,7 @@ impl<'s> Parser<'s> {
             let t = self.bump();
             let name = self.ident_from(t);
             let args = self.parse_args()?;
-            return Ok(Expr::new(
-                ExprKind::NewObject(name, args),
-                self.span_from(lo),
-            ));
+            return Ok(Expr::new(ExprKind::NewObject(name, args), self.span_from(lo)));
         }
         // Element type without dimensions, then sized dimensions.
         let t = self.tok();
@@ -250,10 +233,7 @@ impl<'s> Parser<'s> {
             _ => return Err(self.error_expected("a type after `new`")),
         };
         self.bump();
-        let ty = Type {
-            kind: base,
-            span: t.span,
-        };
+        let ty = Type { kind: base, span: t.span };
         let mut dims = Vec::new();
         while self.is_punct("[") {
             self.bump();
@@ -336,11 +316,8 @@ impl<'s> Parser<'s> {
                 }
                 let i = self.parse_expr()?;
                 if self.eat_punct("..") {
-                    let hi = if self.is_punct("]") {
-                        None
-                    } else {
-                        Some(Box::new(self.parse_expr()?))
-                    };
+                    let hi =
+                        if self.is_punct("]") { None } else { Some(Box::new(self.parse_expr()?)) };
                     self.expect_punct("]")?;
                     e = Expr::new(
                         ExprKind::Slice(Box::new(e), Some(Box::new(i)), hi),
@@ -355,10 +332,7 @@ impl<'s> Parser<'s> {
                     );
                 } else {
                     self.expect_punct("]")?;
-                    e = Expr::new(
-                        ExprKind::Index(Box::new(e), Box::new(i)),
-                        self.span_from(lo),
-                    );
+                    e = Expr::new(ExprKind::Index(Box::new(e), Box::new(i)), self.span_from(lo));
                 }
             } else {
                 break;
@@ -449,10 +423,7 @@ impl<'s> Parser<'s> {
                     self.bump();
                     let e = self.parse_expr()?;
                     self.expect_punct(":}")?;
-                    Ok(Expr::new(
-                        ExprKind::Trigger(Box::new(e)),
-                        self.span_from(lo),
-                    ))
+                    Ok(Expr::new(ExprKind::Trigger(Box::new(e)), self.span_from(lo)))
                 }
                 "*" => {
                     self.bump();
@@ -504,11 +475,7 @@ impl<'s> Parser<'s> {
                             self.bump();
                             let elems = self.parse_list_until("}")?;
                             Ok(Expr::new(
-                                ExprKind::Collection {
-                                    kind,
-                                    elem_ty: Some(*inner),
-                                    elems,
-                                },
+                                ExprKind::Collection { kind, elem_ty: Some(*inner), elems },
                                 self.span_from(lo),
                             ))
                         }
@@ -635,10 +602,7 @@ impl<'s> Parser<'s> {
                 self.expect_punct("(")?;
                 let e = self.parse_expr()?;
                 self.expect_punct(")")?;
-                Ok(Expr::new(
-                    ExprKind::Old(Box::new(e), label),
-                    self.span_from(lo),
-                ))
+                Ok(Expr::new(ExprKind::Old(Box::new(e), label), self.span_from(lo)))
             }
             "\\unfolding" => self.parse_expr_inner(),
             _ => {
@@ -683,19 +647,9 @@ impl<'s> Parser<'s> {
                 let body = Box::new(self.parse_expr()?);
                 self.expect_punct(")")?;
                 let kind = if is_let {
-                    ExprKind::Let {
-                        ty,
-                        name,
-                        value: middle,
-                        body,
-                    }
+                    ExprKind::Let { ty, name, value: middle, body }
                 } else {
-                    ExprKind::Sum {
-                        ty,
-                        name,
-                        cond: middle,
-                        body,
-                    }
+                    ExprKind::Sum { ty, name, cond: middle, body }
                 };
                 return Ok(Expr::new(kind, self.span_from(lo)));
             }
@@ -723,12 +677,7 @@ impl<'s> Parser<'s> {
             } else {
                 None
             };
-            Ok(Binding {
-                ty,
-                name,
-                range,
-                span: p.span_from(blo),
-            })
+            Ok(Binding { ty, name, range, span: p.span_from(blo) })
         })?;
         self.expect_punct(";")?;
         let first = self.parse_expr()?;
@@ -740,12 +689,7 @@ impl<'s> Parser<'s> {
         };
         self.expect_punct(")")?;
         Ok(Expr::new(
-            ExprKind::Quant {
-                kind,
-                bindings,
-                cond,
-                body: Box::new(body),
-            },
+            ExprKind::Quant { kind, bindings, cond, body: Box::new(body) },
             self.span_from(lo),
         ))
     }
@@ -785,10 +729,7 @@ impl<'s> Parser<'s> {
             self.bump();
             let ty = self.parse_type()?;
             self.expect_punct(close)?;
-            return Ok(Expr::new(
-                ExprKind::EmptyCollection(kind, ty),
-                self.span_from(lo),
-            ));
+            return Ok(Expr::new(ExprKind::EmptyCollection(kind, ty), self.span_from(lo)));
         }
         let mut elems = Vec::new();
         if !self.eat_punct(close) {
@@ -807,14 +748,7 @@ impl<'s> Parser<'s> {
             }
             self.expect_punct(close)?;
         }
-        Ok(Expr::new(
-            ExprKind::Collection {
-                kind,
-                elem_ty: None,
-                elems,
-            },
-            self.span_from(lo),
-        ))
+        Ok(Expr::new(ExprKind::Collection { kind, elem_ty: None, elems }, self.span_from(lo)))
     }
 }
 

@@ -78,13 +78,7 @@ fn parse_here(src: &str, opts: &ParseOptions) -> Parsed {
         });
     }
     diagnostics.sort_by_key(|d| (d.primary_span().map_or(0, |s| s.lo), !d.is_error()));
-    Parsed {
-        program,
-        diagnostics,
-        dialect,
-        settled,
-        sensitive: p.sensitive,
-    }
+    Parsed { program, diagnostics, dialect, settled, sensitive: p.sensitive }
 }
 
 /// Parse a standalone expression (used for command-line arguments such as `--locations`).
@@ -291,10 +285,7 @@ impl<'s> Parser<'s> {
         if what.contains("`;`") && self.pos > 0 {
             let prev = self.toks[self.pos - 1].span;
             d = d
-                .with_secondary(
-                    Span::new(prev.end(), prev.end()),
-                    "a `;` may be missing here",
-                )
+                .with_secondary(Span::new(prev.end(), prev.end()), "a `;` may be missing here")
                 .with_help("end the statement before it with `;`");
         } else if t.kind == TokKind::Eof {
             d = d.with_help("the file ends too early: check for an unclosed `{` or `(`");
@@ -318,9 +309,8 @@ impl<'s> Parser<'s> {
         if self.depth > MAX_DEPTH {
             let t = self.tok();
             self.error(
-                syntax_error("nesting too deep", t.span, "nesting limit reached here").with_help(
-                    format!("alpine-rs accepts at most {MAX_DEPTH} nested constructs"),
-                ),
+                syntax_error("nesting too deep", t.span, "nesting limit reached here")
+                    .with_help(format!("alpine-rs accepts at most {MAX_DEPTH} nested constructs")),
             );
             self.depth -= 1;
             return Err(Fail);
@@ -454,20 +444,13 @@ impl<'s> Parser<'s> {
         }
         let w = self.text_of(t);
         CLAUSE_WORDS.contains(&w)
-            || matches!(
-                w,
-                "class" | "static" | "pure" | "inline" | "void" | "gpuopt" | "resource"
-            )
+            || matches!(w, "class" | "static" | "pure" | "inline" | "void" | "gpuopt" | "resource")
     }
 
     /// The source text from `lo` to the last token consumed, kept as an opaque `keyword` construct.
     fn opaque_from(&self, lo: usize, keyword: impl Into<String>) -> Opaque {
         let span = self.span_from(lo);
-        Opaque {
-            keyword: keyword.into(),
-            text: span.text(self.src).to_string(),
-            span,
-        }
+        Opaque { keyword: keyword.into(), text: span.text(self.src).to_string(), span }
     }
 
     /// [`Self::opaque_from`] as an expression.

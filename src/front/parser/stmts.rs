@@ -22,10 +22,7 @@ impl<'s> Parser<'s> {
         if !closed {
             return Err(Fail);
         }
-        Ok(Block {
-            stmts,
-            span: self.span_from(open.start()),
-        })
+        Ok(Block { stmts, span: self.span_from(open.start()) })
     }
 
     fn parse_stmt(&mut self) -> PResult<Stmt> {
@@ -37,10 +34,7 @@ impl<'s> Parser<'s> {
         if self.is_punct("{") {
             let b = self.parse_block()?;
             let span = b.span;
-            return Ok(Stmt {
-                kind: StmtKind::Block(b),
-                span,
-            });
+            return Ok(Stmt { kind: StmtKind::Block(b), span });
         }
         // A prefix (annotations, contract clauses) belongs to the loop or par that follows.
         if self.is_word("gpuopt") || self.at_clause() {
@@ -67,27 +61,18 @@ impl<'s> Parser<'s> {
             // Further annotations become their own statements (rare).
             let extra: Vec<Annotation> = anns.collect();
             let span = first.span;
-            let stmt = Stmt {
-                kind: StmtKind::Annotation(first),
-                span,
-            };
+            let stmt = Stmt { kind: StmtKind::Annotation(first), span };
             if extra.is_empty() {
                 return Ok(stmt);
             }
             let mut stmts = vec![stmt];
             for a in extra {
                 let span = a.span;
-                stmts.push(Stmt {
-                    kind: StmtKind::Annotation(a),
-                    span,
-                });
+                stmts.push(Stmt { kind: StmtKind::Annotation(a), span });
             }
             // Keep them in a synthetic block-less sequence: a Block with the union span.
             let span = self.span_from(lo);
-            return Ok(Stmt {
-                kind: StmtKind::Block(Block { stmts, span }),
-                span,
-            });
+            return Ok(Stmt { kind: StmtKind::Block(Block { stmts, span }), span });
         }
         let t = self.tok();
         if t.kind == TokKind::Word {
@@ -99,16 +84,9 @@ impl<'s> Parser<'s> {
                 "barrier" => return self.parse_barrier(lo),
                 "return" => {
                     self.bump();
-                    let e = if self.is_punct(";") {
-                        None
-                    } else {
-                        Some(self.parse_expr()?)
-                    };
+                    let e = if self.is_punct(";") { None } else { Some(self.parse_expr()?) };
                     self.expect_punct(";")?;
-                    return Ok(Stmt {
-                        kind: StmtKind::Return(e),
-                        span: self.span_from(lo),
-                    });
+                    return Ok(Stmt { kind: StmtKind::Return(e), span: self.span_from(lo) });
                 }
                 "invariant" => {
                     self.bump();
@@ -118,11 +96,7 @@ impl<'s> Parser<'s> {
                     self.expect_punct(")")?;
                     let body = self.parse_block()?;
                     return Ok(Stmt {
-                        kind: StmtKind::Invariant {
-                            name,
-                            resource,
-                            body,
-                        },
+                        kind: StmtKind::Invariant { name, resource, body },
                         span: self.span_from(lo),
                     });
                 }
@@ -140,10 +114,7 @@ impl<'s> Parser<'s> {
                     self.bump();
                     let b = self.parse_block()?;
                     return Ok(Stmt {
-                        kind: StmtKind::Parallel {
-                            sequential,
-                            body: b.stmts,
-                        },
+                        kind: StmtKind::Parallel { sequential, body: b.stmts },
                         span: self.span_from(lo),
                     });
                 }
@@ -155,10 +126,7 @@ impl<'s> Parser<'s> {
                 let kind = SpecKind::from_keyword(w).ok_or(Fail)?;
                 let expr = self.parse_expr()?;
                 self.expect_punct(";")?;
-                return Ok(Stmt {
-                    kind: StmtKind::Spec { kind, expr },
-                    span: self.span_from(lo),
-                });
+                return Ok(Stmt { kind: StmtKind::Spec { kind, expr }, span: self.span_from(lo) });
             }
             if OPAQUE_STMT_WORDS.contains(&w)
                 && (HARD_KEYWORDS.contains(&w) || self.opaque_word_follows())
@@ -171,10 +139,7 @@ impl<'s> Parser<'s> {
         }
         let s = self.parse_simple()?;
         self.expect_punct(";")?;
-        Ok(Stmt {
-            kind: s.kind,
-            span: self.span_from(lo),
-        })
+        Ok(Stmt { kind: s.kind, span: self.span_from(lo) })
     }
 
     /// Is the word at the cursor used as a variable (`assert = 1;`, `ghost.x`)?
@@ -189,12 +154,10 @@ impl<'s> Parser<'s> {
 
     fn opaque_word_follows(&self) -> bool {
         let n = self.tok_at(1);
-        matches!(
-            n.kind,
-            TokKind::Word | TokKind::Int | TokKind::BsWord | TokKind::QuotedWord
-        ) || (n.kind == TokKind::Punct
-            && matches!(self.text_of(n), "{" | "(")
-            && self.tok_at(1).space_before)
+        matches!(n.kind, TokKind::Word | TokKind::Int | TokKind::BsWord | TokKind::QuotedWord)
+            || (n.kind == TokKind::Punct
+                && matches!(self.text_of(n), "{" | "(")
+                && self.tok_at(1).space_before)
     }
 
     /// Opaque statement: up to the `;` that ends it, or through a balanced block.
@@ -223,10 +186,7 @@ impl<'s> Parser<'s> {
             self.bump();
         }
         let o = self.opaque_from(lo, kw);
-        Stmt {
-            span: o.span,
-            kind: StmtKind::Opaque(o),
-        }
+        Stmt { span: o.span, kind: StmtKind::Opaque(o) }
     }
 
     fn parse_atomic(&mut self, lo: usize) -> PResult<Stmt> {
@@ -235,10 +195,7 @@ impl<'s> Parser<'s> {
         let names = self.comma_list_unless(")", |p| p.expect_ident("an invariant name"))?;
         self.expect_punct(")")?;
         let body = self.parse_block()?;
-        Ok(Stmt {
-            kind: StmtKind::Atomic { names, body },
-            span: self.span_from(lo),
-        })
+        Ok(Stmt { kind: StmtKind::Atomic { names, body }, span: self.span_from(lo) })
     }
 
     fn parse_if(&mut self, lo: usize) -> PResult<Stmt> {
@@ -247,15 +204,8 @@ impl<'s> Parser<'s> {
         let cond = self.parse_expr()?;
         self.expect_punct(")")?;
         let then = Box::new(self.parse_stmt()?);
-        let els = if self.eat_word("else") {
-            Some(Box::new(self.parse_stmt()?))
-        } else {
-            None
-        };
-        Ok(Stmt {
-            kind: StmtKind::If { cond, then, els },
-            span: self.span_from(lo),
-        })
+        let els = if self.eat_word("else") { Some(Box::new(self.parse_stmt()?)) } else { None };
+        Ok(Stmt { kind: StmtKind::If { cond, then, els }, span: self.span_from(lo) })
     }
 
     fn parse_loop(&mut self, lo: usize, prefix: Prefix) -> PResult<Stmt> {
@@ -303,24 +253,13 @@ impl<'s> Parser<'s> {
         }
         let init = self.comma_list_unless(";", Self::parse_simple)?;
         self.expect_punct(";")?;
-        let cond = if self.is_punct(";") {
-            None
-        } else {
-            Some(self.parse_expr()?)
-        };
+        let cond = if self.is_punct(";") { None } else { Some(self.parse_expr()?) };
         self.expect_punct(";")?;
         let update = self.comma_list_unless(")", Self::parse_simple)?;
         self.expect_punct(")")?;
         let body = Box::new(self.parse_stmt()?);
         Ok(Stmt {
-            kind: StmtKind::For(Loop {
-                prefix,
-                init,
-                cond,
-                update,
-                body,
-                keyword: kw.span,
-            }),
+            kind: StmtKind::For(Loop { prefix, init, cond, update, body, keyword: kw.span }),
             span: self.span_from(lo),
         })
     }
@@ -391,24 +330,13 @@ impl<'s> Parser<'s> {
                 return Err(self.error_expected("`{` to start the par body"));
             }
             let body = Box::new(self.parse_stmt()?);
-            arms.push(ParArm {
-                label,
-                iters,
-                wait,
-                contract,
-                body,
-                span: self.span_from(arm_lo),
-            });
+            arms.push(ParArm { label, iters, wait, contract, body, span: self.span_from(arm_lo) });
             if !self.is_word("and") {
                 break;
             }
         }
         Ok(Stmt {
-            kind: StmtKind::Par(Par {
-                prefix,
-                arms,
-                keyword: kw,
-            }),
+            kind: StmtKind::Par(Par { prefix, arms, keyword: kw }),
             span: self.span_from(lo),
         })
     }
@@ -422,18 +350,12 @@ impl<'s> Parser<'s> {
             let found = self.describe(t);
             self.error(
                 syntax_error(
-                    format!(
-                        "the par iterator `{}` needs a range, found {found}",
-                        name.name
-                    ),
+                    format!("the par iterator `{}` needs a range, found {found}", name.name),
                     t.span,
                     "expected `= lo .. hi`",
                 )
                 .with_secondary(name.span, "iterator declared here")
-                .with_help(format!(
-                    "give it a range: par blk (int {} = lo .. hi)",
-                    name.name
-                )),
+                .with_help(format!("give it a range: par blk (int {} = lo .. hi)", name.name)),
             );
             return Err(Fail);
         }
@@ -441,13 +363,7 @@ impl<'s> Parser<'s> {
         let lo_e = self.parse_expr()?;
         self.expect_punct("..")?;
         let hi_e = self.parse_expr()?;
-        Ok(Iter {
-            ty,
-            name,
-            lo: lo_e,
-            hi: hi_e,
-            span: self.span_from(lo),
-        })
+        Ok(Iter { ty, name, lo: lo_e, hi: hi_e, span: self.span_from(lo) })
     }
 
     fn parse_barrier(&mut self, lo: usize) -> PResult<Stmt> {
@@ -527,10 +443,7 @@ impl<'s> Parser<'s> {
                 "++" | "--" => {
                     self.bump();
                     return Ok(Stmt {
-                        kind: StmtKind::IncDec {
-                            target,
-                            inc: s == "++",
-                        },
+                        kind: StmtKind::IncDec { target, inc: s == "++" },
                         span: self.span_from(lo),
                     });
                 }
@@ -552,10 +465,7 @@ impl<'s> Parser<'s> {
                 _ => {}
             }
         }
-        Ok(Stmt {
-            kind: StmtKind::Expr(target),
-            span: self.span_from(lo),
-        })
+        Ok(Stmt { kind: StmtKind::Expr(target), span: self.span_from(lo) })
     }
 
     fn try_decl(&mut self, lo: usize) -> PResult<Option<Stmt>> {
@@ -589,20 +499,9 @@ impl<'s> Parser<'s> {
         let vars = self.comma_list(|p| {
             let dlo = p.tok().span.start();
             let name = p.expect_ident("a variable name")?;
-            let init = if p.eat_punct("=") {
-                Some(p.parse_expr()?)
-            } else {
-                None
-            };
-            Ok(Declarator {
-                name,
-                init,
-                span: p.span_from(dlo),
-            })
+            let init = if p.eat_punct("=") { Some(p.parse_expr()?) } else { None };
+            Ok(Declarator { name, init, span: p.span_from(dlo) })
         })?;
-        Ok(Some(Stmt {
-            kind: StmtKind::Decl { ty, vars },
-            span: self.span_from(lo),
-        }))
+        Ok(Some(Stmt { kind: StmtKind::Decl { ty, vars }, span: self.span_from(lo) }))
     }
 }

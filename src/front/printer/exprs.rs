@@ -63,11 +63,7 @@ impl Printer {
                 self.operand(out, x, self.level(x) < prec::UNARY || clash);
             }
             ExprKind::Binary(op, l, r) => {
-                self.operand(
-                    out,
-                    l,
-                    binary_operand_needs_parens(*op, l, false, self.dialect),
-                );
+                self.operand(out, l, binary_operand_needs_parens(*op, l, false, self.dialect));
                 if *op == BinOp::Frac {
                     // No spaces around `\`; but `1\n` must not become the word `\n…`.
                     out.push('\\');
@@ -84,11 +80,7 @@ impl Printer {
                     out.push(' ');
                     out.push_str(op.symbol());
                     out.push(' ');
-                    self.operand(
-                        out,
-                        r,
-                        binary_operand_needs_parens(*op, r, true, self.dialect),
-                    );
+                    self.operand(out, r, binary_operand_needs_parens(*op, r, true, self.dialect));
                 }
             }
             ExprKind::Cond(c, a, b) => {
@@ -130,13 +122,7 @@ impl Printer {
                 self.expr_into(out, v);
                 out.push(']');
             }
-            ExprKind::Call {
-                recv,
-                name,
-                args,
-                ghost,
-                null_safe,
-            } => {
+            ExprKind::Call { recv, name, args, ghost, null_safe } => {
                 if let Some(r) = recv {
                     self.receiver(out, r);
                     out.push_str(match (null_safe, self.dialect) {
@@ -179,12 +165,7 @@ impl Printer {
                 }
                 out.push('|');
             }
-            ExprKind::Quant {
-                kind,
-                bindings,
-                cond,
-                body,
-            } => {
+            ExprKind::Quant { kind, bindings, cond, body } => {
                 out.push('(');
                 out.push_str(kind.symbol());
                 out.push(' ');
@@ -198,18 +179,8 @@ impl Printer {
                 out.push(')');
             }
             // `(\let T x = value; body)` and `(\sum T x; cond; body)`.
-            ExprKind::Let {
-                ty,
-                name,
-                value: middle,
-                body,
-            }
-            | ExprKind::Sum {
-                ty,
-                name,
-                cond: middle,
-                body,
-            } => {
+            ExprKind::Let { ty, name, value: middle, body }
+            | ExprKind::Sum { ty, name, cond: middle, body } => {
                 let is_let = matches!(e.kind, ExprKind::Let { .. });
                 out.push_str(if is_let { "(\\let " } else { "(\\sum " });
                 self.typed(out, ty, name);
@@ -233,11 +204,7 @@ impl Printer {
                     out.push(']');
                 }
             }
-            ExprKind::Collection {
-                kind,
-                elem_ty,
-                elems,
-            } => {
+            ExprKind::Collection { kind, elem_ty, elems } => {
                 let (open, close) = match (kind, elem_ty) {
                     (CollKind::Seq, Some(_)) => ("seq<", "}"),
                     (CollKind::Set, Some(_)) => ("set<", "}"),
@@ -364,11 +331,8 @@ impl Printer {
 
     fn ghost_args(&self, out: &mut String, g: &GhostArgs) {
         // Ghost blocks inside an expression are printed on one line.
-        let inline = Printer {
-            dialect: self.dialect,
-            unit: String::new(),
-            newline: " ".to_string(),
-        };
+        let inline =
+            Printer { dialect: self.dialect, unit: String::new(), newline: " ".to_string() };
         if let Some(b) = &g.with {
             out.push_str(" with ");
             inline.block(out, b, "");

@@ -51,11 +51,7 @@ pub struct Printer {
 impl Printer {
     /// Two-space indentation and LF line breaks.
     pub fn new(dialect: Dialect) -> Printer {
-        Printer {
-            dialect,
-            unit: "  ".to_string(),
-            newline: "\n".to_string(),
-        }
+        Printer { dialect, unit: "  ".to_string(), newline: "\n".to_string() }
     }
 
     /// The same printer with another layout (e.g. from `edit::Layout::detect`).
@@ -92,9 +88,7 @@ pub fn print_annotation(a: &Annotation, dialect: Dialect) -> String {
 /// Uses the v1 spellings (see [`Printer::dialect`]); the output parses the same in both dialects.
 /// Use [`Printer::stmt`] to choose the dialect.
 pub fn print_stmt(s: &Stmt, indent: &str, unit: &str, newline: &str) -> String {
-    Printer::new(Dialect::V1)
-        .with_layout(unit, newline)
-        .stmt(s, indent)
+    Printer::new(Dialect::V1).with_layout(unit, newline).stmt(s, indent)
 }
 
 /// Print a whole program (two-space indentation, LF, a final line break).
@@ -130,11 +124,7 @@ fn binary_operand_needs_parens(parent: BinOp, child: &Expr, right: bool, dialect
         }
         // The parser continues a right-associative operator's right operand at the same level,
         // and continues the left-nested chain after a left-associative one.
-        return if right {
-            p.assoc == Assoc::Left
-        } else {
-            c.assoc == Assoc::Right
-        };
+        return if right { p.assoc == Assoc::Left } else { c.assoc == Assoc::Right };
     }
     // Includes every ternary, labelled and `unfolding` operand; and `a - (-b)` (pvl.md §9.3).
     prec::level(child, dialect) < p.level || (right && parent == BinOp::Sub && is_negative(child))
@@ -153,13 +143,7 @@ fn comma_separated<T>(out: &mut String, items: &[T], mut each: impl FnMut(&mut S
 /// `s` alone in a block: what a nested statement is wrapped in when, bare, it would read
 /// differently in its context (a dangling `else`, clauses taken by the enclosing header).
 fn in_block(s: &Stmt) -> Stmt {
-    Stmt {
-        kind: StmtKind::Block(Block {
-            stmts: vec![s.clone()],
-            span: s.span,
-        }),
-        span: s.span,
-    }
+    Stmt { kind: StmtKind::Block(Block { stmts: vec![s.clone()], span: s.span }), span: s.span }
 }
 
 fn is_plain_word(s: &str) -> bool {
@@ -170,9 +154,6 @@ fn is_plain_word(s: &str) -> bool {
 
 /// The leading identifier characters of `s`.
 fn leading_word(s: &str) -> &str {
-    let n = s
-        .bytes()
-        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
-        .count();
+    let n = s.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
     &s[..n]
 }

@@ -43,10 +43,7 @@ fn lit(e: &Expr) -> Option<BigInt> {
 /// A literal: `-k` as unary minus applied to `k`.
 fn int_expr(v: BigInt, span: crate::front::span::Span) -> Expr {
     if v.is_negative() {
-        Expr::new(
-            ExprKind::Unary(UnOp::Neg, Box::new(Expr::new(ExprKind::Int(-v), span))),
-            span,
-        )
+        Expr::new(ExprKind::Unary(UnOp::Neg, Box::new(Expr::new(ExprKind::Int(-v), span))), span)
     } else {
         Expr::new(ExprKind::Int(v), span)
     }
@@ -99,17 +96,9 @@ fn offset(e: Expr, v: BigInt, span: crate::front::span::Span) -> Expr {
     if v.is_zero() {
         return e;
     }
-    let (op, mag) = if v.is_negative() {
-        (BinOp::Sub, -v)
-    } else {
-        (BinOp::Add, v)
-    };
+    let (op, mag) = if v.is_negative() { (BinOp::Sub, -v) } else { (BinOp::Add, v) };
     Expr::new(
-        ExprKind::Binary(
-            op,
-            Box::new(e),
-            Box::new(Expr::new(ExprKind::Int(mag), span)),
-        ),
+        ExprKind::Binary(op, Box::new(e), Box::new(Expr::new(ExprKind::Int(mag), span))),
         span,
     )
 }
@@ -144,40 +133,22 @@ pub fn map_children(e: &Expr, f: &mut dyn FnMut(&Expr) -> Expr) -> Expr {
             let i = bx(i);
             ExprKind::SeqUpdate(x, i, bx(v))
         }
-        ExprKind::Call {
-            recv,
-            name,
-            args,
-            ghost,
-            null_safe,
-        } => {
+        ExprKind::Call { recv, name, args, ghost, null_safe } => {
             let recv = recv.as_deref().map(&mut bx);
             let args = args.iter().map(|a| *bx(a)).collect();
-            let given = ghost
-                .given
-                .iter()
-                .map(|(n, v)| (n.clone(), *bx(v)))
-                .collect();
+            let given = ghost.given.iter().map(|(n, v)| (n.clone(), *bx(v))).collect();
             ExprKind::Call {
                 recv,
                 name: name.clone(),
                 args,
-                ghost: Box::new(GhostArgs {
-                    given,
-                    ..(**ghost).clone()
-                }),
+                ghost: Box::new(GhostArgs { given, ..(**ghost).clone() }),
                 null_safe: *null_safe,
             }
         }
         ExprKind::Builtin(b, args) => ExprKind::Builtin(*b, args.iter().map(|a| *bx(a)).collect()),
         ExprKind::Old(x, l) => ExprKind::Old(bx(x), l.clone()),
         ExprKind::Length(x) => ExprKind::Length(bx(x)),
-        ExprKind::Quant {
-            kind,
-            bindings,
-            cond,
-            body,
-        } => {
+        ExprKind::Quant { kind, bindings, cond, body } => {
             let bindings = bindings
                 .iter()
                 .map(|b| Binding {
@@ -186,40 +157,15 @@ pub fn map_children(e: &Expr, f: &mut dyn FnMut(&Expr) -> Expr) -> Expr {
                 })
                 .collect();
             let cond = cond.as_deref().map(&mut bx);
-            ExprKind::Quant {
-                kind: *kind,
-                bindings,
-                cond,
-                body: bx(body),
-            }
+            ExprKind::Quant { kind: *kind, bindings, cond, body: bx(body) }
         }
-        ExprKind::Let {
-            ty,
-            name,
-            value,
-            body,
-        } => {
+        ExprKind::Let { ty, name, value, body } => {
             let value = bx(value);
-            ExprKind::Let {
-                ty: ty.clone(),
-                name: name.clone(),
-                value,
-                body: bx(body),
-            }
+            ExprKind::Let { ty: ty.clone(), name: name.clone(), value, body: bx(body) }
         }
-        ExprKind::Sum {
-            ty,
-            name,
-            cond,
-            body,
-        } => {
+        ExprKind::Sum { ty, name, cond, body } => {
             let cond = bx(cond);
-            ExprKind::Sum {
-                ty: ty.clone(),
-                name: name.clone(),
-                cond,
-                body: bx(body),
-            }
+            ExprKind::Sum { ty: ty.clone(), name: name.clone(), cond, body: bx(body) }
         }
         ExprKind::NewObject(n, args) => {
             ExprKind::NewObject(n.clone(), args.iter().map(|a| *bx(a)).collect())
@@ -227,11 +173,7 @@ pub fn map_children(e: &Expr, f: &mut dyn FnMut(&Expr) -> Expr) -> Expr {
         ExprKind::NewArray(t, dims) => {
             ExprKind::NewArray(t.clone(), dims.iter().map(|a| *bx(a)).collect())
         }
-        ExprKind::Collection {
-            kind,
-            elem_ty,
-            elems,
-        } => ExprKind::Collection {
+        ExprKind::Collection { kind, elem_ty, elems } => ExprKind::Collection {
             kind: *kind,
             elem_ty: elem_ty.clone(),
             elems: elems.iter().map(|a| *bx(a)).collect(),

@@ -79,9 +79,7 @@ impl Printer {
             // statement; printed in braces it would read as a block around such a run.
             StmtKind::Block(b)
                 if b.stmts.len() >= 2
-                    && b.stmts
-                        .iter()
-                        .all(|s| matches!(s.kind, StmtKind::Annotation(_))) =>
+                    && b.stmts.iter().all(|s| matches!(s.kind, StmtKind::Annotation(_))) =>
             {
                 for (i, a) in b.stmts.iter().enumerate() {
                     if i > 0 {
@@ -153,33 +151,19 @@ impl Printer {
                     self.simple_list(out, &l.update);
                 }
             }),
-            StmtKind::RangedFor {
-                prefix,
-                ty,
-                var,
-                lo,
-                hi,
-                body,
-                ..
-            } => self.loop_stmt(out, prefix, "for", body, ind, |out| {
-                self.typed_range(out, ty, var, lo, hi)
-            }),
+            StmtKind::RangedFor { prefix, ty, var, lo, hi, body, .. } => {
+                self.loop_stmt(out, prefix, "for", body, ind, |out| {
+                    self.typed_range(out, ty, var, lo, hi)
+                })
+            }
             StmtKind::Par(p) => self.par(out, p, ind),
             StmtKind::Parallel { sequential, body } => {
                 out.push_str(ind);
-                out.push_str(if *sequential {
-                    "sequential "
-                } else {
-                    "parallel "
-                });
+                out.push_str(if *sequential { "sequential " } else { "parallel " });
                 self.stmt_list(out, body, ind);
             }
             StmtKind::Barrier(b) => self.barrier(out, b, ind),
-            StmtKind::Invariant {
-                name,
-                resource,
-                body,
-            } => {
+            StmtKind::Invariant { name, resource, body } => {
                 out.push_str(ind);
                 out.push_str("invariant ");
                 out.push_str(&self.ident(name));
@@ -366,10 +350,7 @@ impl Printer {
             return;
         }
         // `barrier(L)` clauses `{ body }`, kept for barriers parsed in that form.
-        let empty = Block {
-            stmts: Vec::new(),
-            span: Default::default(),
-        };
+        let empty = Block { stmts: Vec::new(), span: Default::default() };
         let body = b.body.as_ref().unwrap_or(&empty);
         if b.contract.is_empty() {
             out.push(' ');

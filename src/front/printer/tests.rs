@@ -36,17 +36,9 @@ fn minimal_parentheses() {
 fn dialect_neutral_parentheses() {
     // (`parse_expr_text` refuses the unparenthesised mixes: they draw warning A0010.)
     let (a, b, c) = (Expr::name("a"), Expr::name("b"), Expr::name("c"));
-    let and_or = Expr::bin(
-        BinOp::Or,
-        Expr::bin(BinOp::And, a.clone(), b.clone()),
-        c.clone(),
-    );
+    let and_or = Expr::bin(BinOp::Or, Expr::bin(BinOp::And, a.clone(), b.clone()), c.clone());
     assert_eq!(print_expr(&and_or, Dialect::V1), "(a && b) || c");
-    let or_and = Expr::bin(
-        BinOp::Or,
-        a.clone(),
-        Expr::bin(BinOp::And, b.clone(), c.clone()),
-    );
+    let or_and = Expr::bin(BinOp::Or, a.clone(), Expr::bin(BinOp::And, b.clone(), c.clone()));
     assert_eq!(print_expr(&or_and, Dialect::V2), "a || (b && c)");
     let imp = Expr::bin(BinOp::Implies, Expr::bin(BinOp::Implies, a, b), c);
     assert_eq!(print_expr(&imp, Dialect::V1), "(a ==> b) ==> c");
@@ -77,10 +69,7 @@ fn precedence_shapes_round_trip_in_both_dialects() {
         ("!(a == b)", "!(a == b)"),
         ("!((a || b) && c)", "!((a || b) && c)"),
         ("!(a || (b && c))", "!(a || (b && c))"),
-        (
-            "!((tid < 2 || tid > 5) && tid % 2 == 0)",
-            "!((tid < 2 || tid > 5) && tid % 2 == 0)",
-        ),
+        ("!((tid < 2 || tid > 5) && tid % 2 == 0)", "!((tid < 2 || tid > 5) && tid % 2 == 0)"),
         ("(a || b) == (c && d)", "(a || b) == (c && d)"),
         ("(a == b) == c", "a == b == c"),
         ("a == (b == c)", "a == (b == c)"),
@@ -114,12 +103,7 @@ fn precedence_shapes_round_trip_in_both_dialects() {
             assert_eq!(printed, want, "{src} printed in {}", d.name());
             let again = parse_expr_text(&printed, d)
                 .unwrap_or_else(|x| panic!("{printed} ({}): {x:?}", d.name()));
-            assert_eq!(
-                again,
-                e,
-                "{src}: the print `{printed}` reads differently in {}",
-                d.name()
-            );
+            assert_eq!(again, e, "{src}: the print `{printed}` reads differently in {}", d.name());
         }
     }
     // Generated negative literals (the parser writes `-2` as a negation) print like one.
@@ -192,10 +176,7 @@ fn dangling_else_is_braced() {
     let open_if = Stmt {
         kind: StmtKind::If {
             cond: Expr::name("b"),
-            then: Box::new(Stmt {
-                kind: StmtKind::Return(None),
-                span: Default::default(),
-            }),
+            then: Box::new(Stmt { kind: StmtKind::Return(None), span: Default::default() }),
             els: None,
         },
         span: Default::default(),
@@ -234,20 +215,8 @@ fn method_of(member: &str) -> Method {
 #[test]
 fn types() {
     let m = method_of("void m(int[M][N] a, seq<seq<int>> s, map<int, boolean> f, Box<int>[] b);");
-    let tys: Vec<String> = m
-        .params
-        .iter()
-        .map(|p| print_type(&p.ty, Dialect::V1))
-        .collect();
-    assert_eq!(
-        tys,
-        [
-            "int[M][N]",
-            "seq<seq<int>>",
-            "map<int, boolean>",
-            "Box<int>[]"
-        ]
-    );
+    let tys: Vec<String> = m.params.iter().map(|p| print_type(&p.ty, Dialect::V1)).collect();
+    assert_eq!(tys, ["int[M][N]", "seq<seq<int>>", "map<int, boolean>", "Box<int>[]"]);
 }
 
 #[test]
@@ -260,35 +229,14 @@ fn clauses_and_annotations() {
          signals (E e) e != null;\n\
          void m();",
     );
-    let anns: Vec<String> = m
-        .prefix
-        .annotations
-        .iter()
-        .map(|a| print_annotation(a, Dialect::V1))
-        .collect();
+    let anns: Vec<String> =
+        m.prefix.annotations.iter().map(|a| print_annotation(a, Dialect::V1)).collect();
     // Operands are kept as written (the optimization reads them; see transforms/params.rs),
     // with single spaces where the source had space.
-    assert_eq!(
-        anns,
-        [
-            "gpuopt glob_to_reg a [i] (t+1) -t;",
-            "gpuopt tile intra (n - 1);"
-        ]
-    );
-    let clauses: Vec<String> = m
-        .prefix
-        .clauses
-        .iter()
-        .map(|c| print_clause(c, Dialect::V1))
-        .collect();
-    assert_eq!(
-        clauses,
-        [
-            "requires Perm(a[t], 1\\2);",
-            "decreases;",
-            "signals (E e) e != null;"
-        ]
-    );
+    assert_eq!(anns, ["gpuopt glob_to_reg a [i] (t+1) -t;", "gpuopt tile intra (n - 1);"]);
+    let clauses: Vec<String> =
+        m.prefix.clauses.iter().map(|c| print_clause(c, Dialect::V1)).collect();
+    assert_eq!(clauses, ["requires Perm(a[t], 1\\2);", "decreases;", "signals (E e) e != null;"]);
 }
 
 fn simp(s: &str) -> String {

@@ -105,9 +105,7 @@ impl<'a> Compiler<'a> {
             }
             ExprKind::Length(x) => CE::Length(self.bx(x, pre), span),
             ExprKind::Old(x, None) => CE::Old(self.bx(x, pre)),
-            ExprKind::Call {
-                recv, name, args, ..
-            } => {
+            ExprKind::Call { recv, name, args, .. } => {
                 let Some(m) = self.resolve_method(recv.as_deref(), &name.name) else {
                     self.errors.push(
                         Diagnostic::error("R-NAME", format!("unknown method `{}`", name.name))
@@ -148,19 +146,9 @@ impl<'a> Compiler<'a> {
                     }
                 }
                 if is_pred {
-                    CE::Pred {
-                        pred: m,
-                        recv: r,
-                        args: a,
-                        span,
-                    }
+                    CE::Pred { pred: m, recv: r, args: a, span }
                 } else {
-                    CE::CallPure {
-                        method: m,
-                        recv: r,
-                        args: a,
-                        span,
-                    }
+                    CE::CallPure { method: m, recv: r, args: a, span }
                 }
             }
             ExprKind::Builtin(b, args) => {
@@ -198,12 +186,7 @@ impl<'a> Compiler<'a> {
                     _ => CE::Unsupported(format!("built-in `{}`", b.name()), span),
                 }
             }
-            ExprKind::Quant {
-                kind,
-                bindings,
-                cond,
-                body,
-            } => {
+            ExprKind::Quant { kind, bindings, cond, body } => {
                 self.scope.push();
                 let mut binders = Vec::new();
                 for b in bindings {
@@ -236,12 +219,7 @@ impl<'a> Compiler<'a> {
                     span,
                 }
             }
-            ExprKind::Sum {
-                ty,
-                name,
-                cond,
-                body,
-            } => {
+            ExprKind::Sum { ty, name, cond, body } => {
                 self.scope.push();
                 let s = self.scope.declare(&name.name, Ty::from_ast(ty));
                 let mut binders = vec![Binder {
@@ -255,20 +233,9 @@ impl<'a> Compiler<'a> {
                 let b = self.expr(body, &mut None);
                 self.scope.pop();
                 let binder = binders.remove(0);
-                CE::Sum {
-                    binder,
-                    implied,
-                    cond: Box::new(c),
-                    body: Box::new(b),
-                    span,
-                }
+                CE::Sum { binder, implied, cond: Box::new(c), body: Box::new(b), span }
             }
-            ExprKind::Let {
-                ty,
-                name,
-                value,
-                body,
-            } => {
+            ExprKind::Let { ty, name, value, body } => {
                 let v = self.bx(value, pre);
                 self.scope.push();
                 let s = self.scope.declare(&name.name, Ty::from_ast(ty));
@@ -276,11 +243,9 @@ impl<'a> Compiler<'a> {
                 self.scope.pop();
                 CE::Let(s, v, b)
             }
-            ExprKind::Collection {
-                kind: CollKind::Seq,
-                elems,
-                ..
-            } => CE::SeqLit(elems.iter().map(|x| self.expr(x, pre)).collect()),
+            ExprKind::Collection { kind: CollKind::Seq, elems, .. } => {
+                CE::SeqLit(elems.iter().map(|x| self.expr(x, pre)).collect())
+            }
             ExprKind::EmptyCollection(CollKind::Seq, _) => CE::SeqLit(Vec::new()),
             ExprKind::Range(CollKind::Seq, lo, hi) => {
                 CE::SeqRange(self.bx(lo, pre), self.bx(hi, pre))
@@ -375,14 +340,8 @@ fn extract_bounds(cond: &CE, binders: &mut [Binder]) -> bool {
         let later = &slots[bi..];
         let ok = |e: &CE| later.iter().all(|&s| !mentions(e, s));
         let is_x = |e: &CE| matches!(e, CE::Local(s) if *s == b.slot);
-        let plus1 = |e: &CE| {
-            CE::Bin(
-                BinOp::Add,
-                Box::new(e.clone()),
-                Box::new(CE::Int(1)),
-                Span::DUMMY,
-            )
-        };
+        let plus1 =
+            |e: &CE| CE::Bin(BinOp::Add, Box::new(e.clone()), Box::new(CE::Int(1)), Span::DUMMY);
         for (ci, c) in conj.iter().enumerate() {
             if let CE::Bin(op, l, r, _) = c {
                 let bound = match op {

@@ -402,10 +402,7 @@ pub struct CClass {
 
 impl CClass {
     pub fn field_slot(&self, name_id: u32) -> Option<u32> {
-        self.fields
-            .iter()
-            .position(|f| f.0 == name_id)
-            .map(|i| i as u32)
+        self.fields.iter().position(|f| f.0 == name_id).map(|i| i as u32)
     }
 }
 
@@ -448,12 +445,7 @@ struct Scope {
 
 impl Scope {
     fn new() -> Scope {
-        Scope {
-            names: Vec::new(),
-            marks: Vec::new(),
-            next: 0,
-            max: 0,
-        }
+        Scope { names: Vec::new(), marks: Vec::new(), next: 0, max: 0 }
     }
     fn push(&mut self) {
         self.marks.push(self.names.len());
@@ -476,11 +468,7 @@ impl Scope {
         self.declare("$tmp", Ty::Other("tmp".into()))
     }
     fn lookup(&self, name: &str) -> Option<(u32, &Ty)> {
-        self.names
-            .iter()
-            .rev()
-            .find(|n| n.0 == name)
-            .map(|n| (n.1, &n.2))
+        self.names.iter().rev().find(|n| n.0 == name).map(|n| (n.1, &n.2))
     }
 }
 

@@ -35,10 +35,7 @@ pub fn compile(prog: &Program) -> Result<CProgram, Vec<Diagnostic>> {
             for i in 0..n {
                 if !c.out.methods[i].contains_par {
                     let calls = c.out.methods[i].calls.clone();
-                    if calls
-                        .iter()
-                        .any(|&k| c.out.methods[k as usize].contains_par)
-                    {
+                    if calls.iter().any(|&k| c.out.methods[k as usize].contains_par) {
                         c.out.methods[i].contains_par = true;
                         changed = true;
                     }
@@ -87,11 +84,8 @@ impl<'a> Compiler<'a> {
         let ExprKind::Call { ghost, .. } = &e.kind else {
             return Vec::new();
         };
-        let mut passed: Vec<(&str, &Expr)> = ghost
-            .given
-            .iter()
-            .map(|(id, x)| (id.name.as_str(), x))
-            .collect();
+        let mut passed: Vec<(&str, &Expr)> =
+            ghost.given.iter().map(|(id, x)| (id.name.as_str(), x)).collect();
         if let Some(b) = &ghost.with {
             for st in &b.stmts {
                 if let StmtKind::Assign { target, value } = &st.kind {
@@ -123,25 +117,17 @@ impl<'a> Compiler<'a> {
             return Vec::new();
         };
         let decl = |k: ClauseKind| {
-            md.prefix
-                .clauses
-                .iter()
-                .filter_map(move |c| match (&c.body, c.kind == k) {
-                    (ClauseBody::Decl(_, n), true) => Some(n.name.as_str()),
-                    _ => None,
-                })
+            md.prefix.clauses.iter().filter_map(move |c| match (&c.body, c.kind == k) {
+                (ClauseBody::Decl(_, n), true) => Some(n.name.as_str()),
+                _ => None,
+            })
         };
         let base = md.params.len() + decl(ClauseKind::Given).count();
         let callee_slot = |name: &str| {
-            decl(ClauseKind::Yields)
-                .position(|n| n == name)
-                .map(|k| (base + k) as u32)
+            decl(ClauseKind::Yields).position(|n| n == name).map(|k| (base + k) as u32)
         };
-        let mut pairs: Vec<(&str, &str)> = ghost
-            .yields
-            .iter()
-            .map(|(x, y)| (x.name.as_str(), y.name.as_str()))
-            .collect();
+        let mut pairs: Vec<(&str, &str)> =
+            ghost.yields.iter().map(|(x, y)| (x.name.as_str(), y.name.as_str())).collect();
         if let Some(b) = &ghost.then {
             for st in &b.stmts {
                 if let StmtKind::Assign { target, value } = &st.kind {
@@ -190,12 +176,7 @@ impl<'a> Compiler<'a> {
                     }
                 }
             }
-            self.out.classes.push(CClass {
-                name: name.name.clone(),
-                fields,
-                methods,
-                ctor,
-            });
+            self.out.classes.push(CClass { name: name.name.clone(), fields, methods, ctor });
         }
         if !toplevel.is_empty() {
             let ci = self.out.classes.len() as u32;
@@ -368,12 +349,7 @@ impl<'a> Compiler<'a> {
     }
 
     pub(super) fn resolve_method(&self, recv: Option<&Expr>, name: &str) -> Option<u32> {
-        let local = || {
-            self.out.classes[self.cur_class as usize]
-                .methods
-                .get(name)
-                .copied()
-        };
+        let local = || self.out.classes[self.cur_class as usize].methods.get(name).copied();
         match recv.map(|r| &r.kind) {
             None | Some(ExprKind::This) => local().or_else(|| self.global_method(name)),
             Some(ExprKind::Name(id)) => {
@@ -445,10 +421,6 @@ impl<'a> Compiler<'a> {
     /// host level, only the pure part inside a kernel (the threads hold scaled permissions).
     pub(super) fn propagated_everywhere(&self) -> Vec<CClause> {
         let in_kernel = !self.par_labels.is_empty();
-        self.everywhere
-            .iter()
-            .filter(|c| c.pure || !in_kernel)
-            .cloned()
-            .collect()
+        self.everywhere.iter().filter(|c| c.pure || !in_kernel).cloned().collect()
     }
 }

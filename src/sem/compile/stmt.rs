@@ -51,10 +51,7 @@ impl<'a> Compiler<'a> {
     /// `es` compiled in order, the instructions their calls need emitted first.
     fn hoisted_exprs(&mut self, es: &[Expr]) -> Vec<CE> {
         let mut pre = Vec::new();
-        let out = es
-            .iter()
-            .map(|e| self.expr(e, &mut Some(&mut pre)))
-            .collect();
+        let out = es.iter().map(|e| self.expr(e, &mut Some(&mut pre))).collect();
         self.code.extend(pre);
         out
     }
@@ -65,12 +62,7 @@ impl<'a> Compiler<'a> {
         match &value.kind {
             ExprKind::NewArray(t, dims) => {
                 let d = self.hoisted_exprs(dims);
-                self.code.push(Instr::Alloc {
-                    target,
-                    elem: Ty::from_ast(t),
-                    dims: d,
-                    span,
-                });
+                self.code.push(Instr::Alloc { target, elem: Ty::from_ast(t), dims: d, span });
             }
             ExprKind::NewObject(c, args) => {
                 let a = self.hoisted_exprs(args);
@@ -88,10 +80,9 @@ impl<'a> Compiler<'a> {
                             span,
                         });
                     }
-                    None => self.code.push(Instr::Unsupported(
-                        format!("unknown class `{}`", c.name),
-                        span,
-                    )),
+                    None => self
+                        .code
+                        .push(Instr::Unsupported(format!("unknown class `{}`", c.name), span)),
                 }
             }
             ExprKind::Call { .. } if self.nonpure_call(value).is_some() => {
@@ -101,29 +92,17 @@ impl<'a> Compiler<'a> {
                 let mut pre = Vec::new();
                 let v = self.expr(value, &mut Some(&mut pre));
                 self.code.extend(pre);
-                self.code.push(Instr::Assign {
-                    simple: false,
-                    target,
-                    value: v,
-                    span,
-                    ghost,
-                });
+                self.code.push(Instr::Assign { simple: false, target, value: v, span, ghost });
             }
         }
     }
 
     pub(super) fn call_stmt(&mut self, target: Option<Target>, e: &Expr, span: Span) {
-        let ExprKind::Call {
-            recv, name, args, ..
-        } = &e.kind
-        else {
+        let ExprKind::Call { recv, name, args, .. } = &e.kind else {
             return;
         };
         let Some(m) = self.resolve_method(recv.as_deref(), &name.name) else {
-            self.code.push(Instr::Unsupported(
-                format!("unknown method `{}`", name.name),
-                span,
-            ));
+            self.code.push(Instr::Unsupported(format!("unknown method `{}`", name.name), span));
             return;
         };
         let mut pre = Vec::new();
@@ -131,22 +110,12 @@ impl<'a> Compiler<'a> {
             Some(r) if !self.is_class_name(r) => Some(self.expr(r, &mut Some(&mut pre))),
             _ => None,
         };
-        let mut a: Vec<CE> = args
-            .iter()
-            .map(|x| self.expr(x, &mut Some(&mut pre)))
-            .collect();
+        let mut a: Vec<CE> = args.iter().map(|x| self.expr(x, &mut Some(&mut pre))).collect();
         a.extend(self.given_args(m, e, &mut Some(&mut pre)));
         let yields = self.yield_bindings(m, e);
         self.code.extend(pre);
         self.cur_calls.push(m);
-        self.code.push(Instr::Call {
-            target,
-            method: m,
-            recv: r,
-            args: a,
-            yields,
-            span,
-        });
+        self.code.push(Instr::Call { target, method: m, recv: r, args: a, yields, span });
     }
 
     fn stmt(&mut self, s: &Stmt, ghost: bool) {
@@ -179,16 +148,15 @@ impl<'a> Compiler<'a> {
                         self.code.extend(pre);
                         self.assign(t, value, span, ghost)
                     }
-                    None => self
-                        .code
-                        .push(Instr::Unsupported("assignment target".into(), target.span)),
+                    None => {
+                        self.code.push(Instr::Unsupported("assignment target".into(), target.span))
+                    }
                 }
             }
             StmtKind::CompoundAssign { target, op, value } => {
                 let mut pre = Vec::new();
                 let Some(t) = self.target(target, &mut Some(&mut pre)) else {
-                    self.code
-                        .push(Instr::Unsupported("assignment target".into(), target.span));
+                    self.code.push(Instr::Unsupported("assignment target".into(), target.span));
                     return;
                 };
                 let v = self.expr(value, &mut Some(&mut pre));
@@ -205,8 +173,7 @@ impl<'a> Compiler<'a> {
             StmtKind::IncDec { target, inc } => {
                 let mut pre = Vec::new();
                 let Some(t) = self.target(target, &mut Some(&mut pre)) else {
-                    self.code
-                        .push(Instr::Unsupported("increment target".into(), target.span));
+                    self.code.push(Instr::Unsupported("increment target".into(), target.span));
                     return;
                 };
                 self.code.extend(pre);
@@ -237,12 +204,7 @@ impl<'a> Compiler<'a> {
                 let c = self.expr(cond, &mut Some(&mut pre));
                 self.code.extend(pre);
                 let if_pc = self.pc();
-                self.code.push(Instr::If {
-                    simple: false,
-                    cond: c,
-                    else_pc: 0,
-                    span: cond.span,
-                });
+                self.code.push(Instr::If { simple: false, cond: c, else_pc: 0, span: cond.span });
                 self.scope.push();
                 self.stmt(then, ghost);
                 self.scope.pop();
@@ -280,15 +242,7 @@ impl<'a> Compiler<'a> {
                 });
                 self.scope.pop();
             }
-            StmtKind::RangedFor {
-                prefix,
-                ty,
-                var,
-                lo,
-                hi,
-                body,
-                ..
-            } => {
+            StmtKind::RangedFor { prefix, ty, var, lo, hi, body, .. } => {
                 self.scope.push();
                 let slot = self.scope.declare(&var.name, Ty::from_ast(ty));
                 let lo_c = self.expr(lo, &mut None);
@@ -301,12 +255,7 @@ impl<'a> Compiler<'a> {
                 });
                 let hi_c = self.expr(hi, &mut None);
                 let inv = self.loop_invariants(prefix);
-                let cond = CE::Bin(
-                    BinOp::Lt,
-                    Box::new(CE::Local(slot)),
-                    Box::new(hi_c),
-                    var.span,
-                );
+                let cond = CE::Bin(BinOp::Lt, Box::new(CE::Local(slot)), Box::new(hi_c), var.span);
                 self.emit_loop(inv, Some(cond), var.span, |me| {
                     me.scope.push();
                     me.stmt(body, ghost);
@@ -340,11 +289,7 @@ impl<'a> Compiler<'a> {
                             arms.extend(p.arms.iter().cloned());
                         }
                     }
-                    let p = Par {
-                        prefix: Prefix::default(),
-                        arms,
-                        keyword: span,
-                    };
+                    let p = Par { prefix: Prefix::default(), arms, keyword: span };
                     self.par(&p, span);
                 }
             }
@@ -382,47 +327,26 @@ impl<'a> Compiler<'a> {
                     });
                 }
                 SpecKind::Witness => {}
-                other => self
-                    .code
-                    .push(Instr::Unsupported(format!("`{}`", other.keyword()), span)),
+                other => self.code.push(Instr::Unsupported(format!("`{}`", other.keyword()), span)),
             },
             StmtKind::Ghost(inner) => self.stmt(inner, true),
             StmtKind::Annotation(_) => {}
-            StmtKind::Invariant {
-                name,
-                resource,
-                body,
-            } => {
+            StmtKind::Invariant { name, resource, body } => {
                 let id = self.out.ninvariants;
                 self.out.ninvariants += 1;
                 let res = Rc::new(self.clauses(resource));
-                self.code.push(Instr::InvEnter {
-                    id,
-                    res,
-                    span: name.span,
-                });
+                self.code.push(Instr::InvEnter { id, res, span: name.span });
                 self.inv_names.push((name.name.clone(), id));
                 self.block(body, ghost);
                 self.inv_names.pop();
-                self.code.push(Instr::InvExit {
-                    id,
-                    span: name.span,
-                });
+                self.code.push(Instr::InvExit { id, span: name.span });
             }
             StmtKind::Atomic { names, body } => {
                 let inv = names.first().and_then(|n| {
-                    self.inv_names
-                        .iter()
-                        .rev()
-                        .find(|(k, _)| *k == n.name)
-                        .map(|(_, id)| *id)
+                    self.inv_names.iter().rev().find(|(k, _)| *k == n.name).map(|(_, id)| *id)
                 });
                 let begin = self.pc();
-                self.code.push(Instr::AtomicBegin {
-                    inv,
-                    end_pc: 0,
-                    span,
-                });
+                self.code.push(Instr::AtomicBegin { inv, end_pc: 0, span });
                 self.block(body, ghost);
                 let end = self.pc();
                 self.code.push(Instr::AtomicEnd);
@@ -434,10 +358,7 @@ impl<'a> Compiler<'a> {
                 if o.keyword == "label" {
                     return;
                 }
-                self.code.push(Instr::Unsupported(
-                    format!("`{}` statement", o.keyword),
-                    span,
-                ))
+                self.code.push(Instr::Unsupported(format!("`{}` statement", o.keyword), span))
             }
         }
     }
@@ -449,23 +370,11 @@ impl<'a> Compiler<'a> {
         span: Span,
         body: impl FnOnce(&mut Self),
     ) {
-        self.code.push(Instr::LoopEnter {
-            inv: inv.clone(),
-            span,
-        });
+        self.code.push(Instr::LoopEnter { inv: inv.clone(), span });
         let head = self.pc();
-        self.code.push(Instr::LoopHead {
-            simple: false,
-            cond,
-            exit_pc: 0,
-            span,
-        });
+        self.code.push(Instr::LoopHead { simple: false, cond, exit_pc: 0, span });
         body(self);
-        self.code.push(Instr::LoopBack {
-            head_pc: head,
-            inv,
-            span,
-        });
+        self.code.push(Instr::LoopBack { head_pc: head, inv, span });
         let exit = self.pc();
         if let Instr::LoopHead { exit_pc, .. } = &mut self.code[head] {
             *exit_pc = exit;
@@ -488,8 +397,7 @@ impl<'a> Compiler<'a> {
                 iters.push((s, it.name.name.clone(), lo, hi));
             }
             let (pre, post) = self.pre_post(&a.contract, |_, _, _| {});
-            self.par_labels
-                .push(a.label.as_ref().map(|l| l.name.clone()));
+            self.par_labels.push(a.label.as_ref().map(|l| l.name.clone()));
             let iters_base = self.par_iters.len();
             self.par_iters.extend(iters.iter().map(|it| it.0));
             let body_pc = self.pc();
@@ -504,9 +412,7 @@ impl<'a> Compiler<'a> {
             let mut assigned = iter_slots.clone();
             assigned_slots(&self.code[body_pc..], &mut assigned);
             let uniform = |cl: &[CClause], avoid: &[u32]| -> Vec<bool> {
-                cl.iter()
-                    .map(|c| c.simple && avoid.iter().all(|&s| !mentions(&c.e, s)))
-                    .collect()
+                cl.iter().map(|c| c.simple && avoid.iter().all(|&s| !mentions(&c.e, s))).collect()
             };
             let everywhere = self.everywhere.clone();
             arms.push(ArmC {
@@ -605,11 +511,7 @@ impl<'a> Compiler<'a> {
             if self.par_iters.contains(&slot) || out.iter().any(|s| s.slot == slot) {
                 return;
             }
-            out.push(SharedLocal {
-                slot,
-                name: id.name.clone(),
-                span: x.span,
-            });
+            out.push(SharedLocal { slot, name: id.name.clone(), span: x.span });
         });
     }
 }
@@ -629,11 +531,7 @@ pub(super) fn mark_simple(code: &mut [Instr]) {
         match i {
             Instr::Assign { simple, value, .. } => *simple = is_simple(value),
             Instr::If { simple, cond, .. } => *simple = is_simple(cond),
-            Instr::LoopHead {
-                simple,
-                cond: Some(c),
-                ..
-            } => *simple = is_simple(c),
+            Instr::LoopHead { simple, cond: Some(c), .. } => *simple = is_simple(c),
             _ => {}
         }
     }

@@ -169,12 +169,7 @@ impl Interp {
                 env.store[*s as usize] = val;
                 self.assertion(b, env, x)
             }
-            CE::Pred {
-                pred,
-                recv,
-                args,
-                span,
-            } => {
+            CE::Pred { pred, recv, args, span } => {
                 if !x.perms {
                     return Ok(());
                 }
@@ -189,10 +184,7 @@ impl Interp {
                 self.transfer(loc, Amt::write(), *span, x);
                 Ok(())
             }
-            other => Err(unsupported(
-                format!("resource assertion form {other:?}"),
-                Span::DUMMY,
-            )),
+            other => Err(unsupported(format!("resource assertion form {other:?}"), Span::DUMMY)),
         }
     }
 
@@ -206,11 +198,7 @@ impl Interp {
             self.ev(e, env, pv)?
         };
         if v != Value::Bool(true) {
-            x.fails.push(Fail {
-                perm: false,
-                span: Span::DUMMY,
-                msg: "is false".into(),
-            });
+            x.fails.push(Fail { perm: false, span: Span::DUMMY, msg: "is false".into() });
         }
         Ok(())
     }
@@ -239,10 +227,8 @@ impl Interp {
             env.store[binder as usize] = Value::Int(last);
             return Ok(());
         }
-        let arrays: Vec<Value> = chain
-            .iter()
-            .map(|c| env.store[c.array as usize].clone())
-            .collect();
+        let arrays: Vec<Value> =
+            chain.iter().map(|c| env.store[c.array as usize].clone()).collect();
         // Without permission tracking the transfers do nothing, but the bounds checks stay.
         let perms = self.cfg.checks.perms;
         let mut moves = std::mem::take(&mut self.moves);
@@ -371,11 +357,7 @@ impl Interp {
             None => amt,
         };
         if amt.is_negative() {
-            x.fails.push(Fail {
-                perm: true,
-                span,
-                msg: format!("negative permission {amt}"),
-            });
+            x.fails.push(Fail { perm: true, span, msg: format!("negative permission {amt}") });
             return;
         }
         if !self.cfg.checks.perms {
@@ -469,13 +451,7 @@ impl Interp {
         x: &mut Xfer,
         rep: &Report,
     ) -> Result<bool, Stop> {
-        let Report {
-            code_pure,
-            code_perm,
-            what,
-            site,
-            who,
-        } = *rep;
+        let Report { code_pure, code_perm, what, site, who } = *rep;
         let mut ok = true;
         for (i, c) in cl.iter().enumerate() {
             if i < 64 && skip >> i & 1 == 1 {

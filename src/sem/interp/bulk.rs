@@ -36,10 +36,7 @@ struct Plan<'c> {
 /// The body starting at `pc`, when it is assignments to locals and array elements only, up to
 /// the end of the thread.
 fn plan(code: &[Instr], pc: usize) -> Option<Plan<'_>> {
-    let mut p = Plan {
-        assigns: Vec::new(),
-        slots: Vec::new(),
-    };
+    let mut p = Plan { assigns: Vec::new(), slots: Vec::new() };
     for i in code.get(pc..)? {
         match i {
             Instr::Assign { target, value, .. } => {
@@ -70,9 +67,7 @@ impl Owners {
     /// earlier access by another thread.
     fn access(&mut self, heap: &Heap, t: usize, loc: Loc, write: bool) -> bool {
         let idx = loc.idx() as usize;
-        self.of(heap, loc.obj())
-            .get_mut(idx)
-            .is_some_and(|e| Owners::mark(e, t, write))
+        self.of(heap, loc.obj()).get_mut(idx).is_some_and(|e| Owners::mark(e, t, write))
     }
 
     /// The entries of `obj`.
@@ -121,10 +116,7 @@ impl Owners {
         write: bool,
     ) -> bool {
         match self.of(heap, obj).get_mut(start..start.saturating_add(n)) {
-            Some(es) => es
-                .iter_mut()
-                .enumerate()
-                .all(|(l, e)| Owners::mark(e, t0 + l, write)),
+            Some(es) => es.iter_mut().enumerate().all(|(l, e)| Owners::mark(e, t0 + l, write)),
             None => false,
         }
     }
@@ -158,8 +150,7 @@ fn can_read(fams: &[Fam], t: usize, loc: Loc) -> bool {
 /// one family of `obj` with offset `base - t0` and a positive amount.
 fn run_can_read(fams: &[Fam], t0: usize, obj: u32, base: i64) -> bool {
     let off = base.checked_sub(t0 as i64);
-    fams.iter()
-        .any(|f| f.obj == obj && Some(f.off) == off && f.amt.can_read())
+    fams.iter().any(|f| f.obj == obj && Some(f.off) == off && f.amt.can_read())
 }
 
 /// May each lane `l` of a run, thread `t0 + l`, write element `base + l` of `obj`? That is
@@ -204,10 +195,7 @@ fn write_run(
     let (Ok(id), Ok(start)) = (u32::try_from(r), usize::try_from(base)) else {
         return Some(None);
     };
-    if who
-        .fams
-        .is_some_and(|fams| !run_can_write(fams, who.t0, id, base))
-    {
+    if who.fams.is_some_and(|fams| !run_can_write(fams, who.t0, id, base)) {
         return Some(None);
     }
     let in_bounds = match heap.objs.get(id as usize) {
@@ -408,16 +396,7 @@ impl Interp {
         };
         let mut undo = Undo::default();
         let ok = self
-            .bulk_run(
-                a,
-                p,
-                &plan,
-                (lo, count),
-                (&store, &this),
-                &pre_fams,
-                &pending,
-                &mut undo,
-            )
+            .bulk_run(a, p, &plan, (lo, count), (&store, &this), &pre_fams, &pending, &mut undo)
             .is_some();
         let parent_h = w.lanes[pl].holders.last_mut().expect("holder");
         if !ok {
@@ -481,10 +460,8 @@ impl Interp {
         // families allow. When no two families of one array have different offsets, no
         // element belongs to two threads, so no two threads can access one location: the
         // conflict check has nothing to find.
-        let disjoint = perms
-            && fams
-                .iter()
-                .all(|f| fams.iter().all(|g| g.obj != f.obj || g.off == f.off));
+        let disjoint =
+            perms && fams.iter().all(|f| fams.iter().all(|g| g.obj != f.obj || g.off == f.off));
         // Each chunk's locals, kept until the exit clauses have been evaluated: those run
         // after every thread has finished, as they do in the warp machine.
         let mut chunks: Vec<Vec<(u32, vector::Col)>> = Vec::new();
@@ -504,11 +481,7 @@ impl Interp {
                 cols.push((s, vector::Col::splat(k, x)));
             }
             // Entry clauses: simple (no heap reads), so only the locals matter.
-            let locals = vector::Locals::Columns {
-                store,
-                this,
-                cols: &cols,
-            };
+            let locals = vector::Locals::Columns { store, this, cols: &cols };
             let entry = [(&a.pre, &pending.pre), (&p.everywhere, &pending.ev_pre)];
             all_hold(&self.heap, locals, (&none_read, None), mask, entry)?;
             let check = |l: usize, loc: Loc| !perms || can_read(fams, t0 + l, loc);
@@ -523,11 +496,7 @@ impl Interp {
                     log: (!disjoint).then(Vec::new),
                     runs: (!disjoint).then(Vec::new),
                 };
-                let locals = vector::Locals::Columns {
-                    store,
-                    this,
-                    cols: &cols,
-                };
+                let locals = vector::Locals::Columns { store, this, cols: &cols };
                 let h = &self.heap;
                 if let Target::Index(ae, ie) = target {
                     vector::eval_reads(h, locals, &mut reads, mask, ae, &mut c2)?;
@@ -608,12 +577,7 @@ fn all_hold(
     mask: u64,
     lists: [(&Vec<CClause>, &Vec<usize>); 2],
 ) -> Option<()> {
-    let mut reads = vector::Reads {
-        check,
-        run,
-        log: None,
-        runs: None,
-    };
+    let mut reads = vector::Reads { check, run, log: None, runs: None };
     let mut c = vector::col();
     for (cl, idx) in lists {
         for &i in idx {

@@ -28,16 +28,7 @@ impl<'s> Env<'s> {
         result: &'s Value,
         old: Option<&'s Heap>,
     ) -> Env<'s> {
-        Env {
-            store,
-            this,
-            result,
-            old,
-            race: None,
-            epoch: 0,
-            atomic: None,
-            in_old: false,
-        }
+        Env { store, this, result, old, race: None, epoch: 0, atomic: None, in_old: false }
     }
 }
 
@@ -120,11 +111,9 @@ impl Interp {
     pub(super) fn as_int(&self, v: Value, span: Span) -> Result<i64, Stop> {
         match v {
             Value::Int(i) => Ok(i),
-            other => Err(inconclusive(
-                "R-TYPE",
-                format!("expected an integer, found {other:?}"),
-                span,
-            )),
+            other => {
+                Err(inconclusive("R-TYPE", format!("expected an integer, found {other:?}"), span))
+            }
         }
     }
 
@@ -132,11 +121,9 @@ impl Interp {
     pub(super) fn as_bool(&self, v: Value, span: Span) -> Result<bool, Stop> {
         match v {
             Value::Bool(b) => Ok(b),
-            other => Err(inconclusive(
-                "R-TYPE",
-                format!("expected a boolean, found {other:?}"),
-                span,
-            )),
+            other => {
+                Err(inconclusive("R-TYPE", format!("expected a boolean, found {other:?}"), span))
+            }
         }
     }
 
@@ -163,10 +150,7 @@ impl Interp {
                 let ov = self.ev(o, env, pv)?;
                 self.field_loc(ov, *f, *span)
             }
-            other => Err(unsupported(
-                format!("not a heap location: {other:?}"),
-                Span::DUMMY,
-            )),
+            other => Err(unsupported(format!("not a heap location: {other:?}"), Span::DUMMY)),
         }
     }
 
@@ -207,11 +191,9 @@ impl Interp {
                 span,
                 "null array",
             )),
-            other => Err(inconclusive(
-                "R-TYPE",
-                format!("indexing a non-array value {other:?}"),
-                span,
-            )),
+            other => {
+                Err(inconclusive("R-TYPE", format!("indexing a non-array value {other:?}"), span))
+            }
         }
     }
 
@@ -252,10 +234,7 @@ impl Interp {
             let held = pv.amount(l);
             let d = Diagnostic::error(
                 "R-PERM-READ",
-                format!(
-                    "read of {} without permission (held: {held})",
-                    self.describe_loc(l)
-                ),
+                format!("read of {} without permission (held: {held})", self.describe_loc(l)),
             )
             .with_primary(span, format!("reads `{}`", self.text(span)));
             self.report(d);
@@ -303,21 +282,14 @@ impl Interp {
                 }
                 let idx = self.as_int(iv, *span)?;
                 if let Value::Seq(s) = &av {
-                    return s
-                        .get(idx as usize)
-                        .cloned()
-                        .filter(|_| idx >= 0)
-                        .ok_or_else(|| {
-                            err(
-                                "R-OOB",
-                                format!(
-                                    "sequence index {idx} out of bounds for length {}",
-                                    s.len()
-                                ),
-                                *span,
-                                "out of bounds",
-                            )
-                        });
+                    return s.get(idx as usize).cloned().filter(|_| idx >= 0).ok_or_else(|| {
+                        err(
+                            "R-OOB",
+                            format!("sequence index {idx} out of bounds for length {}", s.len()),
+                            *span,
+                            "out of bounds",
+                        )
+                    });
                 }
                 let l = self.index_loc(av, idx, *span)?;
                 self.read(l, *span, env, pv)
@@ -352,12 +324,9 @@ impl Interp {
                     self.ev(b, env, pv)?
                 }
             }
-            CE::CallPure {
-                method,
-                recv,
-                args,
-                span,
-            } => return self.call_pure(*method, recv.as_deref(), args, *span, env, pv),
+            CE::CallPure { method, recv, args, span } => {
+                return self.call_pure(*method, recv.as_deref(), args, *span, env, pv)
+            }
             CE::Old(x) => {
                 let saved = env.in_old;
                 env.in_old = true;
@@ -399,10 +368,7 @@ impl Interp {
                 Value::Bool(self.matrix_ok(mv, rv, cv))
             }
             CE::Write | CE::Read | CE::NoPerm => {
-                return Err(unsupported(
-                    "permission amount used as a value",
-                    Span::DUMMY,
-                ))
+                return Err(unsupported("permission amount used as a value", Span::DUMMY))
             }
             CE::SeqLit(v) => {
                 let mut out = Vec::with_capacity(v.len());
@@ -460,12 +426,7 @@ impl Interp {
                 let sv = self.seq(s, env, pv, *span)?;
                 Value::Seq(Rc::new(sv.iter().skip(1).cloned().collect()))
             }
-            CE::Pred {
-                pred,
-                recv,
-                args,
-                span,
-            } => {
+            CE::Pred { pred, recv, args, span } => {
                 let l = self.pred_loc(*pred, recv.as_deref(), args, *span, env, pv)?;
                 Value::Bool(pv.can_read(l))
             }
@@ -495,11 +456,9 @@ impl Interp {
     fn seq(&mut self, s: &CE, env: &mut Env, pv: PV, span: Span) -> Result<Rc<Vec<Value>>, Stop> {
         match self.ev(s, env, pv)? {
             Value::Seq(v) => Ok(v),
-            other => Err(inconclusive(
-                "R-TYPE",
-                format!("expected a sequence, found {other:?}"),
-                span,
-            )),
+            other => {
+                Err(inconclusive("R-TYPE", format!("expected a sequence, found {other:?}"), span))
+            }
         }
     }
 
@@ -607,10 +566,7 @@ impl Interp {
             return Err(unsupported("recursion deeper than 10 000 calls", span));
         }
         let Body::Expr(body) = &md.body else {
-            return Err(unsupported(
-                format!("call of abstract function `{}`", md.name),
-                span,
-            ));
+            return Err(unsupported(format!("call of abstract function `{}`", md.name), span));
         };
         self.depth += 1;
         let null = Value::Null;
@@ -652,10 +608,7 @@ impl Interp {
             CE::NoPerm => Amt::none(),
             // A literal fraction such as `1\2` needs no evaluation.
             CE::Bin(BinOp::Frac, a, b, span) => match (&**a, &**b) {
-                (CE::Int(n), CE::Int(d)) if *d != 0 => Amt {
-                    q: Q::frac(*n, *d),
-                    k: 0,
-                },
+                (CE::Int(n), CE::Int(d)) if *d != 0 => Amt { q: Q::frac(*n, *d), k: 0 },
                 _ => self.eval_frac(a, b, *span, env, pv)?,
             },
 
@@ -679,17 +632,9 @@ impl Interp {
         let b = self.ev(b, env, pv)?;
         let (a, b) = (self.as_int(a, span)?, self.as_int(b, span)?);
         if b == 0 {
-            return Err(err(
-                "R-DIV0",
-                "zero denominator in a fraction",
-                span,
-                "here",
-            ));
+            return Err(err("R-DIV0", "zero denominator in a fraction", span, "here"));
         }
-        Ok(Amt {
-            q: Q::frac(a, b),
-            k: 0,
-        })
+        Ok(Amt { q: Q::frac(a, b), k: 0 })
     }
 
     /// The receiver of a call or predicate: `recv`'s value, or `this` when there is none.

@@ -222,14 +222,12 @@ impl Interp {
     fn alloc_dims(&mut self, elem: &Ty, sizes: &[usize], holder: &mut Holder) -> u32 {
         let id = if sizes.len() <= 1 {
             let n = sizes.first().copied().unwrap_or(0);
-            self.heap
-                .alloc_array(elem.clone(), vec![default_of(elem); n])
+            self.heap.alloc_array(elem.clone(), vec![default_of(elem); n])
         } else {
             let rows: Vec<Value> = (0..sizes[0])
                 .map(|_| Value::Ref(self.alloc_dims(elem, &sizes[1..], holder)))
                 .collect();
-            self.heap
-                .alloc_array(Ty::Array(Box::new(elem.clone())), rows)
+            self.heap.alloc_array(Ty::Array(Box::new(elem.clone())), rows)
         };
         if self.cfg.checks.perms {
             holder.grant_all(id, self.heap.len_of(id));
@@ -254,10 +252,7 @@ impl Interp {
             return Err(unsupported("statement call of a pure function", span));
         }
         let Body::Code(_) = &md.body else {
-            return Err(unsupported(
-                format!("call of abstract method `{}`", md.name),
-                span,
-            ));
+            return Err(unsupported(format!("call of abstract method `{}`", md.name), span));
         };
         let m = w.mask;
         self.stmts += m.count_ones() as u64;
@@ -301,9 +296,7 @@ impl Interp {
                 holder_base: base,
             });
             let who = w.lanes[l].who();
-            let Lane {
-                frames, holders, ..
-            } = &mut w.lanes[l];
+            let Lane { frames, holders, .. } = &mut w.lanes[l];
             let fr = frames.last_mut().expect("frame");
             let top = holders.last_mut().expect("holder");
             let mut x = Xfer::new(Mode::Exhale, std::mem::take(top), Holder::default());
@@ -323,11 +316,7 @@ impl Interp {
             );
             *top = x.src;
             // A constructor starts with write permission to every field of the new object.
-            if let Value::Ref(id) = if md.is_ctor {
-                fr.this.clone()
-            } else {
-                Value::Null
-            } {
+            if let Value::Ref(id) = if md.is_ctor { fr.this.clone() } else { Value::Null } {
                 for loc in self.heap.locations(id).collect::<Vec<_>>() {
                     x.dst.add(loc, &Amt::write());
                 }
@@ -356,9 +345,7 @@ impl Interp {
         let m = fr.call_mask & !w.finished;
         for l in lanes_of(m) {
             let who = w.lanes[l].who();
-            let Lane {
-                frames, holders, ..
-            } = &mut w.lanes[l];
+            let Lane { frames, holders, .. } = &mut w.lanes[l];
             let lf = frames.last_mut().expect("frame");
             // Collapse loop holders of the frame into the frame holder.
             collapse_holders(holders, lf.holder_base + 1);
@@ -371,10 +358,9 @@ impl Interp {
             let lf = frames.pop().expect("frame");
             if let Some(caller) = frames.last_mut() {
                 for (to, from) in &fr.yields {
-                    if let (Some(v), Some(slot)) = (
-                        lf.store.get(*from as usize),
-                        caller.store.get_mut(*to as usize),
-                    ) {
+                    if let (Some(v), Some(slot)) =
+                        (lf.store.get(*from as usize), caller.store.get_mut(*to as usize))
+                    {
                         *slot = v.clone();
                     }
                 }
@@ -399,13 +385,8 @@ impl Interp {
     ) -> Result<bool, Stop> {
         let mut env = Env::contract(&mut fr.store, &fr.this, &fr.result, fr.old.as_deref());
         let what = format!("postcondition of `{}`", md.name);
-        let rep = Report {
-            code_pure: "R-POST",
-            code_perm: "R-PERM-TRANSFER",
-            what: &what,
-            site,
-            who,
-        };
+        let rep =
+            Report { code_pure: "R-POST", code_perm: "R-PERM-TRANSFER", what: &what, site, who };
         self.clauses(&md.post, &mut env, x, &rep)
     }
 }

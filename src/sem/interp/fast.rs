@@ -36,33 +36,20 @@ impl Interp {
                     && u32::try_from(base + n)
                         .is_ok_and(|hi| pv.can_read_range(obj, base as u32, hi)))
         };
-        let mut reads = vector::Reads {
-            check: &check,
-            run: Some(&run),
-            log: None,
-            runs: None,
-        };
+        let mut reads = vector::Reads { check: &check, run: Some(&run), log: None, runs: None };
         let mut col = vector::col();
         for (k, chunk) in vals.chunks(vector::MAX_LANES).enumerate() {
             let start = k * vector::MAX_LANES;
             let mask = full_mask(chunk.len());
 
-            let locals = vector::Locals::Binder {
-                store: env.store,
-                slot,
-                vals: chunk,
-            };
+            let locals = vector::Locals::Binder { store: env.store, slot, vals: chunk };
             if vector::eval_reads(&self.heap, locals, &mut reads, mask, body, &mut col).is_none()
                 || col.kind != Kind::Bool
             {
                 return Err(start);
             }
             // The first instance that decides the quantifier, as the loop would stop there.
-            let hits = if exists {
-                col.true_mask(mask)
-            } else {
-                mask & !col.true_mask(mask)
-            };
+            let hits = if exists { col.true_mask(mask) } else { mask & !col.true_mask(mask) };
             if hits != 0 {
                 let l = hits.trailing_zeros() as usize;
                 env.store[slot as usize] = Value::Int(chunk[l]);
@@ -175,12 +162,8 @@ impl Interp {
         let check = |l: usize, loc: Loc| {
             !perms || w.lanes[l].holders.last().is_some_and(|h| h.can_read(loc))
         };
-        let mut reads = vector::Reads {
-            check: &check,
-            run: None,
-            log: Some(Vec::new()),
-            runs: None,
-        };
+        let mut reads =
+            vector::Reads { check: &check, run: None, log: Some(Vec::new()), runs: None };
         for (e, col) in exprs.iter().zip(out.iter_mut()) {
             vector::eval_reads(
                 &self.heap,
@@ -268,10 +251,9 @@ impl Interp {
         for c in lanes_of(mask).map(|i| &cl[i]) {
             let Some(leaf) = &c.leaf else { return false };
             // The common shapes `a[i]` (a local index) and `a[i + k]` without the evaluator.
-            if let (Some(Value::Ref(id)), Some(idx)) = (
-                store.get(leaf.array as usize),
-                local_plus_literal(&leaf.index, store),
-            ) {
+            if let (Some(Value::Ref(id)), Some(idx)) =
+                (store.get(leaf.array as usize), local_plus_literal(&leaf.index, store))
+            {
                 let len = self.heap.len_of(*id);
                 if idx < 0 || idx as usize >= len {
                     return false;
@@ -320,9 +302,7 @@ impl Interp {
         if !self.cfg.shortcuts
             || !self.cfg.checks.contracts
             || cp.is_empty() && ce.is_empty()
-            || lanes
-                .iter()
-                .any(|l| l.frames.len() != 1 || l.holders.len() != 1)
+            || lanes.iter().any(|l| l.frames.len() != 1 || l.holders.len() != 1)
         {
             return Vec::new();
         }
@@ -333,12 +313,7 @@ impl Interp {
             let base = k * vector::MAX_LANES;
             let mask = full_mask(chunk.len());
             let check = |l: usize, loc: Loc| !perms || chunk[l].holders[0].can_read(loc);
-            let mut reads = vector::Reads {
-                check: &check,
-                run: None,
-                log: None,
-                runs: None,
-            };
+            let mut reads = vector::Reads { check: &check, run: None, log: None, runs: None };
             for (which, cl, idx) in [(0, post, &cp), (1, everywhere, &ce)] {
                 for &i in idx {
                     let locals = vector::Locals::Lanes(chunk);
@@ -387,17 +362,10 @@ impl Interp {
         }
         let marks = (self.errors.len(), self.suppressed);
         if self.cfg.checks.contracts {
-            let pv = if self.cfg.checks.perms {
-                PV::One(th)
-            } else {
-                PV::Unchecked
-            };
+            let pv = if self.cfg.checks.perms { PV::One(th) } else { PV::Unchecked };
             let mut env = Env::contract(&mut fr.store, &fr.this, &fr.result, old);
-            let rest = post
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| *i >= 64 || skip >> i & 1 == 0)
-                .chain(
+            let rest =
+                post.iter().enumerate().filter(|(i, _)| *i >= 64 || skip >> i & 1 == 0).chain(
                     everywhere
                         .iter()
                         .enumerate()
@@ -497,9 +465,7 @@ pub(super) fn all_in(n: usize, skip: u64) -> bool {
 
 /// Are the clauses of `cl` outside `skip` all pure?
 pub(super) fn only_pure(cl: &[CClause], skip: u64) -> bool {
-    cl.iter()
-        .enumerate()
-        .all(|(i, c)| c.pure || i < 64 && skip >> i & 1 == 1)
+    cl.iter().enumerate().all(|(i, c)| c.pure || i < 64 && skip >> i & 1 == 1)
 }
 
 /// Take each amount from `h` in order; if one is not there, give back what was taken (amounts

@@ -53,11 +53,7 @@ impl Interp {
         let parent_path = parent.path;
         let top_level = parent_path.is_none();
         let any_old = p.arms.iter().any(|a| uses_old(&a.post));
-        let snapshot = if any_old {
-            Some(Rc::new(self.heap.clone()))
-        } else {
-            parent_old
-        };
+        let snapshot = if any_old { Some(Rc::new(self.heap.clone())) } else { parent_old };
         // Build the threads of every arm and exhale their preconditions.
         let mut arm_lanes: Vec<Vec<Lane>> = Vec::new();
         let mut parent_h = std::mem::take(w.lanes[pl].holders.last_mut().expect("holder"));
@@ -121,12 +117,7 @@ impl Interp {
                         store[*slot as usize] = Value::Int(vals[k]);
                     }
                     let group = self.groups + (t / bs) as u32;
-                    let leaf = PathElem {
-                        launch,
-                        group,
-                        tid: t as u32,
-                        epoch: 0,
-                    };
+                    let leaf = PathElem { launch, group, tid: t as u32, epoch: 0 };
                     let mut lane = Lane {
                         frames: vec![LaneFrame {
                             store,
@@ -159,15 +150,10 @@ impl Interp {
                     }
                     // Entry transfer: PRE_L(t) from the parent's holder.
                     let who = lane.who();
-                    let Lane {
-                        frames, holders, ..
-                    } = &mut lane;
+                    let Lane { frames, holders, .. } = &mut lane;
                     let fr = frames.last_mut().expect("frame");
-                    let mut x = Xfer::new(
-                        Mode::Exhale,
-                        std::mem::take(&mut parent_h),
-                        Holder::default(),
-                    );
+                    let mut x =
+                        Xfer::new(Mode::Exhale, std::mem::take(&mut parent_h), Holder::default());
                     let mut skip = pre_skip;
                     if let Some(b) = &bulk {
                         // The leaves have moved already (if permissions are tracked); they go
@@ -255,9 +241,7 @@ impl Interp {
                 let mut moves = Vec::new();
                 for (t, lane) in lanes.iter_mut().enumerate() {
                     let who = lane.who();
-                    let Lane {
-                        frames, holders, ..
-                    } = lane;
+                    let Lane { frames, holders, .. } = lane;
                     collapse_holders(holders, 1);
                     let fr = frames.first_mut().expect("frame");
                     let mut th = std::mem::take(&mut holders[0]);
@@ -370,32 +354,13 @@ impl Interp {
         let (code_pure, what, what_ev) = if entry {
             ("R-PAR-PRE", "par precondition", "context_everywhere in par")
         } else {
-            (
-                "R-PAR-POST",
-                "par postcondition",
-                "context_everywhere after par",
-            )
+            ("R-PAR-POST", "par postcondition", "context_everywhere after par")
         };
-        let rep = Report {
-            code_pure,
-            code_perm: "R-PERM-TRANSFER",
-            what,
-            site,
-            who,
-        };
+        let rep = Report { code_pure, code_perm: "R-PERM-TRANSFER", what, site, who };
         let own = self.clauses_skip(cl, skip, env, x, &rep);
         x.scale = scale.clone();
         let ev = own.and_then(|_| {
-            self.clauses_skip(
-                everywhere,
-                ev_skip,
-                env,
-                x,
-                &Report {
-                    what: what_ev,
-                    ..rep
-                },
-            )
+            self.clauses_skip(everywhere, ev_skip, env, x, &Report { what: what_ev, ..rep })
         })?;
         Ok(ev)
     }

@@ -57,16 +57,12 @@ pub enum Stop {
 
 #[cold]
 fn err(code: &str, msg: impl Into<String>, span: Span, label: &str) -> Stop {
-    Stop::Error(Box::new(
-        Diagnostic::error(code, msg).with_primary(span, label.to_string()),
-    ))
+    Stop::Error(Box::new(Diagnostic::error(code, msg).with_primary(span, label.to_string())))
 }
 
 #[cold]
 fn inconclusive(code: &str, msg: impl Into<String>, span: Span) -> Stop {
-    Stop::Inconclusive(Box::new(
-        Diagnostic::error(code, msg).with_primary(span, "here"),
-    ))
+    Stop::Inconclusive(Box::new(Diagnostic::error(code, msg).with_primary(span, "here")))
 }
 
 /// What `run` does not execute: the run says nothing.
@@ -85,12 +81,7 @@ pub struct Checks {
 
 impl Default for Checks {
     fn default() -> Self {
-        Checks {
-            contracts: true,
-            perms: true,
-            races: true,
-            divergence: true,
-        }
+        Checks { contracts: true, perms: true, races: true, divergence: true }
     }
 }
 
@@ -245,14 +236,8 @@ impl Interp {
                 kind(r.second_write)
             ),
         )
-        .with_primary(
-            r.second_span,
-            format!("{} by {}", kind(r.second_write), r.second_thread),
-        )
-        .with_secondary(
-            r.first_span,
-            format!("{} by {}", kind(r.first_write), r.first_thread),
-        )
+        .with_primary(r.second_span, format!("{} by {}", kind(r.second_write), r.second_thread))
+        .with_secondary(r.first_span, format!("{} by {}", kind(r.first_write), r.first_thread))
         .with_note(format!(
             "no barrier separates these accesses (both in barrier interval {})",
             r.epoch
@@ -286,26 +271,15 @@ impl Interp {
         // A snapshot only for a method that can read it: it copies the whole heap.
         let old = (uses_old(&md.post) || md_uses_old(md)).then(|| Rc::new(self.heap.clone()));
         let mut lane = Lane {
-            frames: vec![LaneFrame {
-                store,
-                this,
-                result: Value::Null,
-                old,
-                holder_base: 0,
-            }],
+            frames: vec![LaneFrame { store, this, result: Value::Null, old, holder_base: 0 }],
             holders: vec![Holder::default()],
             path: None,
         };
         {
-            let Lane {
-                frames, holders, ..
-            } = &mut lane;
+            let Lane { frames, holders, .. } = &mut lane;
             let fr = frames.last_mut().expect("frame");
-            let mut x = Xfer::new(
-                Mode::Exhale,
-                std::mem::take(&mut self.env_holder),
-                Holder::default(),
-            );
+            let mut x =
+                Xfer::new(Mode::Exhale, std::mem::take(&mut self.env_holder), Holder::default());
             x.src_is_env = true;
             let mut env = Env::contract(&mut fr.store, &fr.this, &fr.result, None);
             let before = self.errors.len();
@@ -353,9 +327,7 @@ impl Interp {
         }
         self.run_warp(&mut w, None)?;
         let lane = &mut w.lanes[0];
-        let Lane {
-            frames, holders, ..
-        } = lane;
+        let Lane { frames, holders, .. } = lane;
         collapse_holders(holders, 1);
         let fr = frames.last_mut().expect("frame");
         let mut x = Xfer::new(
@@ -407,17 +379,10 @@ fn ce_uses_old(e: &CE) -> bool {
         CE::CallPure { args, recv, .. } | CE::Pred { args, recv, .. } => {
             args.iter().any(ce_uses_old) || recv.as_ref().is_some_and(|r| ce_uses_old(r))
         }
-        CE::Quant {
-            cond,
-            body,
-            binders,
-            ..
-        } => {
+        CE::Quant { cond, body, binders, .. } => {
             cond.as_ref().is_some_and(|c| ce_uses_old(c))
                 || ce_uses_old(body)
-                || binders
-                    .iter()
-                    .any(|b| b.lows.iter().chain(&b.highs).any(ce_uses_old))
+                || binders.iter().any(|b| b.lows.iter().chain(&b.highs).any(ce_uses_old))
         }
         CE::Sum { cond, body, .. } => ce_uses_old(cond) || ce_uses_old(body),
         CE::SeqLit(v) => v.iter().any(ce_uses_old),
@@ -459,9 +424,7 @@ fn md_uses_old(md: &CMethod) -> bool {
                 || p.arms.iter().any(|a| {
                     uses_old(&a.pre)
                         || uses_old(&a.post)
-                        || a.iters
-                            .iter()
-                            .any(|it| ce_uses_old(&it.2) || ce_uses_old(&it.3))
+                        || a.iters.iter().any(|it| ce_uses_old(&it.2) || ce_uses_old(&it.3))
                 })
         }
         Instr::Assert(cl) | Instr::Assume(cl) | Instr::Inhale(cl) | Instr::Exhale(cl) => {

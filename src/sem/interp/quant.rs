@@ -11,14 +11,7 @@ impl Interp {
     #[inline(never)]
     pub(super) fn eval_quant(&mut self, e: &CE, env: &mut Env, pv: PV) -> Result<Value, Stop> {
         match e {
-            CE::Quant {
-                kind,
-                binders,
-                cond,
-                implied,
-                body,
-                span,
-            } => {
+            CE::Quant { kind, binders, cond, implied, body, span } => {
                 let tuples = self.enumerate(binders, cond.as_deref(), *implied, *span, env, pv)?;
                 let mut res = *kind != QuantKind::Exists;
                 let mut from = 0;
@@ -45,13 +38,7 @@ impl Interp {
                 }
                 Ok(Value::Bool(res))
             }
-            CE::Sum {
-                binder,
-                cond,
-                implied,
-                body,
-                span,
-            } => {
+            CE::Sum { binder, cond, implied, body, span } => {
                 let binders = std::slice::from_ref(binder);
                 let tuples = self.enumerate(binders, Some(cond), *implied, *span, env, pv)?;
                 let mut acc = 0i64;
@@ -127,11 +114,7 @@ impl Interp {
             hi = hi.min(self.as_int(v, span)?);
         }
         if hi.saturating_sub(lo) > 10_000_000 {
-            return Err(inconclusive(
-                "R-QUANT-LIMIT",
-                "quantifier domain larger than 10^7",
-                span,
-            ));
+            return Err(inconclusive("R-QUANT-LIMIT", "quantifier domain larger than 10^7", span));
         }
         Ok((lo, hi))
     }

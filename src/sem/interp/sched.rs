@@ -113,15 +113,12 @@ impl Interp {
                     arrivals[i] = Some((b, it));
                 }
             }
-            let waiting: Vec<usize> = (0..warps.len())
-                .filter(|&i| arrivals[i].is_some())
-                .collect();
+            let waiting: Vec<usize> = (0..warps.len()).filter(|&i| arrivals[i].is_some()).collect();
             if waiting.is_empty() {
                 break;
             }
-            let finished: Vec<usize> = (0..warps.len())
-                .filter(|&i| arrivals[i].is_none())
-                .collect();
+            let finished: Vec<usize> =
+                (0..warps.len()).filter(|&i| arrivals[i].is_none()).collect();
             let first = &arrivals[waiting[0]];
             let (b0, it0) = first.as_ref().expect("waiting");
             if !finished.is_empty() {
@@ -193,11 +190,7 @@ impl Interp {
         let mut pool = pool.unwrap_or_default();
         let rep = Report {
             code_pure: "R-BAR-POST",
-            code_perm: if perms {
-                "R-BAR-INCONSISTENT"
-            } else {
-                "R-BAR-POST"
-            },
+            code_perm: if perms { "R-BAR-INCONSISTENT" } else { "R-BAR-POST" },
             what: "barrier postcondition",
             site,
             who: Who::Text(""),
@@ -234,10 +227,7 @@ impl Interp {
             'threads: for w in warps {
                 for l in lanes_of(full_mask(w.lanes.len()) & !w.finished) {
                     let lane = &w.lanes[l];
-                    let Some(x) = lane
-                        .frames
-                        .last()
-                        .and_then(|f| f.store.get(v.slot as usize))
+                    let Some(x) = lane.frames.last().and_then(|f| f.store.get(v.slot as usize))
                     else {
                         continue;
                     };
@@ -316,12 +306,7 @@ mod tests {
 
     #[test]
     fn schedules_parse_and_print() {
-        for s in [
-            "forward",
-            "reverse",
-            "random:0",
-            "random:18446744073709551615",
-        ] {
+        for s in ["forward", "reverse", "random:0", "random:18446744073709551615"] {
             let p: Schedule = s.parse().expect("parses");
             assert_eq!(p.to_string(), s);
         }

@@ -78,19 +78,9 @@ impl Interp {
         atomic: Option<u32>,
         ghost: bool,
     ) -> (Env<'s>, &'s mut Vec<Holder>) {
-        let Lane {
-            frames,
-            holders,
-            path,
-        } = lane;
+        let Lane { frames, holders, path } = lane;
         let fr = frames.last_mut().expect("lane has a frame");
-        let LaneFrame {
-            store,
-            this,
-            result,
-            old,
-            ..
-        } = fr;
+        let LaneFrame { store, this, result, old, .. } = fr;
         (
             Env {
                 store,
@@ -118,13 +108,7 @@ impl Interp {
         what: &str,
         site: Span,
     ) -> Result<bool, Stop> {
-        let rep = Report {
-            code_pure: code,
-            code_perm: code,
-            what,
-            site,
-            who: Who::Text(""),
-        };
+        let rep = Report { code_pure: code, code_perm: code, what, site, who: Who::Text("") };
         let (r, _) = self.lane_clauses(w, l, cl, skip, Mode::Check, Holder::default(), rep);
         r
     }
@@ -146,13 +130,7 @@ impl Interp {
         if !self.cfg.checks.perms && !self.cfg.checks.contracts {
             return Ok(Holder::default());
         }
-        let rep = Report {
-            code_pure,
-            code_perm,
-            what,
-            site,
-            who: Who::Text(""),
-        };
+        let rep = Report { code_pure, code_perm, what, site, who: Who::Text("") };
         let dst = self.fresh_holder();
         let (r, dst) = self.lane_clauses(w, l, cl, skip, Mode::Exhale, dst, rep);
         r?;
@@ -203,35 +181,18 @@ impl Interp {
             let instr = &code[pc];
             let mut next = pc + 1;
             match instr {
-                Instr::Assign {
-                    simple,
-                    target,
-                    value,
-                    span,
-                    ghost,
-                } => self.exec_assign(w, target, value, *span, *ghost, *simple)?,
-                Instr::Alloc {
-                    target,
-                    elem,
-                    dims,
-                    span,
-                } => self.exec_alloc(w, target, elem, dims, *span)?,
-                Instr::NewObj {
-                    target,
-                    class,
-                    ctor,
-                    args,
-                    span,
-                } => {
+                Instr::Assign { simple, target, value, span, ghost } => {
+                    self.exec_assign(w, target, value, *span, *ghost, *simple)?
+                }
+                Instr::Alloc { target, elem, dims, span } => {
+                    self.exec_alloc(w, target, elem, dims, *span)?
+                }
+                Instr::NewObj { target, class, ctor, args, span } => {
                     let mask = w.mask;
                     let mut objs = Vec::new();
                     for l in lanes_of(mask) {
                         let c = &prog.classes[*class as usize];
-                        let fields = c
-                            .fields
-                            .iter()
-                            .map(|f| default_of(&f.2))
-                            .collect::<Vec<_>>();
+                        let fields = c.fields.iter().map(|f| default_of(&f.2)).collect::<Vec<_>>();
                         let id = self.heap.alloc_object(*class, fields);
                         if ctor.is_none() {
                             let locs: Vec<Loc> = self.heap.locations(id).collect();
@@ -263,14 +224,7 @@ impl Interp {
                         }
                     }
                 }
-                Instr::Call {
-                    target,
-                    method,
-                    recv,
-                    args,
-                    yields,
-                    span,
-                } => {
+                Instr::Call { target, method, recv, args, yields, span } => {
                     w.frames.last_mut().expect("frame").pc = next;
                     let depth = w.frames.len();
                     self.enter_call(w, *method, recv.as_ref(), None, args, target.clone(), *span)?;
@@ -279,21 +233,13 @@ impl Interp {
                     }
                     continue;
                 }
-                Instr::If {
-                    simple,
-                    cond,
-                    else_pc,
-                    span,
-                } => {
+                Instr::If { simple, cond, else_pc, span } => {
                     let m = w.mask;
                     let mt = self.true_lanes(w, m, cond, *simple, *span)?;
                     let mf = m & !mt;
                     w.ctl.push(Ctl::Join { saved: m });
                     if mt != 0 && mf != 0 {
-                        w.ctl.push(Ctl::Else {
-                            mask: mf,
-                            pc: *else_pc,
-                        });
+                        w.ctl.push(Ctl::Else { mask: mf, pc: *else_pc });
                         w.mask = mt;
                     } else if mt != 0 {
                         w.mask = mt;
@@ -317,10 +263,7 @@ impl Interp {
                 }
                 Instr::LoopEnter { inv, span } => {
                     let m = w.mask;
-                    w.ctl.push(Ctl::Loop {
-                        saved: m,
-                        counter: 0,
-                    });
+                    w.ctl.push(Ctl::Loop { saved: m, counter: 0 });
                     let known = self.warp_true(w, m, inv);
                     for l in lanes_of(m) {
                         let h = self.exhale_lane(
@@ -336,12 +279,7 @@ impl Interp {
                         w.lanes[l].holders.push(h);
                     }
                 }
-                Instr::LoopHead {
-                    simple,
-                    cond,
-                    exit_pc,
-                    span,
-                } => {
+                Instr::LoopHead { simple, cond, exit_pc, span } => {
                     let m = w.mask;
                     let mut stay = m;
                     if let Some(c) = cond {
@@ -537,11 +475,7 @@ impl Interp {
                         let (loc, store, this) = self.pred_frame(w, l, p)?;
                         let h = self.exhale_body(w, l, body, store, this, *span, "fold")?;
                         self.pred_store[loc.idx() as usize] = h;
-                        w.lanes[l]
-                            .holders
-                            .last_mut()
-                            .expect("holder")
-                            .add(loc, &Amt::write());
+                        w.lanes[l].holders.last_mut().expect("holder").add(loc, &Amt::write());
                     }
                 }
                 Instr::Unfold(p, span) => {
@@ -717,13 +651,7 @@ impl Interp {
         l: usize,
         p: &CE,
     ) -> Result<(Loc, Vec<Value>, Value), Stop> {
-        let CE::Pred {
-            pred,
-            recv,
-            args,
-            span,
-        } = p
-        else {
+        let CE::Pred { pred, recv, args, span } = p else {
             return Err(unsupported("not a predicate", Span::DUMMY));
         };
         let prog = self.prog.clone();
@@ -752,24 +680,12 @@ impl Interp {
         let top = w.lanes[l].holders.last_mut().expect("holder");
         let mut env = Env::contract(&mut store, &this, &null, None);
         let mut x = Xfer::new(Mode::Exhale, std::mem::take(top), Holder::default());
-        let cl = [CClause {
-            e: body.clone(),
-            span,
-            pure: false,
-            simple: false,
-            leaf: None,
-        }];
+        let cl = [CClause { e: body.clone(), span, pure: false, simple: false, leaf: None }];
         let r = self.clauses(
             &cl,
             &mut env,
             &mut x,
-            &Report {
-                code_pure: "R-ASSERT",
-                code_perm: "R-PERM-TRANSFER",
-                what,
-                site: span,
-                who,
-            },
+            &Report { code_pure: "R-ASSERT", code_perm: "R-PERM-TRANSFER", what, site: span, who },
         );
         *top = x.src;
         r?;
@@ -777,10 +693,7 @@ impl Interp {
     }
 
     pub(super) fn lane_names(&self, w: &Warp, mask: u64) -> String {
-        let v: Vec<String> = lanes_of(mask)
-            .take(8)
-            .map(|l| self.lane_desc(&w.lanes[l]))
-            .collect();
+        let v: Vec<String> = lanes_of(mask).take(8).map(|l| self.lane_desc(&w.lanes[l])).collect();
         let more = mask.count_ones() as usize - v.len();
         if more > 0 {
             format!("{} and {more} more", v.join(", "))

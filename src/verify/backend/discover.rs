@@ -151,26 +151,20 @@ pub fn find_java(env: EnvLookup) -> Result<JavaInfo, BackendError> {
     if let Some(p) = env("ALPINE_JAVA") {
         let path = PathBuf::from(p);
         return match probe_java(&path) {
-            Ok((version, major)) if major >= MIN_JAVA_MAJOR => Ok(JavaInfo {
-                path,
-                version,
-                major,
-                origin: Origin::Env("ALPINE_JAVA"),
-            }),
+            Ok((version, major)) if major >= MIN_JAVA_MAJOR => {
+                Ok(JavaInfo { path, version, major, origin: Origin::Env("ALPINE_JAVA") })
+            }
             Ok((version, _)) => Err(BackendError::Java {
                 found: format!("{version} at {} from $ALPINE_JAVA", path.display()),
             }),
-            Err(e) => Err(BackendError::Java {
-                found: format!("$ALPINE_JAVA={}: {e}", path.display()),
-            }),
+            Err(e) => {
+                Err(BackendError::Java { found: format!("$ALPINE_JAVA={}: {e}", path.display()) })
+            }
         };
     }
     let mut candidates = Vec::new();
     if let Some(home) = env("JAVA_HOME") {
-        candidates.push((
-            PathBuf::from(home).join("bin").join("java"),
-            Origin::JavaHome,
-        ));
+        candidates.push((PathBuf::from(home).join("bin").join("java"), Origin::JavaHome));
     }
     if let Some(p) = which("java", env) {
         candidates.push((p, Origin::Path));
@@ -179,12 +173,7 @@ pub fn find_java(env: EnvLookup) -> Result<JavaInfo, BackendError> {
     for (path, origin) in candidates {
         match probe_java(&path) {
             Ok((version, major)) if major >= MIN_JAVA_MAJOR => {
-                return Ok(JavaInfo {
-                    path,
-                    version,
-                    major,
-                    origin,
-                })
+                return Ok(JavaInfo { path, version, major, origin })
             }
             Ok((version, _)) => found.push(format!("{version} at {}", path.display())),
             Err(e) => found.push(format!("{} ({e})", path.display())),
@@ -207,11 +196,8 @@ fn probe_java(path: &Path) -> Result<(String, u32), String> {
         .output()
         .map_err(|e| e.to_string())?;
     // `java -version` writes to stderr; some wrappers use stdout.
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
     parse_java_version(&text).ok_or_else(|| {
         let first = text.lines().next().unwrap_or("").trim();
         format!("unparsable `java -version` output: {first:?}")
@@ -227,11 +213,7 @@ pub fn parse_java_version(text: &str) -> Option<(String, u32)> {
     let version = &line[start..start + len];
     let mut parts = version.split(|c: char| !c.is_ascii_digit());
     let first: u32 = parts.next()?.parse().ok()?;
-    let major = if first == 1 {
-        parts.next()?.parse().ok()?
-    } else {
-        first
-    };
+    let major = if first == 1 { parts.next()?.parse().ok()? } else { first };
     Some((version.to_string(), major))
 }
 
@@ -260,12 +242,7 @@ pub fn find_silicon(
             ));
         }
         return Ok((
-            SiliconInfo {
-                path,
-                sha256,
-                pinned,
-                origin: Origin::Env("ALPINE_SILICON_JAR"),
-            },
+            SiliconInfo { path, sha256, pinned, origin: Origin::Env("ALPINE_SILICON_JAR") },
             warnings,
         ));
     }
@@ -289,11 +266,7 @@ pub fn find_silicon(
         .map(|r| r.sha256.clone())
         .unwrap_or_else(|| SILICON_JAR_SHA256.to_string());
     if sha256 != expected {
-        return Err(BackendError::SiliconCorrupt {
-            path,
-            actual: sha256,
-            expected,
-        });
+        return Err(BackendError::SiliconCorrupt { path, actual: sha256, expected });
     }
     let pinned = sha256 == SILICON_JAR_SHA256;
     if !pinned {
@@ -302,15 +275,7 @@ pub fn find_silicon(
              and messages may differ"
         ));
     }
-    Ok((
-        SiliconInfo {
-            path,
-            sha256,
-            pinned,
-            origin: Origin::Cache,
-        },
-        warnings,
-    ))
+    Ok((SiliconInfo { path, sha256, pinned, origin: Origin::Cache }, warnings))
 }
 
 /// Finds z3 ≥ 4.8: `$ALPINE_Z3` (must be acceptable if set), `z3` on PATH, `<cache>/backend/z3/z3`.
@@ -339,10 +304,7 @@ pub fn find_z3(layout: &CacheLayout, env: EnvLookup) -> Result<Z3Info, BackendEr
 }
 
 pub(super) fn check_z3(path: &Path, origin: Origin) -> Result<Z3Info, BackendError> {
-    let out = Command::new(path)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output();
+    let out = Command::new(path).arg("--version").stdin(Stdio::null()).output();
     let text = match out {
         Ok(o) => String::from_utf8_lossy(&o.stdout).into_owned(),
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(BackendError::Z3Missing),
@@ -355,19 +317,12 @@ pub(super) fn check_z3(path: &Path, origin: Origin) -> Result<Z3Info, BackendErr
     };
     let line = text.lines().next().unwrap_or("").trim().to_string();
     match parse_z3_version(&line) {
-        Some(v) if (v.0, v.1) >= MIN_Z3 => Ok(Z3Info {
-            path: path.to_path_buf(),
-            version_line: line,
-            version: v,
-            origin,
-        }),
+        Some(v) if (v.0, v.1) >= MIN_Z3 => {
+            Ok(Z3Info { path: path.to_path_buf(), version_line: line, version: v, origin })
+        }
         _ => Err(BackendError::Z3TooOld {
             path: path.to_path_buf(),
-            version: if line.is_empty() {
-                "nothing".into()
-            } else {
-                format!("{line:?}")
-            },
+            version: if line.is_empty() { "nothing".into() } else { format!("{line:?}") },
         }),
     }
 }
@@ -405,11 +360,7 @@ pub fn find_javac(java: &JavaInfo, env: EnvLookup) -> Option<JavacInfo> {
         }
     }
     if let Some(p) = which("javac", env) {
-        return Some(JavacInfo {
-            program: p,
-            prefix_args: Vec::new(),
-            origin: Origin::Path,
-        });
+        return Some(JavacInfo { program: p, prefix_args: Vec::new(), origin: Origin::Path });
     }
     // A JRE without javac may still carry the compiler module (Debian's jre-headless does).
     let ok = Command::new(&java.path)
@@ -447,9 +398,8 @@ fn expected_stamp(silicon: &SiliconInfo) -> DriverStamp {
 /// The compiled driver, if it is present and up to date.
 pub fn installed_driver(layout: &CacheLayout, silicon: &SiliconInfo) -> Option<DriverInfo> {
     let dir = layout.driver_dir();
-    let stamp: DriverStamp = fs::read(dir.join(DRIVER_STAMP))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())?;
+    let stamp: DriverStamp =
+        fs::read(dir.join(DRIVER_STAMP)).ok().and_then(|b| serde_json::from_slice(&b).ok())?;
     (stamp == expected_stamp(silicon) && dir.join(format!("{DRIVER_CLASS}.class")).is_file())
         .then_some(DriverInfo { class_dir: dir })
 }
@@ -545,15 +495,7 @@ pub fn discover_components(
     };
     let cds = layout.cds_archive();
     let cds_archive = (cfg.use_cds && cds.is_file()).then_some(cds);
-    Ok(Components {
-        layout,
-        java,
-        silicon,
-        z3,
-        driver,
-        cds_archive,
-        warnings,
-    })
+    Ok(Components { layout, java, silicon, z3, driver, cds_archive, warnings })
 }
 
 fn ensure_driver(
@@ -569,10 +511,7 @@ fn ensure_driver(
         reason: "no javac and no jdk.compiler module".into(),
     })?;
     fs::create_dir_all(layout.backend_dir()).map_err(|e| {
-        BackendError::io(
-            format!("cannot create {}", layout.backend_dir().display()),
-            e,
-        )
+        BackendError::io(format!("cannot create {}", layout.backend_dir().display()), e)
     })?;
     let mut lock = InstallLock::open(layout)?;
     let _guard = lock.acquire(&mut |_| {})?;

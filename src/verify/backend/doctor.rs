@@ -45,9 +45,7 @@ pub struct DoctorReport {
 impl DoctorReport {
     /// Everything needed is present and the trivial file verified.
     pub fn ok(&self) -> bool {
-        self.components
-            .iter()
-            .all(|c| c.problem.is_none() || c.component == "javac")
+        self.components.iter().all(|c| c.problem.is_none() || c.component == "javac")
             && matches!(self.smoke, Some((Verdict::Verified, _)))
     }
 }
@@ -59,10 +57,7 @@ impl fmt::Display for DoctorReport {
             None => writeln!(f, "cache       (none: {})", BackendError::NoCacheDir)?,
         }
         for c in &self.components {
-            let path = c
-                .path
-                .as_ref()
-                .map_or_else(|| "-".to_string(), |p| p.display().to_string());
+            let path = c.path.as_ref().map_or_else(|| "-".to_string(), |p| p.display().to_string());
             write!(f, "{:<11} {path}", c.component)?;
             if let Some(v) = &c.version {
                 write!(f, "  [{v}]")?;
@@ -104,13 +99,7 @@ pub fn doctor_with_env(cfg: &BackendConfig, env: EnvLookup) -> DoctorReport {
     let layout = match cache_dir_with(cfg.cache_dir.as_deref(), env) {
         Ok(d) => CacheLayout::new(d),
         Err(_) => {
-            return DoctorReport {
-                cache_dir: None,
-                components,
-                mode: None,
-                smoke: None,
-                warnings,
-            }
+            return DoctorReport { cache_dir: None, components, mode: None, smoke: None, warnings }
         }
     };
     let manifest = Manifest::load(&layout);
@@ -222,10 +211,7 @@ pub fn doctor_with_env(cfg: &BackendConfig, env: EnvLookup) -> DoctorReport {
     let mut mode = None;
     let mut smoke = None;
     if java.is_ok() && silicon.is_ok() && z3.is_ok() {
-        let smoke_cfg = BackendConfig {
-            result_cache: false,
-            ..cfg.clone()
-        };
+        let smoke_cfg = BackendConfig { result_cache: false, ..cfg.clone() };
         match crate::verify::silicon::Backend::discover_with_env(&smoke_cfg, env) {
             Ok(b) => {
                 mode = Some(b.mode());
@@ -236,13 +222,7 @@ pub fn doctor_with_env(cfg: &BackendConfig, env: EnvLookup) -> DoctorReport {
             Err(e) => warnings.push(e.to_string()),
         }
     }
-    DoctorReport {
-        cache_dir: Some(layout.root),
-        components,
-        mode,
-        smoke,
-        warnings,
-    }
+    DoctorReport { cache_dir: Some(layout.root), components, mode, smoke, warnings }
 }
 
 fn missing(component: &'static str, e: &BackendError) -> ComponentStatus {

@@ -33,10 +33,7 @@ impl InstallLock {
             .write(true)
             .open(&path)
             .map_err(|e| BackendError::io(format!("cannot open {}", path.display()), e))?;
-        Ok(InstallLock {
-            lock: fd_lock::RwLock::new(file),
-            path,
-        })
+        Ok(InstallLock { lock: fd_lock::RwLock::new(file), path })
     }
 
     pub(crate) fn acquire(
@@ -86,9 +83,7 @@ pub(super) fn atomic_write_with<T>(
     let dir = dest.parent().unwrap_or_else(|| Path::new("."));
     fs::create_dir_all(dir)
         .map_err(|e| BackendError::io(format!("cannot create {}", dir.display()), e))?;
-    let name = dest
-        .file_name()
-        .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
+    let name = dest.file_name().map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
     let tmp = dir.join(format!(".{name}.tmp-{}", unique_suffix()));
     let result = (|| {
         let mut file = File::create(&tmp)?;
@@ -172,9 +167,7 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 
 pub(super) fn which(name: &str, env: EnvLookup) -> Option<PathBuf> {
     let path = env("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| is_executable(p))
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| is_executable(p))
 }
 
 pub(super) fn is_executable(p: &Path) -> bool {

@@ -123,11 +123,7 @@ pub fn install_with_env(
     // Java is needed for the driver and the smoke run, not for the download; checking it first
     // reports a missing JDK before a 68 MB download.
     let java = find_java(env)?;
-    ctx.say(&format!(
-        "using java {} at {}",
-        java.version,
-        java.path.display()
-    ));
+    ctx.say(&format!("using java {} at {}", java.version, java.path.display()));
 
     let (silicon, silicon_step) = ctx.silicon()?;
     // Stored now so that a failure in a later step does not lose the (expensive) jar.
@@ -231,11 +227,8 @@ impl Installer<'_> {
                 (w.clone(), Step::FromWheel)
             }
             None => {
-                let size = if self.pinned() {
-                    format!(" ({NAGINI_WHEEL_MB} MB)")
-                } else {
-                    String::new()
-                };
+                let size =
+                    if self.pinned() { format!(" ({NAGINI_WHEEL_MB} MB)") } else { String::new() };
                 self.say(&format!("downloading nagini {version}{size} with pip…"));
                 let hint = "Download the wheel elsewhere and run 'alpine-rs backend install \
                             --from-wheel FILE'.";
@@ -271,9 +264,7 @@ impl Installer<'_> {
                 }
             })?;
         if !self.pinned() {
-            self.warn(format!(
-                "no pinned hashes for nagini {version}; the jar was not checked"
-            ));
+            self.warn(format!("no pinned hashes for nagini {version}; the jar was not checked"));
         } else if sha != SILICON_JAR_SHA256 {
             self.warn(format!(
                 "the extracted silicon.jar has sha256 {sha}, expected {SILICON_JAR_SHA256}"
@@ -286,16 +277,8 @@ impl Installer<'_> {
     fn z3(&mut self) -> Result<(Z3Info, Step), BackendError> {
         match find_z3(&self.layout, self.env) {
             Ok(z) => {
-                let what = if z.origin == Origin::Cache {
-                    "already installed"
-                } else {
-                    "found"
-                };
-                self.say(&format!(
-                    "z3 {what}: {} ({})",
-                    z.path.display(),
-                    z.version_line
-                ));
+                let what = if z.origin == Origin::Cache { "already installed" } else { "found" };
+                self.say(&format!("z3 {what}: {} ({})", z.path.display(), z.version_line));
                 self.manifest.z3_version = Some(z.version_line.clone());
                 return Ok((z, Step::Kept));
             }
@@ -305,14 +288,8 @@ impl Installer<'_> {
         }
         let tmp = TempDir::new_in(&self.layout.backend_dir(), "download")?;
         let version = self.opts.z3_version.clone();
-        let size = if version == Z3_SOLVER_VERSION {
-            " (19 MB)"
-        } else {
-            ""
-        };
-        self.say(&format!(
-            "no suitable z3 found; downloading z3-solver {version}{size} with pip…"
-        ));
+        let size = if version == Z3_SOLVER_VERSION { " (19 MB)" } else { "" };
+        self.say(&format!("no suitable z3 found; downloading z3-solver {version}{size} with pip…"));
         let hint = "Install the 'z3' package (e.g. apt-get install z3), or set ALPINE_Z3.";
         let wheel = pip_download(
             &self.opts.python,
@@ -440,12 +417,7 @@ fn pip_download(
     let out = Command::new(python)
         .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:"])
         // Not interactive, quiet about pip upgrades: CI runs without a terminal.
-        .args([
-            "--no-input",
-            "--disable-pip-version-check",
-            "--progress-bar",
-            "off",
-        ])
+        .args(["--no-input", "--disable-pip-version-check", "--progress-bar", "off"])
         .arg(requirement)
         .arg("-d")
         .arg(dir)
@@ -461,10 +433,7 @@ fn pip_download(
             .unwrap_or("no output")
             .trim()
             .to_string();
-        let code = out
-            .status
-            .code()
-            .map_or_else(|| "killed".to_string(), |c| c.to_string());
+        let code = out.status.code().map_or_else(|| "killed".to_string(), |c| c.to_string());
         return Err(fail(format!("exit {code}: {last}")));
     }
     let entries = fs::read_dir(dir)
@@ -487,27 +456,18 @@ fn extract_member(
     dest: &Path,
     executable: bool,
 ) -> Result<Option<String>, BackendError> {
-    let zip_err = |source| BackendError::Zip {
-        path: wheel.to_path_buf(),
-        source,
-    };
+    let zip_err = |source| BackendError::Zip { path: wheel.to_path_buf(), source };
     let file = File::open(wheel)
         .map_err(|e| BackendError::io(format!("cannot open {}", wheel.display()), e))?;
     let mut archive = zip::ZipArchive::new(io::BufReader::new(file)).map_err(zip_err)?;
-    let name = archive
-        .file_names()
-        .filter_map(Result::ok)
-        .find(|n| pick(n))
-        .map(|n| n.into_owned());
+    let name =
+        archive.file_names().filter_map(Result::ok).find(|n| pick(n)).map(|n| n.into_owned());
     let Some(name) = name else {
         return Ok(None);
     };
     let mut member = archive.by_name(&name).map_err(zip_err)?;
     let sha = atomic_write_with(dest, executable, |w| {
-        let mut hasher = HashingWriter {
-            inner: w,
-            hasher: Sha256::new(),
-        };
+        let mut hasher = HashingWriter { inner: w, hasher: Sha256::new() };
         io::copy(&mut member, &mut hasher)?;
         Ok(hex(&hasher.hasher.finalize()))
     })?;
@@ -556,10 +516,7 @@ fn create_cds_archive(
     let Some(out) = out else {
         return Err("the Silicon run timed out".into());
     };
-    if !out
-        .stdout
-        .contains("Silicon finished verification successfully")
-    {
+    if !out.stdout.contains("Silicon finished verification successfully") {
         return Err(format!(
             "the trivial file did not verify: {}",
             last_lines(&format!("{}{}", out.stdout, out.stderr), 3)

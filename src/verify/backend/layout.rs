@@ -39,9 +39,7 @@ pub fn cache_dir_with(explicit: Option<&Path>, env: EnvLookup) -> Result<PathBuf
     if let Some(p) = env("XDG_CACHE_HOME") {
         return Ok(PathBuf::from(p).join("alpine-rs"));
     }
-    dirs::cache_dir()
-        .map(|d| d.join("alpine-rs"))
-        .ok_or(BackendError::NoCacheDir)
+    dirs::cache_dir().map(|d| d.join("alpine-rs")).ok_or(BackendError::NoCacheDir)
 }
 
 /// The file layout under the cache directory (design §2.1).
@@ -149,11 +147,7 @@ impl FileRecord {
 }
 
 fn mtime_of(meta: &fs::Metadata) -> Option<(u64, u32)> {
-    let d = meta
-        .modified()
-        .ok()?
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .ok()?;
+    let d = meta.modified().ok()?.duration_since(SystemTime::UNIX_EPOCH).ok()?;
     Some((d.as_secs(), d.subsec_nanos()))
 }
 

@@ -91,28 +91,16 @@ pub enum BackendError {
     SiliconMissing,
 
     #[error("cannot read the Silicon jar {path} ({origin}): {source}")]
-    SiliconUnreadable {
-        path: PathBuf,
-        origin: String,
-        source: io::Error,
-    },
+    SiliconUnreadable { path: PathBuf, origin: String, source: io::Error },
 
     #[error(
         "the installed silicon.jar at {path} does not match its manifest (sha256 {actual}, \
          expected {expected}). Run 'alpine-rs backend install' to repair it."
     )]
-    SiliconCorrupt {
-        path: PathBuf,
-        actual: String,
-        expected: String,
-    },
+    SiliconCorrupt { path: PathBuf, actual: String, expected: String },
 
     #[error("could not download {requirement} with pip ({detail}). {hint}")]
-    Pip {
-        requirement: String,
-        detail: String,
-        hint: String,
-    },
+    Pip { requirement: String, detail: String, hint: String },
 
     #[error(
         "No z3 executable found. Run 'alpine-rs backend install', install the 'z3' package, or \
@@ -127,17 +115,10 @@ pub enum BackendError {
     Z3CannotStart { path: PathBuf },
 
     #[error("{wheel} has no member {member}; is it the right wheel ({expected})?")]
-    WheelMember {
-        wheel: PathBuf,
-        member: String,
-        expected: String,
-    },
+    WheelMember { wheel: PathBuf, member: String, expected: String },
 
     #[error("cannot read the wheel {path}: {source}")]
-    Zip {
-        path: PathBuf,
-        source: zip::result::ZipError,
-    },
+    Zip { path: PathBuf, source: zip::result::ZipError },
 
     #[error(
         "the batch driver is not available ({reason}). Install a JDK {MIN_JAVA_MAJOR} (javac) and \
@@ -162,9 +143,6 @@ impl BackendError {
     }
 
     pub(crate) fn io(context: impl Into<String>, source: io::Error) -> Self {
-        BackendError::Io {
-            context: context.into(),
-            source,
-        }
+        BackendError::Io { context: context.into(), source }
     }
 }

@@ -23,40 +23,23 @@ fn java_versions() {
 
 #[test]
 fn z3_versions() {
-    assert_eq!(
-        parse_z3_version("Z3 version 4.8.12 - 64 bit"),
-        Some((4, 8, 12))
-    );
-    assert_eq!(
-        parse_z3_version("Z3 version 4.13.0 - 64 bit"),
-        Some((4, 13, 0))
-    );
+    assert_eq!(parse_z3_version("Z3 version 4.8.12 - 64 bit"), Some((4, 8, 12)));
+    assert_eq!(parse_z3_version("Z3 version 4.13.0 - 64 bit"), Some((4, 13, 0)));
     assert_eq!(parse_z3_version("Z3 version 4.5"), Some((4, 5, 0)));
     assert_eq!(parse_z3_version("z3: command not found"), None);
 }
 
 fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
-    env_from_map(
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), OsString::from(v)))
-            .collect(),
-    )
+    env_from_map(pairs.iter().map(|(k, v)| (k.to_string(), OsString::from(v))).collect())
 }
 
 #[test]
 fn cache_dir_order() {
     let e = env(&[("ALPINE_RS_CACHE", "/a"), ("XDG_CACHE_HOME", "/x")]);
     assert_eq!(cache_dir_with(None, &e).ok(), Some(PathBuf::from("/a")));
-    assert_eq!(
-        cache_dir_with(Some(Path::new("/cli")), &e).ok(),
-        Some(PathBuf::from("/cli"))
-    );
+    assert_eq!(cache_dir_with(Some(Path::new("/cli")), &e).ok(), Some(PathBuf::from("/cli")));
     let e = env(&[("XDG_CACHE_HOME", "/x")]);
-    assert_eq!(
-        cache_dir_with(None, &e).ok(),
-        Some(PathBuf::from("/x/alpine-rs"))
-    );
+    assert_eq!(cache_dir_with(None, &e).ok(), Some(PathBuf::from("/x/alpine-rs")));
 }
 
 #[test]
@@ -65,10 +48,7 @@ fn missing_components_have_actionable_messages() {
     let layout = CacheLayout::new(&dir);
     let e = env(&[("PATH", "/nonexistent")]);
     let err = find_silicon(&layout, &Manifest::default(), &e).unwrap_err();
-    assert!(
-        err.to_string().contains("alpine-rs backend install"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("alpine-rs backend install"), "{err}");
     let err = find_z3(&layout, &e).unwrap_err();
     assert!(matches!(err, BackendError::Z3Missing), "{err}");
     assert!(err.to_string().contains("ALPINE_Z3"));
@@ -87,10 +67,8 @@ fn atomic_write_leaves_no_temporaries() {
     atomic_write(&dest, b"one").unwrap();
     atomic_write(&dest, b"two").unwrap();
     assert_eq!(fs::read(&dest).unwrap(), b"two");
-    let names: Vec<_> = fs::read_dir(dest.parent().unwrap())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
+    let names: Vec<_> =
+        fs::read_dir(dest.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names, vec![OsString::from("f.txt")]);
 }
 
@@ -122,20 +100,10 @@ fn install_from_wheel_is_atomic_idempotent_and_checks_pins() {
     let dir = TempDir::new_in(&std::env::temp_dir(), "alpine-rs-install-test").unwrap();
     let bin = dir.path().join("bin");
     fs::create_dir_all(&bin).unwrap();
-    let java = script(
-        &bin,
-        "java",
-        "echo 'openjdk version \"17.0.9\" 2023-10-17' >&2",
-    );
+    let java = script(&bin, "java", "echo 'openjdk version \"17.0.9\" 2023-10-17' >&2");
     let z3 = script(&bin, "z3", "echo 'Z3 version 4.8.12 - 64 bit'");
     let wheel = dir.path().join("nagini-1.2.0-py3-none-any.whl");
-    fake_wheel(
-        &wheel,
-        &[
-            ("nagini/__init__.py", b""),
-            (SILICON_JAR_MEMBER, b"not really a jar"),
-        ],
-    );
+    fake_wheel(&wheel, &[("nagini/__init__.py", b""), (SILICON_JAR_MEMBER, b"not really a jar")]);
     let cache = dir.path().join("cache");
     let e = env(&[
         ("ALPINE_JAVA", java.to_str().unwrap()),
@@ -159,15 +127,9 @@ fn install_from_wheel_is_atomic_idempotent_and_checks_pins() {
     assert_eq!(r.silicon_sha256, sha256_hex(b"not really a jar"));
     // Both pins mismatch: warnings, not errors.
     assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
-    assert!(
-        lines.iter().any(|l| l == "extracting silicon.jar…"),
-        "{lines:?}"
-    );
+    assert!(lines.iter().any(|l| l == "extracting silicon.jar…"), "{lines:?}");
     let m = Manifest::load(&layout);
-    assert_eq!(
-        m.silicon.as_ref().map(|s| s.sha256.as_str()),
-        Some(r.silicon_sha256.as_str())
-    );
+    assert_eq!(m.silicon.as_ref().map(|s| s.sha256.as_str()), Some(r.silicon_sha256.as_str()));
     assert_eq!(m.z3_version.as_deref(), Some("Z3 version 4.8.12 - 64 bit"));
     // No temporaries left behind.
     let leftovers: Vec<_> = fs::read_dir(layout.backend_dir())
@@ -197,10 +159,7 @@ fn install_from_wheel_is_atomic_idempotent_and_checks_pins() {
     let bad = dir.path().join("other.whl");
     fake_wheel(&bad, &[("x.txt", b"x")]);
     let err = install_with_env(
-        &InstallOptions {
-            from_wheel: Some(bad),
-            ..opts.clone()
-        },
+        &InstallOptions { from_wheel: Some(bad), ..opts.clone() },
         &mut |_| {},
         &e,
     )
@@ -213,15 +172,9 @@ fn install_from_wheel_is_atomic_idempotent_and_checks_pins() {
 fn install_reports_pip_failures_with_the_offline_alternative() {
     let dir = TempDir::new_in(&std::env::temp_dir(), "alpine-rs-install-test").unwrap();
     let java = script(dir.path(), "java", "echo 'openjdk version \"17.0.9\"' >&2");
-    let python = script(
-        dir.path(),
-        "python3",
-        "echo 'ERROR: No matching distribution' >&2; exit 1",
-    );
-    let e = env(&[
-        ("ALPINE_JAVA", java.to_str().unwrap()),
-        ("PATH", "/nonexistent"),
-    ]);
+    let python =
+        script(dir.path(), "python3", "echo 'ERROR: No matching distribution' >&2; exit 1");
+    let e = env(&[("ALPINE_JAVA", java.to_str().unwrap()), ("PATH", "/nonexistent")]);
     let opts = InstallOptions {
         cache_dir: Some(dir.path().join("cache")),
         python,
@@ -236,17 +189,10 @@ fn install_reports_pip_failures_with_the_offline_alternative() {
     );
     assert!(lines.contains(&"downloading nagini 1.2.0 (68 MB) with pip…".to_string()));
     // Too old a Java is refused before anything is downloaded.
-    let old = script(
-        dir.path(),
-        "oldjava",
-        "echo 'java version \"1.8.0_292\"' >&2",
-    );
+    let old = script(dir.path(), "oldjava", "echo 'java version \"1.8.0_292\"' >&2");
     let e = env(&[("ALPINE_JAVA", old.to_str().unwrap())]);
     let err = install_with_env(&opts, &mut |_| {}, &e).unwrap_err();
-    assert!(
-        err.to_string().starts_with("Java 17 or newer is required"),
-        "{err}"
-    );
+    assert!(err.to_string().starts_with("Java 17 or newer is required"), "{err}");
     assert!(err.to_string().contains("1.8.0_292"), "{err}");
 }
 

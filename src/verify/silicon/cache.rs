@@ -41,10 +41,7 @@ impl ResultCache {
             p.extend_from_slice(part.as_bytes());
             p.push(0);
         }
-        ResultCache {
-            dir: CacheLayout::new(c.layout.root.clone()).results_dir(),
-            key_prefix: p,
-        }
+        ResultCache { dir: CacheLayout::new(c.layout.root.clone()).results_dir(), key_prefix: p }
     }
 
     pub(super) fn key(&self, text: &str) -> String {
@@ -75,12 +72,8 @@ impl ResultCache {
             Verdict::Failed(e) if !e.iter().any(SiliconError::is_internal) => ("failed", e.clone()),
             _ => return Ok(()),
         };
-        let bytes = serde_json::to_vec(&CachedResult {
-            status: status.into(),
-            errors,
-            ms,
-        })
-        .map_err(|e| BackendError::io("cannot serialize a cache entry", e.into()))?;
+        let bytes = serde_json::to_vec(&CachedResult { status: status.into(), errors, ms })
+            .map_err(|e| BackendError::io("cannot serialize a cache entry", e.into()))?;
         backend::atomic_write(&self.path(key), &bytes)
     }
 }

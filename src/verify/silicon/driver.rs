@@ -50,11 +50,7 @@ impl DriverProcess {
             return Err("the batch driver is not compiled".into());
         };
         let sep = if cfg!(windows) { ";" } else { ":" };
-        let cp = format!(
-            "{}{sep}{}",
-            c.silicon.path.display(),
-            driver.class_dir.display()
-        );
+        let cp = format!("{}{sep}{}", c.silicon.path.display(), driver.class_dir.display());
         let mut cmd = Command::new(&c.java.path);
         if cfg.throughput {
             cmd.args(["-Xss32m", "-XX:+UseSerialGC"]);
@@ -69,9 +65,8 @@ impl DriverProcess {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         new_process_group(&mut cmd);
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", c.java.path.display()))?;
+        let mut child =
+            cmd.spawn().map_err(|e| format!("cannot start {}: {e}", c.java.path.display()))?;
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -83,9 +78,7 @@ impl DriverProcess {
             let mut r = BufReader::new(stdout);
             let mut buf = Vec::new();
             while matches!(r.read_until(b'\n', &mut buf), Ok(n) if n > 0) {
-                let line = String::from_utf8_lossy(&buf)
-                    .trim_end_matches(['\n', '\r'])
-                    .to_string();
+                let line = String::from_utf8_lossy(&buf).trim_end_matches(['\n', '\r']).to_string();
                 buf.clear();
                 if tx.send(line).is_err() {
                     break;
@@ -140,17 +133,10 @@ impl DriverProcess {
     pub(super) fn verify(&mut self, path: &str, timeout_s: u64, z3: &Path) -> BatchResult {
         let id = self.next_id;
         self.next_id += 1;
-        let crash = |msg: String| BatchResult {
-            verdict: Verdict::Crash(msg),
-            ms: None,
-            restart: true,
-        };
+        let crash =
+            |msg: String| BatchResult { verdict: Verdict::Crash(msg), ms: None, restart: true };
         let request = format!("VERIFY\t{id}\t{path}\t{timeout_s}\n");
-        if let Err(e) = self
-            .stdin
-            .write_all(request.as_bytes())
-            .and_then(|_| self.stdin.flush())
-        {
+        if let Err(e) = self.stdin.write_all(request.as_bytes()).and_then(|_| self.stdin.flush()) {
             return crash(format!("cannot send to the driver: {e}; {}", self.tail()));
         }
         let deadline = (timeout_s > 0).then(|| {
@@ -164,10 +150,7 @@ impl DriverProcess {
         loop {
             let line = match deadline {
                 Some(d) => self.next_line(d),
-                None => self
-                    .lines
-                    .recv()
-                    .map_err(|_| RecvTimeoutError::Disconnected),
+                None => self.lines.recv().map_err(|_| RecvTimeoutError::Disconnected),
             };
             match line {
                 Ok(l) => {
@@ -182,11 +165,7 @@ impl DriverProcess {
                     }
                 }
                 Err(RecvTimeoutError::Timeout) => {
-                    return BatchResult {
-                        verdict: Verdict::Timeout,
-                        ms: None,
-                        restart: true,
-                    }
+                    return BatchResult { verdict: Verdict::Timeout, ms: None, restart: true }
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     // The JVM's last words (e.g. an OutOfMemoryError) may still be in the pipe.
@@ -202,10 +181,7 @@ impl DriverProcess {
     }
 
     pub(super) fn quit(mut self) {
-        let _ = self
-            .stdin
-            .write_all(b"QUIT\n")
-            .and_then(|_| self.stdin.flush());
+        let _ = self.stdin.write_all(b"QUIT\n").and_then(|_| self.stdin.flush());
         let t0 = Instant::now();
         while t0.elapsed() < Duration::from_secs(2) {
             if matches!(self.child.try_wait(), Ok(Some(_))) {
@@ -253,11 +229,7 @@ pub(super) struct BatchDone {
 
 impl BatchReply {
     pub(super) fn new(id: u64) -> Self {
-        BatchReply {
-            id: id.to_string(),
-            errors: Vec::new(),
-            others: Vec::new(),
-        }
+        BatchReply { id: id.to_string(), errors: Vec::new(), others: Vec::new() }
     }
 
     /// Feeds one stdout line; returns the result at `END`. Lines for other ids and anything that is
@@ -353,10 +325,7 @@ fn unescape(s: &str) -> String {
 pub(super) fn crash_message(detail: &str, z3: &Path) -> String {
     if detail.contains("Cannot run prover") {
         // Design §2.4.
-        return BackendError::Z3CannotStart {
-            path: z3.to_path_buf(),
-        }
-        .to_string();
+        return BackendError::Z3CannotStart { path: z3.to_path_buf() }.to_string();
     }
     if detail.is_empty() {
         "Silicon failed without a message".into()

@@ -89,10 +89,7 @@ pub fn parse_cli_output(stdout: &str) -> CliResult {
 fn strip_entry_number(t: &str) -> Option<&str> {
     let rest = t.strip_prefix('[')?;
     let close = rest.find("] ")?;
-    rest[..close]
-        .bytes()
-        .all(|b| b.is_ascii_digit())
-        .then(|| &rest[close + 2..])
+    rest[..close].bytes().all(|b| b.is_ascii_digit()).then(|| &rest[close + 2..])
 }
 
 /// `message (file@l.c--l.c)` → error; the position is optional (timeouts have none).

@@ -23,9 +23,7 @@ pub(crate) fn run_with_deadline(
     mut cmd: Command,
     limit: Option<Duration>,
 ) -> io::Result<Option<Captured>> {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     new_process_group(&mut cmd);
     let mut child = cmd.spawn()?;
     let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
@@ -54,11 +52,7 @@ pub(crate) fn run_with_deadline(
     };
     let stdout = out_t.join().unwrap_or_default();
     let stderr = err_t.join().unwrap_or_default();
-    Ok(Some(Captured {
-        status,
-        stdout,
-        stderr,
-    }))
+    Ok(Some(Captured { status, stdout, stderr }))
 }
 
 /// Puts the child in its own process group, so that killing the group also kills the z3

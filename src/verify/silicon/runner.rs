@@ -49,19 +49,9 @@ impl Backend {
     /// [`Backend::discover`] with an explicit environment (for tests).
     pub fn discover_with_env(cfg: &BackendConfig, env: EnvLookup) -> Result<Backend, BackendError> {
         let components = discover_components(cfg, env)?;
-        let mode = if components.driver.is_some() {
-            RunMode::Batch
-        } else {
-            RunMode::PerFile
-        };
+        let mode = if components.driver.is_some() { RunMode::Batch } else { RunMode::PerFile };
         let cache = cfg.result_cache.then(|| ResultCache::new(&components, cfg));
-        Ok(Backend {
-            components,
-            cfg: cfg.clone(),
-            mode,
-            driver: Mutex::new(None),
-            cache,
-        })
+        Ok(Backend { components, cfg: cfg.clone(), mode, driver: Mutex::new(None), cache })
     }
 
     /// The mode in use: `Batch` or `PerFile`.
@@ -82,10 +72,7 @@ impl Backend {
     /// limit per file is `timeout_s + 10` s, plus 60 s for a JVM's first file (start-up and JIT
     /// warm-up must not turn into timeouts on a busy machine).
     pub fn verify_files(&self, files: &[PathBuf], timeout_s: u64) -> Vec<VerifyOutcome> {
-        files
-            .iter()
-            .map(|f| self.verify_file(f, timeout_s))
-            .collect()
+        files.iter().map(|f| self.verify_file(f, timeout_s)).collect()
     }
 
     /// Verifies one file.
@@ -176,10 +163,7 @@ impl Backend {
         };
         let path = tmp.path().join("input.vpr");
         if let Err(e) = fs::write(&path, text) {
-            return (
-                Verdict::Crash(format!("cannot write {}: {e}", path.display())),
-                0,
-            );
+            return (Verdict::Crash(format!("cannot write {}: {e}", path.display())), 0);
         }
         self.run(&path, timeout_s)
     }

@@ -10,14 +10,8 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn positions() {
-    assert_eq!(
-        ViperPos::parse("post.vpr@3.11--3.17"),
-        Some(ViperPos::new(3, 11, 3, 17))
-    );
-    assert_eq!(
-        ViperPos::parse("a@b.vpr@4.1"),
-        Some(ViperPos::new(4, 1, 4, 1))
-    );
+    assert_eq!(ViperPos::parse("post.vpr@3.11--3.17"), Some(ViperPos::new(3, 11, 3, 17)));
+    assert_eq!(ViperPos::parse("a@b.vpr@4.1"), Some(ViperPos::new(4, 1, 4, 1)));
     assert_eq!(ViperPos::parse("?"), None);
     assert_eq!(ViperPos::parse("<no position>"), None);
 }
@@ -29,9 +23,7 @@ fn cli_output() {
             (multi.vpr@6.3--6.11)\n\n  [1] Postcondition of m2 might not hold. Assertion r > a \
             might not hold. (multi.vpr@10.11--10.16)\n\n  [2] Assignment might fail. Divisor a \
             might be zero. (multi.vpr@18.3--18.14)\n\n";
-    let CliResult::Errors(e) = parse_cli_output(out) else {
-        panic!("no errors parsed")
-    };
+    let CliResult::Errors(e) = parse_cli_output(out) else { panic!("no errors parsed") };
     let ids: Vec<_> = e.iter().map(|e| e.full_id.as_str()).collect();
     assert_eq!(
         ids,
@@ -42,39 +34,23 @@ fn cli_output() {
         ]
     );
     assert_eq!(e[1].pos, Some(ViperPos::new(10, 11, 10, 16)));
-    assert_eq!(
-        e[1].message,
-        "Postcondition of m2 might not hold. Assertion r > a might not hold."
-    );
+    assert_eq!(e[1].message, "Postcondition of m2 might not hold. Assertion r > a might not hold.");
     assert_eq!(
         parse_cli_output("Silicon finished verification successfully in 6.00s.\n"),
         CliResult::Verified
     );
     let t = "Silicon found 1 error in 5.56s:\n  [0] Timeout occurred after 3 second(s)\n";
-    let CliResult::Errors(e) = parse_cli_output(t) else {
-        panic!()
-    };
+    let CliResult::Errors(e) = parse_cli_output(t) else { panic!() };
     assert_eq!(e[0].full_id, "timeout.error");
     assert_eq!(e[0].pos, None);
-    assert_eq!(
-        parse_cli_output("Command-line interface: x\n"),
-        CliResult::Nothing
-    );
+    assert_eq!(parse_cli_output("Command-line interface: x\n"), CliResult::Nothing);
 }
 
 #[test]
 fn ids_from_messages() {
     let cases = [
-        (
-            "Parse error: Expected (parens | atom):4:1, found \"}\\n\".",
-            true,
-            "parser.error",
-        ),
-        (
-            "found incompatible type `Int`, expected `Bool`",
-            true,
-            "typechecker.error",
-        ),
+        ("Parse error: Expected (parens | atom):4:1, found \"}\\n\".", true, "parser.error"),
+        ("found incompatible type `Int`, expected `Bool`", true, "typechecker.error"),
         (
             "Loop invariant 0 <= k might not be preserved. Assertion k <= m might not hold.",
             true,
@@ -96,11 +72,7 @@ fn ids_from_messages() {
             true,
             "not.wellformed:insufficient.permission",
         ),
-        (
-            "Assert might fail. Something new.",
-            true,
-            "assert.failed:unknown",
-        ),
+        ("Assert might fail. Something new.", true, "assert.failed:unknown"),
     ];
     for (msg, pos, id) in cases {
         assert_eq!(infer_full_id(msg, pos), id, "{msg}");
@@ -189,13 +161,8 @@ exit 1
     assert_eq!(o.silicon_ms, 5);
     // ... then dies: a crash with the JVM's last words.
     let o = b.verify_file(&vpr, 1);
-    let Verdict::Crash(msg) = &o.verdict else {
-        panic!("{o:?}")
-    };
-    assert!(
-        msg.contains("exited") && msg.contains("OutOfMemoryError"),
-        "{msg}"
-    );
+    let Verdict::Crash(msg) = &o.verdict else { panic!("{o:?}") };
+    assert!(msg.contains("exited") && msg.contains("OutOfMemoryError"), "{msg}");
     assert_eq!(fs::read_to_string(&state).unwrap().trim(), "2");
 }
 
@@ -213,9 +180,7 @@ fn protocol() {
     }
     let done = r.feed("END\t7\tFAILED\t1018").expect("END");
     assert_eq!(done.ms, 1018);
-    let Verdict::Failed(e) = done.into_verdict(Path::new("z3")) else {
-        panic!()
-    };
+    let Verdict::Failed(e) = done.into_verdict(Path::new("z3")) else { panic!() };
     assert_eq!(e.len(), 2);
     assert_eq!(e[0].full_id, "parser.error");
     assert_eq!(e[0].message, "Parse error: x");
@@ -228,12 +193,6 @@ fn protocol() {
 
     let mut r = BatchReply::new(1);
     r.feed("OTHER\t1\tdriver.exception\t?\tviper.silicon.reporting.ExternalToolError: Cannot run prover at location");
-    let v = r
-        .feed("END\t1\tCRASH\t10")
-        .unwrap()
-        .into_verdict(Path::new("/x/z3"));
-    assert_eq!(
-        v,
-        Verdict::Crash("Silicon could not start z3 at /x/z3.".into())
-    );
+    let v = r.feed("END\t1\tCRASH\t10").unwrap().into_verdict(Path::new("/x/z3"));
+    assert_eq!(v, Verdict::Crash("Silicon could not start z3 at /x/z3.".into()));
 }

@@ -96,9 +96,7 @@ pub struct SiliconError {
 impl SiliconError {
     /// The error part of the id, e.g. `assignment.failed`.
     pub fn error_id(&self) -> &str {
-        self.full_id
-            .split_once(':')
-            .map_or(self.full_id.as_str(), |(e, _)| e)
+        self.full_id.split_once(':').map_or(self.full_id.as_str(), |(e, _)| e)
     }
 
     /// The reason part of the id, e.g. `insufficient.permission`.
@@ -137,11 +135,9 @@ impl Verdict {
     pub fn summary(&self) -> String {
         match self {
             Verdict::Verified => "verified".into(),
-            Verdict::Failed(e) => format!(
-                "failed ({} error{})",
-                e.len(),
-                if e.len() == 1 { "" } else { "s" }
-            ),
+            Verdict::Failed(e) => {
+                format!("failed ({} error{})", e.len(), if e.len() == 1 { "" } else { "s" })
+            }
             Verdict::Timeout => "timeout".into(),
             Verdict::Crash(m) => format!("backend crash: {m}"),
         }

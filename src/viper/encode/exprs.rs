@@ -45,9 +45,7 @@ impl Encoder<'_> {
 
     /// The element type of a collection literal: as declared, else that of its first element.
     fn elem_type(&self, declared: Option<&Type>, elems: &[Expr]) -> Option<Type> {
-        declared
-            .cloned()
-            .or_else(|| elems.first().and_then(|x| self.type_of(x)))
+        declared.cloned().or_else(|| elems.first().and_then(|x| self.type_of(x)))
     }
 
     pub fn type_of(&self, e: &Expr) -> Option<Type> {
@@ -100,11 +98,9 @@ impl Encoder<'_> {
                 let c = self.callee(recv.as_deref(), &name.name)?;
                 c.ret
             }
-            ExprKind::Collection {
-                kind,
-                elem_ty,
-                elems,
-            } => coll_type(*kind, self.elem_type(elem_ty.as_ref(), elems)?),
+            ExprKind::Collection { kind, elem_ty, elems } => {
+                coll_type(*kind, self.elem_type(elem_ty.as_ref(), elems)?)
+            }
             ExprKind::EmptyCollection(k, t) => coll_type(*k, t.clone()),
             ExprKind::Range(k, _, _) => coll_type(*k, Type::int()),
             ExprKind::Let { body, .. } => self.type_of(body)?,
@@ -129,10 +125,7 @@ impl Encoder<'_> {
     fn recv_class(&self, recv: Option<&Expr>) -> Option<String> {
         match recv {
             None => self.class.clone(),
-            Some(Expr {
-                kind: ExprKind::This,
-                ..
-            }) => self.class.clone(),
+            Some(Expr { kind: ExprKind::This, .. }) => self.class.clone(),
             Some(r) => match self.type_of(r)?.kind {
                 TypeKind::Class(c, _) => Some(c.name),
                 _ => None,
@@ -148,28 +141,18 @@ impl Encoder<'_> {
             }
         }
         // A static member called through its class name (`C.f(x)`) or a top-level method.
-        if let Some(Expr {
-            kind: ExprKind::Name(cn),
-            ..
-        }) = recv
-        {
+        if let Some(Expr { kind: ExprKind::Name(cn), .. }) = recv {
             if let Some(x) = self.callables.get(&(cn.name.clone(), name.to_string())) {
                 return Some(x.clone());
             }
         }
-        self.callables
-            .get(&(String::new(), name.to_string()))
-            .cloned()
+        self.callables.get(&(String::new(), name.to_string())).cloned()
     }
 
     /// The receiver argument (`this` or the encoded receiver) for an instance member.
     fn recv_arg(&mut self, recv: Option<&Expr>, code: bool, span: Span) -> R<Exp> {
         match recv {
-            None
-            | Some(Expr {
-                kind: ExprKind::This,
-                ..
-            }) => {
+            None | Some(Expr { kind: ExprKind::This, .. }) => {
                 if self.is_static {
                     self.bad("an instance member is used in a static context", span);
                     return Err(());
@@ -187,17 +170,11 @@ impl Encoder<'_> {
         if let Some(c) = self.class.clone() {
             if self.field_type(&c, &id.name).is_some() {
                 if self.is_static {
-                    self.bad(
-                        format!("field `{}` used in a static context", id.name),
-                        span,
-                    );
+                    self.bad(format!("field `{}` used in a static context", id.name), span);
                     return Err(());
                 }
                 let f = self.field_name(&c, &id.name);
-                return Ok(Exp::new(
-                    ExpKind::Field(Box::new(Exp::var("this")), f),
-                    Some(span),
-                ));
+                return Ok(Exp::new(ExpKind::Field(Box::new(Exp::var("this")), f), Some(span)));
             }
         }
         self.bad(format!("unknown name `{}`", id.name), span);
@@ -274,10 +251,7 @@ impl Encoder<'_> {
                     }
                     Some(t) if is_seq(&t) => ExpKind::SeqIndex(Box::new(ax), Box::new(ix)),
                     _ => {
-                        self.bad(
-                            "cannot determine the type of the indexed expression",
-                            a.span,
-                        );
+                        self.bad("cannot determine the type of the indexed expression", a.span);
                         return Err(());
                     }
                 }
@@ -307,13 +281,7 @@ impl Encoder<'_> {
                     ExpKind::Len(Box::new(ax))
                 }
             }
-            ExprKind::Call {
-                recv,
-                name,
-                args,
-                ghost,
-                ..
-            } => {
+            ExprKind::Call { recv, name, args, ghost, .. } => {
                 if !ghost.is_empty() {
                     self.unsupported("ghost arguments (`with`/`then`) in an expression", e.span);
                     return Err(());
@@ -328,12 +296,7 @@ impl Encoder<'_> {
                 }
                 ExpKind::Old(None, Box::new(self.expr(x, code)?))
             }
-            ExprKind::Quant {
-                kind,
-                bindings,
-                cond,
-                body,
-            } => {
+            ExprKind::Quant { kind, bindings, cond, body } => {
                 // `(\forall* x; c1; (\forall* y; c2; R))` is one iterated conjunction over
                 // (x, y): encode it as one quantifier so the grid re-indexing can prove it
                 // injective (nested quantified permissions are not, for Silicon). Nested pure
@@ -369,12 +332,7 @@ impl Encoder<'_> {
                 }
                 return self.quant(*kind, bindings, cond.as_deref(), body, e.span);
             }
-            ExprKind::Let {
-                ty,
-                name,
-                value,
-                body,
-            } => {
+            ExprKind::Let { ty, name, value, body } => {
                 let v = self.expr(value, code)?;
                 self.scopes.push(Default::default());
                 let n = self.fresh_name(&name.name);
@@ -383,19 +341,12 @@ impl Encoder<'_> {
                 self.scopes.pop();
                 ExpKind::Let(n, Box::new(v), Box::new(b?))
             }
-            ExprKind::Collection {
-                kind,
-                elem_ty,
-                elems,
-            } => {
+            ExprKind::Collection { kind, elem_ty, elems } => {
                 let et = match self.elem_type(elem_ty.as_ref(), elems) {
                     Some(t) => self.viper_ty(&t)?,
                     None => Ty::Int,
                 };
-                let xs = elems
-                    .iter()
-                    .map(|x| self.expr(x, code))
-                    .collect::<R<Vec<_>>>()?;
+                let xs = elems.iter().map(|x| self.expr(x, code)).collect::<R<Vec<_>>>()?;
                 match kind {
                     CollKind::Seq => ExpKind::SeqLit(et, xs),
                     CollKind::Set => ExpKind::SetLit(et, xs),
@@ -410,10 +361,9 @@ impl Encoder<'_> {
                     CollKind::Bag => ExpKind::MultisetLit(et, vec![]),
                 }
             }
-            ExprKind::Range(CollKind::Seq, lo, hi) => ExpKind::Range(
-                Box::new(self.expr(lo, code)?),
-                Box::new(self.expr(hi, code)?),
-            ),
+            ExprKind::Range(CollKind::Seq, lo, hi) => {
+                ExpKind::Range(Box::new(self.expr(lo, code)?), Box::new(self.expr(hi, code)?))
+            }
             ExprKind::Unfolding(p, b) => {
                 let pe = self.resource_call(p)?;
                 ExpKind::Unfolding(Box::new(pe), Box::new(self.expr(b, code)?))
@@ -441,19 +391,13 @@ impl Encoder<'_> {
     fn binary(&mut self, op: BinOp, a: &Expr, b: &Expr, code: bool, span: Span) -> R<Exp> {
         let sp = Some(span);
         if op == BinOp::Frac {
-            let e = Expr::new(
-                ExprKind::Binary(op, Box::new(a.clone()), Box::new(b.clone())),
-                span,
-            );
+            let e = Expr::new(ExprKind::Binary(op, Box::new(a.clone()), Box::new(b.clone())), span);
             return self.perm_amount(&e);
         }
         if op == BinOp::In {
             let s = self.expr(b, code)?;
             let x = self.expr(a, code)?;
-            return Ok(Exp::new(
-                ExpKind::Binary("in", Box::new(x), Box::new(s)),
-                sp,
-            ));
+            return Ok(Exp::new(ExpKind::Binary("in", Box::new(x), Box::new(s)), sp));
         }
         if op == BinOp::Cons {
             let x = self.expr(a, code)?;
@@ -472,9 +416,7 @@ impl Encoder<'_> {
             ));
         }
         let ta = self.type_of(a);
-        let seqish = ta
-            .as_ref()
-            .is_some_and(|t| matches!(t.kind, TypeKind::Generic1(..)));
+        let seqish = ta.as_ref().is_some_and(|t| matches!(t.kind, TypeKind::Generic1(..)));
         let sym: &'static str = match op {
             // Spelled in Viper as in PVL.
             BinOp::Implies | BinOp::Or | BinOp::Mod | BinOp::Concat => op.symbol(),
@@ -507,10 +449,7 @@ impl Encoder<'_> {
             )),
             ExprKind::Binary(BinOp::Frac, a, b) => {
                 // `/` in Viper is permission division: `Int / Int` is already a fraction.
-                let l = if self
-                    .type_of(a)
-                    .is_some_and(|t| matches!(t.kind, TypeKind::Int))
-                {
+                let l = if self.type_of(a).is_some_and(|t| matches!(t.kind, TypeKind::Int)) {
                     self.spec(a)?
                 } else {
                     self.perm_amount(a)?
@@ -540,10 +479,7 @@ impl Encoder<'_> {
                 }
             }
             _ => {
-                self.bad(
-                    "`Perm` needs a heap location (an array element or a field)",
-                    loc.span,
-                );
+                self.bad("`Perm` needs a heap location (an array element or a field)", loc.span);
                 Err(())
             }
         }
@@ -645,17 +581,11 @@ impl Encoder<'_> {
             }
             (Builtin::Head, [s]) => {
                 let s = self.expr(s, code)?;
-                Ok(Exp::new(
-                    ExpKind::SeqIndex(Box::new(s), Box::new(Exp::int(0))),
-                    sp,
-                ))
+                Ok(Exp::new(ExpKind::SeqIndex(Box::new(s), Box::new(Exp::int(0))), sp))
             }
             (Builtin::Tail, [s]) => {
                 let s = self.expr(s, code)?;
-                Ok(Exp::new(
-                    ExpKind::SeqSlice(Box::new(s), Some(Box::new(Exp::int(1))), None),
-                    sp,
-                ))
+                Ok(Exp::new(ExpKind::SeqSlice(Box::new(s), Some(Box::new(Exp::int(1))), None), sp))
             }
             (Builtin::LengthFn, [s]) => {
                 let s = self.expr(s, code)?;
@@ -670,10 +600,7 @@ impl Encoder<'_> {
 
     /// `p(args)` in a resource position or after fold/unfold: the predicate instance.
     pub fn resource_call(&mut self, e: &Expr) -> R<Exp> {
-        if let ExprKind::Call {
-            recv, name, args, ..
-        } = &e.kind
-        {
+        if let ExprKind::Call { recv, name, args, .. } = &e.kind {
             if let Some(c) = self.callee(recv.as_deref(), &name.name) {
                 if c.kind == CallKind::Predicate && c.inline.is_none() {
                     let mut xs = Vec::new();
@@ -700,10 +627,7 @@ impl Encoder<'_> {
         span: Span,
     ) -> R<Exp> {
         let Some(c) = self.callee(recv, &name.name) else {
-            self.bad(
-                format!("unknown method or function `{}`", name.name),
-                name.span,
-            );
+            self.bad(format!("unknown method or function `{}`", name.name), name.span);
             return Err(());
         };
         match c.kind {
@@ -748,10 +672,7 @@ impl Encoder<'_> {
             CallKind::Method | CallKind::Constructor => {
                 if !code {
                     self.bad(
-                        format!(
-                            "the non-pure method `{}` is called in a specification",
-                            name.name
-                        ),
+                        format!("the non-pure method `{}` is called in a specification", name.name),
                         span,
                     );
                     return Err(());
@@ -795,11 +716,8 @@ impl Encoder<'_> {
         });
         self.class = saved_class;
         self.is_static = saved_static;
-        let (recv, rest) = if c.is_static {
-            (None, args)
-        } else {
-            (args.first(), &args[1.min(args.len())..])
-        };
+        let (recv, rest) =
+            if c.is_static { (None, args) } else { (args.first(), &args[1.min(args.len())..]) };
         let mut amounts = Vec::new();
         for l in locs? {
             let mut l = l;
@@ -809,11 +727,7 @@ impl Encoder<'_> {
             if let Some(r) = recv {
                 l = l.subst("this", r);
             }
-            amounts.push(Exp::bin(
-                "/",
-                Exp::synth(ExpKind::PermOf(Box::new(l))),
-                Exp::int(2),
-            ));
+            amounts.push(Exp::bin("/", Exp::synth(ExpKind::PermOf(Box::new(l))), Exp::int(2)));
         }
         let mut it = amounts.into_iter();
         let first = it.next();

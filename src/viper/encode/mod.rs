@@ -298,27 +298,18 @@ impl<'a> Encoder<'a> {
 
     pub fn bad(&mut self, msg: impl Into<String>, span: Span) {
         let msg = msg.into();
-        self.diags
-            .push(Diagnostic::error("V-BAD-INPUT", msg.clone()).with_primary(span, msg));
+        self.diags.push(Diagnostic::error("V-BAD-INPUT", msg.clone()).with_primary(span, msg));
     }
 
     /// A fresh Viper identifier based on a PVL name.
     /// Emit the definition of `quant::STRIDE_FN` (once).
     pub fn use_stride(&mut self) {
-        if self
-            .out
-            .functions
-            .iter()
-            .any(|f| f.name == quant::STRIDE_FN)
-        {
+        if self.out.functions.iter().any(|f| f.name == quant::STRIDE_FN) {
             return;
         }
         self.out.functions.push(crate::viper::ast::Function {
             name: quant::STRIDE_FN.to_string(),
-            params: ["c", "v", "k"]
-                .iter()
-                .map(|p| (p.to_string(), Ty::Int))
-                .collect(),
+            params: ["c", "v", "k"].iter().map(|p| (p.to_string(), Ty::Int)).collect(),
             ret: Ty::Int,
             pres: vec![],
             posts: vec![],
@@ -328,11 +319,8 @@ impl<'a> Encoder<'a> {
     }
 
     pub fn fresh_name(&mut self, base: &str) -> String {
-        let base = if VIPER_RESERVED.contains(&base) {
-            format!("{base}_")
-        } else {
-            base.to_string()
-        };
+        let base =
+            if VIPER_RESERVED.contains(&base) { format!("{base}_") } else { base.to_string() };
         let mut n = base.clone();
         let mut k = 1;
         while self.used.contains(&n) {
@@ -408,20 +396,16 @@ impl<'a> Encoder<'a> {
         let name = if is_ctor { "constructor" } else { &m.name.name };
         let inline = if kind == CallKind::Predicate && m.has_modifier(ast::Modifier::Inline) {
             match &m.body {
-                MethodBody::Expr(e) => Some((
-                    m.params.iter().map(|p| p.name.name.clone()).collect(),
-                    e.clone(),
-                )),
+                MethodBody::Expr(e) => {
+                    Some((m.params.iter().map(|p| p.name.name.clone()).collect(), e.clone()))
+                }
                 _ => None,
             }
         } else {
             None
         };
         let ret = if is_ctor {
-            Type::new(TypeKind::Class(
-                ast::Ident::synth(class.unwrap_or("")),
-                vec![],
-            ))
+            Type::new(TypeKind::Class(ast::Ident::synth(class.unwrap_or("")), vec![]))
         } else {
             m.ret.clone()
         };
@@ -430,11 +414,7 @@ impl<'a> Encoder<'a> {
             for c in m.prefix.clauses.iter().filter(|c| c.kind.is_pre()) {
                 for x in c.expr().map(|e| e.conjuncts()).unwrap_or_default() {
                     if let ast::ExprKind::Builtin(ast::Builtin::Perm, args) = &x.kind {
-                        if let [loc, Expr {
-                            kind: ast::ExprKind::Read,
-                            ..
-                        }] = args.as_slice()
-                        {
+                        if let [loc, Expr { kind: ast::ExprKind::Read, .. }] = args.as_slice() {
                             read_locs.push(loc.clone());
                         }
                     }
@@ -517,8 +497,7 @@ impl<'a> Encoder<'a> {
         if let Some(f) = self.frames.last_mut() {
             f.names.push(v.clone());
             if let Some(origin) = decl {
-                f.decls
-                    .push(Stmt::new(StmtKind::VarDecl(v.clone(), ty), origin));
+                f.decls.push(Stmt::new(StmtKind::VarDecl(v.clone(), ty), origin));
             }
         }
         v
@@ -528,13 +507,7 @@ impl<'a> Encoder<'a> {
     /// innermost scope.
     pub(crate) fn bind_name(&mut self, name: &str, viper: &str, ty: &Type) {
         if let Some(s) = self.scopes.last_mut() {
-            s.insert(
-                name.to_string(),
-                Local {
-                    viper: viper.to_string(),
-                    ty: ty.clone(),
-                },
-            );
+            s.insert(name.to_string(), Local { viper: viper.to_string(), ty: ty.clone() });
         }
     }
 
@@ -632,15 +605,9 @@ impl<'a> Encoder<'a> {
 
     fn member(&mut self, class: Option<&str>, m: &ast::Method) {
         let is_ctor = m.kind != PMethodKind::Method;
-        let key_name = if is_ctor {
-            "constructor"
-        } else {
-            m.name.name.as_str()
-        };
-        let Some(info) = self
-            .callables
-            .get(&(class.unwrap_or("").to_string(), key_name.to_string()))
-            .cloned()
+        let key_name = if is_ctor { "constructor" } else { m.name.name.as_str() };
+        let Some(info) =
+            self.callables.get(&(class.unwrap_or("").to_string(), key_name.to_string())).cloned()
         else {
             return;
         };
@@ -688,10 +655,7 @@ impl<'a> Encoder<'a> {
             MethodBody::Expr(e) => Some(self.spec(e)?),
             MethodBody::Abstract => None,
             MethodBody::Block(b) => match b.stmts.as_slice() {
-                [ast::Stmt {
-                    kind: ast::StmtKind::Return(Some(e)),
-                    ..
-                }] => Some(self.spec(e)?),
+                [ast::Stmt { kind: ast::StmtKind::Return(Some(e)), .. }] => Some(self.spec(e)?),
                 _ => {
                     self.unsupported("a pure function with a statement body", b.span);
                     return Err(());
@@ -785,10 +749,7 @@ impl<'a> Encoder<'a> {
                 }
             }
             let Some(e) = c.expr() else {
-                self.unsupported(
-                    &format!("`{}` without an expression", c.kind.keyword()),
-                    c.span,
-                );
+                self.unsupported(&format!("`{}` without an expression", c.kind.keyword()), c.span);
                 ok = false;
                 continue;
             };
@@ -871,17 +832,9 @@ impl<'a> Encoder<'a> {
                     let fields: Vec<String> = self
                         .classes
                         .get(&class)
-                        .map(|c| {
-                            c.fields
-                                .keys()
-                                .map(|f| self.field_name(&class, f))
-                                .collect()
-                        })
+                        .map(|c| c.fields.keys().map(|f| self.field_name(&class, f)).collect())
                         .unwrap_or_default();
-                    out.push(Stmt::new(
-                        StmtKind::New("this".into(), fields),
-                        Origin::synthetic(),
-                    ));
+                    out.push(Stmt::new(StmtKind::New("this".into(), fields), Origin::synthetic()));
                 }
                 let stmts = self.block(b, true)?;
                 out.extend(stmts);
@@ -948,13 +901,7 @@ fn split_conj(x: Exp, span: Span, out: &mut Vec<(Exp, Span)>) {
                 out.push((Exp::implies((*g).clone(), p), s));
             }
         }
-        k => out.push((
-            Exp {
-                kind: k,
-                span: x.span,
-            },
-            span,
-        )),
+        k => out.push((Exp { kind: k, span: x.span }, span)),
     }
 }
 

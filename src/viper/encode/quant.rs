@@ -61,10 +61,7 @@ fn linear(e: &Exp, vars: &[String]) -> Option<Linear> {
             let mut coeffs = vec![BigInt::zero(); vars.len()];
             let i = vars.iter().position(|v| v == n)?;
             coeffs[i] = BigInt::one();
-            Some(Linear {
-                coeffs,
-                constant: None,
-            })
+            Some(Linear { coeffs, constant: None })
         }
         ExpKind::Binary(op @ ("+" | "-"), a, b) => {
             let la = linear(a, vars)?;
@@ -79,11 +76,9 @@ fn linear(e: &Exp, vars: &[String]) -> Option<Linear> {
             let constant = match (la.constant, lb.constant) {
                 (None, None) => None,
                 (Some(c), None) => Some(c),
-                (None, Some(c)) => Some(if neg {
-                    Exp::synth(ExpKind::Unary("-", Box::new(c)))
-                } else {
-                    c
-                }),
+                (None, Some(c)) => {
+                    Some(if neg { Exp::synth(ExpKind::Unary("-", Box::new(c))) } else { c })
+                }
                 (Some(a), Some(b)) => Some(Exp::bin(op, a, b)),
             };
             Some(Linear { coeffs, constant })
@@ -106,9 +101,7 @@ fn linear(e: &Exp, vars: &[String]) -> Option<Linear> {
             let la = linear(a, vars)?;
             Some(Linear {
                 coeffs: la.coeffs.iter().map(|c| -c).collect(),
-                constant: la
-                    .constant
-                    .map(|c| Exp::synth(ExpKind::Unary("-", Box::new(c)))),
+                constant: la.constant.map(|c| Exp::synth(ExpKind::Unary("-", Box::new(c)))),
             })
         }
         _ => None,
@@ -185,15 +178,9 @@ fn map_aloc_index(e: Exp, mut f: impl FnMut(Exp) -> Exp) -> Exp {
         ExpKind::App(name, mut args) if name == "aloc" && args.len() == 2 => {
             let i = args.pop().unwrap_or_else(|| Exp::int(0));
             args.push(f(i));
-            Exp {
-                kind: ExpKind::App(name, args),
-                span: n.span,
-            }
+            Exp { kind: ExpKind::App(name, args), span: n.span }
         }
-        k => Exp {
-            kind: k,
-            span: n.span,
-        },
+        k => Exp { kind: k, span: n.span },
     })
 }
 
@@ -255,10 +242,8 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
     if let ExpKind::Binary("&&", _, _) = &body.kind {
         let mut parts = Vec::new();
         split_and(body, &mut parts);
-        let qs: Vec<Exp> = parts
-            .into_iter()
-            .map(|p| quantify(fresh, vars.clone(), guards.clone(), p))
-            .collect();
+        let qs: Vec<Exp> =
+            parts.into_iter().map(|p| quantify(fresh, vars.clone(), guards.clone(), p)).collect();
         return Exp::and_all(qs);
     }
     // Flatten nested universal quantifiers.
@@ -343,10 +328,7 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
                         Some(l) if l.coeffs[0].is_one() => l.constant,
                         _ => continue,
                     };
-                    if shift
-                        .as_ref()
-                        .is_some_and(|c| vars.iter().any(|v| c.mentions_var(v)))
-                    {
+                    if shift.as_ref().is_some_and(|c| vars.iter().any(|v| c.mentions_var(v))) {
                         continue;
                     }
                     if k.is_positive() && hi.clone() - lo.clone() == k {
@@ -405,9 +387,7 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
                 } else {
                     Exp::bin("-", rest, lo.clone())
                 };
-                let positive = lit(&k)
-                    .is_none()
-                    .then(|| Exp::bin("<", Exp::int(0), k.clone()));
+                let positive = lit(&k).is_none().then(|| Exp::bin("<", Exp::int(0), k.clone()));
                 Some((t.clone(), Exp::bin("\\", base, k), positive))
             });
         }
@@ -440,9 +420,7 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
     }
     // A single receiver whose index covers every variable bare: prefer it (one term).
     if covered.iter().all(|c| *c)
-        && subs
-            .first()
-            .is_some_and(|(_, i)| matches!(i.kind, ExpKind::Var(_)))
+        && subs.first().is_some_and(|(_, i)| matches!(i.kind, ExpKind::Var(_)))
     {
         if vars.len() == 1 {
             return forall(vars, vec![vec![trig.swap_remove(0)]], whole);
@@ -453,9 +431,7 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
     // Re-index through the first linear subscript.
     if let Some((_, idx)) = subs.first() {
         if let Some(lin) = linear(idx, &vars) {
-            let nz: Vec<usize> = (0..vars.len())
-                .filter(|k| !lin.coeffs[*k].is_zero())
-                .collect();
+            let nz: Vec<usize> = (0..vars.len()).filter(|k| !lin.coeffs[*k].is_zero()).collect();
             let c = lin.constant.clone().unwrap_or_else(|| Exp::int(0));
             let j = fresh.fresh("j");
             let jv = Exp::var(&j);
@@ -471,11 +447,7 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
                     substs.push((vars[0].clone(), Exp::bin("-", c.clone(), jv.clone())));
                     true
                 } else if k.is_positive() {
-                    extra.push(Exp::bin(
-                        "==",
-                        Exp::bin("%", shifted.clone(), int(k)),
-                        Exp::int(0),
-                    ));
+                    extra.push(Exp::bin("==", Exp::bin("%", shifted.clone(), int(k)), Exp::int(0)));
                     substs.push((vars[0].clone(), Exp::bin("\\", shifted.clone(), int(k))));
                     true
                 } else {
@@ -484,11 +456,7 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
             } else if nz.len() == 2 && vars.len() == 2 {
                 // `K * v1 + v2 + c` with v2 ranging over [lo, lo + K): the row-major grid rule.
                 let (a, b) = (nz[0], nz[1]);
-                let (outer, inner) = if lin.coeffs[b].is_one() {
-                    (a, b)
-                } else {
-                    (b, a)
-                };
+                let (outer, inner) = if lin.coeffs[b].is_one() { (a, b) } else { (b, a) };
                 let k = lin.coeffs[outer].clone();
                 match literal_range(&guards, &vars[inner]) {
                     Some((lo, hi))
@@ -516,10 +484,7 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
                     ng.push(substs.iter().fold(g, |e, (v, r)| e.subst(v, r)));
                 }
                 let nb = substs.iter().fold(body, |e, (v, r)| e.subst(v, r));
-                let ng: Vec<Exp> = ng
-                    .into_iter()
-                    .map(|g| replace_index(g, &from, &jv))
-                    .collect();
+                let ng: Vec<Exp> = ng.into_iter().map(|g| replace_index(g, &from, &jv)).collect();
                 let nb = replace_index(nb, &from, &jv);
                 let arr = subs[0].0.clone();
                 let trig = Exp::app("aloc", vec![arr, jv.clone()]);
@@ -571,11 +536,7 @@ pub const STRIDE_FN: &str = "vct_stride";
 
 /// `c + v * k` as the body of `STRIDE_FN` over its parameters `c`, `v`, `k`.
 pub fn stride_body() -> Exp {
-    Exp::bin(
-        "+",
-        Exp::var("c"),
-        Exp::bin("*", Exp::var("v"), Exp::var("k")),
-    )
+    Exp::bin("+", Exp::var("c"), Exp::bin("*", Exp::var("v"), Exp::var("k")))
 }
 
 fn non_literal(e: &Exp) -> bool {
@@ -635,10 +596,7 @@ fn expand_strides(e: Exp) -> Exp {
                 _ => Exp::bin("+", c, prod),
             }
         }
-        k => Exp {
-            kind: k,
-            span: n.span,
-        },
+        k => Exp { kind: k, span: n.span },
     })
 }
 
@@ -850,26 +808,14 @@ fn symbolic_grid(
     } else {
         Exp::bin("+", Exp::bin("%", base, k.clone()), lo)
     };
-    let substs = [
-        (vars[outer].clone(), v_outer),
-        (vars[inner].clone(), v_inner),
-    ];
+    let substs = [(vars[outer].clone(), v_outer), (vars[inner].clone(), v_inner)];
     let sub = |e: Exp| substs.iter().fold(e, |e, (v, r)| e.subst(v, r));
     let from = text(&sub(idx.clone()));
     let mut ng = vec![Exp::bin("<", Exp::int(0), k)];
-    ng.extend(
-        guards
-            .iter()
-            .cloned()
-            .map(|g| replace_term(sub(g), &from, &jv)),
-    );
+    ng.extend(guards.iter().cloned().map(|g| replace_term(sub(g), &from, &jv)));
     let nb = replace_term(sub(body.clone()), &from, &jv);
     let trig = Exp::app("aloc", vec![arr.clone(), jv.clone()]);
-    Some(forall(
-        vec![j],
-        vec![vec![trig]],
-        Exp::implies(Exp::and_all(ng), nb),
-    ))
+    Some(forall(vec![j], vec![vec![trig]], Exp::implies(Exp::and_all(ng), nb)))
 }
 
 /// The value of a literal integer expression (`16 * 1`, `-2 + 3`).

@@ -20,10 +20,7 @@ impl Encoder<'_> {
     pub(super) fn barrier(&mut self, b: &ast::Barrier, span: Span, out: &mut Vec<Stmt>) -> R<()> {
         self.check_clauses(&b.contract, "a barrier")?;
         let Some(pi) = self.pars.iter().rposition(|p| p.label == b.label.name) else {
-            self.bad(
-                format!("no enclosing par block labelled `{}`", b.label.name),
-                b.label.span,
-            );
+            self.bad(format!("no enclosing par block labelled `{}`", b.label.name), b.label.span);
             return Err(());
         };
         if pi + 1 != self.pars.len() {
@@ -45,39 +42,22 @@ impl Encoder<'_> {
         let k = frame.barriers + 1;
         let lbl = b.label.name.clone();
         let mk = |role: Role, c: &Conj| {
-            Origin::new(role, Some(c.span))
-                .with_clause(c.clause)
-                .with_label(&lbl)
+            Origin::new(role, Some(c.span)).with_clause(c.clause).with_label(&lbl)
         };
 
         // Enactment in this thread.
-        out.push(Stmt::new(
-            StmtKind::Comment(format!("barrier({lbl}) #{k}")),
-            Origin::synthetic(),
-        ));
+        out.push(Stmt::new(StmtKind::Comment(format!("barrier({lbl}) #{k}")), Origin::synthetic()));
         for c in pre.iter().filter(|c| !c.exp.has_acc()) {
-            out.push(Stmt::new(
-                StmtKind::Assert(c.exp.clone()),
-                mk(Role::BarrierPre, c),
-            ));
+            out.push(Stmt::new(StmtKind::Assert(c.exp.clone()), mk(Role::BarrierPre, c)));
         }
         for c in pre.iter().filter(|c| c.exp.has_acc()) {
-            out.push(Stmt::new(
-                StmtKind::Exhale(c.exp.clone()),
-                mk(Role::BarrierPre, c),
-            ));
+            out.push(Stmt::new(StmtKind::Exhale(c.exp.clone()), mk(Role::BarrierPre, c)));
         }
         for c in post.iter().filter(|c| c.exp.has_acc()) {
-            out.push(Stmt::new(
-                StmtKind::Inhale(c.exp.clone()),
-                mk(Role::BarrierPost, c),
-            ));
+            out.push(Stmt::new(StmtKind::Inhale(c.exp.clone()), mk(Role::BarrierPost, c)));
         }
         for c in post.iter().filter(|c| !c.exp.has_acc()) {
-            out.push(Stmt::new(
-                StmtKind::Inhale(c.exp.clone()),
-                mk(Role::BarrierPost, c),
-            ));
+            out.push(Stmt::new(StmtKind::Inhale(c.exp.clone()), mk(Role::BarrierPost, c)));
         }
 
         // Consistency obligation: all threads' postconditions follow from, and take no more
@@ -107,10 +87,7 @@ impl Encoder<'_> {
         {
             pres.push(Contract {
                 exp: c.exp.clone(),
-                origin: Origin {
-                    role: Role::BarrierConsPre,
-                    ..c.origin.clone()
-                },
+                origin: Origin { role: Role::BarrierConsPre, ..c.origin.clone() },
             });
         }
         // `\old` is not allowed in Viper preconditions. The consistency method must hold for
@@ -131,11 +108,7 @@ impl Encoder<'_> {
                         .iter()
                         .map(|v| (v.clone(), vtypes.get(v).cloned().unwrap_or(Ty::Int)))
                         .collect();
-                    let ret = if key.contains("bool_val") {
-                        Ty::Bool
-                    } else {
-                        Ty::Int
-                    };
+                    let ret = if key.contains("bool_val") { Ty::Bool } else { Ty::Int };
                     let fname = match olds.iter().find(|(t, ..)| *t == key) {
                         Some((_, f, ..)) => f.clone(),
                         None => {
@@ -145,10 +118,7 @@ impl Encoder<'_> {
                         }
                     };
                     let args = vars.into_iter().map(Exp::var).collect();
-                    Exp {
-                        kind: Exp::app(fname, args).kind,
-                        span: n.span,
-                    }
+                    Exp { kind: Exp::app(fname, args).kind, span: n.span }
                 }
                 kind => Exp { kind, span: n.span },
             })
@@ -183,10 +153,7 @@ impl Encoder<'_> {
         let mut later = Vec::new();
         for c in &pre {
             let q = self.all_threads(&iters, &range, &one, c.exp.clone());
-            let ct = Contract {
-                exp: q,
-                origin: mk(Role::BarrierConsPre, c),
-            };
+            let ct = Contract { exp: q, origin: mk(Role::BarrierConsPre, c) };
             if c.exp.has_acc() {
                 pres.push(ct);
             } else {
@@ -198,10 +165,7 @@ impl Encoder<'_> {
         let mut later = Vec::new();
         for c in &post {
             let q = self.all_threads(&iters, &range, &one, c.exp.clone());
-            let ct = Contract {
-                exp: q,
-                origin: mk(Role::BarrierConsPost, c),
-            };
+            let ct = Contract { exp: q, origin: mk(Role::BarrierConsPost, c) };
             if c.exp.has_acc() {
                 posts.push(ct);
             } else {
@@ -214,10 +178,8 @@ impl Encoder<'_> {
         for c in pres.iter().chain(&posts) {
             exp_vars(&c.exp, &mut bound, &mut used);
         }
-        let params: Vec<(String, Ty)> = used
-            .into_iter()
-            .filter_map(|n| self.vtypes.get(&n).map(|t| (n, t.clone())))
-            .collect();
+        let params: Vec<(String, Ty)> =
+            used.into_iter().filter_map(|n| self.vtypes.get(&n).map(|t| (n, t.clone()))).collect();
         self.out.methods.push(Method {
             name: format!("{}_barrier{k}", frame.method),
             params,

@@ -79,11 +79,7 @@ impl Encoder<'_> {
                 self.assign(target, &v, s.span, out)?
             }
             P::IncDec { target, inc } => {
-                let op = if *inc {
-                    ast::BinOp::Add
-                } else {
-                    ast::BinOp::Sub
-                };
+                let op = if *inc { ast::BinOp::Add } else { ast::BinOp::Sub };
                 let v = Expr::new(
                     ExprKind::Binary(op, Box::new(target.clone()), Box::new(Expr::int(1))),
                     s.span,
@@ -108,24 +104,13 @@ impl Encoder<'_> {
                 out.push(Stmt::new(StmtKind::If(c, t?, e?), o(Role::Code)));
             }
             P::While(l) | P::For(l) => self.loop_(l, s.span, out)?,
-            P::RangedFor {
-                prefix,
-                ty,
-                var,
-                lo,
-                hi,
-                body,
-                ..
-            } => {
+            P::RangedFor { prefix, ty, var, lo, hi, body, .. } => {
                 self.scopes.push(HashMap::new());
                 let r = (|| {
                     let v = self.declare(&var.name, ty, var.span)?;
                     let lo = self.spec(lo)?;
                     let hi = self.spec(hi)?;
-                    out.push(Stmt::new(
-                        StmtKind::Assign(Exp::var(&v), lo.clone()),
-                        o(Role::Code),
-                    ));
+                    out.push(Stmt::new(StmtKind::Assign(Exp::var(&v), lo.clone()), o(Role::Code)));
                     let cond = Exp::bin("<", Exp::var(&v), hi.clone());
                     let mut invs = self.loop_invariants(prefix)?;
                     invs.insert(
@@ -155,11 +140,7 @@ impl Encoder<'_> {
                 return Err(());
             }
             P::Barrier(b) => self.barrier(b, s.span, out)?,
-            P::Invariant {
-                name,
-                resource,
-                body,
-            } => {
+            P::Invariant { name, resource, body } => {
                 let r = self.spec(resource)?;
                 self.push_conjuncts(r.clone(), Role::InvariantExhale, resource.span, out, true);
                 self.invariants.insert(name.name.clone(), resource.clone());
@@ -231,11 +212,7 @@ impl Encoder<'_> {
         }
         for p in parts {
             let sp = p.span.or(Some(span));
-            let k = if exhale {
-                StmtKind::Exhale(p)
-            } else {
-                StmtKind::Inhale(p)
-            };
+            let k = if exhale { StmtKind::Exhale(p) } else { StmtKind::Inhale(p) };
             out.push(Stmt::new(k, Origin::new(role, sp)));
         }
     }
@@ -246,11 +223,7 @@ impl Encoder<'_> {
                 for c in e.conjuncts() {
                     let x = self.spec(c)?;
                     let origin = Origin::new(
-                        if kind == SpecKind::Assert {
-                            Role::UserAssert
-                        } else {
-                            Role::Code
-                        },
+                        if kind == SpecKind::Assert { Role::UserAssert } else { Role::Code },
                         Some(c.span),
                     )
                     .with_clause(span);
@@ -265,11 +238,8 @@ impl Encoder<'_> {
             }
             SpecKind::Fold | SpecKind::Unfold => {
                 let p = self.resource_call(e)?;
-                let k = if kind == SpecKind::Fold {
-                    StmtKind::Fold(p)
-                } else {
-                    StmtKind::Unfold(p)
-                };
+                let k =
+                    if kind == SpecKind::Fold { StmtKind::Fold(p) } else { StmtKind::Unfold(p) };
                 out.push(Stmt::new(k, Origin::new(Role::Code, Some(span))));
             }
             SpecKind::Witness => {}
@@ -328,10 +298,8 @@ impl Encoder<'_> {
                 Ok(())
             }
             ExprKind::NewObject(c, args) => {
-                let Some(info) = self
-                    .callables
-                    .get(&(c.name.clone(), "constructor".to_string()))
-                    .cloned()
+                let Some(info) =
+                    self.callables.get(&(c.name.clone(), "constructor".to_string())).cloned()
                 else {
                     // A class without constructor: allocate all fields.
                     let Some(ci) = self.classes.get(&c.name).cloned() else {
@@ -339,15 +307,8 @@ impl Encoder<'_> {
                         return Err(());
                     };
                     let tmp = self.temp("obj", Ty::Ref);
-                    let fs = ci
-                        .fields
-                        .keys()
-                        .map(|f| self.field_name(&c.name, f))
-                        .collect();
-                    out.push(Stmt::new(
-                        StmtKind::New(tmp.clone(), fs),
-                        Origin::synthetic(),
-                    ));
+                    let fs = ci.fields.keys().map(|f| self.field_name(&c.name, f)).collect();
+                    out.push(Stmt::new(StmtKind::New(tmp.clone(), fs), Origin::synthetic()));
                     let lhs = self.lvalue(target)?;
                     out.push(Stmt::new(
                         StmtKind::Assign(lhs, Exp::var(tmp)),
@@ -369,12 +330,11 @@ impl Encoder<'_> {
                 ));
                 Ok(())
             }
-            ExprKind::Call {
-                recv, name, ghost, ..
-            } if !ghost.is_empty()
-                || self
-                    .callee(recv.as_deref(), &name.name)
-                    .is_some_and(|c| matches!(c.kind, CallKind::Method)) =>
+            ExprKind::Call { recv, name, ghost, .. }
+                if !ghost.is_empty()
+                    || self
+                        .callee(recv.as_deref(), &name.name)
+                        .is_some_and(|c| matches!(c.kind, CallKind::Method)) =>
             {
                 let lhs = self.lvalue(target)?;
                 self.call_stmt(value, &[lhs], out)
@@ -388,10 +348,7 @@ impl Encoder<'_> {
                 } else {
                     Role::Code
                 };
-                out.push(Stmt::new(
-                    StmtKind::Assign(lhs, v),
-                    Origin::new(role, Some(span)),
-                ));
+                out.push(Stmt::new(StmtKind::Assign(lhs, v), Origin::new(role, Some(span))));
                 Ok(())
             }
         }
@@ -403,10 +360,7 @@ impl Encoder<'_> {
                 if let ExprKind::Name(id) = &target.kind {
                     if self.lookup(&id.name).is_some() && !self.pars.is_empty() {
                         // Locals of the enclosing method are parameters in a thread method.
-                        let l = self
-                            .lookup(&id.name)
-                            .map(|l| l.viper.clone())
-                            .unwrap_or_default();
+                        let l = self.lookup(&id.name).map(|l| l.viper.clone()).unwrap_or_default();
                         let local = self.frames.last().is_some_and(|f| {
                             f.decls
                                 .iter()
@@ -432,14 +386,7 @@ impl Encoder<'_> {
 
     /// A method call as a statement, with optional assignment targets for its results.
     fn call_stmt(&mut self, e: &Expr, lhs: &[Exp], out: &mut Vec<Stmt>) -> R<()> {
-        let ExprKind::Call {
-            recv,
-            name,
-            args,
-            ghost,
-            ..
-        } = &e.kind
-        else {
+        let ExprKind::Call { recv, name, args, ghost, .. } = &e.kind else {
             return Err(());
         };
         let Some(c) = self.callee(recv.as_deref(), &name.name) else {
@@ -461,11 +408,7 @@ impl Encoder<'_> {
         let mut xs = Vec::new();
         if !c.is_static {
             xs.push(match recv.as_deref() {
-                None
-                | Some(Expr {
-                    kind: ExprKind::This,
-                    ..
-                }) => Exp::var("this"),
+                None | Some(Expr { kind: ExprKind::This, .. }) => Exp::var("this"),
                 Some(r) => self.code(r)?,
             });
         }
@@ -477,14 +420,9 @@ impl Encoder<'_> {
         if let Some(w) = &ghost.with {
             for s in &w.stmts {
                 match &s.kind {
-                    P::Assign {
-                        target:
-                            Expr {
-                                kind: ExprKind::Name(g),
-                                ..
-                            },
-                        value,
-                    } if c.given.iter().any(|(n, _)| *n == g.name) => {
+                    P::Assign { target: Expr { kind: ExprKind::Name(g), .. }, value }
+                        if c.given.iter().any(|(n, _)| *n == g.name) =>
+                    {
                         given.insert(g.name.clone(), self.code(value)?);
                     }
                     _ => {
@@ -528,13 +466,7 @@ impl Encoder<'_> {
         for (y, t) in &c.yields {
             let vt = self.viper_ty(t)?;
             let tv = self.temp(y, vt);
-            yscope.insert(
-                y.clone(),
-                super::Local {
-                    viper: tv.clone(),
-                    ty: t.clone(),
-                },
-            );
+            yscope.insert(y.clone(), super::Local { viper: tv.clone(), ty: t.clone() });
             targets.push(tv);
         }
         out.push(Stmt::new(
@@ -561,10 +493,7 @@ impl Encoder<'_> {
             .iter()
             .map(|c| Contract {
                 exp: c.exp.clone(),
-                origin: Origin {
-                    role: Role::Invariant,
-                    ..c.origin.clone()
-                },
+                origin: Origin { role: Role::Invariant, ..c.origin.clone() },
             })
             .collect();
         let mut ok = true;

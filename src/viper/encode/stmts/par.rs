@@ -11,28 +11,20 @@ use std::collections::{HashMap, HashSet};
 
 fn replace_old(e: Exp, label: &str) -> Exp {
     e.map(&mut |n| match n.kind {
-        ExpKind::Old(None, x) => Exp {
-            kind: ExpKind::Old(Some(label.to_string()), x),
-            span: n.span,
-        },
-        k => Exp {
-            kind: k,
-            span: n.span,
-        },
+        ExpKind::Old(None, x) => {
+            Exp { kind: ExpKind::Old(Some(label.to_string()), x), span: n.span }
+        }
+        k => Exp { kind: k, span: n.span },
     })
 }
 
 /// Multiply every accessibility predicate's amount by `n` (all threads together).
 fn scale(e: Exp, n: &Exp) -> Exp {
     e.map(&mut |x| match x.kind {
-        ExpKind::Acc(l, p) if !matches!(p.kind, ExpKind::Wildcard) => Exp {
-            kind: ExpKind::Acc(l, Box::new(Exp::bin("*", n.clone(), *p))),
-            span: x.span,
-        },
-        k => Exp {
-            kind: k,
-            span: x.span,
-        },
+        ExpKind::Acc(l, p) if !matches!(p.kind, ExpKind::Wildcard) => {
+            Exp { kind: ExpKind::Acc(l, Box::new(Exp::bin("*", n.clone(), *p))), span: x.span }
+        }
+        k => Exp { kind: k, span: x.span },
     })
 }
 
@@ -53,21 +45,15 @@ impl Encoder<'_> {
         let mut out = Vec::new();
         let mut ok = true;
         for c in clauses {
-            let wanted = if pre {
-                c.kind.is_pre()
-            } else {
-                c.kind.is_post()
-            };
+            let wanted = if pre { c.kind.is_pre() } else { c.kind.is_post() };
             if !wanted {
                 continue;
             }
             let Some(e) = c.expr() else { continue };
             match self.conjuncts(e, c.span) {
-                Ok(cs) => out.extend(cs.into_iter().map(|(exp, span)| Conj {
-                    exp,
-                    span,
-                    clause: c.span,
-                })),
+                Ok(cs) => {
+                    out.extend(cs.into_iter().map(|(exp, span)| Conj { exp, span, clause: c.span }))
+                }
                 Err(()) => ok = false,
             }
         }
@@ -102,9 +88,7 @@ impl Encoder<'_> {
         n_threads: &Exp,
         e: Exp,
     ) -> Exp {
-        let unused: Vec<usize> = (0..iters.len())
-            .filter(|k| !e.mentions_var(&iters[*k]))
-            .collect();
+        let unused: Vec<usize> = (0..iters.len()).filter(|k| !e.mentions_var(&iters[*k])).collect();
         if !unused.is_empty()
             && unused.len() < iters.len()
             && e.has_acc()
@@ -161,10 +145,7 @@ impl Encoder<'_> {
             sites.push(self.par_arm(arm)?);
         }
         for (label, _, _, _) in &sites {
-            out.push(Stmt::new(
-                StmtKind::Label(label.clone()),
-                Origin::synthetic(),
-            ));
+            out.push(Stmt::new(StmtKind::Label(label.clone()), Origin::synthetic()));
         }
         for (_, guard, pre, _) in &mut sites {
             out.push(Stmt::new(
@@ -199,11 +180,8 @@ impl Encoder<'_> {
         let pre_label = self.fresh_name(&format!("{label}_pre"));
         // Everything visible here: the enclosing method's names, and for a nested par block,
         // also the names the enclosing thread method captures in turn.
-        let outer_names: Vec<String> = self
-            .frames
-            .iter()
-            .flat_map(|f| f.names.iter().cloned())
-            .collect();
+        let outer_names: Vec<String> =
+            self.frames.iter().flat_map(|f| f.names.iter().cloned()).collect();
 
         // Bounds are evaluated in the enclosing method.
         let mut bounds = Vec::new();
@@ -244,19 +222,12 @@ impl Encoder<'_> {
                 .map(|(lo, hi)| Exp::bin("-", hi.clone(), lo.clone()))
                 .reduce(|a, b| Exp::bin("*", a, b))
                 .unwrap_or_else(|| Exp::int(1));
-            let nonempty = Exp::and_all(
-                bounds
-                    .iter()
-                    .map(|(lo, hi)| Exp::bin("<", lo.clone(), hi.clone())),
-            );
+            let nonempty =
+                Exp::and_all(bounds.iter().map(|(lo, hi)| Exp::bin("<", lo.clone(), hi.clone())));
 
             // context_everywhere of the method (pure parts) holds in every thread.
-            let every: Vec<Contract> = self
-                .everywhere
-                .iter()
-                .filter(|c| !c.exp.has_acc())
-                .cloned()
-                .collect();
+            let every: Vec<Contract> =
+                self.everywhere.iter().filter(|c| !c.exp.has_acc()).cloned().collect();
             let arm_pre = self.contract_conjs(&arm.contract, true)?;
             let arm_post = self.contract_conjs(&arm.contract, false)?;
             for c in &arm.contract {
@@ -279,10 +250,7 @@ impl Encoder<'_> {
             for c in &every {
                 pres.push(Contract {
                     exp: c.exp.clone(),
-                    origin: Origin {
-                        role: Role::ThreadPre,
-                        ..c.origin.clone()
-                    },
+                    origin: Origin { role: Role::ThreadPre, ..c.origin.clone() },
                 });
             }
             let arm_pre_contract = |c: &Conj| Contract {
@@ -299,10 +267,7 @@ impl Encoder<'_> {
                 .iter()
                 .map(|c| Contract {
                     exp: c.exp.clone(),
-                    origin: Origin {
-                        role: Role::ThreadPost,
-                        ..c.origin.clone()
-                    },
+                    origin: Origin { role: Role::ThreadPost, ..c.origin.clone() },
                 })
                 .collect();
             posts.extend(arm_post.iter().map(|c| {
@@ -368,11 +333,7 @@ impl Encoder<'_> {
             let mut pure = Vec::new();
             let mut perms = Vec::new();
             for c in &every {
-                pure.push((
-                    c.exp.clone(),
-                    c.origin.span.unwrap_or(arm.span),
-                    c.origin.clause,
-                ));
+                pure.push((c.exp.clone(), c.origin.span.unwrap_or(arm.span), c.origin.clause));
             }
             for c in &arm_pre {
                 let q = self.all_threads(&iters, &range, &n_threads, c.exp.clone());
