@@ -10,7 +10,9 @@
 //! annotations itself, the same way for all six).
 
 /// `impl Optimization for $ty` with the layout every optimization folder has: its `static META`,
-/// `check::check` returning `$plan`, and `rewrite::rewrite`.
+/// `check::check` returning `$plan`, and `rewrite::rewrite`. Each `META` is written as a table
+/// (`#[rustfmt::skip]`): the parameters stand between what names the optimization and where it
+/// applies, one parameter a line.
 macro_rules! optimization {
     ($ty:ident, $plan:ty) => {
         impl $crate::transforms::Optimization for $ty {

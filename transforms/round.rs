@@ -58,29 +58,18 @@ pub(super) fn independent_batch(parsed: &Parsed, pend: &[Pending]) -> Vec<usize>
 /// Apply `batch` (from [`independent_batch`]) as one round: the driver removes every consumed
 /// annotation at once (as a single step would, each with its [`removal_span`]), every step runs
 /// on that one text and parse, and all edits are applied together and the result parsed once; a
-/// refused step gets its annotation back. `false` if the round could not be completed (the
-/// state is then unchanged and the caller falls back to single steps).
-pub(super) fn round_reparsed(
-    st: &mut State,
-    names: &mut NameGen,
-    opts: &DriverOptions,
-    batch: &[(Site, Request)],
-    res: &mut DriverResult,
-    refused: &mut Vec<usize>,
-) -> bool {
-    let before_file = st.file();
-    // The single-step fallback must allocate the same fresh names.
-    let names_before = names.clone();
+/// refused step gets its annotation back. `None` if the round could not be completed (the
+/// caller then falls back to single steps).
+fn round_reparsed(r: &Attempt, names: &mut NameGen) -> Option<Done> {
+    let Attempt { st, opts, batch, refused } = *r;
     let mut removals = EditSet::new();
     for (_, req) in batch {
         removals.push(Edit::delete(removal_span(&st.text, req.annotation.span)));
     }
-    let Ok(text1) = removals.apply(&st.text) else {
-        return false;
-    };
+    let text1 = removals.apply(&st.text).ok()?;
     let parsed1 = parse(&text1, &st.reparse);
     if parsed1.has_errors() {
-        return false;
+        return None;
     }
     let sites1 = sites(&parsed1.program);
     let layout = Layout::detect(&text1);
@@ -93,15 +82,8 @@ pub(super) fn round_reparsed(
         let ann = &req.annotation;
         let removal = removal_span(&st.text, ann.span);
         let point = removals.map_offset(removal.start()).unwrap_or(removal.start());
-        let Some(key) = removals.map_offset(site.keyword.start()) else {
-            *names = names_before;
-            return false;
-        };
-        let Some(site1) = sites1.iter().find(|s| s.keyword.start() == key && s.kind == site.kind)
-        else {
-            *names = names_before;
-            return false;
-        };
+        let key = removals.map_offset(site.keyword.start())?;
+        let site1 = sites1.iter().find(|s| s.keyword.start() == key && s.kind == site.kind)?;
         let mut ctx = Ctx {
             src: &text1,
             parsed: &parsed1,
@@ -137,21 +119,11 @@ pub(super) fn round_reparsed(
     for (p, t) in &restore {
         all.insert(*p, *t);
     }
-    let Ok(out) = all.apply(&text1) else {
-        *names = names_before;
-        return false;
-    };
-    let p = parse(&out, &st.reparse);
-    if p.has_errors() {
+    let out = all.apply(&text1).ok()?;
+    let parsed = parse(&out, &st.reparse);
+    if parsed.has_errors() {
         // Which step produced it is unknown here: the single-step path finds and reports it.
-        *names = names_before;
-        return false;
-    }
-    for (is_refusal, diags) in reports {
-        if is_refusal {
-            res.refused += 1;
-        }
-        res.reports.push(Report { file: before_file.clone(), diagnostics: diags });
+        return None;
     }
     // Earlier refusals lie outside every edit of the round; this round's refusals are restored
     // at their points, after the kept edits and the restorations before them.
@@ -166,14 +138,8 @@ pub(super) fn round_reparsed(
             now.push(o + lead);
         }
     }
-    *refused = now;
-    names.add_written(&out, &all.written_ranges());
-    res.applied += applied;
-    st.step += applied;
-    st.text = out;
-    // Freed on the parser's thread while the next steps run.
-    crate::front::dispose(std::mem::replace(&mut st.parsed, p));
-    true
+    let written = all.written_ranges();
+    Some(Done { text: out, parsed, written, reports, applied, refused: now })
 }
 
 /// The offset in the text before `removals` of offset `o` of the text after them.
@@ -203,29 +169,41 @@ pub(super) fn round(
     res: &mut DriverResult,
     refused: &mut Vec<usize>,
 ) -> bool {
+    // A failed attempt must leave the names as they were: the fallback allocates them again.
     let names_before = names.clone();
-    match round_marked(st, names, opts, batch, refused) {
-        Some(done) => {
-            let before_file = st.file();
-            for (is_refusal, diags) in done.reports {
-                if is_refusal {
-                    res.refused += 1;
-                }
-                res.reports.push(Report { file: before_file.clone(), diagnostics: diags });
-            }
-            *refused = done.refused;
-            names.add_written(&done.text, &done.written);
-            res.applied += done.applied;
-            st.step += done.applied;
-            st.text = done.text;
-            crate::front::dispose(std::mem::replace(&mut st.parsed, done.parsed));
-            true
+    let attempt = Attempt { st, opts, batch, refused };
+    let done = round_marked(&attempt, names).or_else(|| {
+        *names = names_before.clone();
+        round_reparsed(&attempt, names)
+    });
+    let Some(done) = done else {
+        *names = names_before;
+        return false;
+    };
+    let before_file = st.file();
+    for (is_refusal, diags) in done.reports {
+        if is_refusal {
+            res.refused += 1;
         }
-        None => {
-            *names = names_before;
-            round_reparsed(st, names, opts, batch, res, refused)
-        }
+        res.reports.push(Report { file: before_file.clone(), diagnostics: diags });
     }
+    *refused = done.refused;
+    names.add_written(&done.text, &done.written);
+    res.applied += done.applied;
+    st.step += done.applied;
+    st.text = done.text;
+    // Freed on the parser's thread while the next steps run.
+    crate::front::dispose(std::mem::replace(&mut st.parsed, done.parsed));
+    true
+}
+
+/// What both ways of running a round read.
+#[derive(Clone, Copy)]
+struct Attempt<'a> {
+    st: &'a State,
+    opts: &'a DriverOptions,
+    batch: &'a [(Site, Request)],
+    refused: &'a [usize],
 }
 
 /// What a round produced: the new text and its parse, the ranges it wrote, the reports
@@ -258,13 +236,8 @@ fn plain_line(text: &str, sp: Span) -> bool {
     !(rest.starts_with("//") || rest.starts_with("/*"))
 }
 
-fn round_marked(
-    st: &State,
-    names: &mut NameGen,
-    opts: &DriverOptions,
-    batch: &[(Site, Request)],
-    refused: &[usize],
-) -> Option<Done> {
+fn round_marked(r: &Attempt, names: &mut NameGen) -> Option<Done> {
+    let Attempt { st, opts, batch, refused } = *r;
     let mut marking = EditSet::new();
     let mut markers = Vec::new();
     for (i, (_, req)) in batch.iter().enumerate() {

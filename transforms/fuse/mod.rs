@@ -73,7 +73,6 @@ use crate::transforms::{Meta, MethodPar};
 
 pub struct Fuse;
 
-// A table: the parameters between what names the optimization and where it applies.
 #[rustfmt::skip]
 static META: Meta = Meta {
     name: "fuse", keyword: "fuse", summary: "fuse consecutive par blocks into one kernel",

@@ -89,7 +89,6 @@ pub fn matrix_of(
     ))
 }
 
-// A table: the parameters between what names the optimization and where it applies.
 #[rustfmt::skip]
 static META: Meta = Meta {
     name: "linearize", keyword: "matrix_lin", summary: "turn a 2-D array into a 1-D array",

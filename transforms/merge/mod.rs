@@ -55,7 +55,6 @@ use crate::transforms::{Meta, MethodPar};
 
 pub struct Merge;
 
-// A table: the parameters between what names the optimization and where it applies.
 #[rustfmt::skip]
 static META: Meta = Meta {
     name: "merge", keyword: "iter_merge", summary: "run M iterations of a loop per pass",

@@ -49,7 +49,6 @@ use crate::transforms::{Meta, MethodPar};
 
 pub struct Prefetch;
 
-// A table: the parameters between what names the optimization and where it applies.
 #[rustfmt::skip]
 static META: Meta = Meta {
     name: "prefetch", keyword: "glob_to_reg", summary: "keep array cells a kernel reads repeatedly in registers",

@@ -55,7 +55,6 @@ use crate::transforms::{Meta, MethodPar};
 
 pub struct Tile;
 
-// A table: the parameters between what names the optimization and where it applies.
 #[rustfmt::skip]
 static META: Meta = Meta {
     name: "tile", keyword: "tile", summary: "serialise a par block into tiles of N cells per thread",

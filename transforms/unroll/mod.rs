@@ -69,7 +69,6 @@ pub(crate) const VAR: Param = Param::operand(
 )
 .optional();
 
-// A table: the parameters between what names the optimization and where it applies.
 #[rustfmt::skip]
 static META: Meta = Meta {
     name: "unroll", keyword: "loop_unroll", summary: "peel the first K iterations off a loop",
