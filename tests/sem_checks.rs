@@ -99,26 +99,27 @@ fn loop_invariant_failing_first_on_iteration_3_is_reported_with_it() {
     assert!(r.errors.iter().all(|d| d.code != "R-INV-ENTRY"));
 }
 
-#[test]
-fn validate_accepts_a_correct_peeling() {
+/// `validate` of the loop fixture against `opt`, on 8 random inputs.
+fn validate_loop(opt: &str) -> sem::ValidateOutcome {
     let out = sem::validate(
         &fixture("loop_orig.pvl"),
-        &fixture("loop_peeled.pvl"),
+        &fixture(opt),
         &ValidateOptions { random: 8, seed: 3, ..ValidateOptions::default() },
     );
     eprintln!("{}", out.summary);
+    out
+}
+
+#[test]
+fn validate_accepts_a_correct_peeling() {
+    let out = validate_loop("loop_peeled.pvl");
     assert_eq!(out.verdict, Verdict::Same, "{}", out.summary);
     assert!(out.equivalent >= 6);
 }
 
 #[test]
 fn validate_rejects_an_off_by_one_peeling() {
-    let out = sem::validate(
-        &fixture("loop_orig.pvl"),
-        &fixture("loop_peeled_off_by_one.pvl"),
-        &ValidateOptions { random: 8, seed: 3, ..ValidateOptions::default() },
-    );
-    eprintln!("{}", out.summary);
+    let out = validate_loop("loop_peeled_off_by_one.pvl");
     assert_eq!(out.verdict, Verdict::Different);
     let m = out.mismatch.expect("a mismatch");
     assert_eq!(m.path, "a");

@@ -703,6 +703,14 @@ mod tests {
         }
     }
 
+    /// [`uniform_plan`] with kernel 1 keeping, cell by cell, what kernel 2 does not take.
+    fn per_cell_plan(an: &mut Analysis, k1: &Kernel, k2: &Kernel) -> Plan {
+        let mut plan = uniform_plan(k1, k2);
+        let p2: Vec<&Atom> = k2.pre.iter().collect();
+        plan.post_a = an.complement(&k1.post[0], &p2).expect("complement");
+        plan
+    }
+
     fn barrier(plan: &Plan) -> (Vec<Atom>, Vec<Atom>) {
         (
             plan.q1.iter().chain(&plan.pre_b).cloned().collect(),
@@ -724,9 +732,7 @@ mod tests {
     #[test]
     fn the_per_cell_leftover_passes_the_self_checks() {
         with_kernels(SHIFT, |an, k1, k2| {
-            let mut plan = uniform_plan(k1, k2);
-            let p2: Vec<&Atom> = k2.pre.iter().collect();
-            plan.post_a = an.complement(&k1.post[0], &p2).expect("complement");
+            let plan = per_cell_plan(an, k1, k2);
             let texts: Vec<String> = plan.post_a.iter().map(Atom::print).collect();
             assert_eq!(
                 texts,
@@ -740,9 +746,7 @@ mod tests {
     #[test]
     fn a_barrier_that_hands_out_more_than_it_receives_is_refused() {
         with_kernels(SHIFT, |an, k1, k2| {
-            let mut plan = uniform_plan(k1, k2);
-            let p2: Vec<&Atom> = k2.pre.iter().collect();
-            plan.post_a = an.complement(&k1.post[0], &p2).expect("complement");
+            let plan = per_cell_plan(an, k1, k2);
             let (req, mut ens) = barrier(&plan);
             // Kernel 2's read share handed out at write: more than the threads put in.
             ens[0] = ens[0].with_frac(Frac::from_integer(1.into()));
@@ -756,9 +760,7 @@ mod tests {
     fn without_a_barrier_the_second_body_must_find_its_cells() {
         with_kernels(SHIFT, |an, k1, k2| {
             // No hand-over is possible without a barrier: thread i holds a[i + 1], not a[i].
-            let mut plan = uniform_plan(k1, k2);
-            let p2: Vec<&Atom> = k2.pre.iter().collect();
-            plan.post_a = an.complement(&k1.post[0], &p2).expect("complement");
+            let plan = per_cell_plan(an, k1, k2);
             let r = self_check(an, &plan, None, "a", (k1, k2));
             let msg = r.err().map(code).unwrap_or_default();
             assert!(msg.starts_with("A608") && msg.contains("second body needs"), "{msg}");

@@ -76,38 +76,23 @@ fn plan_errors_point_into_the_yaml() {
         }
     };
     assert_eq!(check("jobs:\n  - files: [k.pvl]\n"), vec![]);
-    assert_eq!(
-        check("jobs:\n  - files: [k.pvl]\n    steps:\n      - { opt: vectorize, at: 3 }\n"),
-        vec![("A0702".to_string(), "vectorize".to_string())]
-    );
-    assert_eq!(
-        check("jobs:\n  - files: [k.pvl, \"nothing/*.pvl\"]\n"),
-        vec![("A0704".to_string(), "\"nothing/*.pvl\"".to_string())]
-    );
     let unknown =
         check("jobs:\n  - files: [k.pvl]\n    steps:\n      - { opt: unroll, at: 3, factr: 2 }\n");
     assert_eq!(unknown.len(), 1);
     assert_eq!(unknown[0].0, "A0701");
     assert!(unknown[0].1.starts_with("factr"), "{unknown:?}");
-    assert_eq!(
-        check("jobs:\n  - files: [k.pvl]\n    steps:\n      - { opt: tile, at: 3, mode: inter, tile_size: 4, factor: 2 }\n"),
-        vec![("A0703".to_string(), "factor".to_string())]
-    );
-    assert_eq!(
-        check("jobs:\n  - files: [k.pvl]\n    steps:\n      - { opt: merge, at: 3, factor: 2, mode: fast }\n"),
-        vec![("A0703".to_string(), "fast".to_string())]
-    );
-    assert_eq!(
-        check("jobs:\n  - files: k.pvl\n    output: out\n    in_place: true\n"),
-        vec![("A0706".to_string(), "in_place".to_string())]
-    );
-    assert_eq!(
-        check("jobs:\n  - files: k.pvl\n    output: .\n"),
-        vec![("A0707".to_string(), "output".to_string())]
-    );
-    assert_eq!(
-        check("jobs:\n  - files: k.pvl\n    output: o\n  - files: k.pvl\n    output: o\n"),
-        vec![("A0707".to_string(), "output".to_string())]
-    );
+    // Each plan, the one code it draws, and the text its primary label covers.
+    let cases: &[(&str, &str, &str)] = &[
+        ("jobs:\n  - files: [k.pvl]\n    steps:\n      - { opt: vectorize, at: 3 }\n", "A0702", "vectorize"),
+        ("jobs:\n  - files: [k.pvl, \"nothing/*.pvl\"]\n", "A0704", "\"nothing/*.pvl\""),
+        ("jobs:\n  - files: [k.pvl]\n    steps:\n      - { opt: tile, at: 3, mode: inter, tile_size: 4, factor: 2 }\n", "A0703", "factor"),
+        ("jobs:\n  - files: [k.pvl]\n    steps:\n      - { opt: merge, at: 3, factor: 2, mode: fast }\n", "A0703", "fast"),
+        ("jobs:\n  - files: k.pvl\n    output: out\n    in_place: true\n", "A0706", "in_place"),
+        ("jobs:\n  - files: k.pvl\n    output: .\n", "A0707", "output"),
+        ("jobs:\n  - files: k.pvl\n    output: o\n  - files: k.pvl\n    output: o\n", "A0707", "output"),
+    ];
+    for (text, code, token) in cases {
+        assert_eq!(check(text), vec![(code.to_string(), token.to_string())], "{text}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
