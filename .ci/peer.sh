@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Run `alpine-rs verify` over ../shared/peer/verdicts.tsv (VerCors' own examples) and print one
+# row per file: file, VerCors' verdict, our exit code, seconds, our first diagnostic.
+# Usage: .ci/peer.sh [REGEX] > out.tsv   (REGEX filters the file column; BIN=path overrides the
+# binary, JOBS=n the parallelism). Agreement: Pass↔0, Fail↔1, Error↔2.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-$PWD/target/release/alpine-rs}
+ROOT=${PEER:-$PWD/../shared/peer}
+export BIN ROOT
+one() {
+  IFS=$'\t' read -r file expected _case group <<< "$1"
+  local files=("$ROOT/vercors-v1.4.1/$file")
+  for g in $group; do files+=("$ROOT/vercors-v1.4.1/$g"); done
+  local start end out code first
+  start=$(date +%s%N)
+  out=$(timeout 150 "$BIN" verify --timeout 60 "${files[@]}" 2>&1); code=$?
+  end=$(date +%s%N)
+  first=$(grep -m1 -oE '(error|warning)\[[A-Z0-9-]+\][^│]*' <<< "$out" | head -c 160)
+  printf '%s\t%s\t%s\t%d.%d\t%s\n' "$file" "$expected" "$code" $(((end-start)/1000000000)) $((((end-start)/100000000)%10)) "$first"
+}
+export -f one
+grep -v '^#' "$ROOT/verdicts.tsv" | grep -E -- "^${1:-.}" | tr '\n' '\0' | xargs -0 -P"${JOBS:-2}" -I{} bash -c 'one "$@"' _ {} | sort
