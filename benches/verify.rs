@@ -26,7 +26,7 @@ fn main() {
     let n: usize =
         std::env::var("VERIFY_BENCH_N").ok().and_then(|v| v.parse().ok()).unwrap_or(files.len());
     files.truncate(n);
-    let opts = VerifyOptions { timeout_s: 300, keep_vpr: None, no_cache: true };
+    let opts = VerifyOptions { timeout_s: 300, no_cache: true, ..VerifyOptions::default() };
 
     let t = Instant::now();
     let mut ok = 0;

@@ -107,7 +107,7 @@ fn outputs_verify() {
         cases.iter().map(|(n, _, o)| SourceFile::new(n.clone(), o.clone())).collect();
     let reports = alpine_rs::viper::verify_each(
         &files,
-        &alpine_rs::viper::VerifyOptions { timeout_s: 120, keep_vpr: None, no_cache: false },
+        &alpine_rs::viper::VerifyOptions { timeout_s: 120, ..Default::default() },
     );
     let mut bad = Vec::new();
     for ((name, _, _), r) in cases.iter().zip(&reports) {

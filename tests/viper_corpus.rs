@@ -35,6 +35,7 @@ fn corpus_verifies() {
         keep_vpr: std::env::var("VIPER_KEEP").ok().map(PathBuf::from),
         // Always run Silicon for real, never from the result cache.
         no_cache: true,
+        ..VerifyOptions::default()
     };
     let t = std::time::Instant::now();
     let reports = viper::verify_batch(&srcs, &opts);

@@ -288,6 +288,7 @@ fn mutants_fail_at_the_right_place() {
         timeout_s: 0,
         keep_vpr: std::env::var("VIPER_KEEP").ok().map(std::path::PathBuf::from),
         no_cache: true,
+        ..VerifyOptions::default()
     };
     let reports = viper::verify_batch(&srcs, &opts);
     let mut bad = Vec::new();

@@ -1,60 +1,94 @@
 //! Soundness of `verify` on clauses that must never be dropped: a termination measure is
 //! checked by Silicon (a wrong one fails), and a clause the encoder cannot check is refused with
-//! V-UNSUPPORTED (exit 2) instead of being ignored, so a program that breaks it never verifies.
+//! V-UNSUPPORTED (exit 2) instead of being ignored, so a program that breaks it never verifies;
+//! a precondition that can never hold is reported (V-UNSAT-PRE) unless it is literally `false`.
 //! Runs Silicon (the backend `.ci/run` installs).
 
 mod common;
 
 use common::{run_cli, tmpdir};
 
-const CASES: &[(&str, &str, &str)] = &[
+/// (file, text, verdict, code of the first diagnostic when it is not verified).
+const CASES: &[(&str, &str, &str, &str)] = &[
     (
         "wrong_function_measure.pvl",
         "class C {\n  requires n >= 0;\n  decreases n;\n  pure int f(int n) = n == 0 ? 0 : f(n + 1);\n}\n",
         "Failed",
+        "V-TERMINATION",
     ),
     (
         "function_measure.pvl",
         "class C {\n  requires n >= 0;\n  decreases n;\n  pure int f(int n) = n == 0 ? 0 : f(n - 1);\n}\n",
         "Verified",
+        "",
     ),
     (
         "wrong_method_measure.pvl",
         "class C {\n  requires n >= 0;\n  decreases n;\n  void m(int n) {\n    if (n > 0) { m(n); }\n  }\n}\n",
         "Failed",
+        "V-TERMINATION",
     ),
     (
         "wrong_loop_measure.pvl",
         "class C {\n  void m(int n) {\n    int i = 0;\n    loop_invariant 0 <= i;\n    decreases n - i;\n    while (i < n) {\n      i = i - 1;\n    }\n  }\n}\n",
         "Failed",
+        "V-TERMINATION",
     ),
     (
         "loop_measure.pvl",
         "class C {\n  requires n >= 0;\n  void m(int n) {\n    int i = 0;\n    loop_invariant 0 <= i && i <= n;\n    decreases n - i;\n    while (i < n) {\n      i = i + 1;\n    }\n  }\n}\n",
         "Verified",
+        "",
     ),
     (
         "no_measure.pvl",
         "class C {\n  decreases;\n  void m(int n) { }\n}\n",
         "Unsupported",
+        "V-UNSUPPORTED",
     ),
     (
         "modifies.pvl",
         "class C {\n  int x;\n  modifies x;\n  void m() { }\n}\n",
         "Unsupported",
+        "V-UNSUPPORTED",
     ),
     (
         "accessible.pvl",
         "class C {\n  int x;\n  accessible x;\n  void m() { }\n}\n",
         "Unsupported",
+        "V-UNSUPPORTED",
+    ),
+    (
+        "unsatisfiable_pre.pvl",
+        "class C {\n  requires 3 == 4;\n  void m() { assert 5 == 6; }\n}\n",
+        "Failed",
+        "V-UNSAT-PRE",
+    ),
+    (
+        "unsatisfiable_permissions.pvl",
+        "class C {\n  int x;\n  requires Perm(x, write) ** Perm(x, 1\\2);\n  void m() { x = 1; }\n}\n",
+        "Failed",
+        "V-UNSAT-PRE",
+    ),
+    (
+        "intended_false_pre.pvl",
+        "class C {\n  requires false;\n  void m() { assert 1 == 2; }\n}\n",
+        "Verified",
+        "",
+    ),
+    (
+        "satisfiable_pre.pvl",
+        "class C {\n  requires n > 0;\n  void m(int n) { assert n != 0; }\n}\n",
+        "Verified",
+        "",
     ),
 ];
 
 #[test]
-fn termination_is_checked_and_unencodable_clauses_are_refused() {
+fn termination_and_satisfiability_are_checked_and_unencodable_clauses_are_refused() {
     let d = tmpdir("viper-soundness", "cases");
     let mut args = vec!["verify".to_string(), "--format".into(), "json".into()];
-    for (name, text, _) in CASES {
+    for (name, text, _, _) in CASES {
         let p = d.join(name);
         std::fs::write(&p, text).expect("writable");
         args.push(p.to_string_lossy().into_owned());
@@ -65,13 +99,24 @@ fn termination_is_checked_and_unencodable_clauses_are_refused() {
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}\n{err}"));
     let files = v.as_array().expect("one result per file");
     assert_eq!(files.len(), CASES.len());
-    for ((name, _, expected), got) in CASES.iter().zip(files) {
+    for ((name, _, expected, code), got) in CASES.iter().zip(files) {
         assert_eq!(got["verdict"], *expected, "{name}: {got}");
-        if *expected == "Failed" {
-            assert_eq!(got["diagnostics"][0]["code"], "V-TERMINATION", "{name}: {got}");
-        }
-        if *expected == "Unsupported" {
-            assert_eq!(got["diagnostics"][0]["code"], "V-UNSUPPORTED", "{name}: {got}");
+        if !code.is_empty() {
+            assert_eq!(got["diagnostics"][0]["code"], *code, "{name}: {got}");
         }
     }
+}
+
+#[test]
+fn the_satisfiability_check_can_be_switched_off() {
+    let d = tmpdir("viper-soundness", "disable-sat");
+    let p = d.join("unsat.pvl");
+    std::fs::write(&p, "class C {\n  requires 3 == 4;\n  void m() { assert 5 == 6; }\n}\n")
+        .expect("writable");
+    let path = p.to_string_lossy().into_owned();
+    let (code, out, err) = run_cli(&["verify", "--disable-sat", &path]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let (code, out, err) = run_cli(&["verify", &path]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(out.contains("V-UNSAT-PRE") || err.contains("V-UNSAT-PRE"), "{out}\n{err}");
 }

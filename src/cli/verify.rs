@@ -25,6 +25,10 @@ pub struct VerifyArgs {
     /// Do not use the verification result cache.
     #[arg(long)]
     pub no_cache: bool,
+    /// Do not check that every method's precondition is satisfiable (as VerCors'
+    /// `--disable-sat`); a precondition that is literally `false` is never checked.
+    #[arg(long)]
+    pub disable_sat: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -37,6 +41,7 @@ pub fn main(args: VerifyArgs) -> u8 {
         timeout_s: args.timeout,
         keep_vpr: args.keep_vpr.clone(),
         no_cache: args.no_cache,
+        no_sat: args.disable_sat,
     };
     let mut code = 0u8;
     let mut json = Vec::new();

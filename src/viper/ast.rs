@@ -413,6 +413,8 @@ pub enum MethodKind {
     Pvl,
     Thread,
     BarrierConsistency,
+    /// Assumes a PVL method's precondition and asserts `false` (`encode::sat`).
+    SatCheck,
     Prelude,
 }
 

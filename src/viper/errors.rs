@@ -354,6 +354,7 @@ pub fn help_for(code: &str) -> Option<&'static str> {
         "E-BACKEND" => "run `alpine-rs backend install`, or `alpine-rs backend doctor` to see what is missing",
         "E-INTERNAL" => "this is a bug in alpine-rs; please report it with this input (`--keep-vpr DIR` keeps the Viper encoding)",
         "E-IO" => "check the path and the permissions",
+        "V-UNSAT-PRE" => "correct the precondition; write `requires false;` for a method that is meant to be unreachable, or pass --disable-sat to switch the check off",
         "V-TERMINATION" => "make the measure decrease (and stay non-negative) at every recursive call or loop iteration, or state `decreases assume;` to assume termination",
         "V-UNSUPPORTED" => "`alpine-rs verify` cannot check this construct; verify the file with VerCors instead",
         "V-BAD-INPUT" => "fix the program (name and type errors are reported before verification)",

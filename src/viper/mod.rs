@@ -84,6 +84,8 @@ pub struct VerifyOptions {
     pub keep_vpr: Option<PathBuf>,
     /// Bypass the result cache.
     pub no_cache: bool,
+    /// Leave out the contract-satisfiability checks (VerCors' `--disable-sat`).
+    pub no_sat: bool,
 }
 
 /// Encoder version, part of the result-cache key (§8.3).
@@ -140,6 +142,14 @@ fn run_silicon_on(
     }
 }
 
+/// Silicon's errors of a run that produced a verdict (none when it verified).
+fn outcome_errors(outcome: Result<SiliconOutcome, RunError>) -> Vec<SiliconError> {
+    match outcome {
+        Ok(SiliconOutcome::Failed(es)) => es,
+        _ => Vec::new(),
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct VerifyReport {
     pub verdict: Verdict,
@@ -173,7 +183,8 @@ fn verify_source_inner(src: &SourceFile, opts: &VerifyOptions) -> VerifyReport {
             time: start.elapsed(),
         };
     }
-    let enc = match encode(&parsed.program, src) {
+    let enc_opts = EncodeOptions { no_sat: opts.no_sat, ..EncodeOptions::default() };
+    let enc = match encode_with(&parsed.program, src, enc_opts) {
         Ok(e) => e,
         Err(ds) => {
             return VerifyReport {
@@ -199,7 +210,8 @@ fn verify_source_inner(src: &SourceFile, opts: &VerifyOptions) -> VerifyReport {
             };
         }
     }
-    let (verdict, diagnostics) = match run_silicon(&enc.vpr, opts) {
+    let outcome = run_silicon(&enc.vpr, opts);
+    let (verdict, diagnostics) = match outcome {
         Err(RunError::Backend(m)) => {
             (Verdict::BackendMissing, vec![Diagnostic::error("E-BACKEND", m)])
         }
@@ -214,11 +226,20 @@ fn verify_source_inner(src: &SourceFile, opts: &VerifyOptions) -> VerifyReport {
             Verdict::Crash,
             vec![Diagnostic::error("E-BACKEND", "Silicon stopped without a verdict").with_note(m)],
         ),
-        Ok(SiliconOutcome::Verified) => (Verdict::Verified, vec![]),
-        Ok(SiliconOutcome::Failed(es)) => {
-            let ds = map_errors(&enc, &es);
+        Ok(SiliconOutcome::Verified) | Ok(SiliconOutcome::Failed(_)) => {
+            let (es, unsat) = encode::settle_sat(&enc.posmap, outcome_errors(outcome));
+            let mut ds = map_errors(&enc, &es);
+            ds.extend(unsat.into_iter().map(|m| m.diagnostic));
+            ds.sort_by_key(errors::sort_key);
             let internal = ds.iter().any(|d| d.code == "E-INTERNAL");
-            (if internal { Verdict::Crash } else { Verdict::Failed }, ds)
+            let verdict = if ds.is_empty() {
+                Verdict::Verified
+            } else if internal {
+                Verdict::Crash
+            } else {
+                Verdict::Failed
+            };
+            (verdict, ds)
         }
         Ok(SiliconOutcome::Crashed(tail)) => (
             Verdict::Crash,
@@ -304,7 +325,7 @@ fn verify_batch_inner(
             });
             continue;
         }
-        let opts = EncodeOptions { prefix: format!("u{i}_") };
+        let opts = EncodeOptions { prefix: format!("u{i}_"), no_sat: opts.no_sat };
         match encode::encode_program(&parsed.program, src, opts) {
             Ok(p) => {
                 units.push(p);
@@ -361,17 +382,15 @@ fn verify_batch_inner(
                 Verdict::Crash,
                 Diagnostic::error("E-BACKEND", "Silicon stopped without a verdict").with_note(tail),
             ),
-            Ok(SiliconOutcome::Verified) => {
-                for &i in &unit_of {
-                    reports[i] = Some(VerifyReport {
-                        verdict: Verdict::Verified,
-                        diagnostics: vec![],
-                        time: start.elapsed(),
-                    });
-                }
-            }
-            Ok(SiliconOutcome::Failed(es)) => {
+            Ok(outcome @ (SiliconOutcome::Verified | SiliconOutcome::Failed(_))) => {
+                let es = outcome_errors(Ok(outcome));
+                let (es, unsat) = encode::settle_sat(&posmap, es);
                 let mut per: Vec<Vec<Diagnostic>> = vec![Vec::new(); units.len()];
+                for m in unsat {
+                    if let Some(v) = per.get_mut(m.unit) {
+                        v.push(m.diagnostic);
+                    }
+                }
                 for e in &es {
                     let m = errors::map_error(&posmap, e, None);
                     if let Some(v) = per.get_mut(m.unit) {

@@ -5,9 +5,11 @@
 
 mod exprs;
 mod quant;
+mod sat;
 mod stmts;
 
 pub use quant::{quantify, same, text};
+pub use sat::settle as settle_sat;
 
 use crate::diag::{Diagnostic, SourceFile};
 use crate::front::ast::{
@@ -23,6 +25,8 @@ pub struct EncodeOptions {
     /// Prepended to every generated member and field name, so that several programs can share
     /// one Viper file (batch verification).
     pub prefix: String,
+    /// Leave out the contract-satisfiability checks ([`sat`]; `verify --disable-sat`).
+    pub no_sat: bool,
 }
 
 /// What is known about a callable PVL member.
@@ -911,10 +915,15 @@ pub fn encode_program(
     src: &SourceFile,
     opts: EncodeOptions,
 ) -> Result<Program, Vec<Diagnostic>> {
+    let no_sat = opts.no_sat;
     let mut enc = Encoder::new(src, opts);
     enc.program(prog);
     if enc.diags.iter().any(|d| d.is_error()) {
         return Err(enc.diags);
+    }
+    if !no_sat {
+        let checks = sat::checks(&enc.out.methods);
+        enc.out.methods.extend(checks);
     }
     Ok(enc.out)
 }
