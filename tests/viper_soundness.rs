@@ -82,6 +82,18 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "Verified",
         "",
     ),
+    (
+        "frac_parameter.pvl",
+        "class C {\n  int x;\n  requires Perm(x, p);\n  ensures Perm(x, p);\n  int get(frac p) { return x; }\n}\n",
+        "Verified",
+        "",
+    ),
+    (
+        "zfrac_argument_for_frac.pvl",
+        "class C {\n  int x;\n  requires Perm(x, p);\n  ensures Perm(x, p);\n  void get(frac p) { }\n  requires Perm(x, 1\\2);\n  ensures Perm(x, 1\\2);\n  void m(zfrac z) { get(z); }\n}\n",
+        "Failed",
+        "V-PRE",
+    ),
 ];
 
 #[test]

@@ -779,10 +779,43 @@ impl<'a> Encoder<'a> {
             }
         }
         if ok {
-            Ok((pres, posts))
+            let mut bounds = self.frac_bounds(m.name.span);
+            bounds.extend(pres);
+            Ok((bounds, posts))
         } else {
             Err(())
         }
+    }
+
+    /// The range VerCors gives a parameter of type `frac` (`0 < p <= 1`) or `zfrac`
+    /// (`0 <= p <= 1`), `given` ones included, assumed by the member (and established by
+    /// every caller), in the order of the Viper names.
+    fn frac_bounds(&self, at: Span) -> Vec<Contract> {
+        let Some(scope) = self.scopes.last() else { return Vec::new() };
+        let mut fracs: Vec<(&str, bool)> = scope
+            .values()
+            .filter_map(|l| match l.ty.kind {
+                TypeKind::Frac => Some((l.viper.as_str(), true)),
+                TypeKind::ZFrac => Some((l.viper.as_str(), false)),
+                _ => None,
+            })
+            .collect();
+        fracs.sort();
+        fracs
+            .into_iter()
+            .map(|(v, strict)| {
+                let low = Exp::bin(
+                    if strict { "<" } else { "<=" },
+                    Exp::synth(ExpKind::NoPerm),
+                    Exp::var(v),
+                );
+                let high = Exp::bin("<=", Exp::var(v), Exp::synth(ExpKind::Write));
+                Contract {
+                    exp: Exp::bin("&&", low, high),
+                    origin: Origin::new(Role::Pre, Some(at)),
+                }
+            })
+            .collect()
     }
 
     fn method(&mut self, m: &ast::Method, info: &Callable, is_ctor: bool) -> R<()> {
