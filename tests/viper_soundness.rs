@@ -94,6 +94,18 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "Failed",
         "V-PRE",
     ),
+    (
+        "sized_array_parameter.pvl",
+        "class C {\n  context_everywhere x != null;\n  context (\\forall* int i; 0 <= i && i < n; Perm(x[i], write));\n  void m(int n, int[n] x) {\n    par (int t = 0 .. n)\n      context Perm(x[t], write);\n    { x[t] = 0; }\n  }\n}\n",
+        "Verified",
+        "",
+    ),
+    (
+        "sized_array_argument.pvl",
+        "class C {\n  requires a != null;\n  void m(int n, int[n] a) { }\n  void k() {\n    int[] b = new int[2];\n    m(3, b);\n  }\n}\n",
+        "Failed",
+        "V-PRE",
+    ),
 ];
 
 #[test]

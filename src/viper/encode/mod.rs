@@ -779,43 +779,53 @@ impl<'a> Encoder<'a> {
             }
         }
         if ok {
-            let mut bounds = self.frac_bounds(m.name.span);
-            bounds.extend(pres);
-            Ok((bounds, posts))
+            let mut facts = self.type_facts(m.name.span)?;
+            facts.extend(pres);
+            Ok((facts, posts))
         } else {
             Err(())
         }
     }
 
-    /// The range VerCors gives a parameter of type `frac` (`0 < p <= 1`) or `zfrac`
-    /// (`0 <= p <= 1`), `given` ones included, assumed by the member (and established by
-    /// every caller), in the order of the Viper names.
-    fn frac_bounds(&self, at: Span) -> Vec<Contract> {
-        let Some(scope) = self.scopes.last() else { return Vec::new() };
-        let mut fracs: Vec<(&str, bool)> = scope
-            .values()
-            .filter_map(|l| match l.ty.kind {
-                TypeKind::Frac => Some((l.viper.as_str(), true)),
-                TypeKind::ZFrac => Some((l.viper.as_str(), false)),
-                _ => None,
-            })
-            .collect();
-        fracs.sort();
-        fracs
-            .into_iter()
-            .map(|(v, strict)| {
-                let low = Exp::bin(
-                    if strict { "<" } else { "<=" },
-                    Exp::synth(ExpKind::NoPerm),
-                    Exp::var(v),
-                );
-                let high = Exp::bin("<=", Exp::var(v), Exp::synth(ExpKind::Write));
-                Contract {
-                    exp: Exp::bin("&&", low, high),
-                    origin: Origin::new(Role::Pre, Some(at)),
+    /// What a parameter's type says beyond its Viper sort, assumed by the member (and
+    /// established by every caller), in the order of the Viper names: the range VerCors gives
+    /// `frac` (`0 < p <= 1`) and `zfrac` (`0 <= p <= 1`), `given` parameters included, and the
+    /// length of a sized array `T[n] a` (`a.length == n` when `a` is not null, also kept as a
+    /// `context_everywhere` fact; the extents of inner dimensions would read rows, which needs
+    /// permission, so they stay unstated).
+    fn type_facts(&mut self, at: Span) -> R<Vec<Contract>> {
+        let Some(scope) = self.scopes.last() else { return Ok(Vec::new()) };
+        let mut typed: Vec<(String, Type)> =
+            scope.values().map(|l| (l.viper.clone(), l.ty.clone())).collect();
+        typed.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut out = Vec::new();
+        for (v, ty) in typed {
+            let exp = match &ty.kind {
+                TypeKind::Frac | TypeKind::ZFrac => {
+                    let op = if ty.kind == TypeKind::Frac { "<" } else { "<=" };
+                    let low = Exp::bin(op, Exp::synth(ExpKind::NoPerm), Exp::var(&v));
+                    let high = Exp::bin("<=", Exp::var(&v), Exp::synth(ExpKind::Write));
+                    Exp::bin("&&", low, high)
                 }
-            })
-            .collect()
+                TypeKind::Array(_, Some(n)) => {
+                    let n = self.spec(n)?;
+                    let some = Exp::bin("!=", Exp::var(&v), Exp::app("anull", vec![]));
+                    let fact = Exp::bin(
+                        "==>",
+                        some,
+                        Exp::bin("==", Exp::app("alen", vec![Exp::var(&v)]), n),
+                    );
+                    // Part of the type, so it holds everywhere in the member, as
+                    // `context_everywhere` does (par blocks, loops).
+                    let origin = Origin::new(Role::Invariant, Some(at));
+                    self.everywhere.push(Contract { exp: fact.clone(), origin });
+                    fact
+                }
+                _ => continue,
+            };
+            out.push(Contract { exp, origin: Origin::new(Role::Pre, Some(at)) });
+        }
+        Ok(out)
     }
 
     fn method(&mut self, m: &ast::Method, info: &Callable, is_ctor: bool) -> R<()> {
