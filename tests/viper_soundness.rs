@@ -106,6 +106,18 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "Failed",
         "V-PRE",
     ),
+    (
+        "barrier_old.pvl",
+        "class C {\n  context_everywhere a != null && a.length == n && n > 0;\n  requires (\\forall* int i; 0 <= i && i < n; Perm(a[i], write));\n  ensures (\\forall* int i; 0 <= i && i < n; Perm(a[i], write));\n  void m(int n, int[] a) {\n    par k (int t = 0 .. n)\n      requires Perm(a[t], write);\n      ensures Perm(a[t], write);\n    {\n      a[t] = t;\n      barrier(k) {\n        context 0 <= t && t < n;\n        requires Perm(a[t], write);\n        ensures Perm(a[t], write);\n        ensures a[t] == \\old(a[t]);\n      }\n      assert a[t] == t;\n    }\n  }\n}\n",
+        "Verified",
+        "",
+    ),
+    (
+        "barrier_wrong_old.pvl",
+        "class C {\n  context_everywhere a != null && a.length == n && n > 0;\n  requires (\\forall* int i; 0 <= i && i < n; Perm(a[i], write));\n  ensures (\\forall* int i; 0 <= i && i < n; Perm(a[i], write));\n  void m(int n, int[] a) {\n    par k (int t = 0 .. n)\n      requires Perm(a[t], write);\n      ensures Perm(a[t], write);\n    {\n      a[t] = t;\n      barrier(k) {\n        context 0 <= t && t < n;\n        requires Perm(a[t], write);\n        ensures Perm(a[t], write);\n        ensures a[t] == \\old(a[t]) + 1;\n      }\n      assert a[t] == t;\n    }\n  }\n}\n",
+        "Failed",
+        "V-BAR-INCONSISTENT",
+    ),
 ];
 
 #[test]

@@ -6,11 +6,15 @@ use super::vars::exp_vars;
 use crate::front::ast;
 use crate::front::span::Span;
 use crate::viper::ast::*;
-use crate::viper::encode::{quant, Encoder, R};
+use crate::viper::encode::{Encoder, R};
 
-/// An abstract stand-in for one `\\old(e)` in a barrier-consistency method: (text of e,
-/// function name, parameters, result type).
-type OldFn = (String, String, Vec<(String, Ty)>, Ty);
+/// `e` with every `\\old(x)` replaced by `x`.
+fn drop_old(e: Exp) -> Exp {
+    e.map(&mut |n| match n.kind {
+        ExpKind::Old(None, x) => *x,
+        k => Exp { kind: k, span: n.span },
+    })
+}
 
 impl Encoder<'_> {
     // ------------------------------------------------------------------------------------------
@@ -45,19 +49,34 @@ impl Encoder<'_> {
             Origin::new(role, Some(c.span)).with_clause(c.clause).with_label(&lbl)
         };
 
+        // `\old(e)` in a barrier contract is e's value when the thread reaches the barrier:
+        // the current state in its preconditions, the state at a label placed before the
+        // barrier's exhale in its postconditions (and Viper's `old` in the consistency method,
+        // whose entry is that state).
+        let pre: Vec<Conj> = pre
+            .into_iter()
+            .map(|mut c| {
+                c.exp = drop_old(c.exp);
+                c
+            })
+            .collect();
+        let at = self.fresh_name(&format!("{lbl}_barrier{k}"));
+
         // Enactment in this thread.
         out.push(Stmt::new(StmtKind::Comment(format!("barrier({lbl}) #{k}")), Origin::synthetic()));
+        out.push(Stmt::new(StmtKind::Label(at.clone()), Origin::synthetic()));
         for c in pre.iter().filter(|c| !c.exp.has_acc()) {
             out.push(Stmt::new(StmtKind::Assert(c.exp.clone()), mk(Role::BarrierPre, c)));
         }
         for c in pre.iter().filter(|c| c.exp.has_acc()) {
             out.push(Stmt::new(StmtKind::Exhale(c.exp.clone()), mk(Role::BarrierPre, c)));
         }
+        let after = |c: &Conj| super::par::replace_old(c.exp.clone(), &at);
         for c in post.iter().filter(|c| c.exp.has_acc()) {
-            out.push(Stmt::new(StmtKind::Inhale(c.exp.clone()), mk(Role::BarrierPost, c)));
+            out.push(Stmt::new(StmtKind::Inhale(after(c)), mk(Role::BarrierPost, c)));
         }
         for c in post.iter().filter(|c| !c.exp.has_acc()) {
-            out.push(Stmt::new(StmtKind::Inhale(c.exp.clone()), mk(Role::BarrierPost, c)));
+            out.push(Stmt::new(StmtKind::Inhale(after(c)), mk(Role::BarrierPost, c)));
         }
 
         // Consistency obligation: all threads' postconditions follow from, and take no more
@@ -88,66 +107,6 @@ impl Encoder<'_> {
             pres.push(Contract {
                 exp: c.exp.clone(),
                 origin: Origin { role: Role::BarrierConsPre, ..c.origin.clone() },
-            });
-        }
-        // `\old` is not allowed in Viper preconditions. The consistency method must hold for
-        // every pre-state, so each `\old(e)` becomes an abstract function of e's variables:
-        // requires and ensures then talk about the same (arbitrary) old values.
-        let mut olds: Vec<OldFn> = Vec::new();
-        let method_name = frame.method.clone();
-        let vtypes = self.vtypes.clone();
-        let mut abstract_old = |e: Exp| -> Exp {
-            e.map(&mut |n| match n.kind {
-                ExpKind::Old(None, inner) => {
-                    let key = quant::text(&inner);
-                    let mut bound = Vec::new();
-                    let mut vars = Vec::new();
-                    exp_vars(&inner, &mut bound, &mut vars);
-                    vars.sort();
-                    let params: Vec<(String, Ty)> = vars
-                        .iter()
-                        .map(|v| (v.clone(), vtypes.get(v).cloned().unwrap_or(Ty::Int)))
-                        .collect();
-                    let ret = if key.contains("bool_val") { Ty::Bool } else { Ty::Int };
-                    let fname = match olds.iter().find(|(t, ..)| *t == key) {
-                        Some((_, f, ..)) => f.clone(),
-                        None => {
-                            let f = format!("{method_name}_barrier{k}_old{}", olds.len());
-                            olds.push((key, f.clone(), params, ret));
-                            f
-                        }
-                    };
-                    let args = vars.into_iter().map(Exp::var).collect();
-                    Exp { kind: Exp::app(fname, args).kind, span: n.span }
-                }
-                kind => Exp { kind, span: n.span },
-            })
-        };
-        let pre: Vec<Conj> = pre
-            .iter()
-            .map(|c| {
-                let mut c = c.clone();
-                c.exp = abstract_old(c.exp);
-                c
-            })
-            .collect();
-        let post: Vec<Conj> = post
-            .iter()
-            .map(|c| {
-                let mut c = c.clone();
-                c.exp = abstract_old(c.exp);
-                c
-            })
-            .collect();
-        for (_, name, params, ret) in olds {
-            self.out.functions.push(crate::viper::ast::Function {
-                name,
-                params,
-                ret,
-                pres: vec![],
-                posts: vec![],
-                body: None,
-                span: None,
             });
         }
         let mut later = Vec::new();

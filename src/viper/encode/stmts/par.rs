@@ -9,7 +9,7 @@ use crate::viper::ast::*;
 use crate::viper::encode::{quant, Encoder, Frame, ParFrame, R};
 use std::collections::{HashMap, HashSet};
 
-fn replace_old(e: Exp, label: &str) -> Exp {
+pub(super) fn replace_old(e: Exp, label: &str) -> Exp {
     e.map(&mut |n| match n.kind {
         ExpKind::Old(None, x) => {
             Exp { kind: ExpKind::Old(Some(label.to_string()), x), span: n.span }
