@@ -118,6 +118,18 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "Failed",
         "V-BAR-INCONSISTENT",
     ),
+    (
+        "region_everywhere.pvl",
+        "class C {\n  requires a != null;\n  requires (\\forall* int i; 0 <= i && i < a.length; Perm(a[i], write));\n  void m(int[] a) {\n    context_everywhere a != null;\n    par (int t = 0 .. a.length)\n      requires Perm(a[t], write);\n    { a[t] = 0; }\n  }\n}\n",
+        "Verified",
+        "",
+    ),
+    (
+        "region_everywhere_wrong.pvl",
+        "class C {\n  requires a != null;\n  requires (\\forall* int i; 0 <= i && i < a.length; Perm(a[i], write));\n  void m(int[] a) {\n    context_everywhere a != null && a.length > 5;\n    par (int t = 0 .. a.length)\n      requires Perm(a[t], write);\n    { a[t] = 0; }\n  }\n}\n",
+        "Failed",
+        "V-PAR-PRE",
+    ),
 ];
 
 #[test]

@@ -136,13 +136,27 @@ impl Encoder<'_> {
     }
 
     pub(super) fn par(&mut self, p: &ast::Par, out: &mut Vec<Stmt>) -> R<()> {
-        if !p.prefix.clauses.is_empty() {
-            self.unsupported("a region contract before `par`", p.prefix.span);
+        // A v1 region contract of `context_everywhere` facts (the way VerCors 1 states facts
+        // the thread ranges need, such as `xs != null` for `0 .. xs.length`) holds in every
+        // thread and around the block: it joins each arm's contract, whose thread-independent
+        // clauses come before the ranges. Other region clauses are a contract of the whole
+        // region, which the per-thread encoding does not have.
+        if let Some(c) = p.prefix.clauses.iter().find(|c| c.kind != ClauseKind::ContextEverywhere) {
+            self.unsupported(
+                &format!("a `{}` region contract before `par`", c.kind.keyword()),
+                c.span,
+            );
             return Err(());
         }
         let mut sites = Vec::new();
         for arm in &p.arms {
-            sites.push(self.par_arm(arm)?);
+            if p.prefix.clauses.is_empty() {
+                sites.push(self.par_arm(arm)?);
+            } else {
+                let mut arm = arm.clone();
+                arm.contract.splice(0..0, p.prefix.clauses.iter().cloned());
+                sites.push(self.par_arm(&arm)?);
+            }
         }
         for (label, _, _, _) in &sites {
             out.push(Stmt::new(StmtKind::Label(label.clone()), Origin::synthetic()));
