@@ -3,7 +3,9 @@
 //! Runs the `verifies: yes` corpus programs three ways and prints wall times:
 //! 1. per file, a fresh JVM each (`verify_source`-style: one `verify_batch` call per file);
 //! 2. per file in one JVM (`verify_each`);
-//! 3. all programs in one Silicon file (`verify_batch`).
+//! 3. all programs in one Silicon file (`verify_batch`);
+//!
+//! and the median time per file of way 2 (what issue 20 bounds: at most +10%).
 //!
 //! Needs the backend (`alpine-rs backend install`). `VERIFY_BENCH_N` limits the file count.
 
@@ -60,4 +62,9 @@ fn main() {
         one_file / nf,
         fresh / one_file
     );
+    let mut times: Vec<f64> = each.iter().map(|r| r.time.as_secs_f64()).collect();
+    times.sort_by(f64::total_cmp);
+    if let Some(m) = times.get(times.len() / 2) {
+        println!("median per file, one JVM: {:.3} s", m);
+    }
 }
