@@ -131,6 +131,18 @@ fn validate_rejects_an_off_by_one_peeling() {
     assert_eq!(m.index, Some(n - 1));
 }
 
+/// Run `entry` of bulk_transfers.pvl on `n` and an array of `n` cells; the run must end in an
+/// error.
+fn bulk_error(entry: &str, n: i64) -> RunResult {
+    let r = run_input(
+        "bulk_transfers.pvl",
+        entry,
+        vec![("n", sem::InVal::Int(n)), ("a", ints(n as usize))],
+    );
+    assert_eq!(r.status, Status::Error);
+    r
+}
+
 fn run_input(name: &str, entry: &str, args: Vec<(&str, sem::InVal)>) -> RunResult {
     run_input_checks(name, entry, args, Checks::default())
 }
@@ -269,9 +281,7 @@ fn messages<'a>(r: &'a RunResult, code: &str) -> Vec<&'a str> {
 
 #[test]
 fn a_thread_missing_its_entry_permission_is_reported_for_that_thread_only() {
-    let r =
-        run_input("bulk_transfers.pvl", "hole", vec![("n", sem::InVal::Int(40)), ("a", ints(40))]);
-    assert_eq!(r.status, Status::Error);
+    let r = bulk_error("hole", 40);
     assert_eq!(
         messages(&r, "R-PERM-TRANSFER"),
         [
@@ -288,9 +298,7 @@ fn a_thread_missing_its_entry_permission_is_reported_for_that_thread_only() {
 
 #[test]
 fn threads_giving_back_what_they_lack_are_reported_in_thread_order() {
-    let r =
-        run_input("bulk_transfers.pvl", "rotate", vec![("n", sem::InVal::Int(6)), ("a", ints(6))]);
-    assert_eq!(r.status, Status::Error);
+    let r = bulk_error("rotate", 6);
     let want: Vec<String> = (0..6)
         .map(|t| {
             format!(
@@ -304,9 +312,7 @@ fn threads_giving_back_what_they_lack_are_reported_in_thread_order() {
 
 #[test]
 fn a_quantified_exhale_short_of_every_instance_reports_each_in_order() {
-    let r =
-        run_input("bulk_transfers.pvl", "half", vec![("n", sem::InVal::Int(4)), ("a", ints(4))]);
-    assert_eq!(r.status, Status::Error);
+    let r = bulk_error("half", 4);
     let want: Vec<String> = (0..4)
         .map(|i| format!("exhale: needs 1 of element {i} of array #0, holds 1/2 (host)"))
         .collect();

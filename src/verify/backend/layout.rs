@@ -86,29 +86,22 @@ impl CacheLayout {
 
 /// `<cache>/backend/manifest.json`: what `install` put there, with hashes.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+// A field missing from an older manifest reads as its default.
+#[serde(default)]
 pub struct Manifest {
     pub format: u32,
-    #[serde(default)]
     pub nagini_version: Option<String>,
-    #[serde(default)]
     pub nagini_wheel_sha256: Option<String>,
-    #[serde(default)]
     pub silicon: Option<FileRecord>,
     /// First line of `silicon.jar --help`, e.g. `Silicon 1.1-SNAPSHOT (3e24b7a8+)`.
-    #[serde(default)]
     pub silicon_version: Option<String>,
     /// Only present when install extracted z3 from the wheel.
-    #[serde(default)]
     pub z3: Option<FileRecord>,
-    #[serde(default)]
     pub z3_version: Option<String>,
-    #[serde(default)]
     pub java_path: Option<PathBuf>,
-    #[serde(default)]
     pub java_version: Option<String>,
     /// The AppCDS archive; its `sha256` field records "<jar sha256> <java version>", the inputs
     /// it is valid for, rather than the archive's own hash.
-    #[serde(default)]
     pub cds_archive: Option<FileRecord>,
 }
 

@@ -109,29 +109,19 @@ impl Encoder<'_> {
                 origin: Origin { role: Role::BarrierConsPre, ..c.origin.clone() },
             });
         }
-        let mut later = Vec::new();
-        for c in &pre {
-            let q = self.all_threads(&iters, &range, &one, c.exp.clone());
-            let ct = Contract { exp: q, origin: mk(Role::BarrierConsPre, c) };
-            if c.exp.has_acc() {
-                pres.push(ct);
-            } else {
-                later.push(ct);
-            }
-        }
-        pres.extend(later);
-        let mut posts = Vec::new();
-        let mut later = Vec::new();
-        for c in &post {
-            let q = self.all_threads(&iters, &range, &one, c.exp.clone());
-            let ct = Contract { exp: q, origin: mk(Role::BarrierConsPost, c) };
-            if c.exp.has_acc() {
-                posts.push(ct);
-            } else {
-                later.push(ct);
-            }
-        }
-        posts.extend(later);
+        // All threads' clauses, resources first (the pure ones may read what they grant).
+        let mut all_threads = |cs: &[Conj], role: Role| -> Vec<Contract> {
+            let (res, pure): (Vec<Contract>, Vec<Contract>) = cs
+                .iter()
+                .map(|c| Contract {
+                    exp: self.all_threads(&iters, &range, &one, c.exp.clone()),
+                    origin: mk(role, c),
+                })
+                .partition(|ct| ct.exp.has_acc());
+            res.into_iter().chain(pure).collect()
+        };
+        pres.extend(all_threads(&pre, Role::BarrierConsPre));
+        let posts = all_threads(&post, Role::BarrierConsPost);
         let mut used = Vec::new();
         let mut bound = Vec::new();
         for c in pres.iter().chain(&posts) {
