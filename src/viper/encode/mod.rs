@@ -47,6 +47,8 @@ pub(crate) struct Callable {
     /// Such methods get a permission parameter instead of a wildcard, so that callers get back
     /// exactly what they lent (a wildcard would come back as an unknown amount).
     pub read_locs: Vec<Expr>,
+    /// Whether the member has a body: an abstract predicate cannot be folded or unfolded.
+    pub has_body: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -431,6 +433,7 @@ impl<'a> Encoder<'a> {
                 class: class.map(str::to_string),
                 param_names: m.params.iter().map(|p| p.name.name.clone()).collect(),
                 read_locs,
+                has_body: !matches!(m.body, MethodBody::Abstract),
                 viper: self.member_name(class, name),
                 kind,
                 is_static: m.has_modifier(ast::Modifier::Static) || class.is_none() || is_ctor,
