@@ -961,6 +961,12 @@ pub fn encode_program(
     src: &SourceFile,
     opts: EncodeOptions,
 ) -> Result<Program, Vec<Diagnostic>> {
+    // Resolution and types first: an ill-typed program is the user's error (exit 2), and
+    // encoding it would hand Silicon an ill-typed Viper program (our error).
+    let ds = crate::analyze::typeck::check(prog);
+    if ds.iter().any(|d| d.is_error()) {
+        return Err(ds);
+    }
     let no_sat = opts.no_sat;
     let mut enc = Encoder::new(src, opts);
     enc.program(prog);
