@@ -50,7 +50,10 @@ fn each_error_is_reported_and_valid_programs_are_accepted() {
         let src = SourceFile::new(name.to_string(), text.to_string());
         let got = ds.iter().find(|d| d.is_error()).map_or("", |d| d.code.as_str());
         if got != *code {
-            bad.push(format!("{name}: expected {code:?}, got {got:?}\n{}", render_plain(&[&src], &ds)));
+            bad.push(format!(
+                "{name}: expected {code:?}, got {got:?}\n{}",
+                render_plain(&[&src], &ds)
+            ));
         }
         // Every diagnostic points at the program and says how to fix it.
         for d in &ds {
