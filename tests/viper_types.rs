@@ -1,5 +1,6 @@
 //! The Viper encoding is well-typed for Silicon: permissions mixed with integers (`frac`
-//! comparisons, integer `given` arguments, integer amounts), arrays of objects, `null` of an
+//! comparisons, integer `given` arguments, integer amounts, conditional amounts, `frac`
+//! functions), arrays of objects, `null` of an
 //! object type, set and bag inclusion, triggers over computed indices, and an abstract predicate
 //! that is unfolded (refused before Silicon sees it). Each program used to make Silicon reject
 //! the encoding (E-INTERNAL); each `_wrong` twin shows that the coercion keeps its meaning.
@@ -88,6 +89,24 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "class C {\n  resource p();\n  requires p();\n  void m() { unfold p(); }\n}\n",
         "Unsupported",
         "V-BAD-INPUT",
+    ),
+    (
+        "cond_amount.pvl",
+        "class C {\n  int x;\n  requires Perm(x, b ? 1 : 1\\2);\n  ensures Perm(x, 1\\2);\n  void m(boolean b) { }\n}\n",
+        "Verified",
+        "",
+    ),
+    (
+        "frac_function.pvl",
+        "class C {\n  int x;\n  pure frac one() = 1;\n  requires Perm(x, one());\n  void m() { x = 2; }\n}\n",
+        "Verified",
+        "",
+    ),
+    (
+        "frac_function_wrong.pvl",
+        "class C {\n  int x;\n  pure frac half() = 1\\2;\n  requires Perm(x, half());\n  void m() { x = 2; }\n}\n",
+        "Failed",
+        "V-PERM-WRITE",
     ),
 ];
 

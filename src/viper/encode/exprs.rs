@@ -122,7 +122,14 @@ impl Encoder<'_> {
                 self.field_type(&c, &f.name)?
             }
             ExprKind::Old(x, _) => self.type_of(x)?,
-            ExprKind::Cond(_, a, b) => self.type_of(a).or_else(|| self.type_of(b))?,
+            ExprKind::Cond(_, a, b) => {
+                let (ta, tb) = (self.type_of(a), self.type_of(b));
+                // A permission in either branch makes the whole a permission (see `expr`).
+                match (ta, tb) {
+                    (Some(t), _) | (_, Some(t)) if is_perm(&t) => t,
+                    (ta, tb) => ta.or(tb)?,
+                }
+            }
             ExprKind::Binary(op, a, b) => match op {
                 BinOp::Add | BinOp::Concat | BinOp::Sub | BinOp::Mul => {
                     let ta = self.type_of(a).or_else(|| self.type_of(b))?;
@@ -141,7 +148,10 @@ impl Encoder<'_> {
                 BinOp::Frac => Type::new(TypeKind::Frac),
                 _ => Type::boolean(),
             },
-            ExprKind::Unary(UnOp::Neg, _) => Type::int(),
+            ExprKind::Unary(UnOp::Neg, x) => match self.type_of(x) {
+                Some(t) if is_perm(&t) => t,
+                _ => Type::int(),
+            },
             ExprKind::Unary(UnOp::Not, _) => Type::boolean(),
             ExprKind::Slice(s, _, _) => self.type_of(s)?,
             ExprKind::SeqUpdate(s, _, _) => self.type_of(s)?,
@@ -264,11 +274,21 @@ impl Encoder<'_> {
                 ExpKind::Unary(if *op == UnOp::Not { "!" } else { "-" }, Box::new(a))
             }
             ExprKind::Binary(op, a, b) => return self.binary(*op, a, b, code, e.span),
-            ExprKind::Cond(c, a, b) => ExpKind::Cond(
-                Box::new(self.expr(c, code)?),
-                Box::new(self.expr(a, code)?),
-                Box::new(self.expr(b, code)?),
-            ),
+            ExprKind::Cond(c, a, b) => {
+                // Both branches get the type of the whole (an integer beside a permission is
+                // a permission, `null` beside an object is Viper's `null`).
+                let want = self.type_of(e);
+                let (ta, tb) = (self.type_of(a), self.type_of(b));
+                let (wa, wb) = match &want {
+                    Some(t) if is_perm(t) => (want.clone(), want.clone()),
+                    _ => (tb, ta),
+                };
+                ExpKind::Cond(
+                    Box::new(self.expr(c, code)?),
+                    Box::new(self.expr_to(a, wa.as_ref(), code)?),
+                    Box::new(self.expr_to(b, wb.as_ref(), code)?),
+                )
+            }
             ExprKind::Field(o, f) => {
                 let ot = self.type_of(o);
                 if f.name == "length" && ot.as_ref().is_some_and(is_array) {
@@ -398,7 +418,7 @@ impl Encoder<'_> {
                 return self.quant(*kind, bindings, cond.as_deref(), body, e.span);
             }
             ExprKind::Let { ty, name, value, body } => {
-                let v = self.expr(value, code)?;
+                let v = self.expr_to(value, Some(ty), code)?;
                 self.scopes.push(Default::default());
                 let n = self.fresh_name(&name.name);
                 self.bind_name(&name.name, &n, ty);

@@ -658,11 +658,14 @@ impl<'a> Encoder<'a> {
         let params = self.params(m, info)?;
         let ret = self.viper_ty(&m.ret)?;
         let (pres, posts) = self.method_contract(m, Role::Pre, Role::Post)?;
+        // The body as a value of the declared type (`pure frac f() = 1;`).
         let body = match &m.body {
-            MethodBody::Expr(e) => Some(self.spec(e)?),
+            MethodBody::Expr(e) => Some(self.expr_to(e, Some(&m.ret), false)?),
             MethodBody::Abstract => None,
             MethodBody::Block(b) => match b.stmts.as_slice() {
-                [ast::Stmt { kind: ast::StmtKind::Return(Some(e)), .. }] => Some(self.spec(e)?),
+                [ast::Stmt { kind: ast::StmtKind::Return(Some(e)), .. }] => {
+                    Some(self.expr_to(e, Some(&m.ret), false)?)
+                }
                 _ => {
                     self.unsupported("a pure function with a statement body", b.span);
                     return Err(());
