@@ -13,7 +13,6 @@ pub(crate) struct Sig {
     pub ret: Ty,
     pub given: Vec<(String, Ty)>,
     pub yields: Vec<(String, Ty)>,
-    pub is_static: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -56,7 +55,6 @@ pub(crate) fn sig(m: &ast::Method, class: Option<&str>) -> Sig {
         },
         given,
         yields,
-        is_static: class.is_none() || m.has_modifier(ast::Modifier::Static),
     }
 }
 

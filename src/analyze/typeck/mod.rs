@@ -30,10 +30,9 @@ pub fn check(prog: &ast::Program) -> Vec<Diagnostic> {
         diags: env.diags.clone(),
         env,
         class: None,
-        is_static: false,
         scopes: Vec::new(),
         ret: Ty::Unknown,
-        in_function: false,
+        lenient: false,
     };
     ck.program(prog);
     ck.diags
@@ -123,11 +122,12 @@ pub(crate) struct Checker {
     pub env: Env,
     pub diags: Vec<Diagnostic>,
     pub class: Option<String>,
-    pub is_static: bool,
     pub scopes: Vec<HashMap<String, Var>>,
     /// The return type of the member being checked (`\result`).
     pub ret: Ty,
-    pub in_function: bool,
+    /// The member has a statement the checker does not model (it may declare names):
+    /// unresolved names are not reported in it.
+    pub lenient: bool,
 }
 
 impl Checker {
@@ -190,7 +190,7 @@ impl Checker {
     }
 
     pub(crate) fn undeclared(&mut self, span: Span, msg: String, help: &str) {
-        if self.env.open {
+        if self.env.open || self.lenient {
             return;
         }
         self.diags.push(

@@ -1,6 +1,6 @@
 //! Members, contracts and statements: scopes, conditions, assignments, calls and returns.
 
-use super::{env::sig, Checker, Ty};
+use super::{Checker, Ty};
 use crate::diag::Diagnostic;
 use crate::front::ast::{
     self, ClauseBody, ClauseKind, Expr, ExprKind, MethodBody, MethodKind, SpecKind, Stmt,
@@ -25,7 +25,6 @@ impl Checker {
         }
         if let Some(b) = &prog.main {
             self.class = None;
-            self.is_static = true;
             self.scopes = vec![Default::default()];
             self.ret = Ty::Void;
             self.block(b);
@@ -33,10 +32,8 @@ impl Checker {
     }
 
     fn member(&mut self, class: Option<&str>, m: &ast::Method) {
-        let s = sig(m, class);
         self.class = class.map(str::to_string);
-        self.is_static = s.is_static && m.kind == MethodKind::Method;
-        self.in_function = m.is_pure() || m.is_predicate();
+        self.lenient = false;
         self.ret = if m.kind == MethodKind::Method { Ty::of(&m.ret) } else { Ty::Void };
         // Given and yields parameters are in an outer scope (a local may hide them: VerCors'
         // examples do); parameters share the scope of the body's outer block, so a local there
@@ -213,7 +210,11 @@ impl Checker {
                 }
             },
             S::Ghost(g) => self.stmt(g),
-            S::Annotation(_) | S::Opaque(_) => {}
+            S::Annotation(_) => {}
+            // Statements kept as text, and kinds added later by other front-end work: they may
+            // declare names, so from here on in this member unresolved names are no errors.
+            #[allow(unreachable_patterns)]
+            _ => self.lenient = true,
         }
     }
 
