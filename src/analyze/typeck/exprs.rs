@@ -85,9 +85,12 @@ impl Checker {
             ExprKind::Index(a, i) => {
                 let ta = self.ty(a);
                 let ti = self.ty(i);
-                self.expect(i.span, &Ty::Int, &ti, "an index");
+                // Only arrays and sequences are indexed by integers (maps are not).
                 match ta {
-                    Ty::Array(t) | Ty::Seq(t) => *t,
+                    Ty::Array(t) | Ty::Seq(t) => {
+                        self.expect(i.span, &Ty::Int, &ti, "an index");
+                        *t
+                    }
                     _ => Ty::Unknown,
                 }
             }
@@ -99,10 +102,13 @@ impl Checker {
                 self.ty(s)
             }
             ExprKind::SeqUpdate(s, i, v) => {
+                let ts = self.ty(s);
                 let ti = self.ty(i);
-                self.expect(i.span, &Ty::Int, &ti, "an index");
+                if matches!(ts, Ty::Seq(_)) {
+                    self.expect(i.span, &Ty::Int, &ti, "an index");
+                }
                 self.ty(v);
-                self.ty(s)
+                ts
             }
             ExprKind::Call { recv, name, args, .. } => {
                 let ts: Vec<(Ty, Span)> = args.iter().map(|a| (self.ty(a), a.span)).collect();
@@ -191,13 +197,18 @@ impl Checker {
             }
             ExprKind::Collection { kind, elem_ty, elems } => {
                 let ts: Vec<Ty> = elems.iter().map(|x| self.ty(x)).collect();
+                // Elements are checked against a declared element type only (an untyped
+                // literal's type is that of its first element, which may be too narrow).
                 let et = match elem_ty {
-                    Some(t) => Ty::of(t),
+                    Some(t) => {
+                        let et = Ty::of(t);
+                        for (x, t) in elems.iter().zip(&ts) {
+                            self.expect(x.span, &et, t, "a collection element");
+                        }
+                        et
+                    }
                     None => ts.first().cloned().unwrap_or(Ty::Unknown),
                 };
-                for (x, t) in elems.iter().zip(&ts) {
-                    self.expect(x.span, &et, t, "a collection element");
-                }
                 coll(*kind, et)
             }
             ExprKind::EmptyCollection(k, t) => coll(*k, Ty::of(t)),
