@@ -169,13 +169,10 @@ impl Checker {
             }
             ExprKind::NewObject(c, args) => {
                 let ts: Vec<(Ty, Span)> = args.iter().map(|a| (self.ty(a), a.span)).collect();
+                // An unknown class is the encoder's to report (V-BAD-INPUT): it may be declared
+                // in another file of the command line, and `verify` then points to `--program`.
                 let Some(ce) = self.env.classes.get(&c.name) else {
-                    self.undeclared(
-                        c.span,
-                        format!("unknown class `{}`", c.name),
-                        "declare the class, or correct the name",
-                    );
-                    return Ty::Unknown;
+                    return Ty::Class(c.name.clone());
                 };
                 // Without a declared constructor, `new C()` allocates the fields.
                 let ctors = ce.ctors.clone();
@@ -250,8 +247,21 @@ impl Checker {
         Ty::Unknown
     }
 
+    /// The type of a receiver (`r.f`, `r.m()`): a bare name that resolves to nothing may be a
+    /// class of another file (a static member), not an error here.
+    fn receiver(&mut self, r: &Expr) -> Ty {
+        if let ExprKind::Name(id) = &r.kind {
+            let field =
+                self.class.as_ref().and_then(|c| self.env.classes.get(c)?.fields.get(&id.name));
+            if self.lookup(&id.name).is_none() && field.is_none() {
+                return Ty::Unknown;
+            }
+        }
+        self.ty(r)
+    }
+
     fn field(&mut self, o: &Expr, f: &str, span: Span) -> Ty {
-        let to = self.ty(o);
+        let to = self.receiver(o);
         match &to {
             Ty::Array(_) | Ty::Seq(_) if f == "length" => Ty::Int,
             Ty::Class(c) => {
@@ -273,7 +283,7 @@ impl Checker {
     fn callee(&mut self, recv: Option<&Expr>, name: &str, span: Span) -> Option<Sig> {
         let class = match recv {
             None => self.class.clone(),
-            Some(r) => match (&r.kind, self.ty(r)) {
+            Some(r) => match (&r.kind, self.receiver(r)) {
                 (_, Ty::Class(c)) => Some(c),
                 // `C.m()`: a static member through its class name.
                 (ExprKind::Name(id), Ty::Unknown)

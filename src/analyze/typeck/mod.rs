@@ -3,7 +3,7 @@
 //! VerCors rejects ill-typed programs before it verifies anything; so do we, with diagnostics
 //! that point at the PVL (a Viper type error would be our bug, E-INTERNAL). The pass reports
 //! duplicate declarations (V-DUPLICATE), constructors not named after their class
-//! (V-CONSTRUCTOR-NAME), undeclared names, fields, methods and classes (V-UNDECLARED), wrong
+//! (V-CONSTRUCTOR-NAME), undeclared names, fields and methods (V-UNDECLARED), wrong
 //! argument counts (V-ARITY), assignments to what cannot be assigned (V-NOT-ASSIGNABLE) and type
 //! mismatches: conditions that are not boolean, resources where a boolean is needed, operands,
 //! assignments, arguments and returns of the wrong type (V-TYPE).
