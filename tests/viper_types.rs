@@ -108,6 +108,18 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "Failed",
         "V-PERM-WRITE",
     ),
+    (
+        "perm_arith.pvl",
+        "class C {\n  int x;\n  given frac p;\n  requires p == 1\\2;\n  requires Perm(x, p * 2);\n  ensures Perm(x, p / 2) ** Perm(x, 2 * p - p \\ 2);\n  void m(int n) { assert p + p == write; assert -p < none; }\n}\n",
+        "Verified",
+        "",
+    ),
+    (
+        "perm_arith_wrong.pvl",
+        "class C {\n  int x;\n  given frac p;\n  requires p == 1\\2;\n  requires Perm(x, p * 2);\n  ensures Perm(x, p / 2) ** Perm(x, 2 * p - p \\ 2);\n  void m(int n) { assert p + p == write; assert -p < none; assert p * 2 < write; }\n}\n",
+        "Failed",
+        "V-ASSERT",
+    ),
 ];
 
 #[test]
