@@ -7,3 +7,4 @@ pub mod loops;
 pub mod names;
 pub mod scope;
 pub mod sites;
+pub mod typeck;

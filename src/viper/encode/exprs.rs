@@ -1,5 +1,6 @@
 //! Expressions, permissions and quantifiers (`verification.md` §5.3–5.5).
 
+use super::coerce::{is_perm, is_set_or_bag};
 use super::{quant, CallKind, Encoder, R};
 use crate::front::ast::{
     self, BinOp, Builtin, CollKind, Expr, ExprKind, QuantKind, Type, TypeKind, UnOp,
@@ -23,14 +24,19 @@ fn elem(t: &Type) -> Option<Type> {
     }
 }
 
-/// The element field for an array of this element type.
-fn elem_field(t: &Type) -> &'static str {
+/// The element field for an array of this element type (`None`: no field for it yet).
+fn elem_field(t: &Type) -> Option<&'static str> {
     match t.kind {
-        TypeKind::Boolean | TypeKind::Bool => "bool_val",
-        TypeKind::Array(..) => "arr_val",
-        _ => "int_val",
+        TypeKind::Int => Some("int_val"),
+        TypeKind::Boolean | TypeKind::Bool => Some("bool_val"),
+        TypeKind::Array(..) => Some("arr_val"),
+        TypeKind::Class(..) => Some(REF_FIELD),
+        _ => None,
     }
 }
+
+/// The element field of arrays of objects; declared only by encodings that use it.
+const REF_FIELD: &str = "ref_val";
 
 impl Encoder<'_> {
     /// A specification (pure) expression.
@@ -52,6 +58,7 @@ impl Encoder<'_> {
         Some(match &e.kind {
             ExprKind::Int(_) => Type::int(),
             ExprKind::Bool(_) => Type::boolean(),
+            ExprKind::Write | ExprKind::Read | ExprKind::NoPerm => Type::new(TypeKind::Frac),
             ExprKind::Name(id) => match self.lookup(&id.name) {
                 Some(l) => l.ty.clone(),
                 None => self.field_type(self.class.as_deref()?, &id.name)?,
@@ -72,7 +79,14 @@ impl Encoder<'_> {
                 self.field_type(&c, &f.name)?
             }
             ExprKind::Old(x, _) => self.type_of(x)?,
-            ExprKind::Cond(_, a, b) => self.type_of(a).or_else(|| self.type_of(b))?,
+            ExprKind::Cond(_, a, b) => {
+                let (ta, tb) = (self.type_of(a), self.type_of(b));
+                // A permission in either branch makes the whole a permission (see `expr`).
+                match (ta, tb) {
+                    (Some(t), _) | (_, Some(t)) if is_perm(&t) => t,
+                    (ta, tb) => ta.or(tb)?,
+                }
+            }
             ExprKind::Binary(op, a, b) => match op {
                 BinOp::Add | BinOp::Concat | BinOp::Sub | BinOp::Mul => {
                     let ta = self.type_of(a).or_else(|| self.type_of(b))?;
@@ -83,11 +97,18 @@ impl Encoder<'_> {
                     }
                 }
                 BinOp::Cons => self.type_of(b)?,
-                BinOp::Div | BinOp::Mod => Type::int(),
+                BinOp::Div => match self.type_of(a) {
+                    Some(t) if is_perm(&t) => t,
+                    _ => Type::int(),
+                },
+                BinOp::Mod => Type::int(),
                 BinOp::Frac => Type::new(TypeKind::Frac),
                 _ => Type::boolean(),
             },
-            ExprKind::Unary(UnOp::Neg, _) => Type::int(),
+            ExprKind::Unary(UnOp::Neg, x) => match self.type_of(x) {
+                Some(t) if is_perm(&t) => t,
+                _ => Type::int(),
+            },
             ExprKind::Unary(UnOp::Not, _) => Type::boolean(),
             ExprKind::Slice(s, _, _) => self.type_of(s)?,
             ExprKind::SeqUpdate(s, _, _) => self.type_of(s)?,
@@ -210,11 +231,21 @@ impl Encoder<'_> {
                 ExpKind::Unary(if *op == UnOp::Not { "!" } else { "-" }, Box::new(a))
             }
             ExprKind::Binary(op, a, b) => return self.binary(*op, a, b, code, e.span),
-            ExprKind::Cond(c, a, b) => ExpKind::Cond(
-                Box::new(self.expr(c, code)?),
-                Box::new(self.expr(a, code)?),
-                Box::new(self.expr(b, code)?),
-            ),
+            ExprKind::Cond(c, a, b) => {
+                // Both branches get the type of the whole (an integer beside a permission is
+                // a permission, `null` beside an object is Viper's `null`).
+                let want = self.type_of(e);
+                let (ta, tb) = (self.type_of(a), self.type_of(b));
+                let (wa, wb) = match &want {
+                    Some(t) if is_perm(t) => (want.clone(), want.clone()),
+                    _ => (tb, ta),
+                };
+                ExpKind::Cond(
+                    Box::new(self.expr(c, code)?),
+                    Box::new(self.expr_to(a, wa.as_ref(), code)?),
+                    Box::new(self.expr_to(b, wb.as_ref(), code)?),
+                )
+            }
             ExprKind::Field(o, f) => {
                 let ot = self.type_of(o);
                 if f.name == "length" && ot.as_ref().is_some_and(is_array) {
@@ -240,7 +271,18 @@ impl Encoder<'_> {
                 let ix = self.expr(i, code)?;
                 match at {
                     Some(t) if is_array(&t) => {
-                        let f = elem(&t).map(|et| elem_field(&et)).unwrap_or("int_val");
+                        let et = elem(&t);
+                        let Some(f) = et.as_ref().and_then(elem_field) else {
+                            let what = match et {
+                                Some(et) => format!("an array of `{}`", self.src_text(et.span)),
+                                None => "this array".to_string(),
+                            };
+                            self.unsupported(&what, e.span);
+                            return Err(());
+                        };
+                        if f == REF_FIELD && !self.out.fields.iter().any(|(n, _)| n == REF_FIELD) {
+                            self.out.fields.push((REF_FIELD.to_string(), Ty::Ref));
+                        }
                         // A symbolic stride goes through `vct_stride`, as in quantifiers.
                         let ix = quant::wrap_index(ix);
                         if matches!(&ix.kind, ExpKind::App(f, _) if f == quant::STRIDE_FN) {
@@ -333,7 +375,7 @@ impl Encoder<'_> {
                 return self.quant(*kind, bindings, cond.as_deref(), body, e.span);
             }
             ExprKind::Let { ty, name, value, body } => {
-                let v = self.expr(value, code)?;
+                let v = self.expr_to(value, Some(ty), code)?;
                 self.scopes.push(Default::default());
                 let n = self.fresh_name(&name.name);
                 self.bind_name(&name.name, &n, ty);
@@ -365,6 +407,7 @@ impl Encoder<'_> {
                 ExpKind::Range(Box::new(self.expr(lo, code)?), Box::new(self.expr(hi, code)?))
             }
             ExprKind::Unfolding(p, b) => {
+                self.check_not_abstract(p, "unfolded")?;
                 let pe = self.resource_call(p)?;
                 ExpKind::Unfolding(Box::new(pe), Box::new(self.expr(b, code)?))
             }
@@ -416,6 +459,24 @@ impl Encoder<'_> {
             ));
         }
         let ta = self.type_of(a);
+        let tb = self.type_of(b);
+        if matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+            && (ta.as_ref().is_some_and(is_set_or_bag) || tb.as_ref().is_some_and(is_set_or_bag))
+        {
+            return self.inclusion(op, a, b, code, span);
+        }
+        // Viper has no implicit `Int` → `Perm`: with a permission on either side, both sides
+        // are permissions (`Perm / Int` stays, it is Viper's permission division). Comparing
+        // with `null` takes the other side's type (objects' `null` is not arrays' `anull()`).
+        let frac = Type::new(TypeKind::Frac);
+        let perm = (op.is_comparison() || op.is_arith())
+            && (ta.as_ref().is_some_and(is_perm) || tb.as_ref().is_some_and(is_perm));
+        let (want_a, want_b) = match op {
+            _ if perm && op == BinOp::Div => (Some(&frac), None),
+            _ if perm => (Some(&frac), Some(&frac)),
+            BinOp::Eq | BinOp::Ne => (tb.as_ref(), ta.as_ref()),
+            _ => (None, None),
+        };
         let seqish = ta.as_ref().is_some_and(|t| matches!(t.kind, TypeKind::Generic1(..)));
         let sym: &'static str = match op {
             // Spelled in Viper as in PVL.
@@ -429,14 +490,15 @@ impl Encoder<'_> {
             BinOp::Sub => "-",
             BinOp::Mul if seqish => "intersection",
             BinOp::Mul => "*",
+            BinOp::Div if perm => "/",
             BinOp::Div => "\\",
             _ => {
                 self.unsupported(&format!("the operator `{}`", op.symbol()), span);
                 return Err(());
             }
         };
-        let l = self.expr(a, code)?;
-        let r = self.expr(b, code)?;
+        let l = self.expr_to(a, want_a, code)?;
+        let r = self.expr_to(b, want_b, code)?;
         Ok(Exp::new(ExpKind::Binary(sym, Box::new(l), Box::new(r)), sp))
     }
 
@@ -459,7 +521,10 @@ impl Encoder<'_> {
                     Some(e.span),
                 ))
             }
-            _ => self.spec(e),
+            _ => {
+                let x = self.spec(e)?;
+                Ok(self.coerce(x, self.type_of(e), Some(&Type::new(TypeKind::Frac))))
+            }
         }
     }
 
@@ -598,6 +663,23 @@ impl Encoder<'_> {
         }
     }
 
+    /// Refuses to fold or unfold (`what`) an abstract predicate: it has no body to expose, and
+    /// Silicon rejects the whole program for it.
+    pub(super) fn check_not_abstract(&mut self, e: &Expr, what: &str) -> R<()> {
+        if let ExprKind::Call { recv, name, .. } = &e.kind {
+            if let Some(c) = self.callee(recv.as_deref(), &name.name) {
+                if c.kind == CallKind::Predicate && !c.has_body {
+                    self.bad(
+                        format!("the abstract predicate `{}` cannot be {what}", name.name),
+                        e.span,
+                    );
+                    return Err(());
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// `p(args)` in a resource position or after fold/unfold: the predicate instance.
     pub fn resource_call(&mut self, e: &Expr) -> R<Exp> {
         if let ExprKind::Call { recv, name, args, .. } = &e.kind {
@@ -607,8 +689,8 @@ impl Encoder<'_> {
                     if !c.is_static {
                         xs.push(self.recv_arg(recv.as_deref(), false, e.span)?);
                     }
-                    for a in args {
-                        xs.push(self.spec(a)?);
+                    for (a, t) in args.iter().zip(Self::param_types(&c, args.len())) {
+                        xs.push(self.expr_to(a, t.as_ref(), false)?);
                     }
                     return Ok(Exp::new(ExpKind::App(c.viper.clone(), xs), Some(e.span)));
                 }
@@ -635,8 +717,8 @@ impl Encoder<'_> {
                 if let Some((ps, body)) = &c.inline {
                     // Inline predicates are macros: substitute the arguments.
                     let mut xs = Vec::new();
-                    for a in args {
-                        xs.push(self.spec(a)?);
+                    for (a, t) in args.iter().zip(Self::param_types(&c, args.len())) {
+                        xs.push(self.expr_to(a, t.as_ref(), false)?);
                     }
                     let mut b = self.spec_with_params(ps, &c.params, body)?;
                     for (p, x) in ps.iter().zip(xs) {
@@ -664,8 +746,8 @@ impl Encoder<'_> {
                 if !c.is_static {
                     xs.push(self.recv_arg(recv, code, span)?);
                 }
-                for a in args {
-                    xs.push(self.expr(a, code)?);
+                for (a, t) in args.iter().zip(Self::param_types(&c, args.len())) {
+                    xs.push(self.expr_to(a, t.as_ref(), code)?);
                 }
                 Ok(Exp::new(ExpKind::App(c.viper.clone(), xs), Some(span)))
             }
@@ -685,8 +767,8 @@ impl Encoder<'_> {
                 if !c.is_static {
                     xs.push(self.recv_arg(recv, code, span)?);
                 }
-                for a in args {
-                    xs.push(self.expr(a, code)?);
+                for (a, t) in args.iter().zip(Self::param_types(&c, args.len())) {
+                    xs.push(self.expr_to(a, t.as_ref(), code)?);
                 }
                 if let Some(rd) = self.read_arg(&c, &xs)? {
                     xs.push(rd);
@@ -700,6 +782,12 @@ impl Encoder<'_> {
                 Ok(Exp::new(ExpKind::Var(t), Some(span)))
             }
         }
+    }
+
+    /// The declared types of a callee's first `n` parameters (`None` past its arity: a wrong
+    /// argument count is the type checker's to report).
+    pub(super) fn param_types(c: &super::Callable, n: usize) -> Vec<Option<Type>> {
+        (0..n).map(|i| c.params.get(i).cloned()).collect()
     }
 
     /// The permission argument for a callee's `read`: half of the least amount the caller

@@ -3,6 +3,7 @@
 //! The encoder walks the PVL AST directly: normalisation (context splitting, `for` → `while`,
 //! `x++`, hoisting of calls and locals) happens on the fly while Viper nodes are built.
 
+mod coerce;
 mod exprs;
 mod quant;
 mod sat;
@@ -47,6 +48,8 @@ pub(crate) struct Callable {
     /// Such methods get a permission parameter instead of a wildcard, so that callers get back
     /// exactly what they lent (a wildcard would come back as an unknown amount).
     pub read_locs: Vec<Expr>,
+    /// Whether the member has a body: an abstract predicate cannot be folded or unfolded.
+    pub has_body: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -431,6 +434,7 @@ impl<'a> Encoder<'a> {
                 class: class.map(str::to_string),
                 param_names: m.params.iter().map(|p| p.name.name.clone()).collect(),
                 read_locs,
+                has_body: !matches!(m.body, MethodBody::Abstract),
                 viper: self.member_name(class, name),
                 kind,
                 is_static: m.has_modifier(ast::Modifier::Static) || class.is_none() || is_ctor,
@@ -655,11 +659,14 @@ impl<'a> Encoder<'a> {
         let params = self.params(m, info)?;
         let ret = self.viper_ty(&m.ret)?;
         let (pres, posts) = self.method_contract(m, Role::Pre, Role::Post)?;
+        // The body as a value of the declared type (`pure frac f() = 1;`).
         let body = match &m.body {
-            MethodBody::Expr(e) => Some(self.spec(e)?),
+            MethodBody::Expr(e) => Some(self.expr_to(e, Some(&m.ret), false)?),
             MethodBody::Abstract => None,
             MethodBody::Block(b) => match b.stmts.as_slice() {
-                [ast::Stmt { kind: ast::StmtKind::Return(Some(e)), .. }] => Some(self.spec(e)?),
+                [ast::Stmt { kind: ast::StmtKind::Return(Some(e)), .. }] => {
+                    Some(self.expr_to(e, Some(&m.ret), false)?)
+                }
                 _ => {
                     self.unsupported("a pure function with a statement body", b.span);
                     return Err(());
@@ -958,6 +965,12 @@ pub fn encode_program(
     src: &SourceFile,
     opts: EncodeOptions,
 ) -> Result<Program, Vec<Diagnostic>> {
+    // Resolution and types first: an ill-typed program is the user's error (exit 2), and
+    // encoding it would hand Silicon an ill-typed Viper program (our error).
+    let ds = crate::analyze::typeck::check(prog);
+    if ds.iter().any(|d| d.is_error()) {
+        return Err(ds);
+    }
     let no_sat = opts.no_sat;
     let mut enc = Encoder::new(src, opts);
     enc.program(prog);

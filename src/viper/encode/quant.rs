@@ -834,7 +834,22 @@ fn k_fits(lin: &Linear) -> bool {
     lin.coeffs.iter().all(|c| c.to_i64().is_some())
 }
 
+/// Whether `e` may stand in a Viper trigger: Viper rejects arithmetic anywhere inside a
+/// trigger term, also below the application the trigger is about (`aloc(aloc(t, l - 1).f, j)`).
+fn trigger_term_ok(e: &Exp) -> bool {
+    let mut ok = true;
+    e.visit(&mut |n| {
+        if matches!(n.kind, ExpKind::Binary(..) | ExpKind::Unary(..) | ExpKind::Cond(..)) {
+            ok = false;
+        }
+    });
+    ok
+}
+
 fn forall(vars: Vec<String>, trig: Vec<Vec<Exp>>, body: Exp) -> Exp {
+    // A trigger set with an invalid term is dropped (Silicon then chooses its own): triggers
+    // only guide instantiation, so this costs completeness at worst, never soundness.
+    let trig = trig.into_iter().filter(|ts| ts.iter().all(trigger_term_ok)).collect();
     Exp::synth(ExpKind::Forall(
         vars.into_iter().map(|v| (v, Ty::Int)).collect(),
         trig,

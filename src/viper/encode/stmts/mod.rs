@@ -237,6 +237,8 @@ impl Encoder<'_> {
                 }
             }
             SpecKind::Fold | SpecKind::Unfold => {
+                let what = if kind == SpecKind::Fold { "folded" } else { "unfolded" };
+                self.check_not_abstract(e, what)?;
                 let p = self.resource_call(e)?;
                 let k =
                     if kind == SpecKind::Fold { StmtKind::Fold(p) } else { StmtKind::Unfold(p) };
@@ -316,7 +318,11 @@ impl Encoder<'_> {
                     ));
                     return Ok(());
                 };
-                let xs = args.iter().map(|a| self.code(a)).collect::<R<Vec<_>>>()?;
+                let xs = args
+                    .iter()
+                    .zip(Self::param_types(&info, args.len()))
+                    .map(|(a, t)| self.expr_to(a, t.as_ref(), true))
+                    .collect::<R<Vec<_>>>()?;
                 self.flush(out);
                 let tmp = self.temp("obj", Ty::Ref);
                 out.push(Stmt::new(
@@ -340,7 +346,8 @@ impl Encoder<'_> {
                 self.call_stmt(value, &[lhs], out)
             }
             _ => {
-                let v = self.code(value)?;
+                let want = self.type_of(target);
+                let v = self.expr_to(value, want.as_ref(), true)?;
                 let lhs = self.lvalue(target)?;
                 self.flush(out);
                 let role = if matches!(lhs.kind, ExpKind::Field(..)) {
@@ -412,18 +419,20 @@ impl Encoder<'_> {
                 Some(r) => self.code(r)?,
             });
         }
-        for a in args {
-            xs.push(self.code(a)?);
+        for (a, t) in args.iter().zip(Self::param_types(&c, args.len())) {
+            xs.push(self.expr_to(a, t.as_ref(), true)?);
         }
         // Ghost arguments: `with { g = e; }` supplies given parameters.
         let mut given: HashMap<String, Exp> = HashMap::new();
         if let Some(w) = &ghost.with {
             for s in &w.stmts {
                 match &s.kind {
-                    P::Assign { target: Expr { kind: ExprKind::Name(g), .. }, value }
-                        if c.given.iter().any(|(n, _)| *n == g.name) =>
-                    {
-                        given.insert(g.name.clone(), self.code(value)?);
+                    P::Assign { target: Expr { kind: ExprKind::Name(g), .. }, value } => {
+                        let Some((_, t)) = c.given.iter().find(|(n, _)| *n == g.name) else {
+                            self.unsupported("this statement in a `with` block", s.span);
+                            return Err(());
+                        };
+                        given.insert(g.name.clone(), self.expr_to(value, Some(t), true)?);
                     }
                     _ => {
                         self.unsupported("this statement in a `with` block", s.span);
@@ -433,7 +442,8 @@ impl Encoder<'_> {
             }
         }
         for (g, e2) in &ghost.given {
-            given.insert(g.name.clone(), self.code(e2)?);
+            let t = c.given.iter().find(|(n, _)| *n == g.name).map(|(_, t)| t.clone());
+            given.insert(g.name.clone(), self.expr_to(e2, t.as_ref(), true)?);
         }
         for (g, _) in &c.given {
             match given.remove(g) {
