@@ -115,8 +115,8 @@ impl Encoder<'_> {
             ExprKind::Length(_) => Type::int(),
             ExprKind::Builtin(Builtin::Head, a) => elem(&self.type_of(a.first()?)?)?,
             ExprKind::Builtin(Builtin::Tail, a) => self.type_of(a.first()?)?,
-            ExprKind::Call { recv, name, .. } => {
-                let c = self.callee(recv.as_deref(), &name.name)?;
+            ExprKind::Call { recv, name, args, .. } => {
+                let c = self.callee(recv.as_deref(), &name.name, args)?;
                 c.ret
             }
             ExprKind::Collection { kind, elem_ty, elems } => {
@@ -154,20 +154,26 @@ impl Encoder<'_> {
         }
     }
 
-    pub(super) fn callee(&self, recv: Option<&Expr>, name: &str) -> Option<super::Callable> {
+    /// The member a call names, among overloads the one that fits the arguments.
+    pub(super) fn callee(
+        &self,
+        recv: Option<&Expr>,
+        name: &str,
+        args: &[Expr],
+    ) -> Option<super::Callable> {
         let class = self.recv_class(recv);
         if let Some(c) = &class {
-            if let Some(x) = self.callables.get(&(c.clone(), name.to_string())) {
-                return Some(x.clone());
+            if let Some(x) = self.pick_overload(c, name, args) {
+                return Some(x);
             }
         }
         // A static member called through its class name (`C.f(x)`) or a top-level method.
         if let Some(Expr { kind: ExprKind::Name(cn), .. }) = recv {
-            if let Some(x) = self.callables.get(&(cn.name.clone(), name.to_string())) {
-                return Some(x.clone());
+            if let Some(x) = self.pick_overload(&cn.name, name, args) {
+                return Some(x);
             }
         }
-        self.callables.get(&(String::new(), name.to_string())).cloned()
+        self.pick_overload("", name, args)
     }
 
     /// The receiver argument (`this` or the encoded receiver) for an instance member.
@@ -666,8 +672,8 @@ impl Encoder<'_> {
     /// Refuses to fold or unfold (`what`) an abstract predicate: it has no body to expose, and
     /// Silicon rejects the whole program for it.
     pub(super) fn check_not_abstract(&mut self, e: &Expr, what: &str) -> R<()> {
-        if let ExprKind::Call { recv, name, .. } = &e.kind {
-            if let Some(c) = self.callee(recv.as_deref(), &name.name) {
+        if let ExprKind::Call { recv, name, args, .. } = &e.kind {
+            if let Some(c) = self.callee(recv.as_deref(), &name.name, args) {
                 if c.kind == CallKind::Predicate && !c.has_body {
                     self.bad(
                         format!("the abstract predicate `{}` cannot be {what}", name.name),
@@ -683,7 +689,7 @@ impl Encoder<'_> {
     /// `p(args)` in a resource position or after fold/unfold: the predicate instance.
     pub fn resource_call(&mut self, e: &Expr) -> R<Exp> {
         if let ExprKind::Call { recv, name, args, .. } = &e.kind {
-            if let Some(c) = self.callee(recv.as_deref(), &name.name) {
+            if let Some(c) = self.callee(recv.as_deref(), &name.name, args) {
                 if c.kind == CallKind::Predicate && c.inline.is_none() {
                     let mut xs = Vec::new();
                     if !c.is_static {
@@ -708,7 +714,7 @@ impl Encoder<'_> {
         code: bool,
         span: Span,
     ) -> R<Exp> {
-        let Some(c) = self.callee(recv, &name.name) else {
+        let Some(c) = self.callee(recv, &name.name, args) else {
             self.bad(format!("unknown method or function `{}`", name.name), name.span);
             return Err(());
         };
@@ -740,6 +746,9 @@ impl Encoder<'_> {
                     ExpKind::Acc(Box::new(inst), Box::new(Exp::synth(ExpKind::Write))),
                     Some(span),
                 ))
+            }
+            CallKind::Function if c.inline.is_some() => {
+                self.expand_inline(&c, recv, args, code, span)
             }
             CallKind::Function => {
                 let mut xs = Vec::new();
@@ -828,6 +837,46 @@ impl Encoder<'_> {
                 ))
             })
         }))
+    }
+
+    /// An inline function call: its body with the arguments for the parameters. The body is
+    /// encoded in the callee's own context (class, static-ness) with only its parameters in
+    /// scope, so that the caller's locals cannot capture its names.
+    fn expand_inline(
+        &mut self,
+        c: &super::Callable,
+        recv: Option<&Expr>,
+        args: &[Expr],
+        code: bool,
+        span: Span,
+    ) -> R<Exp> {
+        let Some((ps, body)) = &c.inline else { return Err(()) };
+        let own = matches!(recv, None | Some(Expr { kind: ExprKind::This, .. }));
+        if self.expanding.contains(&c.viper) || (!c.is_static && !own) {
+            let what = if c.is_static || own {
+                "a recursive inline function"
+            } else {
+                "an inline instance function called on another object"
+            };
+            self.unsupported(what, span);
+            return Err(());
+        }
+        let xs = args.iter().map(|a| self.expr(a, code)).collect::<R<Vec<_>>>()?;
+        let scopes = std::mem::take(&mut self.scopes);
+        let class = std::mem::replace(&mut self.class, c.class.clone());
+        let body_static = c.is_static || self.is_static;
+        let is_static = std::mem::replace(&mut self.is_static, body_static);
+        self.expanding.push(c.viper.clone());
+        let b = self.with_placeholders(ps, &c.params, |me| me.expr(body, code));
+        self.expanding.pop();
+        self.scopes = scopes;
+        self.class = class;
+        self.is_static = is_static;
+        let mut b = b?;
+        for (p, x) in ps.iter().zip(xs) {
+            b = b.subst(&format!("%{p}"), &x);
+        }
+        Ok(b.with_span(Some(span)))
     }
 
     /// Encode an inline predicate body with its parameters as placeholders `%p`.

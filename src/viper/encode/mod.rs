@@ -5,6 +5,7 @@
 
 mod coerce;
 mod exprs;
+mod names;
 mod quant;
 mod sat;
 mod stmts;
@@ -50,6 +51,9 @@ pub(crate) struct Callable {
     pub read_locs: Vec<Expr>,
     /// Whether the member has a body: an abstract predicate cannot be folded or unfolded.
     pub has_body: bool,
+    /// The PVL declaration (tells overloads apart; `Span`'s `==` ignores positions, so compare
+    /// `lo`/`hi`).
+    pub span: Span,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,8 +98,13 @@ pub(crate) struct Encoder<'a> {
     pub src: &'a SourceFile,
     pub opts: EncodeOptions,
     pub classes: HashMap<String, ClassInfo>,
-    /// Keyed by (class or "", member name).
-    pub callables: HashMap<(String, String), Callable>,
+    /// Keyed by (class or "", member name); overloads in declaration order.
+    pub callables: HashMap<(String, String), Vec<Callable>>,
+    /// Global Viper names taken (fields, members, generated methods).
+    pub globals: HashSet<String>,
+    /// The Viper name of each PVL field, keyed by (class, field).
+    pub field_names: HashMap<(String, String), String>,
+
     pub out: Program,
     pub diags: Vec<Diagnostic>,
     // ---- per PVL member ----
@@ -119,95 +128,13 @@ pub(crate) struct Encoder<'a> {
     pub invariants: HashMap<String, Expr>,
     /// Statements produced while encoding expressions (hoisted method calls).
     pub pending: Vec<Stmt>,
+    /// Inline functions being expanded (a recursive one cannot be expanded).
+    pub expanding: Vec<String>,
     /// While encoding a method contract: the permission parameter that stands for `read`.
     pub read_var: Option<String>,
 }
 
 pub(crate) type R<T> = Result<T, ()>;
-
-const VIPER_RESERVED: &[&str] = &[
-    "result",
-    "old",
-    "new",
-    "acc",
-    "perm",
-    "write",
-    "none",
-    "wildcard",
-    "forall",
-    "exists",
-    "function",
-    "method",
-    "var",
-    "field",
-    "predicate",
-    "domain",
-    "axiom",
-    "returns",
-    "requires",
-    "ensures",
-    "invariant",
-    "while",
-    "if",
-    "else",
-    "elseif",
-    "label",
-    "goto",
-    "fold",
-    "unfold",
-    "unfolding",
-    "inhale",
-    "exhale",
-    "assert",
-    "assume",
-    "in",
-    "let",
-    "Seq",
-    "Set",
-    "Multiset",
-    "Int",
-    "Bool",
-    "Ref",
-    "Perm",
-    "true",
-    "false",
-    "null",
-    "import",
-    "apply",
-    "package",
-    "fresh",
-    "constraining",
-    "union",
-    "intersection",
-    "setminus",
-    "subset",
-    "decreases",
-    "forperm",
-    "epsilon",
-    "define",
-    "Rational",
-    "this",
-    "aloc",
-    "vct_stride",
-    "loc",
-    "alen",
-    "anull",
-    "loc_arr",
-    "loc_idx",
-    "Arr",
-    "int_val",
-    "bool_val",
-    "arr_val",
-    "new_int_array",
-    "new_bool_array",
-    "new_int_matrix",
-    "refute",
-    "assuming",
-    "Map",
-    "range",
-    "domain",
-    "trigger",
-];
 
 /// The Viper prelude every encoding starts with: arrays as a domain of locations (design §5.2).
 pub const PRELUDE: &str = r#"domain Arr {
@@ -272,6 +199,8 @@ impl<'a> Encoder<'a> {
             opts,
             classes: HashMap::new(),
             callables: HashMap::new(),
+            globals: HashSet::new(),
+            field_names: HashMap::new(),
             out: Program::default(),
             diags: Vec::new(),
             class: None,
@@ -290,6 +219,7 @@ impl<'a> Encoder<'a> {
             invariants: HashMap::new(),
             pending: Vec::new(),
             read_var: None,
+            expanding: Vec::new(),
         }
     }
 
@@ -308,7 +238,6 @@ impl<'a> Encoder<'a> {
         self.diags.push(Diagnostic::error("V-BAD-INPUT", msg.clone()).with_primary(span, msg));
     }
 
-    /// A fresh Viper identifier based on a PVL name.
     /// Emit the definition of `quant::STRIDE_FN` (once).
     pub fn use_stride(&mut self) {
         if self.out.functions.iter().any(|f| f.name == quant::STRIDE_FN) {
@@ -323,30 +252,6 @@ impl<'a> Encoder<'a> {
             body: Some(quant::stride_body()),
             span: None,
         });
-    }
-
-    pub fn fresh_name(&mut self, base: &str) -> String {
-        let base =
-            if VIPER_RESERVED.contains(&base) { format!("{base}_") } else { base.to_string() };
-        let mut n = base.clone();
-        let mut k = 1;
-        while self.used.contains(&n) {
-            n = format!("{base}_{k}");
-            k += 1;
-        }
-        self.used.insert(n.clone());
-        n
-    }
-
-    pub fn member_name(&self, class: Option<&str>, name: &str) -> String {
-        match class {
-            Some(c) => format!("{}{c}_{name}", self.opts.prefix),
-            None => format!("{}{name}", self.opts.prefix),
-        }
-    }
-
-    pub fn field_name(&self, class: &str, f: &str) -> String {
-        format!("{}{class}_{f}", self.opts.prefix)
     }
 
     // ------------------------------------------------------------------------------------------
@@ -380,11 +285,14 @@ impl<'a> Encoder<'a> {
 
     fn collect_method(&mut self, class: Option<&str>, m: &ast::Method) {
         let is_ctor = m.kind != PMethodKind::Method;
+        let expr_body = matches!(m.body, MethodBody::Expr(_));
         let kind = if is_ctor {
             CallKind::Constructor
         } else if m.is_predicate() {
             CallKind::Predicate
-        } else if m.is_pure() {
+        } else if m.is_pure() || (expr_body && !matches!(m.ret.kind, TypeKind::Void)) {
+            // VerCors 1 reads a method defined by an expression (`int f(int n) = e;`) as a
+            // pure function, with or without `pure`.
             CallKind::Function
         } else {
             CallKind::Method
@@ -401,7 +309,13 @@ impl<'a> Encoder<'a> {
             }
         }
         let name = if is_ctor { "constructor" } else { &m.name.name };
-        let inline = if kind == CallKind::Predicate && m.has_modifier(ast::Modifier::Inline) {
+        // Inline predicates and inline functions are macros, expanded at each use. VerCors
+        // does the same for an inline function: its contract is neither checked nor assumed
+        // (its own examples verify `ensures false; inline int f() = 3 + 3;`) and its body is
+        // only required to be well-defined where it is used.
+        let inline = if matches!(kind, CallKind::Predicate | CallKind::Function)
+            && m.has_modifier(ast::Modifier::Inline)
+        {
             match &m.body {
                 MethodBody::Expr(e) => {
                     Some((m.params.iter().map(|p| p.name.name.clone()).collect(), e.clone()))
@@ -428,23 +342,31 @@ impl<'a> Encoder<'a> {
                 }
             }
         }
-        self.callables.insert(
-            (class.unwrap_or("").to_string(), name.to_string()),
-            Callable {
-                class: class.map(str::to_string),
-                param_names: m.params.iter().map(|p| p.name.name.clone()).collect(),
-                read_locs,
-                has_body: !matches!(m.body, MethodBody::Abstract),
-                viper: self.member_name(class, name),
-                kind,
-                is_static: m.has_modifier(ast::Modifier::Static) || class.is_none() || is_ctor,
-                params: m.params.iter().map(|p| p.ty.clone()).collect(),
-                ret,
-                given,
-                yields,
-                inline,
-            },
-        );
+        let key = (class.unwrap_or("").to_string(), name.to_string());
+        let tys: Vec<Type> = m.params.iter().map(|p| p.ty.clone()).collect();
+        if self.callables.get(&key).is_some_and(|os| os.iter().any(|o| o.params == tys)) {
+            self.bad(
+                format!("`{name}` is declared twice with the same parameter types"),
+                m.name.span,
+            );
+            return;
+        }
+        let viper = self.global_name(self.member_name(class, name));
+        self.callables.entry(key).or_default().push(Callable {
+            class: class.map(str::to_string),
+            param_names: m.params.iter().map(|p| p.name.name.clone()).collect(),
+            read_locs,
+            has_body: !matches!(m.body, MethodBody::Abstract),
+            viper,
+            kind,
+            is_static: m.has_modifier(ast::Modifier::Static) || class.is_none() || is_ctor,
+            params: m.params.iter().map(|p| p.ty.clone()).collect(),
+            ret,
+            given,
+            yields,
+            inline,
+            span: m.span,
+        });
     }
 
     pub fn viper_ty(&mut self, t: &Type) -> R<Ty> {
@@ -565,6 +487,7 @@ impl<'a> Encoder<'a> {
     // ------------------------------------------------------------------------------------------
 
     pub fn program(&mut self, prog: &ast::Program) {
+        self.name_fields(prog);
         self.collect(prog);
         let fields: Vec<(String, String, Type)> = prog
             .items
@@ -614,8 +537,11 @@ impl<'a> Encoder<'a> {
     fn member(&mut self, class: Option<&str>, m: &ast::Method) {
         let is_ctor = m.kind != PMethodKind::Method;
         let key_name = if is_ctor { "constructor" } else { m.name.name.as_str() };
-        let Some(info) =
-            self.callables.get(&(class.unwrap_or("").to_string(), key_name.to_string())).cloned()
+        let Some(info) = self
+            .callables
+            .get(&(class.unwrap_or("").to_string(), key_name.to_string()))
+            .and_then(|os| os.iter().find(|o| (o.span.lo, o.span.hi) == (m.span.lo, m.span.hi)))
+            .cloned()
         else {
             return;
         };
@@ -623,6 +549,7 @@ impl<'a> Encoder<'a> {
         self.reset_member(class, info.is_static, key_name);
         let before = self.diags.len();
         let r = match info.kind {
+            CallKind::Function if info.inline.is_some() => Ok(()),
             CallKind::Function => self.function(m, &info),
             CallKind::Predicate => {
                 if info.inline.is_some() {

@@ -300,9 +300,7 @@ impl Encoder<'_> {
                 Ok(())
             }
             ExprKind::NewObject(c, args) => {
-                let Some(info) =
-                    self.callables.get(&(c.name.clone(), "constructor".to_string())).cloned()
-                else {
+                let Some(info) = self.pick_overload(&c.name, "constructor", args) else {
                     // A class without constructor: allocate all fields.
                     let Some(ci) = self.classes.get(&c.name).cloned() else {
                         self.bad(format!("unknown class `{}`", c.name), c.span);
@@ -336,10 +334,10 @@ impl Encoder<'_> {
                 ));
                 Ok(())
             }
-            ExprKind::Call { recv, name, ghost, .. }
+            ExprKind::Call { recv, name, ghost, args, .. }
                 if !ghost.is_empty()
                     || self
-                        .callee(recv.as_deref(), &name.name)
+                        .callee(recv.as_deref(), &name.name, args)
                         .is_some_and(|c| matches!(c.kind, CallKind::Method)) =>
             {
                 let lhs = self.lvalue(target)?;
@@ -396,7 +394,7 @@ impl Encoder<'_> {
         let ExprKind::Call { recv, name, args, ghost, .. } = &e.kind else {
             return Err(());
         };
-        let Some(c) = self.callee(recv.as_deref(), &name.name) else {
+        let Some(c) = self.callee(recv.as_deref(), &name.name, args) else {
             self.bad(format!("unknown method `{}`", name.name), name.span);
             return Err(());
         };

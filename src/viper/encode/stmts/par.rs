@@ -187,10 +187,7 @@ impl Encoder<'_> {
         let host = self.frames_method_name().unwrap_or_else(|| {
             self.member_name(self.class.clone().as_deref(), &self.method_name.clone())
         });
-        let mut mname = format!("{host}_{label}");
-        while self.out.methods.iter().any(|m| m.name == mname) {
-            mname.push('_');
-        }
+        let mname = self.global_name(format!("{host}_{label}"));
         let pre_label = self.fresh_name(&format!("{label}_pre"));
         // Everything visible here: the enclosing method's names, and for a nested par block,
         // also the names the enclosing thread method captures in turn.

@@ -1,0 +1,190 @@
+//! Viper names: one global namespace for fields, methods, functions and predicates, and
+//! method-local names (parameters, locals, labels) that must avoid it too.
+//!
+//! Viper has a single namespace: a field and a method called alike, two overloads of one PVL
+//! method, or a local named like a member are "duplicate identifiers" (or "ambiguous calls") to
+//! Silicon. Every global name is registered once, in declaration order (prelude words, then
+//! fields, then members), and a clash gets a numbered suffix, so the mangling is deterministic.
+//! Diagnostics are mapped back through spans, so the user's identifiers are what they name.
+
+use super::Encoder;
+use crate::front::ast::{self, Expr};
+
+const VIPER_RESERVED: &[&str] = &[
+    "result",
+    "old",
+    "new",
+    "acc",
+    "perm",
+    "write",
+    "none",
+    "wildcard",
+    "forall",
+    "exists",
+    "function",
+    "method",
+    "var",
+    "field",
+    "predicate",
+    "domain",
+    "axiom",
+    "returns",
+    "requires",
+    "ensures",
+    "invariant",
+    "while",
+    "if",
+    "else",
+    "elseif",
+    "label",
+    "goto",
+    "fold",
+    "unfold",
+    "unfolding",
+    "inhale",
+    "exhale",
+    "assert",
+    "assume",
+    "in",
+    "let",
+    "Seq",
+    "Set",
+    "Multiset",
+    "Int",
+    "Bool",
+    "Ref",
+    "Perm",
+    "true",
+    "false",
+    "null",
+    "import",
+    "apply",
+    "package",
+    "fresh",
+    "constraining",
+    "union",
+    "intersection",
+    "setminus",
+    "subset",
+    "decreases",
+    "forperm",
+    "epsilon",
+    "define",
+    "Rational",
+    "this",
+    "aloc",
+    "vct_stride",
+    "loc",
+    "alen",
+    "anull",
+    "loc_arr",
+    "loc_idx",
+    "Arr",
+    "int_val",
+    "bool_val",
+    "arr_val",
+    "new_int_array",
+    "new_bool_array",
+    "new_int_matrix",
+    "refute",
+    "assuming",
+    "Map",
+    "range",
+    "domain",
+    "trigger",
+];
+
+impl Encoder<'_> {
+    /// A fresh method-local Viper identifier based on a PVL name: distinct from the method's
+    /// other names, from every global name and from Viper's keywords and prelude.
+    pub fn fresh_name(&mut self, base: &str) -> String {
+        let base =
+            if VIPER_RESERVED.contains(&base) { format!("{base}_") } else { base.to_string() };
+        let mut n = base.clone();
+        let mut k = 1;
+        while self.used.contains(&n) || self.globals.contains(&n) {
+            n = format!("{base}_{k}");
+            k += 1;
+        }
+        self.used.insert(n.clone());
+        n
+    }
+
+    /// Register a global Viper name (field or member) based on `base`; a taken name gets the
+    /// first free numbered suffix.
+    pub(super) fn global_name(&mut self, base: String) -> String {
+        let base = if VIPER_RESERVED.contains(&base.as_str()) { format!("{base}_") } else { base };
+        let mut n = base.clone();
+        let mut k = 1;
+        while self.globals.contains(&n) {
+            n = format!("{base}_{k}");
+            k += 1;
+        }
+        self.globals.insert(n.clone());
+        n
+    }
+
+    /// The unmangled Viper name of a member (the base that `global_name` starts from).
+    pub fn member_name(&self, class: Option<&str>, name: &str) -> String {
+        match class {
+            Some(c) => format!("{}{c}_{name}", self.opts.prefix),
+            None => format!("{}{name}", self.opts.prefix),
+        }
+    }
+
+    /// The Viper field of a PVL field (registered by `name_fields`).
+    pub fn field_name(&self, class: &str, f: &str) -> String {
+        self.field_names
+            .get(&(class.to_string(), f.to_string()))
+            .cloned()
+            .unwrap_or_else(|| format!("{}{class}_{f}", self.opts.prefix))
+    }
+
+    /// Register every field's Viper name; fields come first so that they keep their plain
+    /// `Class_field` names and members yield on a clash.
+    pub(super) fn name_fields(&mut self, prog: &ast::Program) {
+        for item in &prog.items {
+            let ast::Item::Class(c) = item else { continue };
+            for m in &c.members {
+                let ast::Member::Field(f) = m else { continue };
+                for n in &f.names {
+                    let key = (c.name.name.clone(), n.name.clone());
+                    if self.field_names.contains_key(&key) {
+                        continue;
+                    }
+                    let v = self.global_name(format!("{}{}_{}", self.opts.prefix, key.0, key.1));
+                    self.field_names.insert(key, v);
+                }
+            }
+        }
+    }
+
+    /// Pick among the overloads of a PVL member: by the number of arguments, then by the
+    /// arguments' types (`Type`'s `==` is structural). `None` when no overload fits or several
+    /// do; declarations with the same parameter types are refused in `collect_method`.
+    pub(super) fn pick_overload(
+        &self,
+        class: &str,
+        name: &str,
+        args: &[Expr],
+    ) -> Option<super::Callable> {
+        let all = self.callables.get(&(class.to_string(), name.to_string()))?;
+        if let [one] = all.as_slice() {
+            return Some(one.clone());
+        }
+        let by_arity: Vec<&super::Callable> =
+            all.iter().filter(|c| c.params.len() == args.len()).collect();
+        if let [one] = by_arity.as_slice() {
+            return Some((*one).clone());
+        }
+        let tys: Vec<Option<ast::Type>> = args.iter().map(|a| self.type_of(a)).collect();
+        let fits: Vec<&&super::Callable> = by_arity
+            .iter()
+            .filter(|c| c.params.iter().zip(&tys).all(|(p, t)| t.as_ref() == Some(p)))
+            .collect();
+        match fits.as_slice() {
+            [one] => Some((**one).clone()),
+            _ => None,
+        }
+    }
+}
