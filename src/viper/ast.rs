@@ -378,6 +378,7 @@ pub enum StmtKind {
     If(Exp, Vec<Stmt>, Vec<Stmt>),
     While(Exp, Vec<Contract>, Vec<Stmt>),
     Label(String),
+    Goto(String),
     Comment(String),
 }
 

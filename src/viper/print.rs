@@ -364,6 +364,7 @@ impl Printer {
                 return;
             }
             StmtKind::Label(l) => self.w(&format!("label {l}")),
+            StmtKind::Goto(l) => self.w(&format!("goto {l}")),
             StmtKind::Comment(c) => {
                 self.w(&format!("// {c}"));
                 return;

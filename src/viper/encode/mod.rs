@@ -128,6 +128,14 @@ pub(crate) struct Encoder<'a> {
     pub invariants: HashMap<String, Expr>,
     /// Statements produced while encoding expressions (hoisted method calls).
     pub pending: Vec<Stmt>,
+    /// PVL label → Viper label, for the labels and gotos of the current method.
+    pub labels: HashMap<String, String>,
+    /// PVL labels defined in the current method.
+    pub defined_labels: HashMap<String, Span>,
+    /// The label at the end of the current method, once an early `return` needs it.
+    pub ret_label: Option<String>,
+    /// Depth of `invariant`/`atomic` blocks around the current statement (no jumps out).
+    pub fence: usize,
     /// Inline functions being expanded (a recursive one cannot be expanded).
     pub expanding: Vec<String>,
     /// While encoding a method contract: the permission parameter that stands for `read`.
@@ -220,6 +228,10 @@ impl<'a> Encoder<'a> {
             pending: Vec::new(),
             read_var: None,
             expanding: Vec::new(),
+            labels: HashMap::new(),
+            defined_labels: HashMap::new(),
+            ret_label: None,
+            fence: 0,
         }
     }
 
@@ -473,6 +485,10 @@ impl<'a> Encoder<'a> {
         self.par_counter = 0;
         self.invariants.clear();
         self.pending.clear();
+        self.labels.clear();
+        self.defined_labels.clear();
+        self.ret_label = None;
+        self.fence = 0;
         if !is_static {
             self.used.insert("this".into());
             self.vtypes.insert("this".into(), Ty::Ref);
@@ -590,12 +606,13 @@ impl<'a> Encoder<'a> {
         let body = match &m.body {
             MethodBody::Expr(e) => Some(self.expr_to(e, Some(&m.ret), false)?),
             MethodBody::Abstract => None,
-            MethodBody::Block(b) => match b.stmts.as_slice() {
-                [ast::Stmt { kind: ast::StmtKind::Return(Some(e)), .. }] => {
-                    Some(self.expr_to(e, Some(&m.ret), false)?)
-                }
-                _ => {
-                    self.unsupported("a pure function with a statement body", b.span);
+            MethodBody::Block(b) => match names::return_chain(&b.stmts) {
+                Some(e) => Some(self.expr_to(&e, Some(&m.ret), false)?),
+                None => {
+                    self.unsupported(
+                        "a pure function whose body is not a chain of `if`s and `return`s",
+                        b.span,
+                    );
                     return Err(());
                 }
             },
@@ -817,11 +834,13 @@ impl<'a> Encoder<'a> {
                         .unwrap_or_default();
                     out.push(Stmt::new(StmtKind::New("this".into(), fields), Origin::synthetic()));
                 }
+                self.copy_assigned_params(m, b, &mut out)?;
                 let stmts = self.block(b, true)?;
                 out.extend(stmts);
                 let frame = self.frames.pop().unwrap_or_default();
                 let mut all = frame.decls;
                 all.extend(out);
+                self.finish_jumps(&mut all)?;
                 Some(all)
             }
             MethodBody::Abstract => None,

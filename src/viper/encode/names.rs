@@ -9,6 +9,8 @@
 
 use super::Encoder;
 use crate::front::ast::{self, Expr};
+use crate::front::visit;
+use crate::viper::ast::{Exp, Origin, Role, Stmt, StmtKind};
 
 const VIPER_RESERVED: &[&str] = &[
     "result",
@@ -186,5 +188,70 @@ impl Encoder<'_> {
             [one] => Some((**one).clone()),
             _ => None,
         }
+    }
+
+    /// Viper parameters cannot be assigned, PVL parameters can: a parameter the body assigns
+    /// is copied into a local of its own, which the body uses from then on (the contract,
+    /// encoded before, keeps reading the parameter, i.e. the value passed in).
+    pub(super) fn copy_assigned_params(
+        &mut self,
+        m: &ast::Method,
+        b: &ast::Block,
+        out: &mut Vec<Stmt>,
+    ) -> super::R<()> {
+        let mut assigned: Vec<&str> = Vec::new();
+        for s in &b.stmts {
+            visit::walk_stmts(s, &mut |x| {
+                let target = match &x.kind {
+                    ast::StmtKind::Assign { target, .. }
+                    | ast::StmtKind::CompoundAssign { target, .. }
+                    | ast::StmtKind::IncDec { target, .. } => target,
+                    _ => return,
+                };
+                if let ast::ExprKind::Name(id) = &target.kind {
+                    assigned.push(id.name.as_str());
+                }
+            });
+        }
+        for p in &m.params {
+            if !assigned.contains(&p.name.name.as_str()) {
+                continue;
+            }
+            let Some(param) = self.lookup(&p.name.name).map(|l| l.viper.clone()) else {
+                continue;
+            };
+            let v = self.declare(&p.name.name, &p.ty, p.name.span)?;
+            out.push(Stmt::new(
+                StmtKind::Assign(Exp::var(v), Exp::var(param)),
+                Origin::new(Role::Synthetic, Some(p.name.span)),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The expression a pure function's statement body returns, when the body is a chain of `if`s
+/// and `return`s: `if (c) { return a; } return b;` is `c ? a : b`. Anything else (locals,
+/// loops, assertions, a path without `return`) is `None`, and the function is refused.
+pub(super) fn return_chain(ss: &[ast::Stmt]) -> Option<Expr> {
+    use ast::StmtKind as P;
+    let (first, rest) = ss.split_first()?;
+    match &first.kind {
+        P::Return(Some(e)) => Some(e.clone()),
+        P::Block(b) if rest.is_empty() => return_chain(&b.stmts),
+        P::Ghost(g) if rest.is_empty() => return_chain(std::slice::from_ref(g)),
+        P::If { cond, then, els } => {
+            let t = return_chain(std::slice::from_ref(then))?;
+            let e = match els {
+                Some(e) => return_chain(std::slice::from_ref(e))?,
+                None => return_chain(rest)?,
+            };
+            let span = first.span;
+            Some(Expr::new(
+                ast::ExprKind::Cond(Box::new(cond.clone()), Box::new(t), Box::new(e)),
+                span,
+            ))
+        }
+        _ => None,
     }
 }

@@ -5,6 +5,7 @@
 //! expressions and statements.
 
 mod barrier;
+mod jumps;
 mod par;
 mod vars;
 
@@ -144,7 +145,9 @@ impl Encoder<'_> {
                 let r = self.spec(resource)?;
                 self.push_conjuncts(r.clone(), Role::InvariantExhale, resource.span, out, true);
                 self.invariants.insert(name.name.clone(), resource.clone());
+                self.fence += 1;
                 let b = self.block(body, false);
+                self.fence -= 1;
                 self.invariants.remove(&name.name);
                 out.extend(b?);
                 out.push(Stmt::new(StmtKind::Inhale(r), o(Role::Synthetic)));
@@ -160,16 +163,15 @@ impl Encoder<'_> {
                     out.push(Stmt::new(StmtKind::Inhale(x.clone()), o(Role::Synthetic)));
                     res.push((x, r.span));
                 }
-                out.extend(self.block(body, false)?);
+                self.fence += 1;
+                let b = self.block(body, false);
+                self.fence -= 1;
+                out.extend(b?);
                 for (x, sp) in res.into_iter().rev() {
                     self.push_conjuncts(x, Role::InvariantExhale, sp, out, true);
                 }
             }
             P::Return(e) => {
-                if !tail {
-                    self.unsupported("`return` before the end of the method", s.span);
-                    return Err(());
-                }
                 if let Some(e) = e {
                     if self.ret.is_none() {
                         self.bad("`return` with a value in a void method", s.span);
@@ -178,10 +180,16 @@ impl Encoder<'_> {
                     let target = Expr::new(ExprKind::Result, e.span);
                     self.assign(&target, e, s.span, out)?;
                 }
+                if !tail {
+                    self.early_return(s.span, out)?;
+                }
             }
             P::Spec { kind, expr } => self.spec_stmt(*kind, expr, s.span, out)?,
             P::Ghost(g) => self.stmt(g, tail, out)?,
             P::Annotation(_) => {}
+            P::Opaque(op) if op.keyword == "goto" || op.keyword == "label" => {
+                self.jump_stmt(op, out)?
+            }
             P::Opaque(op) => {
                 self.unsupported(&format!("the `{}` statement", op.keyword), s.span);
                 return Err(());

@@ -37,7 +37,7 @@ pub fn stmt_vars(s: &Stmt, out: &mut Vec<String>) {
         }
     };
     match &s.kind {
-        StmtKind::VarDecl(..) | StmtKind::Label(_) | StmtKind::Comment(_) => {}
+        StmtKind::VarDecl(..) | StmtKind::Label(_) | StmtKind::Goto(_) | StmtKind::Comment(_) => {}
         StmtKind::Assign(l, r) => {
             exp_vars(l, &mut b, out);
             exp_vars(r, &mut b, out);
