@@ -43,10 +43,21 @@ fn unsupported_constructs_are_named_with_their_span() {
 }
 
 #[test]
-fn early_return_is_unsupported() {
+fn early_return_jumps_to_the_end_of_the_method() {
     let text = "class C {\n  int f(int n) {\n    if (n > 0) { return 1; }\n    return 2;\n  }\n}\n";
+    let enc = encode(text).unwrap();
+    let body = &enc.vpr[enc.vpr.find("method C_f").unwrap()..];
+    assert!(body.contains("goto end"), "{body}");
+    assert!(body.trim_end().trim_end_matches('}').trim_end().ends_with("label end"), "{body}");
+}
+
+#[test]
+fn a_goto_into_a_loop_is_refused() {
+    let text = "class C {\n  void m(int i) {\n    goto l;\n    while (i < 3) {\n      label l;\n      i = i + 1;\n    }\n  }\n}\n";
     let ds = encode(text).unwrap_err();
     assert_eq!(ds[0].code, "V-UNSUPPORTED");
+    assert!(ds[0].message.contains("into a loop"), "{}", ds[0].message);
+    assert_eq!(ds[0].primary_span().unwrap().text(text), "goto l;");
 }
 
 #[test]
