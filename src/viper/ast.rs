@@ -446,4 +446,7 @@ pub struct Program {
     pub functions: Vec<Function>,
     pub predicates: Vec<Predicate>,
     pub methods: Vec<Method>,
+    /// Viper identifier → the PVL name it stands for, where they differ (mangled fields,
+    /// members and locals), so that Silicon's messages can name the user's identifiers.
+    pub names: Vec<(String, String)>,
 }

@@ -197,6 +197,7 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
         .split_once(". ")
         .map(|(_, r)| r.trim_end_matches('.').to_string())
         .unwrap_or_default();
+    let msg_reason = demangle(&map.names, &msg_reason);
     let approx = exact.is_empty();
 
     let (code, text): (&str, String) = match kind {
@@ -320,6 +321,33 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
     Mapped { unit, diagnostic: d }
 }
 
+/// Silicon's text with each Viper identifier that stands for a PVL name replaced by it
+/// (`this.C_sum` → `this.sum`); other words stay as they are.
+pub fn demangle(names: &[(String, String)], text: &str) -> String {
+    if names.is_empty() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        match names.iter().find(|(v, _)| v == word) {
+            Some((_, p)) => out.push_str(p),
+            None => out.push_str(word),
+        }
+        word.clear();
+    };
+    for ch in text.chars() {
+        if ch.is_ascii_alphanumeric() || ch == '_' || ch == '$' {
+            word.push(ch);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(ch);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
 /// Sort key for deterministic diagnostic order.
 pub fn sort_key(d: &Diagnostic) -> (usize, String, String) {
     (d.primary_span().map_or(usize::MAX, Span::start), d.code.clone(), d.message.clone())
@@ -419,5 +447,20 @@ mod help_tests {
         add_default_help(&mut ds);
         assert_eq!(ds[0].help.as_deref(), help_for("V-TIMEOUT"));
         assert_eq!(ds[1].help.as_deref(), Some("specific"));
+    }
+}
+
+#[cfg(test)]
+mod demangle_tests {
+    use super::demangle;
+
+    #[test]
+    fn viper_identifiers_become_the_pvl_names_they_stand_for() {
+        let names = vec![("C_sum".to_string(), "sum".to_string()), ("x_1".into(), "x".into())];
+        assert_eq!(
+            demangle(&names, "access this.C_sum and x_1 + x_10 (C_sum_1)"),
+            "access this.sum and x + x_10 (C_sum_1)"
+        );
+        assert_eq!(demangle(&[], "this.C_sum"), "this.C_sum");
     }
 }

@@ -50,6 +50,8 @@ pub struct MemberInfo {
 pub struct PosMap {
     pub entries: Vec<PosEntry>,
     pub members: Vec<MemberInfo>,
+    /// Viper identifier → PVL name (see `Program::names`).
+    pub names: Vec<(String, String)>,
 }
 
 impl PosMap {
@@ -151,6 +153,7 @@ impl Printer {
     }
 
     pub fn program(&mut self, p: &Program) {
+        self.map.names.extend(p.names.iter().cloned());
         if !p.prelude.is_empty() {
             self.w(&p.prelude);
             if !p.prelude.ends_with('\n') {

@@ -128,6 +128,8 @@ pub(crate) struct Encoder<'a> {
     pub invariants: HashMap<String, Expr>,
     /// Statements produced while encoding expressions (hoisted method calls).
     pub pending: Vec<Stmt>,
+    /// Viper identifier → PVL name where they differ; `None` when two PVL names share it.
+    pub pvl_names: BTreeMap<String, Option<String>>,
     /// PVL label → Viper label, for the labels and gotos of the current method.
     pub labels: HashMap<String, String>,
     /// PVL labels defined in the current method.
@@ -228,6 +230,7 @@ impl<'a> Encoder<'a> {
             pending: Vec::new(),
             read_var: None,
             expanding: Vec::new(),
+            pvl_names: BTreeMap::new(),
             labels: HashMap::new(),
             defined_labels: HashMap::new(),
             ret_label: None,
@@ -364,6 +367,7 @@ impl<'a> Encoder<'a> {
             return;
         }
         let viper = self.global_name(self.member_name(class, name));
+        self.record_name(&viper, if is_ctor { class.unwrap_or(name) } else { name });
         self.callables.entry(key).or_default().push(Callable {
             class: class.map(str::to_string),
             param_names: m.params.iter().map(|p| p.name.name.clone()).collect(),
@@ -448,6 +452,9 @@ impl<'a> Encoder<'a> {
     /// Lets the PVL name `name` (of type `ty`) stand for the Viper variable `viper` in the
     /// innermost scope.
     pub(crate) fn bind_name(&mut self, name: &str, viper: &str, ty: &Type) {
+        if !viper.starts_with('%') {
+            self.record_name(viper, name);
+        }
         if let Some(s) = self.scopes.last_mut() {
             s.insert(name.to_string(), Local { viper: viper.to_string(), ty: ty.clone() });
         }
@@ -548,6 +555,10 @@ impl<'a> Encoder<'a> {
         if let Some(b) = &prog.main {
             self.unsupported("a main block", b.span);
         }
+        self.out.names = std::mem::take(&mut self.pvl_names)
+            .into_iter()
+            .filter_map(|(v, p)| Some((v, p?)))
+            .collect();
     }
 
     fn member(&mut self, class: Option<&str>, m: &ast::Method) {

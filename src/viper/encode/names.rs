@@ -126,6 +126,17 @@ impl Encoder<'_> {
         n
     }
 
+    /// Remember that the Viper identifier `viper` stands for the PVL name `pvl`, for messages.
+    pub(super) fn record_name(&mut self, viper: &str, pvl: &str) {
+        if viper == pvl {
+            return;
+        }
+        let e = self.pvl_names.entry(viper.to_string()).or_insert_with(|| Some(pvl.to_string()));
+        if e.as_deref() != Some(pvl) {
+            *e = None;
+        }
+    }
+
     /// The unmangled Viper name of a member (the base that `global_name` starts from).
     pub fn member_name(&self, class: Option<&str>, name: &str) -> String {
         match class {
@@ -155,6 +166,7 @@ impl Encoder<'_> {
                         continue;
                     }
                     let v = self.global_name(format!("{}{}_{}", self.opts.prefix, key.0, key.1));
+                    self.record_name(&v, &key.1);
                     self.field_names.insert(key, v);
                 }
             }
