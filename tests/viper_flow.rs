@@ -159,6 +159,19 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "Unsupported",
         "V-UNSUPPORTED",
     ),
+    // ---- `s ++ x` with an element appends it, `x ++ s` prepends it
+    (
+        "seq_append_element.pvl",
+        "class C {\n  void m() {\n    seq<int> a = seq<int> {1, 2};\n    assert a ++ 3 == seq<int> {1, 2, 3};\n    assert 0 ++ a == seq<int> {0, 1, 2};\n  }\n}\n",
+        "Verified",
+        "",
+    ),
+    (
+        "seq_append_element_wrong.pvl",
+        "class C {\n  void m() {\n    seq<int> a = seq<int> {1, 2};\n    assert a ++ 3 == seq<int> {3, 1, 2};\n  }\n}\n",
+        "Failed",
+        "V-ASSERT",
+    ),
     // ---- assigned parameters: the contract reads the value passed in
     (
         "assigned_param.pvl",

@@ -88,7 +88,15 @@ impl Encoder<'_> {
                 }
             }
             ExprKind::Binary(op, a, b) => match op {
-                BinOp::Add | BinOp::Concat | BinOp::Sub | BinOp::Mul => {
+                BinOp::Concat => {
+                    let ta = self.type_of(a);
+                    // An element appended or prepended (`s ++ x`, `x ++ s`): the sequence's type.
+                    match ta.filter(is_seq) {
+                        Some(t) => t,
+                        None => self.type_of(b).or_else(|| self.type_of(a))?,
+                    }
+                }
+                BinOp::Add | BinOp::Sub | BinOp::Mul => {
                     let ta = self.type_of(a).or_else(|| self.type_of(b))?;
                     if matches!(op, BinOp::Concat) || !matches!(ta.kind, TypeKind::Int) {
                         ta
@@ -463,6 +471,31 @@ impl Encoder<'_> {
                 ),
                 sp,
             ));
+        }
+        if op == BinOp::Concat {
+            // VerCors reads `s ++ x` with an element `x` as appending it (and `x ++ s` as
+            // prepending it); Viper's `++` joins two sequences only.
+            let (ta, tb) = (self.type_of(a), self.type_of(b));
+            let elem_of = |t: &Option<Type>, other: &Option<Type>| {
+                other.as_ref().is_some_and(is_seq) && t.as_ref().is_some_and(|t| !is_seq(t))
+            };
+            if elem_of(&tb, &ta) || elem_of(&ta, &tb) {
+                let l = self.expr(a, code)?;
+                let r = self.expr(b, code)?;
+                let wrap = |me: &mut Self, t: &Option<Type>, x: Exp| -> R<Exp> {
+                    let et = match t {
+                        Some(t) => me.viper_ty(t)?,
+                        None => Ty::Int,
+                    };
+                    Ok(Exp::synth(ExpKind::SeqLit(et, vec![x])))
+                };
+                let (l, r) = if elem_of(&tb, &ta) {
+                    (l, wrap(self, &tb, r)?)
+                } else {
+                    (wrap(self, &ta, l)?, r)
+                };
+                return Ok(Exp::new(ExpKind::Binary("++", Box::new(l), Box::new(r)), sp));
+            }
         }
         let ta = self.type_of(a);
         let tb = self.type_of(b);
