@@ -172,6 +172,13 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "Failed",
         "V-ASSERT",
     ),
+    // ---- an abstract predicate has no body to unfold (Silicon rejected the program)
+    (
+        "unfold_abstract.pvl",
+        "class C {\n  resource p();\n  requires p();\n  int f() = \\unfolding p() \\in 0;\n}\n",
+        "Unsupported",
+        "V-BAD-INPUT",
+    ),
     // ---- assigned parameters: the contract reads the value passed in
     (
         "assigned_param.pvl",
