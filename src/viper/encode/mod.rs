@@ -381,7 +381,6 @@ impl<'a> Encoder<'a> {
             given,
             yields,
             inline,
-            has_body: !matches!(m.body, MethodBody::Abstract),
             span: m.span,
         });
     }
