@@ -554,6 +554,9 @@ impl Encoder<'_> {
         let sp = Some(span);
         match (b, args) {
             (Builtin::Perm, [l, p]) => {
+                if let Some(q) = Self::all_elements(l, p, span) {
+                    return self.spec(&q);
+                }
                 let loc = self.location(l)?;
                 let p = match (&p.kind, &self.read_var) {
                     (ExprKind::Read, Some(rd)) => Exp::var(rd.clone()),
@@ -678,6 +681,51 @@ impl Encoder<'_> {
             }
         }
         Ok(())
+    }
+
+    /// `Perm(a[*], p)` (v1): permission `p` on every element of `a`, that is
+    /// `(\forall* int i; 0 <= i && i < a.length; Perm(a[i], p))`. The bound variable's name
+    /// occurs nowhere in `a` or `p`, so that it captures none of their names.
+    fn all_elements(loc: &Expr, p: &Expr, span: Span) -> Option<Expr> {
+        let ExprKind::Index(a, star) = &loc.kind else {
+            return None;
+        };
+        if !matches!(star.kind, ExprKind::Wildcard) {
+            return None;
+        }
+        // The debug form names every identifier of both trees, also of synthesized ones.
+        let text = format!("{a:?} {p:?}");
+        let mut name = "i".to_string();
+        while text.contains(name.as_str()) {
+            name.push('_');
+        }
+        let iv = || Expr::new(ExprKind::Name(ast::Ident::new(name.clone(), span)), span);
+        let len = Expr::new(
+            ExprKind::Field(a.clone(), ast::Ident::new("length", span)),
+            span,
+        );
+        let cond = Expr::bin(
+            BinOp::And,
+            Expr::bin(BinOp::Le, Expr::int(0), iv()),
+            Expr::bin(BinOp::Lt, iv(), len),
+        );
+        let elem = Expr::new(ExprKind::Index(a.clone(), Box::new(iv())), loc.span);
+        let body = Expr::new(ExprKind::Builtin(Builtin::Perm, vec![elem, p.clone()]), span);
+        let binding = ast::Binding {
+            ty: Type::int(),
+            name: ast::Ident::new(name.clone(), span),
+            range: None,
+            span,
+        };
+        Some(Expr::new(
+            ExprKind::Quant {
+                kind: QuantKind::ForallStar,
+                bindings: vec![binding],
+                cond: Some(Box::new(cond)),
+                body: Box::new(body),
+            },
+            span,
+        ))
     }
 
     /// `p(args)` in a resource position or after fold/unfold: the predicate instance.
