@@ -618,6 +618,11 @@ pub enum StmtKind {
         names: Vec<Ident>,
         body: Block,
     },
+    /// v1 vector block `vec (int j = lo .. hi) { … }`: the body runs for every `j` in lock step.
+    Vec {
+        iter: Iter,
+        body: Block,
+    },
     Return(Option<Expr>),
     Spec {
         kind: SpecKind,

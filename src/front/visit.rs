@@ -27,9 +27,9 @@ pub fn walk_stmts<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Stmt)) {
                 body.stmts.iter().for_each(|x| walk_stmts(x, f));
             }
         }
-        StmtKind::Invariant { body, .. } | StmtKind::Atomic { body, .. } => {
-            body.stmts.iter().for_each(|x| walk_stmts(x, f))
-        }
+        StmtKind::Invariant { body, .. }
+        | StmtKind::Atomic { body, .. }
+        | StmtKind::Vec { body, .. } => body.stmts.iter().for_each(|x| walk_stmts(x, f)),
         StmtKind::Ghost(inner) => walk_stmts(inner, f),
         _ => {}
     }
@@ -82,6 +82,10 @@ pub fn stmt_exprs<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Expr)) {
         }
         StmtKind::Barrier(b) => clauses(&b.contract, f),
         StmtKind::Invariant { resource, .. } => f(resource),
+        StmtKind::Vec { iter, .. } => {
+            f(&iter.lo);
+            f(&iter.hi);
+        }
         _ => {}
     }
 }

@@ -118,7 +118,7 @@ impl<'s> Parser<'s> {
                         span: self.span_from(lo),
                     });
                 }
-                "vec" => return Ok(self.parse_opaque_stmt(lo)),
+                "vec" if self.is_punct_at(1, "(") => return self.parse_vec(lo),
                 _ => {}
             }
             if SPEC_WORDS.contains(&w) && !self.next_is_assignment_like() {
@@ -187,6 +187,16 @@ impl<'s> Parser<'s> {
         }
         let o = self.opaque_from(lo, kw);
         Stmt { span: o.span, kind: StmtKind::Opaque(o) }
+    }
+
+    /// `vec (int j = lo .. hi) { … }` (v1).
+    fn parse_vec(&mut self, lo: usize) -> PResult<Stmt> {
+        self.bump();
+        self.expect_punct("(")?;
+        let iter = self.parse_iter()?;
+        self.expect_punct(")")?;
+        let body = self.parse_block()?;
+        Ok(Stmt { kind: StmtKind::Vec { iter, body }, span: self.span_from(lo) })
     }
 
     fn parse_atomic(&mut self, lo: usize) -> PResult<Stmt> {

@@ -354,6 +354,10 @@ impl<'a> Compiler<'a> {
                     *end_pc = end;
                 }
             }
+            // Lock-step vector blocks have no interpreter semantics yet: refuse, never skip.
+            StmtKind::Vec { .. } => {
+                self.code.push(Instr::Unsupported("`vec` statement".into(), span))
+            }
             StmtKind::Opaque(o) => {
                 if o.keyword == "label" {
                     return;

@@ -700,10 +700,7 @@ impl Encoder<'_> {
             name.push('_');
         }
         let iv = || Expr::new(ExprKind::Name(ast::Ident::new(name.clone(), span)), span);
-        let len = Expr::new(
-            ExprKind::Field(a.clone(), ast::Ident::new("length", span)),
-            span,
-        );
+        let len = Expr::new(ExprKind::Field(a.clone(), ast::Ident::new("length", span)), span);
         let cond = Expr::bin(
             BinOp::And,
             Expr::bin(BinOp::Le, Expr::int(0), iv()),

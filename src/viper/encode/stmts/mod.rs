@@ -7,6 +7,7 @@
 mod barrier;
 mod par;
 mod vars;
+mod vec;
 
 use super::{quant, CallKind, Encoder, R};
 use crate::front::ast::{self, ClauseKind, Expr, ExprKind, SpecKind, StmtKind as P, TypeKind};
@@ -165,6 +166,7 @@ impl Encoder<'_> {
                     self.push_conjuncts(x, Role::InvariantExhale, sp, out, true);
                 }
             }
+            P::Vec { iter, body } => self.vec_block(iter, body, out)?,
             P::Return(e) => {
                 if !tail {
                     self.unsupported("`return` before the end of the method", s.span);
