@@ -80,7 +80,8 @@ impl<'s> Parser<'s> {
             (TokKind::Punct, ">") => BinOp::Gt,
             (TokKind::Punct, ">=") => BinOp::Ge,
             (TokKind::Word, "in") => BinOp::In,
-            (TokKind::BsWord, "\\in") => BinOp::In,
+            // v1's `\memberof` is membership, as `\in`.
+            (TokKind::BsWord, "\\in" | "\\memberof") => BinOp::In,
             (TokKind::Punct, "+") => BinOp::Add,
             (TokKind::Punct, "-") => BinOp::Sub,
             (TokKind::Punct, "*") => BinOp::Mul,
@@ -698,11 +699,20 @@ impl<'s> Parser<'s> {
         let mut e = self.parse_coll_literal(lo, CollKind::Seq, "]")?;
         // `[π]R`: scaling, when a resource-shaped primary follows a one-element list directly.
         if let ExprKind::Collection { elems, .. } = &mut e.kind {
+            // Also before a predicate call `[π]p(…)` (a name right after `]` cannot continue an
+            // expression) and before another scaling `[π][π']R` when `π` is a fraction (a list of
+            // fractions indexed by a fraction would be meaningless).
+            let fraction = matches!(
+                elems.first().map(|x| &x.kind),
+                Some(ExprKind::Binary(BinOp::Frac, ..) | ExprKind::Write | ExprKind::Read)
+            );
             if elems.len() == 1
                 && (self.is_word("Perm")
                     || self.is_word("PointsTo")
                     || self.is_word("Value")
-                    || self.is_punct("("))
+                    || self.is_punct("(")
+                    || (self.is_ident() && self.is_punct_at(1, "("))
+                    || (fraction && self.is_punct("[")))
             {
                 let pi = elems.pop().ok_or(Fail)?;
                 let r = self.parse_unary()?;

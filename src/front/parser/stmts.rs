@@ -145,10 +145,15 @@ impl<'s> Parser<'s> {
     /// Is the word at the cursor used as a variable (`assert = 1;`, `ghost.x`)?
     fn next_is_assignment_like(&self) -> bool {
         let n = self.tok_at(1);
+        if n.kind == TokKind::Punct && self.text_of(n) == "[" {
+            // `assert[i] = 1;` indexes a variable; `assert [a, b] == s;` and
+            // `unfold [1\2]p();` are statements: decide by what follows the matching `]`.
+            return self.index_target_at(1);
+        }
         n.kind == TokKind::Punct
             && matches!(
                 self.text_of(n),
-                "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "." | "++" | "--" | "[" | ";"
+                "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "." | "++" | "--" | ";"
             )
     }
 

@@ -411,6 +411,7 @@ impl Encoder<'_> {
                 let pe = self.resource_call(p)?;
                 ExpKind::Unfolding(Box::new(pe), Box::new(self.expr(b, code)?))
             }
+            ExprKind::Scale(p, r) => return self.scaled(p, r, e.span),
             ExprKind::Trigger(x) => return self.expr(x, code),
             ExprKind::Labelled(_, x) => return self.expr(x, code),
             ExprKind::NewArray(..) | ExprKind::NewObject(..) => {
@@ -420,7 +421,6 @@ impl Encoder<'_> {
             _ => {
                 let what = match &e.kind {
                     ExprKind::Sum { .. } => "`\\sum`".to_string(),
-                    ExprKind::Scale(..) => "resource scaling `[p]R`".to_string(),
                     ExprKind::Binary(BinOp::Wand, ..) => "a magic wand".to_string(),
                     _ => format!("the expression `{}`", self.src_text(e.span)),
                 };
@@ -438,6 +438,15 @@ impl Encoder<'_> {
             return self.perm_amount(&e);
         }
         if op == BinOp::In {
+            if let ExprKind::Range(CollKind::Set, lo, hi) = &b.kind {
+                // `x in {lo .. hi}`: Viper has no set range; membership is the bounds check.
+                let x = self.expr(a, code)?;
+                let lo = self.expr(lo, code)?;
+                let hi = self.expr(hi, code)?;
+                return Ok(
+                    Exp::and(Exp::bin("<=", lo, x.clone()), Exp::bin("<", x, hi)).with_span(sp)
+                );
+            }
             let s = self.expr(b, code)?;
             let x = self.expr(a, code)?;
             return Ok(Exp::new(ExpKind::Binary("in", Box::new(x), Box::new(s)), sp));
@@ -723,6 +732,38 @@ impl Encoder<'_> {
             },
             span,
         ))
+    }
+
+    /// `[p]R`: `R` with every permission amount in it multiplied by `p` (pure parts unchanged).
+    pub fn scaled(&mut self, p: &Expr, r: &Expr, span: Span) -> R<Exp> {
+        let q = self.perm_amount(p)?;
+        let body = self.spec(r)?;
+        self.scale_by(body, &q, span)
+    }
+
+    /// Multiply every `acc` amount in `e` by `q`. A wildcard amount is refused: `p * wildcard`
+    /// is not Viper, and keeping the wildcard would grant a permission even when `p` is zero.
+    pub fn scale_by(&mut self, e: Exp, q: &Exp, span: Span) -> R<Exp> {
+        let mut wildcard = false;
+        let out = e.map(&mut |x| match x.kind {
+            ExpKind::Acc(loc, a) => {
+                let a = match a.kind {
+                    ExpKind::Write => q.clone(),
+                    ExpKind::Wildcard => {
+                        wildcard = true;
+                        *a
+                    }
+                    _ => Exp::bin("*", q.clone(), *a),
+                };
+                Exp::new(ExpKind::Acc(loc, Box::new(a)), x.span)
+            }
+            k => Exp::new(k, x.span),
+        });
+        if wildcard {
+            self.unsupported("scaling `[p]R` of a `read` (wildcard) permission", span);
+            return Err(());
+        }
+        Ok(out.with_span(Some(span)))
     }
 
     /// `p(args)` in a resource position or after fold/unfold: the predicate instance.

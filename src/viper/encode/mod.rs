@@ -776,7 +776,15 @@ impl<'a> Encoder<'a> {
                 })
             };
             if c.kind.is_pre() {
-                pres.extend(as_role(pre_role));
+                // A precondition is evaluated in the pre-state, where `\old(e)` is `e`; Viper
+                // forbids `old` there.
+                pres.extend(as_role(pre_role).map(|mut c| {
+                    c.exp = c.exp.map(&mut |e| match e.kind {
+                        ExpKind::Old(None, inner) => *inner,
+                        _ => e,
+                    });
+                    c
+                }));
             }
             if c.kind.is_post() {
                 posts.extend(as_role(post_role));

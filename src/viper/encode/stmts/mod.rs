@@ -239,9 +239,39 @@ impl Encoder<'_> {
                 }
             }
             SpecKind::Fold | SpecKind::Unfold => {
+                // `[π]…[π']p(…)`: the predicate with the product of the amounts.
+                let mut inner = e;
+                let mut amounts = Vec::new();
+                while let ExprKind::Scale(q, r) = &inner.kind {
+                    amounts.push(self.perm_amount(q)?);
+                    inner = r;
+                }
+                let amount = amounts.into_iter().reduce(|a, b| Exp::bin("*", a, b));
+                let inline = match &inner.kind {
+                    ExprKind::Call { recv, name, .. } => self
+                        .callee(recv.as_deref(), &name.name)
+                        .is_some_and(|c| c.kind == CallKind::Predicate && c.inline.is_some()),
+                    _ => false,
+                };
+                if inline {
+                    // An inline predicate is its body: folding or unfolding it changes nothing,
+                    // but the (scaled) body must be held.
+                    let mut b = self.spec(inner)?;
+                    if let Some(q) = &amount {
+                        b = self.scale_by(b, q, span)?;
+                    }
+                    out.push(Stmt::new(
+                        StmtKind::Assert(b),
+                        Origin::new(Role::UserAssert, Some(span)),
+                    ));
+                    return Ok(());
+                }
                 let what = if kind == SpecKind::Fold { "folded" } else { "unfolded" };
-                self.check_not_abstract(e, what)?;
-                let p = self.resource_call(e)?;
+                self.check_not_abstract(inner, what)?;
+                let mut p = self.resource_call(inner)?;
+                if let Some(q) = amount {
+                    p = Exp::new(ExpKind::Acc(Box::new(p), Box::new(q)), Some(span));
+                }
                 let k =
                     if kind == SpecKind::Fold { StmtKind::Fold(p) } else { StmtKind::Unfold(p) };
                 out.push(Stmt::new(k, Origin::new(Role::Code, Some(span))));
