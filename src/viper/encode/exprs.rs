@@ -487,6 +487,22 @@ impl Encoder<'_> {
             _ => (None, None),
         };
         let seqish = ta.as_ref().is_some_and(|t| matches!(t.kind, TypeKind::Generic1(..)));
+        let setish = ta.as_ref().is_some_and(|t| {
+            matches!(t.kind, TypeKind::Generic1(ast::Generic1::Set | ast::Generic1::Bag, _))
+        });
+        if setish && matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge) {
+            // Set and bag inclusion: Viper's `subset`; the strict forms also differ.
+            let l = self.expr(a, code)?;
+            let r = self.expr(b, code)?;
+            let (small, big) = if matches!(op, BinOp::Lt | BinOp::Le) { (l, r) } else { (r, l) };
+            let sub = Exp::bin("subset", small.clone(), big.clone());
+            let e = if matches!(op, BinOp::Lt | BinOp::Gt) {
+                Exp::and(sub, Exp::bin("!=", small, big))
+            } else {
+                sub
+            };
+            return Ok(e.with_span(sp));
+        }
         let sym: &'static str = match op {
             // Spelled in Viper as in PVL.
             BinOp::Implies | BinOp::Or | BinOp::Mod | BinOp::Concat => op.symbol(),
