@@ -31,7 +31,8 @@ fn front_type_constructs_verify_and_their_violations_fail() {
         .collect();
     files.sort();
     assert!(files.len() >= 10, "fixtures missing in {}", dir.display());
-    let mut args = vec!["verify".to_string(), "--no-cache".into(), "--format".into(), "json".into()];
+    let mut args =
+        vec!["verify".to_string(), "--no-cache".into(), "--format".into(), "json".into()];
     args.extend(files.iter().map(|p| p.to_string_lossy().into_owned()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (_, out, err) = run_cli(&args);

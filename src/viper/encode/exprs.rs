@@ -115,9 +115,16 @@ impl Encoder<'_> {
             ExprKind::Length(_) => Type::int(),
             ExprKind::Builtin(Builtin::Head, a) => elem(&self.type_of(a.first()?)?)?,
             ExprKind::Builtin(Builtin::Tail, a) => self.type_of(a.first()?)?,
-            ExprKind::Call { recv, name, .. } => {
-                let c = self.callee(recv.as_deref(), &name.name)?;
-                c.ret
+            ExprKind::Call { recv, name, args, .. } => {
+                match self.callee(recv.as_deref(), &name.name) {
+                    Some(c) => c.ret,
+                    None if recv.is_none() => match (name.name.as_str(), args.as_slice()) {
+                        ("isEmpty", [_]) => Type::boolean(),
+                        ("removeAt", [s, _]) => self.type_of(s)?,
+                        _ => return None,
+                    },
+                    None => return None,
+                }
             }
             ExprKind::Collection { kind, elem_ty, elems } => {
                 coll_type(*kind, self.elem_type(elem_ty.as_ref(), elems)?)
@@ -811,6 +818,11 @@ impl Encoder<'_> {
         span: Span,
     ) -> R<Exp> {
         let Some(c) = self.callee(recv, &name.name) else {
+            if recv.is_none() {
+                if let Some(e) = self.library_call(&name.name, args, code, span) {
+                    return e;
+                }
+            }
             self.bad(format!("unknown method or function `{}`", name.name), name.span);
             return Err(());
         };
@@ -890,6 +902,50 @@ impl Encoder<'_> {
     /// argument count is the type checker's to report).
     pub(super) fn param_types(c: &super::Callable, n: usize) -> Vec<Option<Type>> {
         (0..n).map(|i| c.params.get(i).cloned()).collect()
+    }
+
+    /// VerCors' library functions on collections, when the program defines no function of that
+    /// name: `isEmpty(xs)` (`|xs| == 0`) and `removeAt(xs, i)` (`xs[..i] ++ xs[i + 1..]`).
+    fn library_call(
+        &mut self,
+        name: &str,
+        args: &[Expr],
+        code: bool,
+        span: Span,
+    ) -> Option<R<Exp>> {
+        let sp = Some(span);
+        let coll = |me: &Self, e: &Expr| {
+            me.type_of(e).is_some_and(|t| {
+                matches!(
+                    t.kind,
+                    TypeKind::Generic1(
+                        ast::Generic1::Seq | ast::Generic1::Set | ast::Generic1::Bag,
+                        _
+                    )
+                )
+            })
+        };
+        match (name, args) {
+            ("isEmpty", [s]) if coll(self, s) => Some(self.expr(s, code).map(|s| {
+                Exp::bin("==", Exp::new(ExpKind::Len(Box::new(s)), sp), Exp::int(0)).with_span(sp)
+            })),
+            ("removeAt", [s, i]) if self.type_of(s).as_ref().is_some_and(is_seq) => Some((|| {
+                let s = self.expr(s, code)?;
+                let i = self.expr(i, code)?;
+                let front = ExpKind::SeqSlice(Box::new(s.clone()), None, Some(Box::new(i.clone())));
+                let back = ExpKind::SeqSlice(
+                    Box::new(s),
+                    Some(Box::new(Exp::bin("+", i, Exp::int(1)))),
+                    None,
+                );
+                Ok(Exp::new(
+                    ExpKind::Binary("++", Box::new(Exp::synth(front)), Box::new(Exp::synth(back))),
+                    sp,
+                ))
+            })(
+            )),
+            _ => None,
+        }
     }
 
     /// The permission argument for a callee's `read`: half of the least amount the caller
