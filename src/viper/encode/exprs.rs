@@ -115,12 +115,18 @@ impl Encoder<'_> {
             ExprKind::Length(_) => Type::int(),
             ExprKind::Builtin(Builtin::Head, a) => elem(&self.type_of(a.first()?)?)?,
             ExprKind::Builtin(Builtin::Tail, a) => self.type_of(a.first()?)?,
+            ExprKind::Builtin(Builtin::Some, a) => Type::new(TypeKind::Generic1(
+                ast::Generic1::Option,
+                Box::new(self.type_of(a.first()?)?),
+            )),
             ExprKind::Call { recv, name, args, .. } => {
                 match self.callee(recv.as_deref(), &name.name) {
                     Some(c) => c.ret,
                     None if recv.is_none() => match (name.name.as_str(), args.as_slice()) {
                         ("isEmpty", [_]) => Type::boolean(),
                         ("removeAt", [s, _]) => self.type_of(s)?,
+                        ("getOption", [o]) => elem(&self.type_of(o)?)?,
+                        ("getOrElseOption", [o, _]) => elem(&self.type_of(o)?)?,
                         _ => return None,
                     },
                     None => return None,
@@ -444,6 +450,20 @@ impl Encoder<'_> {
             let e = Expr::new(ExprKind::Binary(op, Box::new(a.clone()), Box::new(b.clone())), span);
             return self.perm_amount(&e);
         }
+        if matches!(op, BinOp::Eq | BinOp::Ne) {
+            // `o == None`: the option is empty (`None` alone has no element type to encode).
+            let other = match (&a.kind, &b.kind) {
+                (ExprKind::NoneOpt, _) => Some(b),
+                (_, ExprKind::NoneOpt) => Some(a),
+                _ => None,
+            };
+            if let Some(o) = other {
+                let ox = self.expr(o, code)?;
+                let len = Exp::synth(ExpKind::Len(Box::new(ox)));
+                let cmp = if op == BinOp::Eq { "==" } else { "!=" };
+                return Ok(Exp::bin(cmp, len, Exp::int(0)).with_span(sp));
+            }
+        }
         if op == BinOp::In {
             if let ExprKind::Range(CollKind::Set, lo, hi) = &b.kind {
                 // `x in {lo .. hi}`: Viper has no set range; membership is the bounds check.
@@ -686,6 +706,15 @@ impl Encoder<'_> {
             (Builtin::Tail, [s]) => {
                 let s = self.expr(s, code)?;
                 Ok(Exp::new(ExpKind::SeqSlice(Box::new(s), Some(Box::new(Exp::int(1))), None), sp))
+            }
+            (Builtin::Some, [x]) => {
+                let Some(t) = self.type_of(x) else {
+                    self.bad("cannot determine the type of the argument of `Some`", x.span);
+                    return Err(());
+                };
+                let et = self.viper_ty(&t)?;
+                let x = self.expr(x, code)?;
+                Ok(Exp::new(ExpKind::SeqLit(et, vec![x]), sp))
             }
             (Builtin::LengthFn, [s]) => {
                 let s = self.expr(s, code)?;
@@ -944,8 +973,25 @@ impl Encoder<'_> {
                 ))
             })(
             )),
+            ("getOption", [o]) if self.is_option(o) => Some(
+                self.expr(o, code)
+                    .map(|o| Exp::new(ExpKind::SeqIndex(Box::new(o), Box::new(Exp::int(0))), sp)),
+            ),
+            ("getOrElseOption", [o, d]) if self.is_option(o) => Some((|| {
+                let o = self.expr(o, code)?;
+                let d = self.expr(d, code)?;
+                let full =
+                    Exp::bin(">", Exp::synth(ExpKind::Len(Box::new(o.clone()))), Exp::int(0));
+                let x = Exp::synth(ExpKind::SeqIndex(Box::new(o), Box::new(Exp::int(0))));
+                Ok(Exp::new(ExpKind::Cond(Box::new(full), Box::new(x), Box::new(d)), sp))
+            })()),
             _ => None,
         }
+    }
+
+    fn is_option(&self, e: &Expr) -> bool {
+        self.type_of(e)
+            .is_some_and(|t| matches!(t.kind, TypeKind::Generic1(ast::Generic1::Option, _)))
     }
 
     /// The permission argument for a callee's `read`: half of the least amount the caller

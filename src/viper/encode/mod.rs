@@ -457,6 +457,9 @@ impl<'a> Encoder<'a> {
             TypeKind::Generic1(ast::Generic1::Seq, e) => Ty::Seq(Box::new(self.viper_ty(e)?)),
             TypeKind::Generic1(ast::Generic1::Set, e) => Ty::Set(Box::new(self.viper_ty(e)?)),
             TypeKind::Generic1(ast::Generic1::Bag, e) => Ty::Multiset(Box::new(self.viper_ty(e)?)),
+            // `option<T>` is a sequence of at most one element: `None` is empty, `Some(x)` is
+            // `[x]`, and equality is the sequences' (see `Encoder::library_call`).
+            TypeKind::Generic1(ast::Generic1::Option, e) => Ty::Seq(Box::new(self.viper_ty(e)?)),
             _ => {
                 self.unsupported(&format!("the type `{}`", self.src_text(t.span)), t.span);
                 return Err(());

@@ -287,6 +287,15 @@ impl Encoder<'_> {
 
     /// `target = value;` including allocation and method calls on the right.
     fn assign(&mut self, target: &Expr, value: &Expr, span: Span, out: &mut Vec<Stmt>) -> R<()> {
+        if matches!(value.kind, ExprKind::NoneOpt) {
+            // `None` takes its element type from the target: the empty sequence of it.
+            if let Some(TypeKind::Generic1(ast::Generic1::Option, t)) =
+                self.type_of(target).map(|t| t.kind)
+            {
+                let empty = ExprKind::EmptyCollection(ast::CollKind::Seq, *t);
+                return self.assign(target, &Expr::new(empty, value.span), span, out);
+            }
+        }
         match &value.kind {
             ExprKind::NewArray(t, dims) => {
                 let (m, field_ok) = match (&t.kind, dims.len()) {
