@@ -836,6 +836,7 @@ pub enum Builtin {
     Idle,
     Running,
     Some,
+    TypeOf,
 }
 
 impl Builtin {
@@ -859,6 +860,7 @@ impl Builtin {
             Builtin::Idle => "idle",
             Builtin::Running => "running",
             Builtin::Some => "Some",
+            Builtin::TypeOf => "\\typeof",
         }
     }
 
@@ -882,6 +884,7 @@ impl Builtin {
             "idle" => Builtin::Idle,
             "running" => Builtin::Running,
             "Some" => Builtin::Some,
+            "\\typeof" => Builtin::TypeOf,
             _ => return None,
         })
     }
@@ -898,7 +901,9 @@ impl Builtin {
             Builtin::Pointer | Builtin::PointerIndex | Builtin::Values => (3, 3),
             Builtin::LengthFn => (1, 1),
             Builtin::Head | Builtin::Tail => (1, 1),
-            Builtin::Held | Builtin::Idle | Builtin::Running | Builtin::Some => (1, 1),
+            Builtin::Held | Builtin::Idle | Builtin::Running | Builtin::Some | Builtin::TypeOf => {
+                (1, 1)
+            }
         }
     }
 

@@ -451,6 +451,10 @@ impl Encoder<'_> {
             return self.perm_amount(&e);
         }
         if matches!(op, BinOp::Eq | BinOp::Ne) {
+            if let Some(same) = self.typeof_test(a, b).or_else(|| self.typeof_test(b, a)) {
+                let same = same?;
+                return Ok(Exp::new(ExpKind::Bool(same == (op == BinOp::Eq)), sp));
+            }
             // `o == None`: the option is empty (`None` alone has no element type to encode).
             let other = match (&a.kind, &b.kind) {
                 (ExprKind::NoneOpt, _) => Some(b),
@@ -986,6 +990,29 @@ impl Encoder<'_> {
                 Ok(Exp::new(ExpKind::Cond(Box::new(full), Box::new(x), Box::new(d)), sp))
             })()),
             _ => None,
+        }
+    }
+
+    /// `\typeof(this) == C`: PVL classes have no subclasses, so the dynamic type of `this` is
+    /// its class. `None` when `a == b` is no such test; other `\typeof` operands (which may be
+    /// `null`) are refused.
+    fn typeof_test(&mut self, a: &Expr, b: &Expr) -> Option<R<bool>> {
+        let ExprKind::Builtin(Builtin::TypeOf, args) = &a.kind else {
+            return None;
+        };
+        let this = matches!(args.as_slice(), [Expr { kind: ExprKind::This, .. }]);
+        let class = match &b.kind {
+            ExprKind::Name(c) if self.lookup(&c.name).is_none() => {
+                self.classes.contains_key(&c.name).then(|| c.name.clone())
+            }
+            _ => None,
+        };
+        match (this && !self.is_static, class, self.class.clone()) {
+            (true, Some(c), Some(own)) => Some(Ok(c == own)),
+            _ => {
+                self.unsupported("`\\typeof` other than `\\typeof(this) == Class`", a.span);
+                Some(Err(()))
+            }
         }
     }
 
