@@ -1079,12 +1079,10 @@ impl Encoder<'_> {
         let saved_rd = self.read_var.take();
         let r = (|| {
             let mut vars = Vec::new();
+            let mut tys = Vec::new();
             let mut guards = Vec::new();
             for b in bindings {
-                if !matches!(b.ty.kind, TypeKind::Int) {
-                    self.unsupported("a quantifier over a non-`int` variable", b.span);
-                    return Err(());
-                }
+                tys.push(self.viper_ty(&b.ty)?);
                 let v = self.fresh_name(&b.name.name);
                 self.bind_name(&b.name.name, &v, &b.ty);
                 if let Some((lo, hi)) = &b.range {
@@ -1099,6 +1097,28 @@ impl Encoder<'_> {
                 quant::split_and(self.spec(c)?, &mut guards);
             }
             let b = self.spec(body)?;
+            if tys.iter().any(|t| *t != Ty::Int) {
+                // Over other types: a plain quantifier, Silicon chooses the triggers. The
+                // re-indexing of `quant` reads the variables as integers, and quantified
+                // permissions need it.
+                if kind == QuantKind::ForallStar || b.has_acc() {
+                    self.unsupported("a quantified permission over a non-`int` variable", span);
+                    return Err(());
+                }
+                let typed = vars.into_iter().zip(tys).collect();
+                return Ok(match kind {
+                    QuantKind::Exists => Exp::synth(ExpKind::Exists(
+                        typed,
+                        vec![],
+                        Box::new(Exp::and(Exp::and_all(guards), b)),
+                    )),
+                    _ => Exp::synth(ExpKind::Forall(
+                        typed,
+                        vec![],
+                        Box::new(Exp::implies(Exp::and_all(guards), b)),
+                    )),
+                });
+            }
             Ok(match kind {
                 QuantKind::Exists => Exp::synth(ExpKind::Exists(
                     vars.into_iter().map(|v| (v, Ty::Int)).collect(),
