@@ -1,20 +1,26 @@
 //! The constructs of the front-types work, verified with Silicon: each has a program that
 //! verifies and programs that break it and must fail (never verify). The programs are in
-//! `fixtures/verify_front_types/`; the verdict is the file name's prefix (`*_bad_*` and `*_bad`
-//! fail, the others verify). Runs Silicon (the backend `.ci/run` installs).
+//! `fixtures/verify_front_types/`; the file name gives the verdict (`*_bad_*` and `*_bad` fail,
+//! `unsupported_*` are refused with V-UNSUPPORTED, the others verify). Runs Silicon (the
+//! backend `.ci/run` installs).
 //!
 //! * `Perm(a[*], p)`: every element of `a` (`star_*`);
 //! * `vec (int j = lo .. hi) { … }`: lock-step lanes, reads before writes (`vec_*`);
 //! * scaled predicates `[π]p()`, nested and in fold/unfold, inline or not (`scale_*`);
 //! * set and bag inclusion, `\memberof` and `x in {lo .. hi}` (`sets_*`, `range_*`);
-//! * `\old` in a precondition is the pre-state itself (`old_pre`).
+//! * `\old` in a precondition is the pre-state itself (`old_pre`);
+//! * `isEmpty`/`removeAt` (`seqlib_*`), `option<T>` (`option_*`), `\typeof(this) == C`
+//!   (`typeof_*`), quantifiers over other types than `int` (`quant_types_*`);
+//! * refused: a `par` arm's wait list (`unsupported_par_wait`).
 
 mod common;
 
 use common::{root, run_cli};
 
 fn expected(name: &str) -> &'static str {
-    if name.contains("_bad") {
+    if name.starts_with("unsupported_") {
+        "Unsupported"
+    } else if name.contains("_bad") {
         "Failed"
     } else {
         "Verified"
@@ -43,5 +49,8 @@ fn front_type_constructs_verify_and_their_violations_fail() {
     for (path, got) in files.iter().zip(results) {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
         assert_eq!(got["verdict"], expected(name), "{name}: {got}");
+        if expected(name) == "Unsupported" {
+            assert_eq!(got["diagnostics"][0]["code"], "V-UNSUPPORTED", "{name}: {got}");
+        }
     }
 }

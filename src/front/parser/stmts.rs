@@ -330,7 +330,14 @@ impl<'s> Parser<'s> {
                 }
                 if self.is_punct(";") {
                     let wlo = self.bump().span.start();
-                    while !self.is_punct(")") && !self.at_eof() {
+                    // `; a(j), b(j)`: up to the `)` that closes the header.
+                    let mut depth = 0usize;
+                    while !(depth == 0 && self.is_punct(")")) && !self.at_eof() {
+                        if self.is_punct("(") {
+                            depth += 1;
+                        } else if self.is_punct(")") {
+                            depth -= 1;
+                        }
                         self.bump();
                     }
                     wait = Some(self.opaque_from(wlo, "wait-list"));

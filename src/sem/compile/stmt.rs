@@ -386,6 +386,12 @@ impl<'a> Compiler<'a> {
     }
 
     fn par(&mut self, p: &Par, span: Span) {
+        // An arm that waits for another (v1 `and b(int j = …; a(j))`) is ordered by it: not
+        // modelled, so refused rather than run unordered.
+        if let Some(w) = p.arms.iter().find_map(|a| a.wait.as_ref()) {
+            self.code.push(Instr::Unsupported("a `par` arm's wait list".into(), w.span));
+            return;
+        }
         self.cur_contains_par = true;
         let (region_pre, region_post) = self.pre_post(&p.prefix.clauses, |_, _, _| {});
         let par_pc = self.pc();
