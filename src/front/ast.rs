@@ -1022,7 +1022,8 @@ pub enum ExprKind {
         body: Box<Expr>,
     },
     /// `new C(args)`
-    NewObject(Ident, Vec<Expr>),
+    /// `new C(args)`, with v1 `with {…} then {…}` / v2 `given {…} yields {…}` ghost arguments.
+    NewObject(Ident, Vec<Expr>, Box<GhostArgs>),
     /// `new T[e1][e2]…`
     NewArray(Type, Vec<Expr>),
     /// `seq<T>{…}`, `set<T>{…}`, `bag<T>{…}` (typed) or `[…]`, `{…}`, `b{…}` (untyped).

@@ -132,7 +132,7 @@ pub fn for_each_child<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr, bool)) {
             }
             args.iter().for_each(|a| f(a, true));
         }
-        K::Builtin(_, args) | K::NewObject(_, args) | K::NewArray(_, args) => {
+        K::Builtin(_, args) | K::NewObject(_, args, _) | K::NewArray(_, args) => {
             args.iter().for_each(|a| f(a, true))
         }
         K::Collection { elems, .. } => elems.iter().for_each(|a| f(a, true)),

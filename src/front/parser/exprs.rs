@@ -215,7 +215,8 @@ impl<'s> Parser<'s> {
             let t = self.bump();
             let name = self.ident_from(t);
             let args = self.parse_args()?;
-            return Ok(Expr::new(ExprKind::NewObject(name, args), self.span_from(lo)));
+            let ghost = self.parse_ghost_args()?;
+            return Ok(Expr::new(ExprKind::NewObject(name, args, ghost), self.span_from(lo)));
         }
         // Element type without dimensions, then sized dimensions.
         let t = self.tok();

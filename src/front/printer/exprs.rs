@@ -190,10 +190,11 @@ impl Printer {
                 self.expr_into(out, body);
                 out.push(')');
             }
-            ExprKind::NewObject(name, args) => {
+            ExprKind::NewObject(name, args, ghost) => {
                 out.push_str("new ");
                 out.push_str(&self.ident(name));
                 self.args(out, args);
+                self.ghost_args(out, ghost);
             }
             ExprKind::NewArray(ty, dims) => {
                 out.push_str("new ");

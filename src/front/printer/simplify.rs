@@ -167,8 +167,8 @@ pub fn map_children(e: &Expr, f: &mut dyn FnMut(&Expr) -> Expr) -> Expr {
             let cond = bx(cond);
             ExprKind::Sum { ty: ty.clone(), name: name.clone(), cond, body: bx(body) }
         }
-        ExprKind::NewObject(n, args) => {
-            ExprKind::NewObject(n.clone(), args.iter().map(|a| *bx(a)).collect())
+        ExprKind::NewObject(n, args, ghost) => {
+            ExprKind::NewObject(n.clone(), args.iter().map(|a| *bx(a)).collect(), ghost.clone())
         }
         ExprKind::NewArray(t, dims) => {
             ExprKind::NewArray(t.clone(), dims.iter().map(|a| *bx(a)).collect())

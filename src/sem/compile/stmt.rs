@@ -64,7 +64,10 @@ impl<'a> Compiler<'a> {
                 let d = self.hoisted_exprs(dims);
                 self.code.push(Instr::Alloc { target, elem: Ty::from_ast(t), dims: d, span });
             }
-            ExprKind::NewObject(c, args) => {
+            ExprKind::NewObject(_, _, ghost) if !ghost.is_empty() => {
+                self.code.push(Instr::Unsupported("ghost arguments of `new`".into(), value.span))
+            }
+            ExprKind::NewObject(c, args, _) => {
                 let a = self.hoisted_exprs(args);
                 match self.out.classes.iter().position(|k| k.name == c.name) {
                     Some(ci) => {

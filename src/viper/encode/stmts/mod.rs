@@ -340,7 +340,11 @@ impl Encoder<'_> {
                 ));
                 Ok(())
             }
-            ExprKind::NewObject(c, args) => {
+            ExprKind::NewObject(_, _, ghost) if !ghost.is_empty() => {
+                self.unsupported("`new` with ghost arguments (`with`/`then`)", value.span);
+                Err(())
+            }
+            ExprKind::NewObject(c, args, _) => {
                 let Some(info) =
                     self.callables.get(&(c.name.clone(), "constructor".to_string())).cloned()
                 else {
