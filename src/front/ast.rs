@@ -7,6 +7,7 @@
 //!
 //! Derived equality is structural because `Span` compares equal to every span.
 
+pub use super::ast_comp::{Comprehension, Generator};
 use super::span::Span;
 use num_bigint::BigInt;
 
@@ -1034,6 +1035,7 @@ pub enum ExprKind {
     },
     /// `[t: T]`, `{t: T}`, `b{t: T}`: empty collection of a type.
     EmptyCollection(CollKind, Type),
+    SetComprehension(Box<Comprehension>),
     /// `{lo .. hi}` (set) or v2 `[lo .. hi]` (seq).
     Range(CollKind, Box<Expr>, Box<Expr>),
     /// `{: e :}`

@@ -136,6 +136,13 @@ pub fn for_each_child<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr, bool)) {
             args.iter().for_each(|a| f(a, true))
         }
         K::Collection { elems, .. } => elems.iter().for_each(|a| f(a, true)),
+        K::SetComprehension(c) => {
+            f(&c.body, true);
+            c.gens.iter().filter_map(|g| g.source.as_ref()).for_each(|s| f(s, true));
+            if let Some(x) = &c.cond {
+                f(x, true);
+            }
+        }
         K::Quant { bindings, cond, body, .. } => {
             for b in bindings {
                 if let Some((lo, hi)) = &b.range {

@@ -235,6 +235,25 @@ impl Printer {
                 out.push_str(&self.ty(t));
                 out.push(if *kind == CollKind::Seq { ']' } else { '}' });
             }
+            ExprKind::SetComprehension(c) => {
+                out.push_str("set<");
+                out.push_str(&self.ty(&c.elem_ty));
+                out.push_str("> {");
+                self.expr_into(out, &c.body);
+                out.push_str(" | ");
+                comma_separated(out, &c.gens, |out, g| {
+                    self.typed(out, &g.ty, &g.name);
+                    if let Some(s) = &g.source {
+                        out.push_str(" <- ");
+                        self.expr_into(out, s);
+                    }
+                });
+                if let Some(cond) = &c.cond {
+                    out.push_str("; ");
+                    self.expr_into(out, cond);
+                }
+                out.push('}');
+            }
             ExprKind::Range(kind, lo, hi) => {
                 out.push(if *kind == CollKind::Seq { '[' } else { '{' });
                 self.expr_into(out, lo);
