@@ -1036,6 +1036,8 @@ pub enum ExprKind {
     /// `[t: T]`, `{t: T}`, `b{t: T}`: empty collection of a type.
     EmptyCollection(CollKind, Type),
     SetComprehension(Box<Comprehension>),
+    /// `(a, b, …)`: a tuple (a map update `m ++ (k, v)`), two elements or more.
+    Tuple(Vec<Expr>),
     /// `{lo .. hi}` (set) or v2 `[lo .. hi]` (seq).
     Range(CollKind, Box<Expr>, Box<Expr>),
     /// `{: e :}`

@@ -135,7 +135,7 @@ pub fn for_each_child<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr, bool)) {
         K::Builtin(_, args) | K::NewObject(_, args, _) | K::NewArray(_, args) => {
             args.iter().for_each(|a| f(a, true))
         }
-        K::Collection { elems, .. } => elems.iter().for_each(|a| f(a, true)),
+        K::Collection { elems, .. } | K::Tuple(elems) => elems.iter().for_each(|a| f(a, true)),
         K::SetComprehension(c) => {
             f(&c.body, true);
             c.gens.iter().filter_map(|g| g.source.as_ref()).for_each(|s| f(s, true));

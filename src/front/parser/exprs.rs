@@ -722,6 +722,14 @@ impl<'s> Parser<'s> {
         }
         self.bump();
         let mut e = self.parse_expr()?;
+        if self.is_punct(",") {
+            let mut elems = vec![e];
+            while self.eat_punct(",") {
+                elems.push(self.parse_expr()?);
+            }
+            self.expect_punct(")")?;
+            return Ok(Expr::new(ExprKind::Tuple(elems), self.span_from(lo)));
+        }
         self.expect_punct(")")?;
         e.span = self.span_from(lo);
         self.paren_spans.insert((e.span.lo, e.span.hi));

@@ -235,6 +235,11 @@ impl Printer {
                 out.push_str(&self.ty(t));
                 out.push(if *kind == CollKind::Seq { ']' } else { '}' });
             }
+            ExprKind::Tuple(elems) => {
+                out.push('(');
+                comma_separated(out, elems, |out, x| self.expr_into(out, x));
+                out.push(')');
+            }
             ExprKind::SetComprehension(c) => {
                 out.push_str("set<");
                 out.push_str(&self.ty(&c.elem_ty));

@@ -178,6 +178,7 @@ pub fn map_children(e: &Expr, f: &mut dyn FnMut(&Expr) -> Expr) -> Expr {
             elem_ty: elem_ty.clone(),
             elems: elems.iter().map(|a| *bx(a)).collect(),
         },
+        ExprKind::Tuple(elems) => ExprKind::Tuple(elems.iter().map(|a| *bx(a)).collect()),
         ExprKind::SetComprehension(c) => {
             let body = *bx(&c.body);
             let gens = c

@@ -435,6 +435,7 @@ impl Encoder<'_> {
                 let what = match &e.kind {
                     ExprKind::Sum { .. } => "`\\sum`".to_string(),
                     ExprKind::SetComprehension(_) => "a set comprehension".to_string(),
+                    ExprKind::Tuple(_) => "a tuple".to_string(),
                     ExprKind::Binary(BinOp::Wand, ..) => "a magic wand".to_string(),
                     _ => format!("the expression `{}`", self.src_text(e.span)),
                 };
