@@ -332,7 +332,7 @@ impl<'s> Parser<'s> {
                     let wlo = self.bump().span.start();
                     // `; a(j), b(j)`: up to the `)` that closes the header.
                     let mut depth = 0usize;
-                    while !(depth == 0 && self.is_punct(")")) && !self.at_eof() {
+                    while !(self.at_eof() || (depth == 0 && self.is_punct(")"))) {
                         if self.is_punct("(") {
                             depth += 1;
                         } else if self.is_punct(")") {
