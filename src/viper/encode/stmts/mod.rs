@@ -1,8 +1,8 @@
 //! Statements, loops, `par` blocks and barriers (`verification.md` §5.7–5.11).
 //!
 //! Statements, assignments, calls and loops are here; `par` holds `par` blocks (per-thread
-//! contracts, thread methods), `barrier` barriers, and `vars` the free variables of Viper
-//! expressions and statements.
+//! contracts, thread methods), `barrier` barriers, `vec` v1 vector blocks (lock-step lanes), and
+//! `vars` the free variables of Viper expressions and statements.
 
 mod barrier;
 mod par;
