@@ -390,6 +390,7 @@ mod fixtures {
         crlf_tabs => "crlf_tabs.pvl",
         declarations => "declarations.pvl",
         fractions_permissions => "fractions_permissions.pvl",
+        front_types => "front_types.pvl",
         gpuopt_forms => "gpuopt_forms.pvl",
         loops_forms => "loops_forms.pvl",
         methods_functions => "methods_functions.pvl",

@@ -7,6 +7,7 @@
 //!
 //! Derived equality is structural because `Span` compares equal to every span.
 
+pub use super::ast_comp::{Comprehension, Generator};
 use super::span::Span;
 use num_bigint::BigInt;
 
@@ -618,6 +619,11 @@ pub enum StmtKind {
         names: Vec<Ident>,
         body: Block,
     },
+    /// v1 vector block `vec (int j = lo .. hi) { … }`: the body runs for every `j` in lock step.
+    Vec {
+        iter: Iter,
+        body: Block,
+    },
     Return(Option<Expr>),
     Spec {
         kind: SpecKind,
@@ -831,6 +837,7 @@ pub enum Builtin {
     Idle,
     Running,
     Some,
+    TypeOf,
 }
 
 impl Builtin {
@@ -854,6 +861,7 @@ impl Builtin {
             Builtin::Idle => "idle",
             Builtin::Running => "running",
             Builtin::Some => "Some",
+            Builtin::TypeOf => "\\typeof",
         }
     }
 
@@ -877,6 +885,7 @@ impl Builtin {
             "idle" => Builtin::Idle,
             "running" => Builtin::Running,
             "Some" => Builtin::Some,
+            "\\typeof" => Builtin::TypeOf,
             _ => return None,
         })
     }
@@ -893,7 +902,9 @@ impl Builtin {
             Builtin::Pointer | Builtin::PointerIndex | Builtin::Values => (3, 3),
             Builtin::LengthFn => (1, 1),
             Builtin::Head | Builtin::Tail => (1, 1),
-            Builtin::Held | Builtin::Idle | Builtin::Running | Builtin::Some => (1, 1),
+            Builtin::Held | Builtin::Idle | Builtin::Running | Builtin::Some | Builtin::TypeOf => {
+                (1, 1)
+            }
         }
     }
 
@@ -1012,7 +1023,8 @@ pub enum ExprKind {
         body: Box<Expr>,
     },
     /// `new C(args)`
-    NewObject(Ident, Vec<Expr>),
+    /// `new C(args)`, with v1 `with {…} then {…}` / v2 `given {…} yields {…}` ghost arguments.
+    NewObject(Ident, Vec<Expr>, Box<GhostArgs>),
     /// `new T[e1][e2]…`
     NewArray(Type, Vec<Expr>),
     /// `seq<T>{…}`, `set<T>{…}`, `bag<T>{…}` (typed) or `[…]`, `{…}`, `b{…}` (untyped).
@@ -1023,6 +1035,9 @@ pub enum ExprKind {
     },
     /// `[t: T]`, `{t: T}`, `b{t: T}`: empty collection of a type.
     EmptyCollection(CollKind, Type),
+    SetComprehension(Box<Comprehension>),
+    /// `(a, b, …)`: a tuple (a map update `m ++ (k, v)`), two elements or more.
+    Tuple(Vec<Expr>),
     /// `{lo .. hi}` (set) or v2 `[lo .. hi]` (seq).
     Range(CollKind, Box<Expr>, Box<Expr>),
     /// `{: e :}`

@@ -1,6 +1,7 @@
 //! Front end: lexing, parsing, the syntax tree, the canonical printer and the front checks.
 
 pub mod ast;
+pub mod ast_comp;
 pub mod dialect;
 pub mod keywords;
 pub mod lexer;

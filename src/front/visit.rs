@@ -27,9 +27,9 @@ pub fn walk_stmts<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Stmt)) {
                 body.stmts.iter().for_each(|x| walk_stmts(x, f));
             }
         }
-        StmtKind::Invariant { body, .. } | StmtKind::Atomic { body, .. } => {
-            body.stmts.iter().for_each(|x| walk_stmts(x, f))
-        }
+        StmtKind::Invariant { body, .. }
+        | StmtKind::Atomic { body, .. }
+        | StmtKind::Vec { body, .. } => body.stmts.iter().for_each(|x| walk_stmts(x, f)),
         StmtKind::Ghost(inner) => walk_stmts(inner, f),
         _ => {}
     }
@@ -82,6 +82,10 @@ pub fn stmt_exprs<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Expr)) {
         }
         StmtKind::Barrier(b) => clauses(&b.contract, f),
         StmtKind::Invariant { resource, .. } => f(resource),
+        StmtKind::Vec { iter, .. } => {
+            f(&iter.lo);
+            f(&iter.hi);
+        }
         _ => {}
     }
 }
@@ -128,10 +132,17 @@ pub fn for_each_child<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr, bool)) {
             }
             args.iter().for_each(|a| f(a, true));
         }
-        K::Builtin(_, args) | K::NewObject(_, args) | K::NewArray(_, args) => {
+        K::Builtin(_, args) | K::NewObject(_, args, _) | K::NewArray(_, args) => {
             args.iter().for_each(|a| f(a, true))
         }
-        K::Collection { elems, .. } => elems.iter().for_each(|a| f(a, true)),
+        K::Collection { elems, .. } | K::Tuple(elems) => elems.iter().for_each(|a| f(a, true)),
+        K::SetComprehension(c) => {
+            f(&c.body, true);
+            c.gens.iter().filter_map(|g| g.source.as_ref()).for_each(|s| f(s, true));
+            if let Some(x) = &c.cond {
+                f(x, true);
+            }
+        }
         K::Quant { bindings, cond, body, .. } => {
             for b in bindings {
                 if let Some((lo, hi)) = &b.range {

@@ -167,7 +167,7 @@ impl Checker {
                 self.scopes.pop();
                 r
             }
-            ExprKind::NewObject(c, args) => {
+            ExprKind::NewObject(c, args, _) => {
                 let ts: Vec<(Ty, Span)> = args.iter().map(|a| (self.ty(a), a.span)).collect();
                 // An unknown class is the encoder's to report (V-BAD-INPUT): it may be declared
                 // in another file of the command line, and `verify` then points to `--program`.

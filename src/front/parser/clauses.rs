@@ -53,7 +53,7 @@ impl<'s> Parser<'s> {
 
     /// Is the `[` at offset `n` an index whose `]` is followed by an assignment, an increment or
     /// a further `[`/`.` (the shape of an assignment target)?
-    fn index_target_at(&self, n: usize) -> bool {
+    pub(super) fn index_target_at(&self, n: usize) -> bool {
         let mut depth = 0usize;
         let mut i = n;
         loop {
@@ -69,18 +69,15 @@ impl<'s> Parser<'s> {
                         depth = depth.saturating_sub(1);
                         if depth == 0 {
                             let a = self.tok_at(i + 1);
+                            // `x[i][j] = …`: look past every index (`[1\2][1\2]p()` is none).
+                            if a.kind == TokKind::Punct && self.text_of(a) == "[" {
+                                i += 1;
+                                continue;
+                            }
                             return a.kind == TokKind::Punct
                                 && matches!(
                                     self.text_of(a),
-                                    "=" | "+="
-                                        | "-="
-                                        | "*="
-                                        | "/="
-                                        | "%="
-                                        | "."
-                                        | "++"
-                                        | "--"
-                                        | "["
+                                    "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "." | "++" | "--"
                                 );
                         }
                     }

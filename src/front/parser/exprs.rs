@@ -80,7 +80,8 @@ impl<'s> Parser<'s> {
             (TokKind::Punct, ">") => BinOp::Gt,
             (TokKind::Punct, ">=") => BinOp::Ge,
             (TokKind::Word, "in") => BinOp::In,
-            (TokKind::BsWord, "\\in") => BinOp::In,
+            // v1's `\memberof` is membership, as `\in`.
+            (TokKind::BsWord, "\\in" | "\\memberof") => BinOp::In,
             (TokKind::Punct, "+") => BinOp::Add,
             (TokKind::Punct, "-") => BinOp::Sub,
             (TokKind::Punct, "*") => BinOp::Mul,
@@ -214,7 +215,8 @@ impl<'s> Parser<'s> {
             let t = self.bump();
             let name = self.ident_from(t);
             let args = self.parse_args()?;
-            return Ok(Expr::new(ExprKind::NewObject(name, args), self.span_from(lo)));
+            let ghost = self.parse_ghost_args()?;
+            return Ok(Expr::new(ExprKind::NewObject(name, args, ghost), self.span_from(lo)));
         }
         // Element type without dimensions, then sized dimensions.
         let t = self.tok();
@@ -466,6 +468,11 @@ impl<'s> Parser<'s> {
             if let Some(ty) = self.try_type() {
                 if self.is_punct("{") {
                     return match ty.kind {
+                        TypeKind::Generic1(Generic1::Set, inner)
+                            if self.comprehension_follows() =>
+                        {
+                            self.parse_comprehension(lo, *inner)
+                        }
                         TypeKind::Generic1(g, inner) => {
                             let kind = match g {
                                 Generic1::Seq => CollKind::Seq,
@@ -553,6 +560,65 @@ impl<'s> Parser<'s> {
         }
         crate::front::lint::permission_amount(b, &args, &mut self.diags);
         Ok(Expr::new(ExprKind::Builtin(b, args), self.span_from(lo)))
+    }
+
+    /// Does the `{` at the cursor open a comprehension `{e | …}`? A `|` at depth zero before the
+    /// closing `}` (a length `|x|` inside `e` is skipped pairwise: its bars are followed by
+    /// an operand and an operator or end, so the first bar of an odd count is the separator).
+    fn comprehension_follows(&self) -> bool {
+        let mut depth = 0usize;
+        let mut bars = Vec::new();
+        let mut i = 1;
+        loop {
+            let t = self.tok_at(i);
+            if t.kind == TokKind::Eof || i > 4096 {
+                return false;
+            }
+            if t.kind == TokKind::Punct {
+                match self.text_of(t) {
+                    "(" | "[" | "{" | "{:" => depth += 1,
+                    ")" | "]" | ":}" => depth = depth.saturating_sub(1),
+                    "}" if depth == 0 => break,
+                    "}" => depth -= 1,
+                    "|" if depth == 0 => bars.push(i),
+                    ";" if depth == 0 => break,
+                    _ => {}
+                }
+            }
+            i += 1;
+        }
+        // The separator is followed by a generator: a type and a name.
+        bars.iter().any(|&b| {
+            let n = self.tok_at(b + 1);
+            let m = self.tok_at(b + 2);
+            n.kind == TokKind::Word && (m.kind == TokKind::Word || self.text_of(m) == "<")
+        })
+    }
+
+    /// `set<T> {body | T x <- source, T y; cond}` (the `{` is current).
+    fn parse_comprehension(&mut self, lo: usize, elem_ty: Type) -> PResult<Expr> {
+        self.bump();
+        // The body stops before the separator `|`, which no binary operator uses.
+        let body = self.parse_expr()?;
+        self.expect_punct("|")?;
+        let gens = self.comma_list(|p| {
+            let glo = p.tok().span.start();
+            let ty = p.parse_type()?;
+            let name = p.expect_ident("a variable")?;
+            // `<-` is two tokens (`x<-1` compares with a negative number elsewhere).
+            let source = if p.is_punct("<") && p.is_punct_at(1, "-") && !p.tok_at(1).space_before {
+                p.bump();
+                p.bump();
+                Some(p.parse_expr()?)
+            } else {
+                None
+            };
+            Ok(Generator { ty, name, source, span: p.span_from(glo) })
+        })?;
+        let cond = if self.eat_punct(";") { Some(self.parse_expr()?) } else { None };
+        self.expect_punct("}")?;
+        let c = Comprehension { elem_ty, body, gens, cond };
+        Ok(Expr::new(ExprKind::SetComprehension(Box::new(c)), self.span_from(lo)))
     }
 
     fn skip_balanced(&mut self, open: &str, close: &str) {
@@ -656,6 +722,14 @@ impl<'s> Parser<'s> {
         }
         self.bump();
         let mut e = self.parse_expr()?;
+        if self.is_punct(",") {
+            let mut elems = vec![e];
+            while self.eat_punct(",") {
+                elems.push(self.parse_expr()?);
+            }
+            self.expect_punct(")")?;
+            return Ok(Expr::new(ExprKind::Tuple(elems), self.span_from(lo)));
+        }
         self.expect_punct(")")?;
         e.span = self.span_from(lo);
         self.paren_spans.insert((e.span.lo, e.span.hi));
@@ -698,11 +772,20 @@ impl<'s> Parser<'s> {
         let mut e = self.parse_coll_literal(lo, CollKind::Seq, "]")?;
         // `[π]R`: scaling, when a resource-shaped primary follows a one-element list directly.
         if let ExprKind::Collection { elems, .. } = &mut e.kind {
+            // Also before a predicate call `[π]p(…)` (a name right after `]` cannot continue an
+            // expression) and before another scaling `[π][π']R` when `π` is a fraction (a list of
+            // fractions indexed by a fraction would be meaningless).
+            let fraction = matches!(
+                elems.first().map(|x| &x.kind),
+                Some(ExprKind::Binary(BinOp::Frac, ..) | ExprKind::Write | ExprKind::Read)
+            );
             if elems.len() == 1
                 && (self.is_word("Perm")
                     || self.is_word("PointsTo")
                     || self.is_word("Value")
-                    || self.is_punct("("))
+                    || self.is_punct("(")
+                    || (self.is_ident() && self.is_punct_at(1, "("))
+                    || (fraction && self.is_punct("[")))
             {
                 let pi = elems.pop().ok_or(Fail)?;
                 let r = self.parse_unary()?;

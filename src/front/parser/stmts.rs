@@ -118,7 +118,7 @@ impl<'s> Parser<'s> {
                         span: self.span_from(lo),
                     });
                 }
-                "vec" => return Ok(self.parse_opaque_stmt(lo)),
+                "vec" if self.is_punct_at(1, "(") => return self.parse_vec(lo),
                 _ => {}
             }
             if SPEC_WORDS.contains(&w) && !self.next_is_assignment_like() {
@@ -145,10 +145,15 @@ impl<'s> Parser<'s> {
     /// Is the word at the cursor used as a variable (`assert = 1;`, `ghost.x`)?
     fn next_is_assignment_like(&self) -> bool {
         let n = self.tok_at(1);
+        if n.kind == TokKind::Punct && self.text_of(n) == "[" {
+            // `assert[i] = 1;` indexes a variable; `assert [a, b] == s;` and
+            // `unfold [1\2]p();` are statements: decide by what follows the matching `]`.
+            return self.index_target_at(1);
+        }
         n.kind == TokKind::Punct
             && matches!(
                 self.text_of(n),
-                "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "." | "++" | "--" | "[" | ";"
+                "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "." | "++" | "--" | ";"
             )
     }
 
@@ -187,6 +192,16 @@ impl<'s> Parser<'s> {
         }
         let o = self.opaque_from(lo, kw);
         Stmt { span: o.span, kind: StmtKind::Opaque(o) }
+    }
+
+    /// `vec (int j = lo .. hi) { … }` (v1).
+    fn parse_vec(&mut self, lo: usize) -> PResult<Stmt> {
+        self.bump();
+        self.expect_punct("(")?;
+        let iter = self.parse_iter()?;
+        self.expect_punct(")")?;
+        let body = self.parse_block()?;
+        Ok(Stmt { kind: StmtKind::Vec { iter, body }, span: self.span_from(lo) })
     }
 
     fn parse_atomic(&mut self, lo: usize) -> PResult<Stmt> {
@@ -315,7 +330,14 @@ impl<'s> Parser<'s> {
                 }
                 if self.is_punct(";") {
                     let wlo = self.bump().span.start();
-                    while !self.is_punct(")") && !self.at_eof() {
+                    // `; a(j), b(j)`: up to the `)` that closes the header.
+                    let mut depth = 0usize;
+                    while !(self.at_eof() || (depth == 0 && self.is_punct(")"))) {
+                        if self.is_punct("(") {
+                            depth += 1;
+                        } else if self.is_punct(")") {
+                            depth -= 1;
+                        }
                         self.bump();
                     }
                     wait = Some(self.opaque_from(wlo, "wait-list"));

@@ -190,10 +190,11 @@ impl Printer {
                 self.expr_into(out, body);
                 out.push(')');
             }
-            ExprKind::NewObject(name, args) => {
+            ExprKind::NewObject(name, args, ghost) => {
                 out.push_str("new ");
                 out.push_str(&self.ident(name));
                 self.args(out, args);
+                self.ghost_args(out, ghost);
             }
             ExprKind::NewArray(ty, dims) => {
                 out.push_str("new ");
@@ -233,6 +234,30 @@ impl Printer {
                 });
                 out.push_str(&self.ty(t));
                 out.push(if *kind == CollKind::Seq { ']' } else { '}' });
+            }
+            ExprKind::Tuple(elems) => {
+                out.push('(');
+                comma_separated(out, elems, |out, x| self.expr_into(out, x));
+                out.push(')');
+            }
+            ExprKind::SetComprehension(c) => {
+                out.push_str("set<");
+                out.push_str(&self.ty(&c.elem_ty));
+                out.push_str("> {");
+                self.expr_into(out, &c.body);
+                out.push_str(" | ");
+                comma_separated(out, &c.gens, |out, g| {
+                    self.typed(out, &g.ty, &g.name);
+                    if let Some(s) = &g.source {
+                        out.push_str(" <- ");
+                        self.expr_into(out, s);
+                    }
+                });
+                if let Some(cond) = &c.cond {
+                    out.push_str("; ");
+                    self.expr_into(out, cond);
+                }
+                out.push('}');
             }
             ExprKind::Range(kind, lo, hi) => {
                 out.push(if *kind == CollKind::Seq { '[' } else { '{' });

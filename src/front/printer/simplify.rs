@@ -167,8 +167,8 @@ pub fn map_children(e: &Expr, f: &mut dyn FnMut(&Expr) -> Expr) -> Expr {
             let cond = bx(cond);
             ExprKind::Sum { ty: ty.clone(), name: name.clone(), cond, body: bx(body) }
         }
-        ExprKind::NewObject(n, args) => {
-            ExprKind::NewObject(n.clone(), args.iter().map(|a| *bx(a)).collect())
+        ExprKind::NewObject(n, args, ghost) => {
+            ExprKind::NewObject(n.clone(), args.iter().map(|a| *bx(a)).collect(), ghost.clone())
         }
         ExprKind::NewArray(t, dims) => {
             ExprKind::NewArray(t.clone(), dims.iter().map(|a| *bx(a)).collect())
@@ -178,6 +178,22 @@ pub fn map_children(e: &Expr, f: &mut dyn FnMut(&Expr) -> Expr) -> Expr {
             elem_ty: elem_ty.clone(),
             elems: elems.iter().map(|a| *bx(a)).collect(),
         },
+        ExprKind::Tuple(elems) => ExprKind::Tuple(elems.iter().map(|a| *bx(a)).collect()),
+        ExprKind::SetComprehension(c) => {
+            let body = *bx(&c.body);
+            let gens = c
+                .gens
+                .iter()
+                .map(|g| Generator { source: g.source.as_ref().map(|s| *bx(s)), ..g.clone() })
+                .collect();
+            let cond = c.cond.as_ref().map(|x| *bx(x));
+            ExprKind::SetComprehension(Box::new(Comprehension {
+                elem_ty: c.elem_ty.clone(),
+                body,
+                gens,
+                cond,
+            }))
+        }
         ExprKind::Range(k, lo, hi) => {
             let lo = bx(lo);
             ExprKind::Range(*k, lo, bx(hi))

@@ -179,6 +179,13 @@ impl Printer {
                 out.push_str(") ");
                 self.block(out, body, ind);
             }
+            StmtKind::Vec { iter, body } => {
+                out.push_str(ind);
+                out.push_str("vec (");
+                self.typed_range(out, &iter.ty, &iter.name, &iter.lo, &iter.hi);
+                out.push_str(") ");
+                self.block(out, body, ind);
+            }
             StmtKind::Return(e) => {
                 out.push_str(ind);
                 out.push_str("return");

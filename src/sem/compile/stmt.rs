@@ -64,7 +64,10 @@ impl<'a> Compiler<'a> {
                 let d = self.hoisted_exprs(dims);
                 self.code.push(Instr::Alloc { target, elem: Ty::from_ast(t), dims: d, span });
             }
-            ExprKind::NewObject(c, args) => {
+            ExprKind::NewObject(_, _, ghost) if !ghost.is_empty() => {
+                self.code.push(Instr::Unsupported("ghost arguments of `new`".into(), value.span))
+            }
+            ExprKind::NewObject(c, args, _) => {
                 let a = self.hoisted_exprs(args);
                 match self.out.classes.iter().position(|k| k.name == c.name) {
                     Some(ci) => {
@@ -354,6 +357,10 @@ impl<'a> Compiler<'a> {
                     *end_pc = end;
                 }
             }
+            // Lock-step vector blocks have no interpreter semantics yet: refuse, never skip.
+            StmtKind::Vec { .. } => {
+                self.code.push(Instr::Unsupported("`vec` statement".into(), span))
+            }
             StmtKind::Opaque(o) => {
                 if o.keyword == "label" {
                     return;
@@ -382,6 +389,12 @@ impl<'a> Compiler<'a> {
     }
 
     fn par(&mut self, p: &Par, span: Span) {
+        // An arm that waits for another (v1 `and b(int j = …; a(j))`) is ordered by it: not
+        // modelled, so refused rather than run unordered.
+        if let Some(w) = p.arms.iter().find_map(|a| a.wait.as_ref()) {
+            self.code.push(Instr::Unsupported("a `par` arm's wait list".into(), w.span));
+            return;
+        }
         self.cur_contains_par = true;
         let (region_pre, region_post) = self.pre_post(&p.prefix.clauses, |_, _, _| {});
         let par_pc = self.pc();

@@ -123,9 +123,22 @@ impl Encoder<'_> {
             ExprKind::Length(_) => Type::int(),
             ExprKind::Builtin(Builtin::Head, a) => elem(&self.type_of(a.first()?)?)?,
             ExprKind::Builtin(Builtin::Tail, a) => self.type_of(a.first()?)?,
+            ExprKind::Builtin(Builtin::Some, a) => Type::new(TypeKind::Generic1(
+                ast::Generic1::Option,
+                Box::new(self.type_of(a.first()?)?),
+            )),
             ExprKind::Call { recv, name, args, .. } => {
-                let c = self.callee(recv.as_deref(), &name.name, args)?;
-                c.ret
+                match self.callee(recv.as_deref(), &name.name, args) {
+                    Some(c) => c.ret,
+                    None if recv.is_none() => match (name.name.as_str(), args.as_slice()) {
+                        ("isEmpty", [_]) => Type::boolean(),
+                        ("removeAt", [s, _]) => self.type_of(s)?,
+                        ("getOption", [o]) => elem(&self.type_of(o)?)?,
+                        ("getOrElseOption", [o, _]) => elem(&self.type_of(o)?)?,
+                        _ => return None,
+                    },
+                    None => return None,
+                }
             }
             ExprKind::Collection { kind, elem_ty, elems } => {
                 coll_type(*kind, self.elem_type(elem_ty.as_ref(), elems)?)
@@ -425,6 +438,7 @@ impl Encoder<'_> {
                 let pe = self.resource_call(p)?;
                 ExpKind::Unfolding(Box::new(pe), Box::new(self.expr(b, code)?))
             }
+            ExprKind::Scale(p, r) => return self.scaled(p, r, e.span),
             ExprKind::Trigger(x) => return self.expr(x, code),
             ExprKind::Labelled(_, x) => return self.expr(x, code),
             ExprKind::NewArray(..) | ExprKind::NewObject(..) => {
@@ -434,7 +448,8 @@ impl Encoder<'_> {
             _ => {
                 let what = match &e.kind {
                     ExprKind::Sum { .. } => "`\\sum`".to_string(),
-                    ExprKind::Scale(..) => "resource scaling `[p]R`".to_string(),
+                    ExprKind::SetComprehension(_) => "a set comprehension".to_string(),
+                    ExprKind::Tuple(_) => "a tuple".to_string(),
                     ExprKind::Binary(BinOp::Wand, ..) => "a magic wand".to_string(),
                     _ => format!("the expression `{}`", self.src_text(e.span)),
                 };
@@ -451,7 +466,34 @@ impl Encoder<'_> {
             let e = Expr::new(ExprKind::Binary(op, Box::new(a.clone()), Box::new(b.clone())), span);
             return self.perm_amount(&e);
         }
+        if matches!(op, BinOp::Eq | BinOp::Ne) {
+            if let Some(same) = self.typeof_test(a, b).or_else(|| self.typeof_test(b, a)) {
+                let same = same?;
+                return Ok(Exp::new(ExpKind::Bool(same == (op == BinOp::Eq)), sp));
+            }
+            // `o == None`: the option is empty (`None` alone has no element type to encode).
+            let other = match (&a.kind, &b.kind) {
+                (ExprKind::NoneOpt, _) => Some(b),
+                (_, ExprKind::NoneOpt) => Some(a),
+                _ => None,
+            };
+            if let Some(o) = other {
+                let ox = self.expr(o, code)?;
+                let len = Exp::synth(ExpKind::Len(Box::new(ox)));
+                let cmp = if op == BinOp::Eq { "==" } else { "!=" };
+                return Ok(Exp::bin(cmp, len, Exp::int(0)).with_span(sp));
+            }
+        }
         if op == BinOp::In {
+            if let ExprKind::Range(CollKind::Set, lo, hi) = &b.kind {
+                // `x in {lo .. hi}`: Viper has no set range; membership is the bounds check.
+                let x = self.expr(a, code)?;
+                let lo = self.expr(lo, code)?;
+                let hi = self.expr(hi, code)?;
+                return Ok(
+                    Exp::and(Exp::bin("<=", lo, x.clone()), Exp::bin("<", x, hi)).with_span(sp)
+                );
+            }
             let s = self.expr(b, code)?;
             let x = self.expr(a, code)?;
             return Ok(Exp::new(ExpKind::Binary("in", Box::new(x), Box::new(s)), sp));
@@ -517,6 +559,22 @@ impl Encoder<'_> {
             _ => (None, None),
         };
         let seqish = ta.as_ref().is_some_and(|t| matches!(t.kind, TypeKind::Generic1(..)));
+        let setish = ta.as_ref().is_some_and(|t| {
+            matches!(t.kind, TypeKind::Generic1(ast::Generic1::Set | ast::Generic1::Bag, _))
+        });
+        if setish && matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge) {
+            // Set and bag inclusion: Viper's `subset`; the strict forms also differ.
+            let l = self.expr(a, code)?;
+            let r = self.expr(b, code)?;
+            let (small, big) = if matches!(op, BinOp::Lt | BinOp::Le) { (l, r) } else { (r, l) };
+            let sub = Exp::bin("subset", small.clone(), big.clone());
+            let e = if matches!(op, BinOp::Lt | BinOp::Gt) {
+                Exp::and(sub, Exp::bin("!=", small, big))
+            } else {
+                sub
+            };
+            return Ok(e.with_span(sp));
+        }
         let sym: &'static str = match op {
             // Spelled in Viper as in PVL.
             BinOp::Implies | BinOp::Or | BinOp::Mod | BinOp::Concat => op.symbol(),
@@ -593,6 +651,9 @@ impl Encoder<'_> {
         let sp = Some(span);
         match (b, args) {
             (Builtin::Perm, [l, p]) => {
+                if let Some(q) = Self::all_elements(l, p, span) {
+                    return self.spec(&q);
+                }
                 let loc = self.location(l)?;
                 let p = match (&p.kind, &self.read_var) {
                     (ExprKind::Read, Some(rd)) => Exp::var(rd.clone()),
@@ -691,6 +752,15 @@ impl Encoder<'_> {
                 let s = self.expr(s, code)?;
                 Ok(Exp::new(ExpKind::SeqSlice(Box::new(s), Some(Box::new(Exp::int(1))), None), sp))
             }
+            (Builtin::Some, [x]) => {
+                let Some(t) = self.type_of(x) else {
+                    self.bad("cannot determine the type of the argument of `Some`", x.span);
+                    return Err(());
+                };
+                let et = self.viper_ty(&t)?;
+                let x = self.expr(x, code)?;
+                Ok(Exp::new(ExpKind::SeqLit(et, vec![x]), sp))
+            }
             (Builtin::LengthFn, [s]) => {
                 let s = self.expr(s, code)?;
                 Ok(Exp::new(ExpKind::Len(Box::new(s)), sp))
@@ -717,6 +787,80 @@ impl Encoder<'_> {
             }
         }
         Ok(())
+    }
+
+    /// `Perm(a[*], p)` (v1): permission `p` on every element of `a`, that is
+    /// `(\forall* int i; 0 <= i && i < a.length; Perm(a[i], p))`. The bound variable's name
+    /// occurs nowhere in `a` or `p`, so that it captures none of their names.
+    fn all_elements(loc: &Expr, p: &Expr, span: Span) -> Option<Expr> {
+        let ExprKind::Index(a, star) = &loc.kind else {
+            return None;
+        };
+        if !matches!(star.kind, ExprKind::Wildcard) {
+            return None;
+        }
+        // The debug form names every identifier of both trees, also of synthesized ones.
+        let text = format!("{a:?} {p:?}");
+        let mut name = "i".to_string();
+        while text.contains(name.as_str()) {
+            name.push('_');
+        }
+        let iv = || Expr::new(ExprKind::Name(ast::Ident::new(name.clone(), span)), span);
+        let len = Expr::new(ExprKind::Field(a.clone(), ast::Ident::new("length", span)), span);
+        let cond = Expr::bin(
+            BinOp::And,
+            Expr::bin(BinOp::Le, Expr::int(0), iv()),
+            Expr::bin(BinOp::Lt, iv(), len),
+        );
+        let elem = Expr::new(ExprKind::Index(a.clone(), Box::new(iv())), loc.span);
+        let body = Expr::new(ExprKind::Builtin(Builtin::Perm, vec![elem, p.clone()]), span);
+        let binding = ast::Binding {
+            ty: Type::int(),
+            name: ast::Ident::new(name.clone(), span),
+            range: None,
+            span,
+        };
+        Some(Expr::new(
+            ExprKind::Quant {
+                kind: QuantKind::ForallStar,
+                bindings: vec![binding],
+                cond: Some(Box::new(cond)),
+                body: Box::new(body),
+            },
+            span,
+        ))
+    }
+
+    /// `[p]R`: `R` with every permission amount in it multiplied by `p` (pure parts unchanged).
+    pub fn scaled(&mut self, p: &Expr, r: &Expr, span: Span) -> R<Exp> {
+        let q = self.perm_amount(p)?;
+        let body = self.spec(r)?;
+        self.scale_by(body, &q, span)
+    }
+
+    /// Multiply every `acc` amount in `e` by `q`. A wildcard amount is refused: `p * wildcard`
+    /// is not Viper, and keeping the wildcard would grant a permission even when `p` is zero.
+    pub fn scale_by(&mut self, e: Exp, q: &Exp, span: Span) -> R<Exp> {
+        let mut wildcard = false;
+        let out = e.map(&mut |x| match x.kind {
+            ExpKind::Acc(loc, a) => {
+                let a = match a.kind {
+                    ExpKind::Write => q.clone(),
+                    ExpKind::Wildcard => {
+                        wildcard = true;
+                        *a
+                    }
+                    _ => Exp::bin("*", q.clone(), *a),
+                };
+                Exp::new(ExpKind::Acc(loc, Box::new(a)), x.span)
+            }
+            k => Exp::new(k, x.span),
+        });
+        if wildcard {
+            self.unsupported("scaling `[p]R` of a `read` (wildcard) permission", span);
+            return Err(());
+        }
+        Ok(out.with_span(Some(span)))
     }
 
     /// `p(args)` in a resource position or after fold/unfold: the predicate instance.
@@ -748,6 +892,11 @@ impl Encoder<'_> {
         span: Span,
     ) -> R<Exp> {
         let Some(c) = self.callee(recv, &name.name, args) else {
+            if recv.is_none() {
+                if let Some(e) = self.library_call(&name.name, args, code, span) {
+                    return e;
+                }
+            }
             self.bad(format!("unknown method or function `{}`", name.name), name.span);
             return Err(());
         };
@@ -830,6 +979,90 @@ impl Encoder<'_> {
     /// argument count is the type checker's to report).
     pub(super) fn param_types(c: &super::Callable, n: usize) -> Vec<Option<Type>> {
         (0..n).map(|i| c.params.get(i).cloned()).collect()
+    }
+
+    /// VerCors' library functions on collections, when the program defines no function of that
+    /// name: `isEmpty(xs)` (`|xs| == 0`) and `removeAt(xs, i)` (`xs[..i] ++ xs[i + 1..]`).
+    fn library_call(
+        &mut self,
+        name: &str,
+        args: &[Expr],
+        code: bool,
+        span: Span,
+    ) -> Option<R<Exp>> {
+        let sp = Some(span);
+        let coll = |me: &Self, e: &Expr| {
+            me.type_of(e).is_some_and(|t| {
+                matches!(
+                    t.kind,
+                    TypeKind::Generic1(
+                        ast::Generic1::Seq | ast::Generic1::Set | ast::Generic1::Bag,
+                        _
+                    )
+                )
+            })
+        };
+        match (name, args) {
+            ("isEmpty", [s]) if coll(self, s) => Some(self.expr(s, code).map(|s| {
+                Exp::bin("==", Exp::new(ExpKind::Len(Box::new(s)), sp), Exp::int(0)).with_span(sp)
+            })),
+            ("removeAt", [s, i]) if self.type_of(s).as_ref().is_some_and(is_seq) => Some((|| {
+                let s = self.expr(s, code)?;
+                let i = self.expr(i, code)?;
+                let front = ExpKind::SeqSlice(Box::new(s.clone()), None, Some(Box::new(i.clone())));
+                let back = ExpKind::SeqSlice(
+                    Box::new(s),
+                    Some(Box::new(Exp::bin("+", i, Exp::int(1)))),
+                    None,
+                );
+                Ok(Exp::new(
+                    ExpKind::Binary("++", Box::new(Exp::synth(front)), Box::new(Exp::synth(back))),
+                    sp,
+                ))
+            })(
+            )),
+            ("getOption", [o]) if self.is_option(o) => Some(
+                self.expr(o, code)
+                    .map(|o| Exp::new(ExpKind::SeqIndex(Box::new(o), Box::new(Exp::int(0))), sp)),
+            ),
+            ("getOrElseOption", [o, d]) if self.is_option(o) => Some((|| {
+                let o = self.expr(o, code)?;
+                let d = self.expr(d, code)?;
+                let full =
+                    Exp::bin(">", Exp::synth(ExpKind::Len(Box::new(o.clone()))), Exp::int(0));
+                let x = Exp::synth(ExpKind::SeqIndex(Box::new(o), Box::new(Exp::int(0))));
+                Ok(Exp::new(ExpKind::Cond(Box::new(full), Box::new(x), Box::new(d)), sp))
+            })()),
+            _ => None,
+        }
+    }
+
+    /// `\typeof(this) == C`: PVL classes have no subclasses, so the dynamic type of `this` is
+    /// its class. `None` when `a == b` is no such test; other `\typeof` operands (which may be
+    /// `null`) are refused.
+    fn typeof_test(&mut self, a: &Expr, b: &Expr) -> Option<R<bool>> {
+        let ExprKind::Builtin(Builtin::TypeOf, args) = &a.kind else {
+            return None;
+        };
+        let this = matches!(args.as_slice(), [Expr { kind: ExprKind::This, .. }]);
+        let class = match &b.kind {
+            ExprKind::Name(c) if self.lookup(&c.name).is_none() => {
+                self.classes.contains_key(&c.name).then(|| c.name.clone())
+            }
+            _ => None,
+        };
+        match (this && !self.is_static, class, self.class.clone()) {
+            (true, Some(c), Some(own)) => Some(Ok(c == own)),
+            _ => {
+                self.unsupported("`\\typeof` other than `\\typeof(this) == Class`", a.span);
+                Some(Err(()))
+            }
+        }
+    }
+
+    fn is_option(&self, e: &Expr) -> bool {
+        self.type_of(e)
+            .is_some_and(|t| matches!(t.kind, TypeKind::Generic1(ast::Generic1::Option, _)))
     }
 
     /// The permission argument for a callee's `read`: half of the least amount the caller
@@ -930,12 +1163,10 @@ impl Encoder<'_> {
         let saved_rd = self.read_var.take();
         let r = (|| {
             let mut vars = Vec::new();
+            let mut tys = Vec::new();
             let mut guards = Vec::new();
             for b in bindings {
-                if !matches!(b.ty.kind, TypeKind::Int) {
-                    self.unsupported("a quantifier over a non-`int` variable", b.span);
-                    return Err(());
-                }
+                tys.push(self.viper_ty(&b.ty)?);
                 let v = self.fresh_name(&b.name.name);
                 self.bind_name(&b.name.name, &v, &b.ty);
                 if let Some((lo, hi)) = &b.range {
@@ -950,6 +1181,28 @@ impl Encoder<'_> {
                 quant::split_and(self.spec(c)?, &mut guards);
             }
             let b = self.spec(body)?;
+            if tys.iter().any(|t| *t != Ty::Int) {
+                // Over other types: a plain quantifier, Silicon chooses the triggers. The
+                // re-indexing of `quant` reads the variables as integers, and quantified
+                // permissions need it.
+                if kind == QuantKind::ForallStar || b.has_acc() {
+                    self.unsupported("a quantified permission over a non-`int` variable", span);
+                    return Err(());
+                }
+                let typed = vars.into_iter().zip(tys).collect();
+                return Ok(match kind {
+                    QuantKind::Exists => Exp::synth(ExpKind::Exists(
+                        typed,
+                        vec![],
+                        Box::new(Exp::and(Exp::and_all(guards), b)),
+                    )),
+                    _ => Exp::synth(ExpKind::Forall(
+                        typed,
+                        vec![],
+                        Box::new(Exp::implies(Exp::and_all(guards), b)),
+                    )),
+                });
+            }
             Ok(match kind {
                 QuantKind::Exists => Exp::synth(ExpKind::Exists(
                     vars.into_iter().map(|v| (v, Ty::Int)).collect(),

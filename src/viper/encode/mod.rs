@@ -395,6 +395,9 @@ impl<'a> Encoder<'a> {
             TypeKind::Generic1(ast::Generic1::Seq, e) => Ty::Seq(Box::new(self.viper_ty(e)?)),
             TypeKind::Generic1(ast::Generic1::Set, e) => Ty::Set(Box::new(self.viper_ty(e)?)),
             TypeKind::Generic1(ast::Generic1::Bag, e) => Ty::Multiset(Box::new(self.viper_ty(e)?)),
+            // `option<T>` is a sequence of at most one element: `None` is empty, `Some(x)` is
+            // `[x]`, and equality is the sequences' (see `Encoder::library_call`).
+            TypeKind::Generic1(ast::Generic1::Option, e) => Ty::Seq(Box::new(self.viper_ty(e)?)),
             _ => {
                 self.unsupported(&format!("the type `{}`", self.src_text(t.span)), t.span);
                 return Err(());
@@ -731,7 +734,15 @@ impl<'a> Encoder<'a> {
                 })
             };
             if c.kind.is_pre() {
-                pres.extend(as_role(pre_role));
+                // A precondition is evaluated in the pre-state, where `\old(e)` is `e`; Viper
+                // forbids `old` there.
+                pres.extend(as_role(pre_role).map(|mut c| {
+                    c.exp = c.exp.map(&mut |e| match e.kind {
+                        ExpKind::Old(None, inner) => *inner,
+                        _ => e,
+                    });
+                    c
+                }));
             }
             if c.kind.is_post() {
                 posts.extend(as_role(post_role));

@@ -1,13 +1,14 @@
 //! Statements, loops, `par` blocks and barriers (`verification.md` §5.7–5.11).
 //!
 //! Statements, assignments, calls and loops are here; `par` holds `par` blocks (per-thread
-//! contracts, thread methods), `barrier` barriers, and `vars` the free variables of Viper
-//! expressions and statements.
+//! contracts, thread methods), `barrier` barriers, `vec` v1 vector blocks (lock-step lanes), and
+//! `vars` the free variables of Viper expressions and statements.
 
 mod barrier;
 mod jumps;
 mod par;
 mod vars;
+mod vec;
 
 use super::{quant, CallKind, Encoder, R};
 use crate::front::ast::{self, ClauseKind, Expr, ExprKind, SpecKind, StmtKind as P, TypeKind};
@@ -171,6 +172,7 @@ impl Encoder<'_> {
                     self.push_conjuncts(x, Role::InvariantExhale, sp, out, true);
                 }
             }
+            P::Vec { iter, body } => self.vec_block(iter, body, out)?,
             P::Return(e) => {
                 if let Some(e) = e {
                     if self.ret.is_none() {
@@ -245,9 +247,39 @@ impl Encoder<'_> {
                 }
             }
             SpecKind::Fold | SpecKind::Unfold => {
+                // `[π]…[π']p(…)`: the predicate with the product of the amounts.
+                let mut inner = e;
+                let mut amounts = Vec::new();
+                while let ExprKind::Scale(q, r) = &inner.kind {
+                    amounts.push(self.perm_amount(q)?);
+                    inner = r;
+                }
+                let amount = amounts.into_iter().reduce(|a, b| Exp::bin("*", a, b));
+                let inline = match &inner.kind {
+                    ExprKind::Call { recv, name, args, .. } => self
+                        .callee(recv.as_deref(), &name.name, args)
+                        .is_some_and(|c| c.kind == CallKind::Predicate && c.inline.is_some()),
+                    _ => false,
+                };
+                if inline {
+                    // An inline predicate is its body: folding or unfolding it changes nothing,
+                    // but the (scaled) body must be held.
+                    let mut b = self.spec(inner)?;
+                    if let Some(q) = &amount {
+                        b = self.scale_by(b, q, span)?;
+                    }
+                    out.push(Stmt::new(
+                        StmtKind::Assert(b),
+                        Origin::new(Role::UserAssert, Some(span)),
+                    ));
+                    return Ok(());
+                }
                 let what = if kind == SpecKind::Fold { "folded" } else { "unfolded" };
-                self.check_not_abstract(e, what)?;
-                let p = self.resource_call(e)?;
+                self.check_not_abstract(inner, what)?;
+                let mut p = self.resource_call(inner)?;
+                if let Some(q) = amount {
+                    p = Exp::new(ExpKind::Acc(Box::new(p), Box::new(q)), Some(span));
+                }
                 let k =
                     if kind == SpecKind::Fold { StmtKind::Fold(p) } else { StmtKind::Unfold(p) };
                 out.push(Stmt::new(k, Origin::new(Role::Code, Some(span))));
@@ -263,6 +295,15 @@ impl Encoder<'_> {
 
     /// `target = value;` including allocation and method calls on the right.
     fn assign(&mut self, target: &Expr, value: &Expr, span: Span, out: &mut Vec<Stmt>) -> R<()> {
+        if matches!(value.kind, ExprKind::NoneOpt) {
+            // `None` takes its element type from the target: the empty sequence of it.
+            if let Some(TypeKind::Generic1(ast::Generic1::Option, t)) =
+                self.type_of(target).map(|t| t.kind)
+            {
+                let empty = ExprKind::EmptyCollection(ast::CollKind::Seq, *t);
+                return self.assign(target, &Expr::new(empty, value.span), span, out);
+            }
+        }
         match &value.kind {
             ExprKind::NewArray(t, dims) => {
                 let (m, field_ok) = match (&t.kind, dims.len()) {
@@ -307,7 +348,11 @@ impl Encoder<'_> {
                 ));
                 Ok(())
             }
-            ExprKind::NewObject(c, args) => {
+            ExprKind::NewObject(_, _, ghost) if !ghost.is_empty() => {
+                self.unsupported("`new` with ghost arguments (`with`/`then`)", value.span);
+                Err(())
+            }
+            ExprKind::NewObject(c, args, _) => {
                 let Some(info) = self.pick_overload(&c.name, "constructor", args) else {
                     // A class without constructor: allocate all fields.
                     let Some(ci) = self.classes.get(&c.name).cloned() else {

@@ -148,6 +148,12 @@ impl Encoder<'_> {
             );
             return Err(());
         }
+        // v1 `and b(int j = …; a(j))`: iteration j of b waits for iteration j of a, and takes
+        // over its postcondition. Not encoded, so refused rather than dropped.
+        if let Some(w) = p.arms.iter().find_map(|a| a.wait.as_ref()) {
+            self.unsupported("a `par` arm's wait list (`; a(j)`)", w.span);
+            return Err(());
+        }
         let mut sites = Vec::new();
         for arm in &p.arms {
             if p.prefix.clauses.is_empty() {
