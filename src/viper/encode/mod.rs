@@ -5,6 +5,7 @@
 
 mod coerce;
 mod exprs;
+mod locks;
 mod quant;
 mod sat;
 mod stmts;
@@ -121,6 +122,12 @@ pub(crate) struct Encoder<'a> {
     pub pending: Vec<Stmt>,
     /// While encoding a method contract: the permission parameter that stands for `read`.
     pub read_var: Option<String>,
+    /// Classes' `lock_invariant` bodies (`locks.rs`).
+    pub lock_invs: HashMap<String, Expr>,
+    /// Thread classes: those with a `void run()` method.
+    pub runnable: HashSet<String>,
+    /// Classes that get an implicit default constructor, with the span of their name.
+    pub default_ctors: Vec<(String, Span)>,
 }
 
 pub(crate) type R<T> = Result<T, ()>;
@@ -290,6 +297,9 @@ impl<'a> Encoder<'a> {
             invariants: HashMap::new(),
             pending: Vec::new(),
             read_var: None,
+            lock_invs: HashMap::new(),
+            runnable: HashSet::new(),
+            default_ctors: Vec::new(),
         }
     }
 
@@ -366,6 +376,7 @@ impl<'a> Encoder<'a> {
                         }
                     }
                     self.classes.insert(c.name.name.clone(), info);
+                    self.collect_sync(c);
                     for m in &c.members {
                         if let ast::Member::Method(m) = m {
                             self.collect_method(Some(&c.name.name), m);
@@ -606,6 +617,7 @@ impl<'a> Encoder<'a> {
                 ast::Item::Opaque(o) => self.unsupported(&format!("`{}`", o.keyword), o.span),
             }
         }
+        self.default_constructors();
         if let Some(b) = &prog.main {
             self.unsupported("a main block", b.span);
         }
@@ -868,7 +880,10 @@ impl<'a> Encoder<'a> {
         }
         let contract = self.method_contract(m, Role::Pre, Role::Post);
         let rd = self.read_var.take();
-        let (mut pres, posts) = contract?;
+        let (mut pres, mut posts) = contract?;
+        if is_ctor {
+            self.ctor_posts(m.name.span, &mut posts);
+        }
         if let Some(rd) = rd {
             pres.insert(
                 0,
@@ -889,9 +904,13 @@ impl<'a> Encoder<'a> {
                         .map(|c| c.fields.keys().map(|f| self.field_name(&class, f)).collect())
                         .unwrap_or_default();
                     out.push(Stmt::new(StmtKind::New("this".into(), fields), Origin::synthetic()));
+                    self.ctor_prologue(&mut out);
                 }
                 let stmts = self.block(b, true)?;
                 out.extend(stmts);
+                if is_ctor {
+                    self.ctor_epilogue(m.name.span, &mut out)?;
+                }
                 let frame = self.frames.pop().unwrap_or_default();
                 let mut all = frame.decls;
                 all.extend(out);
@@ -903,6 +922,9 @@ impl<'a> Encoder<'a> {
                 return Err(());
             }
         };
+        if info.kind == CallKind::Method {
+            self.thread_methods(m, &info.viper, &params, &pres, &posts)?;
+        }
         self.out.methods.push(Method {
             name: info.viper.clone(),
             params,

@@ -183,6 +183,9 @@ impl Encoder<'_> {
             P::Ghost(g) => self.stmt(g, tail, out)?,
             P::Annotation(_) => {}
             P::Opaque(op) => {
+                if self.sync_stmt(op, out)? {
+                    return Ok(());
+                }
                 self.unsupported(&format!("the `{}` statement", op.keyword), s.span);
                 return Err(());
             }
