@@ -295,8 +295,13 @@ impl Encoder<'_> {
         Ok(())
     }
 
-    /// The constructor's extra postcondition: `idle(this)` for a thread class.
+    /// The constructor's extra postconditions: the new object is not null (Viper's `new`
+    /// guarantees it; callers compare objects with `null`), and `idle(this)` for a thread class.
     pub(super) fn ctor_posts(&mut self, span: Span, posts: &mut Vec<Contract>) {
+        posts.push(Contract {
+            exp: Exp::bin("!=", Exp::var("this"), Exp::synth(ExpKind::Null)),
+            origin: Origin::new(Role::Post, Some(span)),
+        });
         let Some(c) = self.class.clone() else { return };
         if self.runnable.contains(&c) {
             let t = self.token_acc("idle", Exp::var("this"), None);
