@@ -1,9 +1,9 @@
 //! `alpine-rs verify FILE…`: encode PVL into Viper, run Silicon, report on the PVL text.
 
 use crate::diag::{render, to_json, Diagnostic, SourceFile};
+use crate::front::ast;
 use crate::viper::{self, Verdict, VerifyOptions};
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
-use crate::front::ast;
 use std::collections::HashSet;
 use std::path::PathBuf;
 

@@ -140,7 +140,7 @@ impl Encoder<'_> {
     /// encoded in the class's own scope: the method's locals must not capture its names.
     fn lock_inv(&mut self, class: &str, recv: &Exp) -> R<Option<Exp>> {
         let Some(body) = self.lock_invs.get(class).cloned() else { return Ok(None) };
-        let saved_class = std::mem::replace(&mut self.class, Some(class.to_string()));
+        let saved_class = self.class.replace(class.to_string());
         let saved_static = std::mem::replace(&mut self.is_static, false);
         let saved_scopes = std::mem::replace(&mut self.scopes, vec![HashMap::new()]);
         let saved_rd = self.read_var.take();
