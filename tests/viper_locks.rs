@@ -84,6 +84,13 @@ fn cases() -> Vec<(&'static str, String, &'static str, &'static str)> {
             "Verified",
             "",
         ),
+        // The invariant is established only when the constructor ends.
+        (
+            "lock_this_in_constructor.pvl",
+            counter("C() { x = -1; lock this; }", ""),
+            "Unsupported",
+            "V-UNSUPPORTED",
+        ),
         (
             "wait_notify.pvl",
             "class F {\n  boolean ready;\n  resource lock_invariant() = Perm(ready, write);\n  F() { ready = false; }\n  void await() {\n    lock this;\n    loop_invariant Perm(ready, write) ** held(this);\n    while (!ready) { wait this; }\n    notify this;\n    unlock this;\n  }\n}\n"
@@ -127,6 +134,15 @@ fn cases() -> Vec<(&'static str, String, &'static str, &'static str)> {
                 .to_string(),
             "Unsupported",
             "V-UNSUPPORTED",
+        ),
+        // An inline predicate of another object is about that object's fields (it once was
+        // expanded on `this`, which made this precondition false and the method vacuous).
+        (
+            "inline_predicate_of_other_object.pvl",
+            "class C {\n  int x;\n  inline resource r() = Perm(x, write);\n  requires Perm(x, write) ** o.r();\n  void m(C o) {\n    o.x = 1;\n    x = 2;\n    assert false;\n  }\n}\n"
+                .to_string(),
+            "Failed",
+            "V-ASSERT",
         ),
     ]
 }

@@ -140,18 +140,30 @@ impl Encoder<'_> {
     /// encoded in the class's own scope: the method's locals must not capture its names.
     fn lock_inv(&mut self, class: &str, recv: &Exp) -> R<Option<Exp>> {
         let Some(body) = self.lock_invs.get(class).cloned() else { return Ok(None) };
-        let saved_class = self.class.replace(class.to_string());
-        let saved_static = std::mem::replace(&mut self.is_static, false);
+        let r = self.in_member_scope(Some(class), false, |me| me.spec(&body));
+        Ok(Some(r?.subst("this", recv)))
+    }
+
+    /// `f` as if inside a member of `class` (static or not): that class's fields, no locals of
+    /// the method being encoded (they must not capture the member's names), no enclosing `par`.
+    pub(super) fn in_member_scope<T>(
+        &mut self,
+        class: Option<&str>,
+        is_static: bool,
+        f: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        let saved_class = std::mem::replace(&mut self.class, class.map(str::to_string));
+        let saved_static = std::mem::replace(&mut self.is_static, is_static);
         let saved_scopes = std::mem::replace(&mut self.scopes, vec![HashMap::new()]);
         let saved_rd = self.read_var.take();
         let saved_pars = std::mem::take(&mut self.pars);
-        let r = self.spec(&body);
+        let r = f(self);
         self.class = saved_class;
         self.is_static = saved_static;
         self.scopes = saved_scopes;
         self.read_var = saved_rd;
         self.pars = saved_pars;
-        Ok(Some(r?.subst("this", recv)))
+        r
     }
 
     fn tok_stmt(kind: StmtKind, token: &str, span: Span) -> Stmt {
@@ -166,6 +178,12 @@ impl Encoder<'_> {
             return Ok(false);
         }
         let e = self.opaque_operand(op)?;
+        // Before its constructor ends, an object's lock invariant is not established: taking
+        // the lock there would inhale the invariant on top of the fields it protects.
+        if self.method_name == "constructor" && matches!(e.kind, ExprKind::This) {
+            self.unsupported(&format!("`{kw} this` inside a constructor"), op.span);
+            return Err(());
+        }
         let class = self.object_class(&e, &format!("`{kw}`"))?;
         let x = self.code(&e)?;
         self.flush_pending(out);
@@ -182,6 +200,8 @@ impl Encoder<'_> {
             }
         };
         let sp = Some(op.span);
+        // No null check, as in VerCors: `lock null` throws, so nothing after it runs, and
+        // inhaling the invariant of `null` (`acc(null.f)` is false) makes that code vacuous.
         match kw {
             "lock" => {
                 if let Some(inv) = self.lock_inv(&class, &obj)? {
