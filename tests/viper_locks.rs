@@ -135,6 +135,15 @@ fn cases() -> Vec<(&'static str, String, &'static str, &'static str)> {
             "Unsupported",
             "V-UNSUPPORTED",
         ),
+        // In an instance method `this` is an object: a constructor asking for a non-null
+        // argument accepts it.
+        (
+            "this_is_not_null.pvl",
+            "class A {\n  requires a != null;\n  A(A a) { }\n  void m() { A b = new A(this); assert b != null; }\n}\n"
+                .to_string(),
+            "Verified",
+            "",
+        ),
         // An inline predicate of another object is about that object's fields (it once was
         // expanded on `this`, which made this precondition false and the method vacuous).
         (

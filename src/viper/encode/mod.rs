@@ -905,6 +905,11 @@ impl<'a> Encoder<'a> {
                         .unwrap_or_default();
                     out.push(Stmt::new(StmtKind::New("this".into(), fields), Origin::synthetic()));
                     self.ctor_prologue(&mut out);
+                } else if !info.is_static {
+                    // A call on `null` throws before the body runs: in the body, `this` is an
+                    // object (callers are not asked to prove it, as in VerCors).
+                    let nonnull = Exp::bin("!=", Exp::var("this"), Exp::synth(ExpKind::Null));
+                    out.push(Stmt::new(StmtKind::Inhale(nonnull), Origin::synthetic()));
                 }
                 let stmts = self.block(b, true)?;
                 out.extend(stmts);
