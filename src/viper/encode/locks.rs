@@ -369,7 +369,9 @@ impl Encoder<'_> {
                 pres,
                 posts,
                 body: None,
-                kind: MethodKind::Pvl,
+                // Not a PVL method of its own: `run`'s contract is checked (and its
+                // satisfiability too) on `run` itself.
+                kind: MethodKind::Prelude,
                 span: sp,
             });
         }
