@@ -224,4 +224,9 @@ fn several_files_form_one_program_with_program() {
         });
     assert!(at_post, "{out}");
     let _ = err;
+
+    // The same class in two files is one class too many, not a merge of both.
+    let (code, out, err) = run_cli(&["verify", "--program", &l, &l]);
+    assert_eq!(code, 2, "{out}\n{err}");
+    assert!(err.contains("declared twice"), "{err}");
 }

@@ -375,7 +375,11 @@ impl<'a> Encoder<'a> {
                             }
                         }
                     }
-                    self.classes.insert(c.name.name.clone(), info);
+                    // Two classes of one name would silently share fields and methods (files
+                    // verified with `--program` are where this happens).
+                    if self.classes.insert(c.name.name.clone(), info).is_some() {
+                        self.bad(format!("class `{}` is declared twice", c.name.name), c.name.span);
+                    }
                     self.collect_sync(c);
                     for m in &c.members {
                         if let ast::Member::Method(m) = m {
