@@ -68,6 +68,8 @@ impl Encoder<'_> {
                     class: Some(class.clone()),
                     param_names: vec![],
                     read_locs: vec![],
+                    // The implicit constructor's body is generated (`default_constructors`).
+                    has_body: true,
                 },
             );
             self.default_ctors.push((class, c.name.span));
