@@ -3,18 +3,28 @@
 # row per file: file, VerCors' verdict, our exit code, seconds, our first diagnostic.
 # Usage: .ci/peer.sh [REGEX] > out.tsv   (REGEX filters the file column; BIN=path overrides the
 # binary, JOBS=n the parallelism). Agreement: Pass↔0, Fail↔1, Error↔2.
+# A file of a case that spans several files is verified with the other files of its program, as
+# one program (`verify --program`). The program is that of the row's first case: a file listed in
+# several cases (manual/permissions.pvl) is also a case on its own, which its verdict is about.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-$PWD/target/release/alpine-rs}
 ROOT=${PEER:-$PWD/../shared/peer}
 export BIN ROOT
 one() {
-  IFS=$'\t' read -r file expected _case group <<< "$1"
-  local files=("$ROOT/vercors-v1.4.1/$file")
-  for g in $group; do files+=("$ROOT/vercors-v1.4.1/$g"); done
+  IFS=$'\t' read -r file expected cases _group <<< "$1"
+  local files=("$ROOT/vercors-v1.4.1/$file") program=()
+  local first=${cases%% *} g
+  if [ -n "$first" ]; then
+    for g in $(grep -v '^#' "$ROOT/verdicts.tsv" | awk -F'\t' -v c="$first" -v f="$file" \
+      '$1 != f { n = split($3, a, " "); for (i = 1; i <= n; i++) if (a[i] == c) print $1 }'); do
+      files+=("$ROOT/vercors-v1.4.1/$g")
+    done
+  fi
+  [ "${#files[@]}" -gt 1 ] && program=(--program)
   local start end out code first
   start=$(date +%s%N)
-  out=$(timeout 150 "$BIN" verify --timeout 60 "${files[@]}" 2>&1); code=$?
+  out=$(timeout 150 "$BIN" verify --timeout 60 "${program[@]}" "${files[@]}" 2>&1); code=$?
   end=$(date +%s%N)
   first=$(grep -m1 -oE '(error|warning)\[[A-Z0-9-]+\][^│]*' <<< "$out" | head -c 160)
   printf '%s\t%s\t%s\t%d.%d\t%s\n' "$file" "$expected" "$code" $(((end-start)/1000000000)) $((((end-start)/100000000)%10)) "$first"

@@ -28,7 +28,9 @@ const TIMEOUT_S: u64 = 120;
 struct Row {
     file: String,
     vercors: String,
-    /// The other files of the same program.
+    /// The other files of the same program: those of the row's first case (a file listed in
+    /// several cases, manual/permissions.pvl, is also a case on its own, which its verdict is
+    /// about; .ci/peer.sh groups the same way).
     group: Vec<String>,
 }
 
@@ -38,17 +40,25 @@ fn peer_root() -> PathBuf {
 
 fn rows(root: &Path) -> Vec<Row> {
     let text = std::fs::read_to_string(root.join("verdicts.tsv")).expect("verdicts.tsv");
-    text.lines()
+    let table: Vec<Vec<&str>> = text
+        .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| {
-            let cols: Vec<&str> = l.split('\t').collect();
-            Row {
-                file: cols[0].to_string(),
-                vercors: cols[1].to_string(),
-                group: cols
-                    .get(3)
-                    .map_or(Vec::new(), |g| g.split_whitespace().map(str::to_string).collect()),
-            }
+        .map(|l| l.split('\t').collect())
+        .collect();
+    let cases = |cols: &Vec<&str>| -> Vec<String> {
+        cols.get(2).map_or(Vec::new(), |c| c.split_whitespace().map(str::to_string).collect())
+    };
+    table
+        .iter()
+        .map(|cols| {
+            let first = cases(cols).into_iter().next();
+            let group = table
+                .iter()
+                .filter(|o| o[0] != cols[0])
+                .filter(|o| first.as_ref().is_some_and(|c| cases(o).contains(c)))
+                .map(|o| o[0].to_string())
+                .collect();
+            Row { file: cols[0].to_string(), vercors: cols[1].to_string(), group }
         })
         .collect()
 }
@@ -97,7 +107,12 @@ fn run_all(root: &Path, rows: &[Row]) -> Vec<(u8, String)> {
         out[i] = Some(r);
     }
     for i in multi {
-        let mut args = vec!["verify".to_string(), "--timeout".into(), TIMEOUT_S.to_string()];
+        let mut args = vec![
+            "verify".to_string(),
+            "--program".into(),
+            "--timeout".into(),
+            TIMEOUT_S.to_string(),
+        ];
         for f in std::iter::once(&rows[i].file).chain(&rows[i].group) {
             args.push(base.join(f).to_string_lossy().into_owned());
         }

@@ -45,6 +45,10 @@ pub enum Role {
     HeapWrite,
     /// Exhale of a shared-resource invariant (`invariant` block entry, `atomic` exit).
     InvariantExhale,
+    /// Exhale of a class's `lock_invariant` (at `unlock`, `wait`, the end of a constructor).
+    LockInvariant,
+    /// A lock or thread token (`held`, `idle`, `running`; the origin's label names it).
+    Token,
     /// Something the encoder generated that has no PVL counterpart.
     Synthetic,
 }

@@ -253,11 +253,18 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
             Role::InvariantExhale => {
                 ("V-INVARIANT", "the resource invariant may not hold".to_string())
             }
+            Role::LockInvariant => ("V-LOCK-INV", "the lock invariant may not hold".to_string()),
+            Role::Token => ("V-SYNC", token_text(label.as_deref())),
             _ => ("V-EXHALE", "this may not hold".to_string()),
         },
-        "call.precondition" => {
-            ("V-PRE", "the precondition of the called method may not hold".to_string())
-        }
+        "call.precondition" => match label.as_deref() {
+            Some("fork") => (
+                "V-PRE",
+                "the precondition of `run` may not hold, or the thread may not be idle".to_string(),
+            ),
+            Some("join") => ("V-SYNC", token_text(Some("running"))),
+            _ => ("V-PRE", "the precondition of the called method may not hold".to_string()),
+        },
         "invariant.not.established" => {
             ("V-INV-ENTRY", "the loop invariant may not hold on entry".to_string())
         }
@@ -348,6 +355,16 @@ pub fn demangle(names: &[(String, String)], text: &str) -> String {
     out
 }
 
+/// What a missing lock or thread token means.
+fn token_text(token: Option<&str>) -> String {
+    match token {
+        Some("held") => "the lock may not be held here".into(),
+        Some("idle") => "the thread may not be idle (already forked and not joined)".into(),
+        Some("running") => "the thread may not be running (not forked, or already joined)".into(),
+        _ => "a lock or thread token may be missing".into(),
+    }
+}
+
 /// Sort key for deterministic diagnostic order.
 pub fn sort_key(d: &Diagnostic) -> (usize, String, String) {
     (d.primary_span().map_or(usize::MAX, Span::start), d.code.clone(), d.message.clone())
@@ -365,6 +382,8 @@ pub fn help_for(code: &str) -> Option<&'static str> {
         "V-INV-ENTRY" => "make the invariant hold before the loop (initialise the variables it mentions)",
         "V-INV-KEEP" => "strengthen the invariant so that one iteration of the body re-establishes it",
         "V-INVARIANT" => "make the atomic block re-establish the resource invariant",
+        "V-LOCK-INV" => "establish the class's lock_invariant before `unlock`/`wait` and at the end of every constructor",
+        "V-SYNC" => "`lock` before `unlock`/`wait`/`notify`; `fork` a thread once before `join`, and `join` it before forking it again",
         "V-EXHALE" => "establish this before the point where it is given away",
         "V-BAR-PRE" => "the threads must reach the barrier holding what its precondition asks for",
         "V-BAR-INCONSISTENT" => "a barrier may only redistribute what all threads hand in: check its permission amounts and the facts it passes on",
@@ -412,6 +431,8 @@ mod help_tests {
             "V-INV-ENTRY",
             "V-INV-KEEP",
             "V-INVARIANT",
+            "V-LOCK-INV",
+            "V-SYNC",
             "V-EXHALE",
             "V-BAR-PRE",
             "V-BAR-INCONSISTENT",

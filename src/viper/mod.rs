@@ -12,6 +12,7 @@ pub mod print;
 
 use crate::diag::{Diagnostic, SourceFile};
 use crate::front::ast::Program;
+use crate::front::span::Span;
 use errors::{SiliconError, SiliconOutcome};
 use print::PosMap;
 use std::path::{Path, PathBuf};
@@ -272,6 +273,58 @@ pub fn verify_file(path: &Path, opts: &VerifyOptions) -> (SourceFile, VerifyRepo
             },
         ),
     }
+}
+
+/// Verify several files as one program, as VerCors treats its inputs: their declarations share
+/// one scope (a class of one file may use the classes of the others). Each file is parsed on its
+/// own first, so that syntax errors are reported in the file that has them; the program is then
+/// the files' texts one after the other, and every diagnostic label is moved back to the file
+/// (index into `srcs`) and offset its span comes from.
+pub fn verify_program(srcs: &[SourceFile], opts: &VerifyOptions) -> VerifyReport {
+    let start = Instant::now();
+    let mut syntax = Vec::new();
+    for (i, src) in srcs.iter().enumerate() {
+        let parsed = crate::front::parse(&src.text, &Default::default());
+        syntax.extend(parsed.errors().cloned().map(|mut d| {
+            for l in &mut d.labels {
+                l.file = i;
+            }
+            d
+        }));
+    }
+    if !syntax.is_empty() {
+        let mut diagnostics = syntax;
+        errors::add_default_help(&mut diagnostics);
+        return VerifyReport { verdict: Verdict::Unsupported, diagnostics, time: start.elapsed() };
+    }
+    let (joined, bases) = join_sources(srcs);
+    let mut r = verify_source(&joined, opts);
+    for d in &mut r.diagnostics {
+        for l in &mut d.labels {
+            // `bases` is sorted and starts at 0: the last base at or before the span's start.
+            let i = bases.partition_point(|&b| b <= l.span.start()).saturating_sub(1);
+            let base = bases.get(i).copied().unwrap_or(0);
+            l.file = i;
+            l.span = Span::new(l.span.start() - base, l.span.end().saturating_sub(base));
+        }
+    }
+    r.time = start.elapsed();
+    r
+}
+
+/// The texts of `srcs` one after the other (each followed by a line break, so that a file
+/// without a final newline cannot glue its last token to the next file's first), and the
+/// offset at which each starts.
+fn join_sources(srcs: &[SourceFile]) -> (SourceFile, Vec<usize>) {
+    let mut text = String::new();
+    let mut bases = Vec::new();
+    for s in srcs {
+        bases.push(text.len());
+        text.push_str(&s.text);
+        text.push('\n');
+    }
+    let name = srcs.first().map(|s| s.name.clone()).unwrap_or_default();
+    (SourceFile::new(name, text), bases)
 }
 
 /// Verify several programs with one Silicon run: every program is encoded with its own name

@@ -650,6 +650,9 @@ impl Encoder<'_> {
     fn builtin(&mut self, b: Builtin, args: &[Expr], code: bool, span: Span) -> R<Exp> {
         let sp = Some(span);
         match (b, args) {
+            (Builtin::Held | Builtin::Idle | Builtin::Running, _) => {
+                self.token_builtin(b.name(), args, span)
+            }
             (Builtin::Perm, [l, p]) => {
                 if let Some(q) = Self::all_elements(l, p, span) {
                     return self.spec(&q);
@@ -908,7 +911,17 @@ impl Encoder<'_> {
                     for (a, t) in args.iter().zip(Self::param_types(&c, args.len())) {
                         xs.push(self.expr_to(a, t.as_ref(), false)?);
                     }
-                    let mut b = self.spec_with_params(ps, &c.params, body)?;
+                    let this =
+                        if c.is_static { None } else { Some(self.recv_arg(recv, false, span)?) };
+                    // The body means its own class's fields, of the receiver, and none of the
+                    // caller's locals.
+                    let mut b = self.in_member_scope(c.class.as_deref(), c.is_static, |me| {
+                        me.spec_with_params(ps, &c.params, body)
+                    })?;
+                    // `this` first: the arguments may mention the caller's own `this`.
+                    if let Some(r) = this {
+                        b = b.subst("this", &r);
+                    }
                     for (p, x) in ps.iter().zip(xs) {
                         b = b.subst(&format!("%{p}"), &x);
                     }

@@ -5,6 +5,7 @@
 
 mod coerce;
 mod exprs;
+mod locks;
 mod names;
 mod quant;
 mod sat;
@@ -142,6 +143,12 @@ pub(crate) struct Encoder<'a> {
     pub expanding: Vec<String>,
     /// While encoding a method contract: the permission parameter that stands for `read`.
     pub read_var: Option<String>,
+    /// Classes' `lock_invariant` bodies (`locks.rs`).
+    pub lock_invs: HashMap<String, Expr>,
+    /// Thread classes: those with a `void run()` method.
+    pub runnable: HashSet<String>,
+    /// Classes that get an implicit default constructor, with the span of their name.
+    pub default_ctors: Vec<(String, Span)>,
 }
 
 pub(crate) type R<T> = Result<T, ()>;
@@ -235,6 +242,9 @@ impl<'a> Encoder<'a> {
             defined_labels: HashMap::new(),
             ret_label: None,
             fence: 0,
+            lock_invs: HashMap::new(),
+            runnable: HashSet::new(),
+            default_ctors: Vec::new(),
         }
     }
 
@@ -285,7 +295,12 @@ impl<'a> Encoder<'a> {
                             }
                         }
                     }
-                    self.classes.insert(c.name.name.clone(), info);
+                    // Two classes of one name would silently share fields and methods (files
+                    // verified with `--program` are where this happens).
+                    if self.classes.insert(c.name.name.clone(), info).is_some() {
+                        self.bad(format!("class `{}` is declared twice", c.name.name), c.name.span);
+                    }
+                    self.collect_sync(c);
                     for m in &c.members {
                         if let ast::Member::Method(m) = m {
                             self.collect_method(Some(&c.name.name), m);
@@ -555,6 +570,7 @@ impl<'a> Encoder<'a> {
                 ast::Item::Opaque(o) => self.unsupported(&format!("`{}`", o.keyword), o.span),
             }
         }
+        self.default_constructors();
         if let Some(b) = &prog.main {
             self.unsupported("a main block", b.span);
         }
@@ -834,7 +850,10 @@ impl<'a> Encoder<'a> {
         }
         let contract = self.method_contract(m, Role::Pre, Role::Post);
         let rd = self.read_var.take();
-        let (mut pres, posts) = contract?;
+        let (mut pres, mut posts) = contract?;
+        if is_ctor {
+            self.ctor_posts(m.name.span, &mut posts);
+        }
         if let Some(rd) = rd {
             pres.insert(
                 0,
@@ -855,10 +874,19 @@ impl<'a> Encoder<'a> {
                         .map(|c| c.fields.keys().map(|f| self.field_name(&class, f)).collect())
                         .unwrap_or_default();
                     out.push(Stmt::new(StmtKind::New("this".into(), fields), Origin::synthetic()));
+                    self.ctor_prologue(&mut out);
+                } else if !info.is_static {
+                    // A call on `null` throws before the body runs: in the body, `this` is an
+                    // object (callers are not asked to prove it, as in VerCors).
+                    let nonnull = Exp::bin("!=", Exp::var("this"), Exp::synth(ExpKind::Null));
+                    out.push(Stmt::new(StmtKind::Inhale(nonnull), Origin::synthetic()));
                 }
                 self.copy_assigned_params(m, b, &mut out)?;
                 let stmts = self.block(b, true)?;
                 out.extend(stmts);
+                if is_ctor {
+                    self.ctor_epilogue(m.name.span, &mut out)?;
+                }
                 let frame = self.frames.pop().unwrap_or_default();
                 let mut all = frame.decls;
                 all.extend(out);
@@ -871,6 +899,9 @@ impl<'a> Encoder<'a> {
                 return Err(());
             }
         };
+        if info.kind == CallKind::Method {
+            self.thread_methods(m, &info.viper, &params, &pres, &posts)?;
+        }
         self.out.methods.push(Method {
             name: info.viper.clone(),
             params,

@@ -193,6 +193,9 @@ impl Encoder<'_> {
                 self.jump_stmt(op, out)?
             }
             P::Opaque(op) => {
+                if self.sync_stmt(op, out)? {
+                    return Ok(());
+                }
                 self.unsupported(&format!("the `{}` statement", op.keyword), s.span);
                 return Err(());
             }

@@ -1,0 +1,439 @@
+//! Locks and threads in the pattern VerCors documents (README, "Locks and threads").
+//!
+//! * A class's `resource lock_invariant() = R;` is the resource its lock protects. It is inlined
+//!   (VerCors accesses the protected fields after `lock` without unfolding anything): `lock e`
+//!   inhales `R[this := e]` and the token `held(e)`; `unlock e` exhales both; `wait e` gives the
+//!   invariant away and takes it back (it keeps `held`); `notify e` asserts `held(e)`.
+//! * Every constructor of such a class *establishes* the invariant: it is exhaled at the end of
+//!   the body, after which the object is shared. A class with a lock invariant or a `run` method
+//!   and no constructor gets the implicit default constructor (fields at their default values),
+//!   which must establish it as well.
+//! * A class with a `void run()` method is a thread class: its constructors end with the token
+//!   `idle(this)`. `fork e` trades `idle(e)` and `run`'s precondition for `running(e)`; `join e`
+//!   trades `running(e)` for `run`'s postcondition and `idle(e)`. Both are calls of bodiless Viper
+//!   methods generated next to `run` (`C_fork`, `C_join`), so that a class may be forked before
+//!   its declaration is encoded.
+//!
+//! The tokens are abstract Viper predicates. Predicate permissions are not bounded by 1 in
+//! Viper, which is why every token is exhaled (never only asserted) where it is consumed: a
+//! second `fork` of the same object finds no `idle` left.
+
+use super::{CallKind, Callable, Encoder, R};
+use crate::diag::Diagnostic;
+use crate::front::ast::{self, Expr, ExprKind, MethodBody, TypeKind};
+use crate::front::span::Span;
+use crate::front::Dialect;
+use crate::viper::ast::*;
+use std::collections::HashMap;
+
+/// The lock and thread tokens, with the PVL name each stands for.
+pub(crate) const TOKENS: [(&str, &str); 3] =
+    [("held", "vct_held"), ("idle", "vct_idle"), ("running", "vct_running")];
+
+impl Encoder<'_> {
+    /// Record a class's lock invariant and thread method, and declare the implicit default
+    /// constructor where one is needed (see the module doc).
+    pub(super) fn collect_sync(&mut self, c: &ast::Class) {
+        let class = c.name.name.clone();
+        let mut has_ctor = false;
+        for m in &c.members {
+            let ast::Member::Method(m) = m else { continue };
+            if m.kind != ast::MethodKind::Method {
+                has_ctor = true;
+            } else if m.name.name == "lock_invariant" && m.is_predicate() && m.params.is_empty() {
+                if let MethodBody::Expr(e) = &m.body {
+                    self.lock_invs.insert(class.clone(), e.clone());
+                }
+            } else if m.name.name == "run"
+                && m.params.is_empty()
+                && matches!(m.ret.kind, TypeKind::Void)
+                && !m.has_modifier(ast::Modifier::Static)
+                && !m.is_pure()
+            {
+                self.runnable.insert(class.clone());
+            }
+        }
+        if !has_ctor && (self.lock_invs.contains_key(&class) || self.runnable.contains(&class)) {
+            self.callables.insert(
+                (class.clone(), "constructor".into()),
+                vec![Callable {
+                    viper: self.member_name(Some(&class), "constructor"),
+                    kind: CallKind::Constructor,
+                    is_static: true,
+                    params: vec![],
+                    ret: ast::Type::new(TypeKind::Class(ast::Ident::synth(&class), vec![])),
+                    given: vec![],
+                    yields: vec![],
+                    inline: None,
+                    class: Some(class.clone()),
+                    param_names: vec![],
+                    read_locs: vec![],
+                    // The implicit constructor's body is generated (`default_constructors`).
+                    has_body: true,
+                    span: c.name.span,
+                }],
+            );
+            self.default_ctors.push((class, c.name.span));
+        }
+    }
+
+    /// The Viper name of a token predicate, declared on first use.
+    fn token(&mut self, pvl: &str) -> String {
+        let base = TOKENS.iter().find(|(p, _)| *p == pvl).map_or(pvl, |(_, v)| *v);
+        let name = self.member_name(None, base);
+        if !self.out.predicates.iter().any(|p| p.name == name) {
+            self.out.predicates.push(Predicate {
+                name: name.clone(),
+                params: vec![("r".into(), Ty::Ref)],
+                body: None,
+                span: None,
+            });
+        }
+        name
+    }
+
+    fn token_acc(&mut self, pvl: &str, recv: Exp, span: Option<Span>) -> Exp {
+        let p = self.token(pvl);
+        Exp::new(
+            ExpKind::Acc(
+                Box::new(Exp::new(ExpKind::App(p, vec![recv]), span)),
+                Box::new(Exp::synth(ExpKind::Write)),
+            ),
+            span,
+        )
+    }
+
+    /// The class of an object expression, for the lock and thread statements.
+    fn object_class(&mut self, e: &Expr, what: &str) -> R<String> {
+        let c = match &e.kind {
+            ExprKind::This if !self.is_static => self.class.clone(),
+            _ => self.type_of(e).and_then(|t| match t.kind {
+                TypeKind::Class(c, _) => Some(c.name),
+                _ => None,
+            }),
+        };
+        match c {
+            Some(c) if self.classes.contains_key(&c) => Ok(c),
+            _ => {
+                self.bad(format!("{what} needs an object of a known class"), e.span);
+                Err(())
+            }
+        }
+    }
+
+    /// The tokens `idle(e)`, `running(e)` and `held(e)` in a specification.
+    pub(super) fn token_builtin(&mut self, name: &str, args: &[Expr], span: Span) -> R<Exp> {
+        let [arg] = args else {
+            self.bad(format!("`{name}` takes one object"), span);
+            return Err(());
+        };
+        let c = self.object_class(arg, &format!("`{name}`"))?;
+        if name != "held" && !self.runnable.contains(&c) {
+            self.bad(
+                format!("`{name}` applies to threads, and class `{c}` has no `void run()` method"),
+                span,
+            );
+            return Err(());
+        }
+        let x = self.spec(arg)?;
+        Ok(self.token_acc(name, x, Some(span)))
+    }
+
+    /// The lock invariant of `class` for the object `recv` (`None` when the class has none),
+    /// encoded in the class's own scope: the method's locals must not capture its names.
+    fn lock_inv(&mut self, class: &str, recv: &Exp) -> R<Option<Exp>> {
+        let Some(body) = self.lock_invs.get(class).cloned() else { return Ok(None) };
+        let r = self.in_member_scope(Some(class), false, |me| me.spec(&body));
+        Ok(Some(r?.subst("this", recv)))
+    }
+
+    /// `f` as if inside a member of `class` (static or not): that class's fields, no locals of
+    /// the method being encoded (they must not capture the member's names), no enclosing `par`.
+    pub(super) fn in_member_scope<T>(
+        &mut self,
+        class: Option<&str>,
+        is_static: bool,
+        f: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        let saved_class = std::mem::replace(&mut self.class, class.map(str::to_string));
+        let saved_static = std::mem::replace(&mut self.is_static, is_static);
+        let saved_scopes = std::mem::replace(&mut self.scopes, vec![HashMap::new()]);
+        let saved_rd = self.read_var.take();
+        let saved_pars = std::mem::take(&mut self.pars);
+        let r = f(self);
+        self.class = saved_class;
+        self.is_static = saved_static;
+        self.scopes = saved_scopes;
+        self.read_var = saved_rd;
+        self.pars = saved_pars;
+        r
+    }
+
+    fn tok_stmt(kind: StmtKind, token: &str, span: Span) -> Stmt {
+        Stmt::new(kind, Origin::new(Role::Token, Some(span)).with_label(token))
+    }
+
+    /// `lock e;`, `unlock e;`, `wait e;`, `notify e;`, `fork e;`, `join e;` (opaque to the
+    /// front end: the operand is parsed here, at its place in the file).
+    pub(super) fn sync_stmt(&mut self, op: &ast::Opaque, out: &mut Vec<Stmt>) -> R<bool> {
+        let kw = op.keyword.as_str();
+        if !matches!(kw, "lock" | "unlock" | "wait" | "notify" | "fork" | "join") {
+            return Ok(false);
+        }
+        let e = self.opaque_operand(op)?;
+        // Before its constructor ends, an object's lock invariant is not established: taking
+        // the lock there would inhale the invariant on top of the fields it protects.
+        if self.method_name == "constructor" && matches!(e.kind, ExprKind::This) {
+            self.unsupported(&format!("`{kw} this` inside a constructor"), op.span);
+            return Err(());
+        }
+        let class = self.object_class(&e, &format!("`{kw}`"))?;
+        let x = self.code(&e)?;
+        self.flush_pending(out);
+        // Evaluate the object once: the statement's parts all refer to the same one.
+        let obj = match &x.kind {
+            ExpKind::Var(_) => x.clone(),
+            _ => {
+                let t = self.temp("obj", Ty::Ref);
+                out.push(Stmt::new(
+                    StmtKind::Assign(Exp::var(&t), x),
+                    Origin::new(Role::Code, Some(op.span)),
+                ));
+                Exp::var(t)
+            }
+        };
+        let sp = Some(op.span);
+        // No null check, as in VerCors: `lock null` throws, so nothing after it runs, and
+        // inhaling the invariant of `null` (`acc(null.f)` is false) makes that code vacuous.
+        match kw {
+            "lock" => {
+                if let Some(inv) = self.lock_inv(&class, &obj)? {
+                    out.push(Stmt::new(StmtKind::Inhale(inv), Origin::new(Role::Code, sp)));
+                }
+                let h = self.token_acc("held", obj, sp);
+                out.push(Stmt::new(StmtKind::Inhale(h), Origin::new(Role::Code, sp)));
+            }
+            "unlock" | "wait" => {
+                let h = self.token_acc("held", obj.clone(), sp);
+                out.push(Self::tok_stmt(StmtKind::Exhale(h.clone()), "held", op.span));
+                let inv = self.lock_inv(&class, &obj)?;
+                if let Some(inv) = &inv {
+                    self.push_lock_inv(inv.clone(), op.span, out);
+                }
+                if kw == "wait" {
+                    // Woken up: the lock is taken again, with whatever the invariant says.
+                    if let Some(inv) = inv {
+                        out.push(Stmt::new(StmtKind::Inhale(inv), Origin::new(Role::Code, sp)));
+                    }
+                    out.push(Stmt::new(StmtKind::Inhale(h), Origin::new(Role::Code, sp)));
+                }
+            }
+            "notify" => {
+                let h = self.token_acc("held", obj, sp);
+                out.push(Self::tok_stmt(StmtKind::Assert(h), "held", op.span));
+            }
+            _ => {
+                if !self.runnable.contains(&class) {
+                    self.bad(
+                        format!(
+                            "`{kw}` needs a thread, and class `{class}` has no `void run()` method"
+                        ),
+                        e.span,
+                    );
+                    return Err(());
+                }
+                // The thread's `run` is the overload without parameters.
+                let run = self
+                    .callables
+                    .get(&(class.clone(), "run".into()))
+                    .and_then(|v| v.iter().find(|c| c.params.is_empty()))
+                    .cloned();
+                let Some(run) = run else { return Err(()) };
+                let mut args = vec![obj];
+                if let Some(rd) = self.read_arg(&run, &args)? {
+                    args.push(rd);
+                }
+                let m = format!("{}_{kw}", run.viper);
+                out.push(Stmt::new(
+                    StmtKind::Call(vec![], m, args),
+                    Origin::new(Role::Call, sp).with_label(kw),
+                ));
+            }
+        }
+        Ok(true)
+    }
+
+    /// Exhale an encoded lock invariant, one conjunct at a time.
+    fn push_lock_inv(&mut self, inv: Exp, span: Span, out: &mut Vec<Stmt>) {
+        let mut parts = Vec::new();
+        super::quant::split_and(inv, &mut parts);
+        // Pure parts first: they read the heap before anything is given away.
+        parts.sort_by_key(|p| p.has_acc());
+        for p in parts {
+            let sp = p.span.or(Some(span));
+            let k = if p.has_acc() { StmtKind::Exhale(p) } else { StmtKind::Assert(p) };
+            out.push(Stmt::new(k, Origin::new(Role::LockInvariant, sp).with_clause(span)));
+        }
+    }
+
+    fn flush_pending(&mut self, out: &mut Vec<Stmt>) {
+        out.append(&mut self.pending);
+    }
+
+    /// The operand of an opaque `kw e;` statement, parsed with its spans in the file.
+    fn opaque_operand(&mut self, op: &ast::Opaque) -> R<Expr> {
+        let body = op.text.strip_prefix(op.keyword.as_str()).unwrap_or("");
+        let body = body.trim_end();
+        let body = body.strip_suffix(';').unwrap_or(body);
+        let start = op.span.start() + op.keyword.len();
+        // Padding keeps the parsed spans equal to the file's offsets.
+        let text = format!("{}{body}", " ".repeat(start));
+        let parsed = crate::front::parser::parse_expr_text(&text, Dialect::V1)
+            .or_else(|_| crate::front::parser::parse_expr_text(&text, Dialect::V2));
+        match parsed {
+            Ok(e) => Ok(e),
+            Err(_) => {
+                self.diags.push(
+                    Diagnostic::error(
+                        "V-BAD-INPUT",
+                        format!("cannot read the operand of `{}`", op.keyword),
+                    )
+                    .with_primary(op.span, format!("expected `{} EXPRESSION;`", op.keyword)),
+                );
+                Err(())
+            }
+        }
+    }
+
+    /// Constructor prologue: a thread starts idle.
+    pub(super) fn ctor_prologue(&mut self, out: &mut Vec<Stmt>) {
+        let Some(c) = self.class.clone() else { return };
+        if self.runnable.contains(&c) {
+            let t = self.token_acc("idle", Exp::var("this"), None);
+            out.push(Stmt::new(StmtKind::Inhale(t), Origin::synthetic()));
+        }
+    }
+
+    /// Constructor epilogue: the object is shared, so its lock invariant must hold.
+    pub(super) fn ctor_epilogue(&mut self, span: Span, out: &mut Vec<Stmt>) -> R<()> {
+        let Some(c) = self.class.clone() else { return Ok(()) };
+        if let Some(inv) = self.lock_inv(&c, &Exp::var("this"))? {
+            self.push_lock_inv(inv, span, out);
+        }
+        Ok(())
+    }
+
+    /// The constructor's extra postconditions: the new object is not null (Viper's `new`
+    /// guarantees it; callers compare objects with `null`), and `idle(this)` for a thread class.
+    pub(super) fn ctor_posts(&mut self, span: Span, posts: &mut Vec<Contract>) {
+        posts.push(Contract {
+            exp: Exp::bin("!=", Exp::var("this"), Exp::synth(ExpKind::Null)),
+            origin: Origin::new(Role::Post, Some(span)),
+        });
+        let Some(c) = self.class.clone() else { return };
+        if self.runnable.contains(&c) {
+            let t = self.token_acc("idle", Exp::var("this"), None);
+            posts.push(Contract { exp: t, origin: Origin::new(Role::Post, Some(span)) });
+        }
+    }
+
+    /// Next to a thread class's `run`: the bodiless `run_fork` and `run_join` methods.
+    pub(super) fn thread_methods(
+        &mut self,
+        m: &ast::Method,
+        viper: &str,
+        params: &[(String, Ty)],
+        pres: &[Contract],
+        posts: &[Contract],
+    ) -> R<()> {
+        let Some(c) = self.class.clone() else { return Ok(()) };
+        if !self.runnable.contains(&c) || m.name.name != "run" {
+            return Ok(());
+        }
+        // `\old` in `run`'s postcondition means the state at `fork`, which `join` cannot see.
+        if posts.iter().any(|p| has_old(&p.exp)) {
+            self.unsupported("`\\old` in the postcondition of a thread's `run`", m.name.span);
+            return Err(());
+        }
+        let sp = Some(m.name.span);
+        let idle = self.token_acc("idle", Exp::var("this"), None);
+        let running = self.token_acc("running", Exp::var("this"), None);
+        let tok = |e: Exp, t: &str| Contract {
+            exp: e,
+            origin: Origin::new(Role::Token, sp).with_label(t),
+        };
+        let mut fork_pres = vec![tok(idle.clone(), "idle")];
+        fork_pres.extend(pres.iter().cloned());
+        let mut join_posts: Vec<Contract> = posts.to_vec();
+        join_posts.push(tok(idle, "idle"));
+        for (kw, pres, posts) in [
+            ("fork", fork_pres, vec![tok(running.clone(), "running")]),
+            ("join", vec![tok(running.clone(), "running")], join_posts),
+        ] {
+            self.out.methods.push(Method {
+                name: format!("{viper}_{kw}"),
+                params: params.to_vec(),
+                returns: vec![],
+                pres,
+                posts,
+                body: None,
+                // Not a PVL method of its own: `run`'s contract is checked (and its
+                // satisfiability too) on `run` itself.
+                kind: MethodKind::Prelude,
+                span: sp,
+            });
+        }
+        Ok(())
+    }
+
+    /// The implicit default constructors declared by [`Self::collect_sync`].
+    pub(super) fn default_constructors(&mut self) {
+        for (class, span) in std::mem::take(&mut self.default_ctors) {
+            self.reset_member(Some(&class), true, "constructor");
+            self.is_static = false;
+            self.used.insert("this".into());
+            self.vtypes.insert("this".into(), Ty::Ref);
+            let fields: Vec<(String, ast::Type)> = self
+                .classes
+                .get(&class)
+                .map(|c| c.fields.iter().map(|(f, t)| (f.clone(), t.clone())).collect())
+                .unwrap_or_default();
+            let names = fields.iter().map(|(f, _)| self.field_name(&class, f)).collect();
+            let mut body =
+                vec![Stmt::new(StmtKind::New("this".into(), names), Origin::synthetic())];
+            // Fields start at their default values, as in Java.
+            for (f, t) in &fields {
+                let v = match t.kind {
+                    TypeKind::Int => Exp::int(0),
+                    TypeKind::Boolean | TypeKind::Bool => Exp::bool(false),
+                    _ => continue,
+                };
+                let lhs = Exp::field(Exp::var("this"), self.field_name(&class, f));
+                body.push(Stmt::new(StmtKind::Assign(lhs, v), Origin::synthetic()));
+            }
+            self.ctor_prologue(&mut body);
+            let mut posts = Vec::new();
+            self.ctor_posts(span, &mut posts);
+            if self.ctor_epilogue(span, &mut body).is_err() {
+                continue;
+            }
+            let viper = self.member_name(Some(&class), "constructor");
+            self.out.methods.push(Method {
+                name: viper,
+                params: vec![],
+                returns: vec![("this".into(), Ty::Ref)],
+                pres: vec![],
+                posts,
+                body: Some(body),
+                kind: MethodKind::Pvl,
+                span: Some(span),
+            });
+        }
+    }
+}
+
+fn has_old(e: &Exp) -> bool {
+    let mut found = false;
+    e.visit(&mut |x| found |= matches!(x.kind, ExpKind::Old(..)));
+    found
+}
