@@ -130,6 +130,12 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "Failed",
         "V-PAR-PRE",
     ),
+    (
+        "this_compared_with_null.pvl",
+        "class C {\n  int x;\n  ensures this != null ** Perm(x, write);\n  C() { }\n  requires this == null;\n  void m() { }\n}\n",
+        "Failed",
+        "V-UNSAT-PRE",
+    ),
 ];
 
 #[test]

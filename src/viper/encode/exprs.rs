@@ -64,6 +64,9 @@ impl Encoder<'_> {
                 None => self.field_type(self.class.as_deref()?, &id.name)?,
             },
             ExprKind::Result => self.ret.clone()?,
+            ExprKind::This => {
+                Type::new(TypeKind::Class(ast::Ident::synth(self.class.as_deref()?), vec![]))
+            }
             ExprKind::Index(a, _) => elem(&self.type_of(a)?)?,
             ExprKind::Field(o, f) => {
                 if f.name == "length" {

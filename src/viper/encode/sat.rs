@@ -28,6 +28,13 @@ pub(super) fn checks(methods: &[Method]) -> Vec<Method> {
             if pres.is_empty() || literally_false {
                 return None;
             }
+            // The body of an instance method assumes `this != null` (a call on null never
+            // reaches it), so a precondition that needs `this == null` is one no call meets.
+            let mut pres = pres;
+            if m.params.iter().any(|(p, t)| p == "this" && *t == Ty::Ref) {
+                let not_null = Exp::bin("!=", Exp::var("this"), Exp::synth(ExpKind::Null));
+                pres.insert(0, Contract { exp: not_null, origin: Origin::synthetic() });
+            }
             let assert = Stmt::new(
                 StmtKind::Assert(Exp::synth(ExpKind::Bool(false))),
                 Origin::new(Role::Synthetic, m.span),
