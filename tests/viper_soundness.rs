@@ -136,6 +136,18 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "Failed",
         "V-UNSAT-PRE",
     ),
+    (
+        "frac_yields.pvl",
+        "class C {\n  int x;\n  given frac p;\n  requires Perm(x, p);\n  yields frac q;\n  ensures Perm(x, q) ** q <= p;\n  void drop() { q = p \\ 2; }\n  requires Perm(x, write);\n  void m() {\n    frac r;\n    drop() with { p = 1; } then { r = q; } ;\n    drop() with { p = r; } ;\n  }\n}\n",
+        "Verified",
+        "",
+    ),
+    (
+        "frac_yields_out_of_range.pvl",
+        "class C {\n  int x;\n  given frac p;\n  requires Perm(x, p);\n  yields frac q;\n  ensures Perm(x, q) ** q <= p;\n  void drop() { q = p - p; }\n  requires Perm(x, write);\n  void m() {\n    frac r;\n    drop() with { p = 1; } then { r = q; } ;\n    drop() with { p = r; } ;\n  }\n}\n",
+        "Failed",
+        "V-POST",
+    ),
 ];
 
 #[test]

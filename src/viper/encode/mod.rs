@@ -32,6 +32,12 @@ pub struct EncodeOptions {
     pub no_sat: bool,
 }
 
+/// `0 < v <= 1` (`strict`, a `frac`) or `0 <= v <= 1` (a `zfrac`) for the permission variable `v`.
+fn frac_range(v: &str, strict: bool) -> Exp {
+    let low = Exp::bin(if strict { "<" } else { "<=" }, Exp::synth(ExpKind::NoPerm), Exp::var(v));
+    Exp::and(low, Exp::bin("<=", Exp::var(v), Exp::synth(ExpKind::Write)))
+}
+
 /// What is known about a callable PVL member.
 #[derive(Clone, Debug)]
 pub(crate) struct Callable {
@@ -768,9 +774,11 @@ impl<'a> Encoder<'a> {
             }
         }
         if ok {
-            let mut facts = self.type_facts(m.name.span)?;
+            let mut facts = self.type_facts(m)?;
             facts.extend(pres);
-            Ok((facts, posts))
+            let mut results = self.yields_facts(m);
+            results.extend(posts);
+            Ok((facts, results))
         } else {
             Err(())
         }
@@ -782,20 +790,24 @@ impl<'a> Encoder<'a> {
     /// length of a sized array `T[n] a` (`a.length == n` when `a` is not null, also kept as a
     /// `context_everywhere` fact; the extents of inner dimensions would read rows, which needs
     /// permission, so they stay unstated).
-    fn type_facts(&mut self, at: Span) -> R<Vec<Contract>> {
-        let Some(scope) = self.scopes.last() else { return Ok(Vec::new()) };
-        let mut typed: Vec<(String, Type)> =
-            scope.values().map(|l| (l.viper.clone(), l.ty.clone())).collect();
+    fn type_facts(&mut self, m: &ast::Method) -> R<Vec<Contract>> {
+        let at = m.name.span;
+        // Parameters and `given` ones; not `yields` (results, which the body sets).
+        let given = m.prefix.clauses.iter().filter_map(|c| match (&c.kind, &c.body) {
+            (ClauseKind::Given, ast::ClauseBody::Decl(_, n)) => Some(n.name.as_str()),
+            _ => None,
+        });
+        let inputs: Vec<&str> =
+            m.params.iter().map(|p| p.name.name.as_str()).chain(given).collect();
+        let mut typed: Vec<(String, Type)> = inputs
+            .into_iter()
+            .filter_map(|n| self.lookup(n).map(|l| (l.viper.clone(), l.ty.clone())))
+            .collect();
         typed.sort_by(|a, b| a.0.cmp(&b.0));
         let mut out = Vec::new();
         for (v, ty) in typed {
             let exp = match &ty.kind {
-                TypeKind::Frac | TypeKind::ZFrac => {
-                    let op = if ty.kind == TypeKind::Frac { "<" } else { "<=" };
-                    let low = Exp::bin(op, Exp::synth(ExpKind::NoPerm), Exp::var(&v));
-                    let high = Exp::bin("<=", Exp::var(&v), Exp::synth(ExpKind::Write));
-                    Exp::bin("&&", low, high)
-                }
+                TypeKind::Frac | TypeKind::ZFrac => frac_range(&v, ty.kind == TypeKind::Frac),
                 TypeKind::Array(_, Some(n)) => {
                     let n = self.spec(n)?;
                     let some = Exp::bin("!=", Exp::var(&v), Exp::app("anull", vec![]));
@@ -815,6 +827,31 @@ impl<'a> Encoder<'a> {
             out.push(Contract { exp, origin: Origin::new(Role::Pre, Some(at)) });
         }
         Ok(out)
+    }
+
+    /// The range of a `frac`/`zfrac` `yields` result, which the member establishes (a
+    /// postcondition) and its callers may rely on.
+    fn yields_facts(&self, m: &ast::Method) -> Vec<Contract> {
+        m.prefix
+            .clauses
+            .iter()
+            .filter_map(|c| match (&c.kind, &c.body) {
+                (ClauseKind::Yields, ast::ClauseBody::Decl(t, n)) => Some((t, n, c.span)),
+                _ => None,
+            })
+            .filter_map(|(t, n, span)| {
+                let strict = match t.kind {
+                    TypeKind::Frac => true,
+                    TypeKind::ZFrac => false,
+                    _ => return None,
+                };
+                let v = self.lookup(&n.name)?.viper.clone();
+                Some(Contract {
+                    exp: frac_range(&v, strict),
+                    origin: Origin::new(Role::Post, Some(span)),
+                })
+            })
+            .collect()
     }
 
     fn method(&mut self, m: &ast::Method, info: &Callable, is_ctor: bool) -> R<()> {

@@ -539,10 +539,25 @@ impl Encoder<'_> {
         ));
         out.extend(after);
         if let Some(t) = &ghost.then {
-            self.scopes.push(yscope);
-            let r = self.block(t, false);
-            self.scopes.pop();
-            out.extend(r?);
+            // `then { x = y; }` stores a yielded value `y` into the caller's `x`: the right
+            // side reads the yields, the left side the caller's scope (the same name may
+            // stand on both sides).
+            for st in &t.stmts {
+                let ast::StmtKind::Assign { target, value } = &st.kind else {
+                    self.unsupported(
+                        "a statement other than an assignment in a `then` block",
+                        st.span,
+                    );
+                    return Err(());
+                };
+                let want = self.type_of(target);
+                self.scopes.push(yscope.clone());
+                let v = self.expr_to(value, want.as_ref(), true);
+                self.scopes.pop();
+                let v = v?;
+                let l = self.lvalue(target)?;
+                out.push(Stmt::new(StmtKind::Assign(l, v), Origin::new(Role::Code, Some(st.span))));
+            }
         }
         if let Some((l, y)) = ghost.yields.first() {
             self.unsupported("v2 `yields { … }` call arguments", l.span.to(y.span));
