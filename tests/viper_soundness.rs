@@ -148,6 +148,18 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "Failed",
         "V-POST",
     ),
+    (
+        "append_a_sequence_to_sequences.pvl",
+        "class C {\n  requires |ss| == 1;\n  void m(seq<seq<int>> ss, seq<int> s) {\n    seq<seq<int>> t = ss ++ s;\n    assert |t| == 2 && t[1] == s;\n  }\n}\n",
+        "Verified",
+        "",
+    ),
+    (
+        "append_a_sequence_is_not_concatenation.pvl",
+        "class C {\n  requires |ss| == 1;\n  void m(seq<seq<int>> ss, seq<int> s) {\n    seq<seq<int>> t = ss ++ s;\n    assert |t| == 1 + |s|;\n  }\n}\n",
+        "Failed",
+        "V-ASSERT",
+    ),
 ];
 
 #[test]

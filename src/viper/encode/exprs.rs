@@ -94,9 +94,13 @@ impl Encoder<'_> {
                 BinOp::Concat => {
                     let ta = self.type_of(a);
                     // An element appended or prepended (`s ++ x`, `x ++ s`): the sequence's type.
-                    match ta.filter(is_seq) {
-                        Some(t) => t,
-                        None => self.type_of(b).or_else(|| self.type_of(a))?,
+                    let tb = self.type_of(b);
+                    match (ta, tb) {
+                        // A sequence of sequences with one appended: the longer type.
+                        (Some(x), Some(y)) if is_seq(&x) && elem(&x).as_ref() == Some(&y) => x,
+                        (Some(x), Some(y)) if is_seq(&y) && elem(&y).as_ref() == Some(&x) => y,
+                        (Some(x), _) if is_seq(&x) => x,
+                        (ta, tb) => tb.or(ta)?,
                     }
                 }
                 BinOp::Add | BinOp::Sub | BinOp::Mul => {
@@ -521,8 +525,11 @@ impl Encoder<'_> {
             // VerCors reads `s ++ x` with an element `x` as appending it (and `x ++ s` as
             // prepending it); Viper's `++` joins two sequences only.
             let (ta, tb) = (self.type_of(a), self.type_of(b));
-            let elem_of = |t: &Option<Type>, other: &Option<Type>| {
-                other.as_ref().is_some_and(is_seq) && t.as_ref().is_some_and(|t| !is_seq(t))
+            // `t` is an element of the sequence type `other`: not a sequence itself, or exactly
+            // its element type (`ss ++ s` with `ss: seq<seq<int>>`, `s: seq<int>`).
+            let elem_of = |t: &Option<Type>, other: &Option<Type>| match (t, other) {
+                (Some(t), Some(o)) if is_seq(o) => !is_seq(t) || elem(o).as_ref() == Some(t),
+                _ => false,
             };
             if elem_of(&tb, &ta) || elem_of(&ta, &tb) {
                 let l = self.expr(a, code)?;
