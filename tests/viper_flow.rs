@@ -6,8 +6,6 @@
 
 mod common;
 
-use common::{run_cli, tmpdir};
-
 /// (file name, program, verdict, code of the first diagnostic when not verified).
 const CASES: &[(&str, &str, &str, &str)] = &[
     // ---- methods defined by an expression, inline functions
@@ -196,25 +194,6 @@ const CASES: &[(&str, &str, &str, &str)] = &[
 
 #[test]
 fn functions_jumps_and_names_verify_and_wrong_programs_do_not() {
-    let d = tmpdir("viper-flow", "cases");
-    let mut args = vec!["verify".to_string(), "--format".into(), "json".into()];
-    for (name, text, _, _) in CASES {
-        let p = d.join(name);
-        std::fs::write(&p, text).expect("writable");
-        args.push(p.to_string_lossy().into_owned());
-    }
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (_, out, err) = run_cli(&args);
-    let v: serde_json::Value =
-        serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}\n{err}"));
-    let files = v.as_array().expect("one result per file");
-    assert_eq!(files.len(), CASES.len());
-    let mut wrong = Vec::new();
-    for ((name, _, verdict, code), got) in CASES.iter().zip(files) {
-        let first = &got["diagnostics"][0]["code"];
-        if got["verdict"] != *verdict || (!code.is_empty() && first != code) {
-            wrong.push(format!("{name}: expected {verdict} {code}, got {got}"));
-        }
-    }
+    let wrong = common::verify_cases("viper-flow", CASES);
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

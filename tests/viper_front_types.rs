@@ -15,7 +15,7 @@
 
 mod common;
 
-use common::{root, run_cli};
+use common::root;
 
 fn expected(name: &str) -> &'static str {
     if name.starts_with("unsupported_") {
@@ -37,16 +37,8 @@ fn front_type_constructs_verify_and_their_violations_fail() {
         .collect();
     files.sort();
     assert!(files.len() >= 10, "fixtures missing in {}", dir.display());
-    let mut args =
-        vec!["verify".to_string(), "--no-cache".into(), "--format".into(), "json".into()];
-    args.extend(files.iter().map(|p| p.to_string_lossy().into_owned()));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (_, out, err) = run_cli(&args);
-    let v: serde_json::Value =
-        serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}\n{err}"));
-    let results = v.as_array().expect("one result per file");
-    assert_eq!(results.len(), files.len());
-    for (path, got) in files.iter().zip(results) {
+    let results = common::verify_json(&["--no-cache"], &files);
+    for (path, got) in files.iter().zip(&results) {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
         assert_eq!(got["verdict"], expected(name), "{name}: {got}");
         if expected(name) == "Unsupported" {

@@ -158,28 +158,8 @@ fn cases() -> Vec<(&'static str, String, &'static str, &'static str)> {
 
 #[test]
 fn locks_and_threads_verify_only_when_the_protocol_is_kept() {
-    let d = tmpdir("viper-locks", "cases");
-    let cases = cases();
-    let mut args = vec!["verify".to_string(), "--format".into(), "json".into()];
-    for (name, text, _, _) in &cases {
-        let p = d.join(name);
-        std::fs::write(&p, text).expect("writable");
-        args.push(p.to_string_lossy().into_owned());
-    }
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (_, out, err) = run_cli(&args);
-    let v: serde_json::Value =
-        serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}\n{err}"));
-    let files = v.as_array().expect("one result per file");
-    assert_eq!(files.len(), cases.len());
-    let mut wrong = Vec::new();
-    for ((name, _, verdict, code), got) in cases.iter().zip(files) {
-        let first = got["diagnostics"][0]["code"].as_str().unwrap_or("");
-        if got["verdict"] != *verdict || first != *code {
-            wrong.push(format!("{name}: expected {verdict} {code}, got {got}"));
-        }
-    }
-    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+    let wrong = common::verify_cases("viper-locks", &cases());
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 const LIB: &str = "class Counter {\n  int x;\n  requires Perm(x, write);\n  ensures Perm(x, write) ** x == \\old(x) + 1;\n  void incr() { x = x + 1; }\n}\n";

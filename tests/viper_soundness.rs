@@ -164,25 +164,8 @@ const CASES: &[(&str, &str, &str, &str)] = &[
 
 #[test]
 fn termination_and_satisfiability_are_checked_and_unencodable_clauses_are_refused() {
-    let d = tmpdir("viper-soundness", "cases");
-    let mut args = vec!["verify".to_string(), "--format".into(), "json".into()];
-    for (name, text, _, _) in CASES {
-        let p = d.join(name);
-        std::fs::write(&p, text).expect("writable");
-        args.push(p.to_string_lossy().into_owned());
-    }
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (_, out, err) = run_cli(&args);
-    let v: serde_json::Value =
-        serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}\n{err}"));
-    let files = v.as_array().expect("one result per file");
-    assert_eq!(files.len(), CASES.len());
-    for ((name, _, expected, code), got) in CASES.iter().zip(files) {
-        assert_eq!(got["verdict"], *expected, "{name}: {got}");
-        if !code.is_empty() {
-            assert_eq!(got["diagnostics"][0]["code"], *code, "{name}: {got}");
-        }
-    }
+    let wrong = common::verify_cases("viper-soundness", CASES);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 #[test]

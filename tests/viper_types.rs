@@ -8,8 +8,6 @@
 
 mod common;
 
-use common::{run_cli, tmpdir};
-
 /// (file name, program, expected verdict, first diagnostic code when not verified)
 const CASES: &[(&str, &str, &str, &str)] = &[
     (
@@ -124,23 +122,6 @@ const CASES: &[(&str, &str, &str, &str)] = &[
 
 #[test]
 fn encodings_are_well_typed_and_keep_their_meaning() {
-    let d = tmpdir("viper-types", "cases");
-    let mut args = vec!["verify".to_string(), "--format".into(), "json".into()];
-    for (name, text, _, _) in CASES {
-        let p = d.join(name);
-        std::fs::write(&p, text).expect("writable");
-        args.push(p.to_string_lossy().into_owned());
-    }
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (_, out, err) = run_cli(&args);
-    let v: serde_json::Value =
-        serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}\n{err}"));
-    let files = v.as_array().expect("one result per file");
-    assert_eq!(files.len(), CASES.len());
-    for ((name, _, verdict, code), got) in CASES.iter().zip(files) {
-        assert_eq!(got["verdict"], *verdict, "{name}: {got}");
-        if !code.is_empty() {
-            assert_eq!(got["diagnostics"][0]["code"], *code, "{name}: {got}");
-        }
-    }
+    let wrong = common::verify_cases("viper-types", CASES);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

@@ -424,3 +424,45 @@ pub fn driver_case(path: &Path, prefix: &str, opt: &str, keywords: &[&str]) -> (
         panic!("{name}: unexpected expectation {expect}");
     }
 }
+
+/// `alpine-rs verify --format json` with `extra` flags on `paths`, in one run: one JSON object
+/// per file, in order.
+pub fn verify_json(extra: &[&str], paths: &[PathBuf]) -> Vec<serde_json::Value> {
+    let mut args = vec!["verify".to_string(), "--format".into(), "json".into()];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    args.extend(paths.iter().map(|p| p.to_string_lossy().into_owned()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (_, out, err) = run_cli(&args);
+    let v: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}\n{err}"));
+    let files = v.as_array().expect("one result per file").clone();
+    assert_eq!(files.len(), paths.len(), "{out}");
+    files
+}
+
+/// Write each case `(file, text, verdict, code)` into a fresh folder of `suite`, verify them
+/// all in one run, and describe each case whose verdict differs, or whose first diagnostic is
+/// not `code` (when `code` is not empty).
+pub fn verify_cases<S: AsRef<str>>(suite: &str, cases: &[(&str, S, &str, &str)]) -> Vec<String> {
+    let d = tmpdir(suite, "cases");
+    let paths: Vec<PathBuf> = cases
+        .iter()
+        .map(|(name, text, _, _)| {
+            let p = d.join(name);
+            std::fs::write(&p, text.as_ref()).expect("writable");
+            p
+        })
+        .collect();
+    let files = verify_json(&[], &paths);
+    cases
+        .iter()
+        .zip(&files)
+        .filter(|((_, _, verdict, code), got)| {
+            got["verdict"] != *verdict
+                || (!code.is_empty() && got["diagnostics"][0]["code"] != *code)
+        })
+        .map(|((name, _, verdict, code), got)| {
+            format!("{name}: expected {verdict} {code}, got {got}")
+        })
+        .collect()
+}
