@@ -10,6 +10,7 @@ mod names;
 mod quant;
 mod sat;
 mod stmts;
+mod typing;
 
 pub use quant::{quantify, same, text};
 pub use sat::settle as settle_sat;
