@@ -508,6 +508,14 @@ impl CompoundOp {
             CompoundOp::Mod => BinOp::Mod,
         }
     }
+
+    /// The value `target op= value` stores: `target op value`.
+    pub fn value_of(self, target: &Expr, value: &Expr, span: Span) -> Expr {
+        Expr::new(
+            ExprKind::Binary(self.bin_op(), Box::new(target.clone()), Box::new(value.clone())),
+            span,
+        )
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

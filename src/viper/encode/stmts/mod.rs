@@ -70,14 +70,7 @@ impl Encoder<'_> {
             }
             P::Assign { target, value } => self.assign(target, value, s.span, out)?,
             P::CompoundAssign { target, op, value } => {
-                let v = Expr::new(
-                    ExprKind::Binary(
-                        op.bin_op(),
-                        Box::new(target.clone()),
-                        Box::new(value.clone()),
-                    ),
-                    s.span,
-                );
+                let v = op.value_of(target, value, s.span);
                 self.assign(target, &v, s.span, out)?
             }
             P::IncDec { target, inc } => {

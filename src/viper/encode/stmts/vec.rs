@@ -98,14 +98,7 @@ impl Encoder<'_> {
                 self.vec_assign(target, value, s.span, j, guards, locals, out)
             }
             P::CompoundAssign { target, op, value } => {
-                let v = Expr::new(
-                    ExprKind::Binary(
-                        op.bin_op(),
-                        Box::new(target.clone()),
-                        Box::new(value.clone()),
-                    ),
-                    s.span,
-                );
+                let v = op.value_of(target, value, s.span);
                 self.vec_assign(target, &v, s.span, j, guards, locals, out)
             }
             _ => {
