@@ -160,6 +160,41 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "Failed",
         "V-ASSERT",
     ),
+    // Injectivity of object receivers: assumed where the permission is received, checked
+    // where it is given away (a caller passing one object twice fails).
+    (
+        "objects_of_a_sequence.pvl",
+        "class E { int v; }\nclass C {\n  requires |xs| == 2;\n  requires (\\forall* int i; 0 <= i && i < 2; Perm(xs[i].v, write));\n  ensures (\\forall* int i; 0 <= i && i < 2; Perm(xs[i].v, write));\n  ensures xs[0].v == 1;\n  void m(seq<E> xs) { xs[0].v = 1; }\n}\n",
+        "Verified",
+        "",
+    ),
+    (
+        "one_object_given_twice.pvl",
+        "class E { int v; }\nclass C {\n  requires |xs| == 2;\n  requires (\\forall* int i; 0 <= i && i < 2; Perm(xs[i].v, 1\\4));\n  void m(seq<E> xs) { }\n  requires Perm(e.v, write);\n  void caller(E e) { m(seq<E> { e, e }); }\n}\n",
+        "Failed",
+        "V-NOT-INJECTIVE",
+    ),
+    (
+        "one_object_twice_is_not_assumed_away.pvl",
+        "class E { int v; }\nclass C {\n  requires |xs| == 2 && xs[0] == xs[1];\n  requires (\\forall* int i; 0 <= i && i < 2; Perm(xs[i].v, 1\\4));\n  void m(seq<E> xs) { assert false; }\n}\n",
+        "Failed",
+        "V-UNSAT-PRE",
+    ),
+    // A sized array of arrays is a matrix whose rows the member may read; a member that
+    // states its own row permissions gets no implied ones (write plus an implied wildcard
+    // would exceed 1 and make everything provable).
+    (
+        "sized_matrix_rows_readable.pvl",
+        "class C {\n  context_everywhere m != null;\n  context (\\forall* int i; 0 <= i && i < M; (\\forall* int j; 0 <= j && j < N; Perm(m[i][j], write)));\n  ensures (\\forall int i; 0 <= i && i < M; (\\forall int j; 0 <= j && j < N; m[i][j] == 0));\n  void z(int M, int N, int[M][N] m) {\n    par (int i = 0 .. M, int j = 0 .. N)\n      context Perm(m[i][j], write);\n      ensures m[i][j] == 0;\n    { m[i][j] = 0; }\n  }\n}\n",
+        "Verified",
+        "",
+    ),
+    (
+        "sized_matrix_stated_rows_not_vacuous.pvl",
+        "class C {\n  requires m != null;\n  requires (\\forall* int i; 0 <= i && i < M; Perm(m[i], write));\n  void z(int M, int N, int[M][N] m) { assert false; }\n}\n",
+        "Failed",
+        "V-ASSERT",
+    ),
 ];
 
 #[test]

@@ -225,6 +225,18 @@ impl Exp {
         found
     }
 
+    /// Does the expression hold an accessibility predicate with an amount other than
+    /// `wildcard`? Wildcard amounts can be shared by any number of threads.
+    pub fn has_counted_acc(&self) -> bool {
+        let mut found = false;
+        self.visit(&mut |e| {
+            if let ExpKind::Acc(_, p) = &e.kind {
+                found |= !matches!(p.kind, ExpKind::Wildcard);
+            }
+        });
+        found
+    }
+
     /// Does the expression read the heap (field access or `perm`), outside of `acc` locations?
     pub fn reads_heap(&self) -> bool {
         let mut found = false;

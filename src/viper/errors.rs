@@ -132,6 +132,9 @@ const KINDS: &[(&str, &[&str])] = &[
 ];
 
 fn reason_kind(e: &SiliconError) -> &'static str {
+    if assumed_injectivity(&e.message) {
+        return "qp.not.injective";
+    }
     if let Some(id) = &e.full_id {
         if let Some((_, r)) = id.split_once(':') {
             return match r {
@@ -158,6 +161,12 @@ fn reason_kind(e: &SiliconError) -> &'static str {
     } else {
         "other"
     }
+}
+
+/// The check `!(inj) ==> false` that gives away a quantified permission whose receivers are
+/// references (`encode/inject.rs`): the receivers may not be distinct.
+fn assumed_injectivity(m: &str) -> bool {
+    m.contains("Assertion !(forall ") && m.contains(") ==> false might not hold")
 }
 
 /// A mapped diagnostic plus the encoded unit it belongs to (batch files).
@@ -197,7 +206,11 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
         .split_once(". ")
         .map(|(_, r)| r.trim_end_matches('.').to_string())
         .unwrap_or_default();
-    let msg_reason = demangle(&map.names, &msg_reason);
+    let msg_reason = if assumed_injectivity(&e.message) {
+        "the objects these locations belong to may not be distinct".to_string()
+    } else {
+        demangle(&map.names, &msg_reason)
+    };
     let approx = exact.is_empty();
 
     let (code, text): (&str, String) = match kind {

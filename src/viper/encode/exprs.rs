@@ -518,60 +518,7 @@ impl Encoder<'_> {
                 let m = self.expr(m, code)?;
                 let x = self.expr(x, code)?;
                 let y = self.expr(y, code)?;
-                let i = self.fresh_name("i");
-                let k = self.fresh_name("k");
-                let iv = Exp::var(&i);
-                let kv = Exp::var(&k);
-                let range = |v: &Exp, hi: &Exp| {
-                    Exp::and(
-                        Exp::bin("<=", Exp::int(0), v.clone()),
-                        Exp::bin("<", v.clone(), hi.clone()),
-                    )
-                };
-                let row =
-                    |v: &Exp| Exp::field(Exp::app("aloc", vec![m.clone(), v.clone()]), "arr_val");
-                let trig = |v: &Exp| vec![vec![Exp::app("aloc", vec![m.clone(), v.clone()])]];
-                let perm = Exp::synth(ExpKind::Forall(
-                    vec![(i.clone(), Ty::Int)],
-                    trig(&iv),
-                    Box::new(Exp::implies(
-                        range(&iv, &x),
-                        Exp::acc(row(&iv), Exp::synth(ExpKind::Wildcard)),
-                    )),
-                ));
-                let shape = Exp::synth(ExpKind::Forall(
-                    vec![(i.clone(), Ty::Int)],
-                    trig(&iv),
-                    Box::new(Exp::implies(
-                        range(&iv, &x),
-                        Exp::and(
-                            Exp::bin("!=", row(&iv), Exp::app("anull", vec![])),
-                            Exp::bin("==", Exp::app("alen", vec![row(&iv)]), y.clone()),
-                        ),
-                    )),
-                ));
-                let distinct = Exp::synth(ExpKind::Forall(
-                    vec![(i.clone(), Ty::Int), (k.clone(), Ty::Int)],
-                    vec![vec![
-                        Exp::app("aloc", vec![m.clone(), iv.clone()]),
-                        Exp::app("aloc", vec![m.clone(), kv.clone()]),
-                    ]],
-                    Box::new(Exp::implies(
-                        Exp::and_all([
-                            range(&iv, &x),
-                            range(&kv, &x),
-                            Exp::bin("!=", iv.clone(), kv.clone()),
-                        ]),
-                        Exp::bin("!=", row(&iv), row(&kv)),
-                    )),
-                ));
-                Ok(Exp::and_all([
-                    Exp::bin("!=", m.clone(), Exp::app("anull", vec![])),
-                    Exp::bin("==", Exp::app("alen", vec![m.clone()]), x.clone()),
-                    perm,
-                    shape,
-                    distinct,
-                ]))
+                Ok(self.matrix_shape(&m, &x, Some(&y)))
             }
             (Builtin::Head, [s]) => {
                 let s = self.expr(s, code)?;
@@ -1048,6 +995,10 @@ impl Encoder<'_> {
                     vec![],
                     Box::new(Exp::and(Exp::and_all(guards), b)),
                 )),
+                _ if kind == QuantKind::ForallStar || b.has_acc() => {
+                    let q = quant::quantify(self, vars, guards, b);
+                    super::inject::assume_injective(self, q)
+                }
                 _ => quant::quantify(self, vars, guards, b),
             })
         })();

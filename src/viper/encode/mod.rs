@@ -5,7 +5,9 @@
 
 mod coerce;
 mod exprs;
+mod inject;
 mod locks;
+mod matrix;
 mod names;
 mod quant;
 mod sat;
@@ -775,9 +777,10 @@ impl<'a> Encoder<'a> {
             }
         }
         if ok {
-            let mut facts = self.type_facts(m)?;
+            let (mut facts, kept) = self.type_facts(m)?;
             facts.extend(pres);
             let mut results = self.yields_facts(m);
+            results.extend(kept);
             results.extend(posts);
             Ok((facts, results))
         } else {
@@ -789,9 +792,13 @@ impl<'a> Encoder<'a> {
     /// established by every caller), in the order of the Viper names: the range VerCors gives
     /// `frac` (`0 < p <= 1`) and `zfrac` (`0 <= p <= 1`), `given` parameters included, and the
     /// length of a sized array `T[n] a` (`a.length == n` when `a` is not null, also kept as a
-    /// `context_everywhere` fact; the extents of inner dimensions would read rows, which needs
-    /// permission, so they stay unstated).
-    fn type_facts(&mut self, m: &ast::Method) -> R<Vec<Contract>> {
+    /// `context_everywhere` fact). A sized array of arrays `T[M][N] m` is an M-by-N matrix, as
+    /// `\matrix(m, M, N)` states, read access to the rows included (VerCors verifies programs
+    /// that index such a parameter's rows without any row permission); a member that states row
+    /// permissions itself gets only the length, since both together could exceed 1.
+    /// Returns the preconditions and the postconditions (the array facts, which the member
+    /// keeps: a postcondition must frame its own reads of rows).
+    fn type_facts(&mut self, m: &ast::Method) -> R<(Vec<Contract>, Vec<Contract>)> {
         let at = m.name.span;
         // Parameters and `given` ones; not `yields` (results, which the body sets).
         let given = m.prefix.clauses.iter().filter_map(|c| match (&c.kind, &c.body) {
@@ -800,34 +807,42 @@ impl<'a> Encoder<'a> {
         });
         let inputs: Vec<&str> =
             m.params.iter().map(|p| p.name.name.as_str()).chain(given).collect();
-        let mut typed: Vec<(String, Type)> = inputs
+        let mut typed: Vec<(String, &str, Type)> = inputs
             .into_iter()
-            .filter_map(|n| self.lookup(n).map(|l| (l.viper.clone(), l.ty.clone())))
+            .filter_map(|n| self.lookup(n).map(|l| (l.viper.clone(), n, l.ty.clone())))
             .collect();
         typed.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut out = Vec::new();
-        for (v, ty) in typed {
+        let (mut out, mut kept) = (Vec::new(), Vec::new());
+        for (v, src, ty) in typed {
             let exp = match &ty.kind {
                 TypeKind::Frac | TypeKind::ZFrac => frac_range(&v, ty.kind == TypeKind::Frac),
-                TypeKind::Array(_, Some(n)) => {
+                TypeKind::Array(elem, Some(n)) => {
                     let n = self.spec(n)?;
-                    let some = Exp::bin("!=", Exp::var(&v), Exp::app("anull", vec![]));
-                    let fact = Exp::bin(
-                        "==>",
-                        some,
-                        Exp::bin("==", Exp::app("alen", vec![Exp::var(&v)]), n),
-                    );
+                    let var = Exp::var(&v);
+                    let some = Exp::bin("!=", var.clone(), Exp::app("anull", vec![]));
+                    let mut shape = Exp::bin("==", Exp::app("alen", vec![var.clone()]), n.clone());
+                    // `T[M][N] m`: an M-by-N matrix whose rows the member may read, as
+                    // `\matrix(m, M, N)` states (unless the member states row permissions).
+                    if let Some(y) = matrix::row_extent(elem) {
+                        if !matrix::states_row_permission(m, src) {
+                            let y = y.map(|y| self.spec(y)).transpose()?;
+                            shape = self.matrix_shape(&var, &n, y.as_ref());
+                        }
+                    }
+                    let fact = Exp::bin("==>", some, shape);
                     // Part of the type, so it holds everywhere in the member, as
                     // `context_everywhere` does (par blocks, loops).
                     let origin = Origin::new(Role::Invariant, Some(at));
                     self.everywhere.push(Contract { exp: fact.clone(), origin });
+                    let origin = Origin::new(Role::Post, Some(at));
+                    kept.push(Contract { exp: fact.clone(), origin });
                     fact
                 }
                 _ => continue,
             };
             out.push(Contract { exp, origin: Origin::new(Role::Pre, Some(at)) });
         }
-        Ok(out)
+        Ok((out, kept))
     }
 
     /// The range of a `frac`/`zfrac` `yields` result, which the member establishes (a

@@ -242,9 +242,11 @@ impl Encoder<'_> {
             let nonempty =
                 Exp::and_all(bounds.iter().map(|(lo, hi)| Exp::bin("<", lo.clone(), hi.clone())));
 
-            // context_everywhere of the method (pure parts) holds in every thread.
+            // context_everywhere of the method holds in every thread: its pure parts, and read
+            // access by wildcard (`\matrix` rows), which any number of threads can share and
+            // which the call site asserts without giving it away.
             let every: Vec<Contract> =
-                self.everywhere.iter().filter(|c| !c.exp.has_acc()).cloned().collect();
+                self.everywhere.iter().filter(|c| !c.exp.has_counted_acc()).cloned().collect();
             let arm_pre = self.contract_conjs(&arm.contract, true)?;
             let arm_post = self.contract_conjs(&arm.contract, false)?;
             for c in &arm.contract {
