@@ -8,6 +8,19 @@ mod common;
 
 /// (file name, program, verdict, code of the first diagnostic when not verified).
 const CASES: &[(&str, &str, &str, &str)] = &[
+    // ---- allocation of arrays of any dimension, of booleans and of objects
+    (
+        "new_arrays.pvl",
+        "class E { int v; }\nclass T {\n  void test() {\n    int[][][] x = new int[5][6][7];\n    x[1][2][3] = 4;\n    assert x[1][2][3] == 4;\n    assert x[0][2][3] == 0;\n    boolean[][] b = new boolean[2][3];\n    b[1][1] = true;\n    assert !b[0][1];\n    E[] es = new E[3];\n    assert es[2] == null;\n    es[0] = new E();\n  }\n}\n",
+        "Verified",
+        "",
+    ),
+    (
+        "new_arrays_are_zero.pvl",
+        "class E { int v; }\nclass T {\n  void test() {\n    int[][][] x = new int[5][6][7];\n    x[1][2][3] = 4;\n    assert x[1][2][3] == 4;\n    assert x[0][2][3] == 0;\n    boolean[][] b = new boolean[2][3];\n    b[1][1] = true;\n    assert !b[0][1];\n    E[] es = new E[3];\n    assert es[2] == null;\n    es[0] = new E();\n    assert x[4][5][6] == 1;\n  }\n}\n",
+        "Failed",
+        "V-ASSERT",
+    ),
     // ---- methods defined by an expression, inline functions
     (
         "expr_function.pvl",

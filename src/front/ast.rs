@@ -846,6 +846,8 @@ pub enum Builtin {
     Running,
     Some,
     TypeOf,
+    /// `perm(loc)`: the permission currently held for a location.
+    PermOf,
 }
 
 impl Builtin {
@@ -870,6 +872,7 @@ impl Builtin {
             Builtin::Running => "running",
             Builtin::Some => "Some",
             Builtin::TypeOf => "\\typeof",
+            Builtin::PermOf => "perm",
         }
     }
 
@@ -894,6 +897,7 @@ impl Builtin {
             "running" => Builtin::Running,
             "Some" => Builtin::Some,
             "\\typeof" => Builtin::TypeOf,
+            "perm" => Builtin::PermOf,
             _ => return None,
         })
     }
@@ -910,9 +914,12 @@ impl Builtin {
             Builtin::Pointer | Builtin::PointerIndex | Builtin::Values => (3, 3),
             Builtin::LengthFn => (1, 1),
             Builtin::Head | Builtin::Tail => (1, 1),
-            Builtin::Held | Builtin::Idle | Builtin::Running | Builtin::Some | Builtin::TypeOf => {
-                (1, 1)
-            }
+            Builtin::Held
+            | Builtin::Idle
+            | Builtin::Running
+            | Builtin::Some
+            | Builtin::TypeOf
+            | Builtin::PermOf => (1, 1),
         }
     }
 

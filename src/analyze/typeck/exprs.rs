@@ -459,6 +459,7 @@ impl Checker {
             }
             Builtin::Array | Builtin::Matrix => Ty::Bool,
             Builtin::LengthFn => Ty::Int,
+            Builtin::PermOf => Ty::Frac,
             Builtin::Head => match ts.first() {
                 Some(Ty::Seq(t)) => (**t).clone(),
                 _ => Ty::Unknown,

@@ -499,6 +499,10 @@ impl Encoder<'_> {
                     Exp::bin("==", loc, v),
                 ))
             }
+            (Builtin::PermOf, [l]) => {
+                let loc = self.location(l)?;
+                Ok(Exp::new(ExpKind::PermOf(Box::new(loc)), sp))
+            }
             (Builtin::Value, [l]) => {
                 let loc = self.location(l)?;
                 Ok(Exp::new(

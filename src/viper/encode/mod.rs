@@ -3,6 +3,7 @@
 //! The encoder walks the PVL AST directly: normalisation (context splitting, `for` → `while`,
 //! `x++`, hoisting of calls and locals) happens on the fly while Viper nodes are built.
 
+mod alloc;
 mod coerce;
 mod exprs;
 mod inject;

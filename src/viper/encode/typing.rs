@@ -115,6 +115,7 @@ impl Encoder<'_> {
             ExprKind::Slice(s, _, _) => self.type_of(s)?,
             ExprKind::SeqUpdate(s, _, _) => self.type_of(s)?,
             ExprKind::Length(_) => Type::int(),
+            ExprKind::Builtin(Builtin::PermOf, _) => Type::new(TypeKind::Rational),
             ExprKind::Builtin(Builtin::Head, a) => elem(&self.type_of(a.first()?)?)?,
             ExprKind::Builtin(Builtin::Tail, a) => self.type_of(a.first()?)?,
             ExprKind::Builtin(Builtin::Some, a) => Type::new(TypeKind::Generic1(

@@ -302,16 +302,15 @@ impl Encoder<'_> {
         }
         match &value.kind {
             ExprKind::NewArray(t, dims) => {
-                let (m, field_ok) = match (&t.kind, dims.len()) {
-                    (TypeKind::Int, 1) => ("new_int_array", true),
-                    (TypeKind::Boolean | TypeKind::Bool, 1) => ("new_bool_array", true),
-                    (TypeKind::Int, 2) => ("new_int_matrix", true),
-                    _ => ("", false),
-                };
-                if !field_ok {
-                    self.unsupported("this array allocation", value.span);
+                // `new T[n][]` (fewer sizes than dimensions) leaves inner arrays null.
+                if t.array_dims() > 0 {
+                    self.unsupported("an array allocation without all its sizes", value.span);
                     return Err(());
                 }
+                let Some(m) = self.alloc_method(t, dims.len()) else {
+                    self.unsupported("this array allocation", value.span);
+                    return Err(());
+                };
                 let args = dims.iter().map(|d| self.code(d)).collect::<R<Vec<_>>>()?;
                 self.flush(out);
                 let tmp = self.temp("arr", Ty::Arr);
