@@ -209,7 +209,12 @@ impl Printer {
                 self.w(", ");
             }
             let start = self.pos();
-            self.exp(&c.exp, false);
+            if c.exp.kind == ExpKind::Wildcard {
+                // Termination assumed (`decreases _`).
+                self.w("_");
+            } else {
+                self.exp(&c.exp, false);
+            }
             let end = self.pos();
             self.record_stmt(start, end, &c.origin, c.exp.span);
         }

@@ -454,6 +454,9 @@ impl Encoder<'_> {
     /// The heap location of `Perm(loc, …)`: an array element or a field, as `r.f`.
     fn location(&mut self, loc: &Expr) -> R<Exp> {
         match &loc.kind {
+            // A trigger marker `{: e :}` around the location: the quantifier's triggers are
+            // chosen by `quant`, so the marker only names the location.
+            ExprKind::Trigger(x) => self.location(x),
             ExprKind::Index(..) | ExprKind::Field(..) | ExprKind::Name(_) => {
                 let x = self.spec(loc)?;
                 if matches!(x.kind, ExpKind::Field(..)) {

@@ -641,7 +641,23 @@ impl<'a> Encoder<'a> {
         self.ret = Some(m.ret.clone());
         let params = self.params(m, info)?;
         let ret = self.viper_ty(&m.ret)?;
-        let (pres, posts) = self.method_contract(m, Role::Pre, Role::Post)?;
+        let (mut pres, posts) = self.method_contract(m, Role::Pre, Role::Post)?;
+        // A function whose postcondition calls it needs a measure before Silicon accepts it.
+        // Without a `decreases` clause, termination is assumed (as for any function without
+        // one, and as VerCors 1 does); `decreases _` says so to Silicon.
+        let recursive_post = posts.iter().any(|c| {
+            let mut found = false;
+            c.exp.visit(&mut |e| {
+                found |= matches!(&e.kind, ExpKind::App(f, _) if *f == info.viper);
+            });
+            found
+        });
+        if recursive_post && !pres.iter().any(|c| c.origin.role == Role::Decreases) {
+            pres.push(Contract {
+                exp: Exp::synth(ExpKind::Wildcard),
+                origin: Origin::new(Role::Decreases, Some(m.name.span)),
+            });
+        }
         // The body as a value of the declared type (`pure frac f() = 1;`).
         let body = match &m.body {
             MethodBody::Expr(e) => Some(self.expr_to(e, Some(&m.ret), false)?),
@@ -817,19 +833,26 @@ impl<'a> Encoder<'a> {
         for (v, src, ty) in typed {
             let exp = match &ty.kind {
                 TypeKind::Frac | TypeKind::ZFrac => frac_range(&v, ty.kind == TypeKind::Frac),
-                TypeKind::Array(elem, Some(n)) => {
-                    let n = self.spec(n)?;
+                TypeKind::Array(elem, size) => {
                     let var = Exp::var(&v);
                     let some = Exp::bin("!=", var.clone(), Exp::app("anull", vec![]));
-                    let mut shape = Exp::bin("==", Exp::app("alen", vec![var.clone()]), n.clone());
-                    // `T[M][N] m`: an M-by-N matrix whose rows the member may read, as
+                    let n = match size {
+                        Some(n) => Some(self.spec(n)?),
+                        None => None,
+                    };
+                    let length =
+                        n.clone().map(|n| Exp::bin("==", Exp::app("alen", vec![var.clone()]), n));
+                    // `T[M][N] m` (or `T[][] m`): a matrix whose rows the member may read, as
                     // `\matrix(m, M, N)` states (unless the member states row permissions).
-                    if let Some(y) = matrix::row_extent(elem) {
-                        if !matrix::states_row_permission(m, src) {
+                    let shape = match matrix::row_extent(elem) {
+                        Some(y) if !matrix::states_row_permission(m, src) => {
                             let y = y.map(|y| self.spec(y)).transpose()?;
-                            shape = self.matrix_shape(&var, &n, y.as_ref());
+                            let x = n.unwrap_or_else(|| Exp::app("alen", vec![var.clone()]));
+                            Some(self.matrix_shape(&var, &x, y.as_ref()))
                         }
-                    }
+                        _ => length,
+                    };
+                    let Some(shape) = shape else { continue };
                     let fact = Exp::bin("==>", some, shape);
                     // Part of the type, so it holds everywhere in the member, as
                     // `context_everywhere` does (par blocks, loops).

@@ -102,7 +102,7 @@ impl Encoder<'_> {
         for c in self
             .everywhere
             .iter()
-            .filter(|c| !c.exp.has_acc() && !iters.iter().any(|v| c.exp.mentions_var(v)))
+            .filter(|c| !c.exp.has_counted_acc() && !iters.iter().any(|v| c.exp.mentions_var(v)))
         {
             pres.push(Contract {
                 exp: c.exp.clone(),
