@@ -249,8 +249,20 @@ impl Encoder<'_> {
                     .and_then(|v| v.iter().find(|c| c.params.is_empty()))
                     .cloned();
                 let Some(run) = run else { return Err(()) };
-                let mut args = vec![obj];
-                if let Some(rd) = self.read_arg(&run, &args)? {
+                let mut args = vec![obj.clone()];
+                if let Some(have) = self.read_arg(&run, &args)? {
+                    // The `read` amount `run` takes at `fork` must be the one `join` gives
+                    // back: a fixed positive amount per thread object, chosen at `fork` below
+                    // half of what the forking thread holds (`join` may run in another method,
+                    // where that is unknown, and must not return more than was given).
+                    let rd = self.thread_rd(obj);
+                    if kw == "fork" {
+                        let bound = Exp::implies(
+                            Exp::bin("<", Exp::synth(ExpKind::NoPerm), have.clone()),
+                            Exp::bin("<=", rd.clone(), have),
+                        );
+                        out.push(Stmt::new(StmtKind::Inhale(bound), Origin::synthetic()));
+                    }
                     args.push(rd);
                 }
                 let m = format!("{}_{kw}", run.viper);
@@ -261,6 +273,27 @@ impl Encoder<'_> {
             }
         }
         Ok(true)
+    }
+
+    /// `vct_thread_rd(t)`: the positive `read` amount a thread's `run` holds, fixed per thread
+    /// object (declared on first use).
+    fn thread_rd(&mut self, t: Exp) -> Exp {
+        const NAME: &str = "vct_thread_rd";
+        if !self.out.functions.iter().any(|f| f.name == NAME) {
+            self.out.functions.push(Function {
+                name: NAME.into(),
+                params: vec![("t".into(), Ty::Ref)],
+                ret: Ty::Perm,
+                pres: vec![],
+                posts: vec![Contract {
+                    exp: Exp::bin("<", Exp::synth(ExpKind::NoPerm), Exp::synth(ExpKind::Result)),
+                    origin: Origin::synthetic(),
+                }],
+                body: None,
+                span: None,
+            });
+        }
+        Exp::app(NAME, vec![t])
     }
 
     /// Exhale an encoded lock invariant, one conjunct at a time.
@@ -343,6 +376,7 @@ impl Encoder<'_> {
         m: &ast::Method,
         viper: &str,
         params: &[(String, Ty)],
+        rd: Option<&str>,
         pres: &[Contract],
         posts: &[Contract],
     ) -> R<()> {
@@ -364,11 +398,17 @@ impl Encoder<'_> {
         };
         let mut fork_pres = vec![tok(idle.clone(), "idle")];
         fork_pres.extend(pres.iter().cloned());
+        // `join`'s postcondition holds `read` amounts too: they are positive.
+        let mut join_pres = vec![tok(running.clone(), "running")];
+        if let Some(rd) = rd {
+            let positive = Exp::bin("<", Exp::synth(ExpKind::NoPerm), Exp::var(rd));
+            join_pres.push(Contract { exp: positive, origin: Origin::new(Role::Pre, sp) });
+        }
         let mut join_posts: Vec<Contract> = posts.to_vec();
         join_posts.push(tok(idle, "idle"));
         for (kw, pres, posts) in [
             ("fork", fork_pres, vec![tok(running.clone(), "running")]),
-            ("join", vec![tok(running.clone(), "running")], join_posts),
+            ("join", join_pres, join_posts),
         ] {
             self.out.methods.push(Method {
                 name: format!("{viper}_{kw}"),

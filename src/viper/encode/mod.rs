@@ -931,7 +931,7 @@ impl<'a> Encoder<'a> {
         if is_ctor {
             self.ctor_posts(m.name.span, &mut posts);
         }
-        if let Some(rd) = rd {
+        if let Some(rd) = &rd {
             pres.insert(
                 0,
                 Contract {
@@ -977,7 +977,7 @@ impl<'a> Encoder<'a> {
             }
         };
         if info.kind == CallKind::Method {
-            self.thread_methods(m, &info.viper, &params, &pres, &posts)?;
+            self.thread_methods(m, &info.viper, &params, rd.as_deref(), &pres, &posts)?;
         }
         self.out.methods.push(Method {
             name: info.viper.clone(),

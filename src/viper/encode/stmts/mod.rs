@@ -327,7 +327,7 @@ impl Encoder<'_> {
                     })
                     .unwrap_or_default();
                 out.push(Stmt::new(
-                    StmtKind::Call(vec![tmp.clone()], m.into(), args),
+                    StmtKind::Call(vec![tmp.clone()], m, args),
                     Origin::new(Role::Call, Some(value.span)),
                 ));
                 for o in others {
