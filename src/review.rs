@@ -81,18 +81,8 @@ pub struct AnnotRange {
 /// ghost block); synthesised nodes without a source span are skipped.
 pub fn annotation_ranges(program: &Program) -> Vec<AnnotRange> {
     let mut out = Vec::new();
-    for item in &program.items {
-        match item {
-            Item::Class(c) => {
-                for m in &c.members {
-                    if let Member::Method(m) = m {
-                        method(m, &mut out);
-                    }
-                }
-            }
-            Item::Method(m) => method(m, &mut out),
-            Item::Field(_) | Item::Opaque(_) => {}
-        }
+    for (_, m) in program.methods() {
+        method(m, &mut out);
     }
     if let Some(main) = &program.main {
         for s in &main.stmts {

@@ -17,8 +17,27 @@ fn run(args: &[&str]) -> (i32, String, String) {
     common::run_cli(args)
 }
 
+/// Runs the CLI with `args`, expecting exit `code` and each of `needles` in what it writes to
+/// stderr.
+fn expect_err(args: &[&str], code: i32, needles: &[&str]) {
+    let (got, _, err) = run(args);
+    assert_eq!(got, code, "{args:?}: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: {n:?} not in {err}");
+    }
+}
+
 fn tmpdir(name: &str) -> PathBuf {
     common::tmpdir("cli", name)
+}
+
+/// A fresh directory for test `name` holding one file, `file`, with `text` in it: the directory
+/// and the file.
+fn tmpfile(name: &str, file: &str, text: impl AsRef<[u8]>) -> (PathBuf, PathBuf) {
+    let d = tmpdir(name);
+    let f = d.join(file);
+    std::fs::write(&f, text).unwrap();
+    (d, f)
 }
 
 const PLAIN: &str = "class A {\n  requires n >= 0;\n  void m(int n) {\n    int i = 0;\n    loop_invariant 0 <= i && i <= n;\n    while (i < n) {\n      i = i + 1;\n    }\n  }\n}\n";
@@ -28,10 +47,11 @@ fn parse_exit_codes() {
     let ok = corpus().join("syntax/loops.pvl");
     let bad = corpus().join("syntax/bad/missing_semicolon.pvl");
     assert_eq!(run(&["parse", ok.to_str().unwrap()]).0, 0);
-    let (code, _, err) = run(&["parse", ok.to_str().unwrap(), bad.to_str().unwrap()]);
-    assert_eq!(code, 2);
-    assert!(err.contains("error[A0001]"), "{err}");
-    assert!(err.contains("missing_semicolon.pvl:14:"), "{err}");
+    expect_err(
+        &["parse", ok.to_str().unwrap(), bad.to_str().unwrap()],
+        2,
+        &["error[A0001]", "missing_semicolon.pvl:14:"],
+    );
     assert_eq!(run(&["parse", "/no/such/file.pvl"]).0, 2);
     assert_eq!(run(&["parse", "--bogus-flag", ok.to_str().unwrap()]).0, 2);
 }
@@ -39,10 +59,7 @@ fn parse_exit_codes() {
 #[test]
 fn misplaced_annotation_is_bad_input() {
     let f = corpus().join("syntax/bad/misplaced_gpuopt_on_par.pvl");
-    let (code, _, err) = run(&["parse", f.to_str().unwrap()]);
-    assert_eq!(code, 2);
-    assert!(err.contains("error[A0004]"), "{err}");
-    assert!(err.contains(":10:5"), "{err}");
+    expect_err(&["parse", f.to_str().unwrap()], 2, &["error[A0004]", ":10:5"]);
     let (code, _, _) = run(&["apply", f.to_str().unwrap()]);
     assert_eq!(code, 2);
 }
@@ -76,9 +93,7 @@ fn list_places_a_ranged_for_at_its_keyword() {
 
 #[test]
 fn apply_without_annotations_is_identity_and_check_passes() {
-    let d = tmpdir("identity");
-    let f = d.join("plain.pvl");
-    std::fs::write(&f, PLAIN).unwrap();
+    let (_, f) = tmpfile("identity", "plain.pvl", PLAIN);
     let (code, out, _) = run(&["apply", f.to_str().unwrap()]);
     assert_eq!(code, 0);
     assert_eq!(out, PLAIN);
@@ -90,27 +105,27 @@ fn apply_without_annotations_is_identity_and_check_passes() {
 
 #[test]
 fn at_that_matches_nothing_is_a_usage_error() {
-    let d = tmpdir("at");
-    let f = d.join("plain.pvl");
-    std::fs::write(&f, PLAIN).unwrap();
+    let (_, f) = tmpfile("at", "plain.pvl", PLAIN);
     let (code, _, err) =
         run(&["apply", "--opt", "unroll", "--at", "line:2", "--factor", "1", f.to_str().unwrap()]);
     // line 2 is inside the method: the innermost loop is not there, the method has one loop below.
     assert!(code == 2 || code == 0 || code == 1, "{err}");
-    let (code, _, err) = run(&[
-        "apply",
-        "--opt",
-        "tile",
-        "--at",
-        "line:6",
-        "--tile-mode",
-        "inter",
-        "--tile-size",
-        "4",
-        f.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("A0005"), "{err}");
+    expect_err(
+        &[
+            "apply",
+            "--opt",
+            "tile",
+            "--at",
+            "line:6",
+            "--tile-mode",
+            "inter",
+            "--tile-size",
+            "4",
+            f.to_str().unwrap(),
+        ],
+        2,
+        &["A0005"],
+    );
     let (code, _, _) = run(&["apply", "--opt", "vectorize", "--at", "line:6", f.to_str().unwrap()]);
     assert_eq!(code, 2);
     let (code, _, _) =
@@ -120,9 +135,7 @@ fn at_that_matches_nothing_is_a_usage_error() {
 
 #[test]
 fn failed_write_leaves_no_file() {
-    let d = tmpdir("write");
-    let f = d.join("plain.pvl");
-    std::fs::write(&f, PLAIN).unwrap();
+    let (d, f) = tmpfile("write", "plain.pvl", PLAIN);
     let target = d.join("no/such/dir/out.pvl");
     let (code, _, err) = run(&["apply", "-o", target.to_str().unwrap(), f.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
@@ -256,15 +269,14 @@ const WRONG_POST: &str = "class A {\n  requires n >= 0;\n  ensures \\result == n
 
 #[test]
 fn apply_verify_exit_codes_and_no_write_on_failure() {
-    let d = tmpdir("verify-fail");
-    let f = d.join("wrong.pvl");
-    std::fs::write(&f, WRONG_POST).unwrap();
+    let (d, f) = tmpfile("verify-fail", "wrong.pvl", WRONG_POST);
     let o = d.join("out.pvl");
     // Nothing to optimize, so the output is the input, and it does not verify: exit 1.
-    let (code, _, err) = run(&["apply", "--verify", "-o", s(&o), s(&f)]);
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("output FAILED"), "{err}");
-    assert!(err.contains("the input does not verify either"), "{err}");
+    expect_err(
+        &["apply", "--verify", "-o", s(&o), s(&f)],
+        1,
+        &["output FAILED", "the input does not verify either"],
+    );
     assert!(!o.exists(), "an output that fails verification must not be written");
     // No backend: no verdict, exit 3, nothing written either.
     let empty = tmpdir("verify-nobackend-cache");
@@ -300,9 +312,11 @@ fn apply_validate_compares_input_and_output() {
     )
     .unwrap();
     let o = d.join("never.out.pvl");
-    let (code, _, err) = run(&["apply", "--validate", "-o", s(&o), s(&g)]);
-    assert_eq!(code, 3, "{err}");
-    assert!(err.contains("INCONCLUSIVE") && err.contains("was not written"), "{err}");
+    expect_err(
+        &["apply", "--validate", "-o", s(&o), s(&g)],
+        3,
+        &["INCONCLUSIVE", "was not written"],
+    );
     assert!(!o.exists());
 }
 
@@ -458,9 +472,7 @@ fn opt_supersedes_a_method_level_tile_annotation() {
         .replace("    gpuopt tile inter 32;\n", "")
         .replace("  void axpy(", "  gpuopt tile inter 32;\n  void axpy(");
     assert_ne!(moved, text);
-    let d = tmpdir("supersede");
-    let f = d.join("p.pvl");
-    std::fs::write(&f, &moved).unwrap();
+    let (d, f) = tmpfile("supersede", "p.pvl", &moved);
     let at = format!("line:{}", line_of(&moved, "par scale"));
     let (code, out, err) = run(&[
         "apply",
@@ -546,9 +558,7 @@ fn fuse_at_a_later_par_block_starts_the_group_there() {
     let f = root_fixture("fuse/ok_middle_of_three.pvl");
     let text = std::fs::read_to_string(&f).unwrap();
     let plain = text.replace("    gpuopt fuse 2 1;\n", "");
-    let d = tmpdir("fuse-at");
-    let p = d.join("three.pvl");
-    std::fs::write(&p, &plain).unwrap();
+    let (_, p) = tmpfile("fuse-at", "three.pvl", &plain);
     let at = |needle: &str| format!("line:{}", line_of(&plain, needle));
     let (code, out, err) = run(&["apply", "--opt", "fuse", "--at", &at("par shift"), s(&p)]);
     assert_eq!(code, 0, "{err}");
@@ -558,9 +568,7 @@ fn fuse_at_a_later_par_block_starts_the_group_there() {
     let scale = |t: &str| t[t.find("par scale").unwrap()..t.find("par shift").unwrap()].to_string();
     assert_eq!(scale(&out), scale(&plain));
     // From the last kernel there is nothing to fuse with.
-    let (code, _, err) = run(&["apply", "--opt", "fuse", "--at", &at("par triple"), s(&p)]);
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("A601"), "{err}");
+    expect_err(&["apply", "--opt", "fuse", "--at", &at("par triple"), s(&p)], 1, &["A601"]);
 }
 
 fn root_fixture(rel: &str) -> PathBuf {
@@ -628,28 +636,25 @@ fn parameter_flags_without_opt_apply_to_the_annotations_or_are_usage_errors() {
     let f = corpus().join("fuse/reject_cross_block_dependency.pvl");
     let path = f.to_str().unwrap();
     // The same refusal as `--opt fuse --at line:16 --block-size 32`.
-    let (code, _, err) = run(&["apply", "--block-size", "32", path]);
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("A607"), "{err}");
-    let (code, _, err) =
-        run(&["apply", "--opt", "fuse", "--at", "line:16", "--block-size", "32", path]);
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("A607"), "{err}");
+    expect_err(&["apply", "--block-size", "32", path], 1, &["A607"]);
+    expect_err(
+        &["apply", "--opt", "fuse", "--at", "line:16", "--block-size", "32", path],
+        1,
+        &["A607"],
+    );
     // Without it, one thread block: the fusion applies.
     let (code, _, err) = run(&["apply", path]);
     assert_eq!(code, 0, "{err}");
     // No annotation of the file takes `--tile-size`.
-    let (code, _, err) = run(&["apply", "--tile-size", "4", path]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--tile-size applies to no annotation"), "{err}");
+    expect_err(&["apply", "--tile-size", "4", path], 2, &["--tile-size applies to no annotation"]);
     // The annotation states the number of kernels itself.
-    let (code, _, err) = run(&["apply", "--kernels", "3", path]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--kernels is stated by"), "{err}");
+    expect_err(&["apply", "--kernels", "3", path], 2, &["--kernels is stated by"]);
     // With --opt, a flag that no --opt takes is a usage error too.
-    let (code, _, err) = run(&["apply", "--opt", "fuse", "--at", "line:16", "--factor", "2", path]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--factor does not apply to fuse"), "{err}");
+    expect_err(
+        &["apply", "--opt", "fuse", "--at", "line:16", "--factor", "2", path],
+        2,
+        &["--factor does not apply to fuse"],
+    );
 }
 
 /// A generated name that the file already uses gets a suffix, and a note says so (A0030).

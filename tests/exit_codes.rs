@@ -32,6 +32,18 @@ const GOOD: &str =
 const FAILS: &str = "class C {\n  ensures \\result > 0;\n  int m(int x) { return x; }\n}\n";
 const BROKEN: &str = "class C {\n  void m( {\n}\n";
 
+/// An unroll by 0 (refused, A109) and a fusion of one kernel (a bad parameter, A0004).
+const UNROLL_0_AND_FUSE_1: &str =
+    "class C {\n  context_everywhere a != null && a.length == 4;\n  context (\\forall* int k; 0 <= k && k < 4; Perm(a[k], write));\n  void m(int[] a) {\n    gpuopt fuse 1 1;\n    par p (int t = 0 .. 4) context Perm(a[t], write); { a[t] = 0; }\n    int i = 0;\n    gpuopt loop_unroll i 0;\n    loop_invariant 0 <= i && i <= 4;\n    while (i < 4) { i = i + 1; }\n  }\n}\n";
+
+/// A method that asserts its positive argument is below 5.
+const ASSERTS_BELOW_5: &str =
+    "class C {\n  requires x > 0;\n  void m(int x) {\n    assert x < 5;\n  }\n}\n";
+
+/// An unroll by 0: refused (A109).
+const UNROLL_0: &str =
+    "class C {\n  void m() {\n    int i = 0;\n    gpuopt loop_unroll i 0;\n    loop_invariant 0 <= i && i <= 4;\n    while (i < 4) { i = i + 1; }\n  }\n}\n";
+
 #[test]
 fn parse_and_list() {
     let d = tmpdir("exit", "parse");
@@ -49,11 +61,7 @@ fn apply_mixes_a_refusal_and_bad_parameters() {
     let d = tmpdir("exit", "apply");
     // The unroll factor 0 is refused (A109, exit 1); fusing one kernel is a bad parameter
     // (A0004, exit 2): together 2.
-    let f = write(
-        &d,
-        "k.pvl",
-        "class C {\n  context_everywhere a != null && a.length == 4;\n  context (\\forall* int k; 0 <= k && k < 4; Perm(a[k], write));\n  void m(int[] a) {\n    gpuopt fuse 1 1;\n    par p (int t = 0 .. 4) context Perm(a[t], write); { a[t] = 0; }\n    int i = 0;\n    gpuopt loop_unroll i 0;\n    loop_invariant 0 <= i && i <= 4;\n    while (i < 4) { i = i + 1; }\n  }\n}\n",
-    );
+    let f = write(&d, "k.pvl", UNROLL_0_AND_FUSE_1);
     let (code, _, err) = run_cli(&["apply", "--keep-going", &f]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("A109") && err.contains("A0004"), "{err}");
@@ -62,11 +70,7 @@ fn apply_mixes_a_refusal_and_bad_parameters() {
 #[test]
 fn run_mixes_a_failed_check_and_an_invalid_input() {
     let d = tmpdir("exit", "run");
-    let f = write(
-        &d,
-        "m.pvl",
-        "class C {\n  requires x > 0;\n  void m(int x) {\n    assert x < 5;\n  }\n}\n",
-    );
+    let f = write(&d, "m.pvl", ASSERTS_BELOW_5);
     let fails = write(&d, "seven.yaml", "args:\n  x: 7\n");
     let invalid = write(&d, "minus.yaml", "args:\n  x: -1\n");
     assert_eq!(run_cli(&["run", &f, "--input", &fails]).0, 1);
@@ -77,11 +81,7 @@ fn run_mixes_a_failed_check_and_an_invalid_input() {
 #[test]
 fn batch_mixes_a_refusal_and_a_file_that_does_not_parse() {
     let d = tmpdir("exit", "batch");
-    write(
-        &d,
-        "refused.pvl",
-        "class C {\n  void m() {\n    int i = 0;\n    gpuopt loop_unroll i 0;\n    loop_invariant 0 <= i && i <= 4;\n    while (i < 4) { i = i + 1; }\n  }\n}\n",
-    );
+    write(&d, "refused.pvl", UNROLL_0);
     write(&d, "broken.pvl", BROKEN);
     let plan = write(&d, "plan.yaml", "jobs:\n  - files: [refused.pvl, broken.pvl]\n");
     let (code, _, err) = run_cli(&["batch", &plan]);

@@ -134,11 +134,7 @@ fn validate_rejects_an_off_by_one_peeling() {
 /// Run `entry` of bulk_transfers.pvl on `n` and an array of `n` cells; the run must end in an
 /// error.
 fn bulk_error(entry: &str, n: i64) -> RunResult {
-    let r = run_input(
-        "bulk_transfers.pvl",
-        entry,
-        vec![("n", sem::InVal::Int(n)), ("a", ints(n as usize))],
-    );
+    let r = run_input("bulk_transfers.pvl", entry, sized(n, &[("a", n as usize)]));
     assert_eq!(r.status, Status::Error);
     r
 }
@@ -170,6 +166,14 @@ fn run_input_checks(
     r
 }
 
+/// The inputs of most kernels here: the size `n` and int arrays of the given names and lengths
+/// (see [`ints`]).
+fn sized(n: i64, arrays: &[(&'static str, usize)]) -> Vec<(&'static str, sem::InVal)> {
+    let mut args = vec![("n", sem::InVal::Int(n))];
+    args.extend(arrays.iter().map(|&(name, len)| (name, ints(len))));
+    args
+}
+
 fn ints(n: usize) -> sem::InVal {
     sem::InVal::Array(
         alpine_rs::sem::compile::Ty::Int,
@@ -179,8 +183,7 @@ fn ints(n: usize) -> sem::InVal {
 
 #[test]
 fn an_invariant_failing_in_some_lanes_is_reported_for_exactly_those_threads() {
-    let r =
-        run_input("lane_errors.pvl", "parity", vec![("n", sem::InVal::Int(40)), ("a", ints(40))]);
+    let r = run_input("lane_errors.pvl", "parity", sized(40, &[("a", 40)]));
     assert_eq!(r.status, Status::Error);
     let keep: Vec<&str> =
         r.errors.iter().filter(|d| d.code == "R-INV-KEEP").map(|d| d.message.as_str()).collect();
@@ -194,7 +197,7 @@ fn an_invariant_failing_in_some_lanes_is_reported_for_exactly_those_threads() {
 
 #[test]
 fn a_division_by_zero_in_one_lane_stops_the_run_there() {
-    let r = run_input("lane_errors.pvl", "divide", vec![("n", sem::InVal::Int(8)), ("a", ints(8))]);
+    let r = run_input("lane_errors.pvl", "divide", sized(8, &[("a", 8)]));
     assert_eq!(r.status, Status::Error);
     assert_eq!(codes(&r), ["R-DIV0"]);
     // The warp issued the statement for its 8 lanes; nothing after it ran.
@@ -321,11 +324,7 @@ fn a_quantified_exhale_short_of_every_instance_reports_each_in_order() {
 
 #[test]
 fn reads_without_permission_in_some_lanes_are_reported_for_exactly_those_threads() {
-    let r = run_input(
-        "column_reads.pvl",
-        "unreadable",
-        vec![("n", sem::InVal::Int(40)), ("a", ints(40)), ("b", ints(40))],
-    );
+    let r = run_input("column_reads.pvl", "unreadable", sized(40, &[("a", 40), ("b", 40)]));
     assert_eq!(r.status, Status::Error);
     let reads = messages(&r, "R-PERM-READ");
     assert_eq!(reads.len(), 8, "{reads:?}");
@@ -340,29 +339,16 @@ fn reads_without_permission_in_some_lanes_are_reported_for_exactly_those_threads
 
 #[test]
 fn a_quantifier_stops_at_its_first_deciding_instance() {
-    let r = run_input(
-        "column_reads.pvl",
-        "stops_first",
-        vec![("n", sem::InVal::Int(100)), ("a", ints(100))],
-    );
+    let r = run_input("column_reads.pvl", "stops_first", sized(100, &[("a", 100)]));
     assert_eq!(codes(&r), ["R-ASSERT"]);
-    let r = run_input(
-        "column_reads.pvl",
-        "runs_off",
-        vec![("n", sem::InVal::Int(100)), ("a", ints(100))],
-    );
+    let r = run_input("column_reads.pvl", "runs_off", sized(100, &[("a", 100)]));
     assert_eq!(codes(&r), ["R-OOB"]);
     assert!(r.errors[0].message.contains("index 100 out of bounds"), "{:?}", r.errors);
 }
 
 #[test]
 fn a_race_on_cells_read_column_wise_names_both_threads() {
-    let r = run_input_checks(
-        "column_reads.pvl",
-        "neighbours",
-        vec![("n", sem::InVal::Int(64)), ("a", ints(65))],
-        RACES_ONLY,
-    );
+    let r = run_input_checks("column_reads.pvl", "neighbours", sized(64, &[("a", 65)]), RACES_ONLY);
     // Thread 0 reads element 1 before thread 1 writes it (the warp reads before it writes);
     // later pairs of the same two accesses are not reported again.
     assert_eq!(codes(&r), ["R-RACE"]);
@@ -374,11 +360,7 @@ fn a_race_on_cells_read_column_wise_names_both_threads() {
 
 #[test]
 fn a_thread_postcondition_false_in_some_threads_is_reported_for_exactly_those() {
-    let r = run_input(
-        "column_reads.pvl",
-        "some_posts",
-        vec![("n", sem::InVal::Int(70)), ("a", ints(70))],
-    );
+    let r = run_input("column_reads.pvl", "some_posts", sized(70, &[("a", 70)]));
     assert_eq!(r.status, Status::Error);
     let posts = messages(&r, "R-PAR-POST");
     let want: Vec<String> = (0..70)
@@ -422,29 +404,16 @@ fn cells(r: &RunResult, name: &str) -> Vec<i64> {
 #[test]
 fn straight_line_kernels_run_in_bulk_and_compute_what_threads_compute() {
     let n = 100;
-    let r = run_input(
-        "bulk_launch.pvl",
-        "vadd",
-        vec![("n", sem::InVal::Int(n)), ("a", ints(100)), ("b", ints(100)), ("c", ints(100))],
-    );
+    let r = run_input("bulk_launch.pvl", "vadd", sized(n, &[("a", 100), ("b", 100), ("c", 100)]));
     assert_eq!((r.status, r.launches, r.bulk_launches), (Status::Ok, 1, 1));
     assert_eq!(r.stmts, 100);
     assert_eq!(cells(&r, "c"), (0..n).map(|i| 2 * i).collect::<Vec<_>>());
-    let r = run_input(
-        "bulk_launch.pvl",
-        "shifted",
-        vec![("n", sem::InVal::Int(n)), ("a", ints(101)), ("b", ints(100))],
-    );
+    let r = run_input("bulk_launch.pvl", "shifted", sized(n, &[("a", 101), ("b", 100)]));
     assert_eq!((r.status, r.bulk_launches), (Status::Ok, 1));
     let want: Vec<i64> = std::iter::once(0).chain((0..n).map(|i| 2 * i)).collect();
     assert_eq!(cells(&r, "a"), want);
     for checks in [Checks::default(), RACES_ONLY] {
-        let r = run_input_checks(
-            "bulk_launch.pvl",
-            "locals",
-            vec![("n", sem::InVal::Int(n)), ("a", ints(100))],
-            checks,
-        );
+        let r = run_input_checks("bulk_launch.pvl", "locals", sized(n, &[("a", 100)]), checks);
         assert_eq!((r.status, r.bulk_launches), (Status::Ok, 1));
         assert_eq!(r.stmts, 400);
         let want: Vec<i64> = (0..n).map(|i| i * i + i).collect();
@@ -454,7 +423,7 @@ fn straight_line_kernels_run_in_bulk_and_compute_what_threads_compute() {
 
 #[test]
 fn the_bulk_path_leaves_every_error_to_the_thread_by_thread_machine() {
-    let args = |len: usize| vec![("n", sem::InVal::Int(100)), ("a", ints(len))];
+    let args = |len: usize| sized(100, &[("a", len)]);
     // Each of these is reported as before; the bulk path gave up with nothing changed.
     let r = run_input("bulk_launch.pvl", "neighbours", args(101));
     assert_eq!(r.bulk_launches, 0);
@@ -477,7 +446,7 @@ fn the_bulk_path_leaves_every_error_to_the_thread_by_thread_machine() {
     assert_eq!(m.len(), 20);
     assert!(m[0].ends_with("by k[tid=0]"), "{}", m[0]);
     // Reads and writes of whole runs of cells, one cell off what the threads hold.
-    let two = vec![("n", sem::InVal::Int(100)), ("a", ints(101)), ("b", ints(100))];
+    let two = sized(100, &[("a", 101), ("b", 100)]);
     let r = run_input("bulk_launch.pvl", "reads_right", two);
     let m = messages(&r, "R-PERM-READ");
     assert_eq!((r.bulk_launches, m.len()), (0, 20), "{:?}", codes(&r));
@@ -510,11 +479,7 @@ fn old_in_kernel_annotations_reads_the_method_entry_state() {
 
 #[test]
 fn a_quantifier_reading_cells_it_holds_nothing_of_reports_each_of_them() {
-    let r = run_input(
-        "column_reads.pvl",
-        "post_unreadable",
-        vec![("n", sem::InVal::Int(40)), ("a", ints(40))],
-    );
+    let r = run_input("column_reads.pvl", "post_unreadable", sized(40, &[("a", 40)]));
     let reads = messages(&r, "R-PERM-READ");
     let want: Vec<String> = (32..40)
         .map(|i| format!("read of element {i} of array #0 without permission (held: none)"))

@@ -32,15 +32,16 @@ fn tmp(name: &str, text: &str) -> PathBuf {
     p
 }
 
+/// The element of the JSON array `list` whose `key` is `value`.
+fn entry<'v>(list: &'v serde_json::Value, key: &str, value: &str) -> &'v serde_json::Value {
+    let items = list.as_array().unwrap_or_else(|| panic!("not an array: {list}"));
+    items.iter().find(|o| o[key] == value).unwrap_or_else(|| panic!("no {key} {value} in {list}"))
+}
+
 /// The final contents of `sum` in `run --json` output.
 fn final_sum(v: &serde_json::Value) -> Vec<i64> {
     let run = &v["runs"][0];
-    let obs = run["final_state"]
-        .as_array()
-        .expect("final_state")
-        .iter()
-        .find(|o| o["path"] == "sum")
-        .expect("sum is observed");
+    let obs = entry(&run["final_state"], "path", "sum");
     obs["value"].as_array().expect("array").iter().map(|x| x.as_i64().expect("int")).collect()
 }
 
@@ -170,13 +171,7 @@ fn ghost_state_is_compared_only_on_request() {
     // The run output marks the ghost field.
     let (_, out, _) = alpine(&["run", &a, "--json"]);
     let v = json(&out);
-    let log = v["runs"][0]["final_state"]
-        .as_array()
-        .expect("final_state")
-        .iter()
-        .find(|o| o["path"] == "this.log")
-        .expect("this.log")
-        .clone();
+    let log = entry(&v["runs"][0]["final_state"], "path", "this.log").clone();
     assert_eq!(log["ghost"], true);
 }
 
@@ -201,12 +196,7 @@ fn run_json_reports_each_run_with_its_diagnostics() {
     assert_eq!(r["status"], "error");
     assert!(r["input"]["args"].is_object());
     assert!(r["statements"].as_u64().is_some());
-    let d = r["diagnostics"]
-        .as_array()
-        .expect("diagnostics")
-        .iter()
-        .find(|d| d["code"] == "R-INV-KEEP")
-        .expect("R-INV-KEEP");
+    let d = entry(&r["diagnostics"], "code", "R-INV-KEEP");
     assert!(d["message"].as_str().is_some_and(|m| m.contains("after iteration 3")));
     assert!(d["spans"].as_array().is_some_and(|s| !s.is_empty()));
 }

@@ -198,24 +198,10 @@ pub fn check_annotations(src: &str, parsed: &Parsed) -> Vec<Diagnostic> {
             }
         })
     };
-    for item in &program.items {
-        let methods: Vec<&Method> = match item {
-            Item::Class(c) => c
-                .members
-                .iter()
-                .filter_map(|m| match m {
-                    Member::Method(m) => Some(m),
-                    _ => None,
-                })
-                .collect(),
-            Item::Method(m) => vec![m],
-            _ => vec![],
-        };
-        for m in methods {
-            if let MethodBody::Block(b) = &m.body {
-                for s in &b.stmts {
-                    dangling(s);
-                }
+    for (_, m) in program.methods() {
+        if let MethodBody::Block(b) = &m.body {
+            for s in &b.stmts {
+                dangling(s);
             }
         }
     }

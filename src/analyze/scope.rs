@@ -101,16 +101,6 @@ pub fn calls_of(p: &Program, name: &str) -> Vec<Span> {
             MethodBody::Abstract => {}
         }
     };
-    for item in &p.items {
-        match item {
-            Item::Class(c) => c.members.iter().for_each(|m| {
-                if let Member::Method(m) = m {
-                    visit_m(m)
-                }
-            }),
-            Item::Method(m) => visit_m(m),
-            _ => {}
-        }
-    }
+    p.methods().for_each(|(_, m)| visit_m(m));
     out
 }

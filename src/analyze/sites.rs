@@ -51,18 +51,8 @@ pub fn sites(program: &Program) -> Vec<Site> {
             }
         }
     };
-    for item in &program.items {
-        match item {
-            Item::Class(c) => {
-                for mem in &c.members {
-                    if let Member::Method(m) = mem {
-                        method_sites(Some(c), m, &mut out);
-                    }
-                }
-            }
-            Item::Method(m) => method_sites(None, m, &mut out),
-            _ => {}
-        }
+    for (c, m) in program.methods() {
+        method_sites(c, m, &mut out);
     }
     out.sort_by_key(|s| (s.span.lo, std::cmp::Reverse(s.span.hi)));
     out

@@ -43,6 +43,24 @@ pub struct Program {
     pub memo: Memo,
 }
 
+impl Program {
+    /// Every method of the program in source order, with its class (`None` at the top level).
+    pub fn methods(&self) -> impl Iterator<Item = (Option<&Class>, &Method)> {
+        self.items.iter().flat_map(|item| {
+            let (class, members, top): (_, &[Member], _) = match item {
+                Item::Class(c) => (Some(c), &c.members, None),
+                Item::Method(m) => (None, &[], Some(m)),
+                Item::Field(_) | Item::Opaque(_) => (None, &[], None),
+            };
+            let own = members.iter().filter_map(|m| match m {
+                Member::Method(m) => Some(m),
+                Member::Field(_) => None,
+            });
+            own.chain(top).map(move |m| (class, m))
+        })
+    }
+}
+
 /// A value computed at most once from the node that holds it and never changed afterwards.
 /// It is not part of the node's identity: clones start empty and recompute on demand, and it
 /// never makes two nodes unequal. Holding it in the AST ties its lifetime to the parse it was

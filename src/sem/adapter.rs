@@ -291,20 +291,7 @@ fn from_annotations(
     // Annotated matrices and call edges between matrix variables.
     let mut annotated: BTreeMap<Node, (bool, (Expr, Expr))> = BTreeMap::new();
     let mut edges: BTreeMap<Node, BTreeSet<Node>> = BTreeMap::new();
-    let mut methods: Vec<(Option<&Class>, &Method)> = Vec::new();
-    for item in &prog.items {
-        match item {
-            Item::Class(c) => {
-                for m in &c.members {
-                    if let Member::Method(m) = m {
-                        methods.push((Some(c), m));
-                    }
-                }
-            }
-            Item::Method(m) => methods.push((None, m)),
-            _ => {}
-        }
-    }
+    let methods: Vec<(Option<&Class>, &Method)> = prog.methods().collect();
     for (c, m) in &methods {
         let cname = c.map(|c| c.name.name.clone());
         for a in &m.prefix.annotations {

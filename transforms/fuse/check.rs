@@ -360,47 +360,45 @@ fn kernel_shapes<'a>(
     for s in pars {
         let StmtKind::Par(p) = &s.kind else { continue };
         if p.arms.len() != 1 {
-            return Err(vec![Diagnostic::error("A609", "only single-arm par blocks can be fused")
-                .with_primary(head, "fusion requested here")
-                .with_secondary(
-                    p.keyword,
-                    format!("this par block has {} arms joined by `and`", p.arms.len()),
-                )
-                .with_help("split the arms into consecutive par blocks if they are independent")]);
+            return Err(vec![refuse_kernel(
+                head,
+                "only single-arm par blocks can be fused",
+                (p.keyword, format!("this par block has {} arms joined by `and`", p.arms.len())),
+                "split the arms into consecutive par blocks if they are independent",
+            )]);
         }
         if let Some(c) = p.prefix.clauses.first() {
-            return Err(vec![Diagnostic::error(
-                "A609",
+            return Err(vec![refuse_kernel(
+                head,
                 "a par block with a region contract cannot be fused",
-            )
-            .with_primary(head, "fusion requested here")
-            .with_secondary(c.span, "this region contract belongs to one par block")
-            .with_help("move the region contract into the per-thread contract, or before the group of kernels")]);
+                (c.span, "this region contract belongs to one par block".into()),
+                "move the region contract into the per-thread contract, or before the group of kernels",
+            )]);
         }
         let arm = &p.arms[0];
         if arm.iters.is_empty() || arm.wait.is_some() {
-            return Err(vec![Diagnostic::error(
-                "A609",
+            return Err(vec![refuse_kernel(
+                head,
                 "only par blocks with thread iterators and no wait list can be fused",
-            )
-            .with_primary(head, "fusion requested here")
-            .with_secondary(p.keyword, "this par block has no iterator or a wait list")
-            .with_help("give every kernel the same thread iterators")]);
+                (p.keyword, "this par block has no iterator or a wait list".into()),
+                "give every kernel the same thread iterators",
+            )]);
         }
         if let Some((p1, a1)) = arms.first() {
             if a1.iters.len() != arm.iters.len() {
-                return Err(vec![Diagnostic::error(
-                    "A609",
-                    format!(
+                let d = refuse_kernel(
+                    head,
+                    &format!(
                         "the kernels have different iterator structures ({} and {} iterators)",
                         a1.iters.len(),
                         arm.iters.len()
                     ),
-                )
-                .with_primary(head, "fusion requested here")
-                .with_secondary(p1.keyword, format!("{} iterator(s)", a1.iters.len()))
-                .with_secondary(p.keyword, format!("{} iterator(s)", arm.iters.len()))
-                .with_help("fuse only kernels over the same thread space (same number of iterators, equal ranges)")]);
+                    (p1.keyword, format!("{} iterator(s)", a1.iters.len())),
+                    "fuse only kernels over the same thread space (same number of iterators, equal ranges)",
+                );
+                return Err(vec![
+                    d.with_secondary(p.keyword, format!("{} iterator(s)", arm.iters.len()))
+                ]);
             }
         }
         // A range that mentions another iterator is not a product space.
@@ -411,13 +409,12 @@ fn kernel_shapes<'a>(
                     || crate::analyze::exprtext::mentions(&it.hi, n)
             })
         }) {
-            return Err(vec![Diagnostic::error(
-                "A609",
+            return Err(vec![refuse_kernel(
+                head,
                 "a thread range depends on another iterator",
-            )
-            .with_primary(head, "fusion requested here")
-            .with_secondary(it.span, "this range mentions an iterator")
-            .with_help("fusion needs rectangular thread spaces")]);
+                (it.span, "this range mentions an iterator".into()),
+                "fusion needs rectangular thread spaces",
+            )]);
         }
         if !matches!(arm.body.kind, StmtKind::Block(_)) {
             return Err(vec![refuse_shape(p.keyword, "the kernel body is not a block")]);
@@ -425,6 +422,15 @@ fn kernel_shapes<'a>(
         arms.push((p, arm));
     }
     Ok(arms)
+}
+
+/// A kernel that breaks one of [`kernel_shapes`]' rules: the annotation at `head`, the part of
+/// the kernel that breaks it (`at`), and the way out.
+fn refuse_kernel(head: Span, msg: &str, at: (Span, String), help: &str) -> Diagnostic {
+    Diagnostic::error("A609", msg)
+        .with_primary(head, "fusion requested here")
+        .with_secondary(at.0, at.1)
+        .with_help(help)
 }
 
 pub(super) fn refuse_shape(span: Span, msg: &str) -> Diagnostic {

@@ -266,34 +266,10 @@ pub(super) fn junction(
     // Functional conjuncts (Algorithm 3). A cell kernel 1 may write is an array it holds write
     // permission on; a conjunct about such an array describes kernel 1's result, so it cannot
     // be a precondition of the fused kernel. Dually for kernel 1's post and kernel 2's writes.
-    let w1_arrays: Vec<&String> =
-        k1.pre.iter().filter(|a| a.is_write()).map(|a| &a.array).collect();
-    let w2_arrays: Vec<&String> =
-        k2.pre.iter().filter(|a| a.is_write()).map(|a| &a.array).collect();
-    let fp2_kept: Vec<Func> = k2
-        .fpre
-        .iter()
-        .filter(|c| !c.arrays.iter().any(|a| w1_arrays.contains(&a)))
-        .cloned()
-        .collect();
-    let fq1_kept: Vec<Func> = k1
-        .fpost
-        .iter()
-        .filter(|c| !c.arrays.iter().any(|a| w2_arrays.contains(&a)))
-        .cloned()
-        .collect();
-    let mut fpre = k1.fpre.clone();
-    for c in &fp2_kept {
-        if !fpre.iter().any(|f| f.text == c.text) {
-            fpre.push(c.clone());
-        }
-    }
-    let mut fpost = fq1_kept.clone();
-    for c in &k2.fpost {
-        if !fpost.iter().any(|f| f.text == c.text) {
-            fpost.push(c.clone());
-        }
-    }
+    let fp2_kept = not_written_by(&k2.fpre, k1);
+    let fq1_kept = not_written_by(&k1.fpost, k2);
+    let fpre = union_by_text(k1.fpre.clone(), &fp2_kept);
+    let fpost = union_by_text(fq1_kept.clone(), &k2.fpost);
 
     // The barrier hands over everything a thread holds (a thread keeps only what it ensures).
     let req: Vec<Atom> = plan.q1.iter().chain(&plan.pre_b).cloned().collect();
@@ -321,38 +297,26 @@ pub(super) fn junction(
     };
     let mut body = if wrap { block(&k1.body) } else { k1.body.clone() };
     if dp {
-        let mut r: Vec<String> = Vec::new();
-        let mut e: Vec<String> = Vec::new();
-        let push = |v: &mut Vec<String>, s: String| {
-            if !v.contains(&s) {
-                v.push(s)
-            }
-        };
         let pre_b = merge_dups(plan.pre_b.clone());
-        for a in merge_dups(req.clone()) {
-            push(&mut r, a.print());
-        }
-        for c in k1.carried_post.iter().chain(&k2.carried_pre) {
-            push(&mut r, c.text.clone());
-        }
-        for c in k1.fpost.iter().chain(&fp2_kept) {
-            push(&mut r, c.text.clone());
-        }
-        for a in &pre_b {
-            push(&mut r, a.frame());
-        }
-        for a in merge_dups(ens.clone()) {
-            push(&mut e, a.print());
-        }
-        for c in k1.carried_post.iter().chain(&k2.carried_pre) {
-            push(&mut e, c.text.clone());
-        }
-        for c in k2.fpre.iter().chain(&fq1_kept) {
-            push(&mut e, c.text.clone());
-        }
-        for a in &pre_b {
-            push(&mut e, a.frame());
-        }
+        // Both sides of the barrier list, without repeats: their atoms, the carried facts,
+        // their functional conjuncts, then the frame of what kernel 2 holds from the start.
+        let clauses = |atoms: &[Atom], funcs: [&[Func]; 2]| {
+            let carried = k1.carried_post.iter().chain(&k2.carried_pre);
+            let texts = merge_dups(atoms.to_vec())
+                .into_iter()
+                .map(|a| a.print())
+                .chain(carried.chain(funcs.into_iter().flatten()).map(|c| c.text.clone()))
+                .chain(pre_b.iter().map(Atom::frame));
+            let mut v: Vec<String> = Vec::new();
+            for s in texts {
+                if !v.contains(&s) {
+                    v.push(s)
+                }
+            }
+            v
+        };
+        let r = clauses(&req, [&k1.fpost, &fp2_kept]);
+        let e = clauses(&ens, [&k2.fpre, &fq1_kept]);
         body.push("barrier(\u{0}LABEL) {".into());
         for x in r {
             body.push(format!("\u{1}requires {x};"));
@@ -430,6 +394,24 @@ pub(super) fn junction(
         })
         .collect();
     Ok((fused, dp))
+}
+
+/// The functional conjuncts of `fs` about no array `writer` holds write permission on: a
+/// conjunct about such an array describes `writer`'s result (Algorithm 3).
+fn not_written_by(fs: &[Func], writer: &Kernel) -> Vec<Func> {
+    let written: Vec<&String> =
+        writer.pre.iter().filter(|a| a.is_write()).map(|a| &a.array).collect();
+    fs.iter().filter(|c| !c.arrays.iter().any(|a| written.contains(&a))).cloned().collect()
+}
+
+/// `fs` followed by the conjuncts of `more` whose text it does not have yet.
+fn union_by_text(mut fs: Vec<Func>, more: &[Func]) -> Vec<Func> {
+    for c in more {
+        if !fs.iter().any(|f| f.text == c.text) {
+            fs.push(c.clone());
+        }
+    }
+    fs
 }
 
 /// `complement` with its failures as diagnostics.
@@ -718,13 +700,27 @@ mod tests {
         )
     }
 
+    /// What the self-checks of array `a` say against `plan` (with `barrier`, or none):
+    /// the refusal's code and message, or nothing when they pass.
+    fn refusal(
+        an: &mut Analysis,
+        plan: &Plan,
+        barrier: Option<(&Vec<Atom>, &Vec<Atom>)>,
+        ks: (&Kernel, &Kernel),
+    ) -> String {
+        self_check(an, plan, barrier, "a", ks).err().map(code).unwrap_or_default()
+    }
+
+    /// [`refusal`] with the barrier that hands over everything a thread holds.
+    fn full_barrier_refusal(an: &mut Analysis, plan: &Plan, ks: (&Kernel, &Kernel)) -> String {
+        let (req, ens) = barrier(plan);
+        refusal(an, plan, Some((&req, &ens)), ks)
+    }
+
     #[test]
     fn a_uniform_leftover_that_loses_the_boundary_cell_is_refused() {
         with_kernels(SHIFT, |an, k1, k2| {
-            let plan = uniform_plan(k1, k2);
-            let (req, ens) = barrier(&plan);
-            let r = self_check(an, &plan, Some((&req, &ens)), "a", (k1, k2));
-            let msg = r.err().map(code).unwrap_or_default();
+            let msg = full_barrier_refusal(an, &uniform_plan(k1, k2), (k1, k2));
             assert!(msg.starts_with("A608") && msg.contains("does not return"), "{msg}");
         });
     }
@@ -738,8 +734,7 @@ mod tests {
                 texts,
                 ["i < m - 1 ==> Perm(a[i + 1], 1\\2)", "i >= m - 1 ==> Perm(a[i + 1], write)"]
             );
-            let (req, ens) = barrier(&plan);
-            assert!(self_check(an, &plan, Some((&req, &ens)), "a", (k1, k2)).is_ok());
+            assert_eq!(full_barrier_refusal(an, &plan, (k1, k2)), "");
         });
     }
 
@@ -750,8 +745,7 @@ mod tests {
             let (req, mut ens) = barrier(&plan);
             // Kernel 2's read share handed out at write: more than the threads put in.
             ens[0] = ens[0].with_frac(Frac::from_integer(1.into()));
-            let r = self_check(an, &plan, Some((&req, &ens)), "a", (k1, k2));
-            let msg = r.err().map(code).unwrap_or_default();
+            let msg = refusal(an, &plan, Some((&req, &ens)), (k1, k2));
             assert!(msg.starts_with("A608") && msg.contains("hands out more"), "{msg}");
         });
     }
@@ -761,8 +755,7 @@ mod tests {
         with_kernels(SHIFT, |an, k1, k2| {
             // No hand-over is possible without a barrier: thread i holds a[i + 1], not a[i].
             let plan = per_cell_plan(an, k1, k2);
-            let r = self_check(an, &plan, None, "a", (k1, k2));
-            let msg = r.err().map(code).unwrap_or_default();
+            let msg = refusal(an, &plan, None, (k1, k2));
             assert!(msg.starts_with("A608") && msg.contains("second body needs"), "{msg}");
         });
     }
@@ -774,9 +767,7 @@ mod tests {
             let mut plan = uniform_plan(k1, k2);
             plan.pre_b = k2.pre.clone();
             plan.post_a = k1.post.clone();
-            let (req, ens) = barrier(&plan);
-            let r = self_check(an, &plan, Some((&req, &ens)), "a", (k1, k2));
-            let msg = r.err().map(code).unwrap_or_default();
+            let msg = full_barrier_refusal(an, &plan, (k1, k2));
             assert!(msg.starts_with("A608") && msg.contains("than either kernel"), "{msg}");
         });
     }

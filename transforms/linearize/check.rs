@@ -321,7 +321,7 @@ pub(super) fn check<'a>(
         }
         // Callers that pass a matrix for this parameter.
         if let Some(Decl::Param(k, _)) = decl {
-            for (cc, caller) in all_methods(program) {
+            for (cc, caller) in program.methods() {
                 let cname = cc.map(|c| c.name.name.as_str());
                 let mut found = Vec::new();
                 calls_in(caller, &mut |e, point| {

@@ -103,25 +103,6 @@ pub(super) fn calls_in<'m>(m: &'m Method, f: &mut dyn FnMut(&'m Expr, Option<usi
     }
 }
 
-/// Every method of the program with its class.
-pub(super) fn all_methods(p: &Program) -> Vec<(Option<&Class>, &Method)> {
-    let mut out = Vec::new();
-    for item in &p.items {
-        match item {
-            Item::Class(c) => {
-                for m in &c.members {
-                    if let Member::Method(m) = m {
-                        out.push((Some(c), m));
-                    }
-                }
-            }
-            Item::Method(m) => out.push((None, m)),
-            _ => {}
-        }
-    }
-    out
-}
-
 /// The method a call `recv.name(…)` made from class `from` resolves to.
 pub(super) fn resolve<'p>(
     p: &'p Program,

@@ -331,17 +331,7 @@ fn resource_functions(p: &Program) -> Vec<String> {
             out.push(m.name.name.clone());
         }
     };
-    for item in &p.items {
-        match item {
-            Item::Class(c) => c.members.iter().for_each(|m| {
-                if let Member::Method(m) = m {
-                    add(m)
-                }
-            }),
-            Item::Method(m) => add(m),
-            _ => {}
-        }
-    }
+    p.methods().for_each(|(_, m)| add(m));
     out
 }
 

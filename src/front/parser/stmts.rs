@@ -196,21 +196,30 @@ impl<'s> Parser<'s> {
 
     /// `vec (int j = lo .. hi) { … }` (v1).
     fn parse_vec(&mut self, lo: usize) -> PResult<Stmt> {
-        self.bump();
-        self.expect_punct("(")?;
-        let iter = self.parse_iter()?;
-        self.expect_punct(")")?;
-        let body = self.parse_block()?;
-        Ok(Stmt { kind: StmtKind::Vec { iter, body }, span: self.span_from(lo) })
+        self.parse_headed_block(lo, Self::parse_iter, |iter, body| StmtKind::Vec { iter, body })
     }
 
+    /// `atomic (inv, …) { … }`.
     fn parse_atomic(&mut self, lo: usize) -> PResult<Stmt> {
+        let names =
+            |p: &mut Self| p.comma_list_unless(")", |p| p.expect_ident("an invariant name"));
+        self.parse_headed_block(lo, names, |names, body| StmtKind::Atomic { names, body })
+    }
+
+    /// A keyword (the current token), `(`, what `head` parses, `)` and a block: the statement
+    /// `kind` makes of the head and the block.
+    fn parse_headed_block<H>(
+        &mut self,
+        lo: usize,
+        head: impl FnOnce(&mut Self) -> PResult<H>,
+        kind: impl FnOnce(H, Block) -> StmtKind,
+    ) -> PResult<Stmt> {
         self.bump();
         self.expect_punct("(")?;
-        let names = self.comma_list_unless(")", |p| p.expect_ident("an invariant name"))?;
+        let head = head(self)?;
         self.expect_punct(")")?;
         let body = self.parse_block()?;
-        Ok(Stmt { kind: StmtKind::Atomic { names, body }, span: self.span_from(lo) })
+        Ok(Stmt { kind: kind(head, body), span: self.span_from(lo) })
     }
 
     fn parse_if(&mut self, lo: usize) -> PResult<Stmt> {

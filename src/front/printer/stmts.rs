@@ -164,28 +164,15 @@ impl Printer {
             }
             StmtKind::Barrier(b) => self.barrier(out, b, ind),
             StmtKind::Invariant { name, resource, body } => {
-                out.push_str(ind);
-                out.push_str("invariant ");
-                out.push_str(&self.ident(name));
-                out.push('(');
-                self.expr_into(out, resource);
-                out.push_str(") ");
-                self.block(out, body, ind);
+                let head = format!("invariant {}", self.ident(name));
+                self.headed_block(out, &head, body, ind, |out| self.expr_into(out, resource))
             }
             StmtKind::Atomic { names, body } => {
-                out.push_str(ind);
-                out.push_str("atomic(");
-                self.idents(out, names);
-                out.push_str(") ");
-                self.block(out, body, ind);
+                self.headed_block(out, "atomic", body, ind, |out| self.idents(out, names))
             }
-            StmtKind::Vec { iter, body } => {
-                out.push_str(ind);
-                out.push_str("vec (");
-                self.typed_range(out, &iter.ty, &iter.name, &iter.lo, &iter.hi);
-                out.push_str(") ");
-                self.block(out, body, ind);
-            }
+            StmtKind::Vec { iter, body } => self.headed_block(out, "vec ", body, ind, |out| {
+                self.typed_range(out, &iter.ty, &iter.name, &iter.lo, &iter.hi)
+            }),
             StmtKind::Return(e) => {
                 out.push_str(ind);
                 out.push_str("return");
@@ -236,6 +223,24 @@ impl Printer {
         head(out);
         out.push(')');
         self.body(out, body, ind);
+    }
+
+    /// A block statement with a header at `ind`: `head(`, what `inside` writes, `) ` and the
+    /// block.
+    fn headed_block(
+        &self,
+        out: &mut String,
+        head: &str,
+        body: &Block,
+        ind: &str,
+        inside: impl FnOnce(&mut String),
+    ) {
+        out.push_str(ind);
+        out.push_str(head);
+        out.push('(');
+        inside(out);
+        out.push_str(") ");
+        self.block(out, body, ind);
     }
 
     /// A simple statement without its `;` (also the parts of a `for` header).

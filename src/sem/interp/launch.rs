@@ -75,7 +75,7 @@ impl Interp {
                     Some(pp) => self.race.path(pp).with_epoch(epoch),
                     None => Rc::new([]),
                 };
-                let (scale, pre_skip, ev_skip) =
+                let (side, pre_skip, ev_skip) =
                     self.arm_contract_facts(p, a, count, true, &parent_store, &parent_this);
                 let bs = self.cfg.block_size.unwrap_or(count.max(1)).max(1);
                 let mut lanes = Vec::with_capacity(count);
@@ -166,18 +166,7 @@ impl Interp {
                         }
                     }
                     let mut env = Env::contract(&mut fr.store, &fr.this, &fr.result, None);
-                    let r2 = self.thread_contract(
-                        &a.pre,
-                        skip,
-                        &p.everywhere,
-                        ev_skip,
-                        &scale,
-                        &mut env,
-                        &mut x,
-                        true,
-                        a.span,
-                        who,
-                    );
+                    let r2 = self.thread_contract(&side, skip, ev_skip, &mut env, &mut x, who);
                     parent_h = std::mem::take(&mut x.src);
                     holders[0] = x.dst;
                     r2?;
@@ -217,7 +206,7 @@ impl Interp {
             for (ai, lanes) in done.iter_mut().enumerate() {
                 let a = &p.arms[ai];
                 let count = lanes.len();
-                let (scale, post_skip, ev_skip) =
+                let (side, post_skip, ev_skip) =
                     self.arm_contract_facts(p, a, count, false, &parent_store, &parent_this);
                 // Leaves of the thread postcondition move without the general assertion walk
                 // when the other clauses are pure and `context_everywhere` is known to hold.
@@ -291,18 +280,7 @@ impl Interp {
                     }
                     let mut env =
                         Env::contract(&mut fr.store, &fr.this, &fr.result, snapshot.as_deref());
-                    let r2 = self.thread_contract(
-                        &a.post,
-                        skip,
-                        &p.everywhere,
-                        ev_skip,
-                        &scale,
-                        &mut env,
-                        &mut x,
-                        false,
-                        a.span,
-                        who,
-                    );
+                    let r2 = self.thread_contract(&side, skip, ev_skip, &mut env, &mut x, who);
                     parent_h = x.dst;
                     if let Some(tk) = x.taken.take() {
                         self.recycle(tk);
@@ -334,33 +312,30 @@ impl Interp {
         Ok(())
     }
 
-    /// A `par` thread's contract at entry (`entry`) or exit: its own clauses `cl` (less those
-    /// in `skip`), then the method's `context_everywhere` with permissions scaled by `scale`
-    /// (semantics.md §5.5).
-    #[allow(clippy::too_many_arguments)]
+    /// A `par` thread's contract at one `side` of the launch: its own clauses (less those in
+    /// `skip`), then the method's `context_everywhere` (less those in `ev_skip`) with
+    /// permissions scaled by the side's scale (semantics.md §5.5).
     fn thread_contract(
         &mut self,
-        cl: &[CClause],
+        side: &ArmSide,
         skip: u64,
-        everywhere: &[CClause],
         ev_skip: u64,
-        scale: &Option<Q>,
         env: &mut Env,
         x: &mut Xfer,
-        entry: bool,
-        site: Span,
         who: Who,
     ) -> Result<bool, Stop> {
-        let (code_pure, what, what_ev) = if entry {
+        let ArmSide { p, a, entry, scale } = side;
+        let cl = if *entry { &a.pre } else { &a.post };
+        let (code_pure, what, what_ev) = if *entry {
             ("R-PAR-PRE", "par precondition", "context_everywhere in par")
         } else {
             ("R-PAR-POST", "par postcondition", "context_everywhere after par")
         };
-        let rep = Report { code_pure, code_perm: "R-PERM-TRANSFER", what, site, who };
+        let rep = Report { code_pure, code_perm: "R-PERM-TRANSFER", what, site: a.span, who };
         let own = self.clauses_skip(cl, skip, env, x, &rep);
         x.scale = scale.clone();
         let ev = own.and_then(|_| {
-            self.clauses_skip(everywhere, ev_skip, env, x, &Report { what: what_ev, ..rep })
+            self.clauses_skip(&p.everywhere, ev_skip, env, x, &Report { what: what_ev, ..rep })
         })?;
         Ok(ev)
     }
@@ -391,21 +366,22 @@ impl Interp {
         skip
     }
 
-    /// For an arm of `count` threads: the share of the parent's permissions each thread's contract
-    /// moves (`1/(count·arms)`), and which clauses of its precondition (`entry`) or
-    /// postcondition, and of the launch's `context_everywhere`, hold in every thread alike
-    /// ([`Self::uniform_true`] in the parent's `store`). Nothing for an empty arm.
-    fn arm_contract_facts(
+    /// For an arm of `count` threads, at entry (`entry`) or exit: its [`ArmSide`], whose scale is
+    /// the share of the parent's permissions each thread's contract moves (`1/(count·arms)`),
+    /// and which clauses of its precondition or postcondition, and of the launch's
+    /// `context_everywhere`, hold in every thread alike ([`Self::uniform_true`] in the
+    /// parent's `store`). No scale and nothing known for an empty arm.
+    fn arm_contract_facts<'c>(
         &mut self,
-        p: &ParC,
-        a: &ArmC,
+        p: &'c ParC,
+        a: &'c ArmC,
         count: usize,
         entry: bool,
         store: &[Value],
         this: &Value,
-    ) -> (Option<Q>, u64, u64) {
+    ) -> (ArmSide<'c>, u64, u64) {
         if count == 0 {
-            return (None, 0, 0);
+            return (ArmSide { p, a, entry, scale: None }, 0, 0);
         }
         let scale = Q::frac(1, (count * p.arms.len().max(1)) as i64);
         let (cl, uniform, ev_uniform) = if entry {
@@ -416,6 +392,16 @@ impl Interp {
         let mut st = store.to_vec();
         let skip = self.uniform_true(cl, uniform, &mut st, this);
         let ev_skip = self.uniform_true(&p.everywhere, ev_uniform, &mut st, this);
-        (Some(scale), skip, ev_skip)
+        (ArmSide { p, a, entry, scale: Some(scale) }, skip, ev_skip)
     }
+}
+
+/// One side of a `par` arm's contract, alike for all its threads: the precondition at entry
+/// (`entry`) or the postcondition at exit, with the launch's `context_everywhere`, whose
+/// permissions move scaled by `scale`.
+struct ArmSide<'c> {
+    p: &'c ParC,
+    a: &'c ArmC,
+    entry: bool,
+    scale: Option<Q>,
 }
