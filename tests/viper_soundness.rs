@@ -180,6 +180,19 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "Failed",
         "V-UNSAT-PRE",
     ),
+    // ... also per thread of a par block (the injectivity fact is re-indexed with the thread).
+    (
+        "objects_per_thread.pvl",
+        "class E { int v; }\nclass C {\n  context_everywhere |xs| == 4;\n  context (\\forall* int i; 0 <= i && i < 4; Perm(xs[i].v, write));\n  void m(seq<E> xs) {\n    par (int t = 0 .. 2)\n      context (\\forall* int i; 2 * t <= i && i < 2 * t + 2; Perm(xs[i].v, write));\n    {\n      xs[2 * t].v = 1;\n    }\n  }\n}\n",
+        "Verified",
+        "",
+    ),
+    (
+        "objects_of_another_thread.pvl",
+        "class E { int v; }\nclass C {\n  context_everywhere |xs| == 4;\n  context (\\forall* int i; 0 <= i && i < 4; Perm(xs[i].v, write));\n  void m(seq<E> xs) {\n    par (int t = 0 .. 2)\n      context (\\forall* int i; 2 * t <= i && i < 2 * t + 2; Perm(xs[i].v, write));\n    {\n      xs[(2 * t + 2) % 4].v = 1;\n    }\n  }\n}\n",
+        "Failed",
+        "V-PERM-WRITE",
+    ),
     // A sized array of arrays is a matrix whose rows the member may read; a member that
     // states its own row permissions gets no implied ones (write plus an implied wildcard
     // would exceed 1 and make everything provable).

@@ -216,22 +216,21 @@ impl Exp {
 
     /// Does the expression contain an accessibility predicate (is it a resource)?
     pub fn has_acc(&self) -> bool {
-        let mut found = false;
-        self.visit(&mut |e| {
-            if matches!(e.kind, ExpKind::Acc(..)) {
-                found = true;
-            }
-        });
-        found
+        self.any_acc(|_| true)
     }
 
     /// Does the expression hold an accessibility predicate with an amount other than
     /// `wildcard`? Wildcard amounts can be shared by any number of threads.
     pub fn has_counted_acc(&self) -> bool {
+        self.any_acc(|p| !matches!(p.kind, ExpKind::Wildcard))
+    }
+
+    /// Does an accessibility predicate whose amount satisfies `amount` occur?
+    fn any_acc(&self, amount: impl Fn(&Exp) -> bool) -> bool {
         let mut found = false;
         self.visit(&mut |e| {
             if let ExpKind::Acc(_, p) = &e.kind {
-                found |= !matches!(p.kind, ExpKind::Wildcard);
+                found |= amount(p);
             }
         });
         found

@@ -10,18 +10,8 @@ use crate::front::span::Span;
 
 impl Checker {
     pub(crate) fn program(&mut self, prog: &ast::Program) {
-        for item in &prog.items {
-            match item {
-                ast::Item::Class(c) => {
-                    for m in &c.members {
-                        if let ast::Member::Method(m) = m {
-                            self.member(Some(&c.name.name), m);
-                        }
-                    }
-                }
-                ast::Item::Method(m) => self.member(None, m),
-                ast::Item::Field(_) | ast::Item::Opaque(_) => {}
-            }
+        for (c, m) in prog.methods() {
+            self.member(c.map(|c| c.name.name.as_str()), m);
         }
         if let Some(b) = &prog.main {
             self.class = None;

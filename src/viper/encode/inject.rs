@@ -67,12 +67,18 @@ fn injectivity(fresh: &mut dyn Fresh, vars: &[(String, Ty)], body: &Exp) -> Opti
     };
     let ExpKind::Acc(loc, _) = &acc.kind else { return None };
     let recv = receivers(vars, loc)?;
-    // A second copy of the variables.
-    let twins: Vec<(String, Ty)> =
-        vars.iter().map(|(v, t)| (fresh.fresh(&format!("{v}_")), t.clone())).collect();
-    let twin = |e: &Exp| {
-        vars.iter().zip(&twins).fold(e.clone(), |e, ((v, _), (w, _))| e.subst(v, &Exp::var(w)))
+    // Two copies of the variables, both under fresh names: the quantifier may later be
+    // re-indexed by substituting an expression over its own variable for an enclosing one (a
+    // thread's), which must not be captured here.
+    let mut copy = || -> Vec<(String, Ty)> {
+        vars.iter().map(|(v, t)| (fresh.fresh(&format!("{v}_")), t.clone())).collect()
     };
+    let (ones, twins) = (copy(), copy());
+    let rename = |e: &Exp, to: &[(String, Ty)]| {
+        vars.iter().zip(to).fold(e.clone(), |e, ((v, _), (w, _))| e.subst(v, &Exp::var(w)))
+    };
+    let one = |e: &Exp| rename(e, &ones);
+    let twin = |e: &Exp| rename(e, &twins);
     let differ = |pairs: Vec<(Exp, Exp)>| {
         pairs
             .into_iter()
@@ -81,16 +87,16 @@ fn injectivity(fresh: &mut dyn Fresh, vars: &[(String, Ty)], body: &Exp) -> Opti
             .unwrap_or_else(|| Exp::bool(false))
     };
     let vars_differ = differ(
-        vars.iter().zip(&twins).map(|((v, _), (w, _))| (Exp::var(v), Exp::var(w))).collect(),
+        ones.iter().zip(&twins).map(|((v, _), (w, _))| (Exp::var(v), Exp::var(w))).collect(),
     );
-    let recv_differ = differ(recv.iter().map(|r| ((*r).clone(), twin(r))).collect());
+    let recv_differ = differ(recv.iter().map(|r| (one(r), twin(r))).collect());
     let mut hyp = Vec::new();
     if let Some(g) = guard {
-        hyp.push(g.clone());
+        hyp.push(one(g));
         hyp.push(twin(g));
     }
     hyp.push(vars_differ);
-    let all: Vec<(String, Ty)> = vars.iter().cloned().chain(twins).collect();
+    let all: Vec<(String, Ty)> = ones.into_iter().chain(twins).collect();
     Some(Exp::synth(ExpKind::Forall(
         all,
         vec![],
