@@ -1069,6 +1069,13 @@ pub enum ExprKind {
     /// `[t: T]`, `{t: T}`, `b{t: T}`: empty collection of a type.
     EmptyCollection(CollKind, Type),
     SetComprehension(Box<Comprehension>),
+    /// `map<K,V>{k1 -> v1, …}`: a map literal (`map<K,V>{}` is the empty map); a later entry
+    /// overrides an earlier one with the same key.
+    MapLit {
+        key_ty: Type,
+        val_ty: Type,
+        entries: Vec<(Expr, Expr)>,
+    },
     /// `(a, b, …)`: a tuple (a map update `m ++ (k, v)`), two elements or more.
     Tuple(Vec<Expr>),
     /// `{lo .. hi}` (set) or v2 `[lo .. hi]` (seq).
@@ -1081,7 +1088,7 @@ pub enum ExprKind {
     Scale(Box<Expr>, Box<Expr>),
     /// v1 labelled expression `L: e`.
     Labelled(Ident, Box<Expr>),
-    /// Anything kept as text (map/tuple literals, `?x`, rare backslash words, …).
+    /// Anything kept as text (tuple literals, `?x`, rare backslash words, …).
     Opaque(Opaque),
 }
 

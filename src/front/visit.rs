@@ -136,6 +136,12 @@ pub fn for_each_child<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr, bool)) {
             args.iter().for_each(|a| f(a, true))
         }
         K::Collection { elems, .. } | K::Tuple(elems) => elems.iter().for_each(|a| f(a, true)),
+        K::MapLit { entries, .. } => {
+            for (k, v) in entries {
+                f(k, true);
+                f(v, true);
+            }
+        }
         K::SetComprehension(c) => {
             f(&c.body, true);
             c.gens.iter().filter_map(|g| g.source.as_ref()).for_each(|s| f(s, true));

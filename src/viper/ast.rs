@@ -92,6 +92,8 @@ pub enum Ty {
     Seq(Box<Ty>),
     Set(Box<Ty>),
     Multiset(Box<Ty>),
+    /// `Map[K, V]`
+    Map(Box<Ty>, Box<Ty>),
 }
 
 impl std::fmt::Display for Ty {
@@ -105,6 +107,7 @@ impl std::fmt::Display for Ty {
             Ty::Seq(t) => write!(f, "Seq[{t}]"),
             Ty::Set(t) => write!(f, "Set[{t}]"),
             Ty::Multiset(t) => write!(f, "Multiset[{t}]"),
+            Ty::Map(k, v) => write!(f, "Map[{k}, {v}]"),
         }
     }
 }
@@ -148,6 +151,8 @@ pub enum ExpKind {
     SeqLit(Ty, Vec<Exp>),
     SetLit(Ty, Vec<Exp>),
     MultisetLit(Ty, Vec<Exp>),
+    /// `Map[K, V]()`: the empty map of key type `K` and value type `V`.
+    EmptyMap(Ty, Ty),
     /// `|s|`
     Len(Box<Exp>),
     /// `s[i]`
@@ -276,6 +281,7 @@ impl Exp {
             | ExpKind::Result
             | ExpKind::Write
             | ExpKind::NoPerm
+            | ExpKind::EmptyMap(..)
             | ExpKind::Wildcard => {}
             ExpKind::Unary(_, a)
             | ExpKind::Field(a, _)
@@ -328,6 +334,7 @@ impl Exp {
             | ExpKind::Result
             | ExpKind::Write
             | ExpKind::NoPerm
+            | ExpKind::EmptyMap(..)
             | ExpKind::Wildcard) => k,
             ExpKind::Unary(o, a) => ExpKind::Unary(o, bx(a, f)),
             ExpKind::Field(a, n) => ExpKind::Field(bx(a, f), n),
@@ -461,6 +468,9 @@ pub struct Program {
     pub functions: Vec<Function>,
     pub predicates: Vec<Predicate>,
     pub methods: Vec<Method>,
+    /// Verbatim Viper domains this program declares on demand (maps' `maps.rs`), printed after
+    /// the prelude.
+    pub domains: Vec<String>,
     /// Viper identifier → the PVL name it stands for, where they differ (mangled fields,
     /// members and locals), so that Silicon's messages can name the user's identifiers.
     pub names: Vec<(String, String)>,

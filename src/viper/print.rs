@@ -160,6 +160,13 @@ impl Printer {
                 self.w("\n");
             }
         }
+        for d in &p.domains {
+            self.w("\n");
+            self.w(d);
+            if !d.ends_with('\n') {
+                self.w("\n");
+            }
+        }
         for (f, t) in &p.fields {
             self.w(&format!("field {f}: {t}\n"));
         }
@@ -496,6 +503,7 @@ impl Printer {
                     self.call(kw, es);
                 }
             }
+            ExpKind::EmptyMap(k, v) => self.w(&format!("Map[{k}, {v}]()")),
             ExpKind::Len(a) => {
                 self.w("|");
                 self.exp(a, false);

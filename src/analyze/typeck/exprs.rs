@@ -85,11 +85,15 @@ impl Checker {
             ExprKind::Index(a, i) => {
                 let ta = self.ty(a);
                 let ti = self.ty(i);
-                // Only arrays and sequences are indexed by integers (maps are not).
+                // Arrays and sequences are indexed by integers, maps by their keys.
                 match ta {
                     Ty::Array(t) | Ty::Seq(t) => {
                         self.expect(i.span, &Ty::Int, &ti, "an index");
                         *t
+                    }
+                    Ty::Map(k, v) => {
+                        self.expect(i.span, &k, &ti, "a map key");
+                        *v
                     }
                     _ => Ty::Unknown,
                 }
@@ -113,7 +117,10 @@ impl Checker {
             ExprKind::Call { recv, name, args, .. } => {
                 let ts: Vec<(Ty, Span)> = args.iter().map(|a| (self.ty(a), a.span)).collect();
                 let Some(sig) = self.callee(recv.as_deref(), &name.name, name.span) else {
-                    return Ty::Unknown;
+                    return match recv {
+                        None => self.map_library(&name.name, &ts),
+                        Some(_) => Ty::Unknown,
+                    };
                 };
                 self.arguments(&sig, &ts, &name.name, e.span);
                 sig.ret
@@ -209,6 +216,16 @@ impl Checker {
                 coll(*kind, et)
             }
             ExprKind::EmptyCollection(k, t) => coll(*k, Ty::of(t)),
+            ExprKind::MapLit { key_ty, val_ty, entries } => {
+                let (kt, vt) = (Ty::of(key_ty), Ty::of(val_ty));
+                for (k, v) in entries {
+                    let t = self.ty(k);
+                    self.expect(k.span, &kt, &t, "a map key");
+                    let t = self.ty(v);
+                    self.expect(v.span, &vt, &t, "a map value");
+                }
+                Ty::Map(Box::new(kt), Box::new(vt))
+            }
             ExprKind::Range(k, lo, hi) => {
                 for x in [lo, hi] {
                     let t = self.ty(x);
@@ -274,6 +291,44 @@ impl Checker {
                         Ty::Unknown
                     }
                 }
+            }
+            _ => Ty::Unknown,
+        }
+    }
+
+    /// VerCors' library functions on maps (`keysMap(m)`, `getFromMap(m, k)`, …) applied to a
+    /// map, for a program that declares no member of that name; anything else is not modelled.
+    fn map_library(&mut self, name: &str, ts: &[(Ty, Span)]) -> Ty {
+        let Some((Ty::Map(kt, vt), _)) = ts.first() else {
+            return Ty::Unknown;
+        };
+        let (kt, vt) = (*kt.clone(), *vt.clone());
+        let map = Ty::Map(Box::new(kt.clone()), Box::new(vt.clone()));
+        let arg = |me: &mut Self, i: usize, want: &Ty, what: &str| {
+            if let Some((t, sp)) = ts.get(i) {
+                me.expect(*sp, want, t, what);
+            }
+        };
+        match (name, ts.len()) {
+            ("keysMap", 1) => Ty::Set(Box::new(kt)),
+            ("valuesMap", 1) => Ty::Set(Box::new(vt)),
+            ("isEmpty", 1) => Ty::Bool,
+            ("getFromMap", 2) => {
+                arg(self, 1, &kt, "a map key");
+                vt
+            }
+            ("removeFromMap", 2) => {
+                arg(self, 1, &kt, "a map key");
+                map
+            }
+            ("buildMap", 3) => {
+                arg(self, 1, &kt, "a map key");
+                arg(self, 2, &vt, "a map value");
+                map
+            }
+            ("disjointMap" | "equalsMap", 2) => {
+                arg(self, 1, &map, "a map");
+                Ty::Bool
             }
             _ => Ty::Unknown,
         }
@@ -440,7 +495,17 @@ impl Checker {
                 }
             }
             BinOp::Cons => tb,
-            BinOp::Concat => ta,
+            // `m ++ (k, v)`: the map with one entry updated.
+            BinOp::Concat => {
+                if let (Ty::Map(kt, vt), ExprKind::Tuple(kv)) = (&ta, &b.kind) {
+                    if let [k, v] = kv.as_slice() {
+                        let (tk, tv) = (self.ty(k), self.ty(v));
+                        self.expect(k.span, kt, &tk, "a map key");
+                        self.expect(v.span, vt, &tv, "a map value");
+                    }
+                }
+                ta
+            }
             _ => Ty::Unknown,
         }
     }

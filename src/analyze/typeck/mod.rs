@@ -53,6 +53,8 @@ pub(crate) enum Ty {
     Seq(Box<Ty>),
     Set(Box<Ty>),
     Bag(Box<Ty>),
+    /// `map<K,V>`
+    Map(Box<Ty>, Box<Ty>),
     Unknown,
 }
 
@@ -69,6 +71,7 @@ impl Ty {
             TypeKind::Generic1(ast::Generic1::Seq, e) => Ty::Seq(Box::new(Ty::of(e))),
             TypeKind::Generic1(ast::Generic1::Set, e) => Ty::Set(Box::new(Ty::of(e))),
             TypeKind::Generic1(ast::Generic1::Bag, e) => Ty::Bag(Box::new(Ty::of(e))),
+            TypeKind::Map(k, v) => Ty::Map(Box::new(Ty::of(k)), Box::new(Ty::of(v))),
             _ => Ty::Unknown,
         }
     }
@@ -104,6 +107,7 @@ impl Ty {
             Ty::Seq(e) => format!("seq<{}>", e.name()),
             Ty::Set(e) => format!("set<{}>", e.name()),
             Ty::Bag(e) => format!("bag<{}>", e.name()),
+            Ty::Map(k, v) => format!("map<{}, {}>", k.name(), v.name()),
             Ty::Unknown => "?".into(),
         }
     }
@@ -142,6 +146,9 @@ impl Checker {
             | (Ty::Seq(a), Ty::Seq(b))
             | (Ty::Set(a), Ty::Set(b))
             | (Ty::Bag(a), Ty::Bag(b)) => self.fits(a, b) || self.fits(b, a),
+            (Ty::Map(k, v), Ty::Map(k2, v2)) => {
+                (self.fits(k, k2) || self.fits(k2, k)) && (self.fits(v, v2) || self.fits(v2, v))
+            }
             // A class we do not know (declared elsewhere, generic) may be anything.
             (Ty::Class(a), Ty::Class(b)) => {
                 !self.env.classes.contains_key(a) || !self.env.classes.contains_key(b)

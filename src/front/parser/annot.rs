@@ -55,6 +55,7 @@ impl<'s> OperandReader<'s> {
             paren_spans: HashSet::new(),
             sensitive: Vec::new(),
             operand_mode: false,
+            map_key: false,
         };
         OperandReader { p }
     }

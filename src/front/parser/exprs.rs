@@ -295,7 +295,7 @@ impl<'s> Parser<'s> {
                 } else {
                     e = Expr::new(ExprKind::Field(Box::new(e), name), self.span_from(lo));
                 }
-            } else if (self.is_punct("->") || self.is_punct("?."))
+            } else if ((self.is_punct("->") && !self.map_key) || self.is_punct("?."))
                 && self.is_ident_tok(self.tok_at(1))
                 && self.is_punct_at(2, "(")
             {
@@ -462,7 +462,8 @@ impl<'s> Parser<'s> {
             self.bump();
             return Ok(Expr::new(k, t.span));
         }
-        // Typed collection literals `seq<T>{…}`, `set<T>{…}`, `bag<T>{…}`; map/tuple are opaque.
+        // Typed collection literals `seq<T>{…}`, `set<T>{…}`, `bag<T>{…}`, map literals
+        // `map<K,V>{k -> v, …}`; tuple literals are opaque.
         if matches!(s, "seq" | "set" | "bag" | "map" | "tuple") && self.is_punct_at(1, "<") {
             let save = self.pos;
             if let Some(ty) = self.try_type() {
@@ -486,8 +487,16 @@ impl<'s> Parser<'s> {
                                 self.span_from(lo),
                             ))
                         }
+                        TypeKind::Map(key_ty, val_ty) => {
+                            self.bump();
+                            let entries = self.parse_map_entries()?;
+                            Ok(Expr::new(
+                                ExprKind::MapLit { key_ty: *key_ty, val_ty: *val_ty, entries },
+                                self.span_from(lo),
+                            ))
+                        }
                         _ => {
-                            // map<K,V>{…} / tuple<A,B>{…}: keep as text.
+                            // tuple<A,B>{…}: keep as text.
                             self.skip_balanced("{", "}");
                             Ok(self.opaque_expr_from(lo, s))
                         }
@@ -526,6 +535,28 @@ impl<'s> Parser<'s> {
         let id = self.ident_from(t);
         self.check_reserved(&id, t);
         self.finish_name(lo, id)
+    }
+
+    /// The entries `k -> v, …` of a map literal whose `{` is consumed, up to and including `}`.
+    fn parse_map_entries(&mut self) -> PResult<Vec<(Expr, Expr)>> {
+        let mut entries = Vec::new();
+        if self.eat_punct("}") {
+            return Ok(entries);
+        }
+        loop {
+            let saved = std::mem::replace(&mut self.map_key, true);
+            let k = self.parse_expr();
+            self.map_key = saved;
+            let k = k?;
+            self.expect_punct("->")?;
+            let v = self.parse_expr()?;
+            entries.push((k, v));
+            if !self.eat_punct(",") {
+                break;
+            }
+        }
+        self.expect_punct("}")?;
+        Ok(entries)
     }
 
     fn finish_name(&mut self, lo: usize, id: Ident) -> PResult<Expr> {

@@ -128,6 +128,9 @@ struct Parser<'s> {
     sensitive: Vec<Span>,
     /// Inside a `gpuopt` operand list: `(` after whitespace starts a new operand, not a call.
     operand_mode: bool,
+    /// Reading the key of a map literal entry: `->` ends the key (`k -> v`), it does not start a
+    /// v1 null-safe call (`o->m(x)`).
+    map_key: bool,
 }
 
 impl<'s> Parser<'s> {
@@ -145,6 +148,7 @@ impl<'s> Parser<'s> {
             paren_spans: HashSet::new(),
             sensitive: Vec::new(),
             operand_mode: false,
+            map_key: false,
         }
     }
 

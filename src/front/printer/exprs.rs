@@ -235,6 +235,19 @@ impl Printer {
                 out.push_str(&self.ty(t));
                 out.push(if *kind == CollKind::Seq { ']' } else { '}' });
             }
+            ExprKind::MapLit { key_ty, val_ty, entries } => {
+                out.push_str("map<");
+                out.push_str(&self.ty(key_ty));
+                out.push_str(", ");
+                out.push_str(&self.ty(val_ty));
+                out.push_str(">{");
+                comma_separated(out, entries, |out, (k, v)| {
+                    self.operand(out, k, self.level(k) < prec::COND);
+                    out.push_str(" -> ");
+                    self.operand(out, v, self.level(v) < prec::COND);
+                });
+                out.push('}');
+            }
             ExprKind::Tuple(elems) => {
                 out.push('(');
                 comma_separated(out, elems, |out, x| self.expr_into(out, x));

@@ -179,6 +179,11 @@ pub fn map_children(e: &Expr, f: &mut dyn FnMut(&Expr) -> Expr) -> Expr {
             elems: elems.iter().map(|a| *bx(a)).collect(),
         },
         ExprKind::Tuple(elems) => ExprKind::Tuple(elems.iter().map(|a| *bx(a)).collect()),
+        ExprKind::MapLit { key_ty, val_ty, entries } => ExprKind::MapLit {
+            key_ty: key_ty.clone(),
+            val_ty: val_ty.clone(),
+            entries: entries.iter().map(|(k, v)| (*bx(k), *bx(v))).collect(),
+        },
         ExprKind::SetComprehension(c) => {
             let body = *bx(&c.body);
             let gens = c

@@ -257,6 +257,7 @@ impl<'a> Compiler<'a> {
                 CE::Unsupported("allocation inside an expression".into(), span)
             }
             ExprKind::ThreadId(s) => CE::Unsupported(format!("`{s}`"), span),
+            ExprKind::MapLit { .. } => CE::Unsupported("a map literal".into(), span),
             other => CE::Unsupported(format!("expression {}", short_kind(other)), span),
         }
     }

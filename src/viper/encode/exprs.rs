@@ -1,6 +1,7 @@
 //! Expressions, permissions and quantifiers (`verification.md` §5.3–5.5).
 
 use super::coerce::{is_perm, is_set_or_bag};
+use super::maps::is_map;
 use super::typing::{elem, elem_field, is_array, is_seq, REF_FIELD};
 use super::{quant, CallKind, Encoder, R};
 use crate::front::ast::{
@@ -118,6 +119,10 @@ impl Encoder<'_> {
             ExprKind::Index(a, i) => {
                 let at = self.type_of(a);
                 let ax = self.expr(a, code)?;
+                if let Some(t) = at.as_ref().filter(|t| is_map(t)) {
+                    let k = self.map_get(ax, i, t, code)?;
+                    return Ok(Exp::new(k, sp));
+                }
                 let ix = self.expr(i, code)?;
                 match at {
                     Some(t) if is_array(&t) => {
@@ -245,6 +250,9 @@ impl Encoder<'_> {
                     CollKind::Bag => ExpKind::MultisetLit(et, xs),
                 }
             }
+            ExprKind::MapLit { key_ty, val_ty, entries } => {
+                self.map_lit(key_ty, val_ty, entries, code)?
+            }
             ExprKind::EmptyCollection(kind, t) => {
                 let et = self.viper_ty(t)?;
                 match kind {
@@ -338,6 +346,9 @@ impl Encoder<'_> {
             ));
         }
         if op == BinOp::Concat {
+            if let Some(e) = self.map_concat(a, b, code, span) {
+                return e;
+            }
             // VerCors reads `s ++ x` with an element `x` as appending it (and `x ++ s` as
             // prepending it); Viper's `++` joins two sequences only.
             let (ta, tb) = (self.type_of(a), self.type_of(b));
@@ -795,6 +806,9 @@ impl Encoder<'_> {
                 )
             })
         };
+        if let Some(e) = self.map_call(name, args, code, span) {
+            return Some(e);
+        }
         match (name, args) {
             ("isEmpty", [s]) if coll(self, s) => Some(self.expr(s, code).map(|s| {
                 Exp::bin("==", Exp::new(ExpKind::Len(Box::new(s)), sp), Exp::int(0)).with_span(sp)

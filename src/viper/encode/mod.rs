@@ -8,6 +8,7 @@ mod coerce;
 mod exprs;
 mod inject;
 mod locks;
+mod maps;
 mod matrix;
 mod names;
 mod quant;
@@ -423,6 +424,9 @@ impl<'a> Encoder<'a> {
             // `option<T>` is a sequence of at most one element: `None` is empty, `Some(x)` is
             // `[x]`, and equality is the sequences' (see `Encoder::library_call`).
             TypeKind::Generic1(ast::Generic1::Option, e) => Ty::Seq(Box::new(self.viper_ty(e)?)),
+            TypeKind::Map(k, v) => {
+                Ty::Map(Box::new(self.viper_ty(k)?), Box::new(self.viper_ty(v)?))
+            }
             _ => {
                 self.unsupported(&format!("the type `{}`", self.src_text(t.span)), t.span);
                 return Err(());
@@ -444,7 +448,12 @@ impl<'a> Encoder<'a> {
 
     /// Declare a PVL local: a fresh Viper name, hoisted to the current method's top.
     pub fn declare(&mut self, name: &str, ty: &Type, span: Span) -> R<String> {
-        let vty = self.viper_ty(ty)?;
+        let Ok(vty) = self.viper_ty(ty) else {
+            // Refused (V-UNSUPPORTED): still bind the name, so that its uses draw no
+            // "unknown name" errors on top of the refusal.
+            self.bind_name(name, name, ty);
+            return Err(());
+        };
         let decl = Origin::new(Role::Synthetic, Some(span));
         let v = self.new_local(name, vty, Some(decl));
         self.bind_name(name, &v, ty);

@@ -54,7 +54,13 @@ impl Encoder<'_> {
             ExprKind::This => {
                 Type::new(TypeKind::Class(ast::Ident::synth(self.class.as_deref()?), vec![]))
             }
-            ExprKind::Index(a, _) => elem(&self.type_of(a)?)?,
+            ExprKind::Index(a, _) => {
+                let t = self.type_of(a)?;
+                match super::maps::map_types(&t) {
+                    Some((_, v)) => v,
+                    None => elem(&t)?,
+                }
+            }
             ExprKind::Field(o, f) => {
                 if f.name == "length" {
                     return Some(Type::int());
@@ -80,6 +86,10 @@ impl Encoder<'_> {
             ExprKind::Binary(op, a, b) => match op {
                 BinOp::Concat => {
                     let ta = self.type_of(a);
+                    // `m ++ (k, v)`: a map update.
+                    if let Some(t) = ta.as_ref().filter(|t| super::maps::is_map(t)) {
+                        return Some(t.clone());
+                    }
                     // An element appended or prepended (`s ++ x`, `x ++ s`): the sequence's type.
                     let tb = self.type_of(b);
                     match (ta, tb) {
@@ -126,6 +136,9 @@ impl Encoder<'_> {
                 match self.callee(recv.as_deref(), &name.name, args) {
                     Some(c) => c.ret,
                     None if recv.is_none() => match (name.name.as_str(), args.as_slice()) {
+                        _ if self.map_call_type(&name.name, args).is_some() => {
+                            self.map_call_type(&name.name, args)?
+                        }
                         ("isEmpty", [_]) => Type::boolean(),
                         ("removeAt", [s, _]) => self.type_of(s)?,
                         ("getOption", [o]) => elem(&self.type_of(o)?)?,
@@ -139,6 +152,9 @@ impl Encoder<'_> {
                 coll_type(*kind, self.elem_type(elem_ty.as_ref(), elems)?)
             }
             ExprKind::EmptyCollection(k, t) => coll_type(*k, t.clone()),
+            ExprKind::MapLit { key_ty, val_ty, .. } => {
+                Type::new(TypeKind::Map(Box::new(key_ty.clone()), Box::new(val_ty.clone())))
+            }
             ExprKind::Range(k, _, _) => coll_type(*k, Type::int()),
             ExprKind::Let { body, .. } => self.type_of(body)?,
             ExprKind::Unfolding(_, b) => self.type_of(b)?,
