@@ -93,6 +93,11 @@ pub struct Printer {
     member: usize,
     /// Unit index recorded for members printed from now on.
     pub unit: usize,
+    /// Global names declared so far. A batch prints several programs into one file; their
+    /// own members carry a per-program prefix, but the declarations the encoder synthesizes
+    /// on demand (`ref_val`, `vct_stride`, allocation methods, …) are the same text under the
+    /// same name in every program that uses them, and are printed once.
+    declared: std::collections::HashSet<String>,
 }
 
 impl Default for Printer {
@@ -103,7 +108,15 @@ impl Default for Printer {
 
 impl Printer {
     pub fn new() -> Printer {
-        Printer { out: String::new(), line: 1, col: 1, map: PosMap::default(), member: 0, unit: 0 }
+        Printer {
+            out: String::new(),
+            line: 1,
+            col: 1,
+            map: PosMap::default(),
+            member: 0,
+            unit: 0,
+            declared: Default::default(),
+        }
     }
 
     pub fn finish(self) -> (String, PosMap) {
@@ -168,19 +181,27 @@ impl Printer {
             }
         }
         for (f, t) in &p.fields {
-            self.w(&format!("field {f}: {t}\n"));
+            if self.declared.insert(f.clone()) {
+                self.w(&format!("field {f}: {t}\n"));
+            }
         }
         for f in &p.functions {
-            self.w("\n");
-            self.function(f);
+            if self.declared.insert(f.name.clone()) {
+                self.w("\n");
+                self.function(f);
+            }
         }
         for pr in &p.predicates {
-            self.w("\n");
-            self.predicate(pr);
+            if self.declared.insert(pr.name.clone()) {
+                self.w("\n");
+                self.predicate(pr);
+            }
         }
         for m in &p.methods {
-            self.w("\n");
-            self.method(m);
+            if self.declared.insert(m.name.clone()) {
+                self.w("\n");
+                self.method(m);
+            }
         }
     }
 
