@@ -193,6 +193,26 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "Failed",
         "V-PERM-WRITE",
     ),
+    // Blocks `N*b <= k < N*(b+1)` of an `M*N` array per thread: the bounds of the products
+    // are stated for Z3 (valid facts), and a block past the end or overlapping blocks still fail.
+    (
+        "blocks_of_threads.pvl",
+        "class B {\n  context_everywhere ar != null ** N > 0 ** M > 0;\n  context_everywhere ar.length == M * N;\n  context (\\forall* int i; 0 <= i && i < M * N; Perm(ar[i], write));\n  ensures (\\forall int i; 0 <= i && i < M * N; ar[i] == 1);\n  void fill(int M, int N, int[] ar) {\n    par blocks (int b = 0 .. M)\n      context (\\forall* int k; N * b <= k && k < N * (b + 1); Perm(ar[k], write));\n      ensures (\\forall int k; N * b <= k && k < N * (b + 1); ar[k] == 1);\n    {\n      par cells (int c = N * b .. N * (b + 1))\n        context 0 <= b && b < M;\n        context Perm(ar[c], write);\n        ensures ar[c] == 1;\n      {\n        ar[c] = 1;\n      }\n    }\n  }\n}\n",
+        "Verified",
+        "",
+    ),
+    (
+        "blocks_past_the_end.pvl",
+        "class B {\n  context_everywhere ar != null ** N > 0 ** M > 0;\n  context_everywhere ar.length == M * N - 1;\n  context (\\forall* int i; 0 <= i && i < M * N - 1; Perm(ar[i], write));\n  ensures (\\forall int i; 0 <= i && i < M * N - 1; ar[i] == 1);\n  void fill(int M, int N, int[] ar) {\n    par blocks (int b = 0 .. M)\n      context (\\forall* int k; N * b <= k && k < N * (b + 1); Perm(ar[k], write));\n      ensures (\\forall int k; N * b <= k && k < N * (b + 1); ar[k] == 1);\n    {\n      par cells (int c = N * b .. N * (b + 1))\n        context 0 <= b && b < M;\n        context Perm(ar[c], write);\n        ensures ar[c] == 1;\n      {\n        ar[c] = 1;\n      }\n    }\n  }\n}\n",
+        "Failed",
+        "V-OOB",
+    ),
+    (
+        "overlapping_blocks.pvl",
+        "class B {\n  context_everywhere ar != null ** N > 0 ** M > 0;\n  context_everywhere ar.length == M * N;\n  context (\\forall* int i; 0 <= i && i < M * N; Perm(ar[i], write));\n  ensures (\\forall int i; 0 <= i && i < M * N; ar[i] == 1);\n  void fill(int M, int N, int[] ar) {\n    par blocks (int b = 0 .. M)\n      context (\\forall* int k; N * b <= k && k <= N * (b + 1) && k < M * N; Perm(ar[k], write));\n      ensures (\\forall int k; N * b <= k && k < N * (b + 1); ar[k] == 1);\n    {\n      par cells (int c = N * b .. N * (b + 1))\n        context 0 <= b && b < M;\n        context Perm(ar[c], write);\n        ensures ar[c] == 1;\n      {\n        ar[c] = 1;\n      }\n    }\n  }\n}\n",
+        "Failed",
+        "V-NOT-INJECTIVE",
+    ),
     // A sized array of arrays is a matrix whose rows the member may read; a member that
     // states its own row permissions gets no implied ones (write plus an implied wildcard
     // would exceed 1 and make everything provable).

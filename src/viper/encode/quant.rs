@@ -204,6 +204,21 @@ fn int(v: &BigInt) -> Exp {
 }
 
 /// Find a literal bound `lo <= v && v < hi` among the guards.
+/// `(lo, hi)` of guards `lo <= v` and `v < hi` with bounds free of the variables.
+fn symbolic_range(guards: &[Exp], v: &str, vars: &[String]) -> Option<(Exp, Exp)> {
+    let free = |e: &Exp| !vars.iter().any(|x| e.mentions_var(x));
+    let is_v = |e: &Exp| matches!(&e.kind, ExpKind::Var(n) if n == v);
+    let lo = guards.iter().find_map(|g| match &g.kind {
+        ExpKind::Binary("<=", lo, x) if is_v(x) && free(lo) => Some((**lo).clone()),
+        _ => None,
+    })?;
+    let hi = guards.iter().find_map(|g| match &g.kind {
+        ExpKind::Binary("<", x, hi) if is_v(x) && free(hi) => Some((**hi).clone()),
+        _ => None,
+    })?;
+    Some((lo, hi))
+}
+
 fn literal_range(guards: &[Exp], v: &str) -> Option<(BigInt, BigInt)> {
     let mut lo = None;
     let mut hi = None;
@@ -348,7 +363,10 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
             }
         }
         // Symbolic chunk rule: `K * t <= e && e < (t + 1) * K` (any spelling of the products)
-        // with a symbolic K: t == e \\ K, when 0 < K (the chunk is empty otherwise).
+        // with a symbolic K: t == e \\ K, when 0 < K (the chunk is empty otherwise). With a
+        // range `lo <= t < hi`, the implied `K * lo <= e && e < K * hi` joins the guard: the
+        // same instances, and the bounds of `e` without the nonlinear step Z3 does not take.
+        let mut implied = Vec::new();
         if hit.is_none() {
             hit = first_window(&vars, &guards, |t, a, e1, b| {
                 if vars.iter().any(|v| e1.mentions_var(v) && v == t) {
@@ -360,6 +378,10 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
                 let (k2, c2) = sym_affine(b, t, &vars)?;
                 let c2 = c2?;
                 if text(&k2) == text(&k) && text(&c2) == text(&k) {
+                    if let Some((lo, hi)) = symbolic_range(&guards, t, &vars) {
+                        implied.push(Exp::bin("<=", Exp::bin("*", k.clone(), lo), e1.clone()));
+                        implied.push(Exp::bin("<", e1.clone(), Exp::bin("*", k.clone(), hi)));
+                    }
                     let positive = Exp::bin("<", Exp::int(0), k.clone());
                     return Some((t.clone(), Exp::bin("\\", e1.clone(), k), Some(positive)));
                 }
@@ -396,6 +418,7 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
         if let Some(p) = positive {
             guards.insert(0, p);
         }
+        guards.append(&mut implied);
         body = body.subst(&t, &v);
         vars.retain(|x| x != &t);
     }

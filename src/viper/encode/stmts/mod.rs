@@ -5,6 +5,7 @@
 //! `vars` the free variables of Viper expressions and statements.
 
 mod barrier;
+mod bounds;
 mod jumps;
 mod par;
 mod vars;

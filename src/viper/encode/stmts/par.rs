@@ -280,7 +280,26 @@ impl Encoder<'_> {
             };
             let free = |c: &&Conj| !iters.iter().any(|v| c.exp.mentions_var(v));
             pres.extend(arm_pre.iter().filter(free).map(arm_pre_contract));
+            // Bounds of products over ranged variables (valid facts, see `bounds`): after the
+            // ranges, before the thread-dependent preconditions that index with them.
+            let mut ranged = Vec::new();
+            for c in ranges.iter().chain(&pres) {
+                super::bounds::ranges(&c.exp, &mut ranged);
+            }
+            let exps: Vec<&Exp> = ranges
+                .iter()
+                .map(|c| &c.exp)
+                .chain(arm_pre.iter().map(|c| &c.exp))
+                .chain(arm_post.iter().map(|c| &c.exp))
+                .collect();
+            let facts = super::bounds::product_facts(&ranged, &exps);
             pres.extend(ranges);
+            pres.extend(
+                facts.into_iter().map(|exp| Contract {
+                    exp,
+                    origin: Origin::new(Role::ThreadPre, Some(arm.span)),
+                }),
+            );
             pres.extend(arm_pre.iter().filter(|c| !free(c)).map(arm_pre_contract));
             let mut posts: Vec<Contract> = every
                 .iter()
