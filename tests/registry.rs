@@ -95,8 +95,10 @@ fn annotation_placement_and_at_agree() {
 /// driver consumes them in `ALL`'s order (each step's diagnostics name the file after it).
 #[test]
 fn names_and_order_come_from_the_registry() {
-    let names: Vec<&str> = ALL.iter().map(|o| o.meta().name).collect();
-    assert_eq!(names, ["linearize", "fuse", "merge", "prefetch", "tile", "unroll"]);
+    // Alpinist's six keep the paper's order; an optimization added later may stand anywhere.
+    let six = ["linearize", "fuse", "merge", "prefetch", "tile", "unroll"];
+    let names: Vec<&str> = ALL.iter().map(|o| o.meta().name).filter(|n| six.contains(n)).collect();
+    assert_eq!(names, six);
     for (i, opt) in ALL.iter().enumerate() {
         assert_eq!(registry::rank(*opt), i);
         assert_eq!(registry::lookup(opt.meta().name), Some(*opt));
