@@ -441,8 +441,14 @@ pub fn verify_json(extra: &[&str], paths: &[PathBuf]) -> Vec<serde_json::Value> 
 }
 
 /// Write each case `(file, text, verdict, code)` into a fresh folder of `suite`, verify them
-/// all in one run, and describe each case whose verdict differs, or whose first diagnostic is
-/// not `code` (when `code` is not empty).
+/// all in one run, and fail naming each case whose verdict differs, or whose first diagnostic
+/// is not `code` (when `code` is not empty).
+pub fn assert_cases<S: AsRef<str>>(suite: &str, cases: &[(&str, S, &str, &str)]) {
+    let wrong = verify_cases(suite, cases);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The cases of [`assert_cases`] that do not come out as expected, described.
 pub fn verify_cases<S: AsRef<str>>(suite: &str, cases: &[(&str, S, &str, &str)]) -> Vec<String> {
     let d = tmpdir(suite, "cases");
     let paths: Vec<PathBuf> = cases
