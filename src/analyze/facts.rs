@@ -6,12 +6,14 @@
 //! guards, ranges and contracts. Everything that cannot be encoded is dropped (facts may be
 //! weakened, never strengthened).
 
-use super::scope::{assigned_arrays, assigned_vars};
+use super::scope::{assigned_arrays, assigned_vars, field_key, may_change_heap};
+use crate::check::translate::Term;
 use crate::check::translate::{Translator, Z3Bool};
 use crate::front::ast::*;
 use crate::front::span::Span;
 use std::collections::HashMap;
 use std::sync::Arc;
+use z3::ast::Ast;
 
 /// Facts at a program point, with the translator state (variable versions) valid there.
 pub struct Facts {
@@ -34,6 +36,13 @@ impl Facts {
     pub fn assume(&mut self, e: &Expr) {
         let f = self.tr.fact(e);
         self.push(f);
+        self.take_axioms();
+    }
+
+    /// Move the translator's axioms about the values made so far into Γ (valid facts).
+    pub fn take_axioms(&mut self) {
+        let axioms = std::mem::take(&mut self.tr.axioms);
+        self.facts.extend(axioms);
     }
 }
 
@@ -58,10 +67,17 @@ pub fn facts_at(program: &Program, class: Option<&Class>, method: &Method, point
             }
         }
     }
-    tr.functions = match program.memo.get_or_init(|| FunctionTables::of(program)) {
-        Some(tables) => tables.for_class(class),
-        None => FunctionTables::of(program).for_class(class),
+    let fresh;
+    let tables = match program.memo.get_or_init(|| FunctionTables::of(program)) {
+        Some(tables) => tables,
+        None => {
+            fresh = FunctionTables::of(program);
+            &fresh
+        }
     };
+    tr.functions = tables.for_class(class);
+    tr.field_types = tables.fields.clone();
+    tr.class_methods = tables.members.clone();
     for p in &method.params {
         tr.declare(&p.name.name, &p.ty);
     }
@@ -114,6 +130,10 @@ pub struct FunctionTables {
     /// Keyed by the address of the class in the program's items (stable while the program,
     /// which owns this table, lives); `None` for code outside classes.
     tables: HashMap<Option<usize>, Arc<HashMap<String, Method>>>,
+    /// Every class's field types, by (class, field): `o.f` on objects of any class.
+    pub fields: Arc<HashMap<(String, String), Type>>,
+    /// Every class's methods (signatures), by (class, name): `o.m(…)`.
+    pub members: Arc<HashMap<(String, String), Method>>,
 }
 
 impl FunctionTables {
@@ -140,12 +160,27 @@ impl FunctionTables {
         };
         let mut tables = HashMap::new();
         tables.insert(None, table(&[]));
+        let mut fields = HashMap::new();
+        let mut members = HashMap::new();
         for item in &program.items {
             if let Item::Class(c) = item {
                 tables.insert(Some(std::ptr::from_ref(c) as usize), table(&c.members));
+                for m in &c.members {
+                    match m {
+                        Member::Field(f) => {
+                            for n in &f.names {
+                                fields.insert((c.name.name.clone(), n.name.clone()), f.ty.clone());
+                            }
+                        }
+                        Member::Method(m) => {
+                            members
+                                .insert((c.name.name.clone(), m.name.name.clone()), signature(m));
+                        }
+                    }
+                }
             }
         }
-        FunctionTables { tables }
+        FunctionTables { tables, fields: Arc::new(fields), members: Arc::new(members) }
     }
 
     fn for_class(&self, class: Option<&Class>) -> Arc<HashMap<String, Method>> {
@@ -294,10 +329,19 @@ fn havoc_loop(f: &mut Facts, s: &Stmt) {
     for a in assigned_arrays(s) {
         f.tr.havoc_heap(&a);
     }
+    if may_change_heap(s, &|n| f.tr.functions.get(n).is_some_and(Method::is_pure)) {
+        f.tr.havoc_all_heap();
+    }
 }
 
 /// Symbolically execute a statement that lies before the point.
 fn execute(f: &mut Facts, s: &Stmt, everywhere: &[Expr]) {
+    // A method call (or `new`) may change any heap location before the point.
+    if !matches!(s.kind, StmtKind::Block(_) | StmtKind::Ghost(_))
+        && may_change_heap(s, &|n| f.tr.functions.get(n).is_some_and(Method::is_pure))
+    {
+        f.tr.havoc_all_heap();
+    }
     match &s.kind {
         StmtKind::Decl { ty, vars } => {
             for d in vars {
@@ -307,6 +351,24 @@ fn execute(f: &mut Facts, s: &Stmt, everywhere: &[Expr]) {
         }
         StmtKind::Assign { target, value } => match &target.kind {
             ExprKind::Name(id) => assign(f, &id.name, Some(value)),
+            // `o.f = v`: the field gets a new version, at which `o.f == v` (other objects'
+            // `f` are forgotten with it: `o` may alias them).
+            ExprKind::Field(..) if field_key(target).is_some() => {
+                let v = f.tr.term(value).ok();
+                if let Some(key) = field_key(target) {
+                    f.tr.havoc_heap(&key);
+                }
+                let cur = f.tr.term(target).ok();
+                if let (Some(cur), Some(v)) = (cur, v) {
+                    let eq = match (cur, v) {
+                        (Term::Int(a), Term::Int(b)) => Some(a._eq(&b)),
+                        (Term::Bool(a), Term::Bool(b)) => Some(a._eq(&b)),
+                        (a, b) => crate::check::values::equal(&a, &b),
+                    };
+                    f.push(eq);
+                }
+                f.take_axioms();
+            }
             _ => {
                 for a in assigned_arrays(s) {
                     f.tr.havoc_heap(&a);
@@ -428,13 +490,13 @@ fn assign(f: &mut Facts, name: &str, value: Option<&Expr>) {
     f.tr.havoc(name);
     if let Some(v) = v {
         let cur = f.tr.var(name);
-        use crate::check::translate::Term;
-        use z3::ast::Ast;
         let eq = match (cur, v) {
             (Term::Int(a), Term::Int(b)) => Some(a._eq(&b)),
             (Term::Bool(a), Term::Bool(b)) => Some(a._eq(&b)),
+            (a @ Term::Val(..), b) => crate::check::values::equal(&a, &b),
             _ => None,
         };
         f.push(eq);
+        f.take_axioms();
     }
 }

@@ -6,7 +6,7 @@
 //! Every unsupported shape becomes a labelled diagnostic (A101–A106); nothing here panics.
 
 use super::facts::{facts_at, Facts, Point};
-use super::scope::{assigned_arrays, assigned_vars};
+use super::scope::{assigned_arrays, assigned_vars, field_key, may_change_heap, target_array};
 use crate::check::translate::{Term, Z3Bool, Z3Int};
 use crate::diag::Diagnostic;
 use crate::front::ast::*;
@@ -74,13 +74,17 @@ pub fn expr_names(e: &Expr) -> BTreeSet<String> {
 }
 
 /// Arrays read in an expression (`a[...]`, not `a.length`).
+/// The heap locations `e` reads: arrays (by root name) and fields of other objects (`.f`).
 fn read_arrays(e: &Expr) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     walk_expr(e, &mut |x| {
-        if let ExprKind::Index(a, _) = &x.kind {
-            if let ExprKind::Name(id) = &a.kind {
-                out.insert(id.name.clone());
+        if let ExprKind::Index(..) = &x.kind {
+            if let Some(a) = target_array(x) {
+                out.insert(a.to_string());
             }
+        }
+        if let Some(key) = field_key(x) {
+            out.insert(key);
         }
     });
     out
@@ -238,8 +242,23 @@ pub fn analyze(s: &Stmt, var: Option<&str>, header: Span) -> Result<LoopShape, V
     let bad: Vec<String> =
         expr_names(&guard).into_iter().filter(|n| n != &var && assigned.contains(n)).collect();
     let written = assigned_arrays(s);
-    let bad_arr: Vec<String> =
-        read_arrays(&guard).into_iter().filter(|a| written.contains(a)).collect();
+    // A call in the loop may write any heap location.
+    let any_heap = may_change_heap(s, &|_| false);
+    let bad_arr: Vec<String> = read_arrays(&guard)
+        .into_iter()
+        .filter(|a| any_heap || written.contains(a))
+        .map(|a| {
+            let a = match a.strip_prefix('.') {
+                Some(f) => format!("field `{f}`"),
+                None => a,
+            };
+            if any_heap {
+                format!("{a} (the loop calls methods)")
+            } else {
+                a
+            }
+        })
+        .collect();
     let mut has_call = false;
     walk_expr(&guard, &mut |x| {
         if matches!(x.kind, ExprKind::Call { .. }) {
@@ -521,6 +540,9 @@ pub fn head_facts(program: &Program, class: Option<&Class>, method: &Method, s: 
         }
         for a in assigned_arrays(s) {
             f.tr.havoc_heap(&a);
+        }
+        if may_change_heap(s, &|n| f.tr.functions.get(n).is_some_and(Method::is_pure)) {
+            f.tr.havoc_all_heap();
         }
         for c in &lp.prefix.clauses {
             if let Some(e) = c.expr() {

@@ -55,9 +55,50 @@ pub fn assigned_arrays(s: &Stmt) -> BTreeSet<String> {
             if let Some(a) = target_array(target) {
                 out.insert(a.to_string());
             }
+            if let Some(key) = field_key(target) {
+                out.insert(key);
+            }
         }
     });
     out
+}
+
+/// The heap key `.f` of a field `o.f` of another object (`this.f` is a variable, `a.length`
+/// never changes): the Z3 translator versions such fields like array contents.
+pub fn field_key(e: &Expr) -> Option<String> {
+    match &e.kind {
+        ExprKind::Field(r, f) if !matches!(r.kind, ExprKind::This) && f.name != "length" => {
+            Some(format!(".{}", f.name))
+        }
+        _ => None,
+    }
+}
+
+/// Does `s` possibly change heap locations it does not name: a call statement, an assignment
+/// of a call's result, or an object creation? Calls inside larger expressions are functions;
+/// a call as the whole statement or value may be a method with effects unless `pure` says
+/// that the called name is a pure function.
+pub fn may_change_heap(s: &Stmt, pure: &dyn Fn(&str) -> bool) -> bool {
+    let effect = |e: &Expr| match &e.kind {
+        ExprKind::Call { recv, name, .. } => {
+            !(matches!(recv.as_deref(), None | Some(Expr { kind: ExprKind::This, .. }))
+                && pure(&name.name))
+        }
+        ExprKind::NewObject(..) => true,
+        _ => false,
+    };
+    let mut found = false;
+    walk_stmts(s, &mut |st| match &st.kind {
+        StmtKind::Expr(_) => found = true,
+        StmtKind::Assign { value, .. } | StmtKind::CompoundAssign { value, .. } => {
+            found |= effect(value);
+        }
+        StmtKind::Decl { vars, .. } => {
+            found |= vars.iter().any(|d| d.init.as_ref().is_some_and(effect));
+        }
+        _ => {}
+    });
+    found
 }
 
 /// Every name used in `s` (variables, arrays, called functions).

@@ -5,6 +5,7 @@
 //! counterexample restricted to user-visible symbols, or [`Answer::Unknown`].
 
 pub mod translate;
+pub mod values;
 mod watchdog;
 
 use std::cell::RefCell;
@@ -90,6 +91,7 @@ impl Answer {
 
 /// Check that `facts ⟹ goal` holds: `facts ∧ ¬goal` is unsatisfiable.
 pub fn prove(tr: &Translator, facts: &[Z3Bool], goal: &Z3Bool, timeout_ms: u32) -> Answer {
+    let facts: &[Z3Bool] = &with_axioms(tr, facts);
     if quick_proof(facts, goal, timeout_ms) {
         return Answer::Proved;
     }
@@ -98,6 +100,15 @@ pub fn prove(tr: &Translator, facts: &[Z3Bool], goal: &Z3Bool, timeout_ms: u32) 
         SatResult::Unknown => Answer::Unknown(reason_unknown(s)),
         SatResult::Sat => Answer::Refuted(model_of(tr, s)),
     })
+}
+
+/// `facts` and the translator's axioms about the values it made (valid facts: see
+/// [`values`]), without copying when there are none.
+fn with_axioms<'a>(tr: &Translator, facts: &'a [Z3Bool]) -> std::borrow::Cow<'a, [Z3Bool]> {
+    if tr.axioms.is_empty() {
+        return std::borrow::Cow::Borrowed(facts);
+    }
+    std::borrow::Cow::Owned(facts.iter().chain(&tr.axioms).cloned().collect())
 }
 
 /// Whether `facts ⟹ goal` is proved: [`prove`] without building a counterexample, for callers
@@ -159,6 +170,7 @@ fn has_quantifier(t: &Z3Bool) -> bool {
 
 /// Is `facts` satisfiable? (`Some(model)` if so; `None` when unsat or unknown.)
 pub fn satisfiable(tr: &Translator, facts: &[Z3Bool], timeout_ms: u32) -> Option<Counterexample> {
+    let facts: &[Z3Bool] = &with_axioms(tr, facts);
     with_solver(timeout_ms, |s| {
         for f in facts {
             s.assert(f);
@@ -227,6 +239,7 @@ pub fn model_of(tr: &Translator, s: &Solver<'static>) -> Counterexample {
                 Term::Int(i) => m.eval(i, true).map(|v| v.to_string()),
                 Term::Bool(b) => m.eval(b, true).map(|v| v.to_string()),
                 Term::Real(r) => m.eval(r, true).map(|v| v.to_string()),
+                Term::Val(..) => None,
             };
             if let Some(v) = v {
                 values.push((name.clone(), v));

@@ -6,7 +6,7 @@
 //! Pure function calls are uninterpreted functions. Anything else is `Unsupported`, and callers
 //! drop facts they cannot encode: facts may be weakened, never strengthened.
 
-use super::ctx;
+use super::{ctx, values};
 use crate::front::ast::*;
 use std::collections::HashMap;
 use z3::ast::{Ast, Bool, Dynamic, Int, Real};
@@ -23,23 +23,28 @@ pub enum Term {
     Int(Z3Int),
     Bool(Z3Bool),
     Real(Real<'static>),
+    /// A sequence, set, bag, option, map, tuple, string or object (see [`super::values`]), with
+    /// its PVL type (element types for indexing, the class for fields and methods).
+    Val(Dynamic<'static>, Type),
 }
 
 impl Term {
-    fn sort(&self) -> Sort<'static> {
+    pub fn sort(&self) -> Sort<'static> {
         let c = ctx();
         match self {
             Term::Int(_) => Sort::int(c),
             Term::Bool(_) => Sort::bool(c),
             Term::Real(_) => Sort::real(c),
+            Term::Val(d, _) => d.get_sort(),
         }
     }
 
-    fn dynamic(&self) -> Dynamic<'static> {
+    pub fn dynamic(&self) -> Dynamic<'static> {
         match self {
             Term::Int(i) => Dynamic::from_ast(i),
             Term::Bool(b) => Dynamic::from_ast(b),
             Term::Real(r) => Dynamic::from_ast(r),
+            Term::Val(d, _) => d.clone(),
         }
     }
 }
@@ -68,6 +73,13 @@ pub struct Translator {
     /// User-visible constants created so far, in creation order (for counterexamples).
     pub visible: Vec<(String, Term)>,
     seen: HashMap<String, usize>,
+    /// Valid facts about the value terms made so far (`|s| >= 0`, lengths of concatenations, …):
+    /// fact collection adds them to Γ, and `prove` to every query.
+    pub axioms: Vec<Z3Bool>,
+    /// Field types by (class, field), for `o.f` on objects of other classes.
+    pub field_types: std::sync::Arc<HashMap<(String, String), Type>>,
+    /// Methods by (class, name), for `o.m(…)` calls of pure methods.
+    pub class_methods: std::sync::Arc<HashMap<(String, String), Method>>,
 }
 
 fn int_sort() -> Sort<'static> {
@@ -90,6 +102,9 @@ impl Translator {
             fresh: 0,
             visible: Vec::new(),
             seen: HashMap::new(),
+            axioms: Vec::new(),
+            field_types: Default::default(),
+            class_methods: Default::default(),
         }
     }
 
@@ -101,7 +116,7 @@ impl Translator {
         matches!(self.types.get(name).map(|t| &t.kind), Some(TypeKind::Boolean | TypeKind::Bool))
     }
 
-    fn remember(&mut self, label: String, t: Term) {
+    pub(super) fn remember(&mut self, label: String, t: Term) {
         if !self.seen.contains_key(&label) {
             self.seen.insert(label.clone(), self.visible.len());
             self.visible.push((label, t));
@@ -115,10 +130,13 @@ impl Translator {
         }
         let v = self.env.vars.get(name).copied().unwrap_or(0);
         let id = format!("{name}@{v}");
-        let t = if self.is_bool_var(name) {
-            Term::Bool(Bool::new_const(ctx(), id))
-        } else {
-            Term::Int(Int::new_const(ctx(), id))
+        let typed = self.types.get(name).and_then(|ty| values::constant(&id, ty));
+        let t = match typed {
+            // Collections and objects have no value a counterexample could print; their
+            // lengths and fields are remembered where they are used.
+            Some(t @ Term::Val(..)) => return t,
+            Some(t) => t,
+            None => Term::Int(Int::new_const(ctx(), id)),
         };
         let label = if v == 0 { name.to_string() } else { format!("{name} (version {v})") };
         self.remember(label, t.clone());
@@ -150,7 +168,7 @@ impl Translator {
         self.env.heap.insert("*epoch*".into(), f);
     }
 
-    fn heap_version(&self, array: &str) -> String {
+    pub(super) fn heap_version(&self, array: &str) -> String {
         let epoch = self.env.heap.get("*epoch*").copied().unwrap_or(0);
         let v = self.env.heap.get(array).copied().unwrap_or(0);
         format!("{v}_{epoch}")
@@ -166,6 +184,9 @@ impl Translator {
             Term::Int(i) => Ok(i),
             Term::Bool(_) => Err(Unsupported(format!("expected an integer expression: {e:?}"))),
             Term::Real(_) => Err(Unsupported("rational in an integer position".into())),
+            Term::Val(..) => {
+                Err(Unsupported("a collection or object in an integer position".into()))
+            }
         }
     }
 
@@ -180,7 +201,9 @@ impl Translator {
         match self.term(e)? {
             Term::Int(i) => Ok(Real::from_int(&i)),
             Term::Real(r) => Ok(r),
-            Term::Bool(_) => Err(Unsupported("boolean in a rational position".into())),
+            Term::Bool(_) | Term::Val(..) => {
+                Err(Unsupported("boolean or value in a rational position".into()))
+            }
         }
     }
 
@@ -267,7 +290,9 @@ impl Translator {
             K::Unary(UnOp::Neg, x) => match self.term(x)? {
                 Term::Int(i) => Term::Int(i.unary_minus()),
                 Term::Real(r) => Term::Real(r.unary_minus()),
-                Term::Bool(_) => return Err(Unsupported("negated boolean".into())),
+                Term::Bool(_) | Term::Val(..) => {
+                    return Err(Unsupported("negated boolean or value".into()))
+                }
             },
             K::Binary(op, l, r) => self.binary(*op, l, r)?,
             K::Cond(cnd, a, b) => {
@@ -275,11 +300,21 @@ impl Translator {
                 match (self.term_ctx(a, want_bool)?, self.term_ctx(b, want_bool)?) {
                     (Term::Int(x), Term::Int(y)) => Term::Int(cb.ite(&x, &y)),
                     (Term::Bool(x), Term::Bool(y)) => Term::Bool(cb.ite(&x, &y)),
+                    (Term::Val(x, ty), y @ Term::Val(..)) => {
+                        if !values::same_sort(&Term::Val(x.clone(), ty.clone()), &y) {
+                            return Err(Unsupported(
+                                "conditional of values of different types".into(),
+                            ));
+                        }
+                        Term::Val(cb.ite(&x, &y.dynamic()), ty)
+                    }
                     (x, y) => {
                         let to_real = |t: Term| match t {
                             Term::Int(i) => Ok(Real::from_int(&i)),
                             Term::Real(r) => Ok(r),
-                            Term::Bool(_) => Err(Unsupported("mixed ternary".into())),
+                            Term::Bool(_) | Term::Val(..) => {
+                                Err(Unsupported("mixed ternary".into()))
+                            }
                         };
                         Term::Real(cb.ite(&to_real(x)?, &to_real(y)?))
                     }
@@ -297,6 +332,22 @@ impl Translator {
                 }
             },
             K::Field(r, f) if matches!(r.kind, K::This) => self.var(&f.name),
+            K::Field(r, f) => self.object_field(r, f, want_bool)?,
+            K::Null => self.null(),
+            K::Length(x) => self.length_of(x)?,
+            K::Index(a, i) if self.is_value(a) => {
+                let s = self.term(a)?;
+                self.at(s, i)?
+            }
+            K::Slice(s, lo, hi) => self.slice(s, lo.as_deref(), hi.as_deref())?,
+            K::SeqUpdate(s, i, v) => self.update(s, i, v)?,
+            K::Collection { kind, elem_ty, elems } => {
+                self.literal(*kind, elem_ty.as_ref(), elems)?
+            }
+            K::EmptyCollection(kind, ty) => self.literal(*kind, Some(ty), &[])?,
+            K::Builtin(b @ (Builtin::Head | Builtin::Tail), args) if args.len() == 1 => {
+                self.head_tail(*b == Builtin::Head, &args[0])?
+            }
             K::Index(a, i) => match &a.kind {
                 K::Index(m, j) => {
                     let name = self.array_name(m)?;
@@ -331,9 +382,12 @@ impl Translator {
                 restore(&mut self.env.bound, &name.name, prev);
                 r?
             }
-            K::Call { recv: None, name, args, ghost, .. } if ghost.is_empty() => {
-                self.call(&name.name, args, want_bool)?
-            }
+            K::Call { recv, name, args, ghost, .. } if ghost.is_empty() => match recv.as_deref() {
+                None | Some(Expr { kind: K::This, .. }) => {
+                    self.call(&name.name, args, want_bool)?
+                }
+                Some(r) => self.method_call(r, &name.name, args)?,
+            },
             K::Trigger(x) => self.term_ctx(x, want_bool)?,
             K::Builtin(Builtin::Array, args) if args.len() == 2 => {
                 let name = self.array_name(&args[0])?;
@@ -355,6 +409,8 @@ impl Translator {
             BinOp::And | BinOp::Star => Term::Bool(Bool::and(c, &[&self.bool(l)?, &self.bool(r)?])),
             BinOp::Or => Term::Bool(Bool::or(c, &[&self.bool(l)?, &self.bool(r)?])),
             BinOp::Implies => Term::Bool(self.bool(l)?.implies(&self.bool(r)?)),
+            BinOp::Concat | BinOp::Cons => self.concat(op, l, r)?,
+            BinOp::In => self.member(l, r)?,
             BinOp::Eq | BinOp::Ne => {
                 let lt = self.term(l)?;
                 let rt = match lt {
@@ -364,6 +420,10 @@ impl Translator {
                 let eq = match (lt, rt) {
                     (Term::Int(a), Term::Int(b)) => a._eq(&b),
                     (Term::Bool(a), Term::Bool(b)) => a._eq(&b),
+                    (a @ Term::Val(..), b) | (a, b @ Term::Val(..)) => values::equal(&a, &b)
+                        .ok_or_else(|| {
+                            Unsupported("equality of values of different types".into())
+                        })?,
                     (a, b) => {
                         let ar = as_real(a)?;
                         let br = as_real(b)?;
@@ -413,10 +473,14 @@ impl Translator {
 
     /// A fresh integer constant for the bound variable `b`, bound in the environment; what it
     /// shadows goes on `prevs`, for the caller to restore.
-    fn bind_fresh(&mut self, b: &Binding, prevs: &mut Vec<(String, Option<Term>)>) -> Z3Int {
+    fn bind_fresh(&mut self, b: &Binding, prevs: &mut Vec<(String, Option<Term>)>) -> Term {
         self.fresh += 1;
-        let k = Int::new_const(ctx(), format!("{}!q{}", b.name.name, self.fresh));
-        let prev = self.env.bound.insert(b.name.name.clone(), Term::Int(k.clone()));
+        let name = format!("{}!q{}", b.name.name, self.fresh);
+        let k = match values::constant(&name, &b.ty) {
+            Some(t) if b.range.is_none() => t,
+            _ => Term::Int(Int::new_const(ctx(), name)),
+        };
+        let prev = self.env.bound.insert(b.name.name.clone(), k.clone());
         prevs.push((b.name.name.clone(), prev));
         k
     }
@@ -433,10 +497,17 @@ impl Translator {
         let mut guards = Vec::new();
         let mut prevs = Vec::new();
         for b in bindings {
-            if !matches!(b.ty.kind, TypeKind::Int) {
-                return Err(Unsupported("quantifier over a non-int type".into()));
+            if matches!(values::repr(&b.ty), values::Repr::Other) {
+                return Err(Unsupported("quantifier over an array or fraction type".into()));
             }
-            let k = self.bind_fresh(b, &mut prevs);
+            let t = self.bind_fresh(b, &mut prevs);
+            let k = match &t {
+                Term::Int(k) => k.clone(),
+                _ => {
+                    consts.push(t.dynamic());
+                    continue;
+                }
+            };
             if let Some((lo, hi)) = &b.range {
                 let lo = self.int(lo);
                 let hi = self.int(hi);
@@ -450,7 +521,7 @@ impl Translator {
                     }
                 }
             }
-            consts.push(k);
+            consts.push(Dynamic::from_ast(&k));
         }
         let res = (|| {
             if let Some(cnd) = cond {
@@ -478,6 +549,10 @@ impl Translator {
             Some(m) => matches!(m.ret.kind, TypeKind::Boolean | TypeKind::Bool),
             None => want_bool,
         };
+        let ret_val = method
+            .as_ref()
+            .filter(|m| matches!(values::repr(&m.ret), values::Repr::Val(_)))
+            .map(|m| m.ret.clone());
         if let Some(m) = &method {
             if !m.is_pure() || m.params.len() != args.len() {
                 return Err(Unsupported(format!("call of the non-pure method `{name}`")));
@@ -489,12 +564,19 @@ impl Translator {
         }
         let sorts: Vec<Sort<'static>> = vals.iter().map(Term::sort).collect();
         let sort_refs: Vec<&Sort<'static>> = sorts.iter().collect();
-        let range = if ret_bool { Sort::bool(c) } else { Sort::int(c) };
+        let range = match ret_val.as_ref().and_then(values::z3_sort) {
+            Some(s) => s,
+            None if ret_bool => Sort::bool(c),
+            None => Sort::int(c),
+        };
         let f = FuncDecl::new(c, format!("fn_{name}_{}", args.len()), &sort_refs, &range);
         let dyn_args: Vec<Dynamic<'static>> = vals.iter().map(Term::dynamic).collect();
         let arg_refs: Vec<&dyn Ast<'static>> =
             dyn_args.iter().map(|d| d as &dyn Ast<'static>).collect();
         let d = f.apply(&arg_refs);
+        if let Some(ty) = ret_val {
+            return Ok(Term::Val(d, ty));
+        }
         Ok(if ret_bool {
             Term::Bool(d.as_bool().ok_or_else(|| Unsupported("call sort".into()))?)
         } else {
@@ -575,13 +657,13 @@ impl Translator {
         let mut guards = Vec::new();
         let mut prevs = Vec::new();
         for b in bindings {
-            let k = self.bind_fresh(b, &mut prevs);
-            if let Some((lo, hi)) = &b.range {
+            let t = self.bind_fresh(b, &mut prevs);
+            if let (Some((lo, hi)), Term::Int(k)) = (&b.range, &t) {
                 if let (Ok(lo), Ok(hi)) = (self.int(lo), self.int(hi)) {
-                    guards.push(Bool::and(c, &[&lo.le(&k), &k.lt(&hi)]));
+                    guards.push(Bool::and(c, &[&lo.le(k), &k.lt(&hi)]));
                 }
             }
-            consts.push(k);
+            consts.push(t.dynamic());
         }
         let inner = (|| {
             if let Some(cnd) = cond {
@@ -650,7 +732,9 @@ fn as_real(t: Term) -> Result<Real<'static>, Unsupported> {
     match t {
         Term::Int(i) => Ok(Real::from_int(&i)),
         Term::Real(r) => Ok(r),
-        Term::Bool(_) => Err(Unsupported("boolean compared with a number".into())),
+        Term::Bool(_) | Term::Val(..) => {
+            Err(Unsupported("boolean or value compared with a number".into()))
+        }
     }
 }
 

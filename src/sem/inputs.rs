@@ -532,6 +532,11 @@ fn fill_vec(elem: &Ty, len: usize, fill: Fill, rng: &mut Rng) -> Vec<InVal> {
                 Fill::Small => rng.range(0, 3),
                 Fill::Zero => 0,
             }),
+            // A sequence is a value, never null: its elements are sequences too.
+            Ty::Seq(inner) => {
+                let n = rng.range(0, 4) as usize;
+                InVal::Seq(fill_vec(inner, n, fill, rng))
+            }
             _ => InVal::Null,
         })
         .collect()

@@ -156,7 +156,7 @@ fn trip_count(
                 .map(|(_, t)| match t {
                     Term::Int(i) => m.eval(i, true).map(Term::Int),
                     Term::Bool(b) => m.eval(b, true).map(Term::Bool),
-                    Term::Real(_) => None,
+                    Term::Real(_) | Term::Val(..) => None,
                 })
                 .collect()
         })
