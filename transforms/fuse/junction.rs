@@ -10,6 +10,7 @@
 //! its fraction minus what the other kernel's atoms take there, split by a printed guard where
 //! that amount depends on the thread ([`Analysis::complement`]).
 
+use super::affine::retain_framed;
 use super::model::{merge_dups, Atom, Frac, Func, Kernel};
 use super::rewrite::print_contract;
 use super::solver::{amount_text, Analysis, ComplementError, Undecided, Witness};
@@ -141,11 +142,12 @@ pub(super) fn junction(
             ));
         }
     }
-    // Paper assumption, checked: a kernel returns every permission it takes (A606).
+    // A kernel may drop permission (permissions are affine), but its post cannot claim more
+    // than its pre on any cell: such a kernel cannot verify (A606).
     if k1.original {
-        no_loss(an, k1, names.0)?;
+        no_gain(an, k1, names.0)?;
     }
-    no_loss(an, k2, names.1)?;
+    no_gain(an, k2, names.1)?;
 
     let mut plan = Plan::default();
     let mut dp_arrays: Vec<String> = Vec::new();
@@ -182,13 +184,14 @@ pub(super) fn junction(
         let case = if same {
             Case::Same
         } else if !w1 && !w2 {
-            // Only reads. The caller is only known to hold, on each cell, what the hungrier
-            // kernel asks (each kernel verified on its own, and the first returns everything),
-            // so two shares of one cell cannot simply be added.
+            // Only reads. The caller is only known to hold, on each cell, `max(P1, P1 + P2 -
+            // Q1)` (module `affine`): the hungrier kernel's share when kernel 1 returns
+            // everything, so two shares of one cell cannot simply be added. They can when
+            // kernel 1 drops what it reads, and kernel 2's share came from the method anyway.
             let shared = an
                 .overlap(&refs(&p1), &refs(&p2))
                 .map_err(und("whether both kernels read one cell"))?;
-            if shared {
+            if shared && !fits_caller(an, &p1, &q1, &p2)? {
                 Case::ReadOnly
             } else {
                 Case::Budget
@@ -266,14 +269,19 @@ pub(super) fn junction(
     // Functional conjuncts (Algorithm 3). A cell kernel 1 may write is an array it holds write
     // permission on; a conjunct about such an array describes kernel 1's result, so it cannot
     // be a precondition of the fused kernel. Dually for kernel 1's post and kernel 2's writes.
-    let fp2_kept = not_written_by(&k2.fpre, k1);
-    let fq1_kept = not_written_by(&k1.fpost, k2);
-    let fpre = union_by_text(k1.fpre.clone(), &fp2_kept);
-    let fpost = union_by_text(fq1_kept.clone(), &k2.fpost);
-
     // The barrier hands over everything a thread holds (a thread keeps only what it ensures).
     let req: Vec<Atom> = plan.q1.iter().chain(&plan.pre_b).cloned().collect();
     let ens: Vec<Atom> = plan.p2.iter().chain(&plan.post_a).cloned().collect();
+
+    let fp2_kept = not_written_by(&k2.fpre, k1);
+    // Kernel 1's facts are restated (in the fused post, and first in the barrier's ensures)
+    // only where the permission that frames them is still held there.
+    let fq: Vec<Atom> = plan.post_b.iter().chain(&plan.post_a).cloned().collect();
+    let holders: Vec<&[Atom]> = if dp { vec![&fq, &ens] } else { vec![&fq] };
+    let fq1_kept = retain_framed(an, not_written_by(&k1.fpost, k2), &plan.q1, &holders)
+        .map_err(und("whether kernel 1's postcondition stays framed"))?;
+    let fpre = union_by_text(k1.fpre.clone(), &fp2_kept);
+    let fpost = union_by_text(fq1_kept.clone(), &k2.fpost);
 
     // Self-checks (§7d): nothing is emitted unless the fused contract and barrier add up.
     for arr in &arrays {
@@ -462,19 +470,21 @@ fn uniform(v: &[Atom], arr: &str, kernel: &str, side: &str) -> Result<(), Juncti
     Ok(())
 }
 
-/// A606: for every array, the kernel's threads together return what they take, on every cell.
-fn no_loss(an: &mut Analysis, k: &Kernel, name: &str) -> Result<(), JunctionError> {
+/// A606: for every array, the kernel's threads together return at most what they take, on every
+/// cell. Returning less is allowed (the dropped part is not returned by the fused post); a post
+/// that claims more cannot verify.
+fn no_gain(an: &mut Analysis, k: &Kernel, name: &str) -> Result<(), JunctionError> {
     for arr in k.arrays() {
         let p = of_array(&k.pre, &arr);
         let q = of_array(&k.post, &arr);
         if let Some(w) = an
-            .global_violation(&q, &p, true)
-            .map_err(und("whether a kernel returns its permissions"))?
+            .global_violation(&q, &p, false)
+            .map_err(und("whether a kernel returns more permission than it takes"))?
         {
             let d = Diagnostic::error(
                 "A606",
                 format!(
-                    "cannot fuse: {name} does not return the permission it takes on array `{arr}`"
+                    "cannot fuse: {name} returns more permission on array `{arr}` than it takes"
                 ),
             )
             .with_secondary(k.keyword, name.to_string());
@@ -482,16 +492,32 @@ fn no_loss(an: &mut Analysis, k: &Kernel, name: &str) -> Result<(), JunctionErro
             let d = label_atoms(d, &q, "returned here");
             let d = d
                 .with_note(format!(
-                    "{}: its threads take {} in total and return {}",
+                    "{}: its threads take {} in total and claim to return {}",
                     w.describe(&arr),
                     amount_text(&w.rhs),
                     amount_text(&w.lhs)
                 ))
-                .with_help("make the kernel's postcondition return every permission its precondition takes (the paper assumes kernels lose no permission)");
+                .with_help("a kernel can give back at most what it takes (giving back less is fine): its postcondition cannot verify; correct it");
             return Err(JunctionError::Diag(d));
         }
     }
     Ok(())
+}
+
+/// Whether both kernels' read shares of an array, added up, stay within what a caller of the
+/// two kernels is known to hold on every cell (and within write).
+fn fits_caller(
+    an: &mut Analysis,
+    p1: &[Atom],
+    q1: &[Atom],
+    p2: &[Atom],
+) -> Result<bool, JunctionError> {
+    let what = "whether both kernels' read shares fit what the caller holds";
+    let both: Vec<&Atom> = p1.iter().chain(p2).collect();
+    if an.above_caller(&both, &refs(p1), &refs(q1), &refs(p2)).map_err(und(what))?.is_some() {
+        return Ok(false);
+    }
+    Ok(an.above_write(&both).map_err(und(what))?.is_none())
 }
 
 /// The self-checks of §7d on one array (A608). With a barrier, `(requires, ensures)` atoms.
@@ -533,15 +559,36 @@ fn self_check(
             "the kernels' permission patterns are outside what the fusion algorithms handle; fuse fewer kernels or restate their contracts",
         ))
     };
-    // 1. The fused precondition never asks more of a cell than the hungrier kernel does: that
-    // is all the caller is known to hold (which is at most write).
+    // 1. The fused precondition never asks more of a cell than running the kernels one after
+    // the other does, `max(P1, P1 + P2 - Q1)`: that is all the caller is known to hold. Nor
+    // more than write: kernel 2 needing what kernel 1 drops must get it from the method.
     let (o1, o2) = (of_array(&orig.0.pre, arr), of_array(&orig.1.pre, arr));
-    if let Some(w) = an.above_both(&fp, &o1, &o2).map_err(und(SELF))? {
-        return Err(fail(&format!("the fused precondition asks more of a cell of `{arr}` than either kernel, more than the caller is known to hold (asked against the larger kernel's)"), Some(w)));
+    let (oq1, oq2) = (of_array(&orig.0.post, arr), of_array(&orig.1.post, arr));
+    if let Some(w) = an.above_caller(&fp, &o1, &oq1, &o2).map_err(und(SELF))? {
+        return Err(fail(&format!("the fused precondition asks more of a cell of `{arr}` than running the kernels one after the other, more than the caller is known to hold (asked against the larger of kernel 1's share and kernel 1's plus kernel 2's less what kernel 1 returns)"), Some(w)));
     }
-    // 2. The fused postcondition returns exactly what the precondition takes, on every cell.
-    if let Some(w) = an.global_violation(&fq, &fp, true).map_err(und(SELF))? {
-        return Err(fail(&format!("the fused kernel does not return the permission it takes on `{arr}` (returned against taken)"), Some(w)));
+    if let Some(w) = an.above_write(&fp).map_err(und(SELF))? {
+        let e = fail(&format!("the fused precondition asks more than write of a cell of `{arr}`: the second kernel needs permission there that the first takes and does not give back, and the method cannot hold both (asked against write)"), Some(w));
+        return Err(match e {
+            JunctionError::Diag(d) => JunctionError::Diag(d.with_help("kernel 2 can only use what kernel 1 gives back plus what the method holds beyond kernel 1's share, at most write in all: let kernel 1 return what kernel 2 needs (the kernels cannot run one after the other as written either)")),
+            other => other,
+        });
+    }
+    // 2. The fused postcondition returns no more than the precondition takes, and no less than
+    // the two kernels give back together: FQ - FP >= Q1 + Q2 - P1 - P2 on every cell.
+    if let Some(w) = an.global_violation(&fq, &fp, false).map_err(und(SELF))? {
+        return Err(fail(
+            &format!(
+                "the fused kernel returns more of `{arr}` than it takes (returned against taken)"
+            ),
+            Some(w),
+        ));
+    }
+    let lost = an
+        .global_violation(&cat(&[&fp, &oq1, &oq2]), &cat(&[&fq, &o1, &o2]), false)
+        .map_err(und(SELF))?;
+    if let Some(w) = lost {
+        return Err(fail(&format!("the fused kernel gives back less of `{arr}` than the kernels do one after the other (taken plus what the kernels return, against returned plus what they take)"), Some(w)));
     }
     // Per thread: kernel 1's body starts with what it needs.
     if let Some(w) = an.local_violation(&p1, &fp).map_err(und(SELF))? {
@@ -721,7 +768,7 @@ mod tests {
     fn a_uniform_leftover_that_loses_the_boundary_cell_is_refused() {
         with_kernels(SHIFT, |an, k1, k2| {
             let msg = full_barrier_refusal(an, &uniform_plan(k1, k2), (k1, k2));
-            assert!(msg.starts_with("A608") && msg.contains("does not return"), "{msg}");
+            assert!(msg.starts_with("A608") && msg.contains("gives back less"), "{msg}");
         });
     }
 
@@ -768,22 +815,79 @@ mod tests {
             plan.pre_b = k2.pre.clone();
             plan.post_a = k1.post.clone();
             let msg = full_barrier_refusal(an, &plan, (k1, k2));
-            assert!(msg.starts_with("A608") && msg.contains("than either kernel"), "{msg}");
+            assert!(msg.starts_with("A608") && msg.contains("one after the other"), "{msg}");
         });
     }
 
     #[test]
-    fn a_kernel_that_keeps_permission_is_refused() {
-        let lossy = SHIFT
+    fn a_kernel_may_drop_permission_but_not_claim_more() {
+        // Kernel 2 takes half of a[j] and gives nothing back: allowed (affine permissions).
+        let dropping = SHIFT
             .replace("context j > 0 ==> Perm(a[j], 1\\2);", "requires j > 0 ==> Perm(a[j], 1\\2);");
-        with_kernels(&lossy, |an, _, k2| {
-            let r = no_loss(an, k2, "kernel 2");
-            let msg = r.err().map(code).unwrap_or_default();
+        with_kernels(&dropping, |an, k1, k2| {
+            assert!(no_gain(an, k1, "kernel 1").is_ok());
+            assert!(no_gain(an, k2, "kernel 2").is_ok());
+        });
+        // Kernel 2 claims write back for the half it takes: it cannot verify.
+        let gaining = SHIFT.replace(
+            "context j > 0 ==> Perm(a[j], 1\\2);",
+            "requires j > 0 ==> Perm(a[j], 1\\2);\n      ensures j > 0 ==> Perm(a[j], write);",
+        );
+        with_kernels(&gaining, |an, _, k2| {
+            let msg = no_gain(an, k2, "kernel 2").err().map(code).unwrap_or_default();
+            assert!(msg.starts_with("A606") && msg.contains("more permission"), "{msg}");
+        });
+        // Kernel 1 returns its cell's permission one cell further right: more on a[i + 2].
+        let shifted = SHIFT.replace(
+            "context Perm(a[i + 1], write);",
+            "requires Perm(a[i], write);\n      ensures Perm(a[i + 1], write);",
+        );
+        with_kernels(&shifted, |an, k1, _| {
+            let msg = no_gain(an, k1, "kernel 1").err().map(code).unwrap_or_default();
             assert!(msg.starts_with("A606"), "{msg}");
         });
-        with_kernels(SHIFT, |an, k1, k2| {
-            assert!(no_loss(an, k1, "kernel 1").is_ok());
-            assert!(no_loss(an, k2, "kernel 2").is_ok());
+    }
+
+    /// Kernel 1 takes write on a[i] and returns half; kernel 2 reads a[i] at 1\4.
+    const DROP_HALF: &str = "class C {
+  context_everywhere a != null && a.length == m && m > 0;
+  context (\\forall* int k; 0 <= k && k < m; Perm(a[k], write));
+  void drop(int m, int[] a) {
+    par one (int i = 0 .. m)
+      requires Perm(a[i], write);
+      ensures Perm(a[i], 1\\2);
+    {
+      a[i] = i;
+    }
+    par two (int j = 0 .. m)
+      context Perm(a[j], 1\\4);
+    {
+      int v = a[j];
+    }
+  }
+}";
+
+    #[test]
+    fn a_dropping_kernel_hands_over_what_it_returns() {
+        with_kernels(DROP_HALF, |an, k1, k2| {
+            let (fused, dp) =
+                junction(an, k1, k2, ("kernel 1", "kernel 2"), None).map_err(code).expect("fuses");
+            assert!(!dp);
+            let texts = |v: &[Atom]| v.iter().map(Atom::print).collect::<Vec<_>>();
+            assert_eq!(texts(&fused.pre), ["Perm(a[i], write)"]);
+            // Kernel 2's 1\4 plus kernel 1's leftover 1\2 - 1\4: what kernel 1 returned.
+            assert_eq!(texts(&fused.post), ["Perm(a[i], 1\\2)"]);
+        });
+    }
+
+    #[test]
+    fn a_need_for_what_kernel_1_drops_beyond_write_is_refused() {
+        // Kernel 2 needs 3\4 of a[j] after kernel 1 returned 1\2 of the write it took.
+        let greedy = DROP_HALF.replace("context Perm(a[j], 1\\4);", "context Perm(a[j], 3\\4);");
+        with_kernels(&greedy, |an, k1, k2| {
+            let r = junction(an, k1, k2, ("kernel 1", "kernel 2"), None);
+            let msg = r.err().map(code).unwrap_or_default();
+            assert!(msg.starts_with("A608") && msg.contains("more than write"), "{msg}");
         });
     }
 }

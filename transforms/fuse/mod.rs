@@ -2,7 +2,7 @@
 //!
 //! `F` consecutive top-level `par` blocks are fused pairwise, left to right. Each kernel's
 //! contract is split into permission atoms and functional conjuncts ([`model`]); the permission
-//! questions of the paper (same pattern? fits the budget? writes? loses nothing?) are answered
+//! questions of the paper (same pattern? fits the budget? writes? claims nothing it did not take?) are answered
 //! symbolically with Z3 over the thread range ([`solver`]), so no concrete array length or thread
 //! count is needed. Each junction ([`junction`]) hands permissions over per cell and is
 //! self-checked before anything is emitted.
@@ -60,6 +60,7 @@
 // Refusals are the cold path and carry one diagnostic; boxing them buys nothing here.
 #![allow(clippy::result_large_err)]
 
+mod affine;
 mod check;
 mod junction;
 mod lin;

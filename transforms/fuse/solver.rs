@@ -382,7 +382,7 @@ impl Analysis<'_> {
 
     /// A fresh cell `x` and the total of each group over all threads at `x`, in units of the
     /// returned scale (one for all groups, so the totals compare).
-    fn cell_totals(
+    pub(super) fn cell_totals(
         &mut self,
         groups: &[&[&Atom]],
     ) -> Result<(Z3Int, Vec<Z3Int>, BigInt), Undecided> {
@@ -461,21 +461,6 @@ impl Analysis<'_> {
         Ok(self.sat(&[a, b])?.is_some())
     }
 
-    /// A cell where `fp`'s total is above both `p1`'s and `p2`'s: more than the caller is
-    /// known to hold there.
-    pub fn above_both(
-        &mut self,
-        fp: &[&Atom],
-        p1: &[&Atom],
-        p2: &[&Atom],
-    ) -> Result<Option<Witness>, Undecided> {
-        let (x, totals, scale) = self.cell_totals(&[fp, p1, p2])?;
-        let [f, a, b] = <[Z3Int; 3]>::try_from(totals).map_err(|_| Undecided::Unencodable)?;
-        let larger = a.ge(&b).ite(&a, &b);
-        let bad = f.gt(&larger);
-        self.cell_witness(x, (&f, &larger), bad, &scale)
-    }
-
     /// Two different threads never hold the same cell through `a`.
     pub fn injective(&mut self, a: &Atom) -> Result<bool, Undecided> {
         let t1 = self.fresh_threads("thread");
@@ -540,7 +525,7 @@ impl Analysis<'_> {
 
     /// A smallest cell `x` where `bad` holds, with the two totals it compares named for the
     /// counterexample.
-    fn cell_witness(
+    pub(super) fn cell_witness(
         &mut self,
         x: Z3Int,
         (lhs, rhs): (&Z3Int, &Z3Int),
@@ -881,7 +866,7 @@ fn guard_cond(c: &Expr, src: &str, sub: &Subst, vars: &[&str]) -> Cond {
 }
 
 /// An integer literal of any size.
-fn big(v: &BigInt) -> Z3Int {
+pub(super) fn big(v: &BigInt) -> Z3Int {
     Int::from_str(z3ctx(), &v.to_string()).unwrap_or_else(|| Int::from_i64(z3ctx(), 0))
 }
 
