@@ -279,10 +279,8 @@ fn uniform(e: &Expr, t: &BTreeSet<String>) -> bool {
     let mut ok = true;
     crate::front::visit::walk_expr(e, &mut |x| match &x.kind {
         ExprKind::Name(id) if t.contains(&id.name) => ok = false,
-        ExprKind::Field(r, f) => {
-            if !matches!(r.kind, ExprKind::This) || t.contains(&f.name) {
-                ok = false;
-            }
+        ExprKind::Field(r, f) if !matches!(r.kind, ExprKind::This) || t.contains(&f.name) => {
+            ok = false
         }
         ExprKind::Index(..)
         | ExprKind::Call { .. }
