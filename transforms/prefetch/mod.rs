@@ -40,8 +40,11 @@
 //! }
 //! ```
 
+mod analyse;
 mod check;
+mod perms;
 mod rewrite;
+mod segments;
 
 use crate::analyze::sites::SiteKind;
 use crate::transforms::params::{Kind, Param};

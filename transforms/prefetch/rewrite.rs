@@ -3,6 +3,7 @@
 //! replaced by the register, and a write-back at the end when the segment writes it.
 
 use super::check::{Plan, SegPlan};
+use crate::edit::line_start as body_line;
 use crate::edit::{indent_at, line_end_incl, line_start, EditSet};
 use crate::front::span::Span;
 use crate::transforms::{Applied, Ctx, Outcome};
@@ -10,9 +11,30 @@ use crate::transforms::{Applied, Ctx, Outcome};
 pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
     let mut edits = EditSet::new();
     for arm in &plan.arms {
-        // Registers are declared once per par arm, at their first load.
+        // Registers are declared once per par arm, at their first load; one first loaded in a
+        // nested segment (a loop body, a branch) is declared at the top of the par body, where
+        // every later segment sees it.
         let mut declared = vec![false; plan.regs.len()];
-        for seg in arm {
+        let mut top = Vec::new();
+        for (li, reg) in plan.regs.iter().enumerate() {
+            let first = arm.segs.iter().find(|s| s.results.iter().any(|(l, _)| *l == li));
+            if first.is_some_and(|s| s.depth > 0) {
+                top.push(format!("{} {reg};", plan.elem_ty));
+                declared[li] = true;
+            }
+        }
+        if !top.is_empty() {
+            let at = arm.body_first.start();
+            let ls = body_line(ctx.src, at);
+            let nl = ctx.layout.newline;
+            if ctx.src[ls..at].trim().is_empty() {
+                let ind = indent_at(ctx.src, at);
+                edits.insert(ls, top.iter().map(|l| format!("{ind}{l}{nl}")).collect::<String>());
+            } else {
+                edits.insert(at, format!("{} ", top.join(" ")));
+            }
+        }
+        for seg in &arm.segs {
             segment(ctx, &plan, seg, &mut declared, &mut edits);
         }
     }
@@ -62,6 +84,16 @@ fn segment(ctx: &Ctx, plan: &Plan, seg: &SegPlan, declared: &mut [bool], edits: 
         }
     }
     let nl = ctx.layout.newline;
+    if seg.unbraced && !prologue.is_empty() {
+        // The single statement of an unbraced branch or loop body: brace it.
+        let mut open = prologue.join(" ");
+        open.insert_str(0, "{ ");
+        edits.insert(seg.first.start(), format!("{open} "));
+        let close =
+            if epilogue.is_empty() { String::new() } else { format!(" {}", epilogue.join(" ")) };
+        edits.insert(seg.last.end(), format!("{close} }}"));
+        return;
+    }
     if !prologue.is_empty() {
         let ls = line_start(ctx.src, seg.first.start());
         if ctx.src[ls..seg.first.start()].trim().is_empty() {
