@@ -70,6 +70,8 @@ pub fn field_key(e: &Expr) -> Option<String> {
         ExprKind::Field(r, f) if !matches!(r.kind, ExprKind::This) && f.name != "length" => {
             Some(format!(".{}", f.name))
         }
+        // A cell of an array field of another object, `o.a[i]` or `o.m[i][j]`.
+        ExprKind::Index(a, _) => field_key(a),
         _ => None,
     }
 }

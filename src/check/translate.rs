@@ -321,6 +321,7 @@ impl Translator {
                 }
             }
             K::Field(r, f) if f.name == "length" => match &r.kind {
+                K::Field(o, g) if !matches!(o.kind, K::This) => self.object_array(o, g, None)?,
                 K::Index(m, i) => {
                     let name = self.array_name(m)?;
                     let iv = self.int(i)?;
@@ -354,6 +355,9 @@ impl Translator {
                     let jv = self.int(j)?;
                     let iv = self.int(i)?;
                     self.select(&name, &[jv, iv], want_bool)
+                }
+                K::Field(o, g) if !matches!(o.kind, K::This) => {
+                    self.object_array(o, g, Some(i))?
                 }
                 _ => {
                     let name = self.array_name(a)?;
@@ -395,10 +399,16 @@ impl Translator {
                 Term::Bool(self.length(&name)._eq(&n))
             }
             _ => {
+                let text = crate::front::printer::print_expr(e, crate::front::Dialect::V1);
+                let text = if text.chars().count() > 60 {
+                    format!("{}…", text.chars().take(60).collect::<String>())
+                } else {
+                    text
+                };
                 return Err(Unsupported(format!(
-                    "cannot encode this expression ({})",
+                    "cannot encode `{text}` ({})",
                     kind_name(e)
-                )))
+                )));
             }
         })
     }
@@ -745,6 +755,10 @@ fn kind_name(e: &Expr) -> &'static str {
         ExprKind::Call { .. } => "a call",
         ExprKind::Read => "`read`",
         ExprKind::Old(..) => "`\\old`",
+        ExprKind::Sum { .. } => "a sum",
+        ExprKind::NewObject(..) | ExprKind::NewArray(..) => "an allocation",
+        ExprKind::Result => "`\\result`",
+        ExprKind::Unary(..) => "an operator on values of this type",
         _ => "an unsupported form",
     }
 }

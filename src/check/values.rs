@@ -198,6 +198,11 @@ impl Translator {
                 self.types.get(&f.name).is_some_and(|t| matches!(repr(t), Repr::Val(_)))
             }
             ExprKind::Index(..) => false,
+            // `o.a` of an array field is an array, whatever `o`'s class.
+            ExprKind::Field(_, f) => !self
+                .field_types
+                .iter()
+                .any(|((_, name), t)| *name == f.name && t.array_dims() > 0),
             _ => true,
         }
     }
@@ -377,6 +382,45 @@ impl Translator {
             if matches!(t, Term::Int(_) | Term::Bool(_)) {
                 self.remember(format!("{}.{}", id.name, f.name), t.clone());
             }
+        }
+        Ok(t)
+    }
+
+    /// `o.a[i]` (with `idx`) or `o.a.length` (without) for an array field `a` of another
+    /// object: functions of the receiver, versioned with the field (a write to the field or to
+    /// its cells gives both a new version).
+    pub(super) fn object_array(
+        &mut self,
+        r: &Expr,
+        f: &Ident,
+        idx: Option<&Expr>,
+    ) -> Result<Term, Unsupported> {
+        let rt = self.term(r)?;
+        let cls = class_of(&rt)?;
+        let ver = self.heap_version(&format!(".{}", f.name));
+        let c = ctx();
+        let (op, range, args) = match idx {
+            None => ("olen", Type::int(), vec![rt]),
+            Some(i) => {
+                let fty = self.field_types.get(&(cls.clone(), f.name.clone()));
+                let elem = match fty.map(|t| &t.kind) {
+                    Some(TypeKind::Array(el, _)) if matches!(repr(el), Repr::Int | Repr::Bool) => {
+                        (**el).clone()
+                    }
+                    _ => return Err(Unsupported("cell of an array field of unknown type".into())),
+                };
+                ("osel", elem, vec![rt, Term::Int(self.int(i)?)])
+            }
+        };
+        let dom: Vec<Sort<'static>> = args.iter().map(Term::sort).collect();
+        let dom_refs: Vec<&Sort<'static>> = dom.iter().collect();
+        let rs = z3_sort(&range).ok_or_else(|| Unsupported("array field sort".into()))?;
+        let fd = FuncDecl::new(c, format!("{op}_{cls}_{}_{ver}", f.name), &dom_refs, &rs);
+        let dyns: Vec<Dynamic<'static>> = args.iter().map(Term::dynamic).collect();
+        let refs: Vec<&dyn Ast<'static>> = dyns.iter().map(|d| d as &dyn Ast<'static>).collect();
+        let t = typed(fd.apply(&refs), &range)?;
+        if let (None, Term::Int(n)) = (idx, &t) {
+            self.axioms.push(n.ge(&Int::from_i64(c, 0)));
         }
         Ok(t)
     }
