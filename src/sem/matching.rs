@@ -122,7 +122,11 @@ fn difference(o: &ValidateOutcome) -> String {
     let Some(m) = &o.mismatch else {
         return format!("OPT races where ORIG does not: {}", first_diag());
     };
-    let input = format!("input #{} (seed {}: {})", m.input_id, m.input.seed, m.input.describe());
+    let mut desc = m.input.describe();
+    if desc.chars().count() > 120 {
+        desc = format!("{}…", desc.chars().take(119).collect::<String>());
+    }
+    let input = format!("input #{} (seed {}: {desc})", m.input_id, m.input.seed);
     if m.path == "(run)" {
         return format!("{input}: ORIG runs, OPT fails: {}", first_diag());
     }

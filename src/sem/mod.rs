@@ -219,7 +219,7 @@ pub fn run_one(
             let ret = if md.ret == compile::Ty::Void {
                 None
             } else {
-                Some(inputs::read_back(&it.heap, &v))
+                Some(inputs::read_back(&it.heap, &l.prog, &v))
             };
             (st, ret)
         }
@@ -239,7 +239,7 @@ pub fn run_one(
         if let value::Value::Ref(_) = v {
             observables.push(Observable {
                 path: n.clone(),
-                value: inputs::read_back(&it.heap, v),
+                value: inputs::read_back(&it.heap, &l.prog, v),
                 ghost: *ghost,
             });
         }
@@ -250,7 +250,7 @@ pub fn run_one(
             for (f, v) in c.fields.iter().zip(fields) {
                 observables.push(Observable {
                     path: format!("this.{}", f.1),
-                    value: inputs::read_back(&it.heap, v),
+                    value: inputs::read_back(&it.heap, &l.prog, v),
                     ghost: f.2.is_ghost(),
                 });
             }
@@ -437,8 +437,18 @@ fn yaml_val(x: &serde_yaml::Value, rng: &mut value::Rng) -> Result<InVal, SemErr
                         })
                         .collect(),
                 )
-            } else {
+            } else if m.keys().any(|k| matches!(k.as_str(), Some("fill" | "range"))) {
                 return Err(SemError::Input("array spec needs `len` or `rows`/`cols`".into()));
+            } else {
+                // Any other map is an object: field names to values.
+                let mut fields = Vec::new();
+                for (k, x) in m {
+                    let name = k
+                        .as_str()
+                        .ok_or_else(|| SemError::Input("field names must be strings".into()))?;
+                    fields.push((name.to_string(), yaml_val(x, rng)?));
+                }
+                InVal::Object(String::new(), fields)
             }
         }
         other => return Err(SemError::Input(format!("unsupported input value {other:?}"))),

@@ -501,6 +501,9 @@ fn diff(path: &str, a: &InVal, b: &InVal) -> Option<Mismatch> {
                 m
             })
         }
+        (InVal::Object(ca, fa), InVal::Object(cb, fb)) if ca == cb && fa.len() == fb.len() => {
+            fa.iter().zip(fb).find_map(|((n, x), (_, y))| diff(&format!("{path}.{n}"), x, y))
+        }
         _ if a != b => Some(mismatch(path, None, a.to_string(), b.to_string(), 1)),
         _ => None,
     }
