@@ -282,64 +282,15 @@ pub fn validate_code(v: sem::Verdict) -> u8 {
     }
 }
 
-/// Compare ORIG and OPT under the interpreter. Without an entry, a file with several runnable
-/// methods has each compared on its own (`validate` alone would ask which one), and the worst
-/// verdict counts: different over could-not-decide over same.
+/// Compare ORIG and OPT under the interpreter. Without an entry, the methods are matched by
+/// class and name and those that differ are validated (`sem::matching`); the most severe
+/// verdict counts.
 pub fn validate_pair(orig: &str, opt: &str, entry: Option<&str>) -> sem::ValidateOutcome {
-    let one = |entry: Option<&str>| {
-        let opts = sem::ValidateOptions {
-            entry: entry.map(str::to_string),
-            ..sem::ValidateOptions::default()
-        };
-        sem::validate(orig, opt, &opts)
+    let opts = sem::ValidateOptions {
+        entry: entry.map(str::to_string),
+        ..sem::ValidateOptions::default()
     };
-    if entry.is_some() {
-        return one(entry);
-    }
-    let names: Vec<String> = match sem::load(orig) {
-        Ok(l) => match sem::entries(&l.prog, None) {
-            Ok(ms) if ms.len() > 1 => ms.iter().map(|&m| l.prog.qualified(m)).collect(),
-            _ => Vec::new(),
-        },
-        Err(_) => Vec::new(),
-    };
-    if names.is_empty() {
-        return one(None);
-    }
-    let rank = |v: sem::Verdict| match v {
-        sem::Verdict::Same => 0,
-        sem::Verdict::Inconclusive => 1,
-        sem::Verdict::BadInput => 2,
-        sem::Verdict::Different => 3,
-    };
-    let mut merged: Option<sem::ValidateOutcome> = None;
-    let mut summary = Vec::new();
-    for n in &names {
-        let o = one(Some(n));
-        summary.push(format!("{n}: {}", o.summary));
-        merged = Some(match merged {
-            None => o,
-            Some(mut m) => {
-                m.equivalent += o.equivalent;
-                m.skipped += o.skipped;
-                m.void_ += o.void_;
-                m.orig_faulty += o.orig_faulty;
-                m.inconclusive += o.inconclusive;
-                if rank(o.verdict) > rank(m.verdict) {
-                    m.verdict = o.verdict;
-                    m.diagnostics = o.diagnostics;
-                    m.diag_file = o.diag_file;
-                }
-                if m.mismatch.is_none() {
-                    m.mismatch = o.mismatch;
-                }
-                m
-            }
-        });
-    }
-    let mut m = merged.unwrap_or_else(|| one(None));
-    m.summary = summary.join("\n");
-    m
+    sem::validate(orig, opt, &opts)
 }
 
 /// JSON of one verification report.
@@ -368,6 +319,8 @@ pub fn validate_json(files: [&SourceFile; 2], v: &sem::ValidateOutcome) -> serde
             "opt": m.opt,
         })),
         "summary": v.summary,
+        "reason": v.reason,
+        "methods": sem::matching::table_json(&v.methods),
         "diagnostics": json_diags(file, &v.diagnostics),
     })
 }
@@ -588,6 +541,9 @@ fn print_validate(files: [&SourceFile; 2], v: &sem::ValidateOutcome) {
                 m.input_id, m.input.seed, m.path, m.orig, m.opt
             ),
         }
+    }
+    if !v.methods.is_empty() {
+        eprint!("{}", sem::matching::table(&v.methods));
     }
     eprintln!("{}", v.summary);
 }

@@ -15,7 +15,9 @@ pub struct ValidateArgs {
     pub orig: PathBuf,
     /// The optimized program.
     pub opt: PathBuf,
-    /// Entry method: `method`, `Class.method`, or `ORIG_NAME:OPT_NAME`.
+    /// Entry method: `method`, `Class.method`, or `ORIG_NAME:OPT_NAME`; default: every method
+    /// whose declaration differs between the files (every runnable method when none does),
+    /// each validated on its own, with a per-method table.
     #[arg(long)]
     pub entry: Option<String>,
     /// Inputs, seed, checks and blocks (as for `run`).
@@ -93,18 +95,7 @@ pub fn main(args: ValidateArgs) -> u8 {
     };
     if json {
         let file = SourceFile::new(name, src.clone());
-        let mismatch = out.mismatch.as_ref().map(|m| {
-            serde_json::json!({
-                "input_id": m.input_id,
-                "seed": m.input.seed,
-                "input": m.input.to_json(),
-                "path": m.path,
-                "index": m.index,
-                "orig": m.orig,
-                "opt": m.opt,
-                "count": m.count,
-            })
-        });
+        let mismatch = out.mismatch.as_ref().map(sem::matching::mismatch_json);
         print_json(&serde_json::json!({
             "orig": args.orig.display().to_string(),
             "opt": args.opt.display().to_string(),
@@ -120,6 +111,8 @@ pub fn main(args: ValidateArgs) -> u8 {
             },
             "schedules": args.schedules,
             "mismatch": mismatch,
+            "reason": out.reason,
+            "methods": sem::matching::table_json(&out.methods),
             "diagnostics": json_diags(&file, &out.diagnostics),
             "summary": out.summary,
         }));
@@ -127,6 +120,11 @@ pub fn main(args: ValidateArgs) -> u8 {
     }
     if !out.diagnostics.is_empty() {
         print!("{}", sem::render(&name, src, &out.diagnostics));
+    }
+    if !out.methods.is_empty() {
+        print!("{}", sem::matching::table(&out.methods));
+        println!("{}", out.summary);
+        return code;
     }
     if let Some(m) = &out.mismatch {
         println!(
@@ -144,5 +142,8 @@ pub fn main(args: ValidateArgs) -> u8 {
         }
     }
     println!("{}", out.summary);
+    if let Some(r) = &out.reason {
+        println!("  reason: {r}");
+    }
     code
 }

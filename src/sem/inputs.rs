@@ -19,6 +19,9 @@ pub enum InVal {
     Null,
     Array(Ty, Vec<InVal>),
     Seq(Vec<InVal>),
+    /// An object of the named class (empty: the class of the parameter or field it is given
+    /// for) with field values by name; a field left out has its default value.
+    Object(String, Vec<(String, InVal)>),
 }
 
 impl std::fmt::Display for InVal {
@@ -41,6 +44,16 @@ impl std::fmt::Display for InVal {
                 }
                 write!(f, "]")
             }
+            InVal::Object(_, fields) => {
+                write!(f, "{{")?;
+                for (i, (n, x)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{n}: {x}")?;
+                }
+                write!(f, "}}")
+            }
         }
     }
 }
@@ -54,6 +67,9 @@ impl InVal {
             InVal::Bool(b) => J::Bool(*b),
             InVal::Null => J::Null,
             InVal::Array(_, v) | InVal::Seq(v) => J::Array(v.iter().map(InVal::to_json).collect()),
+            InVal::Object(_, fields) => {
+                J::Object(fields.iter().map(|(n, x)| (n.clone(), x.to_json())).collect())
+            }
         }
     }
 }
@@ -91,7 +107,7 @@ pub fn materialize(it: &mut Interp, m: &CMethod, input: &Input) -> (Value, Vec<V
             .find(|(n, _)| *n == p.1)
             .or_else(|| input.args.get(i))
             .map(|(_, v)| v);
-        args.push(v.map_or(Value::Null, |v| alloc(it, v)));
+        args.push(v.map_or(Value::Null, |v| alloc_as(it, v, &p.2)));
     }
     let this = if m.is_static {
         Value::Null
@@ -103,7 +119,7 @@ pub fn materialize(it: &mut Interp, m: &CMethod, input: &Input) -> (Value, Vec<V
                 .this_fields
                 .iter()
                 .find(|(n, _)| *n == f.1)
-                .map(|(_, v)| alloc(it, v))
+                .map(|(_, v)| alloc_as(it, v, &f.2))
                 .unwrap_or_else(|| default_of(&f.2));
             fields.push(v);
         }
@@ -119,8 +135,36 @@ fn grant(it: &mut Interp, id: u32) {
     it.env_holder.grant_all(id, n);
 }
 
+/// [`alloc`] for a value given for a parameter or field of type `ty`: an object with no class
+/// name (from an input file) is of `ty`'s class.
+fn alloc_as(it: &mut Interp, v: &InVal, ty: &Ty) -> Value {
+    match (v, ty) {
+        (InVal::Object(c, fields), Ty::Class(tc)) if c.is_empty() => {
+            alloc(it, &InVal::Object(tc.clone(), fields.clone()))
+        }
+        _ => alloc(it, v),
+    }
+}
+
 fn alloc(it: &mut Interp, v: &InVal) -> Value {
     match v {
+        InVal::Object(cname, given) => {
+            let Some(ci) = it.prog.classes.iter().position(|c| c.name == *cname) else {
+                return Value::Null;
+            };
+            let fields: Vec<(String, Ty)> =
+                it.prog.classes[ci].fields.iter().map(|f| (f.1.clone(), f.2.clone())).collect();
+            let values: Vec<Value> = fields
+                .iter()
+                .map(|(n, t)| match given.iter().find(|(g, _)| g == n) {
+                    Some((_, x)) => alloc_as(it, x, t),
+                    None => default_of(t),
+                })
+                .collect();
+            let id = it.heap.alloc_object(ci as u32, values);
+            grant(it, id);
+            Value::Ref(id)
+        }
         InVal::Int(i) => Value::Int(*i),
         InVal::Bool(b) => Value::Bool(*b),
         InVal::Null => Value::Null,
@@ -141,15 +185,27 @@ fn alloc(it: &mut Interp, v: &InVal) -> Value {
     }
 }
 
-/// Read back an input-shaped value from a heap (for observables).
-pub fn read_back(heap: &Heap, v: &Value) -> InVal {
-    fn go(heap: &Heap, v: &Value, depth: u32) -> InVal {
+/// Read back an input-shaped value from a heap (for observables); objects down to a depth of 4.
+pub fn read_back(heap: &Heap, prog: &CProgram, v: &Value) -> InVal {
+    fn go(heap: &Heap, prog: &CProgram, v: &Value, depth: u32) -> InVal {
+        let go = |heap: &Heap, v: &Value, depth: u32| go(heap, prog, v, depth);
         match v {
             Value::Int(i) => InVal::Int(*i),
             Value::Bool(b) => InVal::Bool(*b),
             Value::Null | Value::Unit => InVal::Null,
             Value::Seq(s) => InVal::Seq(s.iter().map(|x| go(heap, x, depth)).collect()),
             Value::Ref(id) => match &heap.objs[*id as usize] {
+                super::heap::HObj::Object { class, fields } if depth < 4 => {
+                    let c = &prog.classes[*class as usize];
+                    InVal::Object(
+                        c.name.clone(),
+                        c.fields
+                            .iter()
+                            .zip(fields)
+                            .map(|(f, x)| (f.1.clone(), go(heap, x, depth + 1)))
+                            .collect(),
+                    )
+                }
                 super::heap::HObj::Array { data, elem } if depth < 4 => InVal::Array(
                     elem.clone(),
                     // Arrays of ints: one check, then a plain copy.
@@ -165,7 +221,7 @@ pub fn read_back(heap: &Heap, v: &Value) -> InVal {
             },
         }
     }
-    go(heap, v, 0)
+    go(heap, prog, v, 0)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -189,6 +245,8 @@ struct Vars<'c> {
     slot_names: BTreeMap<u32, (String, Ty)>,
     field_names: Vec<String>,
     this_fields: BTreeMap<String, Ty>,
+    /// Every class's fields (name, type), by class name.
+    classes: BTreeMap<String, Vec<(String, Ty)>>,
 }
 
 impl<'c> Vars<'c> {
@@ -209,8 +267,31 @@ impl<'c> Vars<'c> {
                 let t = self.this_fields.get(n)?;
                 Some((format!("this.{n}"), t.clone()))
             }
+            // A field of an object input: `b.n`, `this.b.n`.
+            CE::Field(o, f, _) => {
+                let (n, Ty::Class(c)) = self.var_name(o)? else { return None };
+                let name = self.field_names.get(*f as usize)?;
+                let t = self.classes.get(&c)?.iter().find(|(x, _)| x == name)?.1.clone();
+                Some((format!("{n}.{name}"), t))
+            }
             _ => None,
         }
+    }
+
+    /// The object inputs `e` reads a field of or compares with `null` (`b.n`, `b != null`).
+    fn mentioned(&self, e: &CE, out: &mut BTreeMap<String, String>) {
+        let mut note = |x: &CE| {
+            if let Some((n, Ty::Class(c))) = self.var_name(x) {
+                out.insert(n, c);
+            }
+        };
+        match e {
+            CE::Field(o, ..) => note(o),
+            CE::Bin(BinOp::Eq | BinOp::Ne, l, r, _) if matches!(**r, CE::Null) => note(l),
+            CE::Bin(BinOp::Eq | BinOp::Ne, l, r, _) if matches!(**l, CE::Null) => note(r),
+            _ => {}
+        }
+        e.for_each_sub(&mut |x| self.mentioned(x, out));
     }
     fn tr_int(&mut self, e: &CE) -> Option<Int<'c>> {
         Some(match e {
@@ -388,7 +469,20 @@ pub fn generate(
                 .map(|f| (f.1.clone(), f.2.clone()))
                 .collect()
         },
+        classes: prog
+            .classes
+            .iter()
+            .map(|c| {
+                (c.name.clone(), c.fields.iter().map(|f| (f.1.clone(), f.2.clone())).collect())
+            })
+            .collect(),
     };
+    // Object inputs the contract reads a field of are objects with generated fields (their
+    // fields are inputs named `b.n`); other object inputs are null.
+    let mut objects = BTreeMap::new();
+    for c in m.pre.iter().chain(&m.everywhere) {
+        vars.mentioned(&c.e, &mut objects);
+    }
     let opt = z3::Optimize::new(&ctx);
     let conj: Vec<&CClause> = m.pre.iter().collect();
     for c in conj {
@@ -400,6 +494,11 @@ pub fn generate(
     let mut inputs: Vec<(String, Ty)> =
         m.params.iter().map(|p| (p.1.clone(), p.2.clone())).collect();
     inputs.extend(vars.this_fields.iter().map(|(n, t)| (format!("this.{n}"), t.clone())));
+    let top = inputs.clone();
+    for (o, c) in &objects {
+        let fields = vars.classes.get(c).cloned().unwrap_or_default();
+        inputs.extend(fields.into_iter().map(|(f, t)| (format!("{o}.{f}"), t)));
+    }
     let class = (input_index as u32 + attempt / 8) % 4;
     for (n, t) in &inputs {
         match t {
@@ -435,6 +534,9 @@ pub fn generate(
                     opt.assert_soft(&cols._eq(&Int::from_i64(&ctx, rng.range(1, 8))), 1u64, None);
                 }
             }
+            Ty::Class(_) if objects.contains_key(n) => {
+                opt.assert_soft(&vars.boolean(&format!("nn:{n}")), 4u64, None);
+            }
             _ => {}
         }
     }
@@ -469,7 +571,7 @@ pub fn generate(
         2 => Fill::Small,
         _ => Fill::Zero,
     };
-    let mut input = Input { seed, ..Input::default() };
+    let mut vals: BTreeMap<String, InVal> = BTreeMap::new();
     for (n, t) in &inputs {
         let v = match t {
             Ty::Int => InVal::Int(geti(n, &mut vars, &mut rng, (0, 16))),
@@ -504,8 +606,16 @@ pub fn generate(
                 let len = rng.range(0, 6) as usize;
                 InVal::Seq(fill_vec(elem, len, fill, &mut rng))
             }
+            Ty::Class(_) if objects.contains_key(n) => {
+                InVal::Bool(getb(&format!("nn:{n}"), &mut vars, &mut rng))
+            }
             _ => InVal::Null,
         };
+        vals.insert(n.clone(), v);
+    }
+    let mut input = Input { seed, ..Input::default() };
+    for (n, t) in &top {
+        let v = assemble(n, t, &mut vals, &objects, &vars.classes);
         if let Some(f) = n.strip_prefix("this.") {
             input.this_fields.push((f.to_string(), v));
         } else {
@@ -513,6 +623,33 @@ pub fn generate(
         }
     }
     Ok(input)
+}
+
+/// The value of input `n`: an object input the contract mentions is built from its fields'
+/// values (`n.f`), or null where the model makes it null; `vals` holds the generated values
+/// (for an object input: whether it is non-null).
+fn assemble(
+    n: &str,
+    t: &Ty,
+    vals: &mut BTreeMap<String, InVal>,
+    objects: &BTreeMap<String, String>,
+    classes: &BTreeMap<String, Vec<(String, Ty)>>,
+) -> InVal {
+    let v = vals.remove(n).unwrap_or(InVal::Null);
+    let (Ty::Class(c), Some(_)) = (t, objects.get(n)) else {
+        return v;
+    };
+    if v != InVal::Bool(true) {
+        return InVal::Null;
+    }
+    let fields = classes.get(c).cloned().unwrap_or_default();
+    InVal::Object(
+        c.clone(),
+        fields
+            .iter()
+            .map(|(f, ft)| (f.clone(), assemble(&format!("{n}.{f}"), ft, vals, objects, classes)))
+            .collect(),
+    )
 }
 
 fn fill_vec(elem: &Ty, len: usize, fill: Fill, rng: &mut Rng) -> Vec<InVal> {

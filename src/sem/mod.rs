@@ -20,8 +20,10 @@ pub mod heap;
 pub mod help;
 pub mod inputs;
 pub mod interp;
+pub mod matching;
 pub mod perm;
 pub mod race;
+pub mod reject;
 pub mod validate;
 pub mod value;
 pub mod vector;
@@ -115,6 +117,8 @@ pub struct RunResult {
     pub launches: u32,
     /// Of `launches`, those run by the bulk fast path (for tests and benchmarks).
     pub bulk_launches: u32,
+    /// For an input the entry precondition rejected: the span of the clause that rejected it.
+    pub rejected_by: Option<crate::front::Span>,
 }
 
 /// A final value that `validate` compares (semantics.md §11.2).
@@ -152,13 +156,16 @@ impl Default for RunOptions {
     }
 }
 
+/// Whether method `m` can be an entry: not pure, not a constructor or predicate, with a body.
+pub fn runnable(prog: &CProgram, m: u32) -> bool {
+    let m = &prog.methods[m as usize];
+    !m.is_pure && !m.is_ctor && !m.is_predicate && matches!(m.body, compile::Body::Code(_))
+}
+
 /// Entry methods: the named one, else the unique non-pure method containing a `par`, else all
 /// non-pure, non-constructor methods with a body.
 pub fn entries(prog: &CProgram, entry: Option<&str>) -> Result<Vec<u32>, SemError> {
-    let runnable = |i: &u32| {
-        let m = &prog.methods[*i as usize];
-        !m.is_pure && !m.is_ctor && !m.is_predicate && matches!(m.body, compile::Body::Code(_))
-    };
+    let runnable = |i: &u32| runnable(prog, *i);
     if let Some(e) = entry {
         let v: Vec<u32> = prog.method_by_qualified(e).into_iter().filter(runnable).collect();
         return match v.len() {
@@ -212,7 +219,7 @@ pub fn run_one(
             let ret = if md.ret == compile::Ty::Void {
                 None
             } else {
-                Some(inputs::read_back(&it.heap, &v))
+                Some(inputs::read_back(&it.heap, &l.prog, &v))
             };
             (st, ret)
         }
@@ -232,7 +239,7 @@ pub fn run_one(
         if let value::Value::Ref(_) = v {
             observables.push(Observable {
                 path: n.clone(),
-                value: inputs::read_back(&it.heap, v),
+                value: inputs::read_back(&it.heap, &l.prog, v),
                 ghost: *ghost,
             });
         }
@@ -243,7 +250,7 @@ pub fn run_one(
             for (f, v) in c.fields.iter().zip(fields) {
                 observables.push(Observable {
                     path: format!("this.{}", f.1),
-                    value: inputs::read_back(&it.heap, v),
+                    value: inputs::read_back(&it.heap, &l.prog, v),
                     ghost: f.2.is_ghost(),
                 });
             }
@@ -262,6 +269,7 @@ pub fn run_one(
         stmts: it.stmts,
         launches: it.launches,
         bulk_launches: it.bulk_launches,
+        rejected_by: it.pre_rejected,
     }
 }
 
@@ -269,7 +277,7 @@ pub fn run_one(
 /// fails (up to 50, semantics.md §10.2 stage 3).
 pub fn run_generated(l: &Loaded, method: u32, seed: u64, index: u64, cfg: &Config) -> RunResult {
     let s = input_seed(seed, index);
-    let mut last = None;
+    let mut rej = reject::Rejections::default();
     for attempt in 0..50 {
         let input = match inputs::generate(&l.prog, method, s, attempt, index) {
             Ok(i) => Arc::new(i),
@@ -279,10 +287,10 @@ pub fn run_generated(l: &Loaded, method: u32, seed: u64, index: u64, cfg: &Confi
         if r.status != Status::InvalidInput {
             return r;
         }
-        last = Some(r);
+        rej.add(&r);
     }
-    let _ = last;
-    no_input(l, method, index, "no valid input found after 50 candidates".into())
+    let why = rej.reason(&l.src).unwrap_or_else(|| "no valid input found".into());
+    no_input(l, method, index, format!("no valid input found after 50 candidates: {why}"))
 }
 
 fn no_input(l: &Loaded, method: u32, index: u64, msg: String) -> RunResult {
@@ -300,6 +308,7 @@ fn no_input(l: &Loaded, method: u32, index: u64, msg: String) -> RunResult {
         stmts: 0,
         launches: 0,
         bulk_launches: 0,
+        rejected_by: None,
     }
 }
 
@@ -428,8 +437,18 @@ fn yaml_val(x: &serde_yaml::Value, rng: &mut value::Rng) -> Result<InVal, SemErr
                         })
                         .collect(),
                 )
-            } else {
+            } else if m.keys().any(|k| matches!(k.as_str(), Some("fill" | "range"))) {
                 return Err(SemError::Input("array spec needs `len` or `rows`/`cols`".into()));
+            } else {
+                // Any other map is an object: field names to values.
+                let mut fields = Vec::new();
+                for (k, x) in m {
+                    let name = k
+                        .as_str()
+                        .ok_or_else(|| SemError::Input("field names must be strings".into()))?;
+                    fields.push((name.to_string(), yaml_val(x, rng)?));
+                }
+                InVal::Object(String::new(), fields)
             }
         }
         other => return Err(SemError::Input(format!("unsupported input value {other:?}"))),

@@ -3,6 +3,8 @@
 
 use super::inputs::{self, InVal, Input};
 use super::interp::Schedule;
+pub use super::matching::{MethodRow, RowKind};
+use super::reject::Rejections;
 use super::value::input_seed;
 use super::{entries, load, run_one, Config, Loaded, RunResult, SemError, Status};
 use crate::diag::Diagnostic;
@@ -90,11 +92,15 @@ pub struct ValidateOutcome {
     /// Which program the diagnostics refer to: 0 = ORIG, 1 = OPT.
     pub diag_file: usize,
     pub summary: String,
+    /// Why the verdict is inconclusive (no valid input, ORIG faulty on every input, …).
+    pub reason: Option<String>,
+    /// Per-method rows when methods were matched (no `--entry`); empty with `--entry`.
+    pub methods: Vec<MethodRow>,
 }
 
 impl ValidateOutcome {
     /// No case counted yet.
-    fn start(verdict: Verdict, diagnostics: Vec<Diagnostic>, diag_file: usize) -> Self {
+    pub(super) fn start(verdict: Verdict, diagnostics: Vec<Diagnostic>, diag_file: usize) -> Self {
         ValidateOutcome {
             verdict,
             equivalent: 0,
@@ -107,10 +113,23 @@ impl ValidateOutcome {
             diagnostics,
             diag_file,
             summary: String::new(),
+            reason: None,
+            methods: Vec::new(),
         }
     }
 
-    fn bad(e: SemError, file: usize) -> ValidateOutcome {
+    /// Inputs run on both programs (or that ended the comparison): every counted case but the
+    /// skipped ones.
+    pub fn inputs_executed(&self) -> usize {
+        self.equivalent
+            + self.void_
+            + self.orig_faulty
+            + self.inconclusive
+            + self.schedule_dependent
+            + usize::from(self.verdict == Verdict::Different)
+    }
+
+    pub(super) fn bad(e: SemError, file: usize) -> ValidateOutcome {
         ValidateOutcome {
             summary: format!("validate: {e}"),
             ..Self::start(Verdict::BadInput, e.diagnostics(), file)
@@ -133,19 +152,15 @@ fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> Valid
         Ok(l) => l,
         Err(e) => return ValidateOutcome::bad(e, 1),
     };
-    let (on, pn) = match opts.entry.as_deref().map(|e| e.split_once(':')) {
-        Some(Some((a, b))) => (Some(a.to_string()), Some(b.to_string())),
-        Some(None) => (opts.entry.clone(), opts.entry.clone()),
-        None => (None, None),
+    let Some(entry) = opts.entry.as_deref() else {
+        return super::matching::validate_matched(&lo, &lp, orig_src, opt_src, opts);
     };
-    let mo = match entries(&lo.prog, on.as_deref()) {
-        Ok(v) if v.len() == 1 => v[0],
-        Ok(_) => {
-            return ValidateOutcome::bad(
-                SemError::Entry("several entry methods; choose one with --entry".into()),
-                0,
-            )
-        }
+    let (on, pn) = match entry.split_once(':') {
+        Some((a, b)) => (a.to_string(), Some(b.to_string())),
+        None => (entry.to_string(), None),
+    };
+    let mo = match entries(&lo.prog, Some(&on)) {
+        Ok(v) => v[0],
         Err(e) => return ValidateOutcome::bad(e, 0),
     };
     let opt_name = pn.unwrap_or_else(|| lo.prog.qualified(mo));
@@ -155,6 +170,18 @@ fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> Valid
         Ok(v) => v[0],
         Err(e) => return ValidateOutcome::bad(e, 1),
     };
+    compare_methods(&lo, &lp, mo, mp, orig_src, opts)
+}
+
+/// Compare method `mo` of ORIG with method `mp` of OPT.
+pub(super) fn compare_methods(
+    lo: &Loaded,
+    lp: &Loaded,
+    mo: u32,
+    mp: u32,
+    orig_src: &str,
+    opts: &ValidateOptions,
+) -> ValidateOutcome {
     let adapter = match super::adapter::Adapter::between(
         orig_src,
         &lo.prog,
@@ -167,6 +194,8 @@ fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> Valid
         Err(e) => return ValidateOutcome::bad(SemError::Entry(format!("adapter: {e}")), 1),
     };
     let mut out = ValidateOutcome::start(Verdict::Same, Vec::new(), 1);
+    let mut rejections = Rejections::default();
+    let mut undecided: Option<String> = None;
     let mut cases: Vec<(u64, Option<Input>)> = (0..opts.random as u64).map(|i| (i, None)).collect();
     for (k, i) in opts.inputs.iter().enumerate() {
         cases.push((opts.random as u64 + k as u64, Some(i.clone())));
@@ -175,9 +204,9 @@ fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> Valid
         let (ro, input) = match user {
             Some(i) => {
                 let i = Arc::new(i);
-                (run_one(&lo, mo, &i, id, &opts.config), i)
+                (run_one(lo, mo, &i, id, &opts.config), i)
             }
-            None => match generate_valid(&lo, mo, opts.seed, id, &opts.config) {
+            None => match generate_valid(lo, mo, opts.seed, id, &opts.config, &mut rejections) {
                 Some(x) => x,
                 None => {
                     out.skipped += 1;
@@ -196,6 +225,7 @@ fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> Valid
             }
             Status::Inconclusive => {
                 out.inconclusive += 1;
+                undecided = undecided.or_else(|| first_error(&ro, "ORIG"));
                 continue;
             }
             _ => {}
@@ -206,10 +236,11 @@ fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> Valid
             out.skipped += 1;
             continue;
         };
-        let mut rp = run_one(&lp, mp, &Arc::new(opt_input), id, &opts.config);
+        let mut rp = run_one(lp, mp, &Arc::new(opt_input), id, &opts.config);
         adapter.backward(&input, &mut rp.observables);
         if rp.status == Status::Inconclusive {
             out.inconclusive += 1;
+            undecided = undecided.or_else(|| first_error(&rp, "OPT"));
             continue;
         }
         if rp.status == Status::Error && !rp.race {
@@ -237,7 +268,7 @@ fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> Valid
         }
         // The self-check: each race-free run again under random warp orders.
         let mut stable = true;
-        for (file, l, m, r) in [(0, &lo, mo, &ro), (1, &lp, mp, &rp)] {
+        for (file, l, m, r) in [(0, lo, mo, &ro), (1, lp, mp, &rp)] {
             if let Some(d) = schedule_check(l, m, &input, id, r, opts) {
                 // Diagnostics refer to one file: the first program found unstable.
                 if out.diagnostics.is_empty() {
@@ -266,6 +297,7 @@ fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> Valid
     }
     if out.verdict == Verdict::Same && (out.equivalent == 0 || out.schedule_dependent > 0) {
         out.verdict = Verdict::Inconclusive;
+        out.reason = Some(inconclusive_reason(&out, undecided, &rejections, &lo.src));
     }
     let total = out.equivalent
         + out.skipped
@@ -300,17 +332,59 @@ fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> Valid
     out
 }
 
+/// The first error of an undecided run, as `PROGRAM: CODE message`.
+fn first_error(r: &RunResult, which: &str) -> Option<String> {
+    r.errors.iter().find(|d| d.is_error()).map(|d| format!("{which}: {} {}", d.code, d.message))
+}
+
+/// Why a comparison with no mismatch is inconclusive, in words.
+fn inconclusive_reason(
+    out: &ValidateOutcome,
+    undecided: Option<String>,
+    rej: &Rejections,
+    src: &str,
+) -> String {
+    if out.schedule_dependent > 0 {
+        return format!(
+            "{} inputs give results that depend on the warp schedule",
+            out.schedule_dependent
+        );
+    }
+    if out.inconclusive > 0 {
+        let why = undecided.map(|w| format!(": {w}")).unwrap_or_default();
+        return format!("{} runs could not be decided{why}", out.inconclusive);
+    }
+    if out.orig_faulty > 0 {
+        return format!(
+            "ORIG fails its own checks on every valid input ({} inputs): nothing to compare",
+            out.orig_faulty
+        );
+    }
+    if out.void_ > 0 {
+        return format!("every run races ({} inputs): equivalence is undefined", out.void_);
+    }
+    rej.reason(src).unwrap_or_else(|| "no input was compared".into())
+}
+
 fn generate_valid(
     l: &Loaded,
     m: u32,
     seed: u64,
     id: u64,
     cfg: &Config,
+    rej: &mut Rejections,
 ) -> Option<(RunResult, Arc<Input>)> {
     let s = input_seed(seed, id);
     for attempt in 0..50 {
-        let input = Arc::new(inputs::generate(&l.prog, m, s, attempt, id).ok()?);
+        let input = match inputs::generate(&l.prog, m, s, attempt, id) {
+            Ok(i) => Arc::new(i),
+            Err(e) => {
+                rej.unsat = Some(e);
+                return None;
+            }
+        };
         let r = run_one(l, m, &input, id, cfg);
+        rej.add(&r);
         if r.status != Status::InvalidInput {
             return Some((r, input));
         }
@@ -426,6 +500,9 @@ fn diff(path: &str, a: &InVal, b: &InVal) -> Option<Mismatch> {
                 m.count = count;
                 m
             })
+        }
+        (InVal::Object(ca, fa), InVal::Object(cb, fb)) if ca == cb && fa.len() == fb.len() => {
+            fa.iter().zip(fb).find_map(|((n, x), (_, y))| diff(&format!("{path}.{n}"), x, y))
         }
         _ if a != b => Some(mismatch(path, None, a.to_string(), b.to_string(), 1)),
         _ => None,

@@ -492,3 +492,72 @@ pub struct Compiler<'a> {
     /// Inline predicates being expanded (a recursive one is left a token).
     expanding: Vec<u32>,
 }
+
+impl CE {
+    /// Call `f` on each direct sub-expression, in order.
+    pub fn for_each_sub(&self, f: &mut dyn FnMut(&CE)) {
+        match self {
+            CE::Field(a, ..)
+            | CE::Length(a, _)
+            | CE::Not(a)
+            | CE::Neg(a, _)
+            | CE::Old(a)
+            | CE::Head(a, _)
+            | CE::Tail(a, _) => f(a),
+            CE::Index(a, b, _)
+            | CE::Bin(_, a, b, _)
+            | CE::Perm(a, b, _)
+            | CE::ArrayShape(a, b)
+            | CE::SeqRange(a, b)
+            | CE::Let(_, a, b)
+            | CE::Unfolding(a, b) => {
+                f(a);
+                f(b);
+            }
+            CE::Cond(a, b, c)
+            | CE::PointsTo(a, b, c, _)
+            | CE::MatrixShape(a, b, c)
+            | CE::SeqUpdate(a, b, c, _) => {
+                f(a);
+                f(b);
+                f(c);
+            }
+            CE::CallPure { recv, args, .. } | CE::Pred { recv, args, .. } => {
+                if let Some(r) = recv {
+                    f(r);
+                }
+                args.iter().for_each(f);
+            }
+            CE::Quant { cond, body, .. } => {
+                if let Some(c) = cond {
+                    f(c);
+                }
+                f(body);
+            }
+            CE::Sum { cond, body, .. } => {
+                f(cond);
+                f(body);
+            }
+            CE::SeqLit(v) => v.iter().for_each(f),
+            CE::Slice(a, b, c, _) => {
+                f(a);
+                if let Some(b) = b {
+                    f(b);
+                }
+                if let Some(c) = c {
+                    f(c);
+                }
+            }
+            CE::Int(_)
+            | CE::Bool(_)
+            | CE::Null
+            | CE::Local(_)
+            | CE::This
+            | CE::Result
+            | CE::Write
+            | CE::Read
+            | CE::NoPerm
+            | CE::Unsupported(..) => {}
+        }
+    }
+}

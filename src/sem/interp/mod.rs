@@ -138,6 +138,8 @@ pub struct Interp {
     pub warnings: Vec<Diagnostic>,
     pub suppressed: usize,
     pub race_found: bool,
+    /// Where the entry precondition rejected the input (the first failing clause), if it did.
+    pub pre_rejected: Option<crate::front::Span>,
     pub fuel: u64,
     /// Lane-statements executed (the benchmark's "simple statements").
     pub stmts: u64,
@@ -178,6 +180,7 @@ impl Interp {
             warnings: Vec::new(),
             suppressed: 0,
             race_found: false,
+            pre_rejected: None,
             stmts: 0,
             launches: 0,
             bulk_launches: 0,
@@ -298,6 +301,7 @@ impl Interp {
             self.env_holder = x.src;
             holders[0] = x.dst;
             if !ok {
+                self.pre_rejected = self.errors[before..].iter().find_map(|d| d.primary_span());
                 self.errors.truncate(before);
                 return Ok(None);
             }
