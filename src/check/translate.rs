@@ -356,9 +356,7 @@ impl Translator {
                     let iv = self.int(i)?;
                     self.select(&name, &[jv, iv], want_bool)
                 }
-                K::Field(o, g) if !matches!(o.kind, K::This) => {
-                    self.object_array(o, g, Some(i))?
-                }
+                K::Field(o, g) if !matches!(o.kind, K::This) => self.object_array(o, g, Some(i))?,
                 _ => {
                     let name = self.array_name(a)?;
                     let iv = self.int(i)?;
@@ -405,10 +403,7 @@ impl Translator {
                 } else {
                     text
                 };
-                return Err(Unsupported(format!(
-                    "cannot encode `{text}` ({})",
-                    kind_name(e)
-                )));
+                return Err(Unsupported(format!("cannot encode `{text}` ({})", kind_name(e))));
             }
         })
     }

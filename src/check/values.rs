@@ -199,10 +199,9 @@ impl Translator {
             }
             ExprKind::Index(..) => false,
             // `o.a` of an array field is an array, whatever `o`'s class.
-            ExprKind::Field(_, f) => !self
-                .field_types
-                .iter()
-                .any(|((_, name), t)| *name == f.name && t.array_dims() > 0),
+            ExprKind::Field(_, f) => {
+                !self.field_types.iter().any(|((_, name), t)| *name == f.name && t.array_dims() > 0)
+            }
             _ => true,
         }
     }
