@@ -286,9 +286,21 @@ pub fn validate_code(v: sem::Verdict) -> u8 {
 /// methods has each compared on its own (`validate` alone would ask which one), and the worst
 /// verdict counts: different over could-not-decide over same.
 pub fn validate_pair(orig: &str, opt: &str, entry: Option<&str>) -> sem::ValidateOutcome {
+    validate_pair_with(orig, opt, entry, None)
+}
+
+/// [`validate_pair`] with an input/output map for a changed signature (`validate --adapter`);
+/// `None` derives it from ORIG's annotations.
+pub fn validate_pair_with(
+    orig: &str,
+    opt: &str,
+    entry: Option<&str>,
+    adapter: Option<&str>,
+) -> sem::ValidateOutcome {
     let one = |entry: Option<&str>| {
         let opts = sem::ValidateOptions {
             entry: entry.map(str::to_string),
+            adapter: adapter.map(str::to_string),
             ..sem::ValidateOptions::default()
         };
         sem::validate(orig, opt, &opts)
