@@ -194,7 +194,7 @@ fn pars_of<'p>(program: &'p Program, site: &Site) -> Vec<&'p Stmt> {
             .flat_map(|p| {
                 let mut found = Vec::new();
                 walk_stmts(p, &mut |st| {
-                    if st.span == site.span && matches!(st.kind, StmtKind::Par(_)) {
+                    if st.span.same_place(site.span) && matches!(st.kind, StmtKind::Par(_)) {
                         found.push(st);
                     }
                 });
@@ -418,7 +418,7 @@ fn next_par(program: &Program, site: &Site) -> Option<bool> {
         });
     }
     for list in lists {
-        let Some(i) = list.iter().position(|s| s.span == site.span) else { continue };
+        let Some(i) = list.iter().position(|s| s.span.same_place(site.span)) else { continue };
         let rest = &list[i + 1..];
         return rest.iter().position(|s| matches!(s.kind, StmtKind::Par(_))).map(|j| j > 0);
     }

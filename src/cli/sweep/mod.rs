@@ -285,7 +285,7 @@ fn attempt(fi: usize, file: &SourceFile, dialect: Dialect, c: &Candidate, z3: u3
 }
 
 fn same_site(a: &Site, b: &Site) -> bool {
-    a.kind == b.kind && a.keyword == b.keyword
+    a.kind == b.kind && a.keyword.same_place(b.keyword)
 }
 
 fn classify(fi: usize, c: &Candidate, res: DriverResult) -> Attempt {
