@@ -21,7 +21,7 @@ mod candidates;
 mod report;
 
 use super::apply::{build_step, validate_pair_with, StepSpec};
-use super::common::{emit, read_source};
+use super::common::{emit, read_source, Format};
 use super::pool::pool;
 use crate::analyze::sites::Site;
 use crate::diag::{Diagnostic, SourceFile};
@@ -47,6 +47,9 @@ pub struct SweepArgs {
     /// Print one JSON document instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Output format (`--format json` is the same as `--json`).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
     /// Attempts (and validations) run at the same time (default: the number of cores).
     #[arg(long)]
     pub jobs: Option<usize>,
@@ -119,6 +122,7 @@ pub fn main(args: SweepArgs) -> u8 {
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
+    let json = args.json || args.format == Format::Json;
     let t0 = std::time::Instant::now();
     let session = if args.oracles {
         let opts = VerifyOptions { timeout_s: args.verify_timeout, ..VerifyOptions::default() };
@@ -126,7 +130,7 @@ pub fn main(args: SweepArgs) -> u8 {
         if let Some(why) = s.missing() {
             let d = Diagnostic::error("E-BACKEND", format!("no verifier backend: {why}"))
                 .with_help("run `alpine-rs backend install`, or sweep without --oracles");
-            report::backend_missing(&d, args.json);
+            report::backend_missing(&d, json);
             return 3;
         }
         Some(s)
@@ -141,8 +145,8 @@ pub fn main(args: SweepArgs) -> u8 {
         let file = match read_source(path) {
             Ok(f) => f,
             Err(e) => {
-                if !args.json {
-                    e.report(super::common::Format::Text, serde_json::Value::Null, true);
+                if !json {
+                    e.report(Format::Text, serde_json::Value::Null, true);
                 }
                 files.push(FileRun::bad(e.file.name.clone(), e.json_diags()));
                 texts.push((e.file, Dialect::V1));
@@ -152,7 +156,7 @@ pub fn main(args: SweepArgs) -> u8 {
         let parsed = registry::parse(&file.text, &ParseOptions::default());
         if parsed.has_errors() {
             let errors: Vec<Diagnostic> = parsed.errors().cloned().collect();
-            if !args.json {
+            if !json {
                 emit(&file, &errors);
             }
             files.push(FileRun::bad(file.name.clone(), super::common::json_diags(&file, &errors)));
@@ -189,7 +193,7 @@ pub fn main(args: SweepArgs) -> u8 {
         oracles(session, &mut files, &texts, &mut attempts, workers);
     }
     let code = exit_code(&files, &attempts);
-    if args.json {
+    if json {
         report::print_json(&files, &attempts, code);
     } else {
         report::print_text(&files, &attempts);
@@ -204,15 +208,12 @@ impl FileRun {
     }
 }
 
-/// 1 for a finding (unsound or internal), else 2 for a file that is bad input, else 0.
+/// 1 for a finding (unsound or internal), 2 for a file that is bad input, combined by the
+/// project's one rule ([`crate::codes::combine`]: bad input first); else 0.
 fn exit_code(files: &[FileRun], attempts: &[Attempt]) -> u8 {
-    if attempts.iter().any(|a| a.finding.is_some()) {
-        1
-    } else if files.iter().any(|f| f.bad_input) {
-        2
-    } else {
-        0
-    }
+    let finding = if attempts.iter().any(|a| a.finding.is_some()) { 1 } else { 0 };
+    let bad = if files.iter().any(|f| f.bad_input) { 2 } else { 0 };
+    crate::codes::combine(finding, bad)
 }
 
 fn internal(file: usize, cand: &Candidate, message: String) -> Attempt {
