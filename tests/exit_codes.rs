@@ -91,6 +91,17 @@ fn batch_mixes_a_refusal_and_a_file_that_does_not_parse() {
 }
 
 #[test]
+fn sweep_mixes_refusals_and_a_file_that_does_not_parse() {
+    let d = tmpdir("exit", "sweep");
+    let refused = write(&d, "refused.pvl", UNROLL_0);
+    let broken = write(&d, "broken.pvl", BROKEN);
+    // Refusals are results of a sweep, not failures: 0; a file that does not parse: 2.
+    assert_eq!(run_cli(&["sweep", &refused]).0, 0);
+    let (code, _, err) = run_cli(&["sweep", &refused, &broken]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
 fn verify_mixes_a_failure_and_a_file_that_does_not_parse() {
     let d = tmpdir("exit", "verify");
     let (fails, broken) = (write(&d, "fails.pvl", FAILS), write(&d, "broken.pvl", BROKEN));

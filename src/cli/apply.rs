@@ -286,8 +286,20 @@ pub fn validate_code(v: sem::Verdict) -> u8 {
 /// class and name and those that differ are validated (`sem::matching`); the most severe
 /// verdict counts.
 pub fn validate_pair(orig: &str, opt: &str, entry: Option<&str>) -> sem::ValidateOutcome {
+    validate_pair_with(orig, opt, entry, None)
+}
+
+/// [`validate_pair`] with an input/output map for a changed signature (`validate --adapter`);
+/// `None` derives it from ORIG's annotations.
+pub fn validate_pair_with(
+    orig: &str,
+    opt: &str,
+    entry: Option<&str>,
+    adapter: Option<&str>,
+) -> sem::ValidateOutcome {
     let opts = sem::ValidateOptions {
         entry: entry.map(str::to_string),
+        adapter: adapter.map(str::to_string),
         ..sem::ValidateOptions::default()
     };
     sem::validate(orig, opt, &opts)

@@ -10,7 +10,9 @@ pub mod explain;
 pub mod list;
 pub mod paramflags;
 pub mod parse;
+pub(crate) mod pool;
 pub mod run;
+pub mod sweep;
 pub mod validate;
 pub mod verify;
 
@@ -51,6 +53,9 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Verify PVL files with the built-in Viper/Silicon backend.
     Verify(verify::VerifyArgs),
+    /// Try every optimization at every site of the files and report what applied, what was
+    /// refused and what broke (`--oracles`: verify and validate every output).
+    Sweep(sweep::SweepArgs),
     /// Explain a diagnostic code (`explain A603`), or list them all (`explain --list`).
     Explain(explain::ExplainArgs),
 }
@@ -75,6 +80,7 @@ pub fn main() -> u8 {
         Command::Run(a) => run::main(a),
         Command::Validate(a) => validate::main(a),
         Command::Verify(a) => verify::main(a),
+        Command::Sweep(a) => sweep::main(a),
         Command::Explain(a) => explain::main(a),
     }
 }

@@ -337,13 +337,46 @@ pub fn verify_batch(srcs: &[SourceFile], opts: &VerifyOptions) -> Vec<VerifyRepo
 /// Verify each program as its own Silicon request (its own timeout, so one hard program cannot
 /// sink the others), all in one JVM.
 pub fn verify_each(srcs: &[SourceFile], opts: &VerifyOptions) -> Vec<VerifyReport> {
-    match discover_backend(opts) {
-        Ok(b) => srcs
-            .iter()
-            .flat_map(|s| verify_batch_on(Some(&b), std::slice::from_ref(s), opts))
-            .collect(),
-        // Reported per program by the batch path, with the provisioning message.
-        Err(_) => verify_batch(srcs, opts),
+    let session = Session::new(opts);
+    srcs.iter().map(|s| session.verify(s)).collect()
+}
+
+/// One verifier JVM for many requests made one after the other (`sweep` verifies inputs first,
+/// then the outputs of those that verify, with the same JVM).
+pub struct Session {
+    opts: VerifyOptions,
+    /// `Err`: the backend is missing, with the provisioning message.
+    backend: Result<crate::verify::silicon::Backend, String>,
+}
+
+impl Session {
+    /// Find the backend (nothing starts before the first request).
+    pub fn new(opts: &VerifyOptions) -> Session {
+        let backend = discover_backend(opts).map_err(|e| match e {
+            RunError::Backend(m) | RunError::Crash(m) => m,
+            RunError::Timeout => "the backend did not answer".to_string(),
+        });
+        Session { opts: opts.clone(), backend }
+    }
+
+    /// Why there is no backend, if there is none.
+    pub fn missing(&self) -> Option<&str> {
+        self.backend.as_ref().err().map(String::as_str)
+    }
+
+    /// Verify one program as its own request.
+    pub fn verify(&self, src: &SourceFile) -> VerifyReport {
+        let one = std::slice::from_ref(src);
+        let mut reports = match &self.backend {
+            Ok(b) => verify_batch_on(Some(b), one, &self.opts),
+            // Reported by the batch path, with the provisioning message.
+            Err(_) => verify_batch(one, &self.opts),
+        };
+        reports.pop().unwrap_or_else(|| VerifyReport {
+            verdict: Verdict::Crash,
+            diagnostics: vec![Diagnostic::error("E-BACKEND", "no verdict came back")],
+            time: Duration::ZERO,
+        })
     }
 }
 

@@ -8,14 +8,13 @@ use super::BatchArgs;
 use crate::cli::apply::{
     build_step, validate_code, validate_pair, worst, write_atomic, VerifyPair,
 };
+use crate::cli::pool::pool;
 use crate::diag::{Diagnostic, SourceFile};
 use crate::front::ParseOptions;
 use crate::transforms::driver::{apply as drive, CliStep, DriverOptions, Report};
 use crate::transforms::params::Spelling;
 use crate::viper::{self, Verdict, VerifyOptions, VerifyReport};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 // ---------------------------------------------------------------------------------------------
@@ -165,56 +164,6 @@ fn optimize(job: &Job, input: &Input, z3_timeout: u32) -> FileRun {
         validate: None,
         written: None,
     }
-}
-
-/// Stack of the thread that handles one item: the transformations and the Z3 translation recurse
-/// over the syntax tree, as they do on the main thread of `apply`.
-const ITEM_STACK: usize = 64 << 20;
-
-/// Run `f` on every index below `n`, `workers` at a time; results in index order.
-///
-/// Each item runs on a fresh thread. Z3's context is per thread and keeps the history of every
-/// query made in it, which steers the models it returns; a fresh thread gives each file the same
-/// fresh context that `alpine-rs apply` would, so results (counterexamples included) do not depend
-/// on the number of workers or on which worker picked the file. A panic in one item becomes that
-/// item's `on_panic` result instead of taking the others down.
-fn pool<T: Send>(
-    n: usize,
-    workers: usize,
-    f: impl Fn(usize) -> T + Sync,
-    on_panic: impl Fn(usize) -> T + Sync,
-) -> Vec<T> {
-    let next = AtomicUsize::new(0);
-    let slots: Mutex<Vec<Option<T>>> = Mutex::new((0..n).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..workers.clamp(1, n.max(1)) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= n {
-                    break;
-                }
-                let r = std::thread::scope(|item| {
-                    std::thread::Builder::new()
-                        .name(format!("alpine-batch-{i}"))
-                        .stack_size(ITEM_STACK)
-                        .spawn_scoped(item, || f(i))
-                        .ok()
-                        .and_then(|h| h.join().ok())
-                })
-                .unwrap_or_else(|| on_panic(i));
-                if let Ok(mut v) = slots.lock() {
-                    v[i] = Some(r);
-                }
-            });
-        }
-    });
-    slots
-        .into_inner()
-        .unwrap_or_default()
-        .into_iter()
-        .enumerate()
-        .map(|(i, r)| r.unwrap_or_else(|| on_panic(i)))
-        .collect()
 }
 
 fn internal_error(input: &Input) -> FileRun {
