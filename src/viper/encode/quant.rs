@@ -827,15 +827,25 @@ fn symbolic_grid(
     }
     let v_outer = Exp::bin("\\", base.clone(), k.clone());
     let v_inner = if lo_zero {
-        Exp::bin("%", base, k.clone())
+        Exp::bin("%", base.clone(), k.clone())
     } else {
-        Exp::bin("+", Exp::bin("%", base, k.clone()), lo)
+        Exp::bin("+", Exp::bin("%", base.clone(), k.clone()), lo)
     };
     let substs = [(vars[outer].clone(), v_outer), (vars[inner].clone(), v_inner)];
     let sub = |e: Exp| substs.iter().fold(e, |e, (v, r)| e.subst(v, r));
     let from = text(&sub(idx.clone()));
-    let mut ng = vec![Exp::bin("<", Exp::int(0), k)];
+    // With a range `lo_o <= v1 < hi_o` of the outer variable, the cell lies in
+    // `[K * lo_o, K * hi_o)` (shifted as `base` is): a consequence of the guards, stated because
+    // reaching it takes the nonlinear step Z3 does not take (`K * v1 + v2 < K * hi_o`).
+    let implied = symbolic_range(guards, &vars[outer], vars).map(|(lo_o, hi_o)| {
+        [
+            Exp::bin("<=", Exp::bin("*", k.clone(), lo_o), base.clone()),
+            Exp::bin("<", base.clone(), Exp::bin("*", k.clone(), hi_o)),
+        ]
+    });
+    let mut ng = vec![Exp::bin("<", Exp::int(0), k.clone())];
     ng.extend(guards.iter().cloned().map(|g| replace_term(sub(g), &from, &jv)));
+    ng.extend(implied.into_iter().flatten());
     let nb = replace_term(sub(body.clone()), &from, &jv);
     let trig = Exp::app("aloc", vec![arr.clone(), jv.clone()]);
     Some(forall(vec![j], vec![vec![trig]], Exp::implies(Exp::and_all(ng), nb)))
