@@ -164,3 +164,46 @@ fn an_object_parameter_is_built_from_its_contract() {
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("result: 6"), "{out}");
 }
+
+/// VerCors constructs the interpreter runs: a VerCors 1 function without `pure` (`int f(int n)
+/// = e;`), `isEmpty` and `removeAt` on sequences, and `Perm(a[*], p)` for every cell.
+const BUILTINS: &str = "class B {
+  int inc(int n) = n + 1;
+
+  requires |xs| > 0;
+  ensures \\result == |xs| - 1;
+  int dropFirst(seq<int> xs) {
+    seq<int> ys = removeAt(xs, 0);
+    if (isEmpty(ys)) {
+      return 0;
+    }
+    return |ys|;
+  }
+
+  context a != null ** Perm(a[*], write);
+  requires a.length > 0;
+  void set(int[] a, int n) {
+    a[0] = inc(n);
+  }
+}
+";
+
+#[test]
+fn vercors_builtins_run_and_a_mutant_of_them_differs() {
+    let orig = tmp("builtins.pvl", BUILTINS);
+    let (code, v) = rows(&orig, &orig, &[]);
+    assert_eq!(code, 0, "{v}");
+    for m in ["B.dropFirst", "B.set"] {
+        assert_eq!(row(&v, m)["verdict"], "equivalent", "{v}");
+        assert_eq!(row(&v, m)["inputs_executed"], 20, "{v}");
+    }
+    let opt =
+        tmp("builtins_mut.pvl", &BUILTINS.replace("removeAt(xs, 0)", "removeAt(xs, |xs| - 1)"));
+    let (code, v) = rows(&orig, &opt, &[]);
+    // The length is the same either way: equivalent, and `set` is unchanged.
+    assert_eq!(code, 0, "{v}");
+    let opt = tmp("builtins_mut2.pvl", &BUILTINS.replace("n + 1;", "n + 2;"));
+    let (code, v) = rows(&orig, &opt, &[]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(row(&v, "B.set")["verdict"], "differs", "{v}");
+}

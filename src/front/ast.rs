@@ -208,6 +208,14 @@ impl Method {
     pub fn is_pure(&self) -> bool {
         self.has_modifier(Modifier::Pure)
     }
+    /// A function: `pure`, or (VerCors 1) a method defined by an expression, `int f(int n) =
+    /// e;`, which VerCors reads as a pure function with or without `pure`.
+    pub fn is_function(&self) -> bool {
+        !self.is_predicate()
+            && (self.is_pure()
+                || (matches!(self.body, MethodBody::Expr(_))
+                    && !matches!(self.ret.kind, TypeKind::Void)))
+    }
     pub fn is_predicate(&self) -> bool {
         matches!(self.ret.kind, TypeKind::Resource)
     }

@@ -107,12 +107,22 @@ impl<'a> Compiler<'a> {
             ExprKind::Old(x, None) => CE::Old(self.bx(x, pre)),
             ExprKind::Call { recv, name, args, .. } => {
                 let Some(m) = self.resolve_method(recv.as_deref(), &name.name) else {
+                    if let Some(d) =
+                        recv.is_none().then(|| prelude_call(&name.name, args)).flatten()
+                    {
+                        return self.expr(&d, pre);
+                    }
                     self.errors.push(
                         Diagnostic::error("R-NAME", format!("unknown method `{}`", name.name))
                             .with_primary(name.span, "no such method"),
                     );
                     return CE::Unsupported(format!("unknown method `{}`", name.name), span);
                 };
+                // Function and predicate calls count as calls too: validation compares the
+                // callers of a changed function.
+                if !self.cur_calls.contains(&m) {
+                    self.cur_calls.push(m);
+                }
                 let md = &self.out.methods[m as usize];
                 let (is_pure, is_pred) = (md.is_pure, md.is_predicate);
                 if !is_pure && !is_pred {
@@ -149,6 +159,15 @@ impl<'a> Compiler<'a> {
                     CE::Pred { pred: m, recv: r, args: a, span }
                 } else {
                     CE::CallPure { method: m, recv: r, args: a, span }
+                }
+            }
+            ExprKind::Builtin(b @ (Builtin::Perm | Builtin::Value | Builtin::PointsTo), args)
+                if whole_array(args).is_some() =>
+            {
+                let d = whole_array(args).map(|(a, rest)| every_cell(*b, a, rest));
+                match d {
+                    Some(d) => self.expr(&d, pre),
+                    None => CE::Unsupported("`a[*]`".into(), span),
                 }
             }
             ExprKind::Builtin(b, args) => {
@@ -256,6 +275,8 @@ impl<'a> Compiler<'a> {
             ExprKind::NewArray(..) | ExprKind::NewObject(..) => {
                 CE::Unsupported("allocation inside an expression".into(), span)
             }
+            // `*` as a permission amount: some positive amount, as `read`.
+            ExprKind::Wildcard => CE::Read,
             ExprKind::ThreadId(s) => CE::Unsupported(format!("`{s}`"), span),
             ExprKind::MapLit { .. } => CE::Unsupported("a map literal".into(), span),
             other => CE::Unsupported(format!("expression {}", short_kind(other)), span),
@@ -364,4 +385,61 @@ fn extract_bounds(cond: &CE, binders: &mut [Binder]) -> bool {
         }
     }
     used.iter().all(|u| *u)
+}
+
+/// VerCors' built-in functions on sequences that are not methods of the program, as the
+/// expressions they stand for: `isEmpty(s)` is `|s| == 0`, `removeAt(s, i)` is
+/// `s[..i] ++ s[i + 1..]`.
+fn prelude_call(name: &str, args: &[Expr]) -> Option<Expr> {
+    match (name, args) {
+        ("isEmpty", [s]) => Some(Expr::bin(
+            BinOp::Eq,
+            Expr::synth(ExprKind::Length(Box::new(s.clone()))),
+            Expr::int(0),
+        )),
+        ("removeAt", [s, i]) => {
+            let next = Expr::bin(BinOp::Add, i.clone(), Expr::int(1));
+            Some(Expr::bin(
+                BinOp::Concat,
+                Expr::synth(ExprKind::Slice(Box::new(s.clone()), None, Some(Box::new(i.clone())))),
+                Expr::synth(ExprKind::Slice(Box::new(s.clone()), Some(Box::new(next)), None)),
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// `Perm(a[*], p)` (and `Value`, `PointsTo`): the array and the other arguments.
+fn whole_array(args: &[Expr]) -> Option<(&Expr, &[Expr])> {
+    let (first, rest) = args.split_first()?;
+    match &first.kind {
+        ExprKind::Index(a, i) if matches!(i.kind, ExprKind::Wildcard) => Some((a, rest)),
+        _ => None,
+    }
+}
+
+/// VerCors' `a[*]` in a permission: every cell, `(\forall* int k; 0 <= k && k < a.length;
+/// Perm(a[k], p))`. The bound name cannot clash with a program name (`$` is not an identifier
+/// character in PVL).
+fn every_cell(b: Builtin, a: &Expr, rest: &[Expr]) -> Expr {
+    let k = "$cell";
+    let cell = Expr::synth(ExprKind::Index(Box::new(a.clone()), Box::new(Expr::name(k))));
+    let len = Expr::synth(ExprKind::Field(Box::new(a.clone()), Ident::synth("length")));
+    let mut args = vec![cell];
+    args.extend(rest.iter().cloned());
+    Expr::synth(ExprKind::Quant {
+        kind: QuantKind::ForallStar,
+        bindings: vec![Binding {
+            ty: Type::int(),
+            name: Ident::synth(k),
+            range: None,
+            span: crate::front::span::Span::DUMMY,
+        }],
+        cond: Some(Box::new(Expr::bin(
+            BinOp::And,
+            Expr::bin(BinOp::Le, Expr::int(0), Expr::name(k)),
+            Expr::bin(BinOp::Lt, Expr::name(k), len),
+        ))),
+        body: Box::new(Expr::synth(ExprKind::Builtin(b, args))),
+    })
 }

@@ -201,7 +201,7 @@ impl<'a> Compiler<'a> {
             name: md.name.name.clone(),
             class,
             is_static: md.has_modifier(Modifier::Static),
-            is_pure: md.is_pure(),
+            is_pure: md.is_function(),
             is_ctor,
             is_predicate: md.is_predicate(),
             params: Vec::new(),

@@ -326,14 +326,11 @@ impl<'a> Encoder<'a> {
 
     fn collect_method(&mut self, class: Option<&str>, m: &ast::Method) {
         let is_ctor = m.kind != PMethodKind::Method;
-        let expr_body = matches!(m.body, MethodBody::Expr(_));
         let kind = if is_ctor {
             CallKind::Constructor
         } else if m.is_predicate() {
             CallKind::Predicate
-        } else if m.is_pure() || (expr_body && !matches!(m.ret.kind, TypeKind::Void)) {
-            // VerCors 1 reads a method defined by an expression (`int f(int n) = e;`) as a
-            // pure function, with or without `pure`.
+        } else if m.is_function() {
             CallKind::Function
         } else {
             CallKind::Method
