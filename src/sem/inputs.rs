@@ -592,19 +592,22 @@ pub fn generate(
                                     .map(|_| {
                                         InVal::Array(
                                             (**elem).clone(),
-                                            fill_vec(elem, cols, fill, &mut rng),
+                                            fill_vec(elem, cols, fill, &mut rng, &vars.classes),
                                         )
                                     })
                                     .collect(),
                             )
                         }
-                        elem => InVal::Array(elem.clone(), fill_vec(elem, len, fill, &mut rng)),
+                        elem => InVal::Array(
+                            elem.clone(),
+                            fill_vec(elem, len, fill, &mut rng, &vars.classes),
+                        ),
                     }
                 }
             }
             Ty::Seq(elem) => {
                 let len = rng.range(0, 6) as usize;
-                InVal::Seq(fill_vec(elem, len, fill, &mut rng))
+                InVal::Seq(fill_vec(elem, len, fill, &mut rng, &vars.classes))
             }
             Ty::Class(_) if objects.contains_key(n) => {
                 InVal::Bool(getb(&format!("nn:{n}"), &mut vars, &mut rng))
@@ -652,7 +655,10 @@ fn assemble(
     )
 }
 
-fn fill_vec(elem: &Ty, len: usize, fill: Fill, rng: &mut Rng) -> Vec<InVal> {
+/// The classes of the program: their fields and field types.
+type Classes = BTreeMap<String, Vec<(String, Ty)>>;
+
+fn fill_vec(elem: &Ty, len: usize, fill: Fill, rng: &mut Rng, classes: &Classes) -> Vec<InVal> {
     (0..len)
         .map(|_| match elem {
             Ty::Bool => InVal::Bool(rng.chance(50)),
@@ -672,8 +678,29 @@ fn fill_vec(elem: &Ty, len: usize, fill: Fill, rng: &mut Rng) -> Vec<InVal> {
             // A sequence is a value, never null: its elements are sequences too.
             Ty::Seq(inner) => {
                 let n = rng.range(0, 4) as usize;
-                InVal::Seq(fill_vec(inner, n, fill, rng))
+                InVal::Seq(fill_vec(inner, n, fill, rng, classes))
             }
+            // Elements of a class type are objects whose scalar fields are drawn like cells
+            // (a contract over `a[i].f` needs the objects; one that allows null elements
+            // accepts objects too). Their own object and array fields stay null.
+            Ty::Class(c) => match classes.get(c) {
+                Some(fields) => InVal::Object(
+                    c.clone(),
+                    fields
+                        .iter()
+                        .map(|(f, t)| {
+                            let v = match t {
+                                Ty::Int | Ty::Bool => fill_vec(t, 1, fill, rng, &Classes::new())
+                                    .pop()
+                                    .unwrap_or(InVal::Null),
+                                _ => InVal::Null,
+                            };
+                            (f.clone(), v)
+                        })
+                        .collect(),
+                ),
+                None => InVal::Null,
+            },
             _ => InVal::Null,
         })
         .collect()

@@ -196,6 +196,7 @@ pub(super) fn compare_methods(
     let mut out = ValidateOutcome::start(Verdict::Same, Vec::new(), 1);
     let mut rejections = Rejections::default();
     let mut undecided: Option<String> = None;
+    let mut faulty: Option<String> = None;
     let mut cases: Vec<(u64, Option<Input>)> = (0..opts.random as u64).map(|i| (i, None)).collect();
     for (k, i) in opts.inputs.iter().enumerate() {
         cases.push((opts.random as u64 + k as u64, Some(i.clone())));
@@ -221,6 +222,7 @@ pub(super) fn compare_methods(
             }
             Status::Error if !ro.race => {
                 out.orig_faulty += 1;
+                faulty = faulty.or_else(|| first_error_at(&ro, &lo.src));
                 continue;
             }
             Status::Inconclusive => {
@@ -297,7 +299,7 @@ pub(super) fn compare_methods(
     }
     if out.verdict == Verdict::Same && (out.equivalent == 0 || out.schedule_dependent > 0) {
         out.verdict = Verdict::Inconclusive;
-        out.reason = Some(inconclusive_reason(&out, undecided, &rejections, &lo.src));
+        out.reason = Some(inconclusive_reason(&out, undecided.or(faulty), &rejections, &lo.src));
     }
     let total = out.equivalent
         + out.skipped
@@ -332,6 +334,22 @@ pub(super) fn compare_methods(
     out
 }
 
+/// The first error of a run that failed its own checks, as `CODE message (line N)`.
+fn first_error_at(r: &RunResult, src: &str) -> Option<String> {
+    let d = r.errors.iter().find(|d| d.is_error())?;
+    let line = d
+        .labels
+        .first()
+        .map(|l| {
+            format!(
+                " (line {})",
+                src[..l.span.lo.min(src.len() as u32) as usize].lines().count().max(1)
+            )
+        })
+        .unwrap_or_default();
+    Some(format!("{} {}{line}", d.code, d.message))
+}
+
 /// The first error of an undecided run, as `PROGRAM: CODE message`.
 fn first_error(r: &RunResult, which: &str) -> Option<String> {
     r.errors.iter().find(|d| d.is_error()).map(|d| format!("{which}: {} {}", d.code, d.message))
@@ -355,8 +373,9 @@ fn inconclusive_reason(
         return format!("{} runs could not be decided{why}", out.inconclusive);
     }
     if out.orig_faulty > 0 {
+        let first = undecided.map(|w| format!("; the first: {w}")).unwrap_or_default();
         return format!(
-            "ORIG fails its own checks on every valid input ({} inputs): nothing to compare",
+            "ORIG fails its own checks on every valid input ({} inputs): nothing to compare{first}",
             out.orig_faulty
         );
     }

@@ -587,7 +587,6 @@ impl<'a> Encoder<'a> {
             }
         }
         self.default_constructors();
-        self.guard_products();
         if let Some(b) = &prog.main {
             self.unsupported("a main block", b.span);
         }
@@ -595,24 +594,6 @@ impl<'a> Encoder<'a> {
             .into_iter()
             .filter_map(|(v, p)| Some((v, p?)))
             .collect();
-    }
-
-    /// Product bounds in the guards of contract quantifiers (`stmts::bounds::product_guards`).
-    fn guard_products(&mut self) {
-        let all = |cs: &mut Vec<Contract>| {
-            for c in cs.iter_mut() {
-                let e = std::mem::replace(&mut c.exp, Exp::bool(true));
-                c.exp = stmts::bounds::product_guards(e);
-            }
-        };
-        for m in &mut self.out.methods {
-            all(&mut m.pres);
-            all(&mut m.posts);
-        }
-        for f in &mut self.out.functions {
-            all(&mut f.pres);
-            all(&mut f.posts);
-        }
     }
 
     fn member(&mut self, class: Option<&str>, m: &ast::Method) {

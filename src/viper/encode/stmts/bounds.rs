@@ -80,7 +80,7 @@ pub(super) fn product_facts(ranged: &[(String, Exp, Exp)], exps: &[&Exp]) -> Vec
                             Exp::bin("<=", p.clone(), at(last)),
                         ),
                     );
-                    let key = format!("{fact:?}");
+                    let key = crate::viper::encode::quant::text(&fact);
                     if !seen.contains(&key) {
                         seen.push(key);
                         out.push(fact);
@@ -90,47 +90,4 @@ pub(super) fn product_facts(ranged: &[(String, Exp, Exp)], exps: &[&Exp]) -> Vec
         });
     }
     out
-}
-
-/// The same facts inside quantifiers: `forall i, j :: 0 <= i && i < M && 0 <= j && j < N ==>
-/// acc(a[N * i + j])` (a matrix stored by rows, as linearization writes it) needs `N * i + j <
-/// M * N`, nonlinear again. Each quantifier whose body is `guard ==> rest` gets the product
-/// facts of `rest` over the ranged variables of its own guard and of enclosing guards, conjoined
-/// to its guard. The facts are valid, so the guard means what it meant: only Z3 sees more.
-pub(in crate::viper::encode) fn product_guards(e: Exp) -> Exp {
-    // Bound names are fresh in the encoder, so a range found in one guard is the range of that
-    // name wherever it occurs; a name with two different ranges is left out.
-    let mut found: Vec<(String, Exp, Exp)> = Vec::new();
-    e.visit(&mut |x| {
-        if let ExpKind::Forall(_, _, body) = &x.kind {
-            if let ExpKind::Binary("==>", g, _) = &body.kind {
-                ranges(g, &mut found);
-            }
-        }
-    });
-    let mut ranged: Vec<(String, Exp, Exp)> = Vec::new();
-    for (v, lo, hi) in &found {
-        let same_name = found.iter().filter(|(w, ..)| w == v);
-        if same_name.clone().all(|(_, l, h)| l == lo && h == hi)
-            && !ranged.iter().any(|(w, ..)| w == v)
-        {
-            ranged.push((v.clone(), lo.clone(), hi.clone()));
-        }
-    }
-    if ranged.is_empty() {
-        return e;
-    }
-    e.map(&mut |x| {
-        let ExpKind::Forall(vs, trs, body) = x.kind else { return x };
-        let body = match body.kind {
-            ExpKind::Binary("==>", g, rest) => {
-                let facts = product_facts(&ranged, &[&rest]);
-                let g =
-                    if facts.is_empty() { *g } else { Exp::and_all([*g].into_iter().chain(facts)) };
-                Exp { kind: ExpKind::Binary("==>", Box::new(g), rest), span: body.span }
-            }
-            kind => Exp { kind, span: body.span },
-        };
-        Exp { kind: ExpKind::Forall(vs, trs, Box::new(body)), span: x.span }
-    })
 }

@@ -5,7 +5,7 @@
 //! `vars` the free variables of Viper expressions and statements.
 
 mod barrier;
-pub(super) mod bounds;
+mod bounds;
 mod jumps;
 mod par;
 mod vars;
