@@ -322,7 +322,9 @@ fn enter_loop(f: &mut Facts, s: &Stmt, l: &Loop, everywhere: &[Expr]) {
     }
 }
 
-fn havoc_loop(f: &mut Facts, s: &Stmt) {
+/// Forget what the loop statement `s` may change: its variables, its arrays and fields, and the
+/// whole heap when it calls a method or allocates.
+pub fn havoc_loop(f: &mut Facts, s: &Stmt) {
     for v in assigned_vars(s) {
         f.tr.havoc(&v);
     }

@@ -535,15 +535,7 @@ pub fn head_facts(program: &Program, class: Option<&Class>, method: &Method, s: 
         for st in &lp.init {
             exec_simple(&mut f, st);
         }
-        for v in assigned_vars(s) {
-            f.tr.havoc(&v);
-        }
-        for a in assigned_arrays(s) {
-            f.tr.havoc_heap(&a);
-        }
-        if may_change_heap(s, &|n| f.tr.functions.get(n).is_some_and(Method::is_pure)) {
-            f.tr.havoc_all_heap();
-        }
+        super::facts::havoc_loop(&mut f, s);
         for c in &lp.prefix.clauses {
             if let Some(e) = c.expr() {
                 f.assume(e);

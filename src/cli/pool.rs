@@ -7,6 +7,19 @@ use std::sync::Mutex;
 /// over the syntax tree, as they do on the main thread of `apply`.
 pub(crate) const ITEM_STACK: usize = 64 << 20;
 
+/// The number of workers `--jobs` asks for (the machine's parallelism when not given); `Err` with
+/// the usage exit code for `--jobs 0`, reported here.
+pub(crate) fn workers(jobs: Option<usize>) -> Result<usize, u8> {
+    match jobs {
+        Some(0) => {
+            eprintln!("error[A0000]: --jobs must be at least 1");
+            Err(2)
+        }
+        Some(n) => Ok(n),
+        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+    }
+}
+
 /// Run `f` on every index below `n`, `workers` at a time; results in index order.
 ///
 /// Each item runs on a fresh thread. Z3's context is per thread and keeps the history of every

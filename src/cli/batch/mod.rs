@@ -64,13 +64,9 @@ pub struct BatchArgs {
 }
 
 pub fn main(args: BatchArgs) -> u8 {
-    let workers = match args.jobs {
-        Some(0) => {
-            eprintln!("error[A0000]: --jobs must be at least 1");
-            return 2;
-        }
-        Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    let workers = match super::pool::workers(args.jobs) {
+        Ok(n) => n,
+        Err(code) => return code,
     };
     let plan = match super::common::read_source(&args.plan) {
         Ok(f) => f,

@@ -114,13 +114,9 @@ struct FileRun {
 }
 
 pub fn main(args: SweepArgs) -> u8 {
-    let workers = match args.jobs {
-        Some(0) => {
-            eprintln!("error[A0000]: --jobs must be at least 1");
-            return 2;
-        }
-        Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    let workers = match super::pool::workers(args.jobs) {
+        Ok(n) => n,
+        Err(code) => return code,
     };
     let json = args.json || args.format == Format::Json;
     let t0 = std::time::Instant::now();
