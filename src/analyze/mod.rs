@@ -6,5 +6,6 @@ pub mod facts;
 pub mod loops;
 pub mod names;
 pub mod scope;
+pub mod shapes;
 pub mod sites;
 pub mod typeck;

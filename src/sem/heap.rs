@@ -15,6 +15,8 @@ pub enum HObj {
 #[derive(Clone, Debug, Default)]
 pub struct Heap {
     pub objs: Vec<HObj>,
+    /// Arrays of arrays whose `\matrix` shape has held: their rows are readable by everyone.
+    pub readable_rows: std::collections::BTreeSet<u32>,
 }
 
 impl Heap {

@@ -6,7 +6,7 @@ use super::compile::{CClause, CMethod, CProgram, Ty, CE};
 use super::heap::{default_of, Heap};
 use super::interp::Interp;
 use super::value::{Rng, Value};
-use crate::front::ast::BinOp;
+use crate::front::ast::{BinOp, QuantKind};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use z3::ast::{Ast, Bool, Int};
@@ -305,10 +305,12 @@ impl<'c> Vars<'c> {
             }
             CE::Length(x, _) => {
                 let (n, t) = self.var_name(x)?;
-                if !matches!(t, Ty::Array(_)) {
-                    return None;
+                match t {
+                    Ty::Array(_) => self.int(&format!("len:{n}")),
+                    // `|xs|` of a sequence input: its length is solved like an array's.
+                    Ty::Seq(_) => self.int(&format!("slen:{n}")),
+                    _ => return None,
                 }
-                self.int(&format!("len:{n}"))
             }
             CE::Neg(x, _) => self.tr_int(x)?.unary_minus(),
             CE::Bin(op, l, r, _) => {
@@ -359,6 +361,89 @@ impl<'c> Vars<'c> {
         }
     }
 
+    /// Bounds that permissions in `e` imply (VerCors: a permission to `a[i]` means `i` is in
+    /// bounds): for `Perm(a[i], p)` with `i` ranging over `[lo, hi)` of an enclosing quantifier,
+    /// `lo < hi ==> 0 <= lo && hi <= a.length`; for a fixed `i`, `0 <= i < a.length`; matrix
+    /// cells `m[i][j]` bound the rows and the columns. Only unconditional positions (conjuncts
+    /// and quantifier bodies whose condition is only the binders' bounds) count, so every
+    /// constraint is necessary for the precondition: no valid input is lost.
+    fn perm_bounds(
+        &mut self,
+        e: &CE,
+        ranges: &mut Vec<(u32, Int<'c>, Int<'c>)>,
+        out: &mut Vec<Bool<'c>>,
+    ) {
+        match e {
+            CE::Bin(BinOp::And | BinOp::Star, l, r, _) => {
+                self.perm_bounds(l, ranges, out);
+                self.perm_bounds(r, ranges, out);
+            }
+            CE::Quant {
+                kind: QuantKind::Forall | QuantKind::ForallStar,
+                binders,
+                implied: true,
+                body,
+                ..
+            } => {
+                let depth = ranges.len();
+                for b in binders {
+                    // One bound on each side, both inputs' terms (several: the tightest is
+                    // unknown here).
+                    let bounds = match (&b.lows[..], &b.highs[..]) {
+                        ([lo], [hi]) => self.tr_int(lo).zip(self.tr_int(hi)),
+                        _ => None,
+                    };
+                    let Some((lo, hi)) = bounds else {
+                        ranges.truncate(depth);
+                        return;
+                    };
+                    ranges.push((b.slot, lo, hi));
+                }
+                self.perm_bounds(body, ranges, out);
+                ranges.truncate(depth);
+            }
+            CE::Perm(loc, _, _) | CE::PointsTo(loc, _, _, _) => {
+                let CE::Index(a, i, _) = &**loc else { return };
+                if let Some((n, Ty::Array(_))) = self.var_name(a) {
+                    let len = self.int(&format!("len:{n}"));
+                    self.index_bound(i, len, ranges, out);
+                } else if let CE::Index(m, r, _) = &**a {
+                    if let Some((n, Ty::Array(inner))) = self.var_name(m) {
+                        if matches!(*inner, Ty::Array(_)) {
+                            let len = self.int(&format!("len:{n}"));
+                            let cols = self.int(&format!("cols:{n}"));
+                            self.index_bound(r, len, ranges, out);
+                            self.index_bound(i, cols, ranges, out);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `i` is a valid index below `len` (see [`Self::perm_bounds`]).
+    fn index_bound(
+        &mut self,
+        i: &CE,
+        len: Int<'c>,
+        ranges: &[(u32, Int<'c>, Int<'c>)],
+        out: &mut Vec<Bool<'c>>,
+    ) {
+        let zero = Int::from_i64(self.ctx, 0);
+        if let CE::Local(s) = i {
+            if let Some((_, lo, hi)) = ranges.iter().find(|r| r.0 == *s) {
+                let nonempty = lo.lt(hi);
+                let inside = Bool::and(self.ctx, &[&zero.le(lo), &hi.le(&len)]);
+                out.push(nonempty.implies(&inside));
+                return;
+            }
+        }
+        if let Some(v) = self.tr_int(i) {
+            out.push(Bool::and(self.ctx, &[&zero.le(&v), &v.lt(&len)]));
+        }
+    }
+
     fn tr_bool(&mut self, e: &CE) -> Option<Bool<'c>> {
         let ctx = self.ctx;
         Some(match e {
@@ -389,18 +474,22 @@ impl<'c> Vars<'c> {
                 let (name, _) = self.var_name(m)?;
                 let nn = self.boolean(&format!("nn:{name}"));
                 let len = self.int(&format!("len:{name}"));
-                let cols = self.int(&format!("cols:{name}"));
-                let (r, c) = (self.tr_int(r)?, self.tr_int(c)?);
-                Bool::and(ctx, &[&nn, &len._eq(&r), &cols._eq(&c)])
+                let r = self.tr_int(r)?;
+                match c {
+                    Some(c) => {
+                        let cols = self.int(&format!("cols:{name}"));
+                        let c = self.tr_int(c)?;
+                        Bool::and(ctx, &[&nn, &len._eq(&r), &cols._eq(&c)])
+                    }
+                    None => Bool::and(ctx, &[&nn, &len._eq(&r)]),
+                }
             }
             CE::Cond(c, a, b) => {
                 let c = self.tr_bool(c)?;
                 c.ite(&self.tr_bool(a)?, &self.tr_bool(b)?)
             }
             // Row lengths of a matrix stated per row: `(\forall int r; …; m[r].length == E)`.
-            CE::Quant { kind: crate::front::ast::QuantKind::Forall, binders, body, .. }
-                if binders.len() == 1 =>
-            {
+            CE::Quant { kind: QuantKind::Forall, binders, body, .. } if binders.len() == 1 => {
                 let slot = binders[0].slot;
                 let mut eqs = Vec::new();
                 self.row_lengths(body, slot, &mut eqs);
@@ -489,6 +578,11 @@ pub fn generate(
         if let Some(b) = vars.tr_bool(&c.e) {
             opt.assert(&b);
         }
+        let mut implied = Vec::new();
+        vars.perm_bounds(&c.e, &mut Vec::new(), &mut implied);
+        for b in implied {
+            opt.assert(&b);
+        }
     }
     // Declare every scalar/array input so that it has bounds and a soft target.
     let mut inputs: Vec<(String, Ty)> =
@@ -536,6 +630,13 @@ pub fn generate(
             }
             Ty::Class(_) if objects.contains_key(n) => {
                 opt.assert_soft(&vars.boolean(&format!("nn:{n}")), 4u64, None);
+            }
+            Ty::Seq(_) => {
+                let len = vars.int(&format!("slen:{n}"));
+                opt.assert(&len.ge(&Int::from_i64(&ctx, 0)));
+                opt.assert(&len.le(&Int::from_i64(&ctx, 64)));
+                let target = if attempt >= 24 { rng.range(0, 3) } else { rng.range(0, 6) };
+                opt.assert_soft(&len._eq(&Int::from_i64(&ctx, target)), 2u64, None);
             }
             _ => {}
         }
@@ -606,8 +707,8 @@ pub fn generate(
                 }
             }
             Ty::Seq(elem) => {
-                let len = rng.range(0, 6) as usize;
-                InVal::Seq(fill_vec(elem, len, fill, &mut rng, &vars.classes))
+                let len = geti(&format!("slen:{n}"), &mut vars, &mut rng, (0, 6)).clamp(0, 4096);
+                InVal::Seq(fill_vec(elem, len as usize, fill, &mut rng, &vars.classes))
             }
             Ty::Class(_) if objects.contains_key(n) => {
                 InVal::Bool(getb(&format!("nn:{n}"), &mut vars, &mut rng))

@@ -37,7 +37,7 @@ impl<'a> Compiler<'a> {
         Some(e)
     }
 
-    fn bx(&mut self, e: &Expr, pre: &mut Option<&mut Vec<Instr>>) -> Box<CE> {
+    pub(super) fn bx(&mut self, e: &Expr, pre: &mut Option<&mut Vec<Instr>>) -> Box<CE> {
         Box::new(self.expr(e, pre))
     }
 
@@ -197,7 +197,7 @@ impl<'a> Compiler<'a> {
                         let c = a.pop().unwrap_or(CE::Null);
                         let r = a.pop().unwrap_or(CE::Null);
                         let m = a.pop().unwrap_or(CE::Null);
-                        CE::MatrixShape(Box::new(m), Box::new(r), Box::new(c))
+                        CE::MatrixShape(Box::new(m), Box::new(r), Some(Box::new(c)))
                     }
                     (Builtin::LengthFn, 1) => CE::Length(Box::new(a.remove(0)), span),
                     (Builtin::Head, 1) => CE::Head(Box::new(a.remove(0)), span),

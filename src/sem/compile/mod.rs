@@ -63,8 +63,8 @@ impl Ty {
     }
 }
 
-/// Compiled expression.
-#[derive(Clone, Debug)]
+/// Compiled expression. Equality is structural (spans compare equal wherever they are).
+#[derive(Clone, Debug, PartialEq)]
 pub enum CE {
     Int(i64),
     Bool(bool),
@@ -109,7 +109,8 @@ pub enum CE {
     Perm(Box<CE>, Box<CE>, Span),
     PointsTo(Box<CE>, Box<CE>, Box<CE>, Span),
     ArrayShape(Box<CE>, Box<CE>),
-    MatrixShape(Box<CE>, Box<CE>, Box<CE>),
+    /// `\matrix(m, rows, cols)`; no `cols` for the implied shape of a `T[x][] m` parameter.
+    MatrixShape(Box<CE>, Box<CE>, Option<Box<CE>>),
     /// Permission literals.
     Write,
     Read,
@@ -132,7 +133,7 @@ pub enum CE {
     Unsupported(String, Span),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Binder {
     pub slot: u32,
     pub name: String,
@@ -484,6 +485,8 @@ pub struct Compiler<'a> {
     /// Slots of the iterators of the enclosing `par` arms.
     par_iters: Vec<u32>,
     everywhere: Vec<CClause>,
+    /// The source conjunct of each `everywhere` clause (none for a shape a type implies).
+    everywhere_ast: Vec<Option<Expr>>,
     cur_contains_par: bool,
     cur_calls: Vec<u32>,
     inv_names: Vec<(String, u32)>,
@@ -514,13 +517,17 @@ impl CE {
                 f(a);
                 f(b);
             }
-            CE::Cond(a, b, c)
-            | CE::PointsTo(a, b, c, _)
-            | CE::MatrixShape(a, b, c)
-            | CE::SeqUpdate(a, b, c, _) => {
+            CE::Cond(a, b, c) | CE::PointsTo(a, b, c, _) | CE::SeqUpdate(a, b, c, _) => {
                 f(a);
                 f(b);
                 f(c);
+            }
+            CE::MatrixShape(a, b, c) => {
+                f(a);
+                f(b);
+                if let Some(c) = c {
+                    f(c);
+                }
             }
             CE::CallPure { recv, args, .. } | CE::Pred { recv, args, .. } => {
                 if let Some(r) = recv {

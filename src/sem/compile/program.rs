@@ -19,6 +19,7 @@ pub fn compile(prog: &Program) -> Result<CProgram, Vec<Diagnostic>> {
         par_labels: Vec::new(),
         par_iters: Vec::new(),
         everywhere: Vec::new(),
+        everywhere_ast: Vec::new(),
         cur_contains_par: false,
         cur_calls: Vec::new(),
         inv_names: Vec::new(),
@@ -270,7 +271,9 @@ impl<'a> Compiler<'a> {
                 self.scope.declare(&n.name, Ty::from_ast(t));
             }
         }
-        let mut everywhere = Vec::new();
+        let implied = self.implied_shapes(md);
+        let mut everywhere = implied.clone();
+        let mut everywhere_ast: Vec<Option<Expr>> = vec![None; implied.len()];
         let contract = md.prefix.clauses.iter().filter(|c| {
             matches!(
                 c.kind,
@@ -283,9 +286,19 @@ impl<'a> Compiler<'a> {
         let (pre, post) = self.pre_post(contract, |_, c, cl| {
             if c.kind == ClauseKind::ContextEverywhere {
                 everywhere.extend(cl.iter().cloned());
+                if let Some(e) = c.expr() {
+                    everywhere_ast.extend(e.conjuncts().into_iter().map(|x| Some(x.clone())));
+                }
             }
         });
+        let (pre, post) = {
+            let (mut p, mut q) = (implied.clone(), implied);
+            p.extend(pre);
+            q.extend(post);
+            (p, q)
+        };
         self.everywhere = everywhere.clone();
+        self.everywhere_ast = everywhere_ast;
         let body = match &md.body {
             MethodBody::Abstract => Body::Abstract,
             MethodBody::Expr(e) => Body::Expr(self.expr(e, &mut None)),
@@ -308,6 +321,42 @@ impl<'a> Compiler<'a> {
         m.calls = std::mem::take(&mut self.cur_calls);
     }
 
+    /// What the types of array parameters state, as the Viper encoder assumes it (before the
+    /// contract, in pre, post and everywhere): `T[N] a` has `N` cells, and `T[M][N] m` (or
+    /// `T[][] m`) is a matrix whose rows the member may read, unless the member states row
+    /// permissions itself (`analyze::shapes`). Only for non-null arrays: null stays an input.
+    fn implied_shapes(&mut self, md: &Method) -> Vec<CClause> {
+        let given = md.prefix.clauses.iter().filter_map(|c| match (&c.kind, &c.body) {
+            (ClauseKind::Given, ClauseBody::Decl(t, n)) => Some((t, n)),
+            _ => None,
+        });
+        let params: Vec<(&Type, &Ident)> =
+            md.params.iter().map(|p| (&p.ty, &p.name)).chain(given).collect();
+        let mut out = Vec::new();
+        for (ty, name) in params {
+            let TypeKind::Array(elem, size) = &ty.kind else { continue };
+            let Some((slot, _)) = self.scope.lookup(&name.name) else { continue };
+            let var = || Box::new(CE::Local(slot));
+            let span = name.span;
+            let size = size.as_ref().map(|n| self.bx(n, &mut None));
+            let shape = match crate::analyze::shapes::row_extent(elem) {
+                Some(y) if !crate::analyze::shapes::states_row_permission(md, &name.name) => {
+                    let y = y.map(|y| self.bx(y, &mut None));
+                    let x = size.unwrap_or_else(|| Box::new(CE::Length(var(), span)));
+                    CE::MatrixShape(var(), x, y)
+                }
+                _ => match size {
+                    Some(n) => CE::Bin(BinOp::Eq, Box::new(CE::Length(var(), span)), n, span),
+                    None => continue,
+                },
+            };
+            let some = Box::new(CE::Bin(BinOp::Ne, var(), Box::new(CE::Null), span));
+            let e = CE::Bin(BinOp::Implies, some, Box::new(shape), span);
+            out.push(CClause { simple: is_simple(&e), pure: true, leaf: None, e, span });
+        }
+        out
+    }
+
     /// The compiled pre- and postcondition clauses of `contract` (`context` ones are both);
     /// `each` sees every clause with an expression and its compiled conjuncts first.
     pub(super) fn pre_post<'c>(
@@ -316,15 +365,18 @@ impl<'a> Compiler<'a> {
         mut each: impl FnMut(&mut Self, &'c Clause, &[CClause]),
     ) -> (Vec<CClause>, Vec<CClause>) {
         let (mut pre, mut post) = (Vec::new(), Vec::new());
+        let (mut pre_src, mut post_src) = (Vec::new(), Vec::new());
         for c in contract {
             let Some(e) = c.expr() else { continue };
             let cl = self.clauses(e);
             each(self, c, &cl);
-            if c.kind.is_pre() {
-                pre.extend(cl.iter().cloned());
-            }
-            if c.kind.is_post() {
-                post.extend(cl);
+            for (x, src) in cl.into_iter().zip(e.conjuncts()) {
+                if c.kind.is_pre() {
+                    push_once(&mut pre, &mut pre_src, x.clone(), src);
+                }
+                if c.kind.is_post() {
+                    push_once(&mut post, &mut post_src, x, src);
+                }
             }
         }
         (pre, post)
@@ -406,21 +458,64 @@ impl<'a> Compiler<'a> {
 
     pub(super) fn loop_invariants(&mut self, prefix: &Prefix) -> Rc<Vec<CClause>> {
         let mut v = Vec::new();
+        let mut own: Vec<&Expr> = Vec::new();
         for c in &prefix.clauses {
             if matches!(c.kind, ClauseKind::LoopInvariant | ClauseKind::Context) {
                 if let Some(e) = c.expr() {
                     v.extend(self.clauses(e));
+                    own.extend(e.conjuncts());
                 }
             }
         }
-        v.extend(self.propagated_everywhere());
+        // A `context_everywhere` clause the invariant states again counts once (`push_once`).
+        let mut v_src: Vec<&Expr> = own;
+        let everywhere: Vec<(CClause, Option<Expr>)> =
+            self.propagated().map(|(c, s)| (c.clone(), s.clone())).collect();
+        for (c, src) in &everywhere {
+            match src {
+                Some(s) => push_once(&mut v, &mut v_src, c.clone(), s),
+                None => v.push(c.clone()),
+            }
+        }
         Rc::new(v)
     }
 
     /// `context_everywhere` as added to loop invariants and barrier contracts: everything at
     /// host level, only the pure part inside a kernel (the threads hold scaled permissions).
     pub(super) fn propagated_everywhere(&self) -> Vec<CClause> {
+        self.propagated().map(|(c, _)| c.clone()).collect()
+    }
+
+    /// [`Self::propagated_everywhere`] with each clause's source conjunct.
+    fn propagated(&self) -> impl Iterator<Item = (&CClause, &Option<Expr>)> {
         let in_kernel = !self.par_labels.is_empty();
-        self.everywhere.iter().filter(|c| c.pure || !in_kernel).cloned().collect()
+        self.everywhere.iter().zip(&self.everywhere_ast).filter(move |(c, _)| c.pure || !in_kernel)
+    }
+}
+
+/// Add clause `c` (source conjunct `src`) to `list`, unless the same conjunct is already there
+/// and stating it twice means the same as once: it is pure, or its only permissions are `read`
+/// (Viper's wildcard: some positive amount, however often it is asked for). Counted as one ε
+/// each, a copy (a `context_everywhere` clause that an `ensures` or a loop invariant states
+/// again) would ask for an ε the method never received.
+fn push_once<'e>(list: &mut Vec<CClause>, srcs: &mut Vec<&'e Expr>, c: CClause, src: &'e Expr) {
+    let twice_is_once = c.pure || only_read_perms(&c.e);
+    if twice_is_once && srcs.contains(&src) {
+        return;
+    }
+    list.push(c);
+    srcs.push(src);
+}
+
+/// The only permissions `e` asks for are `read` amounts (no fractions, no predicates).
+fn only_read_perms(e: &CE) -> bool {
+    match e {
+        CE::Perm(l, p, _) | CE::PointsTo(l, p, _, _) => matches!(**p, CE::Read) && !has_resource(l),
+        CE::Pred { .. } => false,
+        other => {
+            let mut ok = true;
+            other.for_each_sub(&mut |x| ok &= only_read_perms(x));
+            ok
+        }
     }
 }

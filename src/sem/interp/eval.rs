@@ -230,7 +230,7 @@ impl Interp {
             }
             return self.heap.get(l);
         }
-        if self.cfg.checks.perms && !pv.can_read(l) {
+        if self.cfg.checks.perms && !pv.can_read(l) && !self.heap.readable_rows.contains(&l.obj()) {
             let held = pv.amount(l);
             let d = Diagnostic::error(
                 "R-PERM-READ",
@@ -364,8 +364,18 @@ impl Interp {
             CE::MatrixShape(m, r, c) => {
                 let mv = self.ev(m, env, pv)?;
                 let rv = self.ev(r, env, pv)?;
-                let cv = self.ev(c, env, pv)?;
-                Value::Bool(self.matrix_ok(mv, rv, cv))
+                let cv = match c {
+                    Some(c) => Some(self.ev(c, env, pv)?),
+                    None => None,
+                };
+                let ok = self.matrix_ok(&mv, rv, cv);
+                // VerCors gives every member that states the shape read access to the rows
+                // (verification.md §5): once the shape holds, its rows may be read without a
+                // stated permission (writes still need one).
+                if let (true, Value::Ref(id)) = (ok, &mv) {
+                    self.heap.readable_rows.insert(*id);
+                }
+                Value::Bool(ok)
             }
             CE::Write | CE::Read | CE::NoPerm => {
                 return Err(unsupported("permission amount used as a value", Span::DUMMY))
@@ -462,11 +472,16 @@ impl Interp {
         }
     }
 
-    fn matrix_ok(&self, m: Value, r: Value, c: Value) -> bool {
-        let (Value::Ref(id), Value::Int(r), Value::Int(c)) = (m, r, c) else {
+    fn matrix_ok(&self, m: &Value, r: Value, c: Option<Value>) -> bool {
+        let (Value::Ref(id), Value::Int(r)) = (m, r) else {
             return false;
         };
-        let HObj::Array { data, .. } = &self.heap.objs[id as usize] else {
+        let c = match c {
+            Some(Value::Int(c)) => Some(c),
+            None => None,
+            Some(_) => return false,
+        };
+        let HObj::Array { data, .. } = &self.heap.objs[*id as usize] else {
             return false;
         };
         if data.len() as i64 != r {
@@ -474,7 +489,9 @@ impl Interp {
         }
         let mut seen = std::collections::BTreeSet::new();
         data.iter().all(|row| match row {
-            Value::Ref(rid) => seen.insert(*rid) && self.heap.len_of(*rid) as i64 == c,
+            Value::Ref(rid) => {
+                seen.insert(*rid) && c.is_none_or(|c| self.heap.len_of(*rid) as i64 == c)
+            }
             _ => false,
         })
     }

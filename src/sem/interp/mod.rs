@@ -373,7 +373,10 @@ fn ce_uses_old(e: &CE) -> bool {
         CE::Index(a, b, _) | CE::Bin(_, a, b, _) | CE::Let(_, a, b) | CE::Unfolding(a, b) => {
             ce_uses_old(a) || ce_uses_old(b)
         }
-        CE::Cond(a, b, c) | CE::MatrixShape(a, b, c) | CE::SeqUpdate(a, b, c, _) => {
+        CE::MatrixShape(a, b, c) => {
+            ce_uses_old(a) || ce_uses_old(b) || c.as_deref().is_some_and(ce_uses_old)
+        }
+        CE::Cond(a, b, c) | CE::SeqUpdate(a, b, c, _) => {
             ce_uses_old(a) || ce_uses_old(b) || ce_uses_old(c)
         }
         CE::PointsTo(a, b, c, _) => ce_uses_old(a) || ce_uses_old(b) || ce_uses_old(c),

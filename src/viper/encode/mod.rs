@@ -855,8 +855,8 @@ impl<'a> Encoder<'a> {
                         n.clone().map(|n| Exp::bin("==", Exp::app("alen", vec![var.clone()]), n));
                     // `T[M][N] m` (or `T[][] m`): a matrix whose rows the member may read, as
                     // `\matrix(m, M, N)` states (unless the member states row permissions).
-                    let shape = match matrix::row_extent(elem) {
-                        Some(y) if !matrix::states_row_permission(m, src) => {
+                    let shape = match crate::analyze::shapes::row_extent(elem) {
+                        Some(y) if !crate::analyze::shapes::states_row_permission(m, src) => {
                             let y = y.map(|y| self.spec(y)).transpose()?;
                             let x = n.unwrap_or_else(|| Exp::app("alen", vec![var.clone()]));
                             Some(self.matrix_shape(&var, &x, y.as_ref()))

@@ -1,0 +1,171 @@
+//! Inputs for real contracts, and what the types and contracts of a method grant a run: array
+//! lengths a sized type or a permission implies, sequence lengths, `\matrix` rows, and `read`
+//! stated twice. Each case has a wrong twin that must still be caught.
+
+use alpine_rs::sem::{self, Config, RunOptions, RunResult, Status};
+
+fn runs(src: &str, random: usize) -> Vec<RunResult> {
+    let opts = RunOptions { random, seed: 3, config: Config::default(), ..RunOptions::default() };
+    let runs = sem::run_program(src, &opts).unwrap_or_else(|e| panic!("{e}"));
+    for r in &runs {
+        eprintln!("{} #{}: {:?} [{}]", r.method, r.input_id, r.status, r.input.describe());
+        eprintln!("{}", sem::render("t.pvl", src, &r.errors));
+    }
+    assert!(!runs.is_empty(), "no run");
+    runs
+}
+
+fn all_ok(src: &str) {
+    for r in runs(src, 20) {
+        assert_eq!(r.status, Status::Ok, "input {}", r.input.describe());
+    }
+}
+
+fn codes(runs: &[RunResult]) -> Vec<String> {
+    runs.iter().flat_map(|r| r.errors.iter().map(|d| d.code.clone())).collect()
+}
+
+/// `int[M][N] m` is an M-by-N matrix whose rows the method may read (verification.md §5.2):
+/// the generator makes it so, and the run reads rows without a stated row permission.
+const SIZED: &str = r#"
+class C {
+  context_everywhere M > 0 && N > 0;
+  context (\forall* int i; 0 <= i && i < M; (\forall* int j; 0 <= j && j < N; Perm(m[i][j], write)));
+  ensures (\forall int i; 0 <= i && i < M; (\forall int j; 0 <= j && j < N; m[i][j] == i + j));
+  void fill(int M, int N, int[M][N] m) {
+    int i = 0;
+    loop_invariant 0 <= i && i <= M;
+    loop_invariant (\forall* int r; 0 <= r && r < M; (\forall* int c; 0 <= c && c < N; Perm(m[r][c], write)));
+    loop_invariant (\forall int r; 0 <= r && r < i; (\forall int c; 0 <= c && c < N; m[r][c] == r + c));
+    while (i < M) {
+      int j = 0;
+      loop_invariant 0 <= j && j <= N;
+      loop_invariant (\forall* int r; 0 <= r && r < M; (\forall* int c; 0 <= c && c < N; Perm(m[r][c], write)));
+      loop_invariant (\forall int r; 0 <= r && r < i; (\forall int c; 0 <= c && c < N; m[r][c] == r + c));
+      loop_invariant (\forall int c; 0 <= c && c < j; m[i][c] == i + c);
+      while (j < N) {
+        m[i][j] = i + j;
+        j = j + 1;
+      }
+      i = i + 1;
+    }
+  }
+}
+"#;
+
+#[test]
+fn a_sized_matrix_parameter_has_its_shape_and_readable_rows() {
+    all_ok(SIZED);
+}
+
+#[test]
+fn rows_without_a_shape_still_need_permission() {
+    // A field holds no implied shape: reading one of its rows needs a stated permission.
+    let src = r#"
+class C {
+  int[][] g;
+  requires Perm(g, 1\2) ** g != null ** g.length > 0;
+  void f() {
+    int[] r = g[0];
+  }
+}
+"#;
+    let rs = runs(src, 5);
+    assert!(codes(&rs).iter().any(|c| c == "R-PERM-READ"), "{:?}", codes(&rs));
+    // And a member that states a row permission itself gets no implied rows: reading a row it
+    // has no permission for fails.
+    let src = r#"
+class C {
+  requires M > 0 && N > 0 && m != null && m.length == M;
+  requires Perm(m[0], 1\2);
+  void f(int M, int N, int[M][N] m) {
+    int[] r = m[M - 1];
+  }
+}
+"#;
+    let rs = runs(src, 5);
+    assert!(codes(&rs).iter().any(|c| c == "R-PERM-READ"), "{:?}", codes(&rs));
+}
+
+#[test]
+fn sequence_lengths_are_solved_from_the_contract() {
+    all_ok(
+        r#"
+class S {
+  requires |xs| > 10 && |ys| == |xs| + 2;
+  ensures \result == xs[10] + ys[11];
+  int f(seq<int> xs, seq<int> ys) {
+    return xs[10] + ys[11];
+  }
+}
+"#,
+    );
+    // The twin reads past what the contract guarantees: some input shows it.
+    let rs = runs(
+        r#"
+class S {
+  requires |xs| > 10;
+  int f(seq<int> xs) {
+    return xs[11];
+  }
+}
+"#,
+        20,
+    );
+    assert!(codes(&rs).iter().any(|c| c == "R-OOB"), "{:?}", codes(&rs));
+}
+
+#[test]
+fn permissions_imply_array_lengths() {
+    // Nothing states `a.length`; the permission to `a[0..N)` implies `a.length >= N`.
+    all_ok(
+        r#"
+class A {
+  requires N > 40;
+  requires (\forall* int i; 0 <= i && i < N; Perm(a[i], write));
+  ensures (\forall* int i; 0 <= i && i < N; Perm(a[i], write));
+  void f(int N, int[] a) {
+    a[N - 1] = 7;
+  }
+}
+"#,
+    );
+}
+
+#[test]
+fn read_stated_twice_is_read_once_but_fractions_add_up() {
+    // `context_everywhere` restated by a loop invariant and a postcondition (VerCors' own
+    // examples do this): wildcard twice is wildcard.
+    all_ok(
+        r#"
+class L {
+  context_everywhere a != null;
+  context_everywhere (\forall* int k; 0 <= k && k < a.length; Value(a[k]));
+  ensures (\forall* int k; 0 <= k && k < a.length; Value(a[k]));
+  int f(int[] a) {
+    int l = 0;
+    loop_invariant 0 <= l && l <= a.length;
+    loop_invariant (\forall* int k; 0 <= k && k < a.length; Value(a[k]));
+    while (l < a.length && a[l] == 0) {
+      l = l + 1;
+    }
+    return l;
+  }
+}
+"#,
+    );
+    // Half stated twice is all of it: the method that receives one half cannot give back two.
+    let rs = runs(
+        r#"
+class H {
+  int x;
+  context_everywhere Perm(x, 1\2);
+  ensures Perm(x, 1\2);
+  void g() {
+  }
+}
+"#,
+        2,
+    );
+    assert!(rs.iter().any(|r| r.status == Status::Error), "{:?}", codes(&rs));
+}
