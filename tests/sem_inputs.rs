@@ -169,3 +169,42 @@ class H {
     );
     assert!(rs.iter().any(|r| r.status == Status::Error), "{:?}", codes(&rs));
 }
+
+fn bounded(src: &str, bounds: &[&str]) -> Vec<RunResult> {
+    let bounds = bounds.iter().map(|b| b.parse().unwrap_or_else(|e| panic!("{e}"))).collect();
+    let opts = RunOptions {
+        random: 3,
+        seed: 3,
+        config: Config { bounds, ..Config::default() },
+        ..RunOptions::default()
+    };
+    sem::run_program(src, &opts).unwrap_or_else(|e| panic!("{e}"))
+}
+
+const SIZES: &str = r#"
+class B {
+  requires n > 0 && a != null && a.length == n;
+  requires (\forall* int i; 0 <= i && i < n; Perm(a[i], write));
+  void f(int n, int[] a) {
+    a[n - 1] = 1;
+  }
+}
+"#;
+
+#[test]
+fn set_and_bound_fix_the_generated_sizes() {
+    for r in bounded(SIZES, &["n=5000", "a.length=0..8000"]) {
+        assert_eq!(r.status, Status::Ok, "{}", r.input.describe());
+        assert!(r.input.args.iter().any(|(k, v)| k == "n" && *v == sem::InVal::Int(5000)));
+    }
+    // Beyond the default length cap and no --bound for the length: no input, and the reason
+    // names the flag that helps.
+    for r in bounded(SIZES, &["n=5000"]) {
+        assert_eq!(r.status, Status::Inconclusive);
+        assert_eq!(r.errors[0].code, "R-NO-INPUT");
+        let msg: Vec<String> = r.errors.iter().map(|d| d.message.clone()).collect();
+        assert!(msg.iter().any(|m| m.contains("--bound")), "{msg:?}");
+    }
+    assert!("n=3..1".parse::<sem::InputBound>().is_err());
+    assert!("n".parse::<sem::InputBound>().is_err());
+}

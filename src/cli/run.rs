@@ -2,7 +2,7 @@
 
 use super::common::{json_diags, Format};
 use crate::diag::{to_json, Diagnostic, SourceFile};
-use crate::sem::{self, Checks, Config, RunOptions, RunResult, Schedule, Status};
+use crate::sem::{self, Checks, Config, InputBound, RunOptions, RunResult, Schedule, Status};
 use std::path::PathBuf;
 
 /// What `run` and `validate` execute with.
@@ -20,6 +20,32 @@ pub struct ExecArgs {
     /// Split each thread range into blocks of this many threads (barrier scope = block).
     #[arg(long = "block-size")]
     pub block_size: Option<usize>,
+    /// Range of a generated input, both ends included (repeatable): `n=1..64`, `this.f=0..3`,
+    /// `a.length=32..32`, `|xs|=0..4`.
+    #[arg(long = "bound", value_name = "NAME=LO..HI")]
+    pub bounds: Vec<InputBound>,
+    /// Fix a generated input (repeatable): `--set n=32768` is `--bound n=32768..32768`.
+    #[arg(long = "set", value_name = "NAME=V", value_parser = parse_set)]
+    pub sets: Vec<InputBound>,
+}
+
+impl ExecArgs {
+    /// The `--bound` and `--set` ranges (a `--set` wins over a `--bound` of the same name).
+    pub fn input_bounds(&self) -> Vec<InputBound> {
+        let mut v = self.sets.clone();
+        v.extend(
+            self.bounds.iter().filter(|b| !self.sets.iter().any(|s| s.name == b.name)).cloned(),
+        );
+        v
+    }
+}
+
+/// Parse a `--set` value: one integer, not a range.
+fn parse_set(s: &str) -> Result<InputBound, String> {
+    if s.contains("..") {
+        return Err(format!("`{s}`: --set takes one value; use --bound NAME=LO..HI for a range"));
+    }
+    s.parse()
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -235,6 +261,7 @@ pub fn main(args: RunArgs) -> u8 {
             schedule: args.schedule,
             block_size: args.exec.block_size,
             fuel: args.fuel,
+            bounds: args.exec.input_bounds(),
             ..Config::default()
         },
     };

@@ -80,6 +80,7 @@ pub fn main(args: ValidateArgs) -> u8 {
             checks: sel.checks,
             uniformity: sel.uniformity,
             block_size: args.exec.block_size,
+            bounds: args.exec.input_bounds(),
             ..Config::default()
         },
         schedules: args.schedules,

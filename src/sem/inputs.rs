@@ -530,13 +530,60 @@ impl<'c> Vars<'c> {
     }
 }
 
-/// Generate candidate input `attempt` for `method` (semantics.md §10.2 stages 1 and 2).
+/// A user's range for one generated input (`--bound x=lo..hi`, `--set x=v`; both ends
+/// included). `name` is a parameter or `given` name, `this.f` (a field of the receiver), `a.length`
+/// (an array's length) or `|xs|` (a sequence's length).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputBound {
+    pub name: String,
+    pub lo: i64,
+    pub hi: i64,
+}
+
+impl std::str::FromStr for InputBound {
+    type Err = String;
+    /// `x=lo..hi` or `x=v`.
+    fn from_str(s: &str) -> Result<InputBound, String> {
+        let (name, range) =
+            s.split_once('=').ok_or_else(|| format!("`{s}`: expected NAME=LO..HI or NAME=V"))?;
+        let int = |t: &str| {
+            t.trim().parse::<i64>().map_err(|_| format!("`{s}`: `{}` is not an integer", t.trim()))
+        };
+        let (lo, hi) = match range.split_once("..") {
+            Some((a, b)) => (int(a)?, int(b)?),
+            None => (int(range)?, int(range)?),
+        };
+        if lo > hi {
+            return Err(format!("`{s}`: the range is empty ({lo} > {hi})"));
+        }
+        let name = name.trim().to_string();
+        if name.is_empty() {
+            return Err(format!("`{s}`: no input name"));
+        }
+        Ok(InputBound { name, lo, hi })
+    }
+}
+
+/// The solver variable of a bound's input name (see [`InputBound`]).
+fn bound_var(name: &str) -> String {
+    if let Some(a) = name.strip_suffix(".length") {
+        format!("len:{a}")
+    } else if let Some(x) = name.strip_prefix('|').and_then(|n| n.strip_suffix('|')) {
+        format!("slen:{x}")
+    } else {
+        name.to_string()
+    }
+}
+
+/// Generate candidate input `attempt` for `method` (semantics.md §10.2 stages 1 and 2), within
+/// the user's `bounds` where they name an input of the method.
 pub fn generate(
     prog: &CProgram,
     method: u32,
     seed: u64,
     attempt: u32,
     input_index: u64,
+    bounds: &[InputBound],
 ) -> Result<Input, String> {
     let m = &prog.methods[method as usize];
     let mut rng = Rng::new(seed ^ (attempt as u64).wrapping_mul(0x9E37_79B9));
@@ -594,12 +641,18 @@ pub fn generate(
         inputs.extend(fields.into_iter().map(|(f, t)| (format!("{o}.{f}"), t)));
     }
     let class = (input_index as u32 + attempt / 8) % 4;
+    // The user's range for solver variable `key` where there is one, else the default one.
+    let user = |key: &str| bounds.iter().find(|b| bound_var(&b.name) == key).map(|b| (b.lo, b.hi));
+    let range = |v: &Int, key: &str, dflt: (i64, i64)| {
+        let (lo, hi) = user(key).unwrap_or(dflt);
+        opt.assert(&v.ge(&Int::from_i64(&ctx, lo)));
+        opt.assert(&v.le(&Int::from_i64(&ctx, hi)));
+    };
     for (n, t) in &inputs {
         match t {
             Ty::Int => {
                 let v = vars.int(n);
-                opt.assert(&v.ge(&Int::from_i64(&ctx, -(1 << 16))));
-                opt.assert(&v.le(&Int::from_i64(&ctx, 1 << 16)));
+                range(&v, n, (-(1 << 16), 1 << 16));
                 let target = if attempt >= 24 { rng.range(0, 8) } else { rng.range(-4, 40) };
                 opt.assert_soft(&v._eq(&Int::from_i64(&ctx, target)), 1u64, None);
             }
@@ -608,10 +661,10 @@ pub fn generate(
                 opt.assert_soft(&v._eq(&Bool::from_bool(&ctx, rng.chance(50))), 1u64, None);
             }
             Ty::Array(inner) => {
-                let len = vars.int(&format!("len:{n}"));
+                let key = format!("len:{n}");
+                let len = vars.int(&key);
                 let nn = vars.boolean(&format!("nn:{n}"));
-                opt.assert(&len.ge(&Int::from_i64(&ctx, 0)));
-                opt.assert(&len.le(&Int::from_i64(&ctx, 4096)));
+                range(&len, &key, (0, 4096));
                 opt.assert_soft(&nn, 4u64, None);
                 let target = match class {
                     0 => 32 * rng.range(1, 4),
@@ -632,9 +685,9 @@ pub fn generate(
                 opt.assert_soft(&vars.boolean(&format!("nn:{n}")), 4u64, None);
             }
             Ty::Seq(_) => {
-                let len = vars.int(&format!("slen:{n}"));
-                opt.assert(&len.ge(&Int::from_i64(&ctx, 0)));
-                opt.assert(&len.le(&Int::from_i64(&ctx, 64)));
+                let key = format!("slen:{n}");
+                let len = vars.int(&key);
+                range(&len, &key, (0, 64));
                 let target = if attempt >= 24 { rng.range(0, 3) } else { rng.range(0, 6) };
                 opt.assert_soft(&len._eq(&Int::from_i64(&ctx, target)), 2u64, None);
             }
@@ -644,9 +697,12 @@ pub fn generate(
     let model = match opt.check(&[]) {
         z3::SatResult::Sat => opt.get_model(),
         z3::SatResult::Unsat => {
-            return Err(
-                "the precondition's shape part is unsatisfiable within the default bounds".into()
-            )
+            let how = if bounds.is_empty() {
+                "within the default bounds (ints in -65536..65536, lengths up to 4096; widen them with --bound NAME=LO..HI)"
+            } else {
+                "within the default bounds and the --bound/--set ranges"
+            };
+            return Err(format!("the precondition's shape part is unsatisfiable {how}"));
         }
         z3::SatResult::Unknown => None,
     };
@@ -672,6 +728,8 @@ pub fn generate(
         2 => Fill::Small,
         _ => Fill::Zero,
     };
+    // Lengths stay within 4096 cells unless the user asks for more.
+    let cap = |key: &str| user(key).map_or(4096, |(_, hi)| hi.max(0));
     let mut vals: BTreeMap<String, InVal> = BTreeMap::new();
     for (n, t) in &inputs {
         let v = match t {
@@ -681,8 +739,8 @@ pub fn generate(
                 if !getb(&format!("nn:{n}"), &mut vars, &mut rng) {
                     InVal::Null
                 } else {
-                    let len = geti(&format!("len:{n}"), &mut vars, &mut rng, (0, 16)).clamp(0, 4096)
-                        as usize;
+                    let len = geti(&format!("len:{n}"), &mut vars, &mut rng, (0, 16))
+                        .clamp(0, cap(&format!("len:{n}"))) as usize;
                     match &**inner {
                         Ty::Array(elem) => {
                             let cols = geti(&format!("cols:{n}"), &mut vars, &mut rng, (1, 8))
@@ -707,7 +765,8 @@ pub fn generate(
                 }
             }
             Ty::Seq(elem) => {
-                let len = geti(&format!("slen:{n}"), &mut vars, &mut rng, (0, 6)).clamp(0, 4096);
+                let len = geti(&format!("slen:{n}"), &mut vars, &mut rng, (0, 6))
+                    .clamp(0, cap(&format!("slen:{n}")));
                 InVal::Seq(fill_vec(elem, len as usize, fill, &mut rng, &vars.classes))
             }
             Ty::Class(_) if objects.contains_key(n) => {

@@ -28,7 +28,7 @@ pub mod validate;
 pub mod value;
 pub mod vector;
 
-pub use inputs::{InVal, Input};
+pub use inputs::{InVal, Input, InputBound};
 pub use interp::{Checks, Config, Schedule};
 pub use validate::{validate, ValidateOptions, ValidateOutcome, Verdict};
 
@@ -279,7 +279,7 @@ pub fn run_generated(l: &Loaded, method: u32, seed: u64, index: u64, cfg: &Confi
     let s = input_seed(seed, index);
     let mut rej = reject::Rejections::default();
     for attempt in 0..50 {
-        let input = match inputs::generate(&l.prog, method, s, attempt, index) {
+        let input = match inputs::generate(&l.prog, method, s, attempt, index, &cfg.bounds) {
             Ok(i) => Arc::new(i),
             Err(msg) => return no_input(l, method, index, msg),
         };

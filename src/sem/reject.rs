@@ -83,7 +83,7 @@ impl Rejections {
             let line = src.get(..lo).map_or(0, |p| p.matches('\n').count()) + 1;
             s.push_str(&format!("; most often `{text}` (line {line}, {n} rejections)"));
         }
-        s.push_str(" (give inputs that satisfy it with --input FILE, or weaken the precondition)");
+        s.push_str(" (give inputs that satisfy it with --input FILE or --set NAME=V, or weaken the precondition)");
         Some(s)
     }
 }

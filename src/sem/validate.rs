@@ -395,7 +395,7 @@ fn generate_valid(
 ) -> Option<(RunResult, Arc<Input>)> {
     let s = input_seed(seed, id);
     for attempt in 0..50 {
-        let input = match inputs::generate(&l.prog, m, s, attempt, id) {
+        let input = match inputs::generate(&l.prog, m, s, attempt, id, &cfg.bounds) {
             Ok(i) => Arc::new(i),
             Err(e) => {
                 rej.unsat = Some(e);

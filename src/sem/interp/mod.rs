@@ -102,6 +102,8 @@ pub struct Config {
     /// path gives (same state, same diagnostics in the same order); turning them off is for
     /// differential tests that check exactly that.
     pub shortcuts: bool,
+    /// `--bound x=lo..hi` / `--set x=v`: ranges for generated inputs (semantics.md §10.2).
+    pub bounds: Vec<crate::sem::inputs::InputBound>,
 }
 
 impl Default for Config {
@@ -115,6 +117,7 @@ impl Default for Config {
             max_errors: 20,
             warp_size: 32,
             shortcuts: true,
+            bounds: Vec::new(),
         }
     }
 }
