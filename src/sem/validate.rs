@@ -65,6 +65,11 @@ impl Verdict {
     }
 }
 
+/// OPT may run this many times ORIG's statements (at least [`OPT_FUEL_FLOOR`]) before it is
+/// taken not to end.
+const OPT_FUEL_FACTOR: u64 = 100;
+const OPT_FUEL_FLOOR: u64 = 100_000;
+
 #[derive(Clone, Debug)]
 pub struct Mismatch {
     pub input_id: u64,
@@ -238,8 +243,28 @@ pub(super) fn compare_methods(
             out.skipped += 1;
             continue;
         };
-        let mut rp = run_one(lp, mp, &Arc::new(opt_input), id, &opts.config);
+        // OPT gets a budget relative to what ORIG needed: an optimization changes the number
+        // of statements by a small factor, so OPT still running after `OPT_FUEL_FACTOR` times
+        // ORIG's statements has diverged (a loop that no longer ends), which is a difference.
+        let budget = ro.stmts.saturating_mul(OPT_FUEL_FACTOR).max(OPT_FUEL_FLOOR);
+        let cfg = Config { fuel: opts.config.fuel.min(budget), ..opts.config.clone() };
+        let mut rp = run_one(lp, mp, &Arc::new(opt_input), id, &cfg);
         adapter.backward(&input, &mut rp.observables);
+        let out_of_fuel = rp.errors.iter().any(|d| d.code == "R-FUEL");
+        if rp.status == Status::Inconclusive && out_of_fuel && cfg.fuel < opts.config.fuel {
+            out.verdict = Verdict::Different;
+            out.diagnostics = rp.errors.clone();
+            out.mismatch = Some(Mismatch {
+                input_id: id,
+                input: (*input).clone(),
+                path: "(termination)".into(),
+                index: None,
+                orig: format!("ends after {} statements", ro.stmts),
+                opt: format!("still running after {} statements", cfg.fuel),
+                count: 0,
+            });
+            break;
+        }
         if rp.status == Status::Inconclusive {
             out.inconclusive += 1;
             undecided = undecided.or_else(|| first_error(&rp, "OPT"));
