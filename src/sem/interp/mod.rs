@@ -26,7 +26,9 @@ use crate::front::ast::{BinOp, QuantKind};
 use crate::front::Span;
 use std::rc::Rc;
 
+mod abstract_call;
 mod assertion;
+mod blocks;
 mod bulk;
 mod eval;
 mod exec;
@@ -34,14 +36,16 @@ mod fast;
 mod launch;
 mod quant;
 mod sched;
+mod sync;
 mod warp;
 
 pub use assertion::{Fail, Mode, Report, Who, Xfer};
 pub use eval::{Env, PV};
 use fast::{all_in, leaf_plan, local_offset, local_plus_literal, only_pure, take_all};
 pub use sched::Schedule;
+use sync::LockState;
+use warp::{Ctl, WFrame, WarpStop};
 pub use warp::{Lane, LaneFrame, Warp};
-use warp::{WFrame, WarpStop};
 
 /// Why a run stopped early.
 #[derive(Debug)]
@@ -102,6 +106,9 @@ pub struct Config {
     /// path gives (same state, same diagnostics in the same order); turning them off is for
     /// differential tests that check exactly that.
     pub shortcuts: bool,
+    /// A wall-clock limit: a run still going at this instant stops as out of fuel (`validate`
+    /// bounds the time spent on one method with it).
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl Default for Config {
@@ -115,6 +122,7 @@ impl Default for Config {
             max_errors: 20,
             warp_size: 32,
             shortcuts: true,
+            deadline: None,
         }
     }
 }
@@ -163,7 +171,18 @@ pub struct Interp {
     nonuniform: std::collections::BTreeSet<(u32, u32)>,
     /// Scratch list of permission moves (quantified chains).
     moves: Vec<(Loc, Amt)>,
+    /// The locks of the objects whose lock invariant is established (see `sync`).
+    locks: FxMap<u32, LockState>,
+    /// The postconditions of forked threads that have not been joined, by thread object.
+    joinable: FxMap<u32, Holder>,
+    /// `fork`s so far (each forked thread's number).
+    fork_serial: u32,
+    /// Fuel left when the deadline was last compared with the clock.
+    fuel_checked: u64,
 }
+
+/// How much fuel may be spent between two looks at the clock (see [`Config::deadline`]).
+const CLOCK_EVERY: u64 = 1 << 16;
 
 pub const PRED_SPACE: u32 = u32::MAX;
 
@@ -175,6 +194,7 @@ impl Interp {
             src,
             heap: Heap::default(),
             fuel: cfg.fuel,
+            fuel_checked: cfg.fuel,
             cfg,
             errors: Vec::new(),
             warnings: Vec::new(),
@@ -196,7 +216,41 @@ impl Interp {
             groups_run: 0,
             nonuniform: Default::default(),
             moves: Vec::new(),
+            locks: FxMap::default(),
+            joinable: FxMap::default(),
+            fork_serial: 0,
         }
+    }
+
+    /// Are checker errors beyond the limit (so that a new one is only counted)?
+    #[inline]
+    pub(super) fn muted(&self) -> bool {
+        self.errors.len() >= self.cfg.max_errors
+    }
+
+    /// The run is out of fuel, or out of time (see [`Config::deadline`]).
+    #[cold]
+    fn out_of_fuel(&self, span: Span) -> Stop {
+        let steps = self.cfg.fuel - self.fuel;
+        let why = if self.fuel > 0 { " (the time allowed for the method is spent)" } else { "" };
+        inconclusive("R-FUEL", format!("out of fuel after {steps} steps{why}"), span)
+    }
+
+    /// Spend `n` units of fuel (lane-statements), looking at the clock now and then.
+    #[inline]
+    pub(super) fn spend(&mut self, n: u64, span: Span) -> Result<(), Stop> {
+        if self.fuel < n {
+            self.fuel = 0;
+            return Err(self.out_of_fuel(span));
+        }
+        self.fuel -= n;
+        if self.fuel_checked - self.fuel >= CLOCK_EVERY {
+            self.fuel_checked = self.fuel;
+            if self.cfg.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                return Err(self.out_of_fuel(span));
+            }
+        }
+        Ok(())
     }
 
     /// Record a checker error; the run continues (semantics.md §4.7).
@@ -278,6 +332,9 @@ impl Interp {
             holders: vec![Holder::default()],
             path: None,
         };
+        if !self.prepare_input_objects()? {
+            return Ok(None);
+        }
         {
             let Lane { frames, holders, .. } = &mut lane;
             let fr = frames.last_mut().expect("frame");
@@ -317,6 +374,7 @@ impl Interp {
                 yields: Vec::new(),
                 ctl_base: 0,
                 span: md.span,
+                fork: 0,
             }],
             ctl: Vec::new(),
             mask: 1,
@@ -370,9 +428,11 @@ fn ce_uses_old(e: &CE) -> bool {
         CE::Old(_) => true,
         CE::Field(x, _, _) | CE::Length(x, _) | CE::Not(x) | CE::Neg(x, _) => ce_uses_old(x),
         CE::Head(x, _) | CE::Tail(x, _) => ce_uses_old(x),
-        CE::Index(a, b, _) | CE::Bin(_, a, b, _) | CE::Let(_, a, b) | CE::Unfolding(a, b) => {
-            ce_uses_old(a) || ce_uses_old(b)
-        }
+        CE::Index(a, b, _)
+        | CE::Bin(_, a, b, _)
+        | CE::Let(_, a, b)
+        | CE::Unfolding(a, b)
+        | CE::Scale(a, b) => ce_uses_old(a) || ce_uses_old(b),
         CE::Cond(a, b, c) | CE::MatrixShape(a, b, c) | CE::SeqUpdate(a, b, c, _) => {
             ce_uses_old(a) || ce_uses_old(b) || ce_uses_old(c)
         }
@@ -435,6 +495,8 @@ fn md_uses_old(md: &CMethod) -> bool {
             uses_old(cl)
         }
         Instr::Fold(e, _) | Instr::Unfold(e, _) => ce_uses_old(e),
+        Instr::Sync { obj, .. } | Instr::LockBegin { obj, .. } => ce_uses_old(obj),
+        Instr::Vec(v) => ce_uses_old(&v.lo) || ce_uses_old(&v.hi),
         Instr::Else { .. }
         | Instr::EndIf
         | Instr::AtomicBegin { .. }
@@ -442,6 +504,8 @@ fn md_uses_old(md: &CMethod) -> bool {
         | Instr::EndThread
         | Instr::EndMethod
         | Instr::InvExit { .. }
+        | Instr::LockEnd { .. }
+        | Instr::Goto { .. }
         | Instr::Unsupported(..) => false,
     })
 }
