@@ -29,6 +29,12 @@ impl Jumps {
     pub(super) fn leave(&mut self) {
         self.path.pop();
     }
+
+    /// The instructions from `pc` on are dropped: so are their labels and `goto`s.
+    pub(super) fn forget_from(&mut self, pc: usize) {
+        self.labels.retain(|l| l.1 < pc);
+        self.gotos.retain(|g| g.0 < pc);
+    }
 }
 
 /// The name in `goto L;` / `label L;`.

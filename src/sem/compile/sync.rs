@@ -234,8 +234,9 @@ impl<'a> Compiler<'a> {
         let next_pc = self.code.len();
         self.code[at] = match why {
             Some(w) => {
-                // Skip the body: the instruction stops the run before it.
+                // Drop the body: the instruction stops the run before it.
                 self.code.truncate(body_pc);
+                self.jumps.forget_from(body_pc);
                 Instr::Unsupported(w, span)
             }
             None => Instr::Vec(Rc::new(VecC {

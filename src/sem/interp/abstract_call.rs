@@ -29,6 +29,17 @@ struct Said {
     elems: Vec<(i64, Value)>,
 }
 
+/// The conjuncts of `e` at `&&`/`**`.
+fn split_and<'e>(e: &'e CE, out: &mut Vec<&'e CE>) {
+    match e {
+        CE::Bin(BinOp::And | BinOp::Star, l, r, _) => {
+            split_and(l, out);
+            split_and(r, out);
+        }
+        _ => out.push(e),
+    }
+}
+
 fn mentions_result(e: &CE) -> bool {
     if matches!(e, CE::Result) {
         return true;
@@ -312,6 +323,46 @@ impl Interp {
         ))
     }
 
+    /// An abstract constructor's object is new: its fields take the values that `f == e`
+    /// conjuncts of the postcondition name (the object's other fields keep their defaults).
+    fn ctor_fields(
+        &mut self,
+        md: &CMethod,
+        store: &mut Vec<Value>,
+        this: &Value,
+    ) -> Result<(), Stop> {
+        let Value::Ref(id) = *this else { return Ok(()) };
+        let null = Value::Null;
+        let mut sets = Vec::new();
+        {
+            let mut env = Env::contract(store, this, &null, None);
+            let mut conj = Vec::new();
+            for c in &md.post {
+                split_and(&c.e, &mut conj);
+            }
+            for e in conj {
+                let CE::Bin(BinOp::Eq, a, b, _) = e else { continue };
+                for (x, y) in [(a, b), (b, a)] {
+                    let CE::Field(o, f, span) = &**x else { continue };
+                    if !matches!(**o, CE::This) || mentions_result(y) {
+                        continue;
+                    }
+                    let Ok(loc) = self.field_loc(this.clone(), *f, *span) else { continue };
+                    if let Some(v) = self.quiet_ev(y, &mut env, PV::Unchecked)? {
+                        sets.push((loc, v));
+                        break;
+                    }
+                }
+            }
+        }
+        for (loc, v) in sets {
+            if loc.obj() == id {
+                self.heap.set(loc, v);
+            }
+        }
+        Ok(())
+    }
+
     /// A statement call of the abstract method `method` (arguments as for `enter_call`).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn call_abstract(
@@ -375,6 +426,9 @@ impl Interp {
                 for loc in self.heap.locations(*id).collect::<Vec<_>>() {
                     callee.add(loc, &Amt::write());
                 }
+            }
+            if md.is_ctor {
+                self.ctor_fields(md, &mut store, &this)?;
             }
             let result = if md.is_ctor || md.ret == Ty::Void {
                 match self.post_false(&md.post, &mut store, &this, &Value::Null, &callee)? {

@@ -570,6 +570,7 @@ impl Interp {
         if self.depth > 10_000 {
             return Err(unsupported("recursion deeper than 10 000 calls", span));
         }
+        self.tick(1, span)?;
         let Body::Expr(body) = &md.body else {
             return self.call_abstract_pure(md, this, store, span, pv);
         };

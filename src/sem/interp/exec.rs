@@ -5,6 +5,9 @@
 
 use super::*;
 
+/// How deep statement calls may nest (as pure function calls, see `eval`).
+const MAX_CALL_DEPTH: usize = 10_000;
+
 impl Interp {
     pub(super) fn exec_assign(
         &mut self,
@@ -255,6 +258,10 @@ impl Interp {
         };
         let m = w.mask;
         self.stmts += m.count_ones() as u64;
+        self.spend(m.count_ones() as u64, span)?;
+        if w.frames.len() > MAX_CALL_DEPTH {
+            return Err(unsupported("recursion deeper than 10 000 calls", span));
+        }
         let (epoch, atomic) = (w.epoch, w.atomic);
         let mut frames = Vec::new();
         for l in lanes_of(m) {

@@ -177,8 +177,10 @@ pub struct Interp {
     joinable: FxMap<u32, Holder>,
     /// `fork`s so far (each forked thread's number).
     fork_serial: u32,
-    /// Fuel left when the deadline was last compared with the clock.
-    fuel_checked: u64,
+    /// Work done (fuel spent, quantifier values enumerated, function calls), and the amount
+    /// at which the deadline is next compared with the clock.
+    work: u64,
+    next_clock: u64,
 }
 
 /// How much fuel may be spent between two looks at the clock (see [`Config::deadline`]).
@@ -194,7 +196,8 @@ impl Interp {
             src,
             heap: Heap::default(),
             fuel: cfg.fuel,
-            fuel_checked: cfg.fuel,
+            work: 0,
+            next_clock: CLOCK_EVERY,
             cfg,
             errors: Vec::new(),
             warnings: Vec::new(),
@@ -244,8 +247,15 @@ impl Interp {
             return Err(self.out_of_fuel(span));
         }
         self.fuel -= n;
-        if self.fuel_checked - self.fuel >= CLOCK_EVERY {
-            self.fuel_checked = self.fuel;
+        self.tick(n, span)
+    }
+
+    /// Count `n` units of work (see [`Config::deadline`]): past the deadline, the run stops.
+    #[inline]
+    pub(super) fn tick(&mut self, n: u64, span: Span) -> Result<(), Stop> {
+        self.work += n;
+        if self.work >= self.next_clock {
+            self.next_clock = self.work + CLOCK_EVERY;
             if self.cfg.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
                 return Err(self.out_of_fuel(span));
             }
@@ -332,9 +342,7 @@ impl Interp {
             holders: vec![Holder::default()],
             path: None,
         };
-        if !self.prepare_input_objects()? {
-            return Ok(None);
-        }
+        self.input_tokens();
         {
             let Lane { frames, holders, .. } = &mut lane;
             let fr = frames.last_mut().expect("frame");
@@ -362,6 +370,9 @@ impl Interp {
                 self.errors.truncate(before);
                 return Ok(None);
             }
+        }
+        if !self.input_locks()? {
+            return Ok(None);
         }
         let mut w = Warp {
             lanes: vec![lane],

@@ -30,6 +30,9 @@ pub(super) struct LockState {
 /// started it (0 for the entry call and `par` threads).
 type ThreadKey = (Option<PathId>, u32);
 
+/// The holder of a lock that the entry call's caller holds.
+const HELD_ELSEWHERE: Option<ThreadKey> = Some((None, u32::MAX));
+
 /// The race detector's atomic-section id of the lock of object `obj` (apart from the ids of
 /// `invariant` blocks, which count up from 0).
 fn lock_section(obj: u32) -> u32 {
@@ -95,8 +98,9 @@ impl Interp {
         }
     }
 
-    /// Move `obj`'s lock invariant from `src` into a new holder (returned), reporting a false or
-    /// unheld part with `code` as `what` says.
+    /// Move `obj`'s lock invariant from `src` into a new holder (returned, with whether all of
+    /// it held), reporting a false part with `code` and a missing permission as R-PERM-TRANSFER,
+    /// as `what` says.
     #[allow(clippy::too_many_arguments)]
     fn exhale_lock_inv(
         &mut self,
@@ -120,32 +124,42 @@ impl Interp {
         let mut env = Env::contract(&mut store, &this, &null, None);
         let mut x = Xfer::new(Mode::Exhale, std::mem::take(src), Holder::default());
         x.src_is_env = from_env;
-        let rep = Report { code_pure: code, code_perm: code, what, site, who };
+        let rep = Report { code_pure: code, code_perm: "R-PERM-TRANSFER", what, site, who };
         let r = self.clauses(cl, &mut env, &mut x, &rep);
         *src = x.src;
         let ok = r?;
         Ok((x.dst, ok))
     }
 
-    /// Before the entry call: the objects of the input have been constructed, so their locks
-    /// hold their invariants (taken from the environment), and thread objects are idle. False
-    /// (with `pre_rejected` set) when an invariant does not hold for the input.
-    pub(super) fn prepare_input_objects(&mut self) -> Result<bool, Stop> {
+    /// Before the entry call: thread objects of the input are idle (the environment holds
+    /// their `idle` tokens, for a precondition that asks for them).
+    pub(super) fn input_tokens(&mut self) {
         let t = self.tokens();
         for obj in 0..self.heap.objs.len() as u32 {
             let Some(class) = self.class_of(obj) else { continue };
-            let c = &self.prog.classes[class as usize];
-            let (has_inv, runnable) = (c.lock_inv.is_some(), c.run.is_some());
-            if runnable {
+            if self.prog.classes[class as usize].run.is_some() {
                 let loc = self.token_loc(t.idle, obj);
                 self.env_holder.add(loc, &Amt::write());
             }
-            if !has_inv {
+        }
+    }
+
+    /// After the entry precondition: the objects of the input have been constructed, so the
+    /// lock of each holds its invariant, taken from what the environment has left. Where the
+    /// precondition took part of it, the caller is in the middle of holding the lock: it stays
+    /// taken (by a thread that is not this one). False (with `pre_rejected` set) when an
+    /// invariant does not hold for the input.
+    pub(super) fn input_locks(&mut self) -> Result<bool, Stop> {
+        for obj in 0..self.heap.objs.len() as u32 {
+            let Some(class) = self.class_of(obj) else { continue };
+            if self.prog.classes[class as usize].lock_inv.is_none() {
                 continue;
             }
             let before = (self.errors.len(), self.suppressed);
+            let saved = self.env_holder.clone();
             let mut env = std::mem::take(&mut self.env_holder);
             let what = format!("lock invariant of input {}", self.object_name(obj));
+            let mut x: Option<bool> = None;
             let r = self.exhale_lock_inv(
                 obj,
                 &mut env,
@@ -155,15 +169,27 @@ impl Interp {
                 Who::Text("the input"),
                 true,
             );
+            if let Ok((_, false)) = &r {
+                // Missing permissions (the precondition's) or a false pure part?
+                x = Some(self.errors[before.0..].iter().any(|d| d.code == "R-PERM-TRANSFER"));
+            }
             self.env_holder = env;
             let (inv, ok) = r?;
-            if !ok {
-                self.pre_rejected = self.errors[before.0..].iter().find_map(|d| d.primary_span());
-                self.errors.truncate(before.0);
-                self.suppressed = before.1;
-                return Ok(false);
+            if ok {
+                self.locks.insert(obj, LockState { inv, held_by: None });
+                continue;
             }
-            self.locks.insert(obj, LockState { inv, held_by: None });
+            let first = self.errors[before.0..].iter().find_map(|d| d.primary_span());
+            self.errors.truncate(before.0);
+            self.suppressed = before.1;
+            self.env_holder = saved;
+            if x == Some(true) {
+                self.locks
+                    .insert(obj, LockState { inv: Holder::default(), held_by: HELD_ELSEWHERE });
+                continue;
+            }
+            self.pre_rejected = first;
+            return Ok(false);
         }
         Ok(true)
     }
@@ -396,7 +422,9 @@ impl Interp {
             w.frames.last_mut().expect("frame").pc = pc + 1;
             let r = self.run_warp(w, Some((depth, end_pc)));
             w.atomic = saved;
-            r?;
+            if !matches!(r?, WarpStop::AtomicDone) {
+                return Err(unsupported("a barrier inside a lock region", span));
+            }
             if w.mask & !self.dead(w) != 0 {
                 // The `unlock` names the object it names now.
                 let id = self.sync_object(w, l, obj, SyncOp::Unlock, end_span)?;
