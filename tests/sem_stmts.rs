@@ -805,3 +805,38 @@ fn validation_of_a_method_that_does_not_end_stops_within_its_time() {
     assert!(out.reason.is_none() || out.reason.as_deref().unwrap_or("").contains("out of fuel"));
     assert_ne!(out.verdict, Verdict::Different);
 }
+
+// ---- allocation in a return statement
+
+const RETURN_NEW: &str = r#"
+class P {
+  int v;
+  ensures Perm(v, write) ** v == x;
+  P(int x) { v = x; }
+
+  ensures \result != null ** Perm(\result.v, write) ** \result.v == x;
+  static P make(int x) { return new P(x); }
+
+  static P bare(int x) { return new P(x); }
+
+  int use(int n) {
+    P p = make(n + 3);
+    return p.v;
+  }
+
+  int useBare(int n) {
+    P p = bare(n);
+    return p.v;
+  }
+}
+"#;
+
+#[test]
+fn a_returned_allocation_is_run() {
+    let r = run_with(RETURN_NEW, "P.use", &[("n", InVal::Int(4))]);
+    assert_eq!((r.status, int(&r)), (Status::Ok, 7));
+    // Without a postcondition that gives the object's fields, the caller may not read them.
+    let r = run_with(RETURN_NEW, "P.useBare", &[("n", InVal::Int(4))]);
+    assert_eq!(r.status, Status::Error);
+    assert!(codes(&r).contains(&"R-PERM-READ"), "{:?}", codes(&r));
+}

@@ -302,7 +302,12 @@ impl<'a> Compiler<'a> {
             StmtKind::Return(v) => {
                 let mut pre = Vec::new();
                 let val = v.as_ref().map(|e| {
-                    if self.nonpure_call(e).is_some() {
+                    if matches!(e.kind, ExprKind::NewObject(..) | ExprKind::NewArray(..)) {
+                        // `return new C(…);`: the allocation is a statement of its own.
+                        let t = self.scope.temp();
+                        self.assign(Target::Local(t), e, e.span, ghost);
+                        CE::Local(t)
+                    } else if self.nonpure_call(e).is_some() {
                         let t = self.scope.temp();
                         self.call_stmt(Some(Target::Local(t)), e, e.span);
                         CE::Local(t)

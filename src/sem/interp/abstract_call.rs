@@ -249,13 +249,25 @@ impl Interp {
     ) -> Result<Option<Span>, Stop> {
         let before = (self.errors.len(), self.suppressed);
         let mut env = Env::contract(store, this, result, None);
-        let mut x = Xfer::new(Mode::Check, view.clone(), Holder::default());
-        x.perms = false;
+        // The resource clauses walk the assertion with a copy of the view, made when one
+        // comes; the pure ones are evaluated against the view itself.
+        let mut x: Option<Xfer> = None;
         let mut bad = None;
         for c in post {
-            match self.assertion(&c.e, &mut env, &mut x) {
-                Ok(()) if x.fails.is_empty() => {}
-                Ok(()) | Err(Stop::Error(_)) => {
+            let r = if c.pure {
+                let pv = if self.cfg.checks.perms { PV::One(view) } else { PV::Unchecked };
+                self.ev(&c.e, &mut env, pv).map(|v| v == Value::Bool(true))
+            } else {
+                let x = x.get_or_insert_with(|| {
+                    let mut x = Xfer::new(Mode::Check, view.clone(), Holder::default());
+                    x.perms = false;
+                    x
+                });
+                self.assertion(&c.e, &mut env, x).map(|()| x.fails.is_empty())
+            };
+            match r {
+                Ok(true) => {}
+                Ok(false) | Err(Stop::Error(_)) => {
                     bad = Some(c.span);
                     break;
                 }
@@ -287,8 +299,7 @@ impl Interp {
         allocate: bool,
         span: Span,
     ) -> Result<Value, Stop> {
-        let view = callee.clone();
-        let cands = self.candidates(md, store, this, PV::One(&view))?;
+        let cands = self.candidates(md, store, this, PV::One(callee))?;
         let mut first_bad = None;
         for c in cands {
             let v = match c {
