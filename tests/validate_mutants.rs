@@ -9,8 +9,8 @@
 //! of them (`MUTANTS_PER_OP` per operator and file). Mutants that cannot change behaviour are
 //! listed in [`HARMLESS`] with the reason; every other one must be reported as different.
 
-use alpine_rs::front::ast::{ExprKind, Method, MethodBody, Stmt, StmtKind};
 use alpine_rs::front::ast::{BinOp, Program};
+use alpine_rs::front::ast::{ExprKind, Method, MethodBody, Stmt, StmtKind};
 use alpine_rs::front::visit::walk_stmts;
 use alpine_rs::front::{parse, ParseOptions};
 use alpine_rs::sem::{self, ValidateOptions, Verdict};

@@ -184,7 +184,9 @@ fn check_counts(r: &RunResult) -> [usize; 5] {
             + count("R-INV-")
             + count("R-INVARIANT")
             + count("R-ASSERT")
-            + count("R-BAR-"),
+            + count("R-BAR-")
+            + count("R-LOCK")
+            + count("R-THREAD"),
         count("R-PERM-"),
         count("R-RACE"),
         count("R-DIVERGENCE") + count("R-DEADLOCK"),

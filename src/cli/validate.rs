@@ -43,6 +43,10 @@ pub struct ValidateArgs {
     /// separated by `;`); default: derived from ORIG's `gpuopt` annotations.
     #[arg(long)]
     pub adapter: Option<String>,
+    /// Seconds one method may take, all its runs together; runs still going then are
+    /// inconclusive (out of fuel). 0: no limit but the fuel.
+    #[arg(long, value_name = "SECONDS", default_value_t = sem::validate::DEFAULT_METHOD_SECS)]
+    pub method_time: u64,
 }
 
 fn verdict_name(v: Verdict) -> &'static str {
@@ -86,6 +90,8 @@ pub fn main(args: ValidateArgs) -> u8 {
         schedules: args.schedules,
         compare_ghost: args.compare_ghost,
         adapter: args.adapter.clone(),
+        method_time: (args.method_time > 0)
+            .then(|| std::time::Duration::from_secs(args.method_time)),
     };
     let out = sem::validate(&orig, &opt, &opts);
     let code = if out.verdict == Verdict::BadInput { 2 } else { out.verdict.exit_code() };

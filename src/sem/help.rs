@@ -39,6 +39,10 @@ pub fn help_for(code: &str) -> Option<&'static str> {
         "R-NO-INPUT" => "give an input that satisfies the precondition with `--input`, or widen the precondition",
         "R-SCHEDULE" => "the result depends on the order of the warps: look for a race the detector did not see (e.g. through atomics)",
         "R-USAGE" => "see `alpine-rs run --help` and `alpine-rs validate --help`",
+        "R-ABSTRACT" => "give the abstract method a body, or a postcondition that names its result (`\\result == e`)",
+        "R-LOCK" => "take a lock once, and release only the locks this thread holds",
+        "R-LOCK-INV" => "re-establish the lock invariant before `unlock` (or `wait`), and at the end of the constructor",
+        "R-THREAD" => "fork a thread once before joining it, and join only a running thread",
         _ => return None,
     })
 }

@@ -575,6 +575,13 @@ fn bound_var(name: &str) -> String {
     }
 }
 
+/// Does `e` read a local (or a bound variable)?
+fn has_local(e: &CE) -> bool {
+    let mut found = matches!(e, CE::Local(_));
+    e.for_each_sub(&mut |x| found |= has_local(x));
+    found
+}
+
 /// Generate candidate input `attempt` for `method` (semantics.md §10.2 stages 1 and 2), within
 /// the user's `bounds` where they name an input of the method.
 pub fn generate(
@@ -620,7 +627,15 @@ pub fn generate(
         vars.mentioned(&c.e, &mut objects);
     }
     let opt = z3::Optimize::new(&ctx);
-    let conj: Vec<&CClause> = m.pre.iter().collect();
+    let mut conj: Vec<&CClause> = m.pre.iter().collect();
+    // The receiver's lock holds its invariant (see `interp::sync`): its pure conjuncts about
+    // `this` constrain the fields too (those with bound variables are left out: their slots
+    // are the predicate's, not the method's).
+    if !m.is_static {
+        if let Some((_, inv)) = &prog.classes[m.class as usize].lock_inv {
+            conj.extend(inv.iter().filter(|c| c.pure && !has_local(&c.e)));
+        }
+    }
     for c in conj {
         if let Some(b) = vars.tr_bool(&c.e) {
             opt.assert(&b);

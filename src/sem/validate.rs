@@ -25,6 +25,9 @@ pub struct ValidateOptions {
     pub compare_ghost: bool,
     /// `--adapter SPEC` (semantics.md §11.3); None: derived from ORIG's annotations.
     pub adapter: Option<String>,
+    /// The time one method may take, all its runs together: runs still going when it is spent
+    /// stop as out of fuel (inconclusive). `None`: no limit but the fuel.
+    pub method_time: Option<std::time::Duration>,
 }
 
 impl Default for ValidateOptions {
@@ -38,9 +41,13 @@ impl Default for ValidateOptions {
             schedules: 0,
             compare_ghost: false,
             adapter: None,
+            method_time: Some(std::time::Duration::from_secs(DEFAULT_METHOD_SECS)),
         }
     }
 }
+
+/// The default of [`ValidateOptions::method_time`], in seconds.
+pub const DEFAULT_METHOD_SECS: u64 = 5;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -199,6 +206,10 @@ pub(super) fn compare_methods(
         Err(e) => return ValidateOutcome::bad(SemError::Entry(format!("adapter: {e}")), 1),
     };
     let mut out = ValidateOutcome::start(Verdict::Same, Vec::new(), 1);
+    // Every run of this method (both programs, every input) stops at the method's deadline.
+    let deadline = opts.method_time.map(|t| std::time::Instant::now() + t);
+    let cfg = Config { deadline, ..opts.config.clone() };
+    let opts = &ValidateOptions { config: cfg, ..opts.clone() };
     let mut rejections = Rejections::default();
     let mut undecided: Option<String> = None;
     let mut faulty: Option<String> = None;
@@ -375,9 +386,14 @@ fn first_error_at(r: &RunResult, src: &str) -> Option<String> {
     Some(format!("{} {}{line}", d.code, d.message))
 }
 
-/// The first error of an undecided run, as `PROGRAM: CODE message`.
+/// Why a run is undecided, as `PROGRAM: CODE message`: the diagnostic that stopped it, which
+/// comes after the checker errors found before.
 fn first_error(r: &RunResult, which: &str) -> Option<String> {
-    r.errors.iter().find(|d| d.is_error()).map(|d| format!("{which}: {} {}", d.code, d.message))
+    r.errors
+        .iter()
+        .rev()
+        .find(|d| d.is_error())
+        .map(|d| format!("{which}: {} {}", d.code, d.message))
 }
 
 /// Why a comparison with no mismatch is inconclusive, in words.

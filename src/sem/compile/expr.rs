@@ -202,6 +202,9 @@ impl<'a> Compiler<'a> {
                     (Builtin::LengthFn, 1) => CE::Length(Box::new(a.remove(0)), span),
                     (Builtin::Head, 1) => CE::Head(Box::new(a.remove(0)), span),
                     (Builtin::Tail, 1) => CE::Tail(Box::new(a.remove(0)), span),
+                    (Builtin::Held | Builtin::Idle | Builtin::Running, 1) => {
+                        self.token(*b, a.remove(0), span)
+                    }
                     _ => CE::Unsupported(format!("built-in `{}`", b.name()), span),
                 }
             }
@@ -270,6 +273,7 @@ impl<'a> Compiler<'a> {
                 CE::SeqRange(self.bx(lo, pre), self.bx(hi, pre))
             }
             ExprKind::Unfolding(p, x) => CE::Unfolding(self.bx(p, pre), self.bx(x, pre)),
+            ExprKind::Scale(p, r) => CE::Scale(self.bx(p, pre), self.bx(r, pre)),
             ExprKind::Trigger(x) => self.expr(x, pre),
             ExprKind::Labelled(_, x) => self.expr(x, pre),
             ExprKind::NewArray(..) | ExprKind::NewObject(..) => {
@@ -309,7 +313,7 @@ pub fn is_simple(e: &CE) -> bool {
 /// Does a compiled assertion carry permissions (and so must be transferred, not just checked)?
 pub fn has_resource(e: &CE) -> bool {
     match e {
-        CE::Perm(..) | CE::PointsTo(..) | CE::Pred { .. } => true,
+        CE::Perm(..) | CE::PointsTo(..) | CE::Pred { .. } | CE::Scale(..) => true,
         CE::Bin(_, l, r, _) => has_resource(l) || has_resource(r),
         CE::Cond(c, a, b) => has_resource(c) || has_resource(a) || has_resource(b),
         CE::Quant { body, .. } => has_resource(body),

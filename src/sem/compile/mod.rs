@@ -19,8 +19,10 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 mod expr;
+mod jumps;
 mod program;
 mod stmt;
+mod sync;
 
 use expr::mentions;
 pub use expr::{has_resource, is_simple};
@@ -130,6 +132,8 @@ pub enum CE {
     },
     /// `unfolding p in e`.
     Unfolding(Box<CE>, Box<CE>),
+    /// `[p]R`: the resource `R` with its permissions scaled by the amount `p`.
+    Scale(Box<CE>, Box<CE>),
     Unsupported(String, Span),
 }
 
@@ -305,11 +309,83 @@ pub enum Instr {
         span: Span,
     },
     AtomicEnd,
+    /// `lock`, `unlock`, `wait`, `notify`, `fork` or `join` of the object `obj` (outside a
+    /// lock region).
+    Sync {
+        op: SyncOp,
+        obj: CE,
+        span: Span,
+    },
+    /// `lock obj; … unlock obj;` in one block: the lanes run the region one at a time (as an
+    /// `atomic` block), each holding the lock from here to `end_pc` (a [`Instr::LockEnd`]).
+    LockBegin {
+        obj: CE,
+        end_pc: usize,
+        span: Span,
+    },
+    /// The `unlock` that ends a lock region (the region's lanes release the lock there).
+    LockEnd {
+        span: Span,
+    },
+    /// `goto L`: leave the constructs `exits` (innermost first) and continue at `pc`.
+    Goto {
+        pc: usize,
+        exits: Vec<Exit>,
+        span: Span,
+    },
+    /// `vec (int j = lo .. hi) { … }`.
+    Vec(Rc<VecC>),
     /// End of a `par` body: the lanes are finished.
     EndThread,
     /// End of a method body.
     EndMethod,
     Unsupported(String, Span),
+}
+
+/// The statements on locks and threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncOp {
+    Lock,
+    Unlock,
+    Wait,
+    Notify,
+    Fork,
+    Join,
+}
+
+impl SyncOp {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            SyncOp::Lock => "lock",
+            SyncOp::Unlock => "unlock",
+            SyncOp::Wait => "wait",
+            SyncOp::Notify => "notify",
+            SyncOp::Fork => "fork",
+            SyncOp::Join => "join",
+        }
+    }
+}
+
+/// A construct that a `goto` leaves, with the state the warp keeps for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// A branch of an `if` (a join point on the reconvergence stack).
+    If,
+    /// A loop body (a loop entry on the reconvergence stack and a loop holder per lane).
+    Loop,
+}
+
+/// A vector block `vec (int j = lo .. hi) { … }`: the body runs for every `j` in lock step,
+/// as the threads of one block that share the permissions of the lane that runs the statement.
+#[derive(Clone, Debug)]
+pub struct VecC {
+    pub slot: u32,
+    pub name: String,
+    pub lo: CE,
+    pub hi: CE,
+    pub body_pc: usize,
+    pub next_pc: usize,
+    pub span: Span,
 }
 
 #[derive(Clone, Debug)]
@@ -399,6 +475,10 @@ pub struct CClass {
     pub fields: Vec<(u32, String, Ty)>,
     pub methods: BTreeMap<String, u32>,
     pub ctor: Option<u32>,
+    /// `resource lock_invariant() = R;`: the predicate's id and `R`'s conjuncts.
+    pub lock_inv: Option<(u32, Rc<Vec<CClause>>)>,
+    /// The thread method `void run()`, for `fork` and `join`.
+    pub run: Option<u32>,
 }
 
 impl CClass {
@@ -414,6 +494,17 @@ pub struct CProgram {
     pub field_names: Vec<String>,
     pub nbarriers: u32,
     pub ninvariants: u32,
+    /// The token predicates `held`, `idle` and `running` (bodiless predicates of one object,
+    /// declared by the compiler), when the program has a class.
+    pub tokens: Option<Tokens>,
+}
+
+/// The ids of the token predicates (see [`CProgram::tokens`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Tokens {
+    pub held: u32,
+    pub idle: u32,
+    pub running: u32,
 }
 
 impl CProgram {
@@ -494,6 +585,8 @@ pub struct Compiler<'a> {
     asts: Vec<&'a Method>,
     /// Inline predicates being expanded (a recursive one is left a token).
     expanding: Vec<u32>,
+    /// Labels, `goto`s and the constructs around the statement being compiled.
+    jumps: jumps::Jumps,
 }
 
 impl CE {
@@ -513,7 +606,8 @@ impl CE {
             | CE::ArrayShape(a, b)
             | CE::SeqRange(a, b)
             | CE::Let(_, a, b)
-            | CE::Unfolding(a, b) => {
+            | CE::Unfolding(a, b)
+            | CE::Scale(a, b) => {
                 f(a);
                 f(b);
             }

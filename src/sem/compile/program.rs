@@ -25,9 +25,11 @@ pub fn compile(prog: &Program) -> Result<CProgram, Vec<Diagnostic>> {
         inv_names: Vec::new(),
         asts: Vec::new(),
         expanding: Vec::new(),
+        jumps: Default::default(),
     };
     c.declare_all();
     c.compile_all();
+    c.sync_members();
     if c.errors.is_empty() {
         // Transitive `contains_par` for entry selection.
         let n = c.out.methods.len();
@@ -177,7 +179,14 @@ impl<'a> Compiler<'a> {
                     }
                 }
             }
-            self.out.classes.push(CClass { name: name.name.clone(), fields, methods, ctor });
+            self.out.classes.push(CClass {
+                name: name.name.clone(),
+                fields,
+                methods,
+                ctor,
+                lock_inv: None,
+                run: None,
+            });
         }
         if !toplevel.is_empty() {
             let ci = self.out.classes.len() as u32;
@@ -193,8 +202,11 @@ impl<'a> Compiler<'a> {
                 fields: Vec::new(),
                 methods,
                 ctor: None,
+                lock_inv: None,
+                run: None,
             });
         }
+        self.declare_tokens();
     }
 
     fn stub(&self, md: &Method, class: u32, is_ctor: bool) -> CMethod {
@@ -301,10 +313,16 @@ impl<'a> Compiler<'a> {
         self.everywhere_ast = everywhere_ast;
         let body = match &md.body {
             MethodBody::Abstract => Body::Abstract,
-            MethodBody::Expr(e) => Body::Expr(self.expr(e, &mut None)),
+            MethodBody::Expr(e) => {
+                let body = self.expr(e, &mut None);
+                self.note_lock_invariant(id, md, e);
+                Body::Expr(body)
+            }
             MethodBody::Block(b) => {
+                self.jumps = Default::default();
                 self.block(b, false);
                 self.code.push(Instr::EndMethod);
+                self.resolve_gotos();
                 mark_simple(&mut self.code);
                 Body::Code(std::mem::take(&mut self.code))
             }

@@ -7,9 +7,7 @@ use super::*;
 impl<'a> Compiler<'a> {
     pub(super) fn block(&mut self, b: &Block, ghost: bool) {
         self.scope.push();
-        for s in &b.stmts {
-            self.stmt(s, ghost);
-        }
+        self.stmt_list(&b.stmts, ghost);
         self.scope.pop();
     }
 
@@ -121,7 +119,7 @@ impl<'a> Compiler<'a> {
         self.code.push(Instr::Call { target, method: m, recv: r, args: a, yields, span });
     }
 
-    fn stmt(&mut self, s: &Stmt, ghost: bool) {
+    pub(super) fn stmt(&mut self, s: &Stmt, ghost: bool) {
         let span = s.span;
         match &s.kind {
             StmtKind::Block(b) => self.block(b, ghost),
@@ -209,14 +207,18 @@ impl<'a> Compiler<'a> {
                 let if_pc = self.pc();
                 self.code.push(Instr::If { simple: false, cond: c, else_pc: 0, span: cond.span });
                 self.scope.push();
+                self.jumps.enter(Some(Exit::If));
                 self.stmt(then, ghost);
+                self.jumps.leave();
                 self.scope.pop();
                 let else_instr = self.pc();
                 self.code.push(Instr::Else { end_pc: 0 });
                 let else_pc = self.pc();
                 if let Some(e) = els {
                     self.scope.push();
+                    self.jumps.enter(Some(Exit::If));
                     self.stmt(e, ghost);
+                    self.jumps.leave();
                     self.scope.pop();
                 }
                 let end = self.pc();
@@ -300,7 +302,12 @@ impl<'a> Compiler<'a> {
             StmtKind::Return(v) => {
                 let mut pre = Vec::new();
                 let val = v.as_ref().map(|e| {
-                    if self.nonpure_call(e).is_some() {
+                    if matches!(e.kind, ExprKind::NewObject(..) | ExprKind::NewArray(..)) {
+                        // `return new C(…);`: the allocation is a statement of its own.
+                        let t = self.scope.temp();
+                        self.assign(Target::Local(t), e, e.span, ghost);
+                        CE::Local(t)
+                    } else if self.nonpure_call(e).is_some() {
                         let t = self.scope.temp();
                         self.call_stmt(Some(Target::Local(t)), e, e.span);
                         CE::Local(t)
@@ -340,7 +347,9 @@ impl<'a> Compiler<'a> {
                 let res = Rc::new(self.clauses(resource));
                 self.code.push(Instr::InvEnter { id, res, span: name.span });
                 self.inv_names.push((name.name.clone(), id));
+                self.jumps.enter(None);
                 self.block(body, ghost);
+                self.jumps.leave();
                 self.inv_names.pop();
                 self.code.push(Instr::InvExit { id, span: name.span });
             }
@@ -350,23 +359,22 @@ impl<'a> Compiler<'a> {
                 });
                 let begin = self.pc();
                 self.code.push(Instr::AtomicBegin { inv, end_pc: 0, span });
+                self.jumps.enter(None);
                 self.block(body, ghost);
+                self.jumps.leave();
                 let end = self.pc();
                 self.code.push(Instr::AtomicEnd);
                 if let Instr::AtomicBegin { end_pc, .. } = &mut self.code[begin] {
                     *end_pc = end;
                 }
             }
-            // Lock-step vector blocks have no interpreter semantics yet: refuse, never skip.
-            StmtKind::Vec { .. } => {
-                self.code.push(Instr::Unsupported("`vec` statement".into(), span))
-            }
-            StmtKind::Opaque(o) => {
-                if o.keyword == "label" {
-                    return;
-                }
-                self.code.push(Instr::Unsupported(format!("`{}` statement", o.keyword), span))
-            }
+            StmtKind::Vec { iter, body } => self.vec_block(iter, body, span),
+            StmtKind::Opaque(o) => match o.keyword.as_str() {
+                "label" => self.label_stmt(o),
+                "goto" => self.goto_stmt(o),
+                "lock" | "unlock" | "wait" | "notify" | "fork" | "join" => self.sync_stmt(o),
+                _ => self.code.push(Instr::Unsupported(format!("`{}` statement", o.keyword), span)),
+            },
         }
     }
 
@@ -380,7 +388,9 @@ impl<'a> Compiler<'a> {
         self.code.push(Instr::LoopEnter { inv: inv.clone(), span });
         let head = self.pc();
         self.code.push(Instr::LoopHead { simple: false, cond, exit_pc: 0, span });
+        self.jumps.enter(Some(Exit::Loop));
         body(self);
+        self.jumps.leave();
         self.code.push(Instr::LoopBack { head_pc: head, inv, span });
         let exit = self.pc();
         if let Instr::LoopHead { exit_pc, .. } = &mut self.code[head] {
@@ -388,11 +398,14 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    fn par(&mut self, p: &Par, span: Span) {
-        // An arm that waits for another (v1 `and b(int j = …; a(j))`) is ordered by it: not
-        // modelled, so refused rather than run unordered.
+    pub(super) fn par(&mut self, p: &Par, span: Span) {
+        // An arm that waits for others (v1 `and b(int j = …; a(j))`) runs after them: the arms
+        // in stages (see `staged_par`).
         if let Some(w) = p.arms.iter().find_map(|a| a.wait.as_ref()) {
-            self.code.push(Instr::Unsupported("a `par` arm's wait list".into(), w.span));
+            if !self.staged_par(p, span) {
+                let what = "a `par` arm's wait list that names no arm of the block, or a cycle";
+                self.code.push(Instr::Unsupported(what.into(), w.span));
+            }
             return;
         }
         self.cur_contains_par = true;
@@ -415,7 +428,9 @@ impl<'a> Compiler<'a> {
             self.par_iters.extend(iters.iter().map(|it| it.0));
             let body_pc = self.pc();
             self.scope.push();
+            self.jumps.enter(None);
             self.stmt(&a.body, false);
+            self.jumps.leave();
             self.scope.pop();
             self.code.push(Instr::EndThread);
             self.par_iters.truncate(iters_base);

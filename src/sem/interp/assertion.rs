@@ -184,6 +184,23 @@ impl Interp {
                 self.transfer(loc, Amt::write(), *span, x);
                 Ok(())
             }
+            CE::Scale(p, r) => {
+                let amt = {
+                    let pv = self.pure_view_noself(x);
+                    self.eval_perm(p, env, pv)?
+                };
+                if amt.k != 0 {
+                    return Err(unsupported("a resource scaled by a wildcard amount", Span::DUMMY));
+                }
+                let saved = x.scale.clone();
+                x.scale = Some(match &saved {
+                    Some(s) => s.mul(&amt.q),
+                    None => amt.q,
+                });
+                let r = self.assertion(r, env, x);
+                x.scale = saved;
+                r
+            }
             other => Err(unsupported(format!("resource assertion form {other:?}"), Span::DUMMY)),
         }
     }

@@ -230,7 +230,11 @@ impl Interp {
             }
             return self.heap.get(l);
         }
-        if self.cfg.checks.perms && !pv.can_read(l) && !self.heap.readable_rows.contains(&l.obj()) {
+        let denied =
+            self.cfg.checks.perms && !pv.can_read(l) && !self.heap.readable_rows.contains(&l.obj());
+        if denied && self.muted() {
+            self.suppressed += 1;
+        } else if denied {
             let held = pv.amount(l);
             let d = Diagnostic::error(
                 "R-PERM-READ",
@@ -441,6 +445,9 @@ impl Interp {
                 Value::Bool(pv.can_read(l))
             }
             CE::Unfolding(_, x) => self.ev(x, env, PV::Unchecked)?,
+            CE::Scale(..) => {
+                return Err(unsupported("a scaled resource used as a value", Span::DUMMY))
+            }
             CE::Unsupported(what, span) => {
                 return Err(unsupported(format!("unsupported in `run`: {what}"), *span))
             }
@@ -582,8 +589,9 @@ impl Interp {
         if self.depth > 10_000 {
             return Err(unsupported("recursion deeper than 10 000 calls", span));
         }
+        self.tick(1, span)?;
         let Body::Expr(body) = &md.body else {
-            return Err(unsupported(format!("call of abstract function `{}`", md.name), span));
+            return self.call_abstract_pure(md, this, store, span, pv);
         };
         self.depth += 1;
         let null = Value::Null;

@@ -5,6 +5,9 @@
 
 use super::*;
 
+/// How deep statement calls may nest (as pure function calls, see `eval`).
+const MAX_CALL_DEPTH: usize = 10_000;
+
 impl Interp {
     pub(super) fn exec_assign(
         &mut self,
@@ -18,10 +21,7 @@ impl Interp {
         let m = w.mask;
         let n = m.count_ones() as u64;
         self.stmts += n;
-        if self.fuel < n {
-            return Err(inconclusive("R-FUEL", "out of fuel", span));
-        }
-        self.fuel -= n;
+        self.spend(n, span)?;
         if let Target::Local(s) = target {
             if simple && self.cfg.shortcuts {
                 if let Some(c) = vector::eval(&self.heap, &w.lanes, m, value) {
@@ -123,7 +123,9 @@ impl Interp {
         let lane = &w.lanes[l];
         if self.cfg.checks.perms {
             let top = lane.holders.last().expect("holder");
-            if !top.can_write(loc) {
+            if !top.can_write(loc) && self.muted() {
+                self.suppressed += 1;
+            } else if !top.can_write(loc) {
                 let d = Diagnostic::error(
                     "R-PERM-WRITE",
                     format!(
@@ -252,10 +254,14 @@ impl Interp {
             return Err(unsupported("statement call of a pure function", span));
         }
         let Body::Code(_) = &md.body else {
-            return Err(unsupported(format!("call of abstract method `{}`", md.name), span));
+            return self.call_abstract(w, method, recv, new_objs, args, target, span);
         };
         let m = w.mask;
         self.stmts += m.count_ones() as u64;
+        self.spend(m.count_ones() as u64, span)?;
+        if w.frames.len() > MAX_CALL_DEPTH {
+            return Err(unsupported("recursion deeper than 10 000 calls", span));
+        }
         let (epoch, atomic) = (w.epoch, w.atomic);
         let mut frames = Vec::new();
         for l in lanes_of(m) {
@@ -333,6 +339,7 @@ impl Interp {
             yields: Vec::new(),
             ctl_base: w.ctl.len(),
             span,
+            fork: 0,
         });
         Ok(())
     }
@@ -349,11 +356,24 @@ impl Interp {
             let lf = frames.last_mut().expect("frame");
             // Collapse loop holders of the frame into the frame holder.
             collapse_holders(holders, lf.holder_base + 1);
-            let frame_h = holders.pop().expect("frame holder");
+            let mut frame_h = holders.pop().expect("frame holder");
+            if md.is_ctor {
+                // The object is shared from here: its lock invariant goes to the lock.
+                self.ctor_epilogue(&lf.this, &mut frame_h, fr.span, who)?;
+            }
             let caller = holders.last_mut().expect("caller holder");
-            let mut x = Xfer::new(Mode::Exhale, frame_h, std::mem::take(caller));
+            // A forked thread's postcondition waits for `join`.
+            let to = if fr.fork != 0 { Holder::default() } else { std::mem::take(caller) };
+            let mut x = Xfer::new(Mode::Exhale, frame_h, to);
             let r = self.method_post(md, lf, &mut x, fr.span, who);
-            *caller = x.dst;
+            if fr.fork != 0 {
+                self.forked(&lf.this, x.dst, caller);
+            } else {
+                *caller = x.dst;
+            }
+            if md.is_ctor {
+                self.ctor_tokens(&lf.this, caller);
+            }
             r?;
             let lf = frames.pop().expect("frame");
             if let Some(caller) = frames.last_mut() {

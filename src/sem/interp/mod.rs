@@ -26,7 +26,9 @@ use crate::front::ast::{BinOp, QuantKind};
 use crate::front::Span;
 use std::rc::Rc;
 
+mod abstract_call;
 mod assertion;
+mod blocks;
 mod bulk;
 mod eval;
 mod exec;
@@ -34,14 +36,16 @@ mod fast;
 mod launch;
 mod quant;
 mod sched;
+mod sync;
 mod warp;
 
 pub use assertion::{Fail, Mode, Report, Who, Xfer};
 pub use eval::{Env, PV};
 use fast::{all_in, leaf_plan, local_offset, local_plus_literal, only_pure, take_all};
 pub use sched::Schedule;
+use sync::LockState;
+use warp::{Ctl, WFrame, WarpStop};
 pub use warp::{Lane, LaneFrame, Warp};
-use warp::{WFrame, WarpStop};
 
 /// Why a run stopped early.
 #[derive(Debug)]
@@ -104,6 +108,9 @@ pub struct Config {
     pub shortcuts: bool,
     /// `--bound x=lo..hi` / `--set x=v`: ranges for generated inputs (semantics.md §10.2).
     pub bounds: Vec<crate::sem::inputs::InputBound>,
+    /// A wall-clock limit: a run still going at this instant stops as out of fuel (`validate`
+    /// bounds the time spent on one method with it).
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl Default for Config {
@@ -118,6 +125,7 @@ impl Default for Config {
             warp_size: 32,
             shortcuts: true,
             bounds: Vec::new(),
+            deadline: None,
         }
     }
 }
@@ -166,7 +174,20 @@ pub struct Interp {
     nonuniform: std::collections::BTreeSet<(u32, u32)>,
     /// Scratch list of permission moves (quantified chains).
     moves: Vec<(Loc, Amt)>,
+    /// The locks of the objects whose lock invariant is established (see `sync`).
+    locks: FxMap<u32, LockState>,
+    /// The postconditions of forked threads that have not been joined, by thread object.
+    joinable: FxMap<u32, Holder>,
+    /// `fork`s so far (each forked thread's number).
+    fork_serial: u32,
+    /// Work done (fuel spent, quantifier values enumerated, function calls), and the amount
+    /// at which the deadline is next compared with the clock.
+    work: u64,
+    next_clock: u64,
 }
+
+/// How much fuel may be spent between two looks at the clock (see [`Config::deadline`]).
+const CLOCK_EVERY: u64 = 1 << 16;
 
 pub const PRED_SPACE: u32 = u32::MAX;
 
@@ -178,6 +199,8 @@ impl Interp {
             src,
             heap: Heap::default(),
             fuel: cfg.fuel,
+            work: 0,
+            next_clock: CLOCK_EVERY,
             cfg,
             errors: Vec::new(),
             warnings: Vec::new(),
@@ -199,7 +222,48 @@ impl Interp {
             groups_run: 0,
             nonuniform: Default::default(),
             moves: Vec::new(),
+            locks: FxMap::default(),
+            joinable: FxMap::default(),
+            fork_serial: 0,
         }
+    }
+
+    /// Are checker errors beyond the limit (so that a new one is only counted)?
+    #[inline]
+    pub(super) fn muted(&self) -> bool {
+        self.errors.len() >= self.cfg.max_errors
+    }
+
+    /// The run is out of fuel, or out of time (see [`Config::deadline`]).
+    #[cold]
+    fn out_of_fuel(&self, span: Span) -> Stop {
+        let steps = self.cfg.fuel - self.fuel;
+        let why = if self.fuel > 0 { " (the time allowed for the method is spent)" } else { "" };
+        inconclusive("R-FUEL", format!("out of fuel after {steps} steps{why}"), span)
+    }
+
+    /// Spend `n` units of fuel (lane-statements), looking at the clock now and then.
+    #[inline]
+    pub(super) fn spend(&mut self, n: u64, span: Span) -> Result<(), Stop> {
+        if self.fuel < n {
+            self.fuel = 0;
+            return Err(self.out_of_fuel(span));
+        }
+        self.fuel -= n;
+        self.tick(n, span)
+    }
+
+    /// Count `n` units of work (see [`Config::deadline`]): past the deadline, the run stops.
+    #[inline]
+    pub(super) fn tick(&mut self, n: u64, span: Span) -> Result<(), Stop> {
+        self.work += n;
+        if self.work >= self.next_clock {
+            self.next_clock = self.work + CLOCK_EVERY;
+            if self.cfg.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                return Err(self.out_of_fuel(span));
+            }
+        }
+        Ok(())
     }
 
     /// Record a checker error; the run continues (semantics.md §4.7).
@@ -281,6 +345,7 @@ impl Interp {
             holders: vec![Holder::default()],
             path: None,
         };
+        self.input_tokens();
         {
             let Lane { frames, holders, .. } = &mut lane;
             let fr = frames.last_mut().expect("frame");
@@ -309,6 +374,9 @@ impl Interp {
                 return Ok(None);
             }
         }
+        if !self.input_locks()? {
+            return Ok(None);
+        }
         let mut w = Warp {
             lanes: vec![lane],
             frames: vec![WFrame {
@@ -320,6 +388,7 @@ impl Interp {
                 yields: Vec::new(),
                 ctl_base: 0,
                 span: md.span,
+                fork: 0,
             }],
             ctl: Vec::new(),
             mask: 1,
@@ -373,9 +442,11 @@ fn ce_uses_old(e: &CE) -> bool {
         CE::Old(_) => true,
         CE::Field(x, _, _) | CE::Length(x, _) | CE::Not(x) | CE::Neg(x, _) => ce_uses_old(x),
         CE::Head(x, _) | CE::Tail(x, _) => ce_uses_old(x),
-        CE::Index(a, b, _) | CE::Bin(_, a, b, _) | CE::Let(_, a, b) | CE::Unfolding(a, b) => {
-            ce_uses_old(a) || ce_uses_old(b)
-        }
+        CE::Index(a, b, _)
+        | CE::Bin(_, a, b, _)
+        | CE::Let(_, a, b)
+        | CE::Unfolding(a, b)
+        | CE::Scale(a, b) => ce_uses_old(a) || ce_uses_old(b),
         CE::MatrixShape(a, b, c) => {
             ce_uses_old(a) || ce_uses_old(b) || c.as_deref().is_some_and(ce_uses_old)
         }
@@ -441,6 +512,8 @@ fn md_uses_old(md: &CMethod) -> bool {
             uses_old(cl)
         }
         Instr::Fold(e, _) | Instr::Unfold(e, _) => ce_uses_old(e),
+        Instr::Sync { obj, .. } | Instr::LockBegin { obj, .. } => ce_uses_old(obj),
+        Instr::Vec(v) => ce_uses_old(&v.lo) || ce_uses_old(&v.hi),
         Instr::Else { .. }
         | Instr::EndIf
         | Instr::AtomicBegin { .. }
@@ -448,6 +521,8 @@ fn md_uses_old(md: &CMethod) -> bool {
         | Instr::EndThread
         | Instr::EndMethod
         | Instr::InvExit { .. }
+        | Instr::LockEnd { .. }
+        | Instr::Goto { .. }
         | Instr::Unsupported(..) => false,
     })
 }

@@ -75,11 +75,13 @@ impl Interp {
             if lo < hi {
                 env.store[b.slot as usize] = Value::Int(hi - 1);
             }
+            self.tick(hi.saturating_sub(lo).max(0) as u64 + 1, span)?;
             return Ok((lo..hi).collect());
         }
         let mut out = Vec::new();
         let mut cur = Vec::with_capacity(binders.len());
         self.enum_rec(binders, 0, cond, span, env, pv, &mut cur, &mut out)?;
+        self.tick(out.len() as u64 + 1, span)?;
         Ok(out)
     }
 

@@ -93,6 +93,7 @@ impl Interp {
                     yields: Vec::new(),
                     ctl_base: 0,
                     span: Span::DUMMY,
+                    fork: 0,
                 }],
                 ctl: Vec::new(),
                 mask: full_mask(n),

@@ -46,6 +46,8 @@ pub(super) struct WFrame {
     pub(super) yields: Vec<(u32, u32)>,
     pub(super) ctl_base: usize,
     pub(super) span: Span,
+    /// The number of the `fork` that runs this frame as a thread's `run` (0: a call).
+    pub(super) fork: u32,
 }
 
 pub struct Warp {
@@ -219,6 +221,7 @@ impl Interp {
                         }
                         None => {
                             for (l, id) in objs {
+                                self.new_without_ctor(w, l, id, *span)?;
                                 self.store_target(w, l, target, Value::Ref(id), *span)?;
                             }
                         }
@@ -281,6 +284,7 @@ impl Interp {
                 }
                 Instr::LoopHead { simple, cond, exit_pc, span } => {
                     let m = w.mask;
+                    self.spend(m.count_ones() as u64, *span)?;
                     let mut stay = m;
                     if let Some(c) = cond {
                         let leave = m & !self.true_lanes(w, m, c, *simple, *span)?;
@@ -464,7 +468,9 @@ impl Interp {
                 }
                 Instr::Fold(p, span) => {
                     let CE::Pred { pred, .. } = p else {
-                        return Err(unsupported("fold of a non-predicate", *span));
+                        self.fold_inline(w, p, *span, "fold")?;
+                        w.frames.last_mut().expect("frame").pc = next;
+                        continue;
                     };
                     let prog2 = self.prog.clone();
                     let md = &prog2.methods[*pred as usize];
@@ -479,6 +485,11 @@ impl Interp {
                     }
                 }
                 Instr::Unfold(p, span) => {
+                    if !matches!(p, CE::Pred { .. }) {
+                        self.fold_inline(w, p, *span, "unfold")?;
+                        w.frames.last_mut().expect("frame").pc = next;
+                        continue;
+                    }
                     for l in lanes_of(w.mask) {
                         let (loc, _, _) = self.pred_frame(w, l, p)?;
                         let top = w.lanes[l].holders.last_mut().expect("holder");
@@ -549,7 +560,31 @@ impl Interp {
                     w.frames.last_mut().expect("frame").pc = end_pc + 1;
                     continue;
                 }
-                Instr::AtomicEnd => {}
+                Instr::AtomicEnd | Instr::LockEnd { .. } => {}
+                Instr::Sync { op, obj, span } => {
+                    // A `fork` enters the thread's `run` like a call.
+                    w.frames.last_mut().expect("frame").pc = next;
+                    if w.mask != 0 {
+                        self.exec_sync(w, *op, obj, *span)?;
+                    }
+                    continue;
+                }
+                Instr::LockBegin { obj, end_pc, span } => {
+                    self.lock_region(w, obj, *end_pc, *span, depth, pc)?;
+                    continue;
+                }
+                Instr::Goto { pc: to, exits, span } => {
+                    if w.mask != 0 {
+                        next = self.exec_goto(w, *to, exits, *span)?;
+                    }
+                }
+                Instr::Vec(v) => {
+                    let method = fr.method;
+                    for l in lanes_of(w.mask) {
+                        self.launch_vec(w, l, v, method)?;
+                    }
+                    next = v.next_pc;
+                }
                 Instr::EndThread => {
                     w.finished |= w.mask;
                     w.mask = 0;
@@ -574,7 +609,7 @@ impl Interp {
 
     /// `e` evaluated in lane `l` of `w`, as code (not ghost code) reads it.
     #[inline]
-    fn ev_in_lane(&mut self, w: &mut Warp, l: usize, e: &CE) -> Result<Value, Stop> {
+    pub(super) fn ev_in_lane(&mut self, w: &mut Warp, l: usize, e: &CE) -> Result<Value, Stop> {
         let (epoch, atomic) = (w.epoch, w.atomic);
         let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, false);
         let pv = self.code_view(holders);
@@ -609,7 +644,7 @@ impl Interp {
     }
 
     /// A lane leaves a loop: its loop holder goes back to the frame.
-    fn leave_loop(&mut self, lane: &mut Lane) {
+    pub(super) fn leave_loop(&mut self, lane: &mut Lane) {
         let hs = &mut lane.holders;
         if hs.len() > 1 {
             let mut top = hs.pop().expect("loop holder");
@@ -702,7 +737,7 @@ impl Interp {
         }
     }
 
-    fn dead(&self, w: &Warp) -> u64 {
+    pub(super) fn dead(&self, w: &Warp) -> u64 {
         w.finished | w.frames.last().map_or(0, |f| f.returned)
     }
 

@@ -1,0 +1,548 @@
+//! Calls of abstract methods and functions (no body): run from the contract. The
+//! precondition is checked (and, for a method, its permissions taken) as for any call; the
+//! heap stays as it is; `\result` is chosen from the postcondition; then the postcondition is
+//! checked with that result (and, for a method, its permissions go to the caller).
+//!
+//! The choice is deterministic, so two programs that call the same abstract method in the
+//! same state get the same result: the values that `\result == e` conjuncts name (also under
+//! a true `c ==>`), for a sequence or array the one that `|\result| == n` (`\result.length ==
+//! n`) and `\forall int i; …; \result[i] == e(i)` describe, then the type's default and a few
+//! small values (a new object or array for a result that must not be null). The first that
+//! satisfies the postcondition is taken. When none does, or the postcondition gives
+//! permissions the precondition did not take, the run is inconclusive (R-ABSTRACT): nothing
+//! the abstract method could do is known, so the run says nothing.
+
+use super::*;
+
+/// A possible result: a value, or an object or array that the call would allocate.
+enum Cand {
+    Val(Value),
+    Array(Ty, Vec<Value>),
+    Object(u32),
+}
+
+/// What a postcondition says about `\result`.
+#[derive(Default)]
+struct Said {
+    vals: Vec<Value>,
+    len: Option<i64>,
+    elems: Vec<(i64, Value)>,
+}
+
+/// The conjuncts of `e` at `&&`/`**`.
+fn split_and<'e>(e: &'e CE, out: &mut Vec<&'e CE>) {
+    match e {
+        CE::Bin(BinOp::And | BinOp::Star, l, r, _) => {
+            split_and(l, out);
+            split_and(r, out);
+        }
+        _ => out.push(e),
+    }
+}
+
+fn mentions_result(e: &CE) -> bool {
+    if matches!(e, CE::Result) {
+        return true;
+    }
+    let mut found = false;
+    e.for_each_sub(&mut |x| found |= mentions_result(x));
+    found
+}
+
+/// `a op b` is `b flip(op) a`.
+fn flip(op: BinOp) -> BinOp {
+    match op {
+        BinOp::Lt => BinOp::Gt,
+        BinOp::Le => BinOp::Ge,
+        BinOp::Gt => BinOp::Lt,
+        BinOp::Ge => BinOp::Le,
+        other => other,
+    }
+}
+
+fn is_result_len(e: &CE) -> bool {
+    matches!(e, CE::Length(x, _) if matches!(**x, CE::Result))
+}
+
+/// `\result[i] == e` or `e == \result[i]` with `i` the local `slot`: `e`.
+fn elem_def(body: &CE, slot: u32) -> Option<&CE> {
+    let CE::Bin(BinOp::Eq, a, b, _) = body else { return None };
+    let at = |x: &CE| matches!(x, CE::Index(r, i, _) if matches!(**r, CE::Result) && matches!(**i, CE::Local(s) if s == slot));
+    if at(a) && !mentions_result(b) {
+        Some(b)
+    } else if at(b) && !mentions_result(a) {
+        Some(a)
+    } else {
+        None
+    }
+}
+
+impl Interp {
+    /// `e` evaluated, failures (errors, missing permissions) read as "no value": the
+    /// diagnostics it would report are dropped.
+    fn quiet_ev(&mut self, e: &CE, env: &mut Env, pv: PV) -> Result<Option<Value>, Stop> {
+        let before = (self.errors.len(), self.suppressed);
+        let r = self.ev(e, env, pv);
+        let clean = self.errors.len() == before.0 && self.suppressed == before.1;
+        self.errors.truncate(before.0);
+        self.suppressed = before.1;
+        match r {
+            Ok(v) if clean => Ok(Some(v)),
+            Ok(_) | Err(Stop::Error(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Gather what the postcondition conjunct `e` says about `\result`.
+    fn said(&mut self, e: &CE, env: &mut Env, pv: PV, out: &mut Said) -> Result<(), Stop> {
+        match e {
+            CE::Bin(BinOp::And | BinOp::Star, l, r, _) => {
+                self.said(l, env, pv, out)?;
+                self.said(r, env, pv, out)
+            }
+            CE::Bin(BinOp::Implies, c, b, _) if !mentions_result(c) => {
+                if self.quiet_ev(c, env, pv)? == Some(Value::Bool(true)) {
+                    self.said(b, env, pv, out)?;
+                }
+                Ok(())
+            }
+            CE::Bin(BinOp::Eq, a, b, _) => {
+                for (x, y) in [(a, b), (b, a)] {
+                    if mentions_result(y) {
+                        continue;
+                    }
+                    if matches!(**x, CE::Result) {
+                        if let Some(v) = self.quiet_ev(y, env, pv)? {
+                            out.vals.push(v);
+                        }
+                    } else if is_result_len(x) {
+                        if let Some(Value::Int(n)) = self.quiet_ev(y, env, pv)? {
+                            out.len = out.len.or(Some(n));
+                        }
+                    }
+                }
+                Ok(())
+            }
+            // A bound: the value next to it (`\result > e` gives `e + 1`).
+            CE::Bin(op @ (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge), a, b, _) => {
+                let (op, e) = match (&**a, &**b) {
+                    (CE::Result, e) => (*op, e),
+                    (e, CE::Result) => (flip(*op), e),
+                    _ => return Ok(()),
+                };
+                if mentions_result(e) {
+                    return Ok(());
+                }
+                if let Some(Value::Int(k)) = self.quiet_ev(e, env, pv)? {
+                    let v = match op {
+                        BinOp::Gt => k.checked_add(1),
+                        BinOp::Lt => k.checked_sub(1),
+                        _ => Some(k),
+                    };
+                    out.vals.extend(v.map(Value::Int));
+                }
+                Ok(())
+            }
+            CE::Quant { kind: QuantKind::Forall, binders, cond, implied, body, span } => {
+                let [b] = &binders[..] else { return Ok(()) };
+                let Some(def) = elem_def(body, b.slot) else { return Ok(()) };
+                let before = (self.errors.len(), self.suppressed);
+                let tuples = self.enumerate(binders, cond.as_deref(), *implied, *span, env, pv);
+                self.errors.truncate(before.0);
+                self.suppressed = before.1;
+                let Ok(tuples) = tuples else { return Ok(()) };
+                for i in tuples {
+                    env.store[b.slot as usize] = Value::Int(i);
+                    if let Some(v) = self.quiet_ev(def, env, pv)? {
+                        out.elems.push((i, v));
+                    }
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The results to try for abstract `md`, in order.
+    fn candidates(
+        &mut self,
+        md: &CMethod,
+        store: &mut Vec<Value>,
+        this: &Value,
+        pv: PV,
+    ) -> Result<Vec<Cand>, Stop> {
+        let mut said = Said::default();
+        {
+            let null = Value::Null;
+            let mut env = Env::contract(store, this, &null, None);
+            for c in &md.post {
+                self.said(&c.e, &mut env, pv, &mut said)?;
+            }
+        }
+        let mut out: Vec<Cand> = said.vals.into_iter().map(Cand::Val).collect();
+        let elems = |elem: &Ty| -> Option<Vec<Value>> {
+            let n = match said.len {
+                Some(n) => n,
+                // Without a length: the indices the quantifier fills, if they are 0 .. k.
+                None => {
+                    let k = said.elems.len() as i64;
+                    let mut idx: Vec<i64> = said.elems.iter().map(|e| e.0).collect();
+                    idx.sort_unstable();
+                    idx.dedup();
+                    if k == 0 || idx != (0..k).collect::<Vec<_>>() {
+                        return None;
+                    }
+                    k
+                }
+            };
+            if !(0..=1 << 20).contains(&n) {
+                return None;
+            }
+            let mut v = vec![default_of(elem); n as usize];
+            for (i, x) in &said.elems {
+                if (0..n).contains(i) {
+                    v[*i as usize] = x.clone();
+                }
+            }
+            Some(v)
+        };
+        match &md.ret {
+            Ty::Seq(elem) => {
+                if let Some(v) = elems(elem) {
+                    out.push(Cand::Val(Value::Seq(Rc::new(v))));
+                }
+            }
+            Ty::Array(elem) => {
+                if let Some(v) = elems(elem) {
+                    out.push(Cand::Array((**elem).clone(), v));
+                }
+            }
+            _ => {}
+        }
+        match &md.ret {
+            Ty::Int => out.extend([0, 1, -1, 2, -2, 3].map(|i| Cand::Val(Value::Int(i)))),
+            Ty::Bool => out.extend([false, true].map(|b| Cand::Val(Value::Bool(b)))),
+            Ty::Class(c) => {
+                out.push(Cand::Val(Value::Null));
+                if let Some(k) = self.prog.classes.iter().position(|k| k.name == *c) {
+                    out.push(Cand::Object(k as u32));
+                }
+            }
+            Ty::Array(elem) => {
+                out.push(Cand::Val(Value::Null));
+                out.push(Cand::Array((**elem).clone(), Vec::new()));
+            }
+            t => out.push(Cand::Val(default_of(t))),
+        }
+        Ok(out)
+    }
+
+    /// The first clause of `post` that is false with `result`: its span (`None`: all hold).
+    /// Only truth is checked here, not permissions.
+    fn post_false(
+        &mut self,
+        post: &[CClause],
+        store: &mut Vec<Value>,
+        this: &Value,
+        result: &Value,
+        view: &Holder,
+    ) -> Result<Option<Span>, Stop> {
+        let before = (self.errors.len(), self.suppressed);
+        let mut env = Env::contract(store, this, result, None);
+        // The resource clauses walk the assertion with a copy of the view, made when one
+        // comes; the pure ones are evaluated against the view itself.
+        let mut x: Option<Xfer> = None;
+        let mut bad = None;
+        for c in post {
+            let r = if c.pure {
+                let pv = if self.cfg.checks.perms { PV::One(view) } else { PV::Unchecked };
+                self.ev(&c.e, &mut env, pv).map(|v| v == Value::Bool(true))
+            } else {
+                let x = x.get_or_insert_with(|| {
+                    let mut x = Xfer::new(Mode::Check, view.clone(), Holder::default());
+                    x.perms = false;
+                    x
+                });
+                self.assertion(&c.e, &mut env, x).map(|()| x.fails.is_empty())
+            };
+            match r {
+                Ok(true) => {}
+                Ok(false) | Err(Stop::Error(_)) => {
+                    bad = Some(c.span);
+                    break;
+                }
+                Err(e) => {
+                    self.errors.truncate(before.0);
+                    self.suppressed = before.1;
+                    return Err(e);
+                }
+            }
+        }
+        self.errors.truncate(before.0);
+        self.suppressed = before.1;
+        Ok(bad)
+    }
+
+    fn line_of(&self, s: Span) -> usize {
+        let lo = (s.lo as usize).min(self.src.len());
+        self.src.get(..lo).map_or(0, |t| t.matches('\n').count()) + 1
+    }
+
+    /// Choose the result of abstract `md` (see the module documentation); `callee` holds what
+    /// the precondition took, and receives the permissions of what the choice allocates.
+    fn choose_result(
+        &mut self,
+        md: &CMethod,
+        store: &mut Vec<Value>,
+        this: &Value,
+        callee: &mut Holder,
+        allocate: bool,
+        span: Span,
+    ) -> Result<Value, Stop> {
+        let cands = self.candidates(md, store, this, PV::One(callee))?;
+        let mut first_bad = None;
+        for c in cands {
+            let v = match c {
+                Cand::Val(v) => v,
+                _ if !allocate => continue,
+                Cand::Array(elem, data) => {
+                    let id = self.heap.alloc_array(elem, data);
+                    callee.grant_all(id, self.heap.len_of(id));
+                    Value::Ref(id)
+                }
+                Cand::Object(class) => {
+                    let c = &self.prog.classes[class as usize];
+                    let fields = c.fields.iter().map(|f| default_of(&f.2)).collect();
+                    let id = self.heap.alloc_object(class, fields);
+                    callee.grant_all(id, self.heap.len_of(id));
+                    Value::Ref(id)
+                }
+            };
+            match self.post_false(&md.post, store, this, &v, callee)? {
+                None => return Ok(v),
+                Some(s) => first_bad = first_bad.or(Some(s)),
+            }
+        }
+        let line = first_bad.map_or(String::new(), |s| format!(" (line {})", self.line_of(s)));
+        Err(inconclusive(
+            "R-ABSTRACT",
+            format!(
+                "abstract method `{}`: the chosen result does not satisfy its postcondition{line}",
+                md.name
+            ),
+            first_bad.unwrap_or(span),
+        ))
+    }
+
+    /// An abstract constructor's object is new: its fields take the values that `f == e`
+    /// conjuncts of the postcondition name (the object's other fields keep their defaults).
+    fn ctor_fields(
+        &mut self,
+        md: &CMethod,
+        store: &mut Vec<Value>,
+        this: &Value,
+    ) -> Result<(), Stop> {
+        let Value::Ref(id) = *this else { return Ok(()) };
+        let null = Value::Null;
+        let mut sets = Vec::new();
+        {
+            let mut env = Env::contract(store, this, &null, None);
+            let mut conj = Vec::new();
+            for c in &md.post {
+                split_and(&c.e, &mut conj);
+            }
+            for e in conj {
+                let CE::Bin(BinOp::Eq, a, b, _) = e else { continue };
+                for (x, y) in [(a, b), (b, a)] {
+                    let CE::Field(o, f, span) = &**x else { continue };
+                    if !matches!(**o, CE::This) || mentions_result(y) {
+                        continue;
+                    }
+                    let Ok(loc) = self.field_loc(this.clone(), *f, *span) else { continue };
+                    if let Some(v) = self.quiet_ev(y, &mut env, PV::Unchecked)? {
+                        sets.push((loc, v));
+                        break;
+                    }
+                }
+            }
+        }
+        for (loc, v) in sets {
+            if loc.obj() == id {
+                self.heap.set(loc, v);
+            }
+        }
+        Ok(())
+    }
+
+    /// A statement call of the abstract method `method` (arguments as for `enter_call`).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn call_abstract(
+        &mut self,
+        w: &mut Warp,
+        method: u32,
+        recv: Option<&CE>,
+        new_objs: Option<&[(usize, u32)]>,
+        args: &[CE],
+        target: Option<Target>,
+        span: Span,
+    ) -> Result<(), Stop> {
+        let prog = self.prog.clone();
+        let md = &prog.methods[method as usize];
+        let m = w.mask;
+        self.stmts += m.count_ones() as u64;
+        let (epoch, atomic) = (w.epoch, w.atomic);
+        for l in lanes_of(m) {
+            let (this, mut store) = {
+                let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, atomic, false);
+                let pv = self.code_view(holders);
+                let this = match (new_objs, recv) {
+                    (Some(objs), _) => objs
+                        .iter()
+                        .find(|(k, _)| *k == l)
+                        .map_or(Value::Null, |(_, id)| Value::Ref(*id)),
+                    (None, Some(r)) => self.ev(r, &mut env, pv)?,
+                    (None, None) => env.this.clone(),
+                };
+                if !md.is_static && this == Value::Null {
+                    return Err(err(
+                        "R-NULL",
+                        format!("call of `{}` on null", md.name),
+                        span,
+                        "null receiver",
+                    ));
+                }
+                (this.clone(), self.arg_store(md, args, &mut env, pv)?)
+            };
+            let who = w.lanes[l].who();
+            // The precondition, from the caller into the callee's holder.
+            let top = w.lanes[l].holders.last_mut().expect("holder");
+            let mut x = Xfer::new(Mode::Exhale, std::mem::take(top), Holder::default());
+            let what = format!("precondition of `{}`", md.name);
+            let r = {
+                let null = Value::Null;
+                let mut env = Env::contract(&mut store, &this, &null, None);
+                let rep = Report {
+                    code_pure: "R-PRE",
+                    code_perm: "R-PERM-TRANSFER",
+                    what: &what,
+                    site: span,
+                    who,
+                };
+                self.clauses(&md.pre, &mut env, &mut x, &rep)
+            };
+            *w.lanes[l].holders.last_mut().expect("holder") = x.src;
+            let mut callee = x.dst;
+            r?;
+            if let (true, Value::Ref(id)) = (md.is_ctor, &this) {
+                for loc in self.heap.locations(*id).collect::<Vec<_>>() {
+                    callee.add(loc, &Amt::write());
+                }
+            }
+            if md.is_ctor {
+                self.ctor_fields(md, &mut store, &this)?;
+            }
+            let result = if md.is_ctor || md.ret == Ty::Void {
+                match self.post_false(&md.post, &mut store, &this, &Value::Null, &callee)? {
+                    None => Value::Null,
+                    Some(s) => {
+                        let line = self.line_of(s);
+                        return Err(inconclusive(
+                            "R-ABSTRACT",
+                            format!(
+                                "abstract method `{}`: its postcondition does not hold of the unchanged heap (line {line})",
+                                md.name
+                            ),
+                            s,
+                        ));
+                    }
+                }
+            } else {
+                self.choose_result(md, &mut store, &this, &mut callee, true, span)?
+            };
+            if md.is_ctor {
+                self.ctor_epilogue(&this, &mut callee, span, who)?;
+            }
+            // The postcondition's permissions go to the caller.
+            let before = (self.errors.len(), self.suppressed);
+            let top = w.lanes[l].holders.last_mut().expect("holder");
+            let mut x = Xfer::new(Mode::Exhale, callee, std::mem::take(top));
+            let mut short = None;
+            {
+                let mut env = Env::contract(&mut store, &this, &result, None);
+                for c in &md.post {
+                    let r = self.assertion(&c.e, &mut env, &mut x);
+                    if r.is_err() || x.fails.iter().any(|f| f.perm) {
+                        short = Some(c.span);
+                        break;
+                    }
+                }
+            }
+            self.errors.truncate(before.0);
+            self.suppressed = before.1;
+            let caller = w.lanes[l].holders.last_mut().expect("holder");
+            *caller = x.dst;
+            if md.is_ctor {
+                self.ctor_tokens(&this, caller);
+            }
+            if let Some(s) = short {
+                return Err(inconclusive(
+                    "R-ABSTRACT",
+                    format!(
+                        "abstract method `{}`: its postcondition gives permissions its precondition did not take (line {})",
+                        md.name,
+                        self.line_of(s)
+                    ),
+                    s,
+                ));
+            }
+            if let Some(t) = &target {
+                let v = if md.is_ctor { this } else { result };
+                self.store_target(w, l, t, v, span)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A call of the abstract function `md` on `this` with the argument store `store`: its
+    /// precondition checked, the result chosen from its postcondition (see the module
+    /// documentation), reads framed by the caller's view `pv`.
+    pub(super) fn call_abstract_pure(
+        &mut self,
+        md: &CMethod,
+        this: Value,
+        mut store: Vec<Value>,
+        span: Span,
+        pv: PV,
+    ) -> Result<Value, Stop> {
+        if self.cfg.checks.contracts {
+            let null = Value::Null;
+            let mut env = Env::contract(&mut store, &this, &null, None);
+            for c in md.pre.iter().filter(|c| c.pure) {
+                let v = self.ev(&c.e, &mut env, pv)?;
+                if v != Value::Bool(true) {
+                    let d = Diagnostic::error(
+                        "R-PRE",
+                        format!("precondition of `{}` does not hold", md.name),
+                    )
+                    .with_primary(span, "in this call")
+                    .with_secondary(c.span, "this conjunct is false");
+                    self.report(d);
+                }
+            }
+        }
+        // What the caller may read is what the function may read (without permission checks,
+        // the view is not consulted).
+        let mut callee = match pv {
+            PV::One(h) => h.clone(),
+            PV::Two(a, b) => {
+                let mut h = a.clone();
+                for (loc, amt) in b.entries() {
+                    h.add(loc, amt);
+                }
+                h
+            }
+            PV::Unchecked => Holder::default(),
+        };
+        self.choose_result(md, &mut store, &this, &mut callee, false, span)
+    }
+}

@@ -1,0 +1,842 @@
+//! The interpreter on the statements beyond kernels: abstract methods and functions, locks,
+//! `fork`/`join`, `goto`, `vec` blocks, `par` arms with wait lists, scaled resources, and
+//! runs that do not end. Small programs of our own; each test checks a right result and
+//! that the wrong variant is caught.
+
+use alpine_rs::sem::{self, InVal, Input, RunOptions, RunResult, Status, ValidateOptions, Verdict};
+
+fn runs(src: &str, entry: &str, random: usize) -> Vec<RunResult> {
+    let opts = RunOptions { entry: Some(entry.into()), random, seed: 5, ..RunOptions::default() };
+    let rs = sem::run_program(src, &opts).unwrap_or_else(|e| panic!("{entry}: {e}"));
+    for r in &rs {
+        eprintln!("{entry} #{}: {:?} [{}]", r.input_id, r.status, r.input.describe());
+        eprintln!("{}", sem::render("test.pvl", src, &r.errors));
+    }
+    rs
+}
+
+fn run1(src: &str, entry: &str) -> RunResult {
+    runs(src, entry, 1).remove(0)
+}
+
+/// One run on the given arguments.
+fn run_with(src: &str, entry: &str, args: &[(&str, InVal)]) -> RunResult {
+    let input = Input {
+        args: args.iter().map(|(n, v)| (n.to_string(), v.clone())).collect(),
+        ..Input::default()
+    };
+    let opts = RunOptions {
+        entry: Some(entry.into()),
+        random: 0,
+        inputs: vec![input],
+        ..RunOptions::default()
+    };
+    let mut rs = sem::run_program(src, &opts).unwrap_or_else(|e| panic!("{entry}: {e}"));
+    let r = rs.remove(0);
+    eprintln!("{entry}: {:?}\n{}", r.status, sem::render("test.pvl", src, &r.errors));
+    r
+}
+
+fn codes(r: &RunResult) -> Vec<&str> {
+    r.errors.iter().map(|d| d.code.as_str()).collect()
+}
+
+fn int(r: &RunResult) -> i64 {
+    match r.ret {
+        Some(InVal::Int(i)) => i,
+        ref other => panic!("expected an integer result, got {other:?}"),
+    }
+}
+
+fn ints(v: &[i64]) -> InVal {
+    InVal::Array(sem::compile::Ty::Int, v.iter().map(|&i| InVal::Int(i)).collect())
+}
+
+fn validate(orig: &str, opt: &str, entry: &str) -> sem::ValidateOutcome {
+    let opts = ValidateOptions {
+        entry: Some(entry.into()),
+        random: 10,
+        seed: 1,
+        ..ValidateOptions::default()
+    };
+    let out = sem::validate(orig, opt, &opts);
+    eprintln!("{}\n{:?}", out.summary, out.reason);
+    out
+}
+
+// ---- abstract methods and functions
+
+const ABSTRACT: &str = r#"
+class A {
+  requires x >= 0;
+  ensures \result == 2 * x;
+  static int twice(int x);
+
+  ensures \result == x + 1;
+  static pure int succ(int x);
+
+  ensures \result > 100;
+  static int big();
+
+  ensures \result == x && \result < 0;
+  static int impossible(int x);
+
+  context a != null;
+  context (\forall* int i; 0 <= i && i < a.length; Perm(a[i], 1\2));
+  ensures |\result| == a.length;
+  ensures (\forall int i; 0 <= i && i < a.length; \result[i] == a[i] + 1);
+  static seq<int> plusOne(int[] a);
+
+  context a != null ** Perm(a[*], write);
+  ensures (\forall int j; 0 <= j && j < a.length - 1; a[j] <= a[j + 1]);
+  static void sort(int[] a);
+
+  requires a != null;
+  ensures Perm(a[0], write);
+  static void steal(int[] a);
+
+  requires x >= 0;
+  int useTwice(int x) { return twice(x) + succ(x); }
+
+  int useBig() { return big(); }
+
+  int useImpossible(int x) { return impossible(x); }
+
+  context_everywhere a != null;
+  context (\forall* int i; 0 <= i && i < a.length; Perm(a[i], write));
+  int useSeq(int[] a) {
+    seq<int> s = plusOne(a);
+    int r = 0;
+    for (int i = 0; i < |s|; i++) { r = r + s[i]; }
+    return r;
+  }
+
+  context_everywhere a != null;
+  context Perm(a[*], write);
+  void useSort(int[] a) { sort(a); }
+
+  requires a != null;
+  int useSteal(int[] a) { steal(a); return 0; }
+
+  requires x < 0;
+  int badPre(int x) { return twice(x); }
+}
+"#;
+
+#[test]
+fn an_abstract_method_returns_what_its_postcondition_names() {
+    let r = run_with(ABSTRACT, "A.useTwice", &[("x", InVal::Int(7))]);
+    assert_eq!(r.status, Status::Ok);
+    assert_eq!(int(&r), 14 + 8);
+    // A bound gives the value next to it.
+    let r = run1(ABSTRACT, "A.useBig");
+    assert_eq!((r.status, int(&r)), (Status::Ok, 101));
+}
+
+#[test]
+fn an_abstract_sequence_result_comes_from_its_length_and_elements() {
+    let r = run_with(ABSTRACT, "A.useSeq", &[("a", ints(&[3, -1, 10]))]);
+    assert_eq!(r.status, Status::Ok);
+    // 3 + 1, -1 + 1 and 10 + 1.
+    assert_eq!(int(&r), 15);
+}
+
+#[test]
+fn an_abstract_method_whose_postcondition_cannot_be_met_is_inconclusive() {
+    let r = run_with(ABSTRACT, "A.useImpossible", &[("x", InVal::Int(4))]);
+    assert_eq!(r.status, Status::Inconclusive);
+    let d = r.errors.iter().find(|d| d.code == "R-ABSTRACT").expect("R-ABSTRACT");
+    assert!(d.message.contains("abstract method `impossible`"), "{}", d.message);
+    assert!(d.message.contains("(line 13)"), "{}", d.message);
+    // The heap is kept: a sorting method's postcondition holds of sorted input only.
+    let r = run_with(ABSTRACT, "A.useSort", &[("a", ints(&[3, 1, 2]))]);
+    assert_eq!(r.status, Status::Inconclusive, "{:?}", codes(&r));
+    let r = run_with(ABSTRACT, "A.useSort", &[("a", ints(&[1, 2, 3]))]);
+    assert_eq!(r.status, Status::Ok, "{:?}", codes(&r));
+    // Permissions out of nothing are not given.
+    let r = run_with(ABSTRACT, "A.useSteal", &[("a", ints(&[1]))]);
+    assert_eq!(r.status, Status::Inconclusive);
+    assert!(r.errors.iter().any(|d| d.message.contains("did not take")), "{:?}", r.errors);
+}
+
+const ABSTRACT_CTOR: &str = r#"
+class P {
+  int v;
+  ensures Perm(v, write) ** v == x + 1;
+  P(int x);
+}
+
+class Q {
+  int v;
+  ensures Perm(v, write) ** v == x ** v > 0;
+  Q(int x);
+}
+
+class M {
+  int make(int x) {
+    P p = new P(x);
+    return p.v;
+  }
+
+  int positive() {
+    Q q = new Q(-2);
+    return q.v;
+  }
+}
+"#;
+
+#[test]
+fn an_abstract_constructor_sets_the_fields_its_postcondition_names() {
+    let r = run_with(ABSTRACT_CTOR, "M.make", &[("x", InVal::Int(41))]);
+    assert_eq!((r.status, int(&r)), (Status::Ok, 42));
+    let r = run1(ABSTRACT_CTOR, "M.positive");
+    assert_eq!(r.status, Status::Inconclusive);
+    assert!(codes(&r).contains(&"R-ABSTRACT"), "{:?}", codes(&r));
+}
+
+#[test]
+fn an_abstract_method_checks_its_precondition() {
+    let r = run_with(ABSTRACT, "A.badPre", &[("x", InVal::Int(-3))]);
+    assert_eq!(r.status, Status::Error);
+    assert!(codes(&r).contains(&"R-PRE"), "{:?}", codes(&r));
+}
+
+#[test]
+fn validation_through_an_abstract_method_compares_and_never_passes_an_impossible_one() {
+    let out = validate(ABSTRACT, ABSTRACT, "A.useTwice");
+    assert_eq!(out.verdict, Verdict::Same, "{}", out.summary);
+    let changed = ABSTRACT.replace("return twice(x) + succ(x);", "return twice(x) + x;");
+    let out = validate(ABSTRACT, &changed, "A.useTwice");
+    assert_eq!(out.verdict, Verdict::Different, "{}", out.summary);
+    let out = validate(ABSTRACT, ABSTRACT, "A.useImpossible");
+    assert_eq!(out.verdict, Verdict::Inconclusive, "{}", out.summary);
+    assert!(out.reason.as_deref().unwrap_or("").contains("R-ABSTRACT"), "{:?}", out.reason);
+}
+
+// ---- locks
+
+const LOCKS: &str = r#"
+class Counter {
+  int n;
+  resource lock_invariant() = Perm(n, write) ** n >= 0;
+
+  Counter() { n = 0; }
+
+  void inc() {
+    lock this;
+    n = n + 1;
+    unlock this;
+  }
+
+  void breaks() {
+    lock this;
+    n = -5;
+    unlock this;
+  }
+
+  void twice() {
+    lock this;
+    lock this;
+    unlock this;
+  }
+
+  void unheld() {
+    unlock this;
+  }
+
+  void waits() {
+    lock this;
+    loop_invariant Perm(n, write) ** held(this);
+    while (n < 0) {
+      wait this;
+    }
+    wait this;
+    n = n + 10;
+    notify this;
+    unlock this;
+  }
+
+  void waitsBroken() {
+    lock this;
+    n = -1;
+    wait this;
+    n = 1;
+    unlock this;
+  }
+}
+
+class KeepsField {
+  int n;
+  resource lock_invariant() = Perm(n, write);
+  ensures Perm(n, write);
+  KeepsField() { n = 0; }
+}
+
+class NoHeld {
+  boolean ready;
+  resource lock_invariant() = Perm(ready, write);
+  NoHeld() { ready = false; }
+
+  void await() {
+    lock this;
+    loop_invariant Perm(ready, write);
+    while (!ready) { wait this; ready = true; }
+    unlock this;
+  }
+
+  void awaitHeld() {
+    lock this;
+    loop_invariant Perm(ready, write) ** held(this);
+    while (!ready) { wait this; ready = true; }
+    unlock this;
+  }
+}
+
+class BadCtor {
+  int n;
+  resource lock_invariant() = Perm(n, write) ** n > 0;
+  BadCtor() { n = 0; }
+}
+
+class Main {
+  int count() {
+    Counter c = new Counter();
+    c.inc();
+    c.inc();
+    c.waits();
+    lock c;
+    int r = c.n;
+    unlock c;
+    return r;
+  }
+
+  void badCtor() {
+    BadCtor b = new BadCtor();
+  }
+
+  void keeps() {
+    KeepsField k = new KeepsField();
+  }
+
+  void noHeld() {
+    NoHeld h = new NoHeld();
+    h.await();
+  }
+
+  void held() {
+    NoHeld h = new NoHeld();
+    h.awaitHeld();
+  }
+
+  int noLock() {
+    Counter c = new Counter();
+    return c.n;
+  }
+}
+
+class Sum {
+  int total;
+  resource lock_invariant() = Perm(total, write);
+
+  Sum() { }
+
+  context_everywhere a != null;
+  context (\forall* int i; 0 <= i && i < a.length; Perm(a[i], 1\2));
+  void locked(int[] a) {
+    par (int tid = 0 .. a.length)
+      context Perm(a[tid], 1\2);
+    {
+      lock this;
+      total = total + a[tid];
+      unlock this;
+    }
+  }
+
+  context_everywhere a != null;
+  context (\forall* int i; 0 <= i && i < a.length; Perm(a[i], 1\2));
+  int total(int[] a) {
+    locked(a);
+    lock this;
+    int t = total;
+    unlock this;
+    return t;
+  }
+}
+"#;
+
+#[test]
+fn locks_protect_their_invariant() {
+    let r = run1(LOCKS, "Main.count");
+    assert_eq!(r.status, Status::Ok, "{:?}", codes(&r));
+    assert_eq!(int(&r), 12);
+    // Without the lock, the fields are the lock's.
+    let r = run1(LOCKS, "Main.noLock");
+    assert_eq!(r.status, Status::Error);
+    assert!(codes(&r).contains(&"R-PERM-READ"), "{:?}", codes(&r));
+}
+
+#[test]
+fn an_unlock_whose_invariant_does_not_hold_is_reported() {
+    let r = run1(LOCKS, "Counter.breaks");
+    assert_eq!(r.status, Status::Error);
+    let d = r.errors.iter().find(|d| d.code == "R-LOCK-INV").expect("R-LOCK-INV");
+    assert!(d.message.contains("at `unlock`"), "{}", d.message);
+    // The constructor must establish it too.
+    let r = run1(LOCKS, "Counter.waitsBroken");
+    assert_eq!(r.status, Status::Error);
+    let d = r.errors.iter().find(|d| d.code == "R-LOCK-INV").expect("R-LOCK-INV");
+    assert!(d.message.contains("at `wait`"), "{}", d.message);
+    let r = run1(LOCKS, "Main.badCtor");
+    assert_eq!(r.status, Status::Error);
+    let d = r.errors.iter().find(|d| d.code == "R-LOCK-INV").expect("R-LOCK-INV");
+    assert!(d.message.contains("end of its constructor"), "{}", d.message);
+}
+
+#[test]
+fn a_constructor_cannot_keep_what_it_gives_to_the_lock() {
+    let r = run1(LOCKS, "Main.keeps");
+    assert_eq!(r.status, Status::Error);
+    assert!(codes(&r).contains(&"R-PERM-TRANSFER"), "{:?}", codes(&r));
+}
+
+#[test]
+fn wait_needs_the_held_token() {
+    // The loop invariant does not carry `held(this)`: the loop holder lacks it at `wait`.
+    let r = run1(LOCKS, "Main.noHeld");
+    assert_eq!(r.status, Status::Error);
+    let d = r.errors.iter().find(|d| d.code == "R-LOCK").expect("R-LOCK");
+    assert!(d.message.contains("without the token `held`"), "{}", d.message);
+    let r = run1(LOCKS, "Main.held");
+    assert_eq!(r.status, Status::Ok, "{:?}", codes(&r));
+}
+
+#[test]
+fn taking_a_held_lock_or_releasing_a_free_one_is_reported() {
+    for m in ["Counter.twice", "Counter.unheld"] {
+        let r = run1(LOCKS, m);
+        assert_eq!(r.status, Status::Error, "{m}");
+        assert!(codes(&r).contains(&"R-LOCK"), "{m}: {:?}", codes(&r));
+    }
+    let r = run1(LOCKS, "Counter.inc");
+    assert_eq!(r.status, Status::Ok, "{:?}", codes(&r));
+}
+
+#[test]
+fn an_input_whose_lock_invariant_fails_is_rejected() {
+    // `n >= 0`: generated objects with a negative `n` are redrawn, never run.
+    for r in runs(LOCKS, "Counter.inc", 6) {
+        assert_eq!(r.status, Status::Ok, "{:?}", codes(&r));
+        let n = r.input.this_fields.iter().find(|f| f.0 == "n").map(|f| f.1.clone());
+        assert!(!matches!(n, Some(InVal::Int(k)) if k < 0), "{:?}", r.input);
+    }
+}
+
+#[test]
+fn threads_of_a_par_block_take_a_lock_one_after_another() {
+    let r = run_with(LOCKS, "Sum.total", &[("a", ints(&[5, 7, -2, 40, 1]))]);
+    assert_eq!(r.status, Status::Ok, "{:?}", codes(&r));
+    assert!(!r.race);
+    // The lock's `total` starts at whatever the input object holds.
+    let start = match r.input.this_fields.iter().find(|f| f.0 == "total") {
+        Some((_, InVal::Int(k))) => *k,
+        _ => 0,
+    };
+    assert_eq!(int(&r), start + 51);
+    // Without the lock, the threads race on `total`.
+    let unlocked = LOCKS
+        .replace("      lock this;\n      total", "      total")
+        .replace("a[tid];\n      unlock this;", "a[tid];")
+        .replace("resource lock_invariant() = Perm(total, write);", "")
+        .replace(
+            "  context (\\forall* int i; 0 <= i && i < a.length; Perm(a[i], 1\\2));\n  void locked",
+            "  context (\\forall* int i; 0 <= i && i < a.length; Perm(a[i], 1\\2));\n  context Perm(total, write);\n  void locked",
+        );
+    assert_ne!(unlocked, LOCKS);
+    let r = run_with(&unlocked, "Sum.locked", &[("a", ints(&[5, 7, -2, 40, 1]))]);
+    assert_eq!(r.status, Status::Error);
+    assert!(r.race || codes(&r).contains(&"R-PERM-WRITE"), "{:?}", codes(&r));
+}
+
+// ---- fork and join
+
+const THREADS: &str = r#"
+class W {
+  int v;
+  int out;
+
+  ensures Perm(v, write) ** Perm(out, write) ** v == x;
+  W(int x) { v = x; }
+
+  context Perm(v, 1\2);
+  requires Perm(out, write);
+  ensures Perm(out, write) ** out == v * v;
+  void run() { out = v * v; }
+}
+
+class Main {
+  int good(int x) {
+    W w = new W(x);
+    assert idle(w);
+    fork w;
+    assert running(w);
+    join w;
+    assert idle(w);
+    return w.out;
+  }
+
+  int early(int x) {
+    W w = new W(x);
+    fork w;
+    int r = w.out;
+    join w;
+    return r;
+  }
+
+  void twice(int x) {
+    W w = new W(x);
+    fork w;
+    fork w;
+  }
+
+  void unforked(int x) {
+    W w = new W(x);
+    join w;
+  }
+}
+"#;
+
+#[test]
+fn a_joined_thread_hands_over_its_postcondition() {
+    let r = run_with(THREADS, "Main.good", &[("x", InVal::Int(-6))]);
+    assert_eq!(r.status, Status::Ok, "{:?}", codes(&r));
+    assert_eq!(int(&r), 36);
+    // Before `join`, the thread's fields are not the forker's.
+    let r = run_with(THREADS, "Main.early", &[("x", InVal::Int(3))]);
+    assert_eq!(r.status, Status::Error);
+    assert!(codes(&r).contains(&"R-PERM-READ"), "{:?}", codes(&r));
+}
+
+#[test]
+fn forking_twice_or_joining_an_unforked_thread_is_reported() {
+    for m in ["Main.twice", "Main.unforked"] {
+        let r = run_with(THREADS, m, &[("x", InVal::Int(1))]);
+        assert_eq!(r.status, Status::Error, "{m}");
+        assert!(codes(&r).contains(&"R-THREAD"), "{m}: {:?}", codes(&r));
+    }
+}
+
+// ---- goto
+
+const GOTO: &str = r#"
+class G {
+  int skip(int n) {
+    int r = 1;
+    goto done;
+    r = n;
+    label done;
+    return r;
+  }
+
+  requires n >= 0 && n < 50;
+  ensures \result == n;
+  int count(int n) {
+    int i = 0;
+    label top;
+    if (i < n) {
+      i = i + 1;
+      goto top;
+    }
+    return i;
+  }
+
+  requires n >= 0 && n < 50;
+  int outOfLoop(int n) {
+    int i = 0;
+    loop_invariant 0 <= i && i <= n;
+    while (true) {
+      if (i == n) { goto out; }
+      i = i + 1;
+    }
+    label out;
+    return i * 2;
+  }
+
+  int intoLoop(int n) {
+    int i = 0;
+    goto inside;
+    while (i < n) {
+      label inside;
+      i = i + 1;
+    }
+    return i;
+  }
+
+  context_everywhere a != null;
+  context (\forall* int i; 0 <= i && i < a.length; Perm(a[i], write));
+  void diverge(int[] a) {
+    par (int tid = 0 .. a.length)
+      context Perm(a[tid], write);
+    {
+      if (tid % 2 == 0) { goto skip; }
+      a[tid] = 1;
+      label skip;
+    }
+  }
+}
+"#;
+
+#[test]
+fn a_goto_that_skips_an_assignment_changes_the_result() {
+    let r = run_with(GOTO, "G.skip", &[("n", InVal::Int(9))]);
+    assert_eq!((r.status, int(&r)), (Status::Ok, 1));
+    let noskip = GOTO.replacen("    goto done;\n", "", 1);
+    let r = run_with(&noskip, "G.skip", &[("n", InVal::Int(9))]);
+    assert_eq!((r.status, int(&r)), (Status::Ok, 9));
+    let out = validate(GOTO, &noskip, "G.skip");
+    assert_eq!(out.verdict, Verdict::Different, "{}", out.summary);
+}
+
+#[test]
+fn gotos_make_loops_and_leave_them() {
+    let r = run_with(GOTO, "G.count", &[("n", InVal::Int(17))]);
+    assert_eq!((r.status, int(&r)), (Status::Ok, 17));
+    let r = run_with(GOTO, "G.outOfLoop", &[("n", InVal::Int(4))]);
+    assert_eq!((r.status, int(&r)), (Status::Ok, 8));
+    let out = validate(GOTO, GOTO, "G.outOfLoop");
+    assert_eq!(out.verdict, Verdict::Same, "{}", out.summary);
+}
+
+#[test]
+fn a_goto_into_a_loop_or_taken_by_some_lanes_only_is_not_run() {
+    let r = run_with(GOTO, "G.intoLoop", &[("n", InVal::Int(3))]);
+    assert_eq!(r.status, Status::Inconclusive);
+    assert!(r.errors.iter().any(|d| d.message.contains("into a block")), "{:?}", r.errors);
+    let r = run_with(GOTO, "G.diverge", &[("a", ints(&[0, 0, 0, 0]))]);
+    assert_eq!(r.status, Status::Inconclusive);
+    assert!(r.errors.iter().any(|d| d.message.contains("diverged")), "{:?}", r.errors);
+}
+
+// ---- vec blocks
+
+const VEC: &str = r#"
+class V {
+  context_everywhere a != null && b != null && a.length == b.length;
+  context (\forall* int i; 0 <= i && i < a.length; Perm(a[i], write));
+  context (\forall* int i; 0 <= i && i < b.length; Perm(b[i], 1\2));
+  ensures (\forall int i; 0 <= i && i < a.length; a[i] == b[i] * 2);
+  void double(int[] a, int[] b) {
+    vec (int j = 0 .. a.length) {
+      a[j] = b[j] * 2;
+    }
+  }
+
+  context_everywhere a != null && a.length > 1;
+  context (\forall* int i; 0 <= i && i < a.length; Perm(a[i], write));
+  void shift(int[] a) {
+    vec (int j = 0 .. a.length - 1) {
+      a[j] = a[j + 1];
+    }
+  }
+
+  void f() { }
+
+  requires n > 0;
+  void calls(int n) {
+    vec (int j = 0 .. n) {
+      label l;
+      f();
+      goto l;
+    }
+    label after;
+  }
+
+  context_everywhere a != null && b != null && a.length == b.length;
+  context (\forall* int i; 0 <= i && i < a.length; Perm(a[i], write));
+  context (\forall* int i; 0 <= i && i < b.length; Perm(b[i], 1\2));
+  void readOnly(int[] a, int[] b) {
+    vec (int j = 0 .. a.length) {
+      b[j] = a[j];
+    }
+  }
+}
+"#;
+
+#[test]
+fn a_vec_block_runs_every_iteration_with_the_lanes_permissions() {
+    let r = run_with(VEC, "V.double", &[("a", ints(&[0, 0, 0])), ("b", ints(&[1, -4, 9]))]);
+    assert_eq!(r.status, Status::Ok, "{:?}", codes(&r));
+    let a = r.observables.iter().find(|o| o.path == "a").expect("a");
+    assert_eq!(a.value, ints(&[2, -8, 18]));
+    let r = run_with(VEC, "V.readOnly", &[("a", ints(&[1, 2])), ("b", ints(&[0, 0]))]);
+    assert_eq!(r.status, Status::Error);
+    assert!(codes(&r).contains(&"R-PERM-WRITE"), "{:?}", codes(&r));
+}
+
+#[test]
+fn a_vec_block_that_moves_permissions_is_not_run() {
+    let r = run_with(VEC, "V.calls", &[("n", InVal::Int(3))]);
+    assert_eq!(r.status, Status::Inconclusive);
+    assert!(r.errors.iter().any(|d| d.message.contains("calls a method")), "{:?}", r.errors);
+}
+
+#[test]
+fn iterations_of_a_vec_block_that_share_a_location_race() {
+    let r = run_with(VEC, "V.shift", &[("a", ints(&[1, 2, 3, 4]))]);
+    assert_eq!(r.status, Status::Error);
+    assert!(r.race, "{:?}", codes(&r));
+}
+
+// ---- par arms with wait lists
+
+const WAITS: &str = r#"
+class P {
+  context_everywhere x != null && y != null && x.length == 4 && y.length == 4;
+  context (\forall* int i; 0 <= i && i < 4; Perm(x[i], write));
+  context (\forall* int i; 0 <= i && i < 4; Perm(y[i], write));
+  void main(int[] x, int[] y) {
+    par fst(int i = 0 .. 4)
+      context Perm(x[i], write);
+    {
+      x[i] = i + 1;
+    } and snd(int j = 0 .. 4; fst(j))
+      context Perm(x[j], 1\2) ** Perm(y[j], write);
+    {
+      y[j] = x[j] * 10;
+    }
+  }
+}
+"#;
+
+#[test]
+fn an_arm_runs_after_the_arms_it_waits_for() {
+    let r = run_with(WAITS, "P.main", &[("x", ints(&[0, 0, 0, 0])), ("y", ints(&[0, 0, 0, 0]))]);
+    assert_eq!(r.status, Status::Ok, "{:?}", codes(&r));
+    let y = r.observables.iter().find(|o| o.path == "y").expect("y");
+    assert_eq!(y.value, ints(&[10, 20, 30, 40]));
+    // Without the wait list the arms run together, and their permissions clash.
+    let together = WAITS.replace("; fst(j))", ")");
+    let r = run_with(&together, "P.main", &[("x", ints(&[0; 4])), ("y", ints(&[0; 4]))]);
+    assert_eq!(r.status, Status::Error);
+}
+
+// ---- scaled resources and inline predicates
+
+const SCALED: &str = r#"
+class C {
+  int x;
+  inline resource r() = Perm(x, write);
+
+  requires [1\2]r();
+  void half() {
+    unfold [1\2]r();
+    assert Perm(x, 1\2);
+  }
+
+  requires [1\4]r();
+  void quarter() {
+    unfold [1\2]r();
+  }
+
+  requires [1\2]r();
+  void writes() {
+    x = 1;
+  }
+}
+"#;
+
+#[test]
+fn scaled_inline_predicates_move_the_scaled_permissions() {
+    let r = run1(SCALED, "C.half");
+    assert_eq!(r.status, Status::Ok, "{:?}", codes(&r));
+    let r = run1(SCALED, "C.quarter");
+    assert_eq!(r.status, Status::Error);
+    assert!(codes(&r).contains(&"R-ASSERT"), "{:?}", codes(&r));
+    let r = run1(SCALED, "C.writes");
+    assert_eq!(r.status, Status::Error);
+    assert!(codes(&r).contains(&"R-PERM-WRITE"), "{:?}", codes(&r));
+}
+
+// ---- runs that do not end
+
+const ENDLESS: &str = r#"
+class E {
+  int spin(int n) {
+    int i = 0;
+    while (i != n) {
+      i = i + 1;
+    }
+    return i;
+  }
+
+  void forever() {
+    while (true) { }
+  }
+}
+"#;
+
+#[test]
+fn a_loop_without_assignments_runs_out_of_fuel() {
+    let opts = RunOptions {
+        entry: Some("E.forever".into()),
+        random: 1,
+        config: sem::Config { fuel: 10_000, ..sem::Config::default() },
+        ..RunOptions::default()
+    };
+    let r = sem::run_program(ENDLESS, &opts).expect("runs").remove(0);
+    assert_eq!(r.status, Status::Inconclusive);
+    let d = r.errors.iter().find(|d| d.code == "R-FUEL").expect("R-FUEL");
+    assert!(d.message.contains("out of fuel after 10000 steps"), "{}", d.message);
+}
+
+#[test]
+fn validation_of_a_method_that_does_not_end_stops_within_its_time() {
+    let start = std::time::Instant::now();
+    let opts = ValidateOptions {
+        entry: Some("E.spin".into()),
+        random: 10,
+        method_time: Some(std::time::Duration::from_secs(1)),
+        ..ValidateOptions::default()
+    };
+    let out = sem::validate(ENDLESS, ENDLESS, &opts);
+    eprintln!("{}\n{:?}", out.summary, out.reason);
+    assert!(start.elapsed() < std::time::Duration::from_secs(30), "{:?}", start.elapsed());
+    // Negative `n` never ends: those runs are undecided, the others equivalent.
+    assert!(out.inconclusive > 0, "{}", out.summary);
+    assert!(out.reason.is_none() || out.reason.as_deref().unwrap_or("").contains("out of fuel"));
+    assert_ne!(out.verdict, Verdict::Different);
+}
+
+// ---- allocation in a return statement
+
+const RETURN_NEW: &str = r#"
+class P {
+  int v;
+  ensures Perm(v, write) ** v == x;
+  P(int x) { v = x; }
+
+  ensures \result != null ** Perm(\result.v, write) ** \result.v == x;
+  static P make(int x) { return new P(x); }
+
+  static P bare(int x) { return new P(x); }
+
+  int use(int n) {
+    P p = make(n + 3);
+    return p.v;
+  }
+
+  int useBare(int n) {
+    P p = bare(n);
+    return p.v;
+  }
+}
+"#;
+
+#[test]
+fn a_returned_allocation_is_run() {
+    let r = run_with(RETURN_NEW, "P.use", &[("n", InVal::Int(4))]);
+    assert_eq!((r.status, int(&r)), (Status::Ok, 7));
+    // Without a postcondition that gives the object's fields, the caller may not read them.
+    let r = run_with(RETURN_NEW, "P.useBare", &[("n", InVal::Int(4))]);
+    assert_eq!(r.status, Status::Error);
+    assert!(codes(&r).contains(&"R-PERM-READ"), "{:?}", codes(&r));
+}
