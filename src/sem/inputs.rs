@@ -703,7 +703,16 @@ pub fn generate(
             Ty::Class(_) if objects.contains_key(n) => {
                 InVal::Bool(getb(&format!("nn:{n}"), &mut vars, &mut rng))
             }
-            t => fill_vec(t, 1, fill, &mut rng, &vars.classes).pop().unwrap_or(InVal::Null),
+            // Rationals and the ghost collections: drawn small (other object inputs are null).
+            t if t.is_rational()
+                || matches!(
+                    t,
+                    Ty::Set(_) | Ty::Bag(_) | Ty::Option(_) | Ty::Map(..) | Ty::Tuple(_)
+                ) =>
+            {
+                fill_vec(t, 1, fill, &mut rng, &vars.classes).pop().unwrap_or(InVal::Null)
+            }
+            _ => InVal::Null,
         };
         vals.insert(n.clone(), v);
     }
