@@ -174,7 +174,9 @@ class T {
     assert set<int>{ x * x | int x; 0 <= x && x < 4 } == {0, 1, 4, 9};
     assert set<int>{ x + y | int x <- {1, 2}, int y <- {10, 20}; x != 2 || y != 20 } == {11, 12, 21};
     assert isEmpty({t: int}) && !isEmpty(s);
+    assert seq<int>{1} ++ 2 == seq<int>{1, 2};
   }
+  void append_wrong() { assert seq<int>{1} ++ 2 == seq<int>{2, 1}; }
   void set_wrong() { set<int> s = {1, 2}; assert s == {1, 2, 3}; }
   void subset_wrong() { set<int> s = {1, 2}; assert s < s; }
   void bag_wrong() { assert bag<int>{1, 1} == bag<int>{1}; }
@@ -205,8 +207,14 @@ fn sets_and_bags_compute_canonically() {
 
 #[test]
 fn wrong_set_facts_are_caught() {
-    for e in ["set_wrong", "subset_wrong", "bag_wrong", "multiplicity_wrong", "comprehension_wrong"]
-    {
+    for e in [
+        "set_wrong",
+        "subset_wrong",
+        "bag_wrong",
+        "multiplicity_wrong",
+        "comprehension_wrong",
+        "append_wrong",
+    ] {
         fails_with(COLLECTIONS, e, Status::Error, "R-ASSERT");
     }
     fails_with(COLLECTIONS, "unbounded", Status::Inconclusive, "R-UNSUPPORTED");

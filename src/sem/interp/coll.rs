@@ -10,6 +10,7 @@
 //! | `s < t`, `s <= t` (`>`, `>=` reversed) | strict subset / subset (bags: by multiplicity) |
 //! | `m[k]`, `getFromMap(m, k)` | the value at `k`; outside the domain the default of the value type ([`MapVal`]) |
 //! | `m ++ (k, v)`, `buildMap(m, k, v)` | `m` with `k` bound to `v` |
+//! | `s ++ x` (`x` not a sequence) | `s` with `x` appended |
 //! | `getOption(None)` | R-OPTION-NONE (VerCors checks that the option is a `Some`) |
 
 use super::num::is_number;
@@ -66,6 +67,13 @@ impl Interp {
                 let sub = included(small, large);
                 let strict = matches!(op, BinOp::Lt | BinOp::Gt);
                 Value::Bool(sub && !(strict && small == large))
+            }
+            // `s ++ x` with an element `x` appends it (a sequence on the right is the
+            // evaluator's concatenation).
+            (BinOp::Concat, Value::Seq(s), x) if !matches!(x, Value::Seq(_)) => {
+                let mut v = (**s).clone();
+                v.push(x.clone());
+                Value::Seq(Rc::new(v))
             }
             (BinOp::Concat, Value::Map(m), Value::Tuple(kv)) if kv.len() == 2 => {
                 Value::Map(Rc::new(m.with(kv[0].clone(), kv[1].clone())))
