@@ -303,3 +303,77 @@ fn validate_compares_rational_results() {
     let diff = sem::validate(orig, &wrong, &o);
     assert_eq!(diff.verdict, Verdict::Different, "{}", diff.summary);
 }
+
+const RECURSION: &str = r#"
+class C {
+  requires n >= 0;
+  ensures \result == n;
+  static int depth(int n) {
+    if (n <= 0) {
+      return 0;
+    }
+    int rec = depth(n - 1);
+    return rec + 1;
+  }
+
+  requires n >= 0;
+  ensures \result == n;
+  static int depth_wrong(int n) {
+    if (n <= 1) {
+      return 0;
+    }
+    int rec = depth_wrong(n - 1);
+    return rec + 1;
+  }
+}
+"#;
+
+/// Once every lane has returned early, the warp runs on to the method's end without lanes:
+/// the calls on its way are not entered (a recursive one used to recurse without end).
+#[test]
+fn a_recursive_call_after_an_early_return_terminates() {
+    let runs = run(RECURSION, "depth", 10);
+    assert!(runs.iter().all(|r| r.status == Status::Ok));
+    let runs = run(RECURSION, "depth_wrong", 10);
+    let post = |r: &RunResult| !r.errors.is_empty() && codes(r).iter().all(|c| *c == "R-POST");
+    assert!(runs.iter().any(|r| r.status == Status::Error && post(r)));
+}
+
+const NULL_SAFE: &str = r#"
+class N {
+  int v;
+  resource st() = Perm(v, 1);
+
+  requires n->st();
+  ensures n->st();
+  static void keep(N n) { }
+
+  requires n->st();
+  ensures n->st();
+  static void drop(N n) {
+    if (n != null) {
+      unfold n.st();
+    }
+  }
+}
+"#;
+
+/// `n->st()` is `n != null ==> n.st()`: nothing for a null `n`, the instance otherwise.
+#[test]
+fn a_null_safe_predicate_call_holds_for_null() {
+    let status = |entry: &str, n: &str| {
+        let opts = RunOptions {
+            entry: Some(entry.into()),
+            random: 0,
+            inputs: vec![sem::parse_input(&format!("args:\n  n: {n}\n"), 0).unwrap()],
+            ..RunOptions::default()
+        };
+        let r = sem::run_program(NULL_SAFE, &opts).unwrap().remove(0);
+        eprintln!("{entry} {n}: {:?} {:?}", r.status, codes(&r));
+        r.status
+    };
+    assert_eq!(status("keep", "null"), Status::Ok);
+    assert_eq!(status("keep", "{v: 3}"), Status::Ok);
+    assert_eq!(status("drop", "null"), Status::Ok);
+    assert_eq!(status("drop", "{v: 3}"), Status::Error);
+}

@@ -207,7 +207,7 @@ fn alloc_as(it: &mut Interp, v: &InVal, ty: &Ty) -> Value {
         (InVal::Bag(xs) | InVal::Array(_, xs) | InVal::Seq(xs), Ty::Bag(t)) => {
             Value::bag(all(it, xs, t))
         }
-        (InVal::Seq(xs), Ty::Seq(t)) => Value::Seq(Rc::new(all(it, xs, t))),
+        (InVal::Seq(xs) | InVal::Array(_, xs), Ty::Seq(t)) => Value::Seq(Rc::new(all(it, xs, t))),
         (InVal::Opt(Some(x)), Ty::Option(t)) => Value::Opt(Some(Rc::new(alloc_as(it, x, t)))),
         (InVal::Map(es), Ty::Map(kt, vt)) => {
             let entries =

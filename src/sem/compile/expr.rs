@@ -112,7 +112,7 @@ impl<'a> Compiler<'a> {
             }
             ExprKind::Length(x) => CE::Length(self.bx(x, pre), span),
             ExprKind::Old(x, None) => CE::Old(self.bx(x, pre)),
-            ExprKind::Call { recv, name, args, .. } => {
+            ExprKind::Call { recv, name, args, null_safe, .. } => {
                 let Some(m) = self.resolve_method(recv.as_deref(), &name.name) else {
                     if let Some(d) =
                         recv.is_none().then(|| prelude_call(&name.name, args)).flatten()
@@ -170,7 +170,15 @@ impl<'a> Compiler<'a> {
                     }
                 }
                 if is_pred {
-                    CE::Pred { pred: m, recv: r, args: a, span }
+                    match r {
+                        // `x->p()` (v1) / `x?.p()` (v2): `x != null ==> x.p()`.
+                        Some(r) if *null_safe => {
+                            let nn = CE::Bin(BinOp::Ne, r.clone(), Box::new(CE::Null), span);
+                            let p = CE::Pred { pred: m, recv: Some(r), args: a, span };
+                            CE::Bin(BinOp::Implies, Box::new(nn), Box::new(p), span)
+                        }
+                        r => CE::Pred { pred: m, recv: r, args: a, span },
+                    }
                 } else {
                     to_rat(rat, CE::CallPure { method: m, recv: r, args: a, span }, span)
                 }
