@@ -625,10 +625,13 @@ impl Interp {
             // A literal fraction such as `1\2` needs no evaluation.
             CE::Bin(BinOp::Frac, a, b, span) => match (&**a, &**b) {
                 (CE::Int(n), CE::Int(d)) if *d != 0 => Amt { q: Q::frac(*n, *d), k: 0 },
-                _ => {
-                    let v = self.binary(BinOp::Frac, a, b, *span, env, pv)?;
-                    self.as_amount(v, *span)?
-                }
+                _ => match (self.ev(a, env, pv)?, self.ev(b, env, pv)?) {
+                    (Value::Int(n), Value::Int(d)) if d != 0 => Amt { q: Q::frac(n, d), k: 0 },
+                    (x, y) => {
+                        let v = self.binary_other(BinOp::Frac, x, y, *span)?;
+                        self.as_amount(v, *span)?
+                    }
+                },
             },
             other => {
                 let v = self.ev(other, env, pv)?;
