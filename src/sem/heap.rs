@@ -3,7 +3,7 @@
 //! generation (`inputs`) read and build heaps too.
 
 use super::compile::Ty;
-use super::value::{Loc, Value};
+use super::value::{Amt, Loc, Value};
 use std::rc::Rc;
 
 #[derive(Clone, Debug)]
@@ -55,11 +55,18 @@ impl Heap {
     }
 }
 
+/// The value a field, array cell or local of type `t` starts with: `0`, `false`, the empty
+/// collection, `none` for the rationals, `None` for an option; `null` otherwise.
 pub fn default_of(t: &Ty) -> Value {
     match t {
         Ty::Int => Value::Int(0),
         Ty::Bool => Value::Bool(false),
         Ty::Seq(_) => Value::Seq(Rc::new(Vec::new())),
+        Ty::Set(_) => Value::Set(Rc::new(Vec::new())),
+        Ty::Bag(_) => Value::Bag(Rc::new(Vec::new())),
+        Ty::Option(_) => Value::Opt(None),
+        Ty::Map(_, v) => Value::map(Vec::new(), default_of(v)),
+        Ty::Frac | Ty::ZFrac | Ty::Rational => Value::perm(Amt::none()),
         _ => Value::Null,
     }
 }

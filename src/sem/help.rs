@@ -28,6 +28,7 @@ pub fn help_for(code: &str) -> Option<&'static str> {
         "R-OOB" => "the index is outside the array for this input: check the bounds in the code or require them in the contract",
         "R-NULL" => "require the reference to be non-null in the contract (e.g. `a != null`)",
         "R-DIV0" => "require the divisor to be non-zero, or guard the division",
+        "R-OPTION-NONE" => "`getOption` needs a `Some`: test the option against `None` first, or use `getOrElseOption`",
         "R-NEG-SIZE" => "array sizes must be non-negative: require it in the contract",
         "R-INT-RANGE" => "the value left the 64-bit range the interpreter computes with; use smaller inputs",
         "R-FUEL" => "the run executed more statements than `--fuel` allows: raise it, or use smaller inputs",

@@ -5,8 +5,9 @@
 use super::compile::{CClause, CMethod, CProgram, Ty, CE};
 use super::heap::{default_of, Heap};
 use super::interp::Interp;
-use super::value::{Rng, Value};
+use super::value::{Amt, Rng, Value, Q};
 use crate::front::ast::{BinOp, QuantKind};
+use num_rational::BigRational;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use z3::ast::{Ast, Bool, Int};
@@ -22,6 +23,33 @@ pub enum InVal {
     /// An object of the named class (empty: the class of the parameter or field it is given
     /// for) with field values by name; a field left out has its default value.
     Object(String, Vec<(String, InVal)>),
+    /// A `frac`, `zfrac` or `rational` value q + k·ε (an amount: `read` is one too); kept
+    /// apart from [`Amt`], which is not `Send`.
+    Rat(BigRational, i64),
+    /// An integer outside the `i64` range.
+    Big(num_bigint::BigInt),
+    Set(Vec<InVal>),
+    Bag(Vec<InVal>),
+    /// A map's entries (a lookup outside them gives the default of the value type).
+    Map(Vec<(InVal, InVal)>),
+    Opt(Option<Box<InVal>>),
+    Tuple(Vec<InVal>),
+}
+
+/// `v` written with `open`, `, ` between the elements and `close` (at most 64 shown).
+fn list(f: &mut std::fmt::Formatter<'_>, open: &str, v: &[InVal], close: &str) -> std::fmt::Result {
+    write!(f, "{open}")?;
+    for (i, x) in v.iter().enumerate() {
+        if i > 0 {
+            write!(f, ", ")?;
+        }
+        if i >= 64 {
+            write!(f, "… ({} more)", v.len() - i)?;
+            break;
+        }
+        write!(f, "{x}")?;
+    }
+    write!(f, "{close}")
 }
 
 impl std::fmt::Display for InVal {
@@ -30,19 +58,23 @@ impl std::fmt::Display for InVal {
             InVal::Int(i) => write!(f, "{i}"),
             InVal::Bool(b) => write!(f, "{b}"),
             InVal::Null => write!(f, "null"),
-            InVal::Array(_, v) | InVal::Seq(v) => {
-                write!(f, "[")?;
-                for (i, x) in v.iter().enumerate() {
+            InVal::Array(_, v) | InVal::Seq(v) => list(f, "[", v, "]"),
+            InVal::Set(v) => list(f, "{", v, "}"),
+            InVal::Bag(v) => list(f, "b{", v, "}"),
+            InVal::Tuple(v) => list(f, "(", v, ")"),
+            InVal::Rat(..) => write!(f, "{}", self.amount().unwrap_or(Amt::NONE)),
+            InVal::Big(b) => write!(f, "{b}"),
+            InVal::Opt(None) => write!(f, "None"),
+            InVal::Opt(Some(x)) => write!(f, "Some({x})"),
+            InVal::Map(es) => {
+                write!(f, "map{{")?;
+                for (i, (k, x)) in es.iter().enumerate() {
                     if i > 0 {
                         write!(f, ", ")?;
                     }
-                    if i >= 64 {
-                        write!(f, "… ({} more)", v.len() - i)?;
-                        break;
-                    }
-                    write!(f, "{x}")?;
+                    write!(f, "{k} -> {x}")?;
                 }
-                write!(f, "]")
+                write!(f, "}}")
             }
             InVal::Object(_, fields) => {
                 write!(f, "{{")?;
@@ -59,14 +91,35 @@ impl std::fmt::Display for InVal {
 }
 
 impl InVal {
-    /// The value as JSON: numbers, booleans, `null`, arrays (also for sequences).
+    pub fn rat(a: Amt) -> InVal {
+        InVal::Rat(a.q.to_big(), a.k)
+    }
+    /// A rational's amount.
+    pub fn amount(&self) -> Option<Amt> {
+        match self {
+            InVal::Rat(q, k) => Some(Amt { q: Q::from_big(q.clone()), k: *k }),
+            _ => None,
+        }
+    }
+    /// The value as JSON: numbers, booleans, `null`, arrays (also for sequences, sets, bags
+    /// and tuples), objects; a rational or a big integer as a string (`"1/2"`), a map as an
+    /// array of `[key, value]` pairs, an option as `null` (`None`) or `[value]`.
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::Value as J;
         match self {
             InVal::Int(i) => J::from(*i),
             InVal::Bool(b) => J::Bool(*b),
-            InVal::Null => J::Null,
-            InVal::Array(_, v) | InVal::Seq(v) => J::Array(v.iter().map(InVal::to_json).collect()),
+            InVal::Null | InVal::Opt(None) => J::Null,
+            InVal::Rat(..) | InVal::Big(_) => J::String(self.to_string()),
+            InVal::Opt(Some(x)) => J::Array(vec![x.to_json()]),
+            InVal::Map(es) => {
+                J::Array(es.iter().map(|(k, x)| J::Array(vec![k.to_json(), x.to_json()])).collect())
+            }
+            InVal::Array(_, v)
+            | InVal::Seq(v)
+            | InVal::Set(v)
+            | InVal::Bag(v)
+            | InVal::Tuple(v) => J::Array(v.iter().map(InVal::to_json).collect()),
             InVal::Object(_, fields) => {
                 J::Object(fields.iter().map(|(n, x)| (n.clone(), x.to_json())).collect())
             }
@@ -136,11 +189,30 @@ fn grant(it: &mut Interp, id: u32) {
 }
 
 /// [`alloc`] for a value given for a parameter or field of type `ty`: an object with no class
-/// name (from an input file) is of `ty`'s class.
+/// name (from an input file) is of `ty`'s class, an integer for a rational is that rational,
+/// an array for a set or bag its elements, and a map's lookups outside its entries give the
+/// default of its value type.
 fn alloc_as(it: &mut Interp, v: &InVal, ty: &Ty) -> Value {
+    let all = |it: &mut Interp, xs: &[InVal], t: &Ty| -> Vec<Value> {
+        xs.iter().map(|x| alloc_as(it, x, t)).collect()
+    };
     match (v, ty) {
         (InVal::Object(c, fields), Ty::Class(tc)) if c.is_empty() => {
             alloc(it, &InVal::Object(tc.clone(), fields.clone()))
+        }
+        (InVal::Int(i), t) if t.is_rational() => Value::perm(Amt { q: Q::int(*i), k: 0 }),
+        (InVal::Set(xs) | InVal::Array(_, xs) | InVal::Seq(xs), Ty::Set(t)) => {
+            Value::set(all(it, xs, t))
+        }
+        (InVal::Bag(xs) | InVal::Array(_, xs) | InVal::Seq(xs), Ty::Bag(t)) => {
+            Value::bag(all(it, xs, t))
+        }
+        (InVal::Seq(xs) | InVal::Array(_, xs), Ty::Seq(t)) => Value::Seq(Rc::new(all(it, xs, t))),
+        (InVal::Opt(Some(x)), Ty::Option(t)) => Value::Opt(Some(Rc::new(alloc_as(it, x, t)))),
+        (InVal::Map(es), Ty::Map(kt, vt)) => {
+            let entries =
+                es.iter().map(|(k, x)| (alloc_as(it, k, kt), alloc_as(it, x, vt))).collect();
+            Value::map(entries, default_of(vt))
         }
         _ => alloc(it, v),
     }
@@ -169,6 +241,16 @@ fn alloc(it: &mut Interp, v: &InVal) -> Value {
         InVal::Bool(b) => Value::Bool(*b),
         InVal::Null => Value::Null,
         InVal::Seq(xs) => Value::Seq(Rc::new(xs.iter().map(|x| alloc(it, x)).collect())),
+        InVal::Rat(..) => Value::perm(v.amount().unwrap_or(Amt::NONE)),
+        InVal::Big(b) => Value::big(b.clone()),
+        InVal::Set(xs) => Value::set(xs.iter().map(|x| alloc(it, x)).collect()),
+        InVal::Bag(xs) => Value::bag(xs.iter().map(|x| alloc(it, x)).collect()),
+        InVal::Tuple(xs) => Value::Tuple(Rc::new(xs.iter().map(|x| alloc(it, x)).collect())),
+        InVal::Opt(o) => Value::Opt(o.as_ref().map(|x| Rc::new(alloc(it, x)))),
+        // Without a type, a lookup outside the entries gives `null`.
+        InVal::Map(es) => {
+            Value::map(es.iter().map(|(k, x)| (alloc(it, k), alloc(it, x))).collect(), Value::Null)
+        }
         InVal::Array(elem, xs) => {
             // Arrays of ints are the bulk of most inputs: one check, then a plain copy. (Two
             // passes on purpose: one `collect` into `Option<Vec<_>>` has no exact size and made
@@ -194,6 +276,15 @@ pub fn read_back(heap: &Heap, prog: &CProgram, v: &Value) -> InVal {
             Value::Bool(b) => InVal::Bool(*b),
             Value::Null | Value::Unit => InVal::Null,
             Value::Seq(s) => InVal::Seq(s.iter().map(|x| go(heap, x, depth)).collect()),
+            Value::Perm(a) => InVal::Rat(a.q.to_big(), a.k),
+            Value::Big(b) => InVal::Big((**b).clone()),
+            Value::Set(s) => InVal::Set(s.iter().map(|x| go(heap, x, depth)).collect()),
+            Value::Bag(s) => InVal::Bag(s.iter().map(|x| go(heap, x, depth)).collect()),
+            Value::Tuple(s) => InVal::Tuple(s.iter().map(|x| go(heap, x, depth)).collect()),
+            Value::Opt(o) => InVal::Opt(o.as_ref().map(|x| Box::new(go(heap, x, depth)))),
+            Value::Map(m) => InVal::Map(
+                m.entries.iter().map(|(k, x)| (go(heap, k, depth), go(heap, x, depth))).collect(),
+            ),
             Value::Ref(id) => match &heap.objs[*id as usize] {
                 super::heap::HObj::Object { class, fields } if depth < 4 => {
                     let c = &prog.classes[*class as usize];
@@ -787,6 +878,15 @@ pub fn generate(
             Ty::Class(_) if objects.contains_key(n) => {
                 InVal::Bool(getb(&format!("nn:{n}"), &mut vars, &mut rng))
             }
+            // Rationals and the ghost collections: drawn small (other object inputs are null).
+            t if t.is_rational()
+                || matches!(
+                    t,
+                    Ty::Set(_) | Ty::Bag(_) | Ty::Option(_) | Ty::Map(..) | Ty::Tuple(_)
+                ) =>
+            {
+                fill_vec(t, 1, fill, &mut rng, &vars.classes).pop().unwrap_or(InVal::Null)
+            }
             _ => InVal::Null,
         };
         vals.insert(n.clone(), v);
@@ -833,6 +933,40 @@ fn assemble(
 /// The classes of the program: their fields and field types.
 type Classes = BTreeMap<String, Vec<(String, Ty)>>;
 
+/// Drop repeated elements (the first stays), in the interpreter's order when they are
+/// integers, so that a generated set or map prints as its value does.
+fn dedup(xs: &mut Vec<InVal>) {
+    let mut out: Vec<InVal> = Vec::with_capacity(xs.len());
+    for x in xs.drain(..) {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    *xs = out;
+    sort_ints(xs);
+}
+
+fn sort_ints(xs: &mut [InVal]) {
+    if xs.iter().all(|x| matches!(x, InVal::Int(_))) {
+        xs.sort_by_key(|x| if let InVal::Int(i) = x { *i } else { 0 });
+    }
+}
+
+/// A value of the rational type `t`, from a few small fractions (the caller's precondition
+/// filter keeps those that fit): `frac` is in (0, 1], `zfrac` in [0, 1], `rational` any.
+fn rational(t: &Ty, rng: &mut Rng) -> Amt {
+    const FRAC: [(i64, i64); 8] = [(1, 2), (1, 1), (1, 3), (1, 4), (3, 4), (2, 3), (1, 5), (1, 8)];
+    const MORE: [(i64, i64); 4] = [(0, 1), (-1, 2), (3, 2), (2, 1)];
+    let (n, d) = match t {
+        Ty::Frac => FRAC[rng.range(0, 7) as usize],
+        Ty::ZFrac if rng.chance(15) => (0, 1),
+        Ty::ZFrac => FRAC[rng.range(0, 7) as usize],
+        _ if rng.chance(30) => MORE[rng.range(0, 3) as usize],
+        _ => FRAC[rng.range(0, 7) as usize],
+    };
+    Amt::frac(n, d)
+}
+
 fn fill_vec(elem: &Ty, len: usize, fill: Fill, rng: &mut Rng, classes: &Classes) -> Vec<InVal> {
     (0..len)
         .map(|_| match elem {
@@ -855,6 +989,36 @@ fn fill_vec(elem: &Ty, len: usize, fill: Fill, rng: &mut Rng, classes: &Classes)
                 let n = rng.range(0, 4) as usize;
                 InVal::Seq(fill_vec(inner, n, fill, rng, classes))
             }
+            t if t.is_rational() => InVal::rat(rational(t, rng)),
+            // Small collections, drawn like sequences (`Fill::Small` makes repeated elements
+            // likely, for bags).
+            Ty::Set(inner) | Ty::Bag(inner) => {
+                let n = rng.range(0, 4) as usize;
+                let mut xs = fill_vec(inner, n, fill, rng, classes);
+                if matches!(elem, Ty::Set(_)) {
+                    dedup(&mut xs);
+                    InVal::Set(xs)
+                } else {
+                    sort_ints(&mut xs);
+                    InVal::Bag(xs)
+                }
+            }
+            Ty::Option(inner) => match rng.chance(25) {
+                true => InVal::Opt(None),
+                false => InVal::Opt(fill_vec(inner, 1, fill, rng, classes).pop().map(Box::new)),
+            },
+            Ty::Map(k, x) => {
+                let n = rng.range(0, 4) as usize;
+                let mut keys = fill_vec(k, n, fill, rng, classes);
+                dedup(&mut keys);
+                let vals = fill_vec(x, keys.len(), fill, rng, classes);
+                InVal::Map(keys.into_iter().zip(vals).collect())
+            }
+            Ty::Tuple(ts) => InVal::Tuple(
+                ts.iter()
+                    .map(|t| fill_vec(t, 1, fill, rng, classes).pop().unwrap_or(InVal::Null))
+                    .collect(),
+            ),
             // Elements of a class type are objects whose scalar fields are drawn like cells
             // (a contract over `a[i].f` needs the objects; one that allows null elements
             // accepts objects too). Their own object and array fields stay null.

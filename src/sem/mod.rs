@@ -451,6 +451,30 @@ fn yaml_val(x: &serde_yaml::Value, rng: &mut value::Rng) -> Result<InVal, SemErr
                 InVal::Object(String::new(), fields)
             }
         }
+        // A rational (`"1/2"`, `"1\\2"`) or an integer too large for a YAML number.
+        Y::String(t) => match rational_text(t) {
+            Some(v) => v,
+            None => return Err(SemError::Input(format!("not a number or fraction: {t:?}"))),
+        },
         other => return Err(SemError::Input(format!("unsupported input value {other:?}"))),
     })
+}
+
+/// `n/d` or `n\d` as a rational input, a lone integer as an integer of any size.
+fn rational_text(t: &str) -> Option<InVal> {
+    use num_bigint::BigInt;
+    let num = |s: &str| s.trim().parse::<BigInt>().ok();
+    match t.split_once(['/', '\\']) {
+        Some((n, d)) => {
+            let (n, d) = (num(n)?, num(d)?);
+            (d != BigInt::from(0)).then(|| InVal::Rat(num_rational::BigRational::new(n, d), 0))
+        }
+        None => {
+            let n = num(t)?;
+            Some(match i64::try_from(&n) {
+                Ok(i) => InVal::Int(i),
+                Err(_) => InVal::Big(n),
+            })
+        }
+    }
 }

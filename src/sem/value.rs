@@ -5,12 +5,18 @@ use num_rational::BigRational;
 use num_traits::Signed;
 use std::cmp::Ordering;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::rc::Rc;
 
 /// A runtime value. `int` is mathematical; we use `i64` with checked arithmetic and report
-/// overflow as inconclusive (R-INT-RANGE), as semantics.md §4.8 allows.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// overflow as inconclusive (R-INT-RANGE), as semantics.md §4.8 allows; only an integer literal
+/// outside that range is a [`Value::Big`].
+///
+/// Equality and order are those of the values, not of the representation: the numbers `Int`,
+/// `Big` and `Perm` compare by their value (`1 == 1\1`), and sets, bags and maps are kept in
+/// a canonical (sorted) form, so that `==` is extensional. The order ([`Ord`]) is total, which
+/// the canonical forms rely on; between kinds it is arbitrary but fixed.
+#[derive(Clone, Debug)]
 pub enum Value {
     Int(i64),
     Bool(bool),
@@ -21,6 +27,63 @@ pub enum Value {
     Seq(Rc<Vec<Value>>),
     /// The value of a `void` call.
     Unit,
+    /// A `frac`, `zfrac` or `rational` value, or a permission amount used as a value
+    /// (`write`, `1\2`, `perm(x)`): q + k·ε (§3.3).
+    Perm(Rc<Amt>),
+    /// An integer outside the `i64` range (from a literal); never one that fits.
+    Big(Rc<BigInt>),
+    /// `set<T>`: sorted, without duplicates.
+    Set(Rc<Vec<Value>>),
+    /// `bag<T>`: sorted, an element repeated as often as it occurs.
+    Bag(Rc<Vec<Value>>),
+    /// `map<K,V>`.
+    Map(Rc<MapVal>),
+    /// `option<T>`: `None` or `Some(v)`.
+    Opt(Option<Rc<Value>>),
+    /// A tuple: the `(k, v)` of `m ++ (k, v)`, the items of `itemsMap`, `tuple<A,B>{a, b}`.
+    Tuple(Rc<Vec<Value>>),
+}
+
+/// A map value: entries sorted by key, keys distinct. `dflt` is what a lookup of a key outside
+/// the domain gives: VerCors' `getFromMap` is total, with an unspecified value outside the
+/// domain, and the interpreter fixes that value to the default of the map's value type (`0`,
+/// `false`, `null`, an empty collection), so that every run (ORIG's and OPT's alike) sees the
+/// same one. It takes no part in equality: maps are equal when their entries are.
+#[derive(Clone, Debug)]
+pub struct MapVal {
+    pub entries: Vec<(Value, Value)>,
+    pub dflt: Value,
+}
+
+impl MapVal {
+    /// The position of key `k`, or where it would go.
+    pub fn find(&self, k: &Value) -> Result<usize, usize> {
+        self.entries.binary_search_by(|(x, _)| x.cmp(k))
+    }
+    /// The value at key `k`; the default outside the domain (see [`MapVal`]).
+    pub fn get(&self, k: &Value) -> Value {
+        match self.find(k) {
+            Ok(i) => self.entries[i].1.clone(),
+            Err(_) => self.dflt.clone(),
+        }
+    }
+    /// The map with `k` bound to `v`.
+    pub fn with(&self, k: Value, v: Value) -> MapVal {
+        let mut m = self.clone();
+        match m.find(&k) {
+            Ok(i) => m.entries[i].1 = v,
+            Err(i) => m.entries.insert(i, (k, v)),
+        }
+        m
+    }
+    /// The map without key `k`.
+    pub fn without(&self, k: &Value) -> MapVal {
+        let mut m = self.clone();
+        if let Ok(i) = m.find(k) {
+            m.entries.remove(i);
+        }
+        m
+    }
 }
 
 impl Value {
@@ -34,6 +97,142 @@ impl Value {
         match self {
             Value::Bool(b) => Some(*b),
             _ => None,
+        }
+    }
+    /// A permission amount as a value.
+    pub fn perm(a: Amt) -> Value {
+        Value::Perm(Rc::new(a))
+    }
+    /// An integer of any size: `Int` when it fits, `Big` otherwise.
+    pub fn big(b: BigInt) -> Value {
+        use num_traits::ToPrimitive;
+        match b.to_i64() {
+            Some(i) => Value::Int(i),
+            None => Value::Big(Rc::new(b)),
+        }
+    }
+    /// A set of `elems` in canonical form.
+    pub fn set(mut elems: Vec<Value>) -> Value {
+        elems.sort();
+        elems.dedup();
+        Value::Set(Rc::new(elems))
+    }
+    /// A bag of `elems` in canonical form.
+    pub fn bag(mut elems: Vec<Value>) -> Value {
+        elems.sort();
+        Value::Bag(Rc::new(elems))
+    }
+    /// A map of `entries` (a later entry for a key overrides an earlier one).
+    pub fn map(entries: Vec<(Value, Value)>, dflt: Value) -> Value {
+        let mut m = MapVal { entries: Vec::with_capacity(entries.len()), dflt };
+        for (k, v) in entries {
+            m = m.with(k, v);
+        }
+        Value::Map(Rc::new(m))
+    }
+    /// The value as an exact amount, when it is a number (an integer or an amount).
+    pub fn amount(&self) -> Option<Amt> {
+        match self {
+            Value::Int(i) => Some(Amt { q: Q::int(*i), k: 0 }),
+            Value::Perm(a) => Some((**a).clone()),
+            Value::Big(b) => {
+                Some(Amt { q: Q::from_big(BigRational::from_integer((**b).clone())), k: 0 })
+            }
+            _ => None,
+        }
+    }
+    /// The rank of the value's kind in the total order; the numbers share one.
+    fn rank(&self) -> u8 {
+        match self {
+            Value::Null => 0,
+            Value::Unit => 1,
+            Value::Bool(_) => 2,
+            Value::Int(_) | Value::Big(_) | Value::Perm(_) => 3,
+            Value::Ref(_) => 4,
+            Value::Seq(_) => 5,
+            Value::Set(_) => 6,
+            Value::Bag(_) => 7,
+            Value::Map(_) => 8,
+            Value::Opt(_) => 9,
+            Value::Tuple(_) => 10,
+        }
+    }
+    /// Compare two numbers (both of rank 3).
+    #[inline(never)]
+    fn cmp_num(&self, o: &Value) -> Ordering {
+        match (self, o) {
+            (Value::Int(a), Value::Int(b)) => a.cmp(b),
+            (Value::Big(a), Value::Big(b)) => a.cmp(b),
+            (Value::Int(a), Value::Big(b)) => BigInt::from(*a).cmp(b),
+            (Value::Big(a), Value::Int(b)) => (**a).cmp(&BigInt::from(*b)),
+            _ => match (self.amount(), o.amount()) {
+                (Some(a), Some(b)) => a.cmp(&b),
+                _ => Ordering::Equal,
+            },
+        }
+    }
+}
+
+impl PartialEq for Value {
+    #[inline]
+    fn eq(&self, o: &Value) -> bool {
+        match (self, o) {
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Ref(a), Value::Ref(b)) => a == b,
+            (Value::Null, Value::Null) | (Value::Unit, Value::Unit) => true,
+            _ => self.cmp(o) == Ordering::Equal,
+        }
+    }
+}
+impl Eq for Value {}
+impl PartialOrd for Value {
+    fn partial_cmp(&self, o: &Value) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Value {
+    fn cmp(&self, o: &Value) -> Ordering {
+        match (self, o) {
+            (Value::Int(a), Value::Int(b)) => a.cmp(b),
+            (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
+            (Value::Ref(a), Value::Ref(b)) => a.cmp(b),
+            (Value::Seq(a), Value::Seq(b))
+            | (Value::Set(a), Value::Set(b))
+            | (Value::Bag(a), Value::Bag(b))
+            | (Value::Tuple(a), Value::Tuple(b)) => a.cmp(b),
+            (Value::Map(a), Value::Map(b)) => a.entries.cmp(&b.entries),
+            (Value::Opt(a), Value::Opt(b)) => a.cmp(b),
+            _ => match self.rank().cmp(&o.rank()) {
+                Ordering::Equal if self.rank() == 3 => self.cmp_num(o),
+                r => r,
+            },
+        }
+    }
+}
+
+impl Hash for Value {
+    /// Consistent with equality: an integral amount hashes as the integer it equals.
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u8(self.rank());
+        match self {
+            Value::Int(i) => h.write_i64(*i),
+            Value::Bool(b) => h.write_u8(*b as u8),
+            Value::Ref(r) => h.write_u32(*r),
+            Value::Perm(a) => match (&a.q, a.k) {
+                (Q::S(n, 1), 0) => h.write_i64(*n),
+                (Q::S(n, d), k) => {
+                    h.write_i64(*n);
+                    h.write_i64(*d);
+                    h.write_i64(k);
+                }
+                // Equal to a `Big` perhaps: the rank alone.
+                (Q::B(_), _) => {}
+            },
+            Value::Null | Value::Unit | Value::Big(_) => {}
+            Value::Seq(v) | Value::Set(v) | Value::Bag(v) | Value::Tuple(v) => v.hash(h),
+            Value::Map(m) => m.entries.hash(h),
+            Value::Opt(o) => o.hash(h),
         }
     }
 }
@@ -181,7 +380,7 @@ impl Q {
         }
     }
 
-    fn from_big(r: BigRational) -> Q {
+    pub fn from_big(r: BigRational) -> Q {
         use num_traits::ToPrimitive;
         match (r.numer().to_i64(), r.denom().to_i64()) {
             (Some(n), Some(d)) => Q::S(n, d),
@@ -274,6 +473,23 @@ impl Q {
                 Q::from_i128(*a as i128 * *c as i128, *b as i128 * *d as i128)
             }
             _ => Q::from_big(self.to_big() * o.to_big()),
+        }
+    }
+
+    /// `self / o`; `None` for `o == 0`.
+    pub fn div(&self, o: &Q) -> Option<Q> {
+        match o {
+            Q::S(0, _) => None,
+            Q::S(n, d) => Some(self.mul(&Q::from_i128(*d as i128, *n as i128))),
+            Q::B(b) => Some(Q::from_big(self.to_big() / (**b).clone())),
+        }
+    }
+
+    /// Is this an integer (denominator 1)?
+    pub fn is_integer(&self) -> bool {
+        match self {
+            Q::S(_, d) => *d == 1,
+            Q::B(b) => b.is_integer(),
         }
     }
 }
@@ -387,6 +603,12 @@ impl Amt {
     pub fn scaled(&self, s: &Q) -> Amt {
         Amt { q: self.q.mul(s), k: self.k }
     }
+    pub fn minus(&self, o: &Amt) -> Amt {
+        Amt { q: self.q.sub(&o.q), k: self.k - o.k }
+    }
+    pub fn negated(&self) -> Amt {
+        Amt { q: self.q.neg(), k: -self.k }
+    }
 }
 
 impl PartialOrd for Amt {
@@ -483,6 +705,58 @@ mod tests {
                 assert_eq!(s, x);
             }
         }
+    }
+
+    #[test]
+    fn values_stay_two_words() {
+        assert_eq!(std::mem::size_of::<Value>(), 16);
+    }
+
+    #[test]
+    fn value_equality_is_by_value_and_hashes_agree() {
+        use std::hash::BuildHasher;
+        let h = |v: &Value| std::hash::BuildHasherDefault::<FxHasher>::default().hash_one(v);
+        let pairs = [
+            (Value::Int(1), Value::perm(Amt::write())),
+            (Value::Int(-3), Value::perm(Amt::frac(-6, 2))),
+            (
+                Value::set(vec![Value::Int(2), Value::Int(1), Value::Int(2)]),
+                Value::set(vec![Value::Int(1), Value::Int(2)]),
+            ),
+            (
+                Value::bag(vec![Value::Int(2), Value::Int(1)]),
+                Value::bag(vec![Value::Int(1), Value::Int(2)]),
+            ),
+            (
+                Value::map(
+                    vec![(Value::Int(1), Value::Int(5)), (Value::Int(1), Value::Int(6))],
+                    Value::Int(0),
+                ),
+                Value::map(vec![(Value::Int(1), Value::Int(6))], Value::Null),
+            ),
+            (Value::big(BigInt::from(7)), Value::Int(7)),
+        ];
+        for (a, b) in &pairs {
+            assert_eq!(a, b);
+            assert_eq!(a.cmp(b), Ordering::Equal);
+            assert_eq!(h(a), h(b), "{a:?} {b:?}");
+        }
+        let unequal = [
+            (Value::Int(1), Value::perm(Amt::frac(1, 2))),
+            (Value::perm(Amt::read()), Value::perm(Amt::none())),
+            (Value::bag(vec![Value::Int(1), Value::Int(1)]), Value::bag(vec![Value::Int(1)])),
+            (Value::set(vec![Value::Int(1)]), Value::bag(vec![Value::Int(1)])),
+            (Value::Opt(None), Value::Null),
+            (Value::big(BigInt::from(i64::MAX) + 1), Value::Int(i64::MAX)),
+        ];
+        for (a, b) in &unequal {
+            assert_ne!(a, b);
+            // The order is total and antisymmetric.
+            assert_eq!(a.cmp(b), b.cmp(a).reverse());
+        }
+        assert!(Value::Int(1) < Value::perm(Amt::frac(3, 2)));
+        assert!(Value::perm(Amt::read()) < Value::Int(1));
+        assert!(Value::big(BigInt::from(i64::MAX) * 2) > Value::perm(Amt::write()));
     }
 
     #[test]

@@ -48,7 +48,7 @@ impl<'a> Compiler<'a> {
         match &e.kind {
             ExprKind::Int(v) => match v.to_i64() {
                 Some(i) => CE::Int(i),
-                None => CE::Unsupported("integer literal out of range".into(), span),
+                None => CE::Const(Value::big(v.clone())),
             },
             ExprKind::Bool(b) => CE::Bool(*b),
             ExprKind::Null => CE::Null,
@@ -58,13 +58,14 @@ impl<'a> Compiler<'a> {
             ExprKind::NoPerm => CE::NoPerm,
             ExprKind::Result => CE::Result,
             ExprKind::Name(id) => {
-                if let Some((s, _)) = self.scope.lookup(&id.name) {
-                    return CE::Local(s);
+                if let Some((s, t)) = self.scope.lookup(&id.name) {
+                    return to_rat(t.is_rational(), CE::Local(s), span);
                 }
                 let cls = &self.out.classes[self.cur_class as usize];
-                if cls.fields.iter().any(|f| f.1 == id.name) {
+                if let Some(f) = cls.fields.iter().find(|f| f.1 == id.name) {
+                    let rat = f.2.is_rational();
                     let fid = self.field_id(&id.name);
-                    return CE::Field(Box::new(CE::This), fid, span);
+                    return to_rat(rat, CE::Field(Box::new(CE::This), fid, span), span);
                 }
                 self.errors.push(
                     Diagnostic::error("R-NAME", format!("unknown name `{}`", id.name))
@@ -89,8 +90,14 @@ impl<'a> Compiler<'a> {
                 if f.name == "length" {
                     CE::Length(o, span)
                 } else {
+                    // A field some class declares rational (extra conversions are harmless).
+                    let rat = self
+                        .out
+                        .classes
+                        .iter()
+                        .any(|c| c.fields.iter().any(|x| x.1 == f.name && x.2.is_rational()));
                     let fid = self.field_id(&f.name);
-                    CE::Field(o, fid, span)
+                    to_rat(rat, CE::Field(o, fid, span), span)
                 }
             }
             ExprKind::Index(a, i) => CE::Index(self.bx(a, pre), self.bx(i, pre), span),
@@ -105,12 +112,18 @@ impl<'a> Compiler<'a> {
             }
             ExprKind::Length(x) => CE::Length(self.bx(x, pre), span),
             ExprKind::Old(x, None) => CE::Old(self.bx(x, pre)),
-            ExprKind::Call { recv, name, args, .. } => {
+            ExprKind::Call { recv, name, args, null_safe, .. } => {
                 let Some(m) = self.resolve_method(recv.as_deref(), &name.name) else {
                     if let Some(d) =
                         recv.is_none().then(|| prelude_call(&name.name, args)).flatten()
                     {
                         return self.expr(&d, pre);
+                    }
+                    if let Some(op) =
+                        recv.is_none().then(|| library_op(&name.name, args.len())).flatten()
+                    {
+                        let a = args.iter().map(|x| self.expr(x, pre)).collect();
+                        return CE::Ghost(op, a, span);
                     }
                     self.errors.push(
                         Diagnostic::error("R-NAME", format!("unknown method `{}`", name.name))
@@ -125,6 +138,7 @@ impl<'a> Compiler<'a> {
                 }
                 let md = &self.out.methods[m as usize];
                 let (is_pure, is_pred) = (md.is_pure, md.is_predicate);
+                let rat = md.ret.is_rational();
                 if !is_pure && !is_pred {
                     return match pre {
                         Some(p) => {
@@ -156,9 +170,17 @@ impl<'a> Compiler<'a> {
                     }
                 }
                 if is_pred {
-                    CE::Pred { pred: m, recv: r, args: a, span }
+                    match r {
+                        // `x->p()` (v1) / `x?.p()` (v2): `x != null ==> x.p()`.
+                        Some(r) if *null_safe => {
+                            let nn = CE::Bin(BinOp::Ne, r.clone(), Box::new(CE::Null), span);
+                            let p = CE::Pred { pred: m, recv: Some(r), args: a, span };
+                            CE::Bin(BinOp::Implies, Box::new(nn), Box::new(p), span)
+                        }
+                        r => CE::Pred { pred: m, recv: r, args: a, span },
+                    }
                 } else {
-                    CE::CallPure { method: m, recv: r, args: a, span }
+                    to_rat(rat, CE::CallPure { method: m, recv: r, args: a, span }, span)
                 }
             }
             ExprKind::Builtin(b @ (Builtin::Perm | Builtin::Value | Builtin::PointsTo), args)
@@ -175,17 +197,17 @@ impl<'a> Compiler<'a> {
                 match (b, a.len()) {
                     (Builtin::Perm, 2) => {
                         let p = a.pop().unwrap_or(CE::NoPerm);
-                        let l = a.pop().unwrap_or(CE::Null);
+                        let l = location(a.pop().unwrap_or(CE::Null));
                         CE::Perm(Box::new(l), Box::new(p), span)
                     }
                     (Builtin::PointsTo, 3) => {
                         let v = a.pop().unwrap_or(CE::Null);
                         let p = a.pop().unwrap_or(CE::NoPerm);
-                        let l = a.pop().unwrap_or(CE::Null);
+                        let l = location(a.pop().unwrap_or(CE::Null));
                         CE::PointsTo(Box::new(l), Box::new(p), Box::new(v), span)
                     }
                     (Builtin::Value, 1) => {
-                        let l = a.pop().unwrap_or(CE::Null);
+                        let l = location(a.pop().unwrap_or(CE::Null));
                         CE::Perm(Box::new(l), Box::new(CE::Read), span)
                     }
                     (Builtin::Array, 2) => {
@@ -205,6 +227,8 @@ impl<'a> Compiler<'a> {
                     (Builtin::Held | Builtin::Idle | Builtin::Running, 1) => {
                         self.token(*b, a.remove(0), span)
                     }
+                    (Builtin::Some, 1) => CE::Ghost(GOp::Some, a, span),
+                    (Builtin::PermOf, 1) => CE::PermOf(Box::new(location(a.remove(0))), span),
                     _ => CE::Unsupported(format!("built-in `{}`", b.name()), span),
                 }
             }
@@ -272,6 +296,36 @@ impl<'a> Compiler<'a> {
             ExprKind::Range(CollKind::Seq, lo, hi) => {
                 CE::SeqRange(self.bx(lo, pre), self.bx(hi, pre))
             }
+            ExprKind::Collection { kind, elems, .. } => {
+                let op = if *kind == CollKind::Set { GOp::SetLit } else { GOp::BagLit };
+                CE::Ghost(op, elems.iter().map(|x| self.expr(x, pre)).collect(), span)
+            }
+            ExprKind::EmptyCollection(kind, _) => CE::Const(if *kind == CollKind::Set {
+                Value::set(Vec::new())
+            } else {
+                Value::bag(Vec::new())
+            }),
+            ExprKind::Range(CollKind::Set, lo, hi) => {
+                CE::Ghost(GOp::SetRange, vec![self.expr(lo, pre), self.expr(hi, pre)], span)
+            }
+            ExprKind::MapLit { val_ty, entries, .. } => {
+                let dflt = crate::sem::heap::default_of(&Ty::from_ast(val_ty));
+                let mut a = vec![CE::Const(dflt)];
+                for (k, v) in entries {
+                    a.push(self.expr(k, pre));
+                    a.push(self.expr(v, pre));
+                }
+                CE::Ghost(GOp::MapLit, a, span)
+            }
+            ExprKind::Tuple(elems) => {
+                CE::Ghost(GOp::Tuple, elems.iter().map(|x| self.expr(x, pre)).collect(), span)
+            }
+            ExprKind::Opaque(o) if o.text.starts_with("tuple") => match tuple_literal(o) {
+                Some(t) => self.expr(&t, pre),
+                None => CE::Unsupported("a tuple literal".into(), span),
+            },
+            ExprKind::NoneOpt => CE::Const(Value::Opt(None)),
+            ExprKind::SetComprehension(c) => self.comprehension(c, span),
             ExprKind::Unfolding(p, x) => CE::Unfolding(self.bx(p, pre), self.bx(x, pre)),
             ExprKind::Scale(p, r) => CE::Scale(self.bx(p, pre), self.bx(r, pre)),
             ExprKind::Trigger(x) => self.expr(x, pre),
@@ -282,10 +336,86 @@ impl<'a> Compiler<'a> {
             // `*` as a permission amount: some positive amount, as `read`.
             ExprKind::Wildcard => CE::Read,
             ExprKind::ThreadId(s) => CE::Unsupported(format!("`{s}`"), span),
-            ExprKind::MapLit { .. } => CE::Unsupported("a map literal".into(), span),
             other => CE::Unsupported(format!("expression {}", short_kind(other)), span),
         }
     }
+}
+
+impl Compiler<'_> {
+    /// `set<T>{body | T x <- s, T y; cond}`: each generator binds a fresh slot and ranges over
+    /// its source, or over the bounds the condition gives it (as a quantifier's binder); the
+    /// condition is evaluated for every tuple.
+    fn comprehension(&mut self, c: &crate::front::ast_comp::Comprehension, span: Span) -> CE {
+        self.scope.push();
+        let mut gens = Vec::new();
+        for g in &c.gens {
+            // A source is evaluated before its binder is in scope.
+            let source = g.source.as_ref().map(|x| self.expr(x, &mut None));
+            let slot = self.scope.declare(&g.name.name, Ty::from_ast(&g.ty));
+            let binder =
+                Binder { slot, name: g.name.name.clone(), lows: Vec::new(), highs: Vec::new() };
+            gens.push(CompGen { binder, source });
+        }
+        let cond = c.cond.as_ref().map(|x| self.expr(x, &mut None));
+        if let Some(cond) = &cond {
+            let mut binders: Vec<Binder> = gens.iter().map(|g| g.binder.clone()).collect();
+            extract_bounds(cond, &mut binders);
+            for (g, b) in gens.iter_mut().zip(binders) {
+                g.binder = b;
+            }
+        }
+        let body = self.expr(&c.body, &mut None);
+        self.scope.pop();
+        CE::Comp { gens, cond: cond.map(Box::new), body: Box::new(body), span }
+    }
+}
+
+/// A location argument (of `Perm`, `PointsTo`, `Value`, `perm`): the field or cell itself,
+/// without the conversion of a rational field's value.
+fn location(e: CE) -> CE {
+    match e {
+        CE::Ghost(GOp::ToRat, mut v, _) if v.len() == 1 => v.remove(0),
+        e => e,
+    }
+}
+
+/// `e`, converted to a rational when `rat` (see [`GOp::ToRat`]).
+fn to_rat(rat: bool, e: CE, span: Span) -> CE {
+    if rat {
+        CE::Ghost(GOp::ToRat, vec![e], span)
+    } else {
+        e
+    }
+}
+
+/// VerCors' library functions on options and maps that are not methods of the program.
+/// (`equalsMap` is `==`, `cardMap` is `|m|`: see [`prelude_call`].)
+fn library_op(name: &str, arity: usize) -> Option<GOp> {
+    Some(match (name, arity) {
+        ("getOption", 1) => GOp::GetOption,
+        ("getOrElseOption", 2) => GOp::GetOrElse,
+        ("getFromMap", 2) => GOp::MapGet,
+        ("buildMap", 3) => GOp::MapBuild,
+        ("removeFromMap", 2) => GOp::MapRemove,
+        ("keysMap", 1) => GOp::Keys,
+        ("valuesMap", 1) => GOp::Values,
+        ("itemsMap", 1) => GOp::Items,
+        ("disjointMap", 2) => GOp::Disjoint,
+        _ => return None,
+    })
+}
+
+/// `tuple<A,B>{a, b}`, which the parser keeps as text: its elements parsed as the tuple
+/// `(a, b)`, at their places in the file (the text before them blanked), so that their spans
+/// are the source's.
+fn tuple_literal(o: &Opaque) -> Option<Expr> {
+    let open = o.text.find('{')?;
+    let inner = o.text[open + 1..].strip_suffix('}')?;
+    let src = format!("{}({inner})", " ".repeat(o.span.lo as usize + open));
+    let e = [crate::front::Dialect::V1, crate::front::Dialect::V2]
+        .into_iter()
+        .find_map(|d| crate::front::parser::parse_expr_text(&src, d).ok())?;
+    matches!(e.kind, ExprKind::Tuple(_)).then_some(e)
 }
 
 fn short_kind(k: &ExprKind) -> String {
@@ -337,8 +467,8 @@ pub(super) fn mentions(e: &CE, slot: u32) -> bool {
             recv.as_ref().is_some_and(|r| mentions(r, slot))
                 || args.iter().any(|a| mentions(a, slot))
         }
-        CE::SeqLit(v) => v.iter().any(|a| mentions(a, slot)),
-        CE::Write | CE::Read | CE::NoPerm => false,
+        CE::SeqLit(v) | CE::Ghost(_, v, _) => v.iter().any(|a| mentions(a, slot)),
+        CE::Write | CE::Read | CE::NoPerm | CE::Const(_) => false,
         // Conservative: anything else may mention it.
         _ => true,
     }
@@ -401,6 +531,10 @@ fn prelude_call(name: &str, args: &[Expr]) -> Option<Expr> {
             Expr::synth(ExprKind::Length(Box::new(s.clone()))),
             Expr::int(0),
         )),
+        // `equalsMap(a, b)` is `a == b` (maps are equal when their entries are), `cardMap(m)`
+        // is `|m|`.
+        ("equalsMap", [a, b]) => Some(Expr::bin(BinOp::Eq, a.clone(), b.clone())),
+        ("cardMap", [m]) => Some(Expr::synth(ExprKind::Length(Box::new(m.clone())))),
         ("removeAt", [s, i]) => {
             let next = Expr::bin(BinOp::Add, i.clone(), Expr::int(1));
             Some(Expr::bin(

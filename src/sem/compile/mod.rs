@@ -10,7 +10,7 @@
 //! what it lowers: `program` (declarations, methods, contracts, method resolution), `stmt`
 //! (statements to instructions) and `expr` (expressions).
 
-use super::value::Amt;
+use super::value::{Amt, Value};
 use crate::diag::Diagnostic;
 use crate::front::ast::*;
 use crate::front::Span;
@@ -36,8 +36,17 @@ pub enum Ty {
     Bool,
     Array(Box<Ty>),
     Seq(Box<Ty>),
-    /// `set<T>` or `bag<T>`: ghost values the interpreter does not compute with.
-    Coll(Box<Ty>),
+    Set(Box<Ty>),
+    Bag(Box<Ty>),
+    Option(Box<Ty>),
+    Map(Box<Ty>, Box<Ty>),
+    Tuple(Vec<Ty>),
+    /// `frac`: a rational in (0, 1].
+    Frac,
+    /// `zfrac`: a rational in [0, 1].
+    ZFrac,
+    /// `rational`.
+    Rational,
     Class(String),
     Void,
     Other(String),
@@ -46,23 +55,109 @@ pub enum Ty {
 impl Ty {
     /// Values of this type are ghost state (semantics.md §4.2): they cannot exist on a GPU.
     pub fn is_ghost(&self) -> bool {
-        matches!(self, Ty::Seq(_) | Ty::Coll(_))
+        matches!(
+            self,
+            Ty::Seq(_) | Ty::Set(_) | Ty::Bag(_) | Ty::Option(_) | Ty::Map(..) | Ty::Tuple(_)
+        )
+    }
+
+    /// `frac`, `zfrac` or `rational`: its values are [`super::value::Value::Perm`]s.
+    pub fn is_rational(&self) -> bool {
+        matches!(self, Ty::Frac | Ty::ZFrac | Ty::Rational)
     }
 
     pub fn from_ast(t: &Type) -> Ty {
+        let b = |t: &Type| Box::new(Ty::from_ast(t));
         match &t.kind {
             TypeKind::Int => Ty::Int,
             TypeKind::Boolean | TypeKind::Bool => Ty::Bool,
             TypeKind::Void => Ty::Void,
-            TypeKind::Array(inner, _) => Ty::Array(Box::new(Ty::from_ast(inner))),
-            TypeKind::Generic1(Generic1::Seq, inner) => Ty::Seq(Box::new(Ty::from_ast(inner))),
-            TypeKind::Generic1(Generic1::Set | Generic1::Bag, inner) => {
-                Ty::Coll(Box::new(Ty::from_ast(inner)))
-            }
+            TypeKind::Frac => Ty::Frac,
+            TypeKind::ZFrac => Ty::ZFrac,
+            TypeKind::Rational => Ty::Rational,
+            TypeKind::Array(inner, _) => Ty::Array(b(inner)),
+            TypeKind::Generic1(Generic1::Seq, inner) => Ty::Seq(b(inner)),
+            TypeKind::Generic1(Generic1::Set, inner) => Ty::Set(b(inner)),
+            TypeKind::Generic1(Generic1::Bag, inner) => Ty::Bag(b(inner)),
+            TypeKind::Generic1(Generic1::Option, inner) => Ty::Option(b(inner)),
+            TypeKind::Map(k, v) => Ty::Map(b(k), b(v)),
+            TypeKind::Tuple(a, c) => Ty::Tuple(vec![Ty::from_ast(a), Ty::from_ast(c)]),
             TypeKind::Class(id, _) => Ty::Class(id.name.clone()),
             other => Ty::Other(format!("{other:?}")),
         }
     }
+}
+
+/// Operations on the value kinds beyond integers, booleans, references and sequences
+/// (evaluated in `interp/coll.rs`); each takes the [`CE::Ghost`] node's operands in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GOp {
+    /// `set<T>{e, …}` / `{e, …}`.
+    SetLit,
+    /// `bag<T>{e, …}`.
+    BagLit,
+    /// `{lo .. hi}`: the integers from `lo` up to `hi - 1`.
+    SetRange,
+    /// `map<K,V>{k -> v, …}`: operands `dflt, k1, v1, k2, v2, …` (`dflt`: see
+    /// [`super::value::MapVal`]).
+    MapLit,
+    /// `(a, b, …)`, `tuple<A,B>{a, b}`.
+    Tuple,
+    /// `Some(e)`.
+    Some,
+    /// `getOption(o)`: the value of a `Some`; `None` is an error.
+    GetOption,
+    /// `getOrElseOption(o, d)`.
+    GetOrElse,
+    /// `getFromMap(m, k)`, `m[k]`.
+    MapGet,
+    /// `buildMap(m, k, v)`.
+    MapBuild,
+    /// `removeFromMap(m, k)`.
+    MapRemove,
+    /// `keysMap(m)`.
+    Keys,
+    /// `valuesMap(m)`.
+    Values,
+    /// `itemsMap(m)`: the set of `(k, v)` tuples.
+    Items,
+    /// `disjointMap(a, b)`: no key in both.
+    Disjoint,
+    /// The value of an expression of type `frac`, `zfrac` or `rational` (a variable, a field,
+    /// a function result): an integer becomes the amount it equals, so that the operators
+    /// treat it as a rational.
+    ToRat,
+}
+
+impl GOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            GOp::SetLit => "set literal",
+            GOp::BagLit => "bag literal",
+            GOp::SetRange => "set range",
+            GOp::MapLit => "map literal",
+            GOp::Tuple => "tuple",
+            GOp::Some => "Some",
+            GOp::GetOption => "getOption",
+            GOp::GetOrElse => "getOrElseOption",
+            GOp::MapGet => "getFromMap",
+            GOp::MapBuild => "buildMap",
+            GOp::MapRemove => "removeFromMap",
+            GOp::Keys => "keysMap",
+            GOp::Values => "valuesMap",
+            GOp::Items => "itemsMap",
+            GOp::Disjoint => "disjointMap",
+            GOp::ToRat => "rational",
+        }
+    }
+}
+
+/// One generator of a set comprehension: the binder and, for `T x <- s`, the collection it
+/// ranges over (else its bounds come from the condition, as a quantifier's).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompGen {
+    pub binder: Binder,
+    pub source: Option<CE>,
 }
 
 /// Compiled expression. Equality is structural (spans compare equal wherever they are).
@@ -134,6 +229,19 @@ pub enum CE {
     Unfolding(Box<CE>, Box<CE>),
     /// `[p]R`: the resource `R` with its permissions scaled by the amount `p`.
     Scale(Box<CE>, Box<CE>),
+    /// A constant value (an integer literal outside `i64`, `None`, an empty collection).
+    Const(Value),
+    /// An operation on sets, bags, maps, options, tuples or rationals (see [`GOp`]).
+    Ghost(GOp, Vec<CE>, Span),
+    /// `set<T>{body | gens; cond}`.
+    Comp {
+        gens: Vec<CompGen>,
+        cond: Option<Box<CE>>,
+        body: Box<CE>,
+        span: Span,
+    },
+    /// `perm(loc)`: the amount the evaluating holder has of a location.
+    PermOf(Box<CE>, Span),
     Unsupported(String, Span),
 }
 
@@ -599,7 +707,21 @@ impl CE {
             | CE::Neg(a, _)
             | CE::Old(a)
             | CE::Head(a, _)
-            | CE::Tail(a, _) => f(a),
+            | CE::Tail(a, _)
+            | CE::PermOf(a, _) => f(a),
+            CE::Ghost(_, v, _) => v.iter().for_each(f),
+            CE::Comp { gens, cond, body, .. } => {
+                for g in gens {
+                    g.binder.lows.iter().chain(&g.binder.highs).for_each(&mut *f);
+                    if let Some(s) = &g.source {
+                        f(s);
+                    }
+                }
+                if let Some(c) = cond {
+                    f(c);
+                }
+                f(body);
+            }
             CE::Index(a, b, _)
             | CE::Bin(_, a, b, _)
             | CE::Perm(a, b, _)
@@ -658,6 +780,7 @@ impl CE {
             | CE::Write
             | CE::Read
             | CE::NoPerm
+            | CE::Const(_)
             | CE::Unsupported(..) => {}
         }
     }

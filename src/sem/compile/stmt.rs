@@ -549,7 +549,10 @@ fn default_value(t: &Ty) -> CE {
         Ty::Int => CE::Int(0),
         Ty::Bool => CE::Bool(false),
         Ty::Seq(_) => CE::SeqLit(Vec::new()),
-        _ => CE::Null,
+        t => match crate::sem::heap::default_of(t) {
+            Value::Null => CE::Null,
+            v => CE::Const(v),
+        },
     }
 }
 

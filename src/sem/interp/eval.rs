@@ -284,6 +284,9 @@ impl Interp {
                 if let Some(l) = self.in_bounds_elem(&av, &iv) {
                     return Ok(self.read(l, *span, env, pv));
                 }
+                if let Value::Map(m) = &av {
+                    return Ok(m.get(&iv));
+                }
                 let idx = self.as_int(iv, *span)?;
                 if let Value::Seq(s) = &av {
                     return s.get(idx as usize).cloned().filter(|_| idx >= 0).ok_or_else(|| {
@@ -300,7 +303,8 @@ impl Interp {
             }
             CE::Length(x, span) => match self.ev(x, env, pv)? {
                 Value::Ref(id) => Value::Int(self.heap.len_of(id) as i64),
-                Value::Seq(s) => Value::Int(s.len() as i64),
+                Value::Seq(s) | Value::Set(s) | Value::Bag(s) => Value::Int(s.len() as i64),
+                Value::Map(m) => Value::Int(m.entries.len() as i64),
                 _ => {
                     return Err(err(
                         "R-NULL",
@@ -314,11 +318,14 @@ impl Interp {
                 let v = self.ev(x, env, pv)?;
                 Value::Bool(!self.as_bool(v, Span::DUMMY)?)
             }
-            CE::Neg(x, span) => {
-                let v = self.ev(x, env, pv)?;
-                let i = self.as_int(v, *span)?;
-                Value::Int(self.arith(BinOp::Sub, 0, i, *span)?)
-            }
+            CE::Neg(x, span) => match self.ev(x, env, pv)? {
+                Value::Perm(a) => Value::perm(a.negated()),
+                Value::Big(b) => Value::big(-(*b).clone()),
+                v => {
+                    let i = self.as_int(v, *span)?;
+                    Value::Int(self.arith(BinOp::Sub, 0, i, *span)?)
+                }
+            },
             CE::Bin(op, l, r, span) => return self.binary(*op, l, r, *span, env, pv),
             CE::Cond(c, a, b) => {
                 let cv = self.ev(c, env, pv)?;
@@ -381,8 +388,22 @@ impl Interp {
                 }
                 Value::Bool(ok)
             }
-            CE::Write | CE::Read | CE::NoPerm => {
-                return Err(unsupported("permission amount used as a value", Span::DUMMY))
+            CE::Write => Value::perm(Amt::write()),
+            CE::Read => Value::perm(Amt::read()),
+            CE::NoPerm => Value::perm(Amt::none()),
+            CE::Const(v) => v.clone(),
+            CE::Ghost(op, args, span) => return self.ghost(*op, args, *span, env, pv),
+            CE::Comp { gens, cond, body, span } => {
+                return self.comprehension(gens, cond.as_deref(), body, *span, env, pv)
+            }
+            CE::PermOf(l, span) => {
+                if matches!(pv, PV::Unchecked) || env.in_old {
+                    // No holder to ask (an `unfolding` body, a check without permissions) or
+                    // an old state whose permissions are not kept.
+                    return Err(unsupported("`perm(…)` where no permissions are tracked", *span));
+                }
+                let loc = self.eval_loc(l, env, pv)?;
+                Value::perm(pv.amount(loc))
             }
             CE::SeqLit(v) => {
                 let mut out = Vec::with_capacity(v.len());
@@ -564,12 +585,7 @@ impl Interp {
                 v.extend(b.iter().cloned());
                 Value::Seq(Rc::new(v))
             }
-            (op, a, b) => {
-                return Err(unsupported(
-                    format!("operator `{}` on {a:?} and {b:?}", op.symbol()),
-                    span,
-                ))
-            }
+            (op, a, b) => return self.binary_other(op, a, b, span),
         })
     }
 
@@ -634,32 +650,32 @@ impl Interp {
             // A literal fraction such as `1\2` needs no evaluation.
             CE::Bin(BinOp::Frac, a, b, span) => match (&**a, &**b) {
                 (CE::Int(n), CE::Int(d)) if *d != 0 => Amt { q: Q::frac(*n, *d), k: 0 },
-                _ => self.eval_frac(a, b, *span, env, pv)?,
+                _ => match (self.ev(a, env, pv)?, self.ev(b, env, pv)?) {
+                    (Value::Int(n), Value::Int(d)) if d != 0 => Amt { q: Q::frac(n, d), k: 0 },
+                    (x, y) => {
+                        let v = self.binary_other(BinOp::Frac, x, y, *span)?;
+                        self.as_amount(v, *span)?
+                    }
+                },
             },
-
             other => {
                 let v = self.ev(other, env, pv)?;
-                let i = self.as_int(v, Span::DUMMY)?;
-                Amt { q: Q::int(i), k: 0 }
+                self.as_amount(v, Span::DUMMY)?
             }
         })
     }
 
-    fn eval_frac(
-        &mut self,
-        a: &CE,
-        b: &CE,
-        span: Span,
-        env: &mut Env,
-        pv: PV,
-    ) -> Result<Amt, Stop> {
-        let a = self.ev(a, env, pv)?;
-        let b = self.ev(b, env, pv)?;
-        let (a, b) = (self.as_int(a, span)?, self.as_int(b, span)?);
-        if b == 0 {
-            return Err(err("R-DIV0", "zero denominator in a fraction", span, "here"));
+    /// A number as a permission amount.
+    fn as_amount(&self, v: Value, span: Span) -> Result<Amt, Stop> {
+        match v {
+            Value::Int(i) => Ok(Amt { q: Q::int(i), k: 0 }),
+            Value::Perm(a) => Ok((*a).clone()),
+            v => Err(inconclusive(
+                "R-TYPE",
+                format!("expected a permission amount, found {v:?}"),
+                span,
+            )),
         }
-        Ok(Amt { q: Q::frac(a, b), k: 0 })
     }
 
     /// The receiver of a call or predicate: `recv`'s value, or `this` when there is none.
@@ -689,14 +705,10 @@ impl Interp {
             Value::Ref(i) => i,
             _ => u32::MAX,
         };
-        let mut key_args = Vec::new();
+        // Instances differ when an argument's value does (`state(1\2)` is not `state(write)`).
+        let mut key_args = Vec::with_capacity(args.len());
         for a in args {
-            match self.ev(a, env, pv)? {
-                Value::Int(i) => key_args.push(i),
-                Value::Bool(b) => key_args.push(b as i64),
-                Value::Ref(i) => key_args.push(i as i64),
-                _ => key_args.push(-1),
-            }
+            key_args.push(self.ev(a, env, pv)?);
         }
         let key = (rid, pred, key_args);
         let n = self.pred_store.len() as u32;

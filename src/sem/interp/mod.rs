@@ -30,10 +30,12 @@ mod abstract_call;
 mod assertion;
 mod blocks;
 mod bulk;
+mod coll;
 mod eval;
 mod exec;
 mod fast;
 mod launch;
+mod num;
 mod quant;
 mod sched;
 mod sync;
@@ -161,7 +163,7 @@ pub struct Interp {
     race: RaceDetector,
     depth: u32,
     invs: Vec<Holder>,
-    preds: FxMap<(u32, u32, Vec<i64>), u32>,
+    preds: FxMap<(u32, u32, Vec<Value>), u32>,
     pred_store: Vec<Holder>,
     pub env_holder: Holder,
     scratch: Vec<(usize, Value, Value, Value)>,
@@ -466,7 +468,12 @@ fn ce_uses_old(e: &CE) -> bool {
                 || binders.iter().any(|b| b.lows.iter().chain(&b.highs).any(ce_uses_old))
         }
         CE::Sum { cond, body, .. } => ce_uses_old(cond) || ce_uses_old(body),
-        CE::SeqLit(v) => v.iter().any(ce_uses_old),
+        CE::SeqLit(v) | CE::Ghost(_, v, _) => v.iter().any(ce_uses_old),
+        CE::Comp { .. } | CE::PermOf(..) => {
+            let mut any = false;
+            e.for_each_sub(&mut |x| any |= ce_uses_old(x));
+            any
+        }
         CE::Slice(s, a, b, _) => {
             ce_uses_old(s)
                 || a.as_ref().is_some_and(|x| ce_uses_old(x))

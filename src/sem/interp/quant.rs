@@ -87,7 +87,7 @@ impl Interp {
 
     /// The range `[lo, hi)` of binder `b`: the largest of its lower bounds and the smallest of
     /// its upper bounds, evaluated in order.
-    fn binder_range(
+    pub(super) fn binder_range(
         &mut self,
         b: &Binder,
         span: Span,

@@ -280,6 +280,26 @@ fn show_value(v: &Value) -> String {
             format!("[{}]", v.join(", "))
         }
         Value::Unit => "()".into(),
+        Value::Perm(a) => a.to_string(),
+        Value::Big(b) => b.to_string(),
+        Value::Set(s) | Value::Bag(s) => {
+            let v: Vec<String> = s.iter().map(show_value).collect();
+            format!("{{{}}}", v.join(", "))
+        }
+        Value::Map(m) => {
+            let v: Vec<String> = m
+                .entries
+                .iter()
+                .map(|(k, x)| format!("{} -> {}", show_value(k), show_value(x)))
+                .collect();
+            format!("map{{{}}}", v.join(", "))
+        }
+        Value::Opt(None) => "None".into(),
+        Value::Opt(Some(x)) => format!("Some({})", show_value(x)),
+        Value::Tuple(s) => {
+            let v: Vec<String> = s.iter().map(show_value).collect();
+            format!("({})", v.join(", "))
+        }
     }
 }
 

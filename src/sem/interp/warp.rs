@@ -189,6 +189,9 @@ impl Interp {
                 Instr::Alloc { target, elem, dims, span } => {
                     self.exec_alloc(w, target, elem, dims, *span)?
                 }
+                // Every lane has returned (the warp runs on to the method's end with none):
+                // nothing to call, and entering the callee would recurse without end.
+                Instr::Call { .. } | Instr::NewObj { .. } if w.mask == 0 => {}
                 Instr::NewObj { target, class, ctor, args, span } => {
                     let mask = w.mask;
                     let mut objs = Vec::new();
