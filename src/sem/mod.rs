@@ -114,6 +114,8 @@ pub struct RunResult {
     pub race: bool,
     /// Lane-statements executed.
     pub stmts: u64,
+    /// Fuel the run used: statements, loop heads, calls and quantifier steps (`--fuel`).
+    pub fuel_used: u64,
     pub launches: u32,
     /// Of `launches`, those run by the bulk fast path (for tests and benchmarks).
     pub bulk_launches: u32,
@@ -267,6 +269,7 @@ pub fn run_one(
         observables,
         race: it.race_found,
         stmts: it.stmts,
+        fuel_used: cfg.fuel.saturating_sub(it.fuel),
         launches: it.launches,
         bulk_launches: it.bulk_launches,
         rejected_by: it.pre_rejected,
@@ -306,6 +309,7 @@ fn no_input(l: &Loaded, method: u32, index: u64, msg: String) -> RunResult {
         observables: Vec::new(),
         race: false,
         stmts: 0,
+        fuel_used: 0,
         launches: 0,
         bulk_launches: 0,
         rejected_by: None,

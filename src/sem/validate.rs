@@ -72,7 +72,7 @@ impl Verdict {
     }
 }
 
-/// OPT may run this many times ORIG's statements (at least [`OPT_FUEL_FLOOR`]) before it is
+/// OPT may use this many times ORIG's fuel (statements, loop heads, calls, quantifier steps) (at least [`OPT_FUEL_FLOOR`]) before it is
 /// taken not to end.
 const OPT_FUEL_FACTOR: u64 = 100;
 const OPT_FUEL_FLOOR: u64 = 100_000;
@@ -257,12 +257,15 @@ pub(super) fn compare_methods(
         // OPT gets a budget relative to what ORIG needed: an optimization changes the number
         // of statements by a small factor, so OPT still running after `OPT_FUEL_FACTOR` times
         // ORIG's statements has diverged (a loop that no longer ends), which is a difference.
-        let budget = ro.stmts.saturating_mul(OPT_FUEL_FACTOR).max(OPT_FUEL_FLOOR);
+        let budget = ro.fuel_used.saturating_mul(OPT_FUEL_FACTOR).max(OPT_FUEL_FLOOR);
         let cfg = Config { fuel: opts.config.fuel.min(budget), ..opts.config.clone() };
         let mut rp = run_one(lp, mp, &Arc::new(opt_input), id, &cfg);
         adapter.backward(&input, &mut rp.observables);
         let out_of_fuel = rp.errors.iter().any(|d| d.code == "R-FUEL");
-        if rp.status == Status::Inconclusive && out_of_fuel && cfg.fuel < opts.config.fuel {
+        // Only the budget spent counts, not the method's time limit (a loaded machine).
+        let spent = rp.fuel_used >= cfg.fuel;
+        if rp.status == Status::Inconclusive && out_of_fuel && spent && cfg.fuel < opts.config.fuel
+        {
             out.verdict = Verdict::Different;
             out.diagnostics = rp.errors.clone();
             out.mismatch = Some(Mismatch {
@@ -270,8 +273,8 @@ pub(super) fn compare_methods(
                 input: (*input).clone(),
                 path: "(termination)".into(),
                 index: None,
-                orig: format!("ends after {} statements", ro.stmts),
-                opt: format!("still running after {} statements", cfg.fuel),
+                orig: format!("ends after {} steps", ro.fuel_used),
+                opt: format!("still running after {} steps", cfg.fuel),
                 count: 0,
             });
             break;
