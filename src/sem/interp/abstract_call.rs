@@ -514,21 +514,10 @@ impl Interp {
         span: Span,
         pv: PV,
     ) -> Result<Value, Stop> {
-        if self.cfg.checks.contracts {
+        {
             let null = Value::Null;
             let mut env = Env::contract(&mut store, &this, &null, None);
-            for c in md.pre.iter().filter(|c| c.pure) {
-                let v = self.ev(&c.e, &mut env, pv)?;
-                if v != Value::Bool(true) {
-                    let d = Diagnostic::error(
-                        "R-PRE",
-                        format!("precondition of `{}` does not hold", md.name),
-                    )
-                    .with_primary(span, "in this call")
-                    .with_secondary(c.span, "this conjunct is false");
-                    self.report(d);
-                }
-            }
+            self.check_pure_pre(md, span, &mut env, pv)?;
         }
         // What the caller may read is what the function may read (without permission checks,
         // the view is not consulted).

@@ -622,24 +622,38 @@ impl Interp {
                 atomic: env.atomic,
                 in_old: env.in_old,
             };
-            if self.cfg.checks.contracts {
-                for c in md.pre.iter().filter(|c| c.pure) {
-                    let v = self.ev(&c.e, &mut inner, pv)?;
-                    if v != Value::Bool(true) {
-                        let d = Diagnostic::error(
-                            "R-PRE",
-                            format!("precondition of `{}` does not hold", md.name),
-                        )
-                        .with_primary(span, "in this call")
-                        .with_secondary(c.span, "this conjunct is false");
-                        self.report(d);
-                    }
-                }
-            }
+            self.check_pure_pre(md, span, &mut inner, pv)?;
             self.ev(body, &mut inner, pv)
         })();
         self.depth -= 1;
         res
+    }
+
+    /// The pure part of `md`'s precondition at a call (function or abstract method): each false
+    /// conjunct is an R-PRE, and the call goes on.
+    pub(super) fn check_pure_pre(
+        &mut self,
+        md: &CMethod,
+        span: Span,
+        env: &mut Env,
+        pv: PV,
+    ) -> Result<(), Stop> {
+        if !self.cfg.checks.contracts {
+            return Ok(());
+        }
+        for c in md.pre.iter().filter(|c| c.pure) {
+            let v = self.ev(&c.e, env, pv)?;
+            if v != Value::Bool(true) {
+                let d = Diagnostic::error(
+                    "R-PRE",
+                    format!("precondition of `{}` does not hold", md.name),
+                )
+                .with_primary(span, "in this call")
+                .with_secondary(c.span, "this conjunct is false");
+                self.report(d);
+            }
+        }
+        Ok(())
     }
 
     pub(super) fn eval_perm(&mut self, p: &CE, env: &mut Env, pv: PV) -> Result<Amt, Stop> {
