@@ -174,6 +174,7 @@ pub fn overrides_fit(
 
 /// Run the optimizations on `src` (named `name` in diagnostics).
 pub fn apply(name: &str, src: &str, opts: &DriverOptions) -> DriverResult {
+    crate::check::reset_solver();
     let mut res = DriverResult {
         output: src.to_string(),
         reports: Vec::new(),

@@ -201,6 +201,16 @@ pub fn with_model<R>(
     })
 }
 
+/// Start this thread's next query on a fresh solver. A solver reused with push/pop keeps what it
+/// learned, so a counterexample can depend on the queries asked before; each program starts on a
+/// fresh one. The context's term table still carries over (a fresh context costs about 20 ms),
+/// so a counterexample is a function of the program and of the programs this thread checked
+/// before it: the CLI checks one program per process or per batch thread, which makes its
+/// output deterministic; a test that checks many files on one thread may see other models.
+pub fn reset_solver() {
+    Z3.with(|z| z.solver.borrow_mut().take());
+}
+
 fn with_solver<R>(timeout_ms: u32, f: impl FnOnce(&Solver<'static>) -> R) -> R {
     Z3.with(|z| {
         let mut slot = z.solver.borrow_mut();

@@ -2,7 +2,7 @@
 //! shape conjuncts, array contents from a seeded PRNG. Candidates whose precondition fails at
 //! run time are rejected by the caller and redrawn.
 
-use super::compile::{CClause, CMethod, CProgram, Ty, CE};
+use super::compile::{Body, CClause, CMethod, CProgram, Ty, CE};
 use super::heap::{default_of, Heap};
 use super::interp::Interp;
 use super::value::{Amt, Rng, Value, Q};
@@ -338,6 +338,13 @@ struct Vars<'c> {
     this_fields: BTreeMap<String, Ty>,
     /// Every class's fields (name, type), by class name.
     classes: BTreeMap<String, Vec<(String, Ty)>>,
+    /// Pure functions the translation inlines: the callee's parameter slots and its body.
+    funcs: Vec<Option<(Vec<u32>, CE)>>,
+    /// Inlined calls, innermost last: each maps the callee's parameter slots to the caller's
+    /// arguments, which are translated one level further out.
+    subst: Vec<BTreeMap<u32, CE>>,
+    /// The level names are resolved at: `subst.len()` while translating the innermost body.
+    level: std::cell::Cell<usize>,
 }
 
 impl<'c> Vars<'c> {
@@ -352,6 +359,14 @@ impl<'c> Vars<'c> {
     /// The input variable a reference expression stands for.
     fn var_name(&self, e: &CE) -> Option<(String, Ty)> {
         match e {
+            CE::Local(s) if self.level.get() > 0 => {
+                let l = self.level.get();
+                let x = self.subst[l - 1].get(s)?;
+                self.level.set(l - 1);
+                let r = self.var_name(x);
+                self.level.set(l);
+                r
+            }
             CE::Local(s) => self.slot_names.get(s).cloned(),
             CE::Field(o, f, _) if matches!(**o, CE::This) => {
                 let n = self.field_names.get(*f as usize)?;
@@ -384,9 +399,69 @@ impl<'c> Vars<'c> {
         }
         e.for_each_sub(&mut |x| self.mentioned(x, out));
     }
+    /// Run `f` on an inlined callee's argument for slot `s`, one level further out.
+    fn outer<T>(&mut self, s: u32, f: impl FnOnce(&mut Self, &CE) -> Option<T>) -> Option<T> {
+        let l = self.level.get();
+        let x = self.subst.get(l.checked_sub(1)?)?.get(&s)?.clone();
+        self.level.set(l - 1);
+        let r = f(self, &x);
+        self.level.set(l);
+        r
+    }
+
+    /// The body of pure function `method` with its parameters bound to `args`: translated by
+    /// `f` one level further in. Recursion stops at a small depth (the clause is then left to
+    /// the filter).
+    fn inline<T>(
+        &mut self,
+        method: u32,
+        recv: Option<&CE>,
+        args: &[CE],
+        f: impl FnOnce(&mut Self, &CE) -> Option<T>,
+    ) -> Option<T> {
+        if recv.is_some_and(|r| !matches!(r, CE::This)) || self.subst.len() >= 3 {
+            return None;
+        }
+        let (params, body) = self.funcs.get(method as usize)?.clone()?;
+        if params.len() != args.len() || self.level.get() != self.subst.len() {
+            return None;
+        }
+        self.subst.push(params.into_iter().zip(args.iter().cloned()).collect());
+        self.level.set(self.subst.len());
+        let r = f(self, &body);
+        self.subst.pop();
+        self.level.set(self.subst.len());
+        r
+    }
+
+    /// A constraint every valid input meets, from clause `e`: `e` itself where it translates,
+    /// else the conjuncts that do (a dropped conjunct only weakens it; the precondition itself
+    /// filters the inputs afterwards).
+    fn tr_necessary(&mut self, e: &CE) -> Option<Bool<'c>> {
+        if let Some(b) = self.tr_bool(e) {
+            return Some(b);
+        }
+        match e {
+            CE::Bin(BinOp::And | BinOp::Star, l, r, _) => {
+                match (self.tr_necessary(l), self.tr_necessary(r)) {
+                    (Some(a), Some(b)) => Some(Bool::and(self.ctx, &[&a, &b])),
+                    (a, b) => a.or(b),
+                }
+            }
+            CE::CallPure { method, recv, args, .. } => {
+                self.inline(*method, recv.as_deref(), args, |v, b| v.tr_necessary(b))
+            }
+            _ => None,
+        }
+    }
+
     fn tr_int(&mut self, e: &CE) -> Option<Int<'c>> {
         Some(match e {
             CE::Int(i) => Int::from_i64(self.ctx, *i),
+            CE::Local(s) if self.level.get() > 0 => self.outer(*s, |v, x| v.tr_int(x))?,
+            CE::CallPure { method, recv, args, .. } => {
+                self.inline(*method, recv.as_deref(), args, |v, b| v.tr_int(b))?
+            }
             CE::Local(_) | CE::Field(..) => {
                 let (n, t) = self.var_name(e)?;
                 if t != Ty::Int {
@@ -539,6 +614,10 @@ impl<'c> Vars<'c> {
         let ctx = self.ctx;
         Some(match e {
             CE::Bool(b) => Bool::from_bool(ctx, *b),
+            CE::Local(s) if self.level.get() > 0 => self.outer(*s, |v, x| v.tr_bool(x))?,
+            CE::CallPure { method, recv, args, .. } => {
+                self.inline(*method, recv.as_deref(), args, |v, b| v.tr_bool(b))?
+            }
             CE::Local(_) | CE::Field(..) => {
                 let (n, t) = self.var_name(e)?;
                 if t != Ty::Bool {
@@ -710,6 +789,16 @@ pub fn generate(
                 (c.name.clone(), c.fields.iter().map(|f| (f.1.clone(), f.2.clone())).collect())
             })
             .collect(),
+        funcs: prog
+            .methods
+            .iter()
+            .map(|f| match (&f.body, f.is_pure) {
+                (Body::Expr(b), true) => Some((f.params.iter().map(|p| p.0).collect(), b.clone())),
+                _ => None,
+            })
+            .collect(),
+        subst: Vec::new(),
+        level: std::cell::Cell::new(0),
     };
     // Object inputs the contract reads a field of are objects with generated fields (their
     // fields are inputs named `b.n`); other object inputs are null.
@@ -728,7 +817,7 @@ pub fn generate(
         }
     }
     for c in conj {
-        if let Some(b) = vars.tr_bool(&c.e) {
+        if let Some(b) = vars.tr_necessary(&c.e) {
             opt.assert(&b);
         }
         let mut implied = Vec::new();
@@ -968,6 +1057,16 @@ fn rational(t: &Ty, rng: &mut Rng) -> Amt {
 }
 
 fn fill_vec(elem: &Ty, len: usize, fill: Fill, rng: &mut Rng, classes: &Classes) -> Vec<InVal> {
+    // Nested sequences are mostly rectangular (`|G| == n && (\forall e in G; |e| == n)` is the
+    // common contract): square, or rows of one shared length; else each row drawn alone.
+    let shared = match elem {
+        Ty::Seq(_) => match rng.range(0, 3) {
+            0 => Some(len),
+            1 => Some(rng.range(0, 4) as usize),
+            _ => None,
+        },
+        _ => None,
+    };
     (0..len)
         .map(|_| match elem {
             Ty::Bool => InVal::Bool(rng.chance(50)),
@@ -986,7 +1085,7 @@ fn fill_vec(elem: &Ty, len: usize, fill: Fill, rng: &mut Rng, classes: &Classes)
             }),
             // A sequence is a value, never null: its elements are sequences too.
             Ty::Seq(inner) => {
-                let n = rng.range(0, 4) as usize;
+                let n = shared.unwrap_or_else(|| rng.range(0, 4) as usize);
                 InVal::Seq(fill_vec(inner, n, fill, rng, classes))
             }
             t if t.is_rational() => InVal::rat(rational(t, rng)),

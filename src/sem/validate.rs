@@ -213,6 +213,8 @@ pub(super) fn compare_methods(
     let mut rejections = Rejections::default();
     let mut undecided: Option<String> = None;
     let mut faulty: Option<String> = None;
+    // Inputs the adapter could not carry over to OPT: how many, and the first reason.
+    let mut unadapted: (usize, Option<String>) = (0, None);
     let mut cases: Vec<(u64, Option<Input>)> = (0..opts.random as u64).map(|i| (i, None)).collect();
     for (k, i) in opts.inputs.iter().enumerate() {
         cases.push((opts.random as u64 + k as u64, Some(i.clone())));
@@ -250,9 +252,14 @@ pub(super) fn compare_methods(
         }
         // OPT runs on the adapted input; its observables are mapped back (identity adapter:
         // unchanged).
-        let Ok(opt_input) = adapter.forward(&input) else {
-            out.skipped += 1;
-            continue;
+        let opt_input = match adapter.forward(&input) {
+            Ok(x) => x,
+            Err(e) => {
+                out.skipped += 1;
+                unadapted.0 += 1;
+                unadapted.1.get_or_insert_with(|| e.to_string());
+                continue;
+            }
         };
         // OPT gets a budget relative to what ORIG needed: an optimization changes the number
         // of statements by a small factor, so OPT still running after `OPT_FUEL_FACTOR` times
@@ -338,7 +345,12 @@ pub(super) fn compare_methods(
     }
     if out.verdict == Verdict::Same && (out.equivalent == 0 || out.schedule_dependent > 0) {
         out.verdict = Verdict::Inconclusive;
-        out.reason = Some(inconclusive_reason(&out, undecided.or(faulty), &rejections, &lo.src));
+        out.reason = Some(match unadapted {
+            (n, Some(e)) if out.equivalent == 0 && out.schedule_dependent == 0 && n > 0 => format!(
+                "{n} inputs could not be carried over to OPT's signature: {e} (give the layout with --adapter \"matrix_lin M R|C ROWS COLS\")"
+            ),
+            _ => inconclusive_reason(&out, undecided.or(faulty), &rejections, &lo.src),
+        });
     }
     let total = out.equivalent
         + out.skipped

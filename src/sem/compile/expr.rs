@@ -242,6 +242,7 @@ impl<'a> Compiler<'a> {
                         name: b.name.name.clone(),
                         lows: Vec::new(),
                         highs: Vec::new(),
+                        members: Vec::new(),
                     };
                     if let Some((lo, hi)) = &b.range {
                         binder.lows.push(self.expr(lo, &mut None));
@@ -273,6 +274,7 @@ impl<'a> Compiler<'a> {
                     name: name.name.clone(),
                     lows: Vec::new(),
                     highs: Vec::new(),
+                    members: Vec::new(),
                 }];
                 let c = self.expr(cond, &mut None);
                 let implied = extract_bounds(&c, &mut binders);
@@ -352,8 +354,13 @@ impl Compiler<'_> {
             // A source is evaluated before its binder is in scope.
             let source = g.source.as_ref().map(|x| self.expr(x, &mut None));
             let slot = self.scope.declare(&g.name.name, Ty::from_ast(&g.ty));
-            let binder =
-                Binder { slot, name: g.name.name.clone(), lows: Vec::new(), highs: Vec::new() };
+            let binder = Binder {
+                slot,
+                name: g.name.name.clone(),
+                lows: Vec::new(),
+                highs: Vec::new(),
+                members: Vec::new(),
+            };
             gens.push(CompGen { binder, source });
         }
         let cond = c.cond.as_ref().map(|x| self.expr(x, &mut None));
@@ -509,6 +516,11 @@ fn extract_bounds(cond: &CE, binders: &mut [Binder]) -> bool {
                     BinOp::Gt if is_x(r) && ok(l) => Some((&mut b.highs, (**l).clone())),
                     BinOp::Le if is_x(l) && ok(r) => Some((&mut b.highs, plus1(r))),
                     BinOp::Ge if is_x(r) && ok(l) => Some((&mut b.highs, plus1(l))),
+                    // A membership is a domain, not a bound: the condition is still evaluated.
+                    BinOp::In if is_x(l) && ok(r) => {
+                        b.members.push((**r).clone());
+                        None
+                    }
                     _ => None,
                 };
                 if let Some((list, e)) = bound {

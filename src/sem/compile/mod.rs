@@ -251,6 +251,9 @@ pub struct Binder {
     pub name: String,
     pub lows: Vec<CE>,
     pub highs: Vec<CE>,
+    /// Collections the binder is a member of (`x in xs`, `k in keysMap(m)`): a domain for a
+    /// binder without integer bounds, or of a type other than `int`.
+    pub members: Vec<CE>,
 }
 
 /// One top-level conjunct of a contract clause.

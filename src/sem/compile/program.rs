@@ -140,6 +140,19 @@ impl<'a> Compiler<'a> {
                 }
             }
         }
+        // VerCors 1 also accepts a `yields` variable in a `with` block (`with { P = P; }`, the
+        // callee's variable on the left): it is bound to the caller's variable on the right.
+        if let Some(b) = &ghost.with {
+            for st in &b.stmts {
+                if let StmtKind::Assign { target, value } = &st.kind {
+                    if let (ExprKind::Name(y), ExprKind::Name(x)) = (&target.kind, &value.kind) {
+                        if callee_slot(&y.name).is_some() {
+                            pairs.push((x.name.as_str(), y.name.as_str()));
+                        }
+                    }
+                }
+            }
+        }
         pairs
             .into_iter()
             .filter_map(|(x, y)| Some((self.scope.lookup(x)?.0, callee_slot(y)?)))

@@ -12,6 +12,22 @@ impl Interp {
     pub(super) fn eval_quant(&mut self, e: &CE, env: &mut Env, pv: PV) -> Result<Value, Stop> {
         match e {
             CE::Quant { kind, binders, cond, implied, body, span } => {
+                if binders.iter().any(by_membership) {
+                    let tuples =
+                        self.enumerate_members(binders, cond.as_deref(), *span, env, pv)?;
+                    let mut res = *kind != QuantKind::Exists;
+                    for t in tuples.chunks(binders.len().max(1)) {
+                        for (b, v) in binders.iter().zip(t) {
+                            env.store[b.slot as usize] = v.clone();
+                        }
+                        let v = self.ev(body, env, pv)?;
+                        if self.as_bool(v, *span)? == (*kind == QuantKind::Exists) {
+                            res = !res;
+                            break;
+                        }
+                    }
+                    return Ok(Value::Bool(res));
+                }
                 let tuples = self.enumerate(binders, cond.as_deref(), *implied, *span, env, pv)?;
                 let mut res = *kind != QuantKind::Exists;
                 let mut from = 0;
@@ -40,6 +56,17 @@ impl Interp {
             }
             CE::Sum { binder, cond, implied, body, span } => {
                 let binders = std::slice::from_ref(binder);
+                if by_membership(binder) {
+                    let tuples = self.enumerate_members(binders, Some(cond), *span, env, pv)?;
+                    let mut acc = 0i64;
+                    for t in tuples {
+                        env.store[binder.slot as usize] = t;
+                        let v = self.ev(body, env, pv)?;
+                        let i = self.as_int(v, *span)?;
+                        acc = self.arith(BinOp::Add, acc, i, *span)?;
+                    }
+                    return Ok(Value::Int(acc));
+                }
                 let tuples = self.enumerate(binders, Some(cond), *implied, *span, env, pv)?;
                 let mut acc = 0i64;
                 for t in tuples {
@@ -156,4 +183,80 @@ impl Interp {
         }
         Ok(())
     }
+
+    /// Enumerate binders some of which range over the elements of a collection (`x in xs`)
+    /// rather than over integer bounds; the tuples are returned flat, and filtered by `cond`.
+    fn enumerate_members(
+        &mut self,
+        binders: &[Binder],
+        cond: Option<&CE>,
+        span: Span,
+        env: &mut Env,
+        pv: PV,
+    ) -> Result<Vec<Value>, Stop> {
+        let mut out = Vec::new();
+        let mut cur = Vec::with_capacity(binders.len());
+        self.members_rec(binders, cond, span, env, pv, &mut cur, &mut out)?;
+        self.tick(out.len() as u64 + 1, span)?;
+        Ok(out)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn members_rec(
+        &mut self,
+        binders: &[Binder],
+        cond: Option<&CE>,
+        span: Span,
+        env: &mut Env,
+        pv: PV,
+        cur: &mut Vec<Value>,
+        out: &mut Vec<Value>,
+    ) -> Result<(), Stop> {
+        let Some(b) = binders.get(cur.len()) else {
+            let ok = match cond {
+                Some(c) => {
+                    let v = self.ev(c, env, pv)?;
+                    self.as_bool(v, span)?
+                }
+                None => true,
+            };
+            if ok {
+                out.extend(cur.iter().cloned());
+            }
+            return Ok(());
+        };
+        let domain: Vec<Value> = if by_membership(b) {
+            let coll = self.ev(&b.members[0], env, pv)?;
+            let mut elems = match coll {
+                Value::Seq(v) | Value::Set(v) | Value::Bag(v) => v.to_vec(),
+                Value::Map(m) => m.entries.iter().map(|(k, _)| k.clone()).collect(),
+                _ => {
+                    return Err(unsupported(
+                        "a quantifier over the members of a non-collection",
+                        span,
+                    ))
+                }
+            };
+            elems.sort();
+            elems.dedup();
+            elems
+        } else {
+            let (lo, hi) = self.binder_range(b, span, env, pv)?;
+            (lo..hi).map(Value::Int).collect()
+        };
+        self.tick(domain.len() as u64, span)?;
+        for v in domain {
+            env.store[b.slot as usize] = v.clone();
+            cur.push(v);
+            self.members_rec(binders, cond, span, env, pv, cur, out)?;
+            cur.pop();
+        }
+        Ok(())
+    }
+}
+
+/// A binder that ranges over a collection's members: it has a membership and lacks an integer
+/// bound (a binder with both is enumerated over its bounds, which is cheaper).
+fn by_membership(b: &Binder) -> bool {
+    !b.members.is_empty() && (b.lows.is_empty() || b.highs.is_empty())
 }
