@@ -280,3 +280,39 @@ class Y {
 fn yields_bound_in_a_with_block() {
     all_ok(YIELDS_WITH);
 }
+
+/// A `given` input that the precondition defines (`orig == as_seq(…)`) is computed, not
+/// drawn; constructors receive `given` arguments from `with` blocks; `\typeof(this) == C`
+/// holds for the enclosing class only.
+const GIVENS: &str = r#"
+class Box {
+  int v;
+  given int g;
+  requires g == x;
+  ensures Perm(v, write) ** v == x;
+  Box(int x) { v = g; }
+
+  given seq<int> orig;
+  requires |xs| < 4 && orig == xs ++ xs;
+  ensures \result == |orig|;
+  int twice(seq<int> xs) {
+    Box b = new Box(|xs|) with { g = |xs|; };
+    assert \typeof(this) == Box;
+    return 2 * b.v;
+  }
+}
+
+class Other { }
+"#;
+
+#[test]
+fn givens_defined_by_the_precondition_are_computed() {
+    let rs = runs(GIVENS, 20);
+    assert_eq!(rs.len(), 20);
+    assert!(rs.iter().all(|r| r.status == Status::Ok), "{:?}", codes(&rs));
+    let wrong = GIVENS.replace("\\typeof(this) == Box", "\\typeof(this) == Other");
+    assert!(codes(&runs(&wrong, 2)).iter().all(|c| c == "R-ASSERT"));
+    let wrong = GIVENS.replace("with { g = |xs|; }", "with { g = 0; }");
+    let rs = runs(&wrong, 20);
+    assert!(codes(&rs).iter().any(|c| c == "R-PRE"), "{:?}", codes(&rs));
+}

@@ -75,6 +75,12 @@ impl<'a> Compiler<'a> {
             }
             ExprKind::Unary(UnOp::Not, x) => CE::Not(self.bx(x, pre)),
             ExprKind::Unary(UnOp::Neg, x) => CE::Neg(self.bx(x, pre), span),
+            ExprKind::Binary(op @ (BinOp::Eq | BinOp::Ne), l, r)
+                if self.typeof_test(l, r).or_else(|| self.typeof_test(r, l)).is_some() =>
+            {
+                let same = self.typeof_test(l, r).or_else(|| self.typeof_test(r, l));
+                CE::Bool(same == Some(*op == BinOp::Eq))
+            }
             ExprKind::Binary(op, l, r) => {
                 let (l, r) = (self.bx(l, pre), self.bx(r, pre));
                 match op {
@@ -531,6 +537,27 @@ fn extract_bounds(cond: &CE, binders: &mut [Binder]) -> bool {
         }
     }
     used.iter().all(|u| *u)
+}
+
+impl Compiler<'_> {
+    /// `\typeof(this) == C` (the encoder's rule, `typeof_test` in viper/encode/exprs.rs): PVL
+    /// classes have no subclasses, so it holds exactly when `C` is the enclosing class. `None`
+    /// when `a == b` is no such test (other `\typeof` operands stay unknown names).
+    fn typeof_test(&self, a: &Expr, b: &Expr) -> Option<bool> {
+        let ExprKind::Builtin(Builtin::TypeOf, args) = &a.kind else {
+            return None;
+        };
+        if !matches!(args.as_slice(), [Expr { kind: ExprKind::This, .. }]) {
+            return None;
+        }
+        let ExprKind::Name(c) = &b.kind else { return None };
+        if self.scope.lookup(&c.name).is_some()
+            || !self.out.classes.iter().any(|k| k.name == c.name)
+        {
+            return None;
+        }
+        Some(self.out.classes.get(self.cur_class as usize)?.name == c.name)
+    }
 }
 
 /// VerCors' built-in functions on sequences that are not methods of the program, as the

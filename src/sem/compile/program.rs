@@ -84,7 +84,7 @@ impl<'a> Compiler<'a> {
         let Some(md) = self.asts.get(m as usize).copied() else {
             return Vec::new();
         };
-        let ExprKind::Call { ghost, .. } = &e.kind else {
+        let (ExprKind::Call { ghost, .. } | ExprKind::NewObject(_, _, ghost)) = &e.kind else {
             return Vec::new();
         };
         let mut passed: Vec<(&str, &Expr)> =

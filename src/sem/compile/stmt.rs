@@ -62,14 +62,22 @@ impl<'a> Compiler<'a> {
                 let d = self.hoisted_exprs(dims);
                 self.code.push(Instr::Alloc { target, elem: Ty::from_ast(t), dims: d, span });
             }
-            ExprKind::NewObject(_, _, ghost) if !ghost.is_empty() => {
-                self.code.push(Instr::Unsupported("ghost arguments of `new`".into(), value.span))
+            ExprKind::NewObject(_, _, ghost)
+                if ghost.then.is_some() || !ghost.yields.is_empty() =>
+            {
+                self.code.push(Instr::Unsupported("`yields` of a constructor".into(), value.span))
             }
             ExprKind::NewObject(c, args, _) => {
-                let a = self.hoisted_exprs(args);
+                let mut a = self.hoisted_exprs(args);
                 match self.out.classes.iter().position(|k| k.name == c.name) {
                     Some(ci) => {
                         let ctor = self.out.classes[ci].ctor;
+                        // The constructor's `given` parameters follow its own (`with`/`given`).
+                        if let Some(k) = ctor {
+                            let mut pre = Vec::new();
+                            a.extend(self.given_args(k, value, &mut Some(&mut pre)));
+                            self.code.extend(pre);
+                        }
                         if let Some(k) = ctor {
                             self.cur_calls.push(k);
                         }

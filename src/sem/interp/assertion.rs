@@ -220,6 +220,31 @@ impl Interp {
         Ok(())
     }
 
+    /// `g == E` (or `E == g`) for an entry `given` slot `g` that `E` does not read: set `g` to
+    /// `E`'s value, so that the conjunct holds. Evaluated in the clause's own state (after the
+    /// clauses before it have moved their permissions); an `E` that cannot be evaluated leaves
+    /// `g` alone (the conjunct then reports it).
+    fn derive_given(&mut self, e: &CE, env: &mut Env, x: &mut Xfer) -> Result<(), Stop> {
+        let CE::Bin(BinOp::Eq, l, r, _) = e else { return Ok(()) };
+        for (g, rhs) in [(l, r), (r, l)] {
+            let CE::Local(s) = **g else { continue };
+            if !self.derive_givens.contains(&s) || mentions_local(rhs, s) {
+                continue;
+            }
+            let v = {
+                let pv = self.pure_view(x);
+                self.ev(rhs, env, pv)
+            };
+            match v {
+                Ok(v) => env.store[s as usize] = v,
+                Err(Stop::Error(_)) => {}
+                Err(stop) => return Err(stop),
+            }
+            return Ok(());
+        }
+        Ok(())
+    }
+
     /// The instances of `\forall* int i; …; Perm(a[e], p) ** Perm(b[f], q) …` (see
     /// [`perm_chain`]), without the assertion walk: the array locals and the amounts do not
     /// depend on `i`, and the indices read only the store. The locations are computed first, in
@@ -477,6 +502,9 @@ impl Interp {
             let before = x.fails.len();
             // The scale applies to permissions only, which a pure clause has none of.
             if c.pure {
+                if !self.derive_givens.is_empty() {
+                    self.derive_given(&c.e, env, x)?;
+                }
                 // What `assertion` does with a resource-free expression, without looking for
                 // resources in it again.
                 self.pure_assertion(&c.e, env, x)?;
@@ -533,4 +561,14 @@ fn perm_chain(e: &CE, binder: u32, out: &mut Vec<PermLeaf>) -> bool {
             _ => false,
         },
     }
+}
+
+/// Does `e` read local slot `s` (conservatively: any expression it cannot see into does)?
+fn mentions_local(e: &CE, s: u32) -> bool {
+    if let CE::Local(x) = e {
+        return *x == s;
+    }
+    let mut found = false;
+    e.for_each_sub(&mut |x| found |= mentions_local(x, s));
+    found
 }

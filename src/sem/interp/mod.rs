@@ -153,6 +153,9 @@ pub struct Interp {
     pub race_found: bool,
     /// Where the entry precondition rejected the input (the first failing clause), if it did.
     pub pre_rejected: Option<crate::front::Span>,
+    /// While the entry precondition is checked: the entry's `given` parameter slots, which a
+    /// conjunct `g == E` sets to `E` (see `assertion::clauses_skip`).
+    pub derive_givens: Vec<u32>,
     pub fuel: u64,
     /// Lane-statements executed (the benchmark's "simple statements").
     pub stmts: u64,
@@ -209,6 +212,7 @@ impl Interp {
             suppressed: 0,
             race_found: false,
             pre_rejected: None,
+            derive_givens: Vec::new(),
             stmts: 0,
             launches: 0,
             bulk_launches: 0,
@@ -356,6 +360,9 @@ impl Interp {
             x.src_is_env = true;
             let mut env = Env::contract(&mut fr.store, &fr.this, &fr.result, None);
             let before = self.errors.len();
+            // A ghost input the precondition defines (`given seq<int> orig; requires orig ==
+            // as_seq(list)`) is what any caller must pass: it is computed, not drawn.
+            self.derive_givens = md.params[md.given_from..].iter().map(|p| p.0).collect();
             let ok = self.clauses(
                 &md.pre,
                 &mut env,
@@ -368,6 +375,7 @@ impl Interp {
                     who: Who::Text("the input"),
                 },
             )?;
+            self.derive_givens.clear();
             self.env_holder = x.src;
             holders[0] = x.dst;
             if !ok {
