@@ -316,3 +316,47 @@ fn givens_defined_by_the_precondition_are_computed() {
     let rs = runs(&wrong, 20);
     assert!(codes(&rs).iter().any(|c| c == "R-PRE"), "{:?}", codes(&rs));
 }
+
+/// Cells a precondition fixes one by one (`b[i] == i`, `c[i] == b[i] + n`) are computed, so
+/// every input reaches the code; `\old` in a barrier contract is the state at the barrier.
+const CELLS: &str = r#"
+class F {
+  context_everywhere a != null && b != null && c != null;
+  context_everywhere n > 0 && a.length == n && b.length == n && c.length == n;
+  context (\forall* int i; 0 <= i && i < n; Perm(a[i], write) ** Perm(b[i], read) ** Perm(c[i], read));
+  requires (\forall int i; 0 <= i && i < n; b[i] == i);
+  requires (\forall int i; 0 <= i && i < n; c[i] == b[i] + n);
+  ensures (\forall int i; 0 <= i && i < n; a[i] == 2 * i + n + 1);
+  void f(int n, int[] a, int[] b, int[] c) {
+    par k (int t = 0 .. n)
+      context Perm(a[t], write) ** Perm(b[t], read) ** Perm(c[t], read);
+      requires b[t] == t && c[t] == t + n;
+      ensures a[t] == 2 * t + n + 1;
+    {
+      a[t] = b[t] + c[t];
+      barrier(k) {
+        context Perm(a[t], write) ** Perm(b[t], read) ** Perm(c[t], read);
+        requires a[t] == 2 * t + n;
+        ensures a[t] == \old(a[t]) && b[t] == t && c[t] == t + n;
+      }
+      a[t] = a[t] + 1;
+    }
+  }
+}
+"#;
+
+#[test]
+fn cells_fixed_by_the_precondition_are_computed() {
+    let rs = runs(CELLS, 20);
+    assert!(rs.iter().all(|r| r.status == Status::Ok), "{:?}", codes(&rs));
+    // Inputs of several sizes were run (no input needed the precondition to reject it).
+    let sizes: std::collections::BTreeSet<String> = rs
+        .iter()
+        .filter_map(|r| r.input.args.iter().find(|(n, _)| n == "n").map(|(_, v)| v.to_string()))
+        .collect();
+    assert!(sizes.len() > 3, "{sizes:?}");
+    let wrong = CELLS.replace("a[t] == \\old(a[t]) &&", "a[t] == \\old(a[t]) + 1 &&");
+    let rs = runs(&wrong, 2);
+    assert!(rs.iter().all(|r| r.status == Status::Error), "{:?}", codes(&rs));
+    assert!(codes(&rs).iter().any(|c| c == "R-BAR-POST"), "{:?}", codes(&rs));
+}

@@ -12,6 +12,8 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use z3::ast::{Ast, Bool, Int};
 
+mod contents;
+
 /// A concrete input value, independent of any heap.
 #[derive(Clone, Debug, PartialEq)]
 pub enum InVal {
@@ -980,6 +982,10 @@ pub fn generate(
         };
         vals.insert(n.clone(), v);
     }
+    // Cells the precondition fixes one by one (`b[i] == i`) are computed, not drawn.
+    let names: BTreeMap<u32, String> = m.params.iter().map(|p| (p.0, p.1.clone())).collect();
+    let fixed: Vec<&CClause> = m.pre.iter().chain(&m.everywhere).collect();
+    contents::solve(&fixed, &names, &mut vals);
     let mut input = Input { seed, ..Input::default() };
     for (n, t) in &top {
         let v = assemble(n, t, &mut vals, &objects, &vars.classes);

@@ -196,10 +196,16 @@ impl Interp {
             site,
             who: Who::Text(""),
         };
+        // `\old(e)` in a barrier contract is `e` when the threads reach the barrier (as the
+        // encoder has it, viper/encode/stmts/barrier.rs): the heap has not changed since.
+        let at_barrier = (!perms && super::uses_old(post)).then(|| self.heap.clone());
         for w in warps.iter_mut() {
             for l in lanes_of(full_mask(w.lanes.len()) & !w.finished) {
                 let who = w.lanes[l].who();
                 let (mut env, holders) = Self::new_lane_env(&mut w.lanes[l], epoch, None, true);
+                if let Some(h) = &at_barrier {
+                    env.old = Some(h);
+                }
                 let top = holders.last_mut().expect("holder");
                 let mut x = Xfer::new(Mode::Inhale, std::mem::take(&mut pool), std::mem::take(top));
                 x.from_pool = perms;

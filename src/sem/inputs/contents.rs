@@ -1,0 +1,165 @@
+//! Array and sequence contents a precondition fixes cell by cell: `(\forall int i; lo <= i &&
+//! i < hi; a[i] == E)`, with `E` an integer expression of `i`, the scalar inputs, lengths and
+//! cells of other inputs (`b[i] == i`, `a[i] == 2 * i + n`, `c[i] == b[i]`). After the solver
+//! has fixed the sizes and scalars, such cells are set to `E`'s value, in clause order, instead
+//! of hoping that a random fill meets the equation. Anything the small evaluator here cannot
+//! compute is left as drawn: the precondition still filters the input afterwards.
+
+use super::InVal;
+use crate::front::ast::{BinOp, QuantKind};
+use crate::sem::compile::{CClause, CE};
+use std::collections::BTreeMap;
+
+/// What the evaluator sees: input values by name, the names of the entry's parameter slots,
+/// and the binder's slot and value.
+struct Scope<'a> {
+    vals: &'a BTreeMap<String, InVal>,
+    names: &'a BTreeMap<u32, String>,
+    binder: (u32, i64),
+}
+
+impl Scope<'_> {
+    fn var(&self, e: &CE) -> Option<&InVal> {
+        match e {
+            CE::Local(s) => self.vals.get(self.names.get(s)?),
+            _ => None,
+        }
+    }
+
+    fn int(&self, e: &CE) -> Option<i64> {
+        match e {
+            CE::Int(k) => Some(*k),
+            CE::Local(s) if *s == self.binder.0 => Some(self.binder.1),
+            CE::Local(_) => match self.var(e)? {
+                InVal::Int(k) => Some(*k),
+                _ => None,
+            },
+            CE::Length(x, _) => match self.var(x)? {
+                InVal::Array(_, v) | InVal::Seq(v) => Some(v.len() as i64),
+                _ => None,
+            },
+            CE::Index(a, i, _) => match self.var(a)? {
+                InVal::Array(_, v) | InVal::Seq(v) => {
+                    match v.get(usize::try_from(self.int(i)?).ok()?)? {
+                        InVal::Int(k) => Some(*k),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            },
+            CE::Neg(x, _) => self.int(x)?.checked_neg(),
+            CE::Bin(op, l, r, _) => {
+                let (a, b) = (self.int(l)?, self.int(r)?);
+                match op {
+                    BinOp::Add => a.checked_add(b),
+                    BinOp::Sub => a.checked_sub(b),
+                    BinOp::Mul => a.checked_mul(b),
+                    // PVL's `/` and `%` on negative operands are left to the filter.
+                    BinOp::Div if a >= 0 && b > 0 => Some(a / b),
+                    BinOp::Mod if a >= 0 && b > 0 => Some(a % b),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Set the cells that `clauses` fix (see the module comment) in `vals`.
+pub(super) fn solve(
+    clauses: &[&CClause],
+    names: &BTreeMap<u32, String>,
+    vals: &mut BTreeMap<String, InVal>,
+) {
+    for c in clauses {
+        let mut conj = Vec::new();
+        conjuncts(&c.e, &mut conj);
+        for e in conj {
+            let CE::Quant { kind: QuantKind::Forall, binders, implied: true, body, .. } = e else {
+                continue;
+            };
+            let [b] = binders.as_slice() else { continue };
+            let mut eqs = Vec::new();
+            conjuncts(body, &mut eqs);
+            for eq in eqs {
+                let CE::Bin(BinOp::Eq, l, r, _) = eq else { continue };
+                for (cell, value) in [(l, r), (r, l)] {
+                    let CE::Index(arr, i, _) = &**cell else { continue };
+                    if !matches!(**i, CE::Local(s) if s == b.slot) {
+                        continue;
+                    }
+                    let CE::Local(a) = **arr else { continue };
+                    let Some(name) = names.get(&a) else { continue };
+                    if fill(b, a, value, name, names, vals) {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Cells `[lo, hi)` of input `name` (slot `a`) set to `value`; false when nothing could be
+/// computed.
+fn fill(
+    b: &crate::sem::compile::Binder,
+    a: u32,
+    value: &CE,
+    name: &str,
+    names: &BTreeMap<u32, String>,
+    vals: &mut BTreeMap<String, InVal>,
+) -> bool {
+    if b.lows.is_empty() || b.highs.is_empty() || reads_slot(value, a) {
+        return false;
+    }
+    let (lo, hi, cells) = {
+        let sc = Scope { vals, names, binder: (u32::MAX, 0) };
+        let lo = b.lows.iter().map(|x| sc.int(x)).collect::<Option<Vec<_>>>();
+        let hi = b.highs.iter().map(|x| sc.int(x)).collect::<Option<Vec<_>>>();
+        let (Some(lo), Some(hi)) = (lo, hi) else { return false };
+        let lo = lo.into_iter().max().unwrap_or(0).max(0);
+        let hi = hi.into_iter().min().unwrap_or(0);
+        let len = match vals.get(name) {
+            Some(InVal::Array(_, v) | InVal::Seq(v)) => v.len() as i64,
+            _ => return false,
+        };
+        let hi = hi.min(len);
+        let mut cells = Vec::new();
+        for i in lo..hi {
+            let sc = Scope { vals, names, binder: (b.slot, i) };
+            match sc.int(value) {
+                Some(v) => cells.push((i as usize, v)),
+                None => return false,
+            }
+        }
+        (lo, hi, cells)
+    };
+    let _ = (lo, hi);
+    if let Some(InVal::Array(_, v) | InVal::Seq(v)) = vals.get_mut(name) {
+        for (i, x) in cells {
+            if matches!(v[i], InVal::Int(_)) {
+                v[i] = InVal::Int(x);
+            }
+        }
+    }
+    true
+}
+
+fn conjuncts<'e>(e: &'e CE, out: &mut Vec<&'e CE>) {
+    match e {
+        CE::Bin(BinOp::And | BinOp::Star, l, r, _) => {
+            conjuncts(l, out);
+            conjuncts(r, out);
+        }
+        _ => out.push(e),
+    }
+}
+
+fn reads_slot(e: &CE, s: u32) -> bool {
+    if let CE::Local(x) = e {
+        return *x == s;
+    }
+    let mut found = false;
+    e.for_each_sub(&mut |x| found |= reads_slot(x, s));
+    found
+}
