@@ -37,6 +37,8 @@ const CASES: &[(&str, &str, &str)] = &[
     ("ok_given_yields", "class C {\n  given frac p;\n  yields int r;\n  requires 0 < p;\n  void callee() { r = 1; }\n  void m() {\n    int q;\n    callee() with { p = 1; } then { q = r; };\n  }\n}\n", ""),
     ("ok_local_hides_yields", "class C {\n  yields int r;\n  void m() {\n    int r = 1;\n  }\n}\n", ""),
     ("ok_constructor_case", "class CartTree {\n  cartTree() { }\n}\n", ""),
+    ("seq_difference", "class C {\n  void m(seq<int> xs) {\n    seq<int> ys = xs - seq<int> { 1 };\n  }\n}\n", "V-TYPE"),
+    ("ok_yields_in_with", "class C {\n  yields int r;\n  void callee() { r = 1; }\n  void m() {\n    int q;\n    callee() with { r = q; };\n  }\n}\n", ""),
     ("ok_builtin_function", "class C {\n  void m(seq<int> s) {\n    assert isEmpty(s) || true;\n  }\n}\n", ""),
     ("ok_bag_membership", "class C {\n  void m() {\n    bag<int> b = bag<int> {1, 1};\n    assert (1 in b) == 2;\n  }\n}\n", ""),
     ("ok_static_call", "class D {\n  static int f() { return 1; }\n}\nclass C {\n  void m() {\n    int x = D.f();\n  }\n}\n", ""),

@@ -21,6 +21,19 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "Failed",
         "V-ASSERT",
     ),
+    // ---- VerCors 1 binds a callee's `yields` variable in a `with` block too
+    (
+        "yields_in_with.pvl",
+        "class Y {\n  yields seq<int> P;\n  ensures |P| == 1 && P[0] == x;\n  void one(int x) {\n    P = seq<int> { x };\n  }\n\n  yields seq<int> Q;\n  ensures |Q| == 1 && Q[0] == x;\n  void caller(int x) {\n    one(x) with { P = Q; };\n  }\n}\n",
+        "Verified",
+        "",
+    ),
+    (
+        "yields_in_with_wrong.pvl",
+        "class Y {\n  yields seq<int> P;\n  ensures |P| == 1 && P[0] == x;\n  void one(int x) {\n    P = seq<int> { x };\n  }\n\n  yields seq<int> Q;\n  ensures |Q| == 1 && Q[0] == x + 1;\n  void caller(int x) {\n    one(x) with { P = Q; };\n  }\n}\n",
+        "Failed",
+        "V-POST",
+    ),
     // ---- methods defined by an expression, inline functions
     (
         "expr_function.pvl",

@@ -78,6 +78,12 @@ pub fn load(src: &str) -> Result<Loaded, SemError> {
     if parsed.has_errors() {
         return Err(SemError::Parse(parsed.errors().cloned().collect()));
     }
+    // The verifier's resolution and types: an ill-typed program is bad input (exit 2), not a
+    // program to run (`verify` refuses it the same way).
+    let ds = crate::analyze::typeck::check(&parsed.program);
+    if ds.iter().any(|d| d.is_error()) {
+        return Err(SemError::Parse(ds.into_iter().filter(|d| d.is_error()).collect()));
+    }
     let prog = compile::compile(&parsed.program).map_err(SemError::Compile)?;
     Ok(Loaded { prog: Rc::new(prog), src: Rc::from(src) })
 }

@@ -484,8 +484,12 @@ impl Checker {
                 _ => Ty::Bool,
             },
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod | BinOp::Frac => {
-                let ok = |t: &Ty| t.numeric() || t.collection();
-                operands(self, &ok, "arithmetic needs numbers");
+                // Sequences have `+` (concatenation) only; sets and bags their algebra.
+                let seq_ok = op == BinOp::Add;
+                let ok = |t: &Ty| {
+                    t.numeric() || (t.collection() && (seq_ok || !matches!(t, Ty::Seq(_))))
+                };
+                operands(self, &ok, "arithmetic needs numbers (sequences have `+` and `++` only)");
                 match (&ta, &tb) {
                     _ if op == BinOp::Frac => Ty::Frac,
                     (Ty::Frac, _) | (_, Ty::Frac) => Ty::Frac,

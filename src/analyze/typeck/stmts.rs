@@ -292,6 +292,10 @@ impl Checker {
                     let tv = self.ty(value);
                     match sig.given.iter().find(|(n, _)| *n == g.name) {
                         Some((_, t)) => self.expect(value.span, t, &tv, "a given argument"),
+                        // VerCors 1 binds a yields variable in `with` too: `with { y = x; }`
+                        // stores the yielded `y` into the caller's `x`.
+                        None if sig.yields.iter().any(|(n, _)| *n == g.name)
+                            && matches!(value.kind, ExprKind::Name(_)) => {}
                         None => self.undeclared(
                             g.span,
                             format!("`{name}` has no given parameter `{}`", g.name),

@@ -471,9 +471,19 @@ impl Encoder<'_> {
         }
         // Ghost arguments: `with { g = e; }` supplies given parameters.
         let mut given: HashMap<String, Exp> = HashMap::new();
+        // VerCors 1 also binds a `yields` variable in `with` (`with { P = Q; }`, the callee's
+        // name on the left): after the call, the caller's `Q` gets the yielded `P`.
+        let mut with_yields: Vec<(&Expr, &ast::Ident, Span)> = Vec::new();
         if let Some(w) = &ghost.with {
             for s in &w.stmts {
                 match &s.kind {
+                    P::Assign { target: Expr { kind: ExprKind::Name(g), .. }, value }
+                        if !c.given.iter().any(|(n, _)| *n == g.name)
+                            && c.yields.iter().any(|(n, _)| *n == g.name)
+                            && matches!(value.kind, ExprKind::Name(_)) =>
+                    {
+                        with_yields.push((value, g, s.span));
+                    }
                     P::Assign { target: Expr { kind: ExprKind::Name(g), .. }, value } => {
                         let Some((_, t)) = c.given.iter().find(|(n, _)| *n == g.name) else {
                             self.unsupported("this statement in a `with` block", s.span);
@@ -551,6 +561,16 @@ impl Encoder<'_> {
                 let l = self.lvalue(target)?;
                 out.push(Stmt::new(StmtKind::Assign(l, v), Origin::new(Role::Code, Some(st.span))));
             }
+        }
+        for (target, y, span) in with_yields {
+            let want = self.type_of(target);
+            let ye = Expr::synth(ExprKind::Name(y.clone()));
+            self.scopes.push(yscope.clone());
+            let v = self.expr_to(&ye, want.as_ref(), true);
+            self.scopes.pop();
+            let v = v?;
+            let l = self.lvalue(target)?;
+            out.push(Stmt::new(StmtKind::Assign(l, v), Origin::new(Role::Code, Some(span))));
         }
         if let Some((l, y)) = ghost.yields.first() {
             self.unsupported("v2 `yields { … }` call arguments", l.span.to(y.span));
