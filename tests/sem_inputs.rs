@@ -360,3 +360,30 @@ fn cells_fixed_by_the_precondition_are_computed() {
     assert!(rs.iter().all(|r| r.status == Status::Error), "{:?}", codes(&rs));
     assert!(codes(&rs).iter().any(|c| c == "R-BAR-POST"), "{:?}", codes(&rs));
 }
+
+/// An entry method's `yields` variables start unconstrained in VerCors, and a contract may
+/// state them: they are generated like parameters (here `|res| == n`), not left null.
+const ENTRY_YIELDS: &str = r#"
+class E {
+  yields seq<int> res;
+  context_everywhere 0 <= n && n < 6 && |res| == n;
+  ensures (\forall int i; 0 <= i && i < n; res[i] == 0);
+  void zero(int n) {
+    int i = 0;
+    loop_invariant 0 <= i && i <= n;
+    loop_invariant (\forall int j; 0 <= j && j < i; res[j] == 0);
+    while (i < n) {
+      res = res[i -> 0];
+      i = i + 1;
+    }
+  }
+}
+"#;
+
+#[test]
+fn entry_yields_are_generated_inputs() {
+    all_ok(ENTRY_YIELDS);
+    let wrong = ENTRY_YIELDS.replace("res = res[i -> 0];", "res = res[i -> 1];");
+    let rs = runs(&wrong, 20);
+    assert!(codes(&rs).iter().any(|c| c == "R-INV" || c == "R-POST"), "{:?}", codes(&rs));
+}

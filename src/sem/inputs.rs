@@ -155,14 +155,17 @@ impl Input {
 /// Put an input into the interpreter's heap. The environment receives (1, 0) of every location.
 pub fn materialize(it: &mut Interp, m: &CMethod, input: &Input) -> (Value, Vec<Value>) {
     let mut args = Vec::new();
-    for (i, p) in m.params.iter().enumerate() {
+    for (i, p) in m.params.iter().chain(&m.yields).enumerate() {
+        let param = i < m.params.len();
         let v = input
             .args
             .iter()
             .find(|(n, _)| *n == p.1)
-            .or_else(|| input.args.get(i))
+            .or_else(|| input.args.get(i).filter(|_| param))
             .map(|(_, v)| v);
-        args.push(v.map_or(Value::Null, |v| alloc_as(it, v, &p.2)));
+        // A `yields` variable the input leaves out starts as its type's default.
+        let dflt = || if param { Value::Null } else { default_of(&p.2) };
+        args.push(v.map_or_else(dflt, |v| alloc_as(it, v, &p.2)));
     }
     let this = if m.is_static {
         Value::Null
@@ -773,7 +776,12 @@ pub fn generate(
         ctx: &ctx,
         ints: BTreeMap::new(),
         bools: BTreeMap::new(),
-        slot_names: m.params.iter().map(|p| (p.0, (p.1.clone(), p.2.clone()))).collect(),
+        slot_names: m
+            .params
+            .iter()
+            .chain(&m.yields)
+            .map(|p| (p.0, (p.1.clone(), p.2.clone())))
+            .collect(),
         field_names: prog.field_names.clone(),
         this_fields: if m.is_static {
             BTreeMap::new()
@@ -830,7 +838,7 @@ pub fn generate(
     }
     // Declare every scalar/array input so that it has bounds and a soft target.
     let mut inputs: Vec<(String, Ty)> =
-        m.params.iter().map(|p| (p.1.clone(), p.2.clone())).collect();
+        m.params.iter().chain(&m.yields).map(|p| (p.1.clone(), p.2.clone())).collect();
     inputs.extend(vars.this_fields.iter().map(|(n, t)| (format!("this.{n}"), t.clone())));
     let top = inputs.clone();
     for (o, c) in &objects {
@@ -983,7 +991,8 @@ pub fn generate(
         vals.insert(n.clone(), v);
     }
     // Cells the precondition fixes one by one (`b[i] == i`) are computed, not drawn.
-    let names: BTreeMap<u32, String> = m.params.iter().map(|p| (p.0, p.1.clone())).collect();
+    let names: BTreeMap<u32, String> =
+        m.params.iter().chain(&m.yields).map(|p| (p.0, p.1.clone())).collect();
     let fixed: Vec<&CClause> = m.pre.iter().chain(&m.everywhere).collect();
     contents::solve(&fixed, &names, &mut vals);
     let mut input = Input { seed, ..Input::default() };

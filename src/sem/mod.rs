@@ -208,6 +208,7 @@ pub fn run_one(
     let roots: Vec<(String, value::Value, bool)> = md
         .params
         .iter()
+        .chain(&md.yields)
         .enumerate()
         .zip(&args)
         .map(|((i, p), v)| (p.1.clone(), v.clone(), i >= md.given_from || p.2.is_ghost()))

@@ -568,6 +568,10 @@ pub struct CMethod {
     pub params: Vec<(u32, String, Ty)>,
     /// `params[given_from..]` are the `given` (ghost) parameters.
     pub given_from: usize,
+    /// The `yields` variables (slot, name, type): locals of the body; as an entry method's
+    /// they are inputs too (VerCors leaves their initial values unconstrained, and contracts
+    /// may state them), after the parameters.
+    pub yields: Vec<(u32, String, Ty)>,
     pub ret: Ty,
     pub nslots: u32,
     pub pre: Vec<CClause>,

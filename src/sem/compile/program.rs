@@ -232,6 +232,7 @@ impl<'a> Compiler<'a> {
             is_predicate: md.is_predicate(),
             params: Vec::new(),
             given_from: 0,
+            yields: Vec::new(),
             ret: Ty::from_ast(&md.ret),
             nslots: 0,
             pre: Vec::new(),
@@ -291,9 +292,12 @@ impl<'a> Compiler<'a> {
                 params.push((s, n.name.clone(), ty));
             }
         }
+        let mut yields = Vec::new();
         for c in &md.prefix.clauses {
             if let (ClauseKind::Yields, ClauseBody::Decl(t, n)) = (c.kind, &c.body) {
-                self.scope.declare(&n.name, Ty::from_ast(t));
+                let ty = Ty::from_ast(t);
+                let s = self.scope.declare(&n.name, ty.clone());
+                yields.push((s, n.name.clone(), ty));
             }
         }
         let implied = self.implied_shapes(md);
@@ -343,6 +347,7 @@ impl<'a> Compiler<'a> {
         let m = &mut self.out.methods[id as usize];
         m.params = params;
         m.given_from = given_from;
+        m.yields = yields;
         m.pre = pre;
         m.post = post;
         m.everywhere = everywhere;

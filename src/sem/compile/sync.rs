@@ -61,6 +61,7 @@ impl<'a> Compiler<'a> {
                 is_predicate: true,
                 params: Vec::new(),
                 given_from: 0,
+                yields: Vec::new(),
                 ret: Ty::Bool,
                 nslots: 0,
                 pre: Vec::new(),

@@ -441,7 +441,8 @@ fn collapse_holders(holders: &mut Vec<Holder>, keep: usize) {
 /// ignored, missing ones stay `null`).
 fn param_store(md: &CMethod, args: impl IntoIterator<Item = Value>) -> Vec<Value> {
     let mut store = vec![Value::Null; md.nslots as usize];
-    for (p, v) in md.params.iter().zip(args) {
+    // An entry method's `yields` variables follow its parameters (see `CMethod::yields`).
+    for (p, v) in md.params.iter().chain(&md.yields).zip(args) {
         store[p.0 as usize] = v;
     }
     store
