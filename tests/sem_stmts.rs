@@ -840,3 +840,33 @@ fn a_returned_allocation_is_run() {
     assert_eq!(r.status, Status::Error);
     assert!(codes(&r).contains(&"R-PERM-READ"), "{:?}", codes(&r));
 }
+
+/// An abstract method that may write whole arrays and promises them sorted: the heap is left
+/// alone when the postcondition allows it, else the arrays are sorted (ascending, then
+/// descending) and the first state that satisfies the postcondition is kept.
+const SORT: &str = r#"
+class S {
+  context a != null ** Perm(a[*], write);
+  ensures (\forall int j; 0 <= j && j < a.length - 1; a[j] <= a[j + 1]);
+  void sort(int[] a);
+
+  context a != null ** Perm(a[*], write);
+  ensures (\forall int j; 0 <= j && j < a.length - 1; a[j] >= a[j + 1]);
+  void rsort(int[] a);
+
+  context a != null ** Perm(a[*], write);
+  int first(int[] a) {
+    sort(a);
+    int lo = a.length > 0 ? a[0] : 0;
+    rsort(a);
+    return a.length > 0 ? a[0] - lo : 0;
+  }
+}
+"#;
+
+#[test]
+fn an_abstract_sort_sorts() {
+    let r = run_with(SORT, "first", &[("a", ints(&[3, -1, 7, 2]))]);
+    assert_eq!(r.status, Status::Ok, "{:?}", codes(&r));
+    assert_eq!(int(&r), 8);
+}

@@ -441,24 +441,7 @@ impl Interp {
             if md.is_ctor {
                 self.ctor_fields(md, &mut store, &this)?;
             }
-            let result = if md.is_ctor || md.ret == Ty::Void {
-                match self.post_false(&md.post, &mut store, &this, &Value::Null, &callee)? {
-                    None => Value::Null,
-                    Some(s) => {
-                        let line = self.line_of(s);
-                        return Err(inconclusive(
-                            "R-ABSTRACT",
-                            format!(
-                                "abstract method `{}`: its postcondition does not hold of the unchanged heap (line {line})",
-                                md.name
-                            ),
-                            s,
-                        ));
-                    }
-                }
-            } else {
-                self.choose_result(md, &mut store, &this, &mut callee, true, span)?
-            };
+            let result = self.abstract_effect(md, &mut store, &this, &mut callee, span)?;
             if md.is_ctor {
                 self.ctor_epilogue(&this, &mut callee, span, who)?;
             }
@@ -501,6 +484,87 @@ impl Interp {
             }
         }
         Ok(())
+    }
+
+    /// What an abstract method call does: the result it returns, with the heap it leaves. The
+    /// heap stays as it is if the postcondition allows that; else, when the callee may write
+    /// whole arrays, the arrays sorted ascending and then descending are tried (the usual
+    /// abstract `sort`); the first state whose postcondition holds is kept.
+    fn abstract_effect(
+        &mut self,
+        md: &CMethod,
+        store: &mut Vec<Value>,
+        this: &Value,
+        callee: &mut Holder,
+        span: Span,
+    ) -> Result<Value, Stop> {
+        let attempt = |me: &mut Self,
+                       store: &mut Vec<Value>,
+                       callee: &mut Holder|
+         -> Result<Value, Stop> {
+            Ok(if md.is_ctor || md.ret == Ty::Void {
+                match me.post_false(&md.post, store, this, &Value::Null, callee)? {
+                    None => Value::Null,
+                    Some(s) => {
+                        let line = me.line_of(s);
+                        return Err(inconclusive(
+                            "R-ABSTRACT",
+                            format!(
+                                "abstract method `{}`: its postcondition does not hold of the unchanged heap (line {line})",
+                                md.name
+                            ),
+                            s,
+                        ));
+                    }
+                }
+            } else {
+                me.choose_result(md, store, this, callee, true, span)?
+            })
+        };
+        let writable = self.writable_arrays(callee);
+        let variants = if writable.is_empty() { 1 } else { 3 };
+        for v in 0..variants {
+            let saved: Vec<(u32, Vec<Value>)> = match v {
+                0 => Vec::new(),
+                _ => writable.iter().filter_map(|&a| self.sort_array(a, v == 1)).collect(),
+            };
+            match attempt(self, store, callee) {
+                Err(Stop::Inconclusive(_)) if v + 1 < variants => {
+                    for (a, data) in saved {
+                        if let HObj::Array { data: d, .. } = &mut self.heap.objs[a as usize] {
+                            *d = data;
+                        }
+                    }
+                }
+                r => return r,
+            }
+        }
+        Err(inconclusive("R-ABSTRACT", format!("abstract method `{}`", md.name), span))
+    }
+
+    /// Arrays every cell of which `h` may write.
+    fn writable_arrays(&self, h: &Holder) -> Vec<u32> {
+        let mut objs: Vec<u32> = h.entries().map(|(l, _)| l.obj()).collect();
+        objs.sort_unstable();
+        objs.dedup();
+        objs.retain(|&o| match &self.heap.objs[o as usize] {
+            HObj::Array { data, .. } => {
+                !data.is_empty() && (0..data.len() as u32).all(|i| h.can_write(Loc::new(o, i)))
+            }
+            HObj::Object { .. } => false,
+        });
+        objs
+    }
+
+    /// Sort array `a` (ascending or descending); its old contents, if it changed.
+    fn sort_array(&mut self, a: u32, ascending: bool) -> Option<(u32, Vec<Value>)> {
+        let HObj::Array { data, .. } = &mut self.heap.objs[a as usize] else { return None };
+        let old = data.clone();
+        data.sort();
+        if !ascending {
+            data.reverse();
+        }
+        (old != *data).then_some((a, old))
     }
 
     /// A call of the abstract function `md` on `this` with the argument store `store`: its
