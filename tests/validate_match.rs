@@ -207,3 +207,32 @@ fn vercors_builtins_run_and_a_mutant_of_them_differs() {
     assert_eq!(code, 1, "{v}");
     assert_eq!(row(&v, "B.set")["verdict"], "differs", "{v}");
 }
+
+const CTOR: &str = "class P {
+  int x;
+  int y;
+  ensures Perm(x, write) ** Perm(y, write) ** x == a;
+  P(int a, int b) {
+    x = a;
+    y = b;
+  }
+}
+";
+
+#[test]
+fn a_changed_constructor_is_compared_on_the_object_it_builds() {
+    let orig = tmp("ctor_orig.pvl", CTOR);
+    // `y` is not in the postcondition: only the fields of the new object show the change.
+    let opt = tmp("ctor_opt.pvl", &CTOR.replace("y = b;", "y = a;"));
+    let (code, v) = rows(&orig, &opt, &[]);
+    assert_eq!(code, 1, "{v}");
+    let r = row(&v, "P.P");
+    assert_eq!(r["verdict"], "differs", "{v}");
+    assert_eq!(r["mismatch"]["path"], "this.y", "{v}");
+    // A constructor written differently but building the same object is equivalent.
+    let same =
+        tmp("ctor_same.pvl", &CTOR.replace("    x = a;\n    y = b;", "    y = b;\n    x = a;"));
+    let (code, v) = rows(&orig, &same, &[]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(row(&v, "P.P")["verdict"], "equivalent", "{v}");
+}

@@ -783,7 +783,8 @@ pub fn generate(
             .map(|p| (p.0, (p.1.clone(), p.2.clone())))
             .collect(),
         field_names: prog.field_names.clone(),
-        this_fields: if m.is_static {
+        // A constructor's receiver is a fresh object: its fields are not inputs.
+        this_fields: if m.is_static || m.is_ctor {
             BTreeMap::new()
         } else {
             prog.classes[m.class as usize]
@@ -986,6 +987,8 @@ pub fn generate(
             {
                 fill_vec(t, 1, fill, &mut rng, &vars.classes).pop().unwrap_or(InVal::Null)
             }
+            // An object input the contract reads no field of: null or a fresh object.
+            Ty::Class(c) if rng.chance(60) => object(c, fill, &mut rng, &vars.classes, 0),
             _ => InVal::Null,
         };
         vals.insert(n.clone(), v);
@@ -1135,26 +1138,34 @@ fn fill_vec(elem: &Ty, len: usize, fill: Fill, rng: &mut Rng, classes: &Classes)
             ),
             // Elements of a class type are objects whose scalar fields are drawn like cells
             // (a contract over `a[i].f` needs the objects; one that allows null elements
-            // accepts objects too). Their own object and array fields stay null.
-            Ty::Class(c) => match classes.get(c) {
-                Some(fields) => InVal::Object(
-                    c.clone(),
-                    fields
-                        .iter()
-                        .map(|(f, t)| {
-                            let v = match t {
-                                Ty::Int | Ty::Bool => fill_vec(t, 1, fill, rng, &Classes::new())
-                                    .pop()
-                                    .unwrap_or(InVal::Null),
-                                _ => InVal::Null,
-                            };
-                            (f.clone(), v)
-                        })
-                        .collect(),
-                ),
-                None => InVal::Null,
-            },
+            // accepts objects too).
+            Ty::Class(c) => object(c, fill, rng, classes, 0),
             _ => InVal::Null,
         })
         .collect()
+}
+
+/// A fresh object of class `c`: scalar fields drawn like cells; a field of a class type is
+/// null or, at random and up to a small depth, another fresh object (a list of a few nodes,
+/// so that code past `next != null` runs); other fields stay null.
+fn object(c: &str, fill: Fill, rng: &mut Rng, classes: &Classes, depth: u32) -> InVal {
+    let Some(fields) = classes.get(c) else { return InVal::Null };
+    InVal::Object(
+        c.to_string(),
+        fields
+            .iter()
+            .map(|(f, t)| {
+                let v = match t {
+                    Ty::Int | Ty::Bool => {
+                        fill_vec(t, 1, fill, rng, &Classes::new()).pop().unwrap_or(InVal::Null)
+                    }
+                    Ty::Class(d) if depth < 3 && rng.chance(50) => {
+                        object(d, fill, rng, classes, depth + 1)
+                    }
+                    _ => InVal::Null,
+                };
+                (f.clone(), v)
+            })
+            .collect(),
+    )
 }

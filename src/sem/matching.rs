@@ -282,7 +282,14 @@ pub(super) fn validate_matched(
             }
             (None, None) => continue,
         };
-        let run = runnable(&lo.prog, o) && runnable(&lp.prog, q);
+        // A changed constructor is also compared on its own: the new object's fields are its
+        // observable result (its callers are compared too, through `reach`).
+        let ctor = |l: &Loaded, m: u32| {
+            let md = &l.prog.methods[m as usize];
+            md.is_ctor && matches!(md.body, super::compile::Body::Code(_))
+        };
+        let run = (runnable(&lo.prog, o) && runnable(&lp.prog, q))
+            || (p.changed && ctor(lo, o) && ctor(lp, q));
         let via = reach.iter().find(|(c, t)| *c == o && *t != o).map(|&(_, t)| t);
         let row = |kind, outcome, note| MethodRow { method: p.name.clone(), kind, outcome, note };
         if run && (!paired_change || p.changed || via.is_some()) {

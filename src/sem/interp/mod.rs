@@ -378,6 +378,15 @@ impl Interp {
             self.derive_givens.clear();
             self.env_holder = x.src;
             holders[0] = x.dst;
+            // A constructor run as the entry starts with write permission to every field of
+            // its fresh object, as at `new` (see `exec`).
+            if let (true, Value::Ref(id)) = (md.is_ctor, &fr.this) {
+                for loc in self.heap.locations(*id).collect::<Vec<_>>() {
+                    if self.env_holder.take(loc, &Amt::write()) {
+                        holders[0].add(loc, &Amt::write());
+                    }
+                }
+            }
             if !ok {
                 self.pre_rejected = self.errors[before..].iter().find_map(|d| d.primary_span());
                 self.errors.truncate(before);
