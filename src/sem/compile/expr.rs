@@ -119,7 +119,7 @@ impl<'a> Compiler<'a> {
             ExprKind::Length(x) => CE::Length(self.bx(x, pre), span),
             ExprKind::Old(x, None) => CE::Old(self.bx(x, pre)),
             ExprKind::Call { recv, name, args, null_safe, .. } => {
-                let Some(m) = self.resolve_method(recv.as_deref(), &name.name) else {
+                let Some(m) = self.resolve_call(recv.as_deref(), &name.name, args.len()) else {
                     if let Some(d) =
                         recv.is_none().then(|| prelude_call(&name.name, args)).flatten()
                     {

@@ -436,6 +436,29 @@ impl<'a> Compiler<'a> {
             .collect()
     }
 
+    /// The method a call `recv.name(args)` with `nargs` arguments names: the one the name
+    /// resolves to, or, when that one takes another number of parameters, an overload of the
+    /// same class and name that takes `nargs` (VerCors resolves overloads by their arguments).
+    pub(super) fn resolve_call(
+        &self,
+        recv: Option<&Expr>,
+        name: &str,
+        nargs: usize,
+    ) -> Option<u32> {
+        let m = self.resolve_method(recv, name)?;
+        let arity = |k: u32| self.asts.get(k as usize).map(|md| md.params.len());
+        if arity(m) == Some(nargs) {
+            return Some(m);
+        }
+        let class = self.out.methods[m as usize].class;
+        (0..self.out.methods.len() as u32)
+            .find(|&k| {
+                let md = &self.out.methods[k as usize];
+                md.class == class && md.name == name && arity(k) == Some(nargs)
+            })
+            .or(Some(m))
+    }
+
     pub(super) fn resolve_method(&self, recv: Option<&Expr>, name: &str) -> Option<u32> {
         let local = || self.out.classes[self.cur_class as usize].methods.get(name).copied();
         match recv.map(|r| &r.kind) {
@@ -472,8 +495,8 @@ impl<'a> Compiler<'a> {
     }
 
     pub(super) fn nonpure_call(&self, e: &Expr) -> Option<u32> {
-        if let ExprKind::Call { recv, name, .. } = &e.kind {
-            let m = self.resolve_method(recv.as_deref(), &name.name)?;
+        if let ExprKind::Call { recv, name, args, .. } = &e.kind {
+            let m = self.resolve_call(recv.as_deref(), &name.name, args.len())?;
             let md = &self.out.methods[m as usize];
             if !md.is_pure && !md.is_predicate {
                 return Some(m);

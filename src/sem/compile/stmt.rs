@@ -110,7 +110,7 @@ impl<'a> Compiler<'a> {
         let ExprKind::Call { recv, name, args, .. } = &e.kind else {
             return;
         };
-        let Some(m) = self.resolve_method(recv.as_deref(), &name.name) else {
+        let Some(m) = self.resolve_call(recv.as_deref(), &name.name, args.len()) else {
             self.code.push(Instr::Unsupported(format!("unknown method `{}`", name.name), span));
             return;
         };
