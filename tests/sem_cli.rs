@@ -279,3 +279,26 @@ fn the_uniformity_lint_warns_without_failing_the_run() {
     assert!(text.contains("help:"), "{text}");
     assert!(text.contains("uniformity 1 warned"), "{text}");
 }
+
+/// A class declared in another file: `--with FILE` joins that file to the program, for `run`
+/// and for both programs of `validate`; without it the run names the flag.
+#[test]
+fn classes_of_other_files_come_with_with() {
+    let main = tmp(
+        "with_main.pvl",
+        "class Main {\n  ensures \\result == 2 * x;\n  int go(int x) {\n    Helper h = new Helper();\n    return h.twice(x);\n  }\n}\n",
+    );
+    let helper = tmp(
+        "with_helper.pvl",
+        "class Helper {\n  ensures \\result == y + y;\n  int twice(int y) {\n    return y + y;\n  }\n}\n",
+    );
+    let (m, h) = (main.to_str().unwrap(), helper.to_str().unwrap());
+    let (code, out, err) = alpine(&["run", m, "--entry", "go"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(format!("{out}{err}").contains("--with"), "{out}{err}");
+    let (code, out, err) = alpine(&["run", m, "--entry", "go", "--with", h]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = alpine(&["validate", m, m, "--with", h]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("Main.go") && out.contains("equivalent"), "{out}");
+}

@@ -27,9 +27,25 @@ pub struct ExecArgs {
     /// Fix a generated input (repeatable): `--set n=32768` is `--bound n=32768..32768`.
     #[arg(long = "set", value_name = "NAME=V", value_parser = parse_set)]
     pub sets: Vec<InputBound>,
+    /// Another file of the same program (repeatable): classes the file uses that live
+    /// elsewhere. Its text is joined after the file's, as `verify --program` joins files.
+    #[arg(long = "with", value_name = "FILE")]
+    pub with: Vec<PathBuf>,
 }
 
 impl ExecArgs {
+    /// `src` with the `--with` files joined after it (each after a line break).
+    pub fn joined(&self, src: &str) -> Result<String, String> {
+        let mut out = src.to_string();
+        for p in &self.with {
+            let t = std::fs::read_to_string(p)
+                .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+            out.push('\n');
+            out.push_str(&t);
+        }
+        Ok(out)
+    }
+
     /// The `--bound` and `--set` ranges (a `--set` wins over a `--bound` of the same name).
     pub fn input_bounds(&self) -> Vec<InputBound> {
         let mut v = self.sets.clone();
@@ -241,6 +257,10 @@ pub fn main(args: RunArgs) -> u8 {
     let src = match std::fs::read_to_string(&args.file) {
         Ok(s) => s,
         Err(e) => return usage_error(json, &format!("cannot read {name}: {e}"), HELP_READ),
+    };
+    let src = match args.exec.joined(&src) {
+        Ok(s) => s,
+        Err(e) => return usage_error(json, &e, HELP_READ),
     };
     let sel = match parse_checks(args.exec.checks.as_deref()) {
         Ok(c) => c,

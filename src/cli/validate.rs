@@ -67,6 +67,11 @@ pub fn main(args: ValidateArgs) -> u8 {
         (Ok(a), Ok(b)) => (a, b),
         (Err(e), _) | (_, Err(e)) => return usage_error(json, &e, HELP_READ),
     };
+    // The `--with` files complete both programs.
+    let (orig, opt) = match (args.exec.joined(&orig), args.exec.joined(&opt)) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => return usage_error(json, &e, HELP_READ),
+    };
     let sel = match parse_checks(args.exec.checks.as_deref()) {
         Ok(c) => c,
         Err(e) => return usage_error(json, &e, HELP_CHECKS),

@@ -131,10 +131,27 @@ impl<'a> Compiler<'a> {
                         let a = args.iter().map(|x| self.expr(x, pre)).collect();
                         return CE::Ghost(op, a, span);
                     }
-                    self.errors.push(
+                    // A receiver of a class no file given declares: the class lives elsewhere.
+                    let elsewhere = match recv.as_deref().map(|r| &r.kind) {
+                        Some(ExprKind::Name(id)) => match self.scope.lookup(&id.name) {
+                            Some((_, Ty::Class(c)))
+                                if !self.out.classes.iter().any(|k| k.name == *c) =>
+                            {
+                                Some(c.clone())
+                            }
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    let mut d =
                         Diagnostic::error("R-NAME", format!("unknown method `{}`", name.name))
-                            .with_primary(name.span, "no such method"),
-                    );
+                            .with_primary(name.span, "no such method");
+                    if let Some(c) = elsewhere {
+                        d = d.with_help(format!(
+                            "class `{c}` is declared in no file given: pass the file that declares it with --with FILE"
+                        ));
+                    }
+                    self.errors.push(d);
                     return CE::Unsupported(format!("unknown method `{}`", name.name), span);
                 };
                 // Function and predicate calls count as calls too: validation compares the

@@ -91,7 +91,13 @@ impl<'a> Compiler<'a> {
                     }
                     None => self
                         .code
-                        .push(Instr::Unsupported(format!("unknown class `{}`", c.name), span)),
+                        .push(Instr::Unsupported(
+                            format!(
+                                "unknown class `{}` (if another file declares it, pass that file with --with FILE)",
+                                c.name
+                            ),
+                            span,
+                        )),
                 }
             }
             ExprKind::Call { .. } if self.nonpure_call(value).is_some() => {
