@@ -69,7 +69,10 @@ impl MethodRow {
         let note = self.note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default();
         match (self.kind, &self.outcome) {
             (RowKind::Compared, Some(o)) => match o.verdict {
-                Verdict::Same => format!("{} inputs equivalent{note}", o.equivalent),
+                Verdict::Same => {
+                    let also = o.reason.as_ref().map(|r| format!("; {r}")).unwrap_or_default();
+                    format!("{} inputs equivalent{note}{also}", o.equivalent)
+                }
                 Verdict::Different => difference(o),
                 Verdict::Inconclusive => o.reason.clone().unwrap_or_else(|| o.summary.clone()),
                 Verdict::BadInput => o.summary.clone(),

@@ -351,6 +351,11 @@ pub(super) fn compare_methods(
             ),
             _ => inconclusive_reason(&out, undecided.or(faulty), &rejections, &lo.src),
         });
+    } else if out.verdict == Verdict::Same && out.inconclusive > 0 {
+        // Equivalent where both ran; the runs that could not be decided are said too (an OPT
+        // that stops at a construct ORIG does not use would hide a difference there).
+        let why = undecided.map(|w| format!(": {w}")).unwrap_or_default();
+        out.reason = Some(format!("{} runs undecided{why}", out.inconclusive));
     }
     let total = out.equivalent
         + out.skipped
