@@ -387,3 +387,33 @@ fn entry_yields_are_generated_inputs() {
     let rs = runs(&wrong, 20);
     assert!(codes(&rs).iter().any(|c| c == "R-INV" || c == "R-POST"), "{:?}", codes(&rs));
 }
+
+/// Sizes and cells stated inside an inline predicate are solved too; a precondition that
+/// cannot be evaluated for a candidate (`xs[k]` past the end) rejects the candidate instead of
+/// failing the run.
+const INLINE_PRED: &str = r#"
+class P {
+  static inline resource Pts(int[] ar, frac p, seq<int> xs) =
+    p != none ** ar != null ** ar.length == |xs|
+    ** (\forall* int k; 0 <= k && k < ar.length; Perm(ar[k], p))
+    ** (\forall int k; 0 <= k && k < ar.length; ar[k] == xs[k]);
+
+  given frac p;
+  given seq<int> xs;
+  context Pts(t, p, xs);
+  ensures \result == (|xs| > 0 ? xs[0] : 0);
+  int first(int[] t) {
+    return t.length > 0 ? t[0] : 0;
+  }
+}
+"#;
+
+#[test]
+fn inline_predicates_are_solved_through_their_bodies() {
+    let rs = runs(INLINE_PRED, 20);
+    assert_eq!(rs.len(), 20);
+    assert!(rs.iter().all(|r| r.status == Status::Ok), "{:?}", codes(&rs));
+    // Most inputs are not empty arrays: the cells were copied, not drawn zero.
+    let nonempty = rs.iter().filter(|r| !r.input.describe().contains("t = []")).count();
+    assert!(nonempty >= 10, "{nonempty}");
+}

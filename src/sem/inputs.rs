@@ -453,8 +453,22 @@ impl<'c> Vars<'c> {
                     (a, b) => a.or(b),
                 }
             }
-            CE::CallPure { method, recv, args, .. } => {
-                self.inline(*method, recv.as_deref(), args, |v, b| v.tr_necessary(b))
+            // An inline predicate: its body under `let`s of its arguments.
+            CE::Let(..) => {
+                let (binds, body) = let_chain(e);
+                if self.level.get() != self.subst.len() || self.subst.len() >= 3 {
+                    return None;
+                }
+                self.subst.push(binds.into_iter().map(|(s, v)| (s, v.clone())).collect());
+                self.level.set(self.subst.len());
+                let r = self.tr_necessary(body);
+                self.subst.pop();
+                self.level.set(self.subst.len());
+                r
+            }
+            // A predicate the precondition asks for holds its body (permissions count as true).
+            CE::CallPure { method: m, recv, args, .. } | CE::Pred { pred: m, recv, args, .. } => {
+                self.inline(*m, recv.as_deref(), args, |v, b| v.tr_necessary(b))
             }
             _ => None,
         }
@@ -705,6 +719,17 @@ impl<'c> Vars<'c> {
     }
 }
 
+/// `let x = v in let y = w in body` (an inline predicate with its arguments): the bindings and
+/// the body.
+pub(super) fn let_chain(mut e: &CE) -> (Vec<(u32, &CE)>, &CE) {
+    let mut binds = Vec::new();
+    while let CE::Let(s, v, b) = e {
+        binds.push((*s, &**v));
+        e = b;
+    }
+    (binds, e)
+}
+
 /// A user's range for one generated input (`--bound x=lo..hi`, `--set x=v`; both ends
 /// included). `name` is a parameter or `given` name, `this.f` (a field of the receiver), `a.length`
 /// (an array's length) or `|xs|` (a sequence's length).
@@ -803,7 +828,7 @@ pub fn generate(
         funcs: prog
             .methods
             .iter()
-            .map(|f| match (&f.body, f.is_pure) {
+            .map(|f| match (&f.body, f.is_pure || f.is_predicate) {
                 (Body::Expr(b), true) => Some((f.params.iter().map(|p| p.0).collect(), b.clone())),
                 _ => None,
             })
@@ -997,7 +1022,7 @@ pub fn generate(
     let names: BTreeMap<u32, String> =
         m.params.iter().chain(&m.yields).map(|p| (p.0, p.1.clone())).collect();
     let fixed: Vec<&CClause> = m.pre.iter().chain(&m.everywhere).collect();
-    contents::solve(&fixed, &names, &mut vals);
+    contents::solve(&fixed, &names, &vars.funcs, &mut vals);
     let mut input = Input { seed, ..Input::default() };
     for (n, t) in &top {
         let v = assemble(n, t, &mut vals, &objects, &vars.classes);

@@ -19,6 +19,28 @@ struct Scope<'a> {
 }
 
 impl Scope<'_> {
+    fn bool(&self, e: &CE) -> Option<bool> {
+        match e {
+            CE::Bool(b) => Some(*b),
+            CE::Not(x) => Some(!self.bool(x)?),
+            CE::Bin(BinOp::And, l, r, _) => Some(self.bool(l)? && self.bool(r)?),
+            CE::Bin(BinOp::Or, l, r, _) => Some(self.bool(l)? || self.bool(r)?),
+            CE::Bin(op, l, r, _) => {
+                let (a, b) = (self.int(l)?, self.int(r)?);
+                match op {
+                    BinOp::Lt => Some(a < b),
+                    BinOp::Le => Some(a <= b),
+                    BinOp::Gt => Some(a > b),
+                    BinOp::Ge => Some(a >= b),
+                    BinOp::Eq => Some(a == b),
+                    BinOp::Ne => Some(a != b),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
     fn var(&self, e: &CE) -> Option<&InVal> {
         match e {
             CE::Local(s) => self.vals.get(self.names.get(s)?),
@@ -65,17 +87,66 @@ impl Scope<'_> {
     }
 }
 
-/// Set the cells that `clauses` fix (see the module comment) in `vals`.
+/// Set the cells that `clauses` fix (see the module comment) in `vals`. `bodies` gives the
+/// parameter slots and body of each predicate and pure function (by method id), so that a
+/// predicate the precondition asks for is looked into, its parameters named by the inputs
+/// passed to it.
 pub(super) fn solve(
     clauses: &[&CClause],
     names: &BTreeMap<u32, String>,
+    bodies: &[Option<(Vec<u32>, CE)>],
     vals: &mut BTreeMap<String, InVal>,
 ) {
     for c in clauses {
+        solve_expr(&c.e, names, bodies, vals, 0);
+    }
+}
+
+fn solve_expr(
+    e: &CE,
+    names: &BTreeMap<u32, String>,
+    bodies: &[Option<(Vec<u32>, CE)>],
+    vals: &mut BTreeMap<String, InVal>,
+    depth: u32,
+) {
+    {
         let mut conj = Vec::new();
-        conjuncts(&c.e, &mut conj);
+        conjuncts(e, &mut conj);
         for e in conj {
-            let CE::Quant { kind: QuantKind::Forall, binders, implied: true, body, .. } = e else {
+            if let CE::Let(..) = e {
+                // An inline predicate: its parameters named by the inputs passed to it.
+                let (binds, body) = super::let_chain(e);
+                let mut inner = names.clone();
+                for (s, v) in binds {
+                    if let CE::Local(x) = v {
+                        if let Some(n) = names.get(x) {
+                            inner.insert(s, n.clone());
+                        }
+                    }
+                }
+                if depth < 2 {
+                    solve_expr(body, &inner, bodies, vals, depth + 1);
+                }
+                continue;
+            }
+            if let CE::Pred { pred: m, recv: None, args, .. } = e {
+                let Some(Some((params, body))) = bodies.get(*m as usize) else { continue };
+                if depth >= 2 || params.len() != args.len() {
+                    continue;
+                }
+                // The callee's parameters that are passed an input, by the input's name.
+                let inner: BTreeMap<u32, String> = params
+                    .iter()
+                    .zip(args)
+                    .filter_map(|(p, a)| match a {
+                        CE::Local(s) => Some((*p, names.get(s)?.clone())),
+                        _ => None,
+                    })
+                    .collect();
+                solve_expr(body, &inner, bodies, vals, depth + 1);
+                continue;
+            }
+            let CE::Quant { kind: QuantKind::Forall, binders, cond, body, .. } = e else {
                 continue;
             };
             let [b] = binders.as_slice() else { continue };
@@ -90,7 +161,7 @@ pub(super) fn solve(
                     }
                     let CE::Local(a) = **arr else { continue };
                     let Some(name) = names.get(&a) else { continue };
-                    if fill(b, a, value, name, names, vals) {
+                    if fill(b, cond.as_deref(), a, value, name, names, vals) {
                         break;
                     }
                 }
@@ -101,8 +172,10 @@ pub(super) fn solve(
 
 /// Cells `[lo, hi)` of input `name` (slot `a`) set to `value`; false when nothing could be
 /// computed.
+#[allow(clippy::too_many_arguments)]
 fn fill(
     b: &crate::sem::compile::Binder,
+    cond: Option<&CE>,
     a: u32,
     value: &CE,
     name: &str,
@@ -127,6 +200,12 @@ fn fill(
         let mut cells = Vec::new();
         for i in lo..hi {
             let sc = Scope { vals, names, binder: (b.slot, i) };
+            // The condition beyond the bounds decides which cells the equation is about.
+            match cond.map(|c| sc.bool(c)) {
+                Some(Some(false)) => continue,
+                Some(None) => return false,
+                _ => {}
+            }
             match sc.int(value) {
                 Some(v) => cells.push((i as usize, v)),
                 None => return false,

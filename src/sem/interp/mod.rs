@@ -374,8 +374,18 @@ impl Interp {
                     site: md.span,
                     who: Who::Text("the input"),
                 },
-            )?;
+            );
             self.derive_givens.clear();
+            // A precondition that cannot even be evaluated for the input (an index out of
+            // bounds, null) is one the input does not meet: no caller could establish it.
+            let ok = match ok {
+                Err(Stop::Error(d)) => {
+                    self.pre_rejected = d.primary_span();
+                    self.errors.truncate(before);
+                    return Ok(None);
+                }
+                r => r?,
+            };
             self.env_holder = x.src;
             holders[0] = x.dst;
             // A constructor run as the entry starts with write permission to every field of
