@@ -870,3 +870,40 @@ fn an_abstract_sort_sorts() {
     assert_eq!(r.status, Status::Ok, "{:?}", codes(&r));
     assert_eq!(int(&r), 8);
 }
+
+/// Calls are resolved by the receiver's class when the receiver is a field, and overloads by
+/// their number of arguments (VerCors resolves both).
+const RESOLVE: &str = r#"
+class A {
+  int v;
+  context Perm(v, write);
+  ensures v == \old(v) + 1;
+  void bump() { v = v + 1; }
+  pure int pick(int x, int y) = x;
+  pure int pick(int x, int y, int z) = z;
+}
+
+class B {
+  int v;
+  context Perm(v, write);
+  ensures v == \old(v) + 2;
+  void bump() { v = v + 2; }
+}
+
+class Main {
+  A a;
+  context Perm(a, read) ** a != null ** Perm(a.v, write);
+  ensures a.v == \old(a.v) + 1;
+  int go() {
+    a.bump();
+    return a.pick(1, 2) + a.pick(1, 2, 3);
+  }
+}
+"#;
+
+#[test]
+fn calls_resolve_through_field_receivers_and_arity() {
+    let r = run1(RESOLVE, "Main.go");
+    assert_eq!(r.status, Status::Ok, "{:?}", codes(&r));
+    assert_eq!(int(&r), 4);
+}

@@ -706,6 +706,27 @@ pub struct Compiler<'a> {
 
 impl CE {
     /// Call `f` on each direct sub-expression, in order.
+    /// The conjuncts of `self` at `&&`/`**`, appended to `out` in order.
+    pub fn conjuncts<'e>(&'e self, out: &mut Vec<&'e CE>) {
+        match self {
+            CE::Bin(BinOp::And | BinOp::Star, l, r, _) => {
+                l.conjuncts(out);
+                r.conjuncts(out);
+            }
+            _ => out.push(self),
+        }
+    }
+
+    /// Does `self` read local slot `s`? (Conservative: through every sub-expression.)
+    pub fn reads_local(&self, s: u32) -> bool {
+        if let CE::Local(x) = self {
+            return *x == s;
+        }
+        let mut found = false;
+        self.for_each_sub(&mut |x| found |= x.reads_local(s));
+        found
+    }
+
     pub fn for_each_sub(&self, f: &mut dyn FnMut(&CE)) {
         match self {
             CE::Field(a, ..)

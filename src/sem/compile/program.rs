@@ -445,8 +445,17 @@ impl<'a> Compiler<'a> {
         name: &str,
         nargs: usize,
     ) -> Option<u32> {
-        let m = self.resolve_method(recv, name)?;
         let arity = |k: u32| self.asts.get(k as usize).map(|md| md.params.len());
+        let Some(m) = self.resolve_method(recv, name) else {
+            // Ambiguous by name alone (overloads in several classes, or a receiver whose
+            // class is not known here): the one method of that name taking `nargs`, if unique.
+            let mut v = (0..self.out.methods.len() as u32)
+                .filter(|&k| self.out.methods[k as usize].name == name && arity(k) == Some(nargs));
+            return match (v.next(), v.next()) {
+                (Some(k), None) => Some(k),
+                _ => None,
+            };
+        };
         if arity(m) == Some(nargs) {
             return Some(m);
         }
@@ -471,6 +480,13 @@ impl<'a> Compiler<'a> {
                 }
                 if let Some(k) = self.out.classes.iter().find(|k| k.name == id.name) {
                     return k.methods.get(name).copied();
+                }
+                // A field of the enclosing class: the method of the field's class.
+                let own = &self.out.classes[self.cur_class as usize];
+                if let Some((_, _, Ty::Class(c))) = own.fields.iter().find(|f| f.1 == id.name) {
+                    if let Some(k) = self.out.classes.iter().find(|k| &k.name == c) {
+                        return k.methods.get(name).copied();
+                    }
                 }
                 self.global_method(name)
             }

@@ -111,7 +111,7 @@ fn solve_expr(
 ) {
     {
         let mut conj = Vec::new();
-        conjuncts(e, &mut conj);
+        e.conjuncts(&mut conj);
         for e in conj {
             if let CE::Let(..) = e {
                 // An inline predicate: its parameters named by the inputs passed to it.
@@ -151,7 +151,7 @@ fn solve_expr(
             };
             let [b] = binders.as_slice() else { continue };
             let mut eqs = Vec::new();
-            conjuncts(body, &mut eqs);
+            body.conjuncts(&mut eqs);
             for eq in eqs {
                 let CE::Bin(BinOp::Eq, l, r, _) = eq else { continue };
                 for (cell, value) in [(l, r), (r, l)] {
@@ -182,7 +182,7 @@ fn fill(
     names: &BTreeMap<u32, String>,
     vals: &mut BTreeMap<String, InVal>,
 ) -> bool {
-    if b.lows.is_empty() || b.highs.is_empty() || reads_slot(value, a) {
+    if b.lows.is_empty() || b.highs.is_empty() || value.reads_local(a) {
         return false;
     }
     let (lo, hi, cells) = {
@@ -222,23 +222,4 @@ fn fill(
         }
     }
     true
-}
-
-fn conjuncts<'e>(e: &'e CE, out: &mut Vec<&'e CE>) {
-    match e {
-        CE::Bin(BinOp::And | BinOp::Star, l, r, _) => {
-            conjuncts(l, out);
-            conjuncts(r, out);
-        }
-        _ => out.push(e),
-    }
-}
-
-fn reads_slot(e: &CE, s: u32) -> bool {
-    if let CE::Local(x) = e {
-        return *x == s;
-    }
-    let mut found = false;
-    e.for_each_sub(&mut |x| found |= reads_slot(x, s));
-    found
 }

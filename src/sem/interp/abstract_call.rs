@@ -29,17 +29,6 @@ struct Said {
     elems: Vec<(i64, Value)>,
 }
 
-/// The conjuncts of `e` at `&&`/`**`.
-fn split_and<'e>(e: &'e CE, out: &mut Vec<&'e CE>) {
-    match e {
-        CE::Bin(BinOp::And | BinOp::Star, l, r, _) => {
-            split_and(l, out);
-            split_and(r, out);
-        }
-        _ => out.push(e),
-    }
-}
-
 fn mentions_result(e: &CE) -> bool {
     if matches!(e, CE::Result) {
         return true;
@@ -349,7 +338,7 @@ impl Interp {
             let mut env = Env::contract(store, this, &null, None);
             let mut conj = Vec::new();
             for c in &md.post {
-                split_and(&c.e, &mut conj);
+                c.e.conjuncts(&mut conj);
             }
             for e in conj {
                 let CE::Bin(BinOp::Eq, a, b, _) = e else { continue };

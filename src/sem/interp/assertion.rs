@@ -228,7 +228,7 @@ impl Interp {
         let CE::Bin(BinOp::Eq, l, r, _) = e else { return Ok(()) };
         for (g, rhs) in [(l, r), (r, l)] {
             let CE::Local(s) = **g else { continue };
-            if !self.derive_givens.contains(&s) || mentions_local(rhs, s) {
+            if !self.derive_givens.contains(&s) || rhs.reads_local(s) {
                 continue;
             }
             let v = {
@@ -561,14 +561,4 @@ fn perm_chain(e: &CE, binder: u32, out: &mut Vec<PermLeaf>) -> bool {
             _ => false,
         },
     }
-}
-
-/// Does `e` read local slot `s` (conservatively: any expression it cannot see into does)?
-fn mentions_local(e: &CE, s: u32) -> bool {
-    if let CE::Local(x) = e {
-        return *x == s;
-    }
-    let mut found = false;
-    e.for_each_sub(&mut |x| found |= mentions_local(x, s));
-    found
 }
