@@ -109,61 +109,59 @@ fn solve_expr(
     vals: &mut BTreeMap<String, InVal>,
     depth: u32,
 ) {
-    {
-        let mut conj = Vec::new();
-        e.conjuncts(&mut conj);
-        for e in conj {
-            if let CE::Let(..) = e {
-                // An inline predicate: its parameters named by the inputs passed to it.
-                let (binds, body) = super::let_chain(e);
-                let mut inner = names.clone();
-                for (s, v) in binds {
-                    if let CE::Local(x) = v {
-                        if let Some(n) = names.get(x) {
-                            inner.insert(s, n.clone());
-                        }
+    let mut conj = Vec::new();
+    e.conjuncts(&mut conj);
+    for e in conj {
+        if let CE::Let(..) = e {
+            // An inline predicate: its parameters named by the inputs passed to it.
+            let (binds, body) = super::let_chain(e);
+            let mut inner = names.clone();
+            for (s, v) in binds {
+                if let CE::Local(x) = v {
+                    if let Some(n) = names.get(x) {
+                        inner.insert(s, n.clone());
                     }
                 }
-                if depth < 2 {
-                    solve_expr(body, &inner, bodies, vals, depth + 1);
-                }
+            }
+            if depth < 2 {
+                solve_expr(body, &inner, bodies, vals, depth + 1);
+            }
+            continue;
+        }
+        if let CE::Pred { pred: m, recv: None, args, .. } = e {
+            let Some(Some((params, body))) = bodies.get(*m as usize) else { continue };
+            if depth >= 2 || params.len() != args.len() {
                 continue;
             }
-            if let CE::Pred { pred: m, recv: None, args, .. } = e {
-                let Some(Some((params, body))) = bodies.get(*m as usize) else { continue };
-                if depth >= 2 || params.len() != args.len() {
+            // The callee's parameters that are passed an input, by the input's name.
+            let inner: BTreeMap<u32, String> = params
+                .iter()
+                .zip(args)
+                .filter_map(|(p, a)| match a {
+                    CE::Local(s) => Some((*p, names.get(s)?.clone())),
+                    _ => None,
+                })
+                .collect();
+            solve_expr(body, &inner, bodies, vals, depth + 1);
+            continue;
+        }
+        let CE::Quant { kind: QuantKind::Forall, binders, cond, body, .. } = e else {
+            continue;
+        };
+        let [b] = binders.as_slice() else { continue };
+        let mut eqs = Vec::new();
+        body.conjuncts(&mut eqs);
+        for eq in eqs {
+            let CE::Bin(BinOp::Eq, l, r, _) = eq else { continue };
+            for (cell, value) in [(l, r), (r, l)] {
+                let CE::Index(arr, i, _) = &**cell else { continue };
+                if !matches!(**i, CE::Local(s) if s == b.slot) {
                     continue;
                 }
-                // The callee's parameters that are passed an input, by the input's name.
-                let inner: BTreeMap<u32, String> = params
-                    .iter()
-                    .zip(args)
-                    .filter_map(|(p, a)| match a {
-                        CE::Local(s) => Some((*p, names.get(s)?.clone())),
-                        _ => None,
-                    })
-                    .collect();
-                solve_expr(body, &inner, bodies, vals, depth + 1);
-                continue;
-            }
-            let CE::Quant { kind: QuantKind::Forall, binders, cond, body, .. } = e else {
-                continue;
-            };
-            let [b] = binders.as_slice() else { continue };
-            let mut eqs = Vec::new();
-            body.conjuncts(&mut eqs);
-            for eq in eqs {
-                let CE::Bin(BinOp::Eq, l, r, _) = eq else { continue };
-                for (cell, value) in [(l, r), (r, l)] {
-                    let CE::Index(arr, i, _) = &**cell else { continue };
-                    if !matches!(**i, CE::Local(s) if s == b.slot) {
-                        continue;
-                    }
-                    let CE::Local(a) = **arr else { continue };
-                    let Some(name) = names.get(&a) else { continue };
-                    if fill(b, cond.as_deref(), a, value, name, names, vals) {
-                        break;
-                    }
+                let CE::Local(a) = **arr else { continue };
+                let Some(name) = names.get(&a) else { continue };
+                if fill(b, cond.as_deref(), a, value, name, names, vals) {
+                    break;
                 }
             }
         }
@@ -185,7 +183,7 @@ fn fill(
     if b.lows.is_empty() || b.highs.is_empty() || value.reads_local(a) {
         return false;
     }
-    let (lo, hi, cells) = {
+    let cells = {
         let sc = Scope { vals, names, binder: (u32::MAX, 0) };
         let lo = b.lows.iter().map(|x| sc.int(x)).collect::<Option<Vec<_>>>();
         let hi = b.highs.iter().map(|x| sc.int(x)).collect::<Option<Vec<_>>>();
@@ -211,9 +209,8 @@ fn fill(
                 None => return false,
             }
         }
-        (lo, hi, cells)
+        cells
     };
-    let _ = (lo, hi);
     if let Some(InVal::Array(_, v) | InVal::Seq(v)) = vals.get_mut(name) {
         for (i, x) in cells {
             if matches!(v[i], InVal::Int(_)) {

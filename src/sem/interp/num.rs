@@ -29,11 +29,10 @@ impl Interp {
         let (Some(x), Some(y)) = (a.amount(), b.amount()) else {
             return Err(self.bad_operands(op, a, b, span));
         };
+        if let Some(b) = ordered(op, &x, &y) {
+            return Ok(Value::Bool(b));
+        }
         Ok(match op {
-            BinOp::Lt => Value::Bool(x < y),
-            BinOp::Le => Value::Bool(x <= y),
-            BinOp::Gt => Value::Bool(x > y),
-            BinOp::Ge => Value::Bool(x >= y),
             BinOp::Add => Value::perm(x.plus(&y)),
             BinOp::Sub => Value::perm(x.minus(&y)),
             BinOp::Mul => match (x.k, y.k) {
@@ -96,11 +95,10 @@ impl Interp {
         let (Some(x), Some(y)) = (big(a), big(b)) else {
             return Err(self.bad_operands(op, a, b, span));
         };
+        if let Some(b) = ordered(op, &x, &y) {
+            return Ok(Value::Bool(b));
+        }
         Ok(match op {
-            BinOp::Lt => Value::Bool(x < y),
-            BinOp::Le => Value::Bool(x <= y),
-            BinOp::Gt => Value::Bool(x > y),
-            BinOp::Ge => Value::Bool(x >= y),
             BinOp::Add => Value::big(x + y),
             BinOp::Sub => Value::big(x - y),
             BinOp::Mul => Value::big(x * y),
@@ -134,4 +132,15 @@ impl Interp {
 /// Is `v` a number (an integer of any size or a rational)?
 pub(super) fn is_number(v: &Value) -> bool {
     matches!(v, Value::Int(_) | Value::Big(_) | Value::Perm(_))
+}
+
+/// `x op y` for the order comparisons (`None` for other operators).
+fn ordered<T: PartialOrd>(op: BinOp, x: &T, y: &T) -> Option<bool> {
+    match op {
+        BinOp::Lt => Some(x < y),
+        BinOp::Le => Some(x <= y),
+        BinOp::Gt => Some(x > y),
+        BinOp::Ge => Some(x >= y),
+        _ => None,
+    }
 }

@@ -161,14 +161,7 @@ impl Interp {
         out: &mut Vec<i64>,
     ) -> Result<(), Stop> {
         if i == binders.len() {
-            let ok = match cond {
-                Some(c) => {
-                    let v = self.ev(c, env, pv)?;
-                    self.as_bool(v, span)?
-                }
-                None => true,
-            };
-            if ok {
+            if self.cond_holds(cond, span, env, pv)? {
                 out.extend_from_slice(cur);
             }
             return Ok(());
@@ -182,6 +175,24 @@ impl Interp {
             cur.pop();
         }
         Ok(())
+    }
+
+    /// Whether a quantifier's condition holds for the binders' current values (no condition:
+    /// it does).
+    fn cond_holds(
+        &mut self,
+        cond: Option<&CE>,
+        span: Span,
+        env: &mut Env,
+        pv: PV,
+    ) -> Result<bool, Stop> {
+        match cond {
+            Some(c) => {
+                let v = self.ev(c, env, pv)?;
+                self.as_bool(v, span)
+            }
+            None => Ok(true),
+        }
     }
 
     /// Enumerate binders some of which range over the elements of a collection (`x in xs`)
@@ -213,14 +224,7 @@ impl Interp {
         out: &mut Vec<Value>,
     ) -> Result<(), Stop> {
         let Some(b) = binders.get(cur.len()) else {
-            let ok = match cond {
-                Some(c) => {
-                    let v = self.ev(c, env, pv)?;
-                    self.as_bool(v, span)?
-                }
-                None => true,
-            };
-            if ok {
+            if self.cond_holds(cond, span, env, pv)? {
                 out.extend(cur.iter().cloned());
             }
             return Ok(());
