@@ -3,6 +3,7 @@
 
 pub mod exprtext;
 pub mod facts;
+pub mod generics;
 pub mod loops;
 pub mod names;
 pub mod scope;

@@ -184,6 +184,14 @@ pub enum MethodKind {
     CtorV1,
     /// v2 constructor: `constructor(params) { … }`.
     CtorV2,
+    /// v2 thread body `run { … }`: the method `void run()` of a thread class.
+    Run,
+}
+
+impl MethodKind {
+    pub fn is_ctor(self) -> bool {
+        matches!(self, MethodKind::CtorV1 | MethodKind::CtorV2)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -972,9 +980,11 @@ pub enum CollKind {
     Bag,
 }
 
-/// Ghost-argument blocks on a call.
+/// What a call or `new` carries besides its arguments: v2 type arguments and ghost arguments.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct GhostArgs {
+    /// v2 explicit type arguments, `f<int>(…)`, `new Box<int>(…)`.
+    pub type_args: Vec<Type>,
     /// v1 `with { … }` block.
     pub with: Option<Block>,
     /// v1 `then { … }` block.
@@ -986,6 +996,7 @@ pub struct GhostArgs {
 }
 
 impl GhostArgs {
+    /// No ghost arguments (type arguments are not ghost arguments).
     pub fn is_empty(&self) -> bool {
         self.with.is_none()
             && self.then.is_none()

@@ -101,6 +101,8 @@ pub const OPAQUE_STMT_WORDS: &[&str] = &[
     "extract",
     "commit",
     "package",
+    "channel_invariant",
+    "communicate",
 ];
 
 /// Backslash words that are single tokens (pvl.md §2.4).
@@ -147,4 +149,12 @@ pub const BS_WORDS: &[&str] = &[
     "nd_index",
     "nd_partial_index",
     "nd_length",
+    "Unfolding",
+    "endpoint",
+    "chor",
+    "sender",
+    "receiver",
+    "msg",
+    "replacing",
+    "replacing_done",
 ];

@@ -78,13 +78,28 @@ pub fn load(src: &str) -> Result<Loaded, SemError> {
     if parsed.has_errors() {
         return Err(SemError::Parse(parsed.errors().cloned().collect()));
     }
+    // v2 generics: run the instances, as `verify` encodes them.
+    let mono = crate::analyze::generics::monomorphise(&parsed.program).map_err(|ps| {
+        SemError::Parse(
+            ps.into_iter()
+                .map(|(what, span)| {
+                    Diagnostic::error(
+                        "R-UNSUPPORTED",
+                        format!("{what} is not run by the interpreter"),
+                    )
+                    .with_primary(span, "not supported by `alpine-rs run`")
+                })
+                .collect(),
+        )
+    })?;
+    let program = mono.as_ref().unwrap_or(&parsed.program);
     // The verifier's resolution and types: an ill-typed program is bad input (exit 2), not a
     // program to run (`verify` refuses it the same way).
-    let ds = crate::analyze::typeck::check(&parsed.program);
+    let ds = crate::analyze::typeck::check(program);
     if ds.iter().any(|d| d.is_error()) {
         return Err(SemError::Parse(ds.into_iter().filter(|d| d.is_error()).collect()));
     }
-    let prog = compile::compile(&parsed.program).map_err(SemError::Compile)?;
+    let prog = compile::compile(program).map_err(SemError::Compile)?;
     Ok(Loaded { prog: Rc::new(prog), src: Rc::from(src) })
 }
 

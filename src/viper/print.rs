@@ -510,7 +510,13 @@ impl Printer {
                 self.exp(a, false);
                 self.w(")");
             }
-            ExpKind::Let(n, v, b) => self.in_body(&format!("let {n} == "), v, b),
+            ExpKind::Let(n, v, b) => {
+                // Viper's grammar wants the bound value in parentheses: `let x == (e) in b`.
+                self.w(&format!("let {n} == ("));
+                self.exp(v, false);
+                self.w(") in ");
+                self.exp(b, true);
+            }
             ExpKind::Unfolding(p, b) => self.in_body("unfolding ", p, b),
             ExpKind::SeqLit(t, es) | ExpKind::SetLit(t, es) | ExpKind::MultisetLit(t, es) => {
                 let kw = match &e.kind {

@@ -45,7 +45,7 @@ pub(crate) fn sig(m: &ast::Method, class: Option<&str>) -> Sig {
             }
         }
     }
-    let is_ctor = m.kind != MethodKind::Method;
+    let is_ctor = m.kind.is_ctor();
     Sig {
         params: m.params.iter().map(|p| Ty::of(&p.ty)).collect(),
         ret: if is_ctor {
@@ -123,7 +123,7 @@ impl Env {
                         );
                     }
                     let s = sig(m, Some(&c.name.name));
-                    if m.kind == MethodKind::Method {
+                    if !m.kind.is_ctor() {
                         ce.methods.entry(m.name.name.clone()).or_default().push(s);
                     } else {
                         ce.ctors.push(s);

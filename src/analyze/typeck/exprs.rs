@@ -498,7 +498,17 @@ impl Checker {
                     _ => Ty::Unknown,
                 }
             }
-            BinOp::Cons => tb,
+            BinOp::Cons => {
+                if !matches!(tb, Ty::Seq(_) | Ty::Unknown) {
+                    self.mismatch(
+                        b.span,
+                        format!("`::` cannot be applied to `{}`", tb.name()),
+                        format!("this has type `{}`", tb.name()),
+                        "`x :: xs` prepends to a sequence",
+                    );
+                }
+                tb
+            }
             // `m ++ (k, v)`: the map with one entry updated.
             BinOp::Concat => {
                 if let (Ty::Map(kt, vt), ExprKind::Tuple(kv)) = (&ta, &b.kind) {

@@ -3,8 +3,7 @@
 use super::{Checker, Ty};
 use crate::diag::Diagnostic;
 use crate::front::ast::{
-    self, ClauseBody, ClauseKind, Expr, ExprKind, MethodBody, MethodKind, SpecKind, Stmt,
-    StmtKind as S,
+    self, ClauseBody, ClauseKind, Expr, ExprKind, MethodBody, SpecKind, Stmt, StmtKind as S,
 };
 use crate::front::span::Span;
 
@@ -24,7 +23,7 @@ impl Checker {
     fn member(&mut self, class: Option<&str>, m: &ast::Method) {
         self.class = class.map(str::to_string);
         self.lenient = false;
-        self.ret = if m.kind == MethodKind::Method { Ty::of(&m.ret) } else { Ty::Void };
+        self.ret = if !m.kind.is_ctor() { Ty::of(&m.ret) } else { Ty::Void };
         // Given and yields parameters are in an outer scope (a local may hide them: VerCors'
         // examples do); parameters share the scope of the body's outer block, so a local there
         // with a parameter's name is a duplicate, as in Java.

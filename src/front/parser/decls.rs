@@ -21,7 +21,10 @@ impl<'s> Parser<'s> {
                     Ok(c) => items.push(Item::Class(c)),
                     Err(_) => self.recover(false),
                 }
-            } else if self.is_word("kernel") || self.is_word("enum") || self.is_word("seq_program")
+            } else if self.is_word("kernel")
+                || self.is_word("enum")
+                || self.is_word("seq_program")
+                || self.at_v2_global_decl()
             {
                 items.push(Item::Opaque(self.parse_opaque_decl()));
             } else {
@@ -42,12 +45,39 @@ impl<'s> Parser<'s> {
         Program { items, main, span: Span::new(0, self.src.len()), memo: Memo::default() }
     }
 
+    /// VerCors 2 global declarations that the pipeline keeps as text (and the encoder and the
+    /// interpreter refuse by name): `model`, `adt`, `axiom`, `prover_type`, `prover_function`,
+    /// VeyMont's `choreography` and `vesuv_entry`. Each is recognised by its shape, so that the
+    /// words stay usable as names elsewhere.
+    fn at_v2_global_decl(&self) -> bool {
+        let word = |i: usize| self.tok_at(i).kind == TokKind::Word;
+        match self.text() {
+            "model" | "axiom" => word(1) && self.is_punct_at(2, "{"),
+            "adt" => word(1) && (self.is_punct_at(2, "{") || self.is_punct_at(2, "<")),
+            "prover_type" => word(1) && self.text_of(self.tok_at(2)).starts_with('\\'),
+            "prover_function" => word(1) && word(2),
+            "choreography" => word(1) && self.is_punct_at(2, "("),
+            "vesuv_entry" => self.is_punct_at(1, "{"),
+            _ => false,
+        }
+    }
+
     fn parse_opaque_decl(&mut self) -> Opaque {
         let lo = self.tok().span.start();
         let kw = self.text().to_string();
         self.bump();
-        // Up to and including the first balanced `{ … }`.
+        // Up to and including the first balanced `{ … }`, or a `;` outside parentheses before
+        // it (`prover_type Real \smtlib Real;`, with the interpretation in backticks).
+        let mut parens = 0;
         while !self.at_eof() && !self.is_punct("{") {
+            if self.is_punct("(") {
+                parens += 1;
+            } else if self.is_punct(")") {
+                parens -= 1;
+            } else if self.is_punct(";") && parens == 0 {
+                self.bump();
+                return self.opaque_from(lo, kw);
+            }
             self.bump();
         }
         let mut depth = 0;
@@ -130,12 +160,44 @@ impl<'s> Parser<'s> {
         let lo = self.tok().span.start();
         let prefix = self.parse_prefix()?;
         let mods = self.parse_modifiers();
+        // v2 `ghost` before a declaration: a ghost member verifies like any other.
+        if self.is_word("ghost")
+            && self.tok_at(1).kind == TokKind::Word
+            && matches!(self.tok_at(2).kind, TokKind::Word | TokKind::QuotedWord)
+        {
+            self.bump();
+        }
         let is_final = self.is_word("final") && self.tok_at(1).kind == TokKind::Word;
         if is_final {
             self.bump();
         }
+        // v2 thread body `run { … }` (or abstract `run;`), the method `void run()`.
+        if class.is_some()
+            && self.is_word("run")
+            && (self.is_punct_at(1, "{") || self.is_punct_at(1, ";"))
+        {
+            let kw = self.bump();
+            let body = if self.eat_punct(";") {
+                MethodBody::Abstract
+            } else {
+                MethodBody::Block(self.parse_block()?)
+            };
+            return Ok(Member::Method(Method {
+                prefix,
+                modifiers: mods,
+                kind: MethodKind::Run,
+                ret: Type::new(TypeKind::Void),
+                name: Ident::new("run", kw.span),
+                type_params: Vec::new(),
+                params: Vec::new(),
+                body,
+                span: self.span_from(lo),
+            }));
+        }
         // Constructors.
-        let ctor = if self.is_word("constructor") && self.is_punct_at(1, "(") {
+        let ctor = if self.is_word("constructor")
+            && (self.is_punct_at(1, "(") || self.is_punct_at(1, "<"))
+        {
             let kw = self.bump();
             Some((MethodKind::CtorV2, Ident::new("constructor", kw.span)))
         } else if self.is_ident() && self.is_punct_at(1, "(") && class.is_some() {

@@ -129,10 +129,15 @@ impl<'s> Parser<'s> {
                 return Ok(Stmt { kind: StmtKind::Spec { kind, expr }, span: self.span_from(lo) });
             }
             if OPAQUE_STMT_WORDS.contains(&w)
-                && (HARD_KEYWORDS.contains(&w) || self.opaque_word_follows())
+                && (HARD_KEYWORDS.contains(&w)
+                    || self.opaque_word_follows()
+                    || (w == "action" && self.action_stmt_follows()))
             {
                 return Ok(self.parse_opaque_stmt(lo));
             }
+        }
+        if self.seq_assign_follows() {
+            return Ok(self.parse_opaque_stmt(lo));
         }
         if self.is_punct("{*") || (self.is_punct("{") && self.is_punct_at(1, "*")) {
             return Ok(self.parse_opaque_stmt(lo));
@@ -155,6 +160,66 @@ impl<'s> Parser<'s> {
                 self.text_of(n),
                 "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "." | "++" | "--" | ";"
             )
+    }
+
+    /// v2 `action(obj, frac, process, args) { … }` (or `;`), the process-algebra action
+    /// statement: its parenthesised list is followed by a block, or, in v2, by `;`.
+    fn action_stmt_follows(&self) -> bool {
+        if !self.is_punct_at(1, "(") {
+            return false;
+        }
+        let mut depth = 0usize;
+        let mut i = 1;
+        loop {
+            let t = self.tok_at(i);
+            if t.kind == TokKind::Eof {
+                return false;
+            }
+            match self.text_of(t) {
+                "(" => depth += 1,
+                ")" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        self.is_punct_at(i + 1, "{")
+            || (self.dialect == Dialect::V2 && self.is_punct_at(i + 1, ";"))
+    }
+
+    /// VeyMont's choreographic assignment `x := e;` / `p: x.f := e;`: a `:` directly followed
+    /// by `=` before the statement's `;`.
+    fn seq_assign_follows(&self) -> bool {
+        let mut depth = 0i32;
+        let mut i = 0;
+        loop {
+            let t = self.tok_at(i);
+            if t.kind == TokKind::Eof || i > 256 {
+                return false;
+            }
+            if t.kind == TokKind::Punct {
+                match self.text_of(t) {
+                    "(" | "[" | "{" => depth += 1,
+                    ")" | "]" | "}" => depth -= 1,
+                    ";" if depth <= 0 => return false,
+                    ":" if depth == 0
+                        && self.is_punct_at(i + 1, "=")
+                        && !self.tok_at(i + 1).space_before =>
+                    {
+                        return true
+                    }
+                    _ => {}
+                }
+            }
+            if depth < 0 {
+                return false;
+            }
+            i += 1;
+        }
     }
 
     fn opaque_word_follows(&self) -> bool {

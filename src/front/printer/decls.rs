@@ -223,11 +223,14 @@ impl Printer {
             MethodKind::Method => self.typed(out, &m.ret, &m.name),
             MethodKind::CtorV1 => out.push_str(&self.ident(&m.name)),
             MethodKind::CtorV2 => out.push_str("constructor"),
+            MethodKind::Run => out.push_str("run"),
         }
-        self.type_params(out, &m.type_params);
-        out.push('(');
-        comma_separated(out, &m.params, |out, p| self.typed(out, &p.ty, &p.name));
-        out.push(')');
+        if m.kind != MethodKind::Run {
+            self.type_params(out, &m.type_params);
+            out.push('(');
+            comma_separated(out, &m.params, |out, p| self.typed(out, &p.ty, &p.name));
+            out.push(')');
+        }
         match &m.body {
             MethodBody::Block(b) => {
                 out.push(' ');

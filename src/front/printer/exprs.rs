@@ -132,6 +132,7 @@ impl Printer {
                     });
                 }
                 out.push_str(&self.ident(name));
+                self.type_args(out, &ghost.type_args);
                 self.args(out, args);
                 self.ghost_args(out, ghost);
             }
@@ -193,6 +194,7 @@ impl Printer {
             ExprKind::NewObject(name, args, ghost) => {
                 out.push_str("new ");
                 out.push_str(&self.ident(name));
+                self.type_args(out, &ghost.type_args);
                 self.args(out, args);
                 self.ghost_args(out, ghost);
             }
@@ -365,6 +367,16 @@ impl Printer {
         self.expr_into(out, lo);
         out.push_str(" .. ");
         self.expr_into(out, hi);
+    }
+
+    /// `<T, U>` before a call's arguments (nothing when there are none).
+    fn type_args(&self, out: &mut String, tys: &[Type]) {
+        if tys.is_empty() {
+            return;
+        }
+        out.push('<');
+        comma_separated(out, tys, |out, t| out.push_str(&self.ty(t)));
+        out.push('>');
     }
 
     fn ghost_args(&self, out: &mut String, g: &GhostArgs) {

@@ -182,7 +182,7 @@ impl<'a> Compiler<'a> {
                     }
                     Member::Method(md) => {
                         let mid = self.out.methods.len() as u32;
-                        let is_ctor = md.kind != MethodKind::Method;
+                        let is_ctor = md.kind.is_ctor();
                         if is_ctor {
                             ctor = Some(mid);
                         }

@@ -304,8 +304,12 @@ impl<'a> Compiler<'a> {
                     // A v2 `parallel { par…; par…; }` is one `and`-launch.
                     let mut arms = Vec::new();
                     for s in body {
-                        if let StmtKind::Par(p) = &s.kind {
-                            arms.extend(p.arms.iter().cloned());
+                        match &s.kind {
+                            StmtKind::Par(p) => arms.extend(p.arms.iter().cloned()),
+                            _ => self.code.push(Instr::Unsupported(
+                                "a `parallel` block holding anything but `par` blocks".into(),
+                                s.span,
+                            )),
                         }
                     }
                     let p = Par { prefix: Prefix::default(), arms, keyword: span };

@@ -38,7 +38,7 @@ impl Encoder<'_> {
         let mut has_ctor = false;
         for m in &c.members {
             let ast::Member::Method(m) = m else { continue };
-            if m.kind != ast::MethodKind::Method {
+            if m.kind.is_ctor() {
                 has_ctor = true;
             } else if m.name.name == "lock_invariant" && m.is_predicate() && m.params.is_empty() {
                 if let MethodBody::Expr(e) = &m.body {

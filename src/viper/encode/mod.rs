@@ -20,9 +20,7 @@ pub use quant::{quantify, same, text};
 pub use sat::settle as settle_sat;
 
 use crate::diag::{Diagnostic, SourceFile};
-use crate::front::ast::{
-    self, ClauseKind, Expr, MethodBody, MethodKind as PMethodKind, Type, TypeKind,
-};
+use crate::front::ast::{self, ClauseKind, Expr, MethodBody, Type, TypeKind};
 use crate::front::span::Span;
 use crate::viper::ast::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -325,7 +323,7 @@ impl<'a> Encoder<'a> {
     }
 
     fn collect_method(&mut self, class: Option<&str>, m: &ast::Method) {
-        let is_ctor = m.kind != PMethodKind::Method;
+        let is_ctor = m.kind.is_ctor();
         let kind = if is_ctor {
             CallKind::Constructor
         } else if m.is_predicate() {
@@ -597,7 +595,7 @@ impl<'a> Encoder<'a> {
     }
 
     fn member(&mut self, class: Option<&str>, m: &ast::Method) {
-        let is_ctor = m.kind != PMethodKind::Method;
+        let is_ctor = m.kind.is_ctor();
         let key_name = if is_ctor { "constructor" } else { m.name.name.as_str() };
         let Some(info) = self
             .callables
@@ -1052,6 +1050,19 @@ pub fn encode_program(
     src: &SourceFile,
     opts: EncodeOptions,
 ) -> Result<Program, Vec<Diagnostic>> {
+    // v2 generics: instances first, so that nothing below sees a type parameter.
+    let mono = crate::analyze::generics::monomorphise(prog).map_err(|ps| {
+        ps.into_iter()
+            .map(|(what, span)| {
+                Diagnostic::error(
+                    "V-UNSUPPORTED",
+                    format!("{what} is not supported by the Viper encoding yet"),
+                )
+                .with_primary(span, "not supported by `alpine-rs verify`")
+            })
+            .collect::<Vec<_>>()
+    })?;
+    let prog = mono.as_ref().unwrap_or(prog);
     // Resolution and types first: an ill-typed program is the user's error (exit 2), and
     // encoding it would hand Silicon an ill-typed Viper program (our error).
     let ds = crate::analyze::typeck::check(prog);

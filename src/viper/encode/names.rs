@@ -96,6 +96,11 @@ const VIPER_RESERVED: &[&str] = &[
     "trigger",
 ];
 
+/// Parameter names of the prelude's and the generated helpers' methods and functions (`n`, `m`,
+/// `r` of `new_int_matrix`, `c`, `v`, `k` of `vct_stride`, `t` of the lock helpers, …). Viper
+/// reports a member named like one of them as a duplicate identifier, so members yield them.
+const HELPER_LOCALS: &[&str] = &["a", "c", "i", "k", "m", "n", "r", "t", "v"];
+
 impl Encoder<'_> {
     /// A fresh method-local Viper identifier based on a PVL name: distinct from the method's
     /// other names, from every global name and from Viper's keywords and prelude.
@@ -118,7 +123,7 @@ impl Encoder<'_> {
         let base = if VIPER_RESERVED.contains(&base.as_str()) { format!("{base}_") } else { base };
         let mut n = base.clone();
         let mut k = 1;
-        while self.globals.contains(&n) {
+        while self.globals.contains(&n) || HELPER_LOCALS.contains(&n.as_str()) {
             n = format!("{base}_{k}");
             k += 1;
         }

@@ -131,9 +131,31 @@ impl Encoder<'_> {
                 r?
             }
             P::Par(p) => self.par(p, out)?,
-            P::Parallel { .. } => {
-                self.unsupported("`parallel`/`sequential` blocks", s.span);
-                return Err(());
+            P::Parallel { sequential: true, body } => {
+                // v2 `sequential { par …; par …; }`: the regions one after the other.
+                for (k, st) in body.iter().enumerate() {
+                    self.stmt(st, tail && k + 1 == body.len(), out)?;
+                }
+            }
+            P::Parallel { sequential: false, body } => {
+                // v2 `parallel { par …; par …; }`: one launch of all arms, as v1's `and`.
+                let mut arms = Vec::new();
+                for st in body {
+                    match &st.kind {
+                        P::Par(p) if p.prefix.clauses.is_empty() => {
+                            arms.extend(p.arms.iter().cloned())
+                        }
+                        _ => {
+                            self.unsupported(
+                                "a `parallel` block holding anything but `par` blocks",
+                                st.span,
+                            );
+                            return Err(());
+                        }
+                    }
+                }
+                let p = ast::Par { prefix: ast::Prefix::default(), arms, keyword: s.span };
+                self.par(&p, out)?;
             }
             P::Barrier(b) => self.barrier(b, s.span, out)?,
             P::Invariant { name, resource, body } => {
