@@ -584,7 +584,22 @@ impl Encoder<'_> {
                 out.push(Stmt::new(StmtKind::Assign(l, v), Origin::new(Role::Code, Some(st.span))));
             }
         }
-        for (target, y, span) in with_yields {
+        // v2 `yields { x = y, … }`: as v1's `then { x = y; }`, the caller's `x` gets the yielded
+        // `y`.
+        let v2_targets: Vec<Expr> = ghost
+            .yields
+            .iter()
+            .map(|(x, _)| Expr::new(ExprKind::Name(x.clone()), x.span))
+            .collect();
+        let v2_yields = v2_targets
+            .iter()
+            .zip(&ghost.yields)
+            .map(|(t, (x, y))| (t, y, x.span.to(y.span)));
+        for (target, y, span) in with_yields.into_iter().chain(v2_yields) {
+            if !yscope.contains_key(&y.name) {
+                self.bad(format!("`{}` is not a yielded parameter of the callee", y.name), y.span);
+                return Err(());
+            }
             let want = self.type_of(target);
             let ye = Expr::synth(ExprKind::Name(y.clone()));
             self.scopes.push(yscope.clone());
@@ -593,10 +608,6 @@ impl Encoder<'_> {
             let v = v?;
             let l = self.lvalue(target)?;
             out.push(Stmt::new(StmtKind::Assign(l, v), Origin::new(Role::Code, Some(span))));
-        }
-        if let Some((l, y)) = ghost.yields.first() {
-            self.unsupported("v2 `yields { … }` call arguments", l.span.to(y.span));
-            return Err(());
         }
         Ok(())
     }
