@@ -400,6 +400,9 @@ mod fixtures {
         sequences_builtins => "sequences_builtins.pvl",
         spec_statements => "spec_statements.pvl",
         v2_extras => "v2_extras.pvl",
+        v2_declarations => "v2_declarations.pvl",
+        v2_statements => "v2_statements.pvl",
+        v2_expressions => "v2_expressions.pvl",
     }
 }
 

@@ -149,6 +149,30 @@ pub fn monomorphise(prog: &Program) -> Result<Option<Program>, Vec<Problem>> {
             }
         }
     }
+    // A generic body is checked through its instances only: one that has none would be
+    // dropped unverified, so it is reported instead.
+    let mut unused: Vec<Problem> = Vec::new();
+    for c in m.classes.values() {
+        if !m.done.iter().any(|d| d.starts_with(&format!("{}__", c.name.name))) {
+            unused.push((
+                format!(
+                    "the generic class `{}` with no instance (`{}<int>`, …) in the program",
+                    c.name.name, c.name.name
+                ),
+                c.name.span,
+            ));
+        }
+    }
+    for ((owner, name), md) in &m.methods {
+        let is_instance_owner = owner.as_ref().is_some_and(|o| o.contains("__"));
+        if !is_instance_owner && !m.done.iter().any(|d| d.starts_with(&format!("{name}__"))) {
+            unused.push((
+                format!("the generic method `{name}` with no call `{name}<…>(…)` in the program"),
+                md.name.span,
+            ));
+        }
+    }
+    m.problems.extend(unused);
     if !m.problems.is_empty() {
         m.problems.sort_by_key(|(_, s)| (s.lo, s.hi));
         m.problems.dedup();

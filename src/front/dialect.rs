@@ -1,6 +1,7 @@
 //! Dialect selection (pvl.md §1.2): VerCors 1.4 (`v1`) or VerCors 2 (`v2`).
 
 use super::lexer::{TokKind, Token};
+use super::span::Span;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Dialect {
@@ -46,7 +47,7 @@ pub fn select(src: &str, toks: &[Token], choice: DialectChoice) -> (Dialect, boo
         DialectChoice::Auto => {}
     }
     let (v1, v2) = markers(src, toks);
-    match (v1, v2) {
+    match (v1.is_some(), v2.is_some()) {
         (false, true) => (Dialect::V2, true),
         (true, false) => (Dialect::V1, true),
         // No markers, or both: v1, the dialect of every Alpinist file; the reading is not settled.
@@ -54,34 +55,62 @@ pub fn select(src: &str, toks: &[Token], choice: DialectChoice) -> (Dialect, boo
     }
 }
 
-/// Scan tokens for syntax only one generation accepts: (v1 marker seen, v2 marker seen).
-fn markers(src: &str, toks: &[Token]) -> (bool, bool) {
+/// Where a file under `auto` has syntax of both generations: the first v1-only and the first
+/// v2-only token (pvl.md §1.2), for the A0013 warning.
+pub fn mixed(src: &str, toks: &[Token], choice: DialectChoice) -> Option<(Span, Span)> {
+    if choice != DialectChoice::Auto {
+        return None;
+    }
+    match markers(src, toks) {
+        (Some(a), Some(b)) => Some((a, b)),
+        _ => None,
+    }
+}
+
+/// Scan tokens for syntax only one generation accepts: the first v1 marker and the first v2
+/// marker.
+fn markers(src: &str, toks: &[Token]) -> (Option<Span>, Option<Span>) {
     let text = |i: usize| toks.get(i).map_or("", |t: &Token| t.span.text(src));
     let kind = |i: usize| toks.get(i).map_or(TokKind::Eof, |t| t.kind);
-    let mut v1 = false;
-    let mut v2 = false;
+    let mut v1: Option<Span> = None;
+    let mut v2: Option<Span> = None;
     // Start token of the statement that the current token belongs to.
     let mut stmt_start = 0usize;
     for i in 0..toks.len() {
         let t = text(i);
         match kind(i) {
-            TokKind::Decimal | TokKind::Str | TokKind::Char => v2 = true,
+            TokKind::Decimal | TokKind::Str | TokKind::Char => v2 = v2.or(Some(toks[i].span)),
             TokKind::Word => match t {
-                "constructor" if text(i + 1) == "(" => v2 = true,
-                "parallel" | "sequential" if text(i + 1) == "{" => v2 = true,
-                "decreases" if i == stmt_start => v2 = true,
-                "enum" if kind(i + 1) == TokKind::Word => v2 = true,
-                "given" | "yields" if text(i + 1) == "{" => v2 = true,
-                "with" | "then" if text(i + 1) == "{" && i > 0 && text(i - 1) == ")" => v1 = true,
-                "and" => v1 = true,
-                "kernel" if kind(i + 1) == TokKind::Word && text(i + 2) == "{" => v1 = true,
-                "vec" if text(i + 1) == "(" => v1 = true,
+                "constructor" if text(i + 1) == "(" || text(i + 1) == "<" => {
+                    v2 = v2.or(Some(toks[i].span))
+                }
+                "run" if text(i + 1) == "{" => v2 = v2.or(Some(toks[i].span)),
+                "adt" | "model" if kind(i + 1) == TokKind::Word && text(i + 2) == "{" => {
+                    v2 = v2.or(Some(toks[i].span))
+                }
+                "prover_type" | "prover_function" | "choreography"
+                    if kind(i + 1) == TokKind::Word =>
+                {
+                    v2 = v2.or(Some(toks[i].span))
+                }
+                "parallel" | "sequential" if text(i + 1) == "{" => v2 = v2.or(Some(toks[i].span)),
+                "decreases" if i == stmt_start => v2 = v2.or(Some(toks[i].span)),
+                "enum" if kind(i + 1) == TokKind::Word => v2 = v2.or(Some(toks[i].span)),
+                "given" | "yields" if text(i + 1) == "{" => v2 = v2.or(Some(toks[i].span)),
+                "with" | "then" if text(i + 1) == "{" && i > 0 && text(i - 1) == ")" => {
+                    v1 = v1.or(Some(toks[i].span))
+                }
+                "and" => v1 = v1.or(Some(toks[i].span)),
+                "kernel" if kind(i + 1) == TokKind::Word && text(i + 2) == "{" => {
+                    v1 = v1.or(Some(toks[i].span))
+                }
+                "vec" if text(i + 1) == "(" => v1 = v1.or(Some(toks[i].span)),
                 "par" if i > 0 && text(i - 1) == ";" => {
                     let s = text(stmt_start);
                     if matches!(s, "requires" | "ensures" | "context")
                         && prev_stmt_is_clause(src, toks, i)
                     {
-                        v1 = true;
+                        v1 = v1.or(Some(toks[i].span));
                     }
                 }
                 "for" if text(i + 1) == "(" => {
@@ -95,7 +124,7 @@ fn markers(src: &str, toks: &[Token]) -> (bool, bool) {
                             ")" => depth -= 1,
                             ";" => break,
                             ".." => {
-                                v2 = true;
+                                v2 = v2.or(Some(toks[i].span));
                                 break;
                             }
                             _ => {}
@@ -105,7 +134,7 @@ fn markers(src: &str, toks: &[Token]) -> (bool, bool) {
                 }
                 _ => {}
             },
-            TokKind::BsWord if t == "\\old" && text(i + 1) == "[" => v2 = true,
+            TokKind::BsWord if t == "\\old" && text(i + 1) == "[" => v2 = v2.or(Some(toks[i].span)),
             _ => {}
         }
         if matches!(t, ";" | "{" | "}") && kind(i) == TokKind::Punct {

@@ -62,6 +62,17 @@ fn parse_here(src: &str, opts: &ParseOptions) -> Parsed {
     p.diags = lexed.errors;
     let program = p.parse_program();
     let mut diagnostics = p.diags;
+    if let Some((v1, v2)) = dialect::mixed(src, &p.toks, opts.dialect) {
+        diagnostics.push(
+            Diagnostic::warning(
+                "A0013",
+                "this file mixes VerCors 1 and VerCors 2 syntax; it is read as VerCors 1",
+            )
+            .with_primary(v1, "VerCors 1 only")
+            .with_secondary(v2, "VerCors 2 only")
+            .with_help("keep to one generation, or pass `--dialect v1` or `--dialect v2` to choose the reading"),
+        );
+    }
     // An unterminated comment swallows the rest of the file; what the parser then says about the
     // missing end is a consequence, not a second problem.
     if let Some(cut) = diagnostics

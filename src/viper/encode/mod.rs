@@ -412,7 +412,23 @@ impl<'a> Encoder<'a> {
             TypeKind::Boolean | TypeKind::Bool => Ty::Bool,
             TypeKind::Frac | TypeKind::ZFrac | TypeKind::Rational => Ty::Perm,
             TypeKind::Array(_, _) => Ty::Arr,
-            TypeKind::Class(_, _) => Ty::Ref,
+            TypeKind::Class(n, args)
+                if args.is_empty() && (self.classes.contains_key(&n.name) || n.name == "ref") =>
+            {
+                Ty::Ref
+            }
+            // v2's other type words (`either<A, B>`, `type<T>`, `any`, `nothing`) and class
+            // names with type arguments that generics did not resolve.
+            TypeKind::Class(n, args)
+                if !args.is_empty() || matches!(n.name.as_str(), "any" | "nothing") =>
+            {
+                self.unsupported(&format!("the type `{}`", self.src_text(t.span)), t.span);
+                return Err(());
+            }
+            TypeKind::Class(n, _) => {
+                self.bad(format!("unknown class `{}`", n.name), t.span);
+                return Err(());
+            }
             TypeKind::Generic1(ast::Generic1::Seq, e) => Ty::Seq(Box::new(self.viper_ty(e)?)),
             TypeKind::Generic1(ast::Generic1::Set, e) => Ty::Set(Box::new(self.viper_ty(e)?)),
             TypeKind::Generic1(ast::Generic1::Bag, e) => Ty::Multiset(Box::new(self.viper_ty(e)?)),

@@ -591,10 +591,8 @@ impl Encoder<'_> {
             .iter()
             .map(|(x, _)| Expr::new(ExprKind::Name(x.clone()), x.span))
             .collect();
-        let v2_yields = v2_targets
-            .iter()
-            .zip(&ghost.yields)
-            .map(|(t, (x, y))| (t, y, x.span.to(y.span)));
+        let v2_yields =
+            v2_targets.iter().zip(&ghost.yields).map(|(t, (x, y))| (t, y, x.span.to(y.span)));
         for (target, y, span) in with_yields.into_iter().chain(v2_yields) {
             if !yscope.contains_key(&y.name) {
                 self.bad(format!("`{}` is not a yielded parameter of the callee", y.name), y.span);
