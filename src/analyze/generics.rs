@@ -227,6 +227,9 @@ fn mangle(t: &Type) -> String {
         TypeKind::Generic1(g, x) => format!("{}_{}", format!("{g:?}").to_lowercase(), mangle(x)),
         TypeKind::Map(a, b) => format!("map_{}_{}", mangle(a), mangle(b)),
         TypeKind::Tuple(a, b) => format!("tuple_{}_{}", mangle(a), mangle(b)),
+        TypeKind::Vector(a, n) => {
+            format!("vector_{}_{}", mangle(a), n.as_ref().map_or(String::new(), |n| n.to_string()))
+        }
         TypeKind::Class(n, args) => {
             let mut s = n.name.clone();
             for a in args {
@@ -366,7 +369,7 @@ impl Renamer<'_, '_> {
 
     fn ty(&mut self, t: &mut Type) {
         match &mut t.kind {
-            TypeKind::Generic1(_, x) => self.ty(x),
+            TypeKind::Generic1(_, x) | TypeKind::Vector(x, _) => self.ty(x),
             TypeKind::Map(a, b) | TypeKind::Tuple(a, b) => {
                 self.ty(a);
                 self.ty(b);

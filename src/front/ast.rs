@@ -469,6 +469,8 @@ pub enum TypeKind {
     Generic1(Generic1, Box<Type>),
     Map(Box<Type>, Box<Type>),
     Tuple(Box<Type>, Box<Type>),
+    /// v2 `vector<T, N>` (the size is absent in a literal's type, `vector<T>{…}`).
+    Vector(Box<Type>, Option<BigInt>),
     /// A class type, optionally with type arguments.
     Class(Ident, Vec<Type>),
     /// `T[]` or a sized `T[E]` (parameters and locals; the extent is a fact).

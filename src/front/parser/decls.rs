@@ -350,6 +350,20 @@ impl<'s> Parser<'s> {
                     return None;
                 }
                 Type { kind: TypeKind::Generic1(g, Box::new(inner)), span: self.span_from(lo) }
+            } else if w == "vector" && self.is_punct_at(1, "<") {
+                self.bump();
+                self.bump();
+                let a = self.try_type()?;
+                let mut size = None;
+                if self.is_punct(",") && self.tok_at(1).kind == TokKind::Int {
+                    self.bump();
+                    size = self.text().parse::<num_bigint::BigInt>().ok();
+                    self.bump();
+                }
+                if !self.eat_punct(">") {
+                    return None;
+                }
+                Type { kind: TypeKind::Vector(Box::new(a), size), span: self.span_from(lo) }
             } else if (w == "map" || w == "tuple") && self.is_punct_at(1, "<") {
                 self.bump();
                 self.bump();

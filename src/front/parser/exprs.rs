@@ -207,6 +207,15 @@ impl<'s> Parser<'s> {
         if self.is_word("new") {
             return self.parse_new(lo);
         }
+        // v2 pointer dereference `*p` and address-of `&x` (C-style; kept as text). A `*` before
+        // an operand: `[*]` and `(*)` are the wildcard, which no operand follows.
+        if (self.is_punct("*") || self.is_punct("&"))
+            && (self.is_ident_tok(self.tok_at(1)) || self.is_punct_at(1, "("))
+        {
+            let op = self.bump();
+            self.parse_unary()?;
+            return Ok(self.opaque_expr_from(lo, self.text_of(op).to_string()));
+        }
         let prim = self.parse_primary()?;
         self.parse_postfix(lo, prim)
     }
@@ -520,7 +529,9 @@ impl<'s> Parser<'s> {
         }
         // Typed collection literals `seq<T>{…}`, `set<T>{…}`, `bag<T>{…}`, map literals
         // `map<K,V>{k -> v, …}`; tuple literals are opaque.
-        if matches!(s, "seq" | "set" | "bag" | "map" | "tuple") && self.is_punct_at(1, "<") {
+        if matches!(s, "seq" | "set" | "bag" | "map" | "tuple" | "vector")
+            && self.is_punct_at(1, "<")
+        {
             let save = self.pos;
             if let Some(ty) = self.try_type() {
                 if self.is_punct("{") {
@@ -552,7 +563,7 @@ impl<'s> Parser<'s> {
                             ))
                         }
                         _ => {
-                            // tuple<A,B>{…}: keep as text.
+                            // tuple<A,B>{…}, vector<T>{…}: keep as text.
                             self.skip_balanced("{", "}");
                             Ok(self.opaque_expr_from(lo, s))
                         }

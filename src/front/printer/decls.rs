@@ -35,6 +35,15 @@ impl Printer {
                 out.push('>');
                 ""
             }
+            TypeKind::Vector(a, n) => {
+                out.push_str("vector<");
+                out.push_str(&self.ty(a));
+                if let Some(n) = n {
+                    out.push_str(&format!(", {n}"));
+                }
+                out.push('>');
+                ""
+            }
             TypeKind::Map(a, b) | TypeKind::Tuple(a, b) => {
                 out.push_str(if matches!(base.kind, TypeKind::Map(..)) {
                     "map<"

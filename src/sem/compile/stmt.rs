@@ -261,7 +261,7 @@ impl<'a> Compiler<'a> {
                 });
                 self.scope.pop();
             }
-            StmtKind::RangedFor { prefix, ty, var, lo, hi, body, .. } => {
+            StmtKind::RangedFor { prefix, keyword, ty, var, lo, hi, body } => {
                 self.scope.push();
                 let slot = self.scope.declare(&var.name, Ty::from_ast(ty));
                 let lo_c = self.expr(lo, &mut None);
@@ -273,7 +273,26 @@ impl<'a> Compiler<'a> {
                     ghost,
                 });
                 let hi_c = self.expr(hi, &mut None);
-                let inv = self.loop_invariants(prefix);
+                // The implicit invariant `lo <= i && i <= hi` that VerCors (and the encoder) add
+                // to a ranged loop: a range with `hi < lo` fails it on entry.
+                let name = || Box::new(Expr::new(ExprKind::Name(var.clone()), *keyword));
+                let bound = Expr::new(
+                    ExprKind::Binary(
+                        BinOp::And,
+                        Box::new(Expr::new(
+                            ExprKind::Binary(BinOp::Le, Box::new(lo.clone()), name()),
+                            *keyword,
+                        )),
+                        Box::new(Expr::new(
+                            ExprKind::Binary(BinOp::Le, name(), Box::new(hi.clone())),
+                            *keyword,
+                        )),
+                    ),
+                    *keyword,
+                );
+                let mut inv = self.clauses(&bound);
+                inv.extend(self.loop_invariants(prefix).iter().cloned());
+                let inv = std::rc::Rc::new(inv);
                 let cond = CE::Bin(BinOp::Lt, Box::new(CE::Local(slot)), Box::new(hi_c), var.span);
                 self.emit_loop(inv, Some(cond), var.span, |me| {
                     me.scope.push();
