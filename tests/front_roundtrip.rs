@@ -195,6 +195,7 @@ fn check_spans(src: &str, p: &Program) -> Vec<String> {
             }
             Item::Method(m) => c.method(m, whole),
             Item::Field(f) => c.check("field", f.span, whole),
+            Item::Adt(a) => c.check("adt", a.span, whole),
             Item::Opaque(o) => c.check("opaque item", o.span, whole),
         }
     }

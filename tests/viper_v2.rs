@@ -7,9 +7,9 @@
 //! Covered: generic classes and methods (monomorphised), `run` blocks of thread classes,
 //! `parallel`/`sequential` regions, call-site `given {…}` / `yields {…}`, range binders and
 //! numbered triggers, `[e, …]` and `[t: T]` literals, `\let`, members named like the Viper
-//! prelude's parameters; refused by name: `adt`, `model`, `prover_type`, tuples, `either`,
-//! generic code with no instance or called without type arguments; a class the program does not
-//! declare is bad input.
+//! prelude's parameters, ADTs (Viper domains; the interpreter refuses them); refused by name: a
+//! generic `adt`, `model`, `prover_type`, tuples, `either`, generic code with no instance or
+//! called without type arguments; a class the program does not declare is bad input.
 
 mod common;
 
@@ -60,6 +60,10 @@ fn v2_constructs_run_as_their_headers_say() {
         let mut words = want.split_whitespace();
         match words.next() {
             Some("ok") => assert_eq!(code, 0, "{name}: expected a clean run:\n{all}"),
+            Some("unsupported") => {
+                assert_eq!(code, 2, "{name}: expected a refusal:\n{all}");
+                assert!(all.contains("[R-UNSUPPORTED]"), "{name}: expected R-UNSUPPORTED:\n{all}");
+            }
             Some("error") => {
                 assert_eq!(code, 1, "{name}: expected an error:\n{all}");
                 if let Some(c) = words.next() {

@@ -514,6 +514,11 @@ impl Renamer<'_, '_> {
                 self.expr(a);
                 self.expr(b);
             }
+            K::TupleLit(t, a, b) => {
+                self.ty(t);
+                self.expr(a);
+                self.expr(b);
+            }
             K::Cond(a, b, c) | K::SeqUpdate(a, b, c) => {
                 self.expr(a);
                 self.expr(b);

@@ -50,7 +50,7 @@ impl Program {
             let (class, members, top): (_, &[Member], _) = match item {
                 Item::Class(c) => (Some(c), &c.members, None),
                 Item::Method(m) => (None, &[], Some(m)),
-                Item::Field(_) | Item::Opaque(_) => (None, &[], None),
+                Item::Field(_) | Item::Adt(_) | Item::Opaque(_) => (None, &[], None),
             };
             let own = members.iter().filter_map(|m| match m {
                 Member::Method(m) => Some(m),
@@ -102,8 +102,33 @@ pub enum Item {
     Class(Class),
     Method(Method),
     Field(Field),
+    /// v2 `adt Name { … }`: an algebraic data type (a Viper domain).
+    Adt(Adt),
     /// `kernel`, `enum`, VeyMont declarations: kept as text, never analysed.
     Opaque(Opaque),
+}
+
+/// v2 `adt Name<T…> { pure R f(params); axiom e; … }`: uninterpreted functions over a new type,
+/// constrained by axioms. Printed from its source text (it is never rewritten).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Adt {
+    pub name: Ident,
+    pub type_params: Vec<Ident>,
+    pub functions: Vec<AdtFunction>,
+    pub axioms: Vec<Expr>,
+    /// v2 `enum E { A, B }`: an ADT whose functions are its constants (`E.A`), pairwise distinct
+    /// and the only values.
+    pub is_enum: bool,
+    pub text: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdtFunction {
+    pub ret: Type,
+    pub name: Ident,
+    pub params: Vec<Param>,
+    pub span: Span,
 }
 
 impl Item {
@@ -112,6 +137,7 @@ impl Item {
             Item::Class(c) => c.span,
             Item::Method(m) => m.span,
             Item::Field(f) => f.span,
+            Item::Adt(a) => a.span,
             Item::Opaque(o) => o.span,
         }
     }
@@ -1099,6 +1125,8 @@ pub enum ExprKind {
     },
     /// `(a, b, …)`: a tuple (a map update `m ++ (k, v)`), two elements or more.
     Tuple(Vec<Expr>),
+    /// v2 `tuple<A, B>{a, b}`: a typed pair (the type is `TypeKind::Tuple`).
+    TupleLit(Type, Box<Expr>, Box<Expr>),
     /// `{lo .. hi}` (set) or v2 `[lo .. hi]` (seq).
     Range(CollKind, Box<Expr>, Box<Expr>),
     /// `{: e :}`

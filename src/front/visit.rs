@@ -104,6 +104,10 @@ pub fn for_each_child<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr, bool)) {
     match &e.kind {
         K::Unary(_, x) | K::Length(x) | K::Field(x, _) => f(x, false),
         K::Old(x, _) | K::Trigger(x) | K::Labelled(_, x) => f(x, true),
+        K::TupleLit(_, l, r) => {
+            f(l, true);
+            f(r, true);
+        }
         K::Binary(_, l, r) | K::Unfolding(l, r) | K::Scale(l, r) | K::Range(_, l, r) => {
             f(l, false);
             f(r, false);

@@ -78,6 +78,24 @@ pub fn load(src: &str) -> Result<Loaded, SemError> {
     if parsed.has_errors() {
         return Err(SemError::Parse(parsed.errors().cloned().collect()));
     }
+    // ADTs are uninterpreted functions constrained by axioms: nothing to execute.
+    if let Some(a) = parsed.program.items.iter().find_map(|i| match i {
+        crate::front::ast::Item::Adt(a) => Some(a),
+        _ => None,
+    }) {
+        return Err(SemError::Parse(vec![Diagnostic::error(
+            "R-UNSUPPORTED",
+            if a.is_enum {
+                format!("the enum `{}` is not run by the interpreter", a.name.name)
+            } else {
+                format!(
+                    "the `adt` `{}` (uninterpreted functions) is not run by the interpreter",
+                    a.name.name
+                )
+            },
+        )
+        .with_primary(a.name.span, "not supported by `alpine-rs run`")]));
+    }
     // v2 generics: run the instances, as `verify` encodes them.
     let mono = crate::analyze::generics::monomorphise(&parsed.program).map_err(|ps| {
         SemError::Parse(

@@ -94,6 +94,8 @@ pub enum Ty {
     Multiset(Box<Ty>),
     /// `Map[K, V]`
     Map(Box<Ty>, Box<Ty>),
+    /// A domain type of the program's own (an ADT).
+    Domain(String),
 }
 
 impl std::fmt::Display for Ty {
@@ -108,6 +110,7 @@ impl std::fmt::Display for Ty {
             Ty::Set(t) => write!(f, "Set[{t}]"),
             Ty::Multiset(t) => write!(f, "Multiset[{t}]"),
             Ty::Map(k, v) => write!(f, "Map[{k}, {v}]"),
+            Ty::Domain(d) => write!(f, "{d}"),
         }
     }
 }

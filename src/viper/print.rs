@@ -590,6 +590,13 @@ impl Printer {
 }
 
 /// Print a program and return its text and position map.
+/// One expression as Viper text (for verbatim declarations such as domain axioms).
+pub fn exp_text(e: &Exp) -> String {
+    let mut pr = Printer::new();
+    pr.exp(e, false);
+    pr.finish().0
+}
+
 pub fn print_program(p: &Program) -> (String, PosMap) {
     let mut pr = Printer::new();
     pr.program(p);

@@ -80,7 +80,7 @@ impl Env {
                 ast::Item::Method(m) => {
                     env.globals.entry(m.name.name.clone()).or_default().push(sig(m, None));
                 }
-                ast::Item::Field(_) | ast::Item::Opaque(_) => env.open = true,
+                ast::Item::Field(_) | ast::Item::Adt(_) | ast::Item::Opaque(_) => env.open = true,
             }
         }
         env

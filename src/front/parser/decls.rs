@@ -21,8 +21,20 @@ impl<'s> Parser<'s> {
                     Ok(c) => items.push(Item::Class(c)),
                     Err(_) => self.recover(false),
                 }
+            } else if self.is_word("adt")
+                && self.tok_at(1).kind == TokKind::Word
+                && (self.is_punct_at(2, "{") || self.is_punct_at(2, "<"))
+            {
+                match self.parse_adt() {
+                    Ok(a) => items.push(Item::Adt(a)),
+                    Err(_) => self.recover(false),
+                }
+            } else if self.is_word("enum") && self.tok_at(1).kind == TokKind::Word {
+                match self.parse_enum() {
+                    Ok(a) => items.push(Item::Adt(a)),
+                    Err(_) => self.recover(false),
+                }
             } else if self.is_word("kernel")
-                || self.is_word("enum")
                 || self.is_word("seq_program")
                 || self.at_v2_global_decl()
             {
@@ -53,7 +65,6 @@ impl<'s> Parser<'s> {
         let word = |i: usize| self.tok_at(i).kind == TokKind::Word;
         match self.text() {
             "model" | "axiom" => word(1) && self.is_punct_at(2, "{"),
-            "adt" => word(1) && (self.is_punct_at(2, "{") || self.is_punct_at(2, "<")),
             "prover_type" => word(1) && self.text_of(self.tok_at(2)).starts_with('\\'),
             "prover_function" => word(1) && word(2),
             "choreography" => word(1) && self.is_punct_at(2, "("),
@@ -94,6 +105,78 @@ impl<'s> Parser<'s> {
             self.bump();
         }
         self.opaque_from(lo, kw)
+    }
+
+    /// `adt Name<T…> { pure R f(T x, …); axiom e; … }` (the `adt` is current).
+    fn parse_adt(&mut self) -> PResult<Adt> {
+        let lo = self.bump().span.start();
+        let name = self.expect_ident("an ADT name")?;
+        let type_params = self.parse_type_params()?;
+        self.expect_punct("{")?;
+        let mut functions = Vec::new();
+        let mut axioms = Vec::new();
+        while !self.eat_punct("}") {
+            if self.at_eof() {
+                return Err(self.error_expected("`}` closing the ADT"));
+            }
+            if self.eat_word("axiom") {
+                axioms.push(self.parse_expr()?);
+                self.expect_punct(";")?;
+                continue;
+            }
+            let flo = self.tok().span.start();
+            if !self.eat_word("pure") {
+                return Err(self.error_expected("`pure` (an ADT function) or `axiom`"));
+            }
+            let ret = self.parse_type()?;
+            let fname = self.expect_ident("a function name")?;
+            self.expect_punct("(")?;
+            let params = self.comma_list_unless(")", |p| {
+                let plo = p.tok().span.start();
+                let ty = p.parse_type()?;
+                let name = p.expect_ident("a parameter name")?;
+                Ok(Param { ty, name, span: p.span_from(plo) })
+            })?;
+            self.expect_punct(")")?;
+            self.expect_punct(";")?;
+            functions.push(AdtFunction { ret, name: fname, params, span: self.span_from(flo) });
+        }
+        let span = self.span_from(lo);
+        let text = span.text(self.src).to_string();
+        Ok(Adt { name, type_params, functions, axioms, is_enum: false, text, span })
+    }
+
+    /// `enum E { A, B, }` (the `enum` is current): an ADT of constants.
+    fn parse_enum(&mut self) -> PResult<Adt> {
+        let lo = self.bump().span.start();
+        let name = self.expect_ident("an enum name")?;
+        self.expect_punct("{")?;
+        let ty = Type { kind: TypeKind::Class(name.clone(), Vec::new()), span: name.span };
+        let mut functions = Vec::new();
+        while !self.eat_punct("}") {
+            let c = self.expect_ident("an enum constant")?;
+            functions.push(AdtFunction {
+                ret: ty.clone(),
+                name: c.clone(),
+                params: Vec::new(),
+                span: c.span,
+            });
+            if !self.eat_punct(",") {
+                self.expect_punct("}")?;
+                break;
+            }
+        }
+        let span = self.span_from(lo);
+        let text = span.text(self.src).to_string();
+        Ok(Adt {
+            name,
+            type_params: Vec::new(),
+            functions,
+            axioms: Vec::new(),
+            is_enum: true,
+            text,
+            span,
+        })
     }
 
     fn parse_class(&mut self) -> PResult<Class> {

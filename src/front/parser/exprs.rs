@@ -562,8 +562,19 @@ impl<'s> Parser<'s> {
                                 self.span_from(lo),
                             ))
                         }
+                        TypeKind::Tuple(..) => {
+                            self.bump();
+                            let a = self.parse_expr()?;
+                            self.expect_punct(",")?;
+                            let b = self.parse_expr()?;
+                            self.expect_punct("}")?;
+                            Ok(Expr::new(
+                                ExprKind::TupleLit(ty, Box::new(a), Box::new(b)),
+                                self.span_from(lo),
+                            ))
+                        }
                         _ => {
-                            // tuple<A,B>{…}, vector<T>{…}: keep as text.
+                            // vector<T>{…}: keep as text.
                             self.skip_balanced("{", "}");
                             Ok(self.opaque_expr_from(lo, s))
                         }

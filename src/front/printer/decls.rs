@@ -134,6 +134,7 @@ impl Printer {
             Item::Class(c) => self.class(out, c),
             Item::Method(m) => self.method(out, m, ""),
             Item::Field(f) => self.field(out, f, ""),
+            Item::Adt(a) => out.push_str(&a.text),
             Item::Opaque(o) => out.push_str(&o.text),
         });
         if let Some(b) = &p.main {

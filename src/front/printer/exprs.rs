@@ -250,6 +250,14 @@ impl Printer {
                 });
                 out.push('}');
             }
+            ExprKind::TupleLit(ty, a, b) => {
+                out.push_str(&self.ty(ty));
+                out.push('{');
+                self.expr_into(out, a);
+                out.push_str(", ");
+                self.expr_into(out, b);
+                out.push('}');
+            }
             ExprKind::Tuple(elems) => {
                 out.push('(');
                 comma_separated(out, elems, |out, x| self.expr_into(out, x));

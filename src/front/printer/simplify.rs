@@ -179,6 +179,7 @@ pub fn map_children(e: &Expr, f: &mut dyn FnMut(&Expr) -> Expr) -> Expr {
             elems: elems.iter().map(|a| *bx(a)).collect(),
         },
         ExprKind::Tuple(elems) => ExprKind::Tuple(elems.iter().map(|a| *bx(a)).collect()),
+        ExprKind::TupleLit(t, a, b) => ExprKind::TupleLit(t.clone(), bx(a), bx(b)),
         ExprKind::MapLit { key_ty, val_ty, entries } => ExprKind::MapLit {
             key_ty: key_ty.clone(),
             val_ty: val_ty.clone(),

@@ -93,8 +93,14 @@ impl<'a> Compiler<'a> {
             ExprKind::Cond(c, a, b) => CE::Cond(self.bx(c, pre), self.bx(a, pre), self.bx(b, pre)),
             ExprKind::Field(obj, f) => {
                 let o = self.bx(obj, pre);
+                let class_field =
+                    |n: &str| self.out.classes.iter().any(|c| c.fields.iter().any(|x| x.1 == n));
                 if f.name == "length" {
                     CE::Length(o, span)
+                } else if matches!(f.name.as_str(), "fst" | "snd") && !class_field(&f.name) {
+                    // v2 tuple projections (no class declares a field of that name).
+                    let op = if f.name == "fst" { GOp::Fst } else { GOp::Snd };
+                    CE::Ghost(op, vec![*o], span)
                 } else {
                     // A field some class declares rational (extra conversions are harmless).
                     let rat = self
@@ -345,10 +351,9 @@ impl<'a> Compiler<'a> {
             ExprKind::Tuple(elems) => {
                 CE::Ghost(GOp::Tuple, elems.iter().map(|x| self.expr(x, pre)).collect(), span)
             }
-            ExprKind::Opaque(o) if o.text.starts_with("tuple") => match tuple_literal(o) {
-                Some(t) => self.expr(&t, pre),
-                None => CE::Unsupported("a tuple literal".into(), span),
-            },
+            ExprKind::TupleLit(_, a, b) => {
+                CE::Ghost(GOp::Tuple, vec![self.expr(a, pre), self.expr(b, pre)], span)
+            }
             ExprKind::NoneOpt => CE::Const(Value::Opt(None)),
             ExprKind::SetComprehension(c) => self.comprehension(c, span),
             ExprKind::Unfolding(p, x) => CE::Unfolding(self.bx(p, pre), self.bx(x, pre)),
@@ -438,16 +443,6 @@ fn library_op(name: &str, arity: usize) -> Option<GOp> {
 /// `tuple<A,B>{a, b}`, which the parser keeps as text: its elements parsed as the tuple
 /// `(a, b)`, at their places in the file (the text before them blanked), so that their spans
 /// are the source's.
-fn tuple_literal(o: &Opaque) -> Option<Expr> {
-    let open = o.text.find('{')?;
-    let inner = o.text[open + 1..].strip_suffix('}')?;
-    let src = format!("{}({inner})", " ".repeat(o.span.lo as usize + open));
-    let e = [crate::front::Dialect::V1, crate::front::Dialect::V2]
-        .into_iter()
-        .find_map(|d| crate::front::parser::parse_expr_text(&src, d).ok())?;
-    matches!(e.kind, ExprKind::Tuple(_)).then_some(e)
-}
-
 fn short_kind(k: &ExprKind) -> String {
     let s = format!("{k:?}");
     s.split(['(', ' ', '{']).next().unwrap_or("?").to_string()

@@ -103,6 +103,9 @@ pub enum GOp {
     MapLit,
     /// `(a, b, …)`, `tuple<A,B>{a, b}`.
     Tuple,
+    /// `t.fst`, `t.snd` of a tuple.
+    Fst,
+    Snd,
     /// `Some(e)`.
     Some,
     /// `getOption(o)`: the value of a `Some`; `None` is an error.
@@ -137,6 +140,8 @@ impl GOp {
             GOp::SetRange => "set range",
             GOp::MapLit => "map literal",
             GOp::Tuple => "tuple",
+            GOp::Fst => "fst",
+            GOp::Snd => "snd",
             GOp::Some => "Some",
             GOp::GetOption => "getOption",
             GOp::GetOrElse => "getOrElseOption",

@@ -99,6 +99,8 @@ impl Interp {
             (GOp::SetLit, _) => Value::set(v),
             (GOp::BagLit, _) => Value::bag(v),
             (GOp::Tuple, _) => Value::Tuple(Rc::new(v)),
+            (GOp::Fst, [Value::Tuple(t)]) if !t.is_empty() => t[0].clone(),
+            (GOp::Snd, [Value::Tuple(t)]) if t.len() > 1 => t[1].clone(),
             (GOp::SetRange, [Value::Int(lo), Value::Int(hi)]) => {
                 if hi.saturating_sub(*lo) > LIMIT as i64 {
                     return Err(inconclusive("R-QUANT-LIMIT", "set range larger than 10^7", span));

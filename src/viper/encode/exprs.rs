@@ -97,6 +97,14 @@ impl Encoder<'_> {
                     Box::new(self.expr_to(b, wb.as_ref(), code)?),
                 )
             }
+            ExprKind::TupleLit(ty, a, b) => return self.tuple_lit(ty, a, b, code, e.span),
+            ExprKind::Field(o, f) if self.is_tuple_proj(o, &f.name) => {
+                return self.tuple_proj(o, &f.name, code, e.span);
+            }
+            ExprKind::Field(o, f) if self.enum_const(o, &f.name).is_some() => {
+                let (x, _) = self.enum_const(o, &f.name).ok_or(())?;
+                return Ok(x.with_span(Some(e.span)));
+            }
             ExprKind::Field(o, f) => {
                 let ot = self.type_of(o);
                 if f.name == "length" && ot.as_ref().is_some_and(is_array) {
@@ -685,6 +693,9 @@ impl Encoder<'_> {
         code: bool,
         span: Span,
     ) -> R<Exp> {
+        if let Some(app) = self.adt_call(recv, name, args, code, span) {
+            return app;
+        }
         let Some(c) = self.callee(recv, &name.name, args) else {
             if recv.is_none() {
                 if let Some(e) = self.library_call(&name.name, args, code, span) {

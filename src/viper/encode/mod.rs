@@ -3,6 +3,7 @@
 //! The encoder walks the PVL AST directly: normalisation (context splitting, `for` → `while`,
 //! `x++`, hoisting of calls and locals) happens on the fly while Viper nodes are built.
 
+mod adts;
 mod alloc;
 mod coerce;
 mod exprs;
@@ -158,6 +159,10 @@ pub(crate) struct Encoder<'a> {
     pub runnable: HashSet<String>,
     /// Classes that get an implicit default constructor, with the span of their name.
     pub default_ctors: Vec<(String, Span)>,
+    /// ADTs by PVL name (`adts.rs`).
+    pub adts: HashMap<String, adts::AdtInfo>,
+    /// While encoding an ADT's axioms: its name (its functions are called unqualified there).
+    pub in_adt: Option<String>,
 }
 
 pub(crate) type R<T> = Result<T, ()>;
@@ -254,6 +259,8 @@ impl<'a> Encoder<'a> {
             lock_invs: HashMap::new(),
             runnable: HashSet::new(),
             default_ctors: Vec::new(),
+            adts: HashMap::new(),
+            in_adt: None,
         }
     }
 
@@ -317,6 +324,7 @@ impl<'a> Encoder<'a> {
                     }
                 }
                 ast::Item::Method(m) => self.collect_method(None, m),
+                ast::Item::Adt(a) => self.collect_adt(a),
                 _ => {}
             }
         }
@@ -412,6 +420,9 @@ impl<'a> Encoder<'a> {
             TypeKind::Boolean | TypeKind::Bool => Ty::Bool,
             TypeKind::Frac | TypeKind::ZFrac | TypeKind::Rational => Ty::Perm,
             TypeKind::Array(_, _) => Ty::Arr,
+            TypeKind::Class(n, args) if args.is_empty() && self.adts.contains_key(&n.name) => {
+                Ty::Domain(self.adts[&n.name].viper.clone())
+            }
             TypeKind::Class(n, args)
                 if args.is_empty() && (self.classes.contains_key(&n.name) || n.name == "ref") =>
             {
@@ -438,6 +449,7 @@ impl<'a> Encoder<'a> {
             TypeKind::Map(k, v) => {
                 Ty::Map(Box::new(self.viper_ty(k)?), Box::new(self.viper_ty(v)?))
             }
+            TypeKind::Tuple(a, b) => self.tuple_ty(a, b)?,
             _ => {
                 self.unsupported(&format!("the type `{}`", self.src_text(t.span)), t.span);
                 return Err(());
@@ -597,6 +609,7 @@ impl<'a> Encoder<'a> {
                 }
                 ast::Item::Method(m) => self.member(None, m),
                 ast::Item::Field(f) => self.unsupported("a global field", f.span),
+                ast::Item::Adt(a) => self.adt_domain(a),
                 ast::Item::Opaque(o) => self.unsupported(&format!("`{}`", o.keyword), o.span),
             }
         }

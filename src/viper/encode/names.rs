@@ -94,6 +94,10 @@ const VIPER_RESERVED: &[&str] = &[
     "range",
     "domain",
     "trigger",
+    "VctTuple",
+    "vct_tuple",
+    "vct_fst",
+    "vct_snd",
 ];
 
 /// Parameter names of the prelude's and the generated helpers' methods and functions (`n`, `m`,

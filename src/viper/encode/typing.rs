@@ -65,6 +65,16 @@ impl Encoder<'_> {
                 if f.name == "length" {
                     return Some(Type::int());
                 }
+                if let Some((_, t)) = self.enum_const(o, &f.name) {
+                    return Some(t);
+                }
+                if let TypeKind::Tuple(a, b) = &self.type_of(o)?.kind {
+                    match f.name.as_str() {
+                        "fst" => return Some((**a).clone()),
+                        "snd" => return Some((**b).clone()),
+                        _ => {}
+                    }
+                }
                 let c = match &o.kind {
                     ExprKind::This => self.class.clone()?,
                     _ => match self.type_of(o)?.kind {
@@ -133,6 +143,9 @@ impl Encoder<'_> {
                 Box::new(self.type_of(a.first()?)?),
             )),
             ExprKind::Call { recv, name, args, .. } => {
+                if let Some(t) = self.adt_call_type(recv.as_deref(), &name.name) {
+                    return Some(t);
+                }
                 match self.callee(recv.as_deref(), &name.name, args) {
                     Some(c) => c.ret,
                     None if recv.is_none() => match (name.name.as_str(), args.as_slice()) {
@@ -148,6 +161,7 @@ impl Encoder<'_> {
                     None => return None,
                 }
             }
+            ExprKind::TupleLit(t, _, _) => t.clone(),
             ExprKind::Collection { kind, elem_ty, elems } => {
                 coll_type(*kind, self.elem_type(elem_ty.as_ref(), elems)?)
             }
