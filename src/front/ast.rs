@@ -190,6 +190,8 @@ pub enum Modifier {
     Pure,
     Inline,
     ThreadLocal,
+    /// v2 `bip_annotation` (JavaBIP); the encoder refuses it.
+    BipAnnotation,
 }
 
 impl Modifier {
@@ -199,6 +201,7 @@ impl Modifier {
             Modifier::Pure => "pure",
             Modifier::Inline => "inline",
             Modifier::ThreadLocal => "thread_local",
+            Modifier::BipAnnotation => "bip_annotation",
         }
     }
 }
@@ -249,6 +252,10 @@ impl Method {
             && (self.is_pure()
                 || (matches!(self.body, MethodBody::Expr(_))
                     && !matches!(self.ret.kind, TypeKind::Void)))
+    }
+    /// A v2 operator method (`+`, `right+`).
+    pub fn is_operator(&self) -> bool {
+        self.name.name.ends_with('+')
     }
     pub fn is_predicate(&self) -> bool {
         matches!(self.ret.kind, TypeKind::Resource)

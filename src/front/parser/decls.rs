@@ -130,14 +130,7 @@ impl<'s> Parser<'s> {
             }
             let ret = self.parse_type()?;
             let fname = self.expect_ident("a function name")?;
-            self.expect_punct("(")?;
-            let params = self.comma_list_unless(")", |p| {
-                let plo = p.tok().span.start();
-                let ty = p.parse_type()?;
-                let name = p.expect_ident("a parameter name")?;
-                Ok(Param { ty, name, span: p.span_from(plo) })
-            })?;
-            self.expect_punct(")")?;
+            let params = self.parse_params()?;
             self.expect_punct(";")?;
             functions.push(AdtFunction { ret, name: fname, params, span: self.span_from(flo) });
         }
@@ -222,6 +215,7 @@ impl<'s> Parser<'s> {
                 "pure" => Modifier::Pure,
                 "inline" => Modifier::Inline,
                 "thread_local" => Modifier::ThreadLocal,
+                "bip_annotation" => Modifier::BipAnnotation,
                 _ => break,
             };
             if self.tok().kind != TokKind::Word {
@@ -294,6 +288,22 @@ impl<'s> Parser<'s> {
             return self.finish_method(lo, prefix, mods, kind, void, name);
         }
         let ty = self.parse_type()?;
+        // v2 operator methods `T +(T x) …` and `T right+(T x) …` (`o + x`, `x + o`).
+        if class.is_some()
+            && (self.is_punct("+") || (self.is_word("right") && self.is_punct_at(1, "+")))
+            && (self.is_punct_at(1, "(") || self.is_punct_at(2, "("))
+        {
+            let first = self.bump();
+            let mut span = first.span;
+            let word = if self.is_punct("+") {
+                span = span.to(self.bump().span);
+                "right+"
+            } else {
+                "+"
+            };
+            let name = Ident::new(word, span);
+            return self.finish_method(lo, prefix, mods, MethodKind::Method, ty, name);
+        }
         let name = self.expect_ident("a member name")?;
         if self.is_punct("(") || self.is_punct("<") {
             return self.finish_method(lo, prefix, mods, MethodKind::Method, ty, name);
@@ -317,6 +327,19 @@ impl<'s> Parser<'s> {
         Ok(Member::Field(Field { is_final, ty, names, span: self.span_from(lo) }))
     }
 
+    /// `(T x, U y)`: a parameter list, parentheses included.
+    fn parse_params(&mut self) -> PResult<Vec<Param>> {
+        self.expect_punct("(")?;
+        let params = self.comma_list_unless(")", |p| {
+            let plo = p.tok().span.start();
+            let ty = p.parse_type()?;
+            let name = p.expect_ident("a parameter name")?;
+            Ok(Param { ty, name, span: p.span_from(plo) })
+        })?;
+        self.expect_punct(")")?;
+        Ok(params)
+    }
+
     fn finish_method(
         &mut self,
         lo: usize,
@@ -327,14 +350,7 @@ impl<'s> Parser<'s> {
         name: Ident,
     ) -> PResult<Member> {
         let type_params = self.parse_type_params()?;
-        self.expect_punct("(")?;
-        let params = self.comma_list_unless(")", |p| {
-            let plo = p.tok().span.start();
-            let ty = p.parse_type()?;
-            let name = p.expect_ident("a parameter name")?;
-            Ok(Param { ty, name, span: p.span_from(plo) })
-        })?;
-        self.expect_punct(")")?;
+        let params = self.parse_params()?;
         let body = if self.is_punct("{") {
             MethodBody::Block(self.parse_block()?)
         } else if self.eat_punct("=") {

@@ -26,6 +26,35 @@ impl<'s> Parser<'s> {
             let e = self.parse_expr()?;
             return Ok(Expr::new(ExprKind::Labelled(label, Box::new(e)), self.span_from(lo)));
         }
+        // v2 prefix ghost block `with { … } f(x) [then { … }]`: the same call as v1's suffix
+        // form `f(x) with { … } then { … }`.
+        if self.is_word("with") && self.is_punct_at(1, "{") {
+            self.bump();
+            let block = self.parse_block()?;
+            let mut e = self.parse_expr()?;
+            match &mut e.kind {
+                ExprKind::Call { ghost, .. } | ExprKind::NewObject(_, _, ghost)
+                    if ghost.with.is_none() =>
+                {
+                    ghost.with = Some(block);
+                }
+                _ => {
+                    self.error(
+                        syntax_error(
+                            "a `with` block must precede a call",
+                            e.span,
+                            "not a method call",
+                        )
+                        .with_help(
+                            "`with { … }` supplies ghost arguments to the call that follows it",
+                        ),
+                    );
+                    return Err(Fail);
+                }
+            }
+            e.span = self.span_from(lo);
+            return Ok(e);
+        }
         if self.is_word("unfolding")
             || self.is_bsword("\\unfolding")
             || self.is_bsword("\\Unfolding")
@@ -806,6 +835,19 @@ impl<'s> Parser<'s> {
                 Ok(Expr::new(ExprKind::Old(Box::new(e), label), self.span_from(lo)))
             }
             "\\unfolding" | "\\Unfolding" => self.parse_expr_inner(),
+            // `\replacing(e) body \replacing_done`: kept as text.
+            "\\replacing" => {
+                self.bump();
+                if self.is_punct("(") {
+                    self.skip_balanced("(", ")");
+                }
+                self.parse_expr()?;
+                if !self.is_bsword("\\replacing_done") {
+                    return Err(self.error_expected("`\\replacing_done`"));
+                }
+                self.bump();
+                Ok(self.opaque_expr_from(lo, s))
+            }
             _ => {
                 if let Some(b) = Builtin::from_name(s) {
                     self.bump();

@@ -119,6 +119,14 @@ impl<'s> Parser<'s> {
                     });
                 }
                 "vec" if self.is_punct_at(1, "(") => return self.parse_vec(lo),
+                // `spec_ignore }` … `spec_ignore {`: markers around code the verifier skips
+                // (their braces are not a block); kept as text, refused downstream.
+                "spec_ignore" if self.is_punct_at(1, "{") || self.is_punct_at(1, "}") => {
+                    self.bump();
+                    self.bump();
+                    let o = self.opaque_from(lo, "spec_ignore");
+                    return Ok(Stmt { span: o.span, kind: StmtKind::Opaque(o) });
+                }
                 _ => {}
             }
             if SPEC_WORDS.contains(&w) && !self.next_is_assignment_like() {

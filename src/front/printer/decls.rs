@@ -230,6 +230,12 @@ impl Printer {
             out.push(' ');
         }
         match m.kind {
+            // Operator methods keep their operator spelling.
+            MethodKind::Method if m.is_operator() => {
+                out.push_str(&self.ty(&m.ret));
+                out.push(' ');
+                out.push_str(&m.name.name);
+            }
             MethodKind::Method => self.typed(out, &m.ret, &m.name),
             MethodKind::CtorV1 => out.push_str(&self.ident(&m.name)),
             MethodKind::CtorV2 => out.push_str("constructor"),

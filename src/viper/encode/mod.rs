@@ -624,6 +624,14 @@ impl<'a> Encoder<'a> {
     }
 
     fn member(&mut self, class: Option<&str>, m: &ast::Method) {
+        if m.is_operator() {
+            self.unsupported(&format!("the operator method `{}`", m.name.name), m.name.span);
+            return;
+        }
+        if m.has_modifier(ast::Modifier::BipAnnotation) {
+            self.unsupported("a `bip_annotation` member", m.name.span);
+            return;
+        }
         let is_ctor = m.kind.is_ctor();
         let key_name = if is_ctor { "constructor" } else { m.name.name.as_str() };
         let Some(info) = self
