@@ -16,6 +16,7 @@ pub mod annot;
 mod clauses;
 mod decls;
 mod exprs;
+mod literals;
 mod stmts;
 
 const MAX_DEPTH: u32 = 200;
