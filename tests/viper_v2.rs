@@ -76,3 +76,22 @@ fn v2_constructs_run_as_their_headers_say() {
     }
     assert!(checked >= 8, "run expectations missing");
 }
+
+/// `verify --dialect` chooses the reading of a dialect-sensitive contract: `a || b && c` is
+/// `(a || b) && c` in VerCors 1.4 and `a || (b && c)` in VerCors 2.
+#[test]
+fn verify_reads_the_dialect_it_is_given() {
+    let dir = common::tmpdir("viper_v2", "dialect");
+    let f = dir.join("mixed_or_and.pvl");
+    std::fs::write(
+        &f,
+        "requires a || b && c;\nensures \\result;\nboolean f(boolean a, boolean b, boolean c) { return (a || b) && c; }\n",
+    )
+    .unwrap();
+    let path = f.to_string_lossy().into_owned();
+    let (v1, out1, err1) = run_cli(&["verify", "--no-cache", "--dialect", "v1", &path]);
+    assert_eq!(v1, 0, "v1 reading should verify:\n{out1}{err1}");
+    let (v2, out2, err2) = run_cli(&["verify", "--no-cache", "--dialect", "v2", &path]);
+    assert_eq!(v2, 1, "v2 reading should fail:\n{out2}{err2}");
+    assert!(format!("{out2}{err2}").contains("V-POST"), "{out2}{err2}");
+}

@@ -38,6 +38,9 @@ pub struct VerifyArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// PVL dialect: auto (per file), v1 (VerCors 1.4) or v2 (VerCors 2).
+    #[arg(long, default_value = "auto")]
+    pub dialect: crate::front::DialectChoice,
 }
 
 /// Run the command; returns the process exit code (0 verified, 1 verification failure,
@@ -48,6 +51,7 @@ pub fn main(args: VerifyArgs) -> u8 {
         keep_vpr: args.keep_vpr.clone(),
         no_cache: args.no_cache,
         no_sat: args.disable_sat,
+        dialect: args.dialect,
     };
     if args.program {
         return main_program(&args, &opts);

@@ -87,6 +87,8 @@ pub struct VerifyOptions {
     pub no_cache: bool,
     /// Leave out the contract-satisfiability checks (VerCors' `--disable-sat`).
     pub no_sat: bool,
+    /// The PVL dialect to read the files in (`auto` detects it per file).
+    pub dialect: crate::front::DialectChoice,
 }
 
 /// Encoder version, part of the result-cache key (§8.3).
@@ -176,7 +178,8 @@ pub fn verify_source(src: &SourceFile, opts: &VerifyOptions) -> VerifyReport {
 
 fn verify_source_inner(src: &SourceFile, opts: &VerifyOptions) -> VerifyReport {
     let start = Instant::now();
-    let parsed = crate::front::parse(&src.text, &Default::default());
+    let parsed =
+        crate::front::parse(&src.text, &crate::front::ParseOptions { dialect: opts.dialect });
     if parsed.has_errors() {
         return VerifyReport {
             verdict: Verdict::Unsupported,
@@ -284,7 +287,8 @@ pub fn verify_program(srcs: &[SourceFile], opts: &VerifyOptions) -> VerifyReport
     let start = Instant::now();
     let mut syntax = Vec::new();
     for (i, src) in srcs.iter().enumerate() {
-        let parsed = crate::front::parse(&src.text, &Default::default());
+        let parsed =
+            crate::front::parse(&src.text, &crate::front::ParseOptions { dialect: opts.dialect });
         syntax.extend(parsed.errors().cloned().map(|mut d| {
             for l in &mut d.labels {
                 l.file = i;
@@ -402,7 +406,8 @@ fn verify_batch_inner(
     let mut units = Vec::new();
     let mut unit_of = Vec::new();
     for (i, src) in srcs.iter().enumerate() {
-        let parsed = crate::front::parse(&src.text, &Default::default());
+        let parsed =
+            crate::front::parse(&src.text, &crate::front::ParseOptions { dialect: opts.dialect });
         if parsed.has_errors() {
             reports[i] = Some(VerifyReport {
                 verdict: Verdict::Unsupported,
