@@ -128,21 +128,7 @@ impl Encoder<'_> {
         code: bool,
         span: Span,
     ) -> Option<R<Exp>> {
-        let adt = match recv {
-            Some(Expr { kind: ExprKind::Name(id), .. })
-                if self.lookup(&id.name).is_none() && self.adts.contains_key(&id.name) =>
-            {
-                id.name.clone()
-            }
-            None => {
-                let a = self.in_adt.clone()?;
-                if !self.adts.get(&a)?.funcs.contains_key(&name.name) {
-                    return None;
-                }
-                a
-            }
-            _ => return None,
-        };
+        let adt = self.called_adt(recv, &name.name)?;
         let Some((v, params, _)) = self.adts[&adt].funcs.get(&name.name).cloned() else {
             self.bad(format!("the ADT `{adt}` has no function `{}`", name.name), name.span);
             return Some(Err(()));
@@ -213,26 +199,32 @@ impl Encoder<'_> {
 
     /// `E.A` for a constant `A` of the enum `E`: the domain constant.
     pub(super) fn enum_const(&self, o: &Expr, f: &str) -> Option<(Exp, Type)> {
-        let ExprKind::Name(id) = &o.kind else { return None };
-        if self.lookup(&id.name).is_some() {
-            return None;
-        }
-        let info = self.adts.get(&id.name).filter(|i| i.is_enum)?;
+        let info = self.adts.get(self.adt_named(o)?).filter(|i| i.is_enum)?;
         let (v, _, t) = info.funcs.get(f)?;
         Some((Exp::new(ExpKind::App(v.clone(), Vec::new()), Some(o.span)), t.clone()))
     }
 
     /// The result type of an ADT function call, for typing (`None`: not one).
     pub(super) fn adt_call_type(&self, recv: Option<&Expr>, name: &str) -> Option<Type> {
-        let adt = match recv {
-            Some(Expr { kind: ExprKind::Name(id), .. })
-                if self.lookup(&id.name).is_none() && self.adts.contains_key(&id.name) =>
-            {
-                id.name.clone()
-            }
-            None => self.in_adt.clone()?,
-            _ => return None,
-        };
+        let adt = self.called_adt(recv, name)?;
         self.adts.get(&adt)?.funcs.get(name).map(|(_, _, r)| r.clone())
+    }
+
+    /// The ADT a call `L.f(…)` names (`L` an ADT, not shadowed by a variable), or, inside L's
+    /// axioms, the ADT of an unqualified call of one of its functions.
+    fn called_adt(&self, recv: Option<&Expr>, name: &str) -> Option<String> {
+        match recv {
+            Some(r) => self.adt_named(r).map(str::to_string),
+            None => {
+                let a = self.in_adt.as_ref()?;
+                self.adts.get(a)?.funcs.contains_key(name).then(|| a.clone())
+            }
+        }
+    }
+
+    /// `e` as the name of an ADT (or enum): a bare name that is not a variable in scope.
+    fn adt_named<'e>(&self, e: &'e Expr) -> Option<&'e str> {
+        let ExprKind::Name(id) = &e.kind else { return None };
+        (self.lookup(&id.name).is_none() && self.adts.contains_key(&id.name)).then_some(&id.name)
     }
 }
