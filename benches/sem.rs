@@ -1,7 +1,8 @@
 //! Interpreter throughput: lane-statements ("simple statements") per second on a 1 024-thread
 //! vector add and a 256-thread kernel with a 1 000-iteration loop, with all checks on and with
 //! races/divergence only. Run with `cargo bench --bench sem`; `cargo bench --bench sem -- vadd`
-//! runs the benchmarks whose name contains `vadd`.
+//! runs the benchmarks whose name contains `vadd`. The `cost` lines count the cost model's
+//! metrics (`run --cost`); compare each with the same line without it.
 //!
 //! A run (`sem::run_one`) is timed whole: placing the input on the heap, the entry
 //! precondition, the launch, the postcondition and reading the final state back. The vector add
@@ -12,6 +13,7 @@
 mod common;
 
 use alpine_rs::sem::compile::Ty;
+use alpine_rs::sem::cost::CostConfig;
 use alpine_rs::sem::{self, Checks, Config, InVal, Input};
 use std::time::Instant;
 
@@ -57,7 +59,7 @@ fn arr(n: usize) -> InVal {
     InVal::Array(Ty::Int, (0..n as i64).map(InVal::Int).collect())
 }
 
-fn bench(name: &str, src: &str, input: &Input, checks: Checks, reps: u32) {
+fn bench(name: &str, src: &str, input: &Input, checks: Checks, reps: u32, cost: bool) {
     // `cargo bench --bench sem -- vadd` runs only the benchmarks whose name contains `vadd`.
     let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
@@ -75,6 +77,7 @@ fn bench(name: &str, src: &str, input: &Input, checks: Checks, reps: u32) {
         checks,
         // The lint belongs to "all checks"; the light runs measure races and divergence only.
         uniformity: checks.contracts,
+        cost: cost.then(CostConfig::default),
         ..Config::default()
     };
     // `SEM_BENCH_SCALE=10` runs ten times the repetitions (for profiling).
@@ -127,8 +130,11 @@ fn main() {
         ..Input::default()
     };
     let lin = Input { args: vec![("a".into(), arr(256))], ..Input::default() };
-    bench("vadd 1024 threads, all checks", VADD, &vin, all, 500);
-    bench("vadd 1024 threads, races+divergence", VADD, &vin, light, 500);
-    bench("loop 256 threads x 1000, all checks", LOOP, &lin, all, 3);
-    bench("loop 256 threads x 1000, races+divergence", LOOP, &lin, light, 3);
+    bench("vadd 1024 threads, all checks", VADD, &vin, all, 500, false);
+    bench("vadd 1024 threads, races+divergence", VADD, &vin, light, 500, false);
+    bench("loop 256 threads x 1000, all checks", LOOP, &lin, all, 3, false);
+    bench("loop 256 threads x 1000, races+divergence", LOOP, &lin, light, 3, false);
+    // The cost model (semantics.md §9) counting on: compare with the lines above.
+    bench("vadd 1024 threads, all checks, cost", VADD, &vin, all, 500, true);
+    bench("loop 256 threads x 1000, all checks, cost", LOOP, &lin, all, 3, true);
 }

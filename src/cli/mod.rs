@@ -5,6 +5,7 @@ pub mod apply;
 pub mod backend;
 pub mod batch;
 pub mod common;
+pub mod cost;
 pub mod diff;
 pub mod explain;
 pub mod list;
@@ -51,6 +52,9 @@ pub enum Command {
     Run(run::RunArgs),
     /// Run two programs on the same generated inputs and compare their final states.
     Validate(validate::ValidateArgs),
+    /// Count the cost model's metrics of two programs on the same inputs and say whether the
+    /// optimized one is cheaper (improved / regressed / trade-off / unchanged).
+    Cost(cost::CostCmdArgs),
     /// Verify PVL files with the built-in Viper/Silicon backend.
     Verify(verify::VerifyArgs),
     /// Try every optimization at every site of the files and report what applied, what was
@@ -79,6 +83,7 @@ pub fn main() -> u8 {
         Command::Diff(a) => diff::main(a),
         Command::Run(a) => run::main(a),
         Command::Validate(a) => validate::main(a),
+        Command::Cost(a) => cost::main(a),
         Command::Verify(a) => verify::main(a),
         Command::Sweep(a) => sweep::main(a),
         Command::Explain(a) => explain::main(a),

@@ -90,6 +90,13 @@ pub struct RunArgs {
     /// Same as `--format json`.
     #[arg(long)]
     pub json: bool,
+    /// Count the cost model's metrics (global sectors, shared bank conflicts, divergent warps,
+    /// steps; semantics.md §9) per launch and in total. With `--set`, a second run with every
+    /// `--set` value doubled shows how each metric grows.
+    #[arg(long)]
+    pub cost: bool,
+    #[command(flatten)]
+    pub cost_model: super::cost::CostArgs,
 }
 
 /// Parse a `--schedule` value (for clap).
@@ -247,6 +254,7 @@ pub fn run_json(file: &SourceFile, r: &RunResult, sel: Selected) -> serde_json::
         },
         "statements": r.stmts,
         "launches": r.launches,
+        "cost": r.cost,
         "diagnostics": json_diags(file, &r.errors),
     })
 }
@@ -272,6 +280,14 @@ pub fn main(args: RunArgs) -> u8 {
         Ok(i) => i,
         Err(code) => return code,
     };
+    let cost = if args.cost {
+        match args.cost_model.config() {
+            Ok(c) => Some(c),
+            Err(e) => return usage_error(json, &e, super::cost::HELP_COST),
+        }
+    } else {
+        None
+    };
     let opts = RunOptions {
         entry: args.entry.clone(),
         random: args.random.unwrap_or(if inputs.is_empty() { 1 } else { 0 }),
@@ -284,6 +300,7 @@ pub fn main(args: RunArgs) -> u8 {
             block_size: args.exec.block_size,
             fuel: args.fuel,
             bounds: args.exec.input_bounds(),
+            cost,
             ..Config::default()
         },
     };
@@ -315,13 +332,23 @@ pub fn main(args: RunArgs) -> u8 {
         };
         code = crate::codes::combine(code, c);
     }
+    // How the costs grow: the same runs with every `--set` size doubled.
+    let growth = if args.cost && !args.exec.sets.is_empty() {
+        super::cost::doubled_runs(&src, &opts, &args.exec.sets)
+    } else {
+        None
+    };
     if json {
-        print_json(&serde_json::json!({
+        let mut doc = serde_json::json!({
             "file": name,
             "schedule": args.schedule.to_string(),
             "exit_code": code,
             "runs": runs.iter().map(|r| run_json(&file, r, sel)).collect::<Vec<_>>(),
-        }));
+        });
+        if let Some((sets, doubled)) = &growth {
+            doc["growth"] = super::cost::growth_json(&runs, doubled, sets);
+        }
+        print_json(&doc);
         return code;
     }
     for r in &runs {
@@ -355,8 +382,18 @@ pub fn main(args: RunArgs) -> u8 {
             r.stmts,
             r.launches
         );
+        if let Some(c) = &r.cost {
+            print!("{}", indent(&c.render()));
+        }
+    }
+    if let Some((sets, doubled)) = &growth {
+        print!("{}", indent(&super::cost::render_growth(&runs, doubled, sets)));
     }
     code
+}
+
+fn indent(s: &str) -> String {
+    s.lines().map(|l| format!("  {l}\n")).collect()
 }
 
 fn verdict(on: bool, n: usize) -> String {

@@ -16,6 +16,7 @@
 
 pub mod adapter;
 pub mod compile;
+pub mod cost;
 pub mod heap;
 pub mod help;
 pub mod inputs;
@@ -160,6 +161,8 @@ pub struct RunResult {
     pub bulk_launches: u32,
     /// For an input the entry precondition rejected: the span of the clause that rejected it.
     pub rejected_by: Option<crate::front::Span>,
+    /// The cost model's counts (semantics.md §9), when the configuration asked for them.
+    pub cost: Option<cost::CostReport>,
 }
 
 /// A final value that `validate` compares (semantics.md §11.2).
@@ -246,6 +249,24 @@ pub fn run_one(
         .zip(&args)
         .map(|((i, p), v)| (p.1.clone(), v.clone(), i >= md.given_from || p.2.is_ghost()))
         .collect();
+    if it.cost.is_some() {
+        for (n, v, _) in &roots {
+            it.cost_input_space(n, v);
+        }
+        if let value::Value::Ref(id) = &this {
+            if let Some(heap::HObj::Object { class, fields }) = it.heap.objs.get(*id as usize) {
+                let named: Vec<(String, value::Value)> = l.prog.classes[*class as usize]
+                    .fields
+                    .iter()
+                    .zip(fields)
+                    .map(|(f, v)| (f.1.clone(), v.clone()))
+                    .collect();
+                for (n, v) in &named {
+                    it.cost_input_space(n, v);
+                }
+            }
+        }
+    }
     let out = it.run_entry(method, this.clone(), args);
     let mut errors = std::mem::take(&mut it.errors);
     if it.suppressed > 0 {
@@ -313,6 +334,7 @@ pub fn run_one(
         launches: it.launches,
         bulk_launches: it.bulk_launches,
         rejected_by: it.pre_rejected,
+        cost: it.cost.as_ref().map(|c| c.report()),
     }
 }
 
@@ -353,6 +375,7 @@ fn no_input(l: &Loaded, method: u32, index: u64, msg: String) -> RunResult {
         launches: 0,
         bulk_launches: 0,
         rejected_by: None,
+        cost: None,
     }
 }
 

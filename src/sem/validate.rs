@@ -108,6 +108,9 @@ pub struct ValidateOutcome {
     pub reason: Option<String>,
     /// Per-method rows when methods were matched (no `--entry`); empty with `--entry`.
     pub methods: Vec<MethodRow>,
+    /// With counting on ([`Config::cost`]): the costs of ORIG and OPT on each input where
+    /// both ran and were equivalent (`alpine-rs cost`, semantics.md §9.8).
+    pub costs: Vec<(u64, super::cost::CostReport, super::cost::CostReport)>,
 }
 
 impl ValidateOutcome {
@@ -127,6 +130,7 @@ impl ValidateOutcome {
             summary: String::new(),
             reason: None,
             methods: Vec::new(),
+            costs: Vec::new(),
         }
     }
 
@@ -333,7 +337,12 @@ pub(super) fn compare_methods(
             continue;
         }
         match compare(&ro, &rp, opts.compare_ghost) {
-            None => out.equivalent += 1,
+            None => {
+                out.equivalent += 1;
+                if let (Some(a), Some(b)) = (ro.cost, rp.cost) {
+                    out.costs.push((id, a, b));
+                }
+            }
             Some(mut m) => {
                 m.input_id = id;
                 m.input = (*input).clone();

@@ -268,7 +268,7 @@ impl Interp {
         method: u32,
         ranges: &[Vec<(i64, i64)>],
     ) -> bool {
-        if !self.cfg.shortcuts || p.arms.len() != 1 || w.atomic.is_some() {
+        if !self.code_fast() || p.arms.len() != 1 || w.atomic.is_some() {
             return false;
         }
         let a = &p.arms[0];

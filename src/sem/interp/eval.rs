@@ -249,6 +249,9 @@ impl Interp {
                     self.race_diag(r);
                 }
             }
+            if self.cost.is_some() {
+                self.cost_note(span, l, Some(p), false);
+            }
         }
         self.heap.get(l)
     }

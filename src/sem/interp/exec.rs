@@ -23,7 +23,7 @@ impl Interp {
         self.stmts += n;
         self.spend(n, span)?;
         if let Target::Local(s) = target {
-            if simple && self.cfg.shortcuts {
+            if simple && self.code_fast() {
                 if let Some(c) = vector::eval(&self.heap, &w.lanes, m, value) {
                     for l in lanes_of(m) {
                         if let Some(fr) = w.lanes[l].frames.last_mut() {
@@ -120,6 +120,9 @@ impl Interp {
     }
 
     fn write_loc(&mut self, w: &Warp, l: usize, loc: Loc, v: Value, span: Span, ghost: bool) {
+        if !ghost {
+            self.cost_note(span, loc, w.lanes[l].path, true);
+        }
         let lane = &w.lanes[l];
         if self.cfg.checks.perms {
             let top = lane.holders.last().expect("holder");
@@ -215,7 +218,9 @@ impl Interp {
                     sizes.push(n as usize);
                 }
             }
+            let from = self.heap.objs.len();
             let id = self.alloc_dims(elem, &sizes, w.lanes[l].holders.last_mut().expect("holder"));
+            self.cost_alloc(from, w.lanes[l].path, span);
             self.store_target(w, l, target, Value::Ref(id), span)?;
         }
         Ok(())

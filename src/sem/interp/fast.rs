@@ -155,7 +155,7 @@ impl Interp {
         exprs: &[&CE],
         out: &mut [vector::Col],
     ) -> Option<Vec<(usize, Loc, Span)>> {
-        if !self.cfg.shortcuts || mask == 0 || w.lanes.len() > vector::MAX_LANES {
+        if !self.code_fast() || mask == 0 || w.lanes.len() > vector::MAX_LANES {
             return None;
         }
         let perms = self.cfg.checks.perms;

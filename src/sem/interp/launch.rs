@@ -182,6 +182,7 @@ impl Interp {
             return Err(e);
         }
         // Run the groups: arms one after another, blocks within an arm one after another.
+        self.cost_launch_begin(p);
         let mut done: Vec<Vec<Lane>> = Vec::new();
         for (ai, lanes) in arm_lanes.into_iter().enumerate() {
             let a = &p.arms[ai];
@@ -201,6 +202,7 @@ impl Interp {
             }
             done.push(all);
         }
+        self.cost_launch_end();
         // Exit transfer: POST_L(t) back to the parent.
         let res: Result<(), Stop> = (|| {
             for (ai, lanes) in done.iter_mut().enumerate() {

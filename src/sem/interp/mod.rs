@@ -31,6 +31,7 @@ mod assertion;
 mod blocks;
 mod bulk;
 mod coll;
+mod cost;
 mod eval;
 mod exec;
 mod fast;
@@ -42,6 +43,7 @@ mod sync;
 mod warp;
 
 pub use assertion::{Fail, Mode, Report, Who, Xfer};
+pub use cost::CostState;
 pub use eval::{Env, PV};
 use fast::{all_in, leaf_plan, local_offset, local_plus_literal, only_pure, take_all};
 pub use sched::Schedule;
@@ -113,6 +115,8 @@ pub struct Config {
     /// A wall-clock limit: a run still going at this instant stops as out of fuel (`validate`
     /// bounds the time spent on one method with it).
     pub deadline: Option<std::time::Instant>,
+    /// Count the cost model's metrics (semantics.md §9; `run --cost`, `cost`).
+    pub cost: Option<crate::sem::cost::CostConfig>,
 }
 
 impl Default for Config {
@@ -128,6 +132,7 @@ impl Default for Config {
             shortcuts: true,
             bounds: Vec::new(),
             deadline: None,
+            cost: None,
         }
     }
 }
@@ -189,6 +194,8 @@ pub struct Interp {
     /// at which the deadline is next compared with the clock.
     work: u64,
     next_clock: u64,
+    /// The cost counters, when [`Config::cost`] asks for them.
+    pub cost: Option<Box<CostState>>,
 }
 
 /// How much fuel may be spent between two looks at the clock (see [`Config::deadline`]).
@@ -197,8 +204,12 @@ const CLOCK_EVERY: u64 = 1 << 16;
 pub const PRED_SPACE: u32 = u32::MAX;
 
 impl Interp {
-    pub fn new(prog: Rc<CProgram>, src: Rc<str>, cfg: Config) -> Interp {
+    pub fn new(prog: Rc<CProgram>, src: Rc<str>, mut cfg: Config) -> Interp {
         let ninv = prog.ninvariants as usize;
+        let cost = cfg.cost.clone().map(|c| {
+            cfg.warp_size = c.profile.warp_size;
+            Box::new(CostState::new(c))
+        });
         Interp {
             prog,
             src,
@@ -231,6 +242,7 @@ impl Interp {
             locks: FxMap::default(),
             joinable: FxMap::default(),
             fork_serial: 0,
+            cost,
         }
     }
 
@@ -426,6 +438,8 @@ impl Interp {
             atomic: None,
             kernel: false,
             pool: Holder::default(),
+            cost: Default::default(),
+            sigma: 0,
         };
         if !matches!(md.body, Body::Code(_)) {
             return Err(unsupported("entry method has no body", md.span));

@@ -102,6 +102,8 @@ impl Interp {
                 atomic: None,
                 kernel: true,
                 pool: Holder::default(),
+                cost: Default::default(),
+                sigma: 0,
             });
         }
         let mut epoch = 0u32;
@@ -116,6 +118,7 @@ impl Interp {
             }
             let waiting: Vec<usize> = (0..warps.len()).filter(|&i| arrivals[i].is_some()).collect();
             if waiting.is_empty() {
+                self.cost_group_done(&warps);
                 break;
             }
             let finished: Vec<usize> =
@@ -172,6 +175,7 @@ impl Interp {
             for w in warps.iter_mut() {
                 w.epoch = epoch;
             }
+            self.cost_barrier(&mut warps);
         }
         Ok(warps.into_iter().flat_map(|w| w.lanes).collect())
     }

@@ -60,6 +60,9 @@ pub struct Warp {
     pub(super) atomic: Option<u32>,
     pub(super) kernel: bool,
     pub(super) pool: Holder,
+    /// The cost model's counts of this warp, and its running span σ (semantics.md §9.6).
+    pub(super) cost: crate::sem::cost::Counts,
+    pub(super) sigma: u64,
 }
 
 pub(super) enum WarpStop {
@@ -184,10 +187,18 @@ impl Interp {
             let mut next = pc + 1;
             match instr {
                 Instr::Assign { simple, target, value, span, ghost } => {
-                    self.exec_assign(w, target, value, *span, *ghost, *simple)?
+                    let c = !*ghost && self.cost_begin(w);
+                    self.exec_assign(w, target, value, *span, *ghost, *simple)?;
+                    if c {
+                        self.cost_end(w, cost::assign_steps(target, value), false);
+                    }
                 }
                 Instr::Alloc { target, elem, dims, span } => {
-                    self.exec_alloc(w, target, elem, dims, *span)?
+                    let c = self.cost_begin(w);
+                    self.exec_alloc(w, target, elem, dims, *span)?;
+                    if c {
+                        self.cost_end(w, 1 + dims.iter().map(cost::steps_of).sum::<u64>(), false);
+                    }
                 }
                 // Every lane has returned (the warp runs on to the method's end with none):
                 // nothing to call, and entering the callee would recurse without end.
@@ -211,6 +222,7 @@ impl Interp {
                     match ctor {
                         Some(k) => {
                             w.frames.last_mut().expect("frame").pc = next;
+                            let c = self.cost_begin(w);
                             self.enter_call(
                                 w,
                                 *k,
@@ -220,9 +232,15 @@ impl Interp {
                                 Some(target.clone()),
                                 *span,
                             )?;
+                            if c {
+                                self.cost_end(w, cost::call_steps(args), false);
+                            }
                             continue;
                         }
                         None => {
+                            if self.cost_begin(w) {
+                                self.cost_end(w, 1, false);
+                            }
                             for (l, id) in objs {
                                 self.new_without_ctor(w, l, id, *span)?;
                                 self.store_target(w, l, target, Value::Ref(id), *span)?;
@@ -233,7 +251,11 @@ impl Interp {
                 Instr::Call { target, method, recv, args, yields, span } => {
                     w.frames.last_mut().expect("frame").pc = next;
                     let depth = w.frames.len();
+                    let c = self.cost_begin(w);
                     self.enter_call(w, *method, recv.as_ref(), None, args, target.clone(), *span)?;
+                    if c {
+                        self.cost_end(w, cost::call_steps(args), false);
+                    }
                     if w.frames.len() > depth {
                         w.frames.last_mut().expect("frame").yields = yields.clone();
                     }
@@ -241,8 +263,13 @@ impl Interp {
                 }
                 Instr::If { simple, cond, else_pc, span } => {
                     let m = w.mask;
+                    let c = self.cost_begin(w);
                     let mt = self.true_lanes(w, m, cond, *simple, *span)?;
                     let mf = m & !mt;
+                    if c {
+                        // M^if, and M^div when the warp splits (semantics.md §9.5).
+                        self.cost_end(w, cost::steps_of(cond) + 1, mt != 0 && mf != 0);
+                    }
                     w.ctl.push(Ctl::Join { saved: m });
                     if mt != 0 && mf != 0 {
                         w.ctl.push(Ctl::Else { mask: mf, pc: *else_pc });
@@ -290,7 +317,12 @@ impl Interp {
                     self.spend(m.count_ones() as u64, *span)?;
                     let mut stay = m;
                     if let Some(c) = cond {
+                        let costed = self.cost_begin(w);
                         let leave = m & !self.true_lanes(w, m, c, *simple, *span)?;
+                        if costed {
+                            let split = leave != 0 && leave != m;
+                            self.cost_end(w, cost::steps_of(c) + 1, split);
+                        }
                         for l in lanes_of(leave) {
                             self.leave_loop(&mut w.lanes[l]);
                         }
@@ -386,15 +418,23 @@ impl Interp {
                             })
                             .collect();
                         w.frames.last_mut().expect("frame").pc = next;
+                        // M^sync.
+                        if self.cost_begin(w) {
+                            self.cost_end(w, 1, false);
+                        }
                         return Ok(WarpStop::Barrier(b.clone(), iters));
                     }
                 }
                 Instr::Return { value, span } => {
                     let m = w.mask;
                     if let Some(v) = value {
+                        let c = self.cost_begin(w);
                         for l in lanes_of(m) {
                             let x = self.ev_in_lane(w, l, v)?;
                             w.lanes[l].frames.last_mut().expect("frame").result = x;
+                        }
+                        if c {
+                            self.cost_end(w, cost::steps_of(v) + 1, false);
                         }
                         self.stmts += m.count_ones() as u64;
                     }
@@ -408,9 +448,11 @@ impl Interp {
                 }
                 Instr::Par(p) => {
                     let method = fr.method;
+                    let saved = self.cost_par_begin();
                     for l in lanes_of(w.mask) {
                         self.launch(w, l, p, method)?;
                     }
+                    self.cost_par_end(w, saved);
                     next = p.next_pc;
                 }
                 Instr::Assert(cl) => {
@@ -630,7 +672,7 @@ impl Interp {
         simple: bool,
         span: Span,
     ) -> Result<u64, Stop> {
-        if simple && self.cfg.shortcuts {
+        if simple && self.code_fast() {
             let fast = vector::eval(&self.heap, &w.lanes, m, cond).filter(|c| c.kind == Kind::Bool);
             if let Some(c) = fast {
                 return Ok(c.true_mask(m));
