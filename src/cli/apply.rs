@@ -61,9 +61,16 @@ pub struct ApplyArgs {
     /// if they differ, 3 if nothing could be compared). Files are written only when they agree.
     #[arg(long, conflicts_with = "check")]
     pub validate: bool,
-    /// Entry method for --validate (`method`, `Class.method`, or `ORIG:OPT`).
+    /// Entry method for --validate and --cost (`method`, `Class.method`, or `ORIG:OPT`).
     #[arg(long)]
     pub entry: Option<String>,
+    /// Count the cost model's metrics of input and output on the same generated inputs and
+    /// print the before/after table (semantics.md §9.8; `alpine-rs cost` has more options). An
+    /// output that behaves differently is reported and not written (exit 1).
+    #[arg(long, conflicts_with = "check")]
+    pub cost: bool,
+    #[command(flatten)]
+    pub cost_model: super::cost::CostArgs,
     /// Skip refused steps and apply the rest (exit code still 1).
     #[arg(long)]
     pub keep_going: bool,
@@ -356,6 +363,10 @@ pub fn main(args: ApplyArgs) -> u8 {
             "add --diff (show the changes) or --check (show them and exit 1 if there are any)",
         );
     }
+    let cost_cfg = match args.cost.then(|| args.cost_model.config()).transpose() {
+        Ok(c) => c,
+        Err(e) => return usage(&args, e, super::cost::HELP_COST),
+    };
     let file = match read_source(&args.file) {
         Ok(f) => f,
         Err(e) => {
@@ -471,6 +482,19 @@ pub fn main(args: ApplyArgs) -> u8 {
             report["validate"] = validate_json([&file, &out_file], &v);
         } else {
             print_validate([&file, &out_file], &v);
+        }
+    }
+    if let (true, Some(cc)) = (ok_to_emit, cost_cfg) {
+        let ms = super::cost::cost_pair(&file.text, &res.output, args.entry.as_deref(), cc);
+        if ms.iter().any(|m| m.verdict == crate::sem::cost::CostVerdict::InvalidOptimization) {
+            checks = worst(checks, 1);
+        }
+        if json {
+            report["cost"] = serde_json::json!(ms);
+        } else {
+            for m in &ms {
+                eprint!("cost of {}", super::cost::render_method(m, "time"));
+            }
         }
     }
     code = if code == 0 { checks } else { worst(code, checks) };

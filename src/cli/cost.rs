@@ -38,7 +38,8 @@ impl CostArgs {
     }
 }
 
-pub const HELP_COST: &str = "--profile takes racuda, fermi-l1 or a YAML file; --space takes NAME=global|shared|local";
+pub const HELP_COST: &str =
+    "--profile takes racuda, fermi-l1 or a YAML file; --space takes NAME=global|shared|local";
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct CostCmdArgs {
@@ -137,7 +138,9 @@ pub fn judge(method: &str, out: &ValidateOutcome, objective: &str) -> MethodCost
         m.note = Some(
             out.mismatch
                 .as_ref()
-                .map(|x| format!("OPT behaves differently: {} orig {} vs opt {}", x.path, x.orig, x.opt))
+                .map(|x| {
+                    format!("OPT behaves differently: {} orig {} vs opt {}", x.path, x.orig, x.opt)
+                })
                 .unwrap_or_else(|| "OPT behaves differently".into()),
         );
     } else if m.inputs == 0 {
@@ -154,7 +157,11 @@ pub fn render_method(m: &MethodCost, objective: &str) -> String {
         let _ = writeln!(s, "  {n}");
     }
     if m.inputs > 0 {
-        let _ = writeln!(s, "  {:<10} {:>12} {:>12} {:>12} {:>8}", "metric", "orig", "opt", "delta", "ratio");
+        let _ = writeln!(
+            s,
+            "  {:<10} {:>12} {:>12} {:>12} {:>8}",
+            "metric", "orig", "opt", "delta", "ratio"
+        );
         let (a, b) = (m.orig.as_array(), m.opt.as_array());
         for (i, name) in METRICS.iter().enumerate() {
             let _ = writeln!(s, "{}", row(name, a[i] as f64, b[i] as f64));
@@ -175,7 +182,11 @@ pub fn render_method(m: &MethodCost, objective: &str) -> String {
 
 fn row(name: &str, a: f64, b: f64) -> String {
     let ratio = if a == 0.0 {
-        if b == 0.0 { "1.00".to_string() } else { "inf".to_string() }
+        if b == 0.0 {
+            "1.00".to_string()
+        } else {
+            "inf".to_string()
+        }
     } else {
         format!("{:.2}", b / a)
     };
@@ -215,6 +226,35 @@ pub fn render_launches(a: &CostReport, b: &CostReport) -> String {
         );
     }
     s
+}
+
+/// `apply --cost`: input and output on a few generated inputs, judged per compared method.
+pub fn cost_pair(orig: &str, opt: &str, entry: Option<&str>, cost: CostConfig) -> Vec<MethodCost> {
+    let opts = ValidateOptions {
+        entry: entry.map(str::to_string),
+        random: 5,
+        config: Config { cost: Some(cost), ..Config::default() },
+        ..ValidateOptions::default()
+    };
+    let out = sem::validate(orig, opt, &opts);
+    outcomes(&out, entry).iter().map(|(m, o)| judge(m, o, "time")).collect()
+}
+
+/// One outcome per compared method: the per-method rows, or the one comparison of `--entry`.
+pub fn outcomes<'a>(
+    out: &'a ValidateOutcome,
+    entry: Option<&str>,
+) -> Vec<(String, &'a ValidateOutcome)> {
+    let mut per: Vec<(String, &ValidateOutcome)> = Vec::new();
+    if out.methods.is_empty() {
+        per.push((entry.unwrap_or("entry").to_string(), out));
+    }
+    for r in &out.methods {
+        if let Some(o) = &r.outcome {
+            per.push((r.method.clone(), o));
+        }
+    }
+    per
 }
 
 pub fn main(args: CostCmdArgs) -> u8 {
@@ -261,8 +301,7 @@ pub fn main(args: CostCmdArgs) -> u8 {
     };
     let out = sem::validate(&orig, &opt, &opts);
     if out.verdict == Verdict::BadInput {
-        let (name, src) =
-            if out.diag_file == 0 { (&args.orig, &orig) } else { (&args.opt, &opt) };
+        let (name, src) = if out.diag_file == 0 { (&args.orig, &orig) } else { (&args.opt, &opt) };
         if json {
             print_json(&serde_json::json!({
                 "status": "bad-input",
@@ -274,16 +313,7 @@ pub fn main(args: CostCmdArgs) -> u8 {
         }
         return 2;
     }
-    // One outcome per compared method.
-    let mut per: Vec<(String, &ValidateOutcome)> = Vec::new();
-    if out.methods.is_empty() {
-        per.push((args.entry.clone().unwrap_or_else(|| "entry".into()), &out));
-    }
-    for r in &out.methods {
-        if let Some(o) = &r.outcome {
-            per.push((r.method.clone(), o));
-        }
-    }
+    let per = outcomes(&out, args.entry.as_deref());
     let judged: Vec<MethodCost> = per.iter().map(|(m, o)| judge(m, o, &args.objective)).collect();
     let invalid = judged.iter().any(|m| m.verdict == CostVerdict::InvalidOptimization);
     let regressed = judged.iter().any(|m| m.objective == CostVerdict::Regressed);
@@ -324,23 +354,25 @@ pub fn main(args: CostCmdArgs) -> u8 {
     code
 }
 
+/// A `--set` size and its double: (name, value, doubled value).
+pub type Doubled = (String, i64, i64);
+
 /// The runs of `opts` again with every `--set` value doubled (the other bounds kept): the
 /// doubled sizes and the runs, or `None` when they cannot run.
 pub fn doubled_runs(
     src: &str,
     opts: &sem::RunOptions,
     sets: &[sem::InputBound],
-) -> Option<(Vec<(String, i64, i64)>, Vec<sem::RunResult>)> {
+) -> Option<(Vec<Doubled>, Vec<sem::RunResult>)> {
     let doubled: Vec<sem::InputBound> = sets
         .iter()
         .map(|b| sem::InputBound { name: b.name.clone(), lo: b.lo * 2, hi: b.hi * 2 })
         .collect();
     let mut bounds = doubled.clone();
-    bounds.extend(opts.config.bounds.iter().filter(|b| !sets.iter().any(|s| s.name == b.name)).cloned());
-    let o2 = sem::RunOptions {
-        config: Config { bounds, ..opts.config.clone() },
-        ..opts.clone()
-    };
+    bounds.extend(
+        opts.config.bounds.iter().filter(|b| !sets.iter().any(|s| s.name == b.name)).cloned(),
+    );
+    let o2 = sem::RunOptions { config: Config { bounds, ..opts.config.clone() }, ..opts.clone() };
     let runs = sem::run_program(src, &o2).ok()?;
     let sizes = sets.iter().map(|b| (b.name.clone(), b.lo, b.lo * 2)).collect();
     Some((sizes, runs))
@@ -363,19 +395,28 @@ fn growth_rows(a: &CostReport, b: &CostReport, unit: i64) -> Vec<(&'static str, 
 pub fn render_growth(
     runs: &[sem::RunResult],
     doubled: &[sem::RunResult],
-    sizes: &[(String, i64, i64)],
+    sizes: &[Doubled],
 ) -> String {
     let mut s = String::new();
     let what: Vec<String> = sizes.iter().map(|(n, a, b)| format!("{n} = {a} -> {b}")).collect();
     let (unit_name, unit) = sizes.first().map_or(("n", 0), |(n, a, _)| (n.as_str(), *a));
     for (r1, r2) in runs.iter().zip(doubled) {
         let (Some(a), Some(b)) = (&r1.cost, &r2.cost) else {
-            let _ = writeln!(s, "growth of {}: the doubled run has no cost ({})", r1.method, super::run::status_name(r2.status));
+            let _ = writeln!(
+                s,
+                "growth of {}: the doubled run has no cost ({})",
+                r1.method,
+                super::run::status_name(r2.status)
+            );
             continue;
         };
         let _ = writeln!(s, "growth of {} when the sizes double ({}):", r1.method, what.join(", "));
         for (m, x, y, per) in growth_rows(a, b, unit) {
-            let _ = writeln!(s, "  {m:<10} {x:>10} -> {y:>10}   {} per 32 of {unit_name}", fmt_per(per));
+            let _ = writeln!(
+                s,
+                "  {m:<10} {x:>10} -> {y:>10}   {} per 32 of {unit_name}",
+                fmt_per(per)
+            );
         }
     }
     s
@@ -392,7 +433,7 @@ fn fmt_per(x: f64) -> String {
 pub fn growth_json(
     runs: &[sem::RunResult],
     doubled: &[sem::RunResult],
-    sizes: &[(String, i64, i64)],
+    sizes: &[Doubled],
 ) -> serde_json::Value {
     let unit = sizes.first().map_or(0, |s| s.1);
     let rows: Vec<serde_json::Value> = runs

@@ -236,7 +236,14 @@ impl CostReport {
         let _ = writeln!(
             s,
             "  {:<16} {:>5} {:>8} {:>6} {:>10} {:>10} {:>9} {:>10} {:>10}",
-            "launch", "line", "launches", "warps", "sectors", "conflicts", "divwarps", "steps",
+            "launch",
+            "line",
+            "launches",
+            "warps",
+            "sectors",
+            "conflicts",
+            "divwarps",
+            "steps",
             "span"
         );
         for k in &self.sites {
@@ -260,7 +267,11 @@ impl CostReport {
             "  {:<16} {:>5} {:>8} {:>6} {:>10} {:>10} {:>9} {:>10} {:>10}",
             "total", "", "", "", t.sectors, t.conflicts, t.divwarps, t.steps, self.span
         );
-        let _ = writeln!(s, "  work W = {}, span S = {}, time T = W/P + S = {:.2}", self.work, self.span, self.time);
+        let _ = writeln!(
+            s,
+            "  work W = {}, span S = {}, time T = W/P + S = {:.2}",
+            self.work, self.span, self.time
+        );
         if !self.accesses.is_empty() {
             let _ = writeln!(s, "  accesses:");
             for a in &self.accesses {

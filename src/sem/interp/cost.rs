@@ -326,8 +326,13 @@ impl Interp {
     /// A launch of `p` begins running its groups.
     pub(super) fn cost_launch_begin(&mut self, p: &ParC) {
         if let Some(cs) = self.cost.as_deref_mut() {
-            let label = p.arms.first().and_then(|a| a.label.clone()).unwrap_or_else(|| "par".into());
-            cs.stack.push(LaunchAcc { site: (p.span.lo, p.span.hi), label, ..LaunchAcc::default() });
+            let label =
+                p.arms.first().and_then(|a| a.label.clone()).unwrap_or_else(|| "par".into());
+            cs.stack.push(LaunchAcc {
+                site: (p.span.lo, p.span.hi),
+                label,
+                ..LaunchAcc::default()
+            });
         }
     }
 
