@@ -114,3 +114,73 @@ fn shortcuts_change_nothing() {
     assert!(bulk.get() >= 20, "only {} bulk launches", bulk.get());
     assert!(differ.is_empty(), "shortcuts change the result of:\n{}", differ.join("\n"));
 }
+
+/// The cost model (semantics.md §9) counts the same whether a launch runs in bulk or on the
+/// warp machine (shortcuts on or off), and counting changes nothing in the run itself: on
+/// every corpus program and fixture, the cost reports are equal and the runs are those
+/// without counting.
+#[test]
+fn counting_is_exact_on_every_path() {
+    let files: Vec<_> =
+        [corpus_dir(), root().join("fixtures")].iter().flat_map(|d| files(d, "pvl")).collect();
+    let mut compared = 0;
+    let mut costed = 0;
+    let mut differ = Vec::new();
+    let bulk = std::cell::Cell::new(0u32);
+    for f in &files {
+        let Ok(src) = std::fs::read_to_string(f) else {
+            continue;
+        };
+        let run = |shortcuts: bool, cost: bool| {
+            let opts = RunOptions {
+                random: 1,
+                seed: 3,
+                config: sem::Config {
+                    shortcuts,
+                    cost: cost.then(sem::cost::CostConfig::default),
+                    ..sem::Config::default()
+                },
+                ..RunOptions::default()
+            };
+            sem::run_program(&src, &opts).map(|runs| {
+                runs.iter()
+                    .map(|r| {
+                        if cost && shortcuts {
+                            bulk.set(bulk.get() + r.bulk_launches);
+                        }
+                        let run = format!(
+                            "{} {:?} {:?} {:?} {} {}\n{}",
+                            r.method,
+                            r.status,
+                            r.ret,
+                            r.observables,
+                            r.stmts,
+                            r.launches,
+                            sem::render("f", &src, &r.errors)
+                        );
+                        (run, serde_json::to_string(&r.cost).unwrap_or_default())
+                    })
+                    .collect::<Vec<_>>()
+            })
+        };
+        match (run(true, true), run(false, true), run(true, false)) {
+            (Ok(a), Ok(b), Ok(c)) => {
+                compared += a.len();
+                costed += a.iter().filter(|x| x.1.contains("\"steps\"")).count();
+                let runs =
+                    |v: &[(String, String)]| v.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
+                if a != b {
+                    differ
+                        .push(format!("{}: bulk and warp machine count differently", f.display()));
+                } else if runs(&a) != runs(&c) {
+                    differ.push(format!("{}: counting changes the run", f.display()));
+                }
+            }
+            (Err(_), Err(_), Err(_)) => {}
+            _ => differ.push(format!("{}: one side failed to load", f.display())),
+        }
+    }
+    assert!(compared > 100 && costed > 100, "only {compared} runs compared ({costed} costed)");
+    assert!(bulk.get() >= 10, "only {} bulk launches while counting", bulk.get());
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}

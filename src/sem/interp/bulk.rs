@@ -25,11 +25,12 @@
 //! range per leaf, and a thread's right to an element is a comparison. The body does not
 //! change what a thread holds (no calls, allocations, folds or barriers).
 
+use super::cost::BulkTouch;
 use super::*;
 
 /// The straight-line body of a bulk launch: its assignments, and the local slots they assign.
 struct Plan<'c> {
-    assigns: Vec<(&'c Target, &'c CE)>,
+    assigns: Vec<(&'c Target, &'c CE, Span)>,
     slots: Vec<u32>,
 }
 
@@ -39,13 +40,13 @@ fn plan(code: &[Instr], pc: usize) -> Option<Plan<'_>> {
     let mut p = Plan { assigns: Vec::new(), slots: Vec::new() };
     for i in code.get(pc..)? {
         match i {
-            Instr::Assign { target, value, .. } => {
+            Instr::Assign { target, value, span, .. } => {
                 match target {
                     Target::Local(s) if !p.slots.contains(s) => p.slots.push(*s),
                     Target::Local(_) | Target::Index(..) => {}
                     Target::Field(..) => return None,
                 }
-                p.assigns.push((target, value));
+                p.assigns.push((target, value, *span));
             }
             Instr::EndThread => return Some(p),
             _ => return None,
@@ -268,7 +269,15 @@ impl Interp {
         method: u32,
         ranges: &[Vec<(i64, i64)>],
     ) -> bool {
-        if !self.code_fast() || p.arms.len() != 1 || w.atomic.is_some() {
+        if !self.cfg.shortcuts || p.arms.len() != 1 || w.atomic.is_some() {
+            return false;
+        }
+        // Counting charges whole warps: each chunk of threads must be whole warps of the
+        // launch's groups.
+        let ws = self.cfg.warp_size.clamp(1, 64);
+        if self.cost.is_some()
+            && (vector::MAX_LANES % ws != 0 || self.cfg.block_size.is_some_and(|b| b % ws != 0))
+        {
             return false;
         }
         let a = &p.arms[0];
@@ -395,8 +404,19 @@ impl Interp {
             ev_post: pending(&p.everywhere, ev_post),
         };
         let mut undo = Undo::default();
+        let mut touches = self.cost.is_some().then(Vec::new);
         let ok = self
-            .bulk_run(a, p, &plan, (lo, count), (&store, &this), &pre_fams, &pending, &mut undo)
+            .bulk_run(
+                a,
+                p,
+                &plan,
+                (lo, count),
+                (&store, &this),
+                &pre_fams,
+                &pending,
+                &mut undo,
+                touches.as_mut(),
+            )
             .is_some();
         let parent_h = w.lanes[pl].holders.last_mut().expect("holder");
         if !ok {
@@ -428,6 +448,11 @@ impl Interp {
             }
         }
         let bs = self.cfg.block_size.unwrap_or(count).max(1);
+        if let Some(t) = touches {
+            let steps: Vec<u64> =
+                plan.assigns.iter().map(|(t, v, _)| super::cost::assign_steps(t, v)).collect();
+            self.cost_bulk(p, count.div_ceil(ws), &steps, t);
+        }
         let launch = self.launches;
         self.launches += 1;
         self.bulk_launches += 1;
@@ -452,7 +477,9 @@ impl Interp {
         fams: &[Fam],
         pending: &Pending,
         undo: &mut Undo,
+        mut touches: Option<&mut Vec<BulkTouch>>,
     ) -> Option<()> {
+        let ws = self.cfg.warp_size.clamp(1, 64);
         let perms = self.cfg.checks.perms;
         let iter_slot = a.iters[0].0;
         let mut owners = Owners::default();
@@ -486,15 +513,17 @@ impl Interp {
             all_hold(&self.heap, locals, (&none_read, None), mask, entry)?;
             let check = |l: usize, loc: Loc| !perms || can_read(fams, t0 + l, loc);
             let run = |_: u64, obj: u32, base: i64| !perms || run_can_read(fams, t0, obj, base);
-            for &(target, value) in &plan.assigns {
+            for (ai, &(target, value, span)) in plan.assigns.iter().enumerate() {
                 self.stmts += n as u64;
                 self.fuel -= n as u64;
                 undo.stmts += n as u64;
+                // Counting needs every read with its lane (runs logged element by element).
+                let counting = touches.is_some();
                 let mut reads = vector::Reads {
                     check: &check,
                     run: Some(&run),
-                    log: (!disjoint).then(Vec::new),
-                    runs: (!disjoint).then(Vec::new),
+                    log: (!disjoint || counting).then(Vec::new),
+                    runs: (!disjoint && !counting).then(Vec::new),
                 };
                 let locals = vector::Locals::Columns { store, this, cols: &cols };
                 let h = &self.heap;
@@ -511,6 +540,35 @@ impl Interp {
                 for &(obj, start, len) in reads.runs.iter().flatten() {
                     if !owners.access_run(h, t0, obj, start, len, false) {
                         return None;
+                    }
+                }
+                if let Some(tv) = touches.as_deref_mut() {
+                    let at = |l: usize| ((t0 + l) / ws) as u32;
+                    for &(l, loc, sp) in reads.log.iter().flatten() {
+                        tv.push(BulkTouch {
+                            warp: at(l),
+                            assign: ai as u32,
+                            span: sp,
+                            loc,
+                            write: false,
+                        });
+                    }
+                    if let Target::Index(..) = target {
+                        for l in 0..n {
+                            let (Ok(id), Ok(idx)) =
+                                (u32::try_from(c2.v[l]), u32::try_from(c3.v[l]))
+                            else {
+                                continue;
+                            };
+                            let loc = Loc::new(id, idx);
+                            tv.push(BulkTouch {
+                                warp: at(l),
+                                assign: ai as u32,
+                                span,
+                                loc,
+                                write: true,
+                            });
+                        }
                     }
                 }
                 match target {

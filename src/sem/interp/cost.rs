@@ -24,6 +24,15 @@ struct Touch {
     unit: u64,
 }
 
+/// A heap access of a bulk launch (see `bulk`): by which warp, in which assignment.
+pub(super) struct BulkTouch {
+    pub warp: u32,
+    pub assign: u32,
+    pub span: Span,
+    pub loc: Loc,
+    pub write: bool,
+}
+
 /// A launch in progress: its warps' costs as its groups complete.
 #[derive(Default)]
 struct LaunchAcc {
@@ -405,8 +414,50 @@ impl Interp {
         }
     }
 
-    /// The code shortcuts (columns, bulk launches) read the heap without the evaluator, so
-    /// counting turns them off.
+    /// The costs of a launch of `p` run in bulk (a straight-line body, no barrier, launched
+    /// from the host): every warp runs every assignment (`steps`: their static steps), with
+    /// the accesses `touches`. The same charges as the warp machine's, one warp instruction
+    /// per warp and assignment.
+    pub(super) fn cost_bulk(
+        &mut self,
+        p: &ParC,
+        warps: usize,
+        steps: &[u64],
+        mut touches: Vec<BulkTouch>,
+    ) {
+        self.cost_launch_begin(p);
+        let Some(cs) = self.cost.as_deref_mut() else { return };
+        touches.sort_by_key(|t| (t.warp, t.assign));
+        let mut per_warp = vec![Counts { steps: steps.iter().sum(), ..Counts::default() }; warps];
+        let mut i = 0;
+        while i < touches.len() {
+            let (w, a) = (touches[i].warp, touches[i].assign);
+            cs.pending.clear();
+            while i < touches.len() && touches[i].warp == w && touches[i].assign == a {
+                let t = &touches[i];
+                // Bulk launches start from the host: no thread allocated these arrays.
+                cs.note(&self.heap, t.span, t.loc, PathId::MAX, t.write);
+                i += 1;
+            }
+            if let Some(c) = per_warp.get_mut(w as usize) {
+                cs.settle(c, &self.src);
+            }
+        }
+        if let Some(acc) = cs.stack.last_mut() {
+            for c in &per_warp {
+                acc.warps += 1;
+                acc.counts.add(c);
+                acc.warp_max.max_with(c);
+                acc.work += c.steps;
+                // No barrier: the span is the longest warp.
+                acc.span = acc.span.max(c.steps);
+            }
+        }
+        self.cost_launch_end();
+    }
+
+    /// The column shortcuts of the warp machine read the heap without the evaluator, so
+    /// counting turns them off (bulk launches count for themselves, see [`Self::cost_bulk`]).
     #[inline]
     pub(super) fn code_fast(&self) -> bool {
         self.cfg.shortcuts && self.cost.is_none()
