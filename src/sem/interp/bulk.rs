@@ -276,7 +276,8 @@ impl Interp {
         // launch's groups.
         let ws = self.cfg.warp_size.clamp(1, 64);
         if self.cost.is_some()
-            && (vector::MAX_LANES % ws != 0 || self.cfg.block_size.is_some_and(|b| b % ws != 0))
+            && (!vector::MAX_LANES.is_multiple_of(ws)
+                || self.cfg.block_size.is_some_and(|b| !b.is_multiple_of(ws)))
         {
             return false;
         }
