@@ -113,6 +113,21 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "",
     ),
     (
+        // Each thread hands in its own cell; the barrier must not give every thread all cells
+        // (a clause that names no thread variable counts once per thread).
+        "barrier_whole_array_to_every_thread.pvl",
+        "class S {\n  context_everywhere a != null && a.length == 64;\n  requires (\\forall* int k; 0 <= k && k < 64; Perm(a[k], write));\n  void m(int[] a) {\n    par g (int t = 0 .. 64)\n      requires Perm(a[t], write);\n    {\n      barrier(g) {\n        requires Perm(a[t], write);\n        ensures (\\forall* int k; 0 <= k && k < 64; Perm(a[k], write));\n      }\n      a[0] = t;\n    }\n  }\n}\n",
+        "Failed",
+        "V-BAR-INCONSISTENT",
+    ),
+    (
+        // Four threads each hand in a quarter of every cell: together, each cell whole.
+        "barrier_gather_quarters.pvl",
+        "class S {\n  context_everywhere a != null && a.length == 4;\n  requires (\\forall* int k; 0 <= k && k < 4; Perm(a[k], write));\n  ensures (\\forall* int k; 0 <= k && k < 4; Perm(a[k], write));\n  void m(int[] a) {\n    par g (int t = 0 .. 4)\n      requires (\\forall* int k; 0 <= k && k < 4; Perm(a[k], 1\\4));\n      ensures Perm(a[t], write);\n    {\n      barrier(g) {\n        requires (\\forall* int k; 0 <= k && k < 4; Perm(a[k], 1\\4));\n        ensures Perm(a[t], write);\n      }\n      a[t] = t;\n    }\n  }\n}\n",
+        "Verified",
+        "",
+    ),
+    (
         "barrier_wrong_old.pvl",
         "class C {\n  context_everywhere a != null && a.length == n && n > 0;\n  requires (\\forall* int i; 0 <= i && i < n; Perm(a[i], write));\n  ensures (\\forall* int i; 0 <= i && i < n; Perm(a[i], write));\n  void m(int n, int[] a) {\n    par k (int t = 0 .. n)\n      requires Perm(a[t], write);\n      ensures Perm(a[t], write);\n    {\n      a[t] = t;\n      barrier(k) {\n        context 0 <= t && t < n;\n        requires Perm(a[t], write);\n        ensures Perm(a[t], write);\n        ensures a[t] == \\old(a[t]) + 1;\n      }\n      assert a[t] == t;\n    }\n  }\n}\n",
         "Failed",

@@ -84,16 +84,22 @@ impl Encoder<'_> {
         let iters = frame.iters.clone();
         let range = frame.range.clone();
         let mut nonempty = Vec::new();
+        let mut extents = Vec::new();
         for pair in range.chunks(2) {
             if let [lo_le, lt_hi] = pair {
                 if let (ExpKind::Binary(_, lo, _), ExpKind::Binary(_, _, hi)) =
                     (&lo_le.kind, &lt_hi.kind)
                 {
                     nonempty.push(Exp::bin("<", (**lo).clone(), (**hi).clone()));
+                    extents.push(Exp::bin("-", (**hi).clone(), (**lo).clone()));
                 }
             }
         }
-        let one = Exp::int(1);
+        // A clause that names no thread variable is stated by every thread of the group: all
+        // threads together give (or take) it once per thread. Counting it once let a barrier
+        // hand every thread a whole array that the threads had given one cell each.
+        let n_threads =
+            extents.into_iter().reduce(|a, b| Exp::bin("*", a, b)).unwrap_or_else(|| Exp::int(1));
         let mut pres = vec![Contract {
             exp: Exp::and_all(nonempty),
             origin: Origin::new(Role::BarrierConsPre, Some(b.keyword)),
@@ -114,7 +120,7 @@ impl Encoder<'_> {
             let (res, pure): (Vec<Contract>, Vec<Contract>) = cs
                 .iter()
                 .map(|c| Contract {
-                    exp: self.all_threads(&iters, &range, &one, c.exp.clone()),
+                    exp: self.all_threads(&iters, &range, &n_threads, c.exp.clone()),
                     origin: mk(role, c),
                 })
                 .partition(|ct| ct.exp.has_acc());
