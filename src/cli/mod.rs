@@ -13,6 +13,7 @@ pub mod paramflags;
 pub mod parse;
 pub(crate) mod pool;
 pub mod run;
+pub mod suggest;
 pub mod sweep;
 pub mod validate;
 pub mod verify;
@@ -60,6 +61,9 @@ pub enum Command {
     /// Try every optimization at every site of the files and report what applied, what was
     /// refused and what broke (`--oracles`: verify and validate every output).
     Sweep(sweep::SweepArgs),
+    /// Rank every optimization that applies at a site of a file by its measured cost change
+    /// (the cost model on generated inputs), each with the `apply` command that performs it.
+    Suggest(suggest::SuggestArgs),
     /// Explain a diagnostic code (`explain A603`), or list them all (`explain --list`).
     Explain(explain::ExplainArgs),
 }
@@ -86,6 +90,7 @@ pub fn main() -> u8 {
         Command::Cost(a) => cost::main(a),
         Command::Verify(a) => verify::main(a),
         Command::Sweep(a) => sweep::main(a),
+        Command::Suggest(a) => suggest::main(a),
         Command::Explain(a) => explain::main(a),
     }
 }

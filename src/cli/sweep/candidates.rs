@@ -15,30 +15,30 @@ use crate::transforms::{MethodPar, Opt};
 
 /// One attempt to make: an optimization at a site with parameters (plan keys and values).
 #[derive(Clone, Debug)]
-pub(super) struct Candidate {
-    pub(super) opt: Opt,
+pub(crate) struct Candidate {
+    pub(crate) opt: Opt,
     pub(super) site: Site,
-    pub(super) line: usize,
-    pub(super) col: usize,
-    pub(super) params: Vec<(&'static str, String)>,
+    pub(crate) line: usize,
+    pub(crate) col: usize,
+    pub(crate) params: Vec<(&'static str, String)>,
     /// Why these values (a symbolic thread count, the dimensions' source), for the report.
-    pub(super) note: Option<String>,
+    pub(crate) note: Option<String>,
     /// `validate --adapter` for the output (a linearized signature).
-    pub(super) adapter: Option<String>,
+    pub(crate) adapter: Option<String>,
 }
 
 /// A site and optimization that got no attempt, with the reason.
 #[derive(Clone, Debug)]
-pub(super) struct Skipped {
-    pub(super) opt: &'static str,
-    pub(super) line: usize,
-    pub(super) col: usize,
-    pub(super) reason: String,
+pub(crate) struct Skipped {
+    pub(crate) opt: &'static str,
+    pub(crate) line: usize,
+    pub(crate) col: usize,
+    pub(crate) reason: String,
 }
 
 /// Everything to try on one parsed file, in source order of the sites and registry order of
 /// the optimizations.
-pub(super) fn candidates(src: &str, parsed: &Parsed) -> (Vec<Candidate>, Vec<Skipped>) {
+pub(crate) fn candidates(src: &str, parsed: &Parsed) -> (Vec<Candidate>, Vec<Skipped>) {
     let lines = LineIndex::new(src);
     let program = &parsed.program;
     let mut out = Vec::new();

@@ -18,7 +18,7 @@
 //! - `report`: the text table and the JSON document.
 
 mod candidates;
-mod report;
+pub(crate) mod report;
 
 use super::apply::{build_step, validate_pair_with, StepSpec};
 use super::common::{emit, read_source, Format};
@@ -31,7 +31,7 @@ use crate::transforms::driver::{apply as drive, resolve_at, At, DriverOptions, D
 use crate::transforms::params::{Raw, Spelling};
 use crate::transforms::registry;
 use crate::viper::{self, VerifyOptions, VerifyReport};
-use candidates::{candidates, Candidate, Skipped};
+pub(crate) use candidates::{candidates, Candidate, Skipped};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
@@ -63,14 +63,14 @@ pub struct SweepArgs {
 
 /// What became of one attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Outcome {
+pub(crate) enum Outcome {
     Applied,
     Refused,
     Internal,
 }
 
 impl Outcome {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Outcome::Applied => "applied",
             Outcome::Refused => "refused",
@@ -89,14 +89,14 @@ struct Finding {
     detail: String,
 }
 
-struct Attempt {
+pub(crate) struct Attempt {
     file: usize,
-    cand: Candidate,
-    outcome: Outcome,
+    pub(crate) cand: Candidate,
+    pub(crate) outcome: Outcome,
     /// The error codes of a refusal (in order, each once), or of an internal error.
-    codes: Vec<String>,
-    message: Option<String>,
-    output: Option<String>,
+    pub(crate) codes: Vec<String>,
+    pub(crate) message: Option<String>,
+    pub(crate) output: Option<String>,
     verify: Option<&'static str>,
     validate: Option<&'static str>,
     finding: Option<Finding>,
@@ -212,7 +212,7 @@ fn exit_code(files: &[FileRun], attempts: &[Attempt]) -> u8 {
     crate::codes::combine(finding, bad)
 }
 
-fn internal(file: usize, cand: &Candidate, message: String) -> Attempt {
+pub(crate) fn internal(file: usize, cand: &Candidate, message: String) -> Attempt {
     Attempt {
         file,
         cand: cand.clone(),
@@ -228,7 +228,13 @@ fn internal(file: usize, cand: &Candidate, message: String) -> Attempt {
 
 /// One attempt: `apply --opt KIND --at line:L:C` with the candidate's parameters, through the
 /// driver, with a panic caught as an internal error.
-fn attempt(fi: usize, file: &SourceFile, dialect: Dialect, c: &Candidate, z3: u32) -> Attempt {
+pub(crate) fn attempt(
+    fi: usize,
+    file: &SourceFile,
+    dialect: Dialect,
+    c: &Candidate,
+    z3: u32,
+) -> Attempt {
     let spec = StepSpec {
         opt: c.opt.meta().name.to_string(),
         at: format!("line:{}:{}", c.line, c.col),

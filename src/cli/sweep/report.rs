@@ -66,7 +66,7 @@ fn counts(attempts: &[Attempt]) -> Vec<Counts> {
 }
 
 /// Rows as aligned columns (the last column is not padded).
-fn print_rows(rows: &[Vec<String>]) {
+pub(crate) fn print_rows(rows: &[Vec<String>]) {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
     let width: Vec<usize> = (0..cols)
         .map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))

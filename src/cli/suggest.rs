@@ -1,0 +1,369 @@
+//! `alpine-rs suggest FILE [--json]` (issue 24): every optimization that applies at a site of
+//! the file, with the cost model's counts before and after on the same generated inputs, ranked
+//! by the objective's improvement, each with the `apply` command that performs it.
+//!
+//! The attempts are `sweep`'s (the same candidates, the same in-process driver on a fresh thread
+//! under `catch_unwind`); each applied output is measured against the file as `alpine-rs cost`
+//! measures two files (`sem::validate` with counting on, [`super::cost::judge`] per method, the
+//! methods' sums judged together). Rows are ranked by the relative change of the objective
+//! (largest decrease first); invalid optimizations, then candidates whose cost could not be
+//! measured, come last. Refused attempts are listed below the table, one line per site and
+//! optimization. Nothing is written to disk.
+//!
+//! Exit codes: 0 the table was produced (also when nothing applies); 2 bad input (a file that
+//! cannot be read or parsed, bad flags, an original the interpreter cannot run); 3 some
+//! candidates applied but none could be measured (e.g. no valid input), with the reason.
+//!
+//! - `report`: the ranked table, the refusals and the JSON document.
+
+mod report;
+
+use super::common::{emit, json_diags, read_source, Format};
+use super::cost::{judge, CostArgs, MethodCost, HELP_COST};
+use super::run::{parse_checks, print_json, read_inputs, usage_error, ExecArgs};
+use super::run::{HELP_CHECKS, HELP_READ};
+use super::sweep::{attempt, candidates, internal, Attempt, Candidate, Outcome};
+use crate::diag::{Diagnostic, SourceFile};
+use crate::front::ParseOptions;
+use crate::sem::cost::{CostVerdict, Counts};
+use crate::sem::{self, Config, ValidateOptions, Verdict};
+use crate::transforms::params::Spelling;
+use crate::transforms::registry;
+use report::{refusals, Report, Row};
+use serde_json::json;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct SuggestArgs {
+    /// The PVL file.
+    pub file: PathBuf,
+    /// Entry method of the measurement (`method` or `Class.method`); default: every method an
+    /// optimization changes.
+    #[arg(long)]
+    pub entry: Option<String>,
+    /// Inputs, seed, checks, sizes (`--set n=64`) and blocks of the measurement (as for `cost`).
+    #[command(flatten)]
+    pub exec: ExecArgs,
+    #[command(flatten)]
+    pub cost: CostArgs,
+    /// Number of generated inputs each candidate is measured on.
+    #[arg(long, default_value_t = 5)]
+    pub random: usize,
+    /// The metric the ranking follows: sectors, conflicts, divwarps, steps or time (T = W/P + S).
+    #[arg(long, default_value = "time", value_parser = ["sectors", "conflicts", "divwarps", "steps", "time"])]
+    pub objective: String,
+    /// Print one JSON document instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Output format (`--format json` is the same as `--json`).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Attempts (and measurements) run at the same time (default: the number of cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Per-query Z3 timeout in milliseconds (passed on to the printed `apply` commands).
+    #[arg(long = "z3-timeout", default_value_t = crate::check::DEFAULT_TIMEOUT_MS)]
+    pub z3_timeout: u32,
+}
+
+const HELP_MEASURE: &str = "the reason above says what was missing: widen the generated inputs \
+with --bound/--set, or look at one candidate with `alpine-rs cost FILE OPT` or `alpine-rs run FILE --cost`";
+
+/// The cost of one applied candidate: the sums over its compared methods and inputs.
+struct Measure {
+    inputs: usize,
+    orig: Counts,
+    opt: Counts,
+    orig_time: f64,
+    opt_time: f64,
+    /// The Pareto verdict; `None`: not measured.
+    verdict: Option<CostVerdict>,
+    /// The objective's verdict.
+    objective: CostVerdict,
+    /// Why it is not measured or invalid, or what was left out.
+    note: Option<String>,
+    /// The interpreter cannot run the original (or the flags do not fit it): the summary and
+    /// the diagnostics, in ORIG.
+    orig_bad: Option<(String, Vec<Diagnostic>)>,
+}
+
+impl Measure {
+    fn unmeasured(note: String) -> Measure {
+        Measure {
+            inputs: 0,
+            orig: Counts::default(),
+            opt: Counts::default(),
+            orig_time: 0.0,
+            opt_time: 0.0,
+            verdict: None,
+            objective: CostVerdict::Unchanged,
+            note: Some(note),
+            orig_bad: None,
+        }
+    }
+
+    fn measured(&self) -> bool {
+        self.verdict.is_some_and(|v| v != CostVerdict::InvalidOptimization)
+    }
+
+    fn invalid(&self) -> bool {
+        self.verdict == Some(CostVerdict::InvalidOptimization)
+    }
+
+    /// The objective's relative change, (opt - orig) / orig; `None` when not measured or when
+    /// the original's value is 0 and the optimized one is not.
+    fn change(&self, objective: &str) -> Option<f64> {
+        if !self.measured() {
+            return None;
+        }
+        let (a, b) = (
+            pick(&self.orig, self.orig_time, objective),
+            pick(&self.opt, self.opt_time, objective),
+        );
+        match (a == 0.0, b == 0.0) {
+            (true, true) => Some(0.0),
+            (true, false) => None,
+            _ => Some((b - a) / a),
+        }
+    }
+
+    /// The ranking class: measured, invalid, unmeasured.
+    fn class(&self) -> u8 {
+        if self.measured() {
+            0
+        } else if self.invalid() {
+            1
+        } else {
+            2
+        }
+    }
+}
+
+fn pick(c: &Counts, time: f64, objective: &str) -> f64 {
+    match objective {
+        "sectors" => c.sectors as f64,
+        "conflicts" => c.conflicts as f64,
+        "divwarps" => c.divwarps as f64,
+        "steps" => c.steps as f64,
+        _ => time,
+    }
+}
+
+/// Measure `out` (the applied output) against `orig`, as `alpine-rs cost ORIG OUT` does.
+fn measure(
+    orig: &str,
+    out: &str,
+    c: &Candidate,
+    base: &ValidateOptions,
+    objective: &str,
+) -> Measure {
+    let opts = ValidateOptions { adapter: c.adapter.clone(), ..base.clone() };
+    let v = sem::validate(orig, out, &opts);
+    if v.verdict == Verdict::BadInput {
+        let mut m = Measure::unmeasured(format!("cannot run: {}", v.summary));
+        if v.diag_file == 0 && c.adapter.is_none() {
+            m.orig_bad = Some((v.summary.clone(), v.diagnostics.clone()));
+        }
+        return m;
+    }
+    let mut per: Vec<MethodCost> = Vec::new();
+    if v.methods.is_empty() {
+        per.push(judge(base.entry.as_deref().unwrap_or("entry"), &v, objective));
+    }
+    for r in &v.methods {
+        if let Some(o) = &r.outcome {
+            per.push(judge(&r.method, o, objective));
+        }
+    }
+    let mut m = Measure { note: None, ..Measure::unmeasured(String::new()) };
+    for j in &per {
+        if j.verdict == CostVerdict::InvalidOptimization {
+            m.verdict = Some(CostVerdict::InvalidOptimization);
+            m.objective = CostVerdict::InvalidOptimization;
+            m.note = Some(format!("{}: {}", j.method, j.note.clone().unwrap_or_default()));
+            return m;
+        }
+        if j.inputs == 0 {
+            let why = j.note.clone().unwrap_or_else(|| "no input ran on both programs".into());
+            m.note.get_or_insert(format!("{}: {why}", j.method));
+            continue;
+        }
+        m.inputs += j.inputs;
+        m.orig.add(&j.orig);
+        m.opt.add(&j.opt);
+        m.orig_time += j.orig_time;
+        m.opt_time += j.opt_time;
+    }
+    if m.inputs == 0 {
+        if m.note.is_none() {
+            m.note = Some(v.reason.clone().unwrap_or_else(|| "no method was compared".into()));
+        }
+        return m;
+    }
+    m.verdict = Some(CostVerdict::of(&m.orig, &m.opt));
+    m.objective = CostVerdict::of_metric(
+        pick(&m.orig, m.orig_time, objective),
+        pick(&m.opt, m.opt_time, objective),
+    );
+    m
+}
+
+/// The `apply` command line that performs candidate `c` on `file` (the parameters as flags).
+fn command(c: &Candidate, file: &str, z3: u32) -> Vec<String> {
+    let meta = c.opt.meta();
+    let mut v: Vec<String> =
+        vec!["alpine-rs".into(), "apply".into(), "--opt".into(), meta.name.into()];
+    v.extend(["--at".to_string(), format!("line:{}:{}", c.line, c.col)]);
+    for (k, val) in &c.params {
+        let Some(p) = meta.params.iter().find(|p| p.is_named(k, Spelling::Key)) else { continue };
+        if p.is_switch() {
+            if val == "true" {
+                v.push(format!("--{}", p.flag));
+            }
+        } else {
+            v.extend([format!("--{}", p.flag), val.clone()]);
+        }
+    }
+    if z3 != crate::check::DEFAULT_TIMEOUT_MS {
+        v.extend(["--z3-timeout".to_string(), z3.to_string()]);
+    }
+    v.push(file.to_string());
+    v
+}
+
+pub fn main(args: SuggestArgs) -> u8 {
+    let json = args.json || args.format == Format::Json;
+    let t0 = std::time::Instant::now();
+    let workers = match super::pool::workers(args.jobs) {
+        Ok(n) => n,
+        Err(code) => return code,
+    };
+    let file = match read_source(&args.file) {
+        Ok(f) => f,
+        Err(e) => {
+            return usage_error(json, &e.diag.message, e.diag.help.as_deref().unwrap_or(HELP_READ))
+        }
+    };
+    let suffix = match args.exec.joined("") {
+        Ok(s) => s,
+        Err(e) => return usage_error(json, &e, HELP_READ),
+    };
+    let sel = match parse_checks(args.exec.checks.as_deref()) {
+        Ok(c) => c,
+        Err(e) => return usage_error(json, &e, HELP_CHECKS),
+    };
+    let cost = match args.cost.config() {
+        Ok(c) => c,
+        Err(e) => return usage_error(json, &e, HELP_COST),
+    };
+    let read = |p: &PathBuf| {
+        std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
+    };
+    let inputs = match read_inputs(json, &args.exec.inputs, args.exec.seed, read) {
+        Ok(i) => i,
+        Err(code) => return code,
+    };
+    let parsed = registry::parse(&file.text, &ParseOptions::default());
+    if parsed.has_errors() {
+        let errors: Vec<Diagnostic> = parsed.errors().cloned().collect();
+        return bad_input(json, &file, "the file does not parse", &errors);
+    }
+    let profile = cost.profile.name.clone();
+    let base = ValidateOptions {
+        entry: args.entry.clone(),
+        random: args.random,
+        seed: args.exec.seed,
+        inputs,
+        config: Config {
+            checks: sel.checks,
+            uniformity: sel.uniformity,
+            block_size: args.exec.block_size,
+            bounds: args.exec.input_bounds(),
+            cost: Some(cost),
+            ..Config::default()
+        },
+        ..ValidateOptions::default()
+    };
+    // The attempts, as `sweep` makes them.
+    let (cands, skipped) = candidates(&file.text, &parsed);
+    let (dialect, z3) = (parsed.dialect, args.z3_timeout);
+    let attempts: Vec<Attempt> = super::pool::pool(
+        cands.len(),
+        workers,
+        |k| attempt(0, &file, dialect, &cands[k], z3),
+        |k| internal(0, &cands[k], "the attempt's thread stopped without a result".into()),
+    );
+    // The measurements of the applied ones.
+    let applied: Vec<&Attempt> =
+        attempts.iter().filter(|a| a.outcome == Outcome::Applied).collect();
+    let orig = format!("{}{suffix}", file.text);
+    let measures: Vec<Measure> = super::pool::pool(
+        applied.len(),
+        workers,
+        |k| {
+            let out = format!("{}{suffix}", applied[k].output.as_deref().unwrap_or_default());
+            measure(&orig, &out, &applied[k].cand, &base, &args.objective)
+        },
+        |_| Measure::unmeasured("internal error: a panic while measuring".into()),
+    );
+    if let Some((summary, diags)) = measures.iter().find_map(|m| m.orig_bad.as_ref()) {
+        let f = SourceFile::new(file.name.clone(), orig.clone());
+        return bad_input(json, &f, &format!("the original cannot be measured: {summary}"), diags);
+    }
+    let name = args.file.display().to_string();
+    let mut rows: Vec<Row> = applied
+        .iter()
+        .zip(measures)
+        .map(|(a, m)| Row { attempt: a, measure: m, argv: command(&a.cand, &name, z3) })
+        .collect();
+    let key = |r: &Row| r.measure.change(&args.objective).unwrap_or(f64::INFINITY);
+    rows.sort_by(|a, b| {
+        a.measure.class().cmp(&b.measure.class()).then_with(|| key(a).total_cmp(&key(b)))
+    });
+    let refused = refusals(&attempts);
+    let decided = rows.iter().any(|r| r.measure.measured() || r.measure.invalid());
+    let code = if !rows.is_empty() && !decided { 3 } else { 0 };
+    let why =
+        (code == 3).then(|| rows.iter().find_map(|r| r.measure.note.clone()).unwrap_or_default());
+    let report = Report {
+        name: &name,
+        profile: &profile,
+        args: &args,
+        rows: &rows,
+        refused: &refused,
+        skipped: &skipped,
+    };
+    if json {
+        report.json(code, why.as_deref());
+    } else {
+        report.text();
+        if let Some(w) = &why {
+            eprintln!("error: no candidate's cost could be measured: {w}");
+            eprintln!("help: {HELP_MEASURE}");
+        }
+        eprintln!(
+            "suggest: {} attempts, {} applied, {} measured in {:.1}s",
+            attempts.len(),
+            rows.len(),
+            rows.iter().filter(|r| r.measure.measured()).count(),
+            t0.elapsed().as_secs_f64()
+        );
+    }
+    code
+}
+
+/// Exit 2 for a file that does not parse or an original that cannot run.
+fn bad_input(json: bool, file: &SourceFile, message: &str, diags: &[Diagnostic]) -> u8 {
+    if json {
+        print_json(&json!({
+            "file": file.name,
+            "status": "bad-input",
+            "message": message,
+            "diagnostics": json_diags(file, diags),
+        }));
+    } else {
+        emit(file, diags);
+        eprintln!("error: {}: {message}", file.name);
+    }
+    2
+}

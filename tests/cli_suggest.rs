@@ -1,0 +1,168 @@
+//! `alpine-rs suggest FILE`: the optimizations that apply, measured with the cost model on
+//! generated inputs and ranked, each with the `apply` command that performs it; refused
+//! attempts listed below; `--json`; exit codes.
+
+mod common;
+
+use common::{run_cli, tmpdir};
+use std::path::{Path, PathBuf};
+
+/// A par block whose threads each run a four-step loop: unrolling saves loop heads (improved),
+/// tiling with a literal size is refused (A503: not provably below the symbolic thread count).
+const KERNEL: &str = "class Inc {
+  context_everywhere a != null && a.length == n;
+  context n > 0;
+  context (\\forall* int i; 0 <= i && i < n; Perm(a[i], write));
+  void bump(int n, int[] a) {
+    par (int tid = 0 .. n)
+      context Perm(a[tid], write);
+    {
+      int k = 0;
+      loop_invariant 0 <= k && k <= 4;
+      loop_invariant Perm(a[tid], write);
+      while (k < 4) {
+        a[tid] = a[tid] + 1;
+        k = k + 1;
+      }
+    }
+  }
+}
+";
+
+fn kernel(name: &str) -> PathBuf {
+    let p = tmpdir("suggest", name).join("inc.pvl");
+    std::fs::write(&p, KERNEL).expect("write the kernel");
+    p
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+/// Split a command line as the shell does for plain words and single-quoted ones.
+fn shell_split(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let (mut quoted, mut word) = (false, false);
+    for ch in line.chars() {
+        match ch {
+            '\'' => {
+                quoted = !quoted;
+                word = true;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if word {
+                    out.push(std::mem::take(&mut cur));
+                }
+                word = false;
+            }
+            c => {
+                cur.push(c);
+                word = true;
+            }
+        }
+    }
+    if word {
+        out.push(cur);
+    }
+    out
+}
+
+/// Run an `alpine-rs …` argument list with the built binary: (exit code, stdout, stderr).
+fn run_command(argv: &[String]) -> (i32, String, String) {
+    assert_eq!(argv.first().map(String::as_str), Some("alpine-rs"), "{argv:?}");
+    let args: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
+    run_cli(&args)
+}
+
+#[test]
+fn suggest_ranks_applied_candidates_with_their_apply_commands() {
+    let file = kernel("text");
+    let (code, out, err) = run_cli(&["suggest", s(&file), "--set", "n=32", "--random", "2"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    let head = lines.iter().position(|l| l.starts_with("RANK")).expect("a table header");
+    let rows: Vec<&str> =
+        lines[head + 1..].iter().take_while(|l| !l.trim().is_empty()).copied().collect();
+    let improved: Vec<&str> =
+        rows.iter().filter(|r| r.split_whitespace().any(|w| w == "improved")).copied().collect();
+    assert!(!improved.is_empty(), "no improved row:\n{out}");
+    // The first row is the best one: an unrolling that improves.
+    assert!(rows[0].starts_with("1 ") && rows[0].contains("unroll"), "{out}");
+    assert!(rows[0].split_whitespace().any(|w| w == "improved"), "{out}");
+    // Its command performs exactly that attempt.
+    for row in improved {
+        let at = row.find("alpine-rs apply").unwrap_or_else(|| panic!("no command in `{row}`"));
+        let argv = shell_split(&row[at..]);
+        let (c, applied, e) = run_command(&argv);
+        assert_eq!(c, 0, "{argv:?}: {e}");
+        assert_ne!(applied, KERNEL, "{argv:?} changed nothing");
+    }
+    // Refused attempts: one line per site and optimization, with the code.
+    let refused = lines.iter().position(|l| *l == "refused:").expect("a refused section");
+    let tile: Vec<&&str> = lines[refused + 1..].iter().filter(|l| l.contains(" tile ")).collect();
+    assert_eq!(tile.len(), 1, "{out}");
+    assert!(tile[0].contains("refused A503") && tile[0].contains("(2 attempts)"), "{out}");
+    // Nothing is written next to the file.
+    let dir = file.parent().expect("a folder");
+    assert_eq!(std::fs::read_dir(dir).expect("the folder").count(), 1);
+}
+
+#[test]
+fn suggest_json_is_ranked_and_its_commands_run() {
+    let file = kernel("json");
+    let args = ["suggest", s(&file), "--set", "n=32", "--random", "2", "--json"];
+    let (code, out, err) = run_cli(&args);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"));
+    assert_eq!(doc["exit_code"], 0);
+    let rows = doc["suggestions"].as_array().expect("suggestions");
+    assert!(rows.iter().any(|r| r["verdict"] == "improved"), "{out}");
+    let changes: Vec<f64> = rows.iter().filter_map(|r| r["change"].as_f64()).collect();
+    assert!(changes.windows(2).all(|w| w[0] <= w[1]), "not ranked: {changes:?}");
+    let best = &rows[0];
+    assert_eq!(best["rank"], 1);
+    assert!(best["change"].as_f64().is_some_and(|c| c < 0.0), "{best}");
+    assert!(best["after"]["steps"].as_u64() < best["before"]["steps"].as_u64(), "{best}");
+    let argv: Vec<String> = best["argv"]
+        .as_array()
+        .expect("argv")
+        .iter()
+        .map(|w| w.as_str().expect("a word").to_string())
+        .collect();
+    assert_eq!(shell_split(best["command"].as_str().expect("command")), argv);
+    let (c, _, e) = run_command(&argv);
+    assert_eq!(c, 0, "{e}");
+    let refused = doc["refused"].as_array().expect("refused");
+    assert!(
+        refused.iter().any(|r| r["optimization"] == "tile"
+            && r["codes"] == serde_json::json!(["A503"])
+            && r["attempts"] == 2),
+        "{out}"
+    );
+    // Deterministic: the same document again.
+    let (_, again, _) = run_cli(&args);
+    assert_eq!(again, out);
+}
+
+#[test]
+fn suggest_exit_codes() {
+    // No input can be generated (n > 0 but --set n=0): some applied, none measured.
+    let file = kernel("codes");
+    let (code, out, err) = run_cli(&["suggest", s(&file), "--set", "n=0", "--random", "2"]);
+    assert_eq!(code, 3, "{out}\n{err}");
+    assert!(err.contains("no candidate's cost could be measured"), "{err}");
+    // Bad input: a file that does not parse, a file that is not there, a bad flag value.
+    let bad = file.with_file_name("bad.pvl");
+    std::fs::write(&bad, "class { void").expect("write");
+    assert_eq!(run_cli(&["suggest", s(&bad)]).0, 2);
+    assert_eq!(run_cli(&["suggest", s(&file.with_file_name("none.pvl"))]).0, 2);
+    assert_eq!(run_cli(&["suggest", s(&file), "--checks", "nonsense"]).0, 2);
+    // Nothing applies: exit 0, and it says so.
+    let plain = file.with_file_name("plain.pvl");
+    std::fs::write(&plain, "class A {\n  int f(int x) {\n    return x;\n  }\n}\n").expect("write");
+    let (code, out, err) = run_cli(&["suggest", s(&plain)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("no optimization applies"), "{out}");
+}
