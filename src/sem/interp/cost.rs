@@ -147,7 +147,7 @@ impl CostState {
                 AccessCost {
                     span: sp,
                     line: crate::sem::cost::line_of(src, sp),
-                    text: access_text(src, sp),
+                    text: access_text(src, sp, site.2),
                     write: site.2,
                     space: Some(space),
                     ..AccessCost::default()
@@ -192,15 +192,33 @@ fn elem_size(t: &Ty) -> u64 {
     }
 }
 
-/// The source text of an access (one line, shortened).
-fn access_text(src: &str, sp: Span) -> String {
-    let t = src.get(sp.range()).unwrap_or("?");
+/// The source text of an access (one line, shortened); for a write, the assignment's target.
+fn access_text(src: &str, sp: Span, write: bool) -> String {
+    let mut t = src.get(sp.range()).unwrap_or("?");
+    if write {
+        t = assigned(t);
+    }
     let t: String = t.split_whitespace().collect::<Vec<_>>().join(" ");
     if t.chars().count() > 40 {
         format!("{}…", t.chars().take(39).collect::<String>())
     } else {
         t
     }
+}
+
+/// The target of an assignment statement's text (`a[i] = e;` gives `a[i]`; `a[i] += e;` too).
+fn assigned(stmt: &str) -> &str {
+    let b = stmt.as_bytes();
+    for i in 0..b.len() {
+        let next_eq = b.get(i + 1) == Some(&b'=');
+        let prev_op = i > 0 && b"<>!=".contains(&b[i - 1]);
+        if b[i] == b'=' && !next_eq && !prev_op {
+            let lhs = stmt[..i].trim_end();
+            // A compound assignment's operator belongs to neither side.
+            return lhs.trim_end_matches(['+', '-', '*', '/', '%']).trim_end();
+        }
+    }
+    stmt
 }
 
 /// Steps of an expression evaluated by a warp (semantics.md §9.4): one per literal, variable
