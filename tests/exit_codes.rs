@@ -124,3 +124,40 @@ fn validate_diff_and_explain() {
     assert_eq!(run_cli(&["explain", "A9999"]).0, 2);
     assert_eq!(run_cli(&["explain", "A109"]).0, 0);
 }
+
+/// A kernel doubling each cell, written with `body` (`a[t] = …;`).
+fn doubling(body: &str) -> String {
+    format!(
+        "class D {{\n  context_everywhere a != null && a.length == n;\n  context n > 0 && n <= 64;\n  context (\\forall* int k; 0 <= k && k < n; Perm(a[k], write));\n  void m(int n, int[] a) {{\n    par p (int t = 0 .. n) context Perm(a[t], write); {{ {body} }}\n  }}\n}}\n"
+    )
+}
+
+#[test]
+fn cost_and_suggest() {
+    let d = tmpdir("exit", "cost");
+    let cheap = write(&d, "cheap.pvl", &doubling("a[t] = 2 * a[t];"));
+    // One more read of `a[t]`: more sectors and steps.
+    let dear = write(&d, "dear.pvl", &doubling("a[t] = a[t] + a[t];"));
+    let wrong = write(&d, "wrong.pvl", &doubling("a[t] = a[t] + 1;"));
+    let broken = write(&d, "broken.pvl", BROKEN);
+    let none = write(&d, "none.pvl", &doubling("a[t] = 2 * a[t];").replace("n > 0 &&", "n < 0 &&"));
+    let cost = |args: &[&str]| {
+        let mut v = vec!["cost", "--random", "2"];
+        v.extend(args);
+        run_cli(&v)
+    };
+    assert_eq!(cost(&[&cheap, &dear]).0, 0);
+    assert_eq!(cost(&[&dear, &cheap, "--fail-on-regression"]).0, 0);
+    let (code, out, _) = cost(&[&cheap, &dear, "--fail-on-regression"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("regressed"), "{out}");
+    let (code, out, _) = cost(&[&cheap, &wrong]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("invalid-optimization"), "{out}");
+    assert_eq!(cost(&[&cheap, &broken]).0, 2);
+    assert_eq!(cost(&[&cheap, &dear, "--profile", "no-such-profile"]).0, 2);
+    assert_eq!(cost(&[&cheap, &dear, "--space", "a=registers"]).0, 2);
+    assert_eq!(cost(&[&none, &none]).0, 3);
+    assert_eq!(run_cli(&["suggest", &broken]).0, 2);
+    assert_eq!(run_cli(&["run", &cheap, "--cost", "--profile", "no-such-profile"]).0, 2);
+}
