@@ -25,7 +25,6 @@
 //! range per leaf, and a thread's right to an element is a comparison. The body does not
 //! change what a thread holds (no calls, allocations, folds or barriers).
 
-use super::cost::BulkTouch;
 use super::*;
 
 /// The straight-line body of a bulk launch: its assignments, and the local slots they assign.
@@ -405,7 +404,13 @@ impl Interp {
             ev_post: pending(&p.everywhere, ev_post),
         };
         let mut undo = Undo::default();
-        let mut touches = self.cost.is_some().then(Vec::new);
+        // Counting: each warp's counts, starting from the steps of every assignment; the
+        // per-access table is restored if the bulk run gives up.
+        let mut per_warp = self.cost.is_some().then(|| {
+            let steps = plan.assigns.iter().map(|(t, v, _)| super::cost::assign_steps(t, v)).sum();
+            vec![crate::sem::cost::Counts { steps, ..Default::default() }; count.div_ceil(ws)]
+        });
+        let saved = self.cost_bulk_save();
         let ok = self
             .bulk_run(
                 a,
@@ -416,7 +421,7 @@ impl Interp {
                 &pre_fams,
                 &pending,
                 &mut undo,
-                touches.as_mut(),
+                per_warp.as_deref_mut(),
             )
             .is_some();
         let parent_h = w.lanes[pl].holders.last_mut().expect("holder");
@@ -434,6 +439,7 @@ impl Interp {
             }
             self.stmts -= undo.stmts;
             self.fuel += undo.stmts;
+            self.cost_bulk_restore(saved);
             if perms {
                 for f in pre_fams.iter().rev() {
                     let (obj, from, to) = span(f);
@@ -449,10 +455,8 @@ impl Interp {
             }
         }
         let bs = self.cfg.block_size.unwrap_or(count).max(1);
-        if let Some(t) = touches {
-            let steps: Vec<u64> =
-                plan.assigns.iter().map(|(t, v, _)| super::cost::assign_steps(t, v)).collect();
-            self.cost_bulk(p, count.div_ceil(ws), &steps, t);
+        if let Some(c) = per_warp {
+            self.cost_bulk(p, &c);
         }
         let launch = self.launches;
         self.launches += 1;
@@ -478,9 +482,8 @@ impl Interp {
         fams: &[Fam],
         pending: &Pending,
         undo: &mut Undo,
-        mut touches: Option<&mut Vec<BulkTouch>>,
+        mut per_warp: Option<&mut [crate::sem::cost::Counts]>,
     ) -> Option<()> {
-        let ws = self.cfg.warp_size.clamp(1, 64);
         let perms = self.cfg.checks.perms;
         let iter_slot = a.iters[0].0;
         let mut owners = Owners::default();
@@ -514,12 +517,12 @@ impl Interp {
             all_hold(&self.heap, locals, (&none_read, None), mask, entry)?;
             let check = |l: usize, loc: Loc| !perms || can_read(fams, t0 + l, loc);
             let run = |_: u64, obj: u32, base: i64| !perms || run_can_read(fams, t0, obj, base);
-            for (ai, &(target, value, span)) in plan.assigns.iter().enumerate() {
+            for &(target, value, span) in &plan.assigns {
                 self.stmts += n as u64;
                 self.fuel -= n as u64;
                 undo.stmts += n as u64;
                 // Counting needs every read with its lane (runs logged element by element).
-                let counting = touches.is_some();
+                let counting = per_warp.is_some();
                 let mut reads = vector::Reads {
                     check: &check,
                     run: Some(&run),
@@ -543,34 +546,9 @@ impl Interp {
                         return None;
                     }
                 }
-                if let Some(tv) = touches.as_deref_mut() {
-                    let at = |l: usize| ((t0 + l) / ws) as u32;
-                    for &(l, loc, sp) in reads.log.iter().flatten() {
-                        tv.push(BulkTouch {
-                            warp: at(l),
-                            assign: ai as u32,
-                            span: sp,
-                            loc,
-                            write: false,
-                        });
-                    }
-                    if let Target::Index(..) = target {
-                        for l in 0..n {
-                            let (Ok(id), Ok(idx)) =
-                                (u32::try_from(c2.v[l]), u32::try_from(c3.v[l]))
-                            else {
-                                continue;
-                            };
-                            let loc = Loc::new(id, idx);
-                            tv.push(BulkTouch {
-                                warp: at(l),
-                                assign: ai as u32,
-                                span,
-                                loc,
-                                write: true,
-                            });
-                        }
-                    }
+                if let Some(pw) = per_warp.as_deref_mut() {
+                    let writes = matches!(target, Target::Index(..)).then_some((&c2, &c3, span));
+                    self.cost_bulk_chunk(t0, n, reads.log.as_deref().unwrap_or(&[]), writes, pw);
                 }
                 match target {
                     Target::Local(s) => {

@@ -7,8 +7,9 @@
 //! counted from the expression's shape: lock-step lanes evaluate both sides of `&&` and `?:`
 //! predicated, so the static count is what a warp issues.
 //!
-//! Counting turns off the shortcuts that evaluate code for many lanes at once (they read the
-//! heap without the evaluator), not those for contracts, which cost nothing.
+//! Counting turns off the shortcut that evaluates heap reads of code for many lanes at once
+//! (`vector_reads`: it reads the heap without the evaluator); simple expressions read no heap
+//! location, contracts cost nothing, and bulk launches count for themselves.
 
 use super::*;
 use crate::sem::cost::{AccessCost, CostConfig, CostReport, Counts, SiteCost, Space};
@@ -22,15 +23,6 @@ struct Touch {
     space: Space,
     obj: u32,
     unit: u64,
-}
-
-/// A heap access of a bulk launch (see `bulk`): by which warp, in which assignment.
-pub(super) struct BulkTouch {
-    pub warp: u32,
-    pub assign: u32,
-    pub span: Span,
-    pub loc: Loc,
-    pub write: bool,
 }
 
 /// A launch in progress: its warps' costs as its groups complete.
@@ -277,8 +269,18 @@ pub(super) fn call_steps(args: &[CE]) -> u64 {
 impl Interp {
     /// Counting is on and `w` is a kernel warp with active lanes: note the instruction's
     /// accesses from now on.
-    #[inline]
+    #[inline(always)]
     pub(super) fn cost_begin(&mut self, w: &Warp) -> bool {
+        if self.cost.is_none() {
+            return false;
+        }
+        self.cost_begin_slow(w)
+    }
+
+    /// [`Self::cost_begin`] with counting on: out of line, so that the warp machine's loop
+    /// stays as small as it is without counting.
+    #[inline(never)]
+    fn cost_begin_slow(&mut self, w: &Warp) -> bool {
         match self.cost.as_deref_mut() {
             Some(cs) if w.kernel && w.mask != 0 => {
                 cs.rec = true;
@@ -291,6 +293,7 @@ impl Interp {
 
     /// End of a costed instruction: `steps` from its shape, one divergence if `div`, and the
     /// accesses noted since [`Self::cost_begin`].
+    #[inline(never)]
     pub(super) fn cost_end(&mut self, w: &mut Warp, steps: u64, div: bool) {
         let Some(cs) = self.cost.as_deref_mut() else { return };
         cs.rec = false;
@@ -305,7 +308,7 @@ impl Interp {
     }
 
     /// A heap access by kernel code (`by` is the thread), while an instruction is costed.
-    #[inline]
+    #[inline(never)]
     pub(super) fn cost_note(&mut self, span: Span, l: Loc, by: Option<PathId>, write: bool) {
         if let Some(cs) = self.cost.as_deref_mut() {
             if let (true, Some(p)) = (cs.rec, by) {
@@ -432,37 +435,60 @@ impl Interp {
         }
     }
 
-    /// The costs of a launch of `p` run in bulk (a straight-line body, no barrier, launched
-    /// from the host): every warp runs every assignment (`steps`: their static steps), with
-    /// the accesses `touches`. The same charges as the warp machine's, one warp instruction
-    /// per warp and assignment.
-    pub(super) fn cost_bulk(
+    /// Before a bulk launch: the per-access table, to restore if it gives up.
+    pub(super) fn cost_bulk_save(&self) -> Option<BTreeMap<(u32, u32, bool), AccessCost>> {
+        self.cost.as_ref().map(|c| c.access.clone())
+    }
+
+    pub(super) fn cost_bulk_restore(
         &mut self,
-        p: &ParC,
-        warps: usize,
-        steps: &[u64],
-        mut touches: Vec<BulkTouch>,
+        saved: Option<BTreeMap<(u32, u32, bool), AccessCost>>,
     ) {
-        self.cost_launch_begin(p);
+        if let (Some(cs), Some(a)) = (self.cost.as_deref_mut(), saved) {
+            cs.access = a;
+        }
+    }
+
+    /// One assignment of a bulk launch for the threads `t0 .. t0 + n` (whole warps): the
+    /// reads `log` (lane, location, span) and, for an array write, the written cells (array
+    /// and index columns, and the statement's span), charged warp by warp into `per_warp`, as
+    /// the warp machine charges one instruction per warp.
+    pub(super) fn cost_bulk_chunk(
+        &mut self,
+        t0: usize,
+        n: usize,
+        log: &[(usize, Loc, Span)],
+        writes: Option<(&vector::Col, &vector::Col, Span)>,
+        per_warp: &mut [Counts],
+    ) {
+        let ws = self.cfg.warp_size.clamp(1, 64);
         let Some(cs) = self.cost.as_deref_mut() else { return };
-        touches.sort_by_key(|t| (t.warp, t.assign));
-        let mut per_warp = vec![Counts { steps: steps.iter().sum(), ..Counts::default() }; warps];
-        let mut i = 0;
-        while i < touches.len() {
-            let (w, a) = (touches[i].warp, touches[i].assign);
+        for lo in (0..n).step_by(ws) {
+            let hi = (lo + ws).min(n);
             cs.pending.clear();
-            while i < touches.len() && touches[i].warp == w && touches[i].assign == a {
-                let t = &touches[i];
-                // Bulk launches start from the host: no thread allocated these arrays.
-                cs.note(&self.heap, t.span, t.loc, PathId::MAX, t.write);
-                i += 1;
+            // Bulk launches start from the host: no thread allocated these arrays.
+            for &(_, loc, sp) in log.iter().filter(|x| (lo..hi).contains(&x.0)) {
+                cs.note(&self.heap, sp, loc, PathId::MAX, false);
             }
-            if let Some(c) = per_warp.get_mut(w as usize) {
+            if let Some((arr, idx, sp)) = writes {
+                for l in lo..hi {
+                    if let (Ok(id), Ok(i)) = (u32::try_from(arr.v[l]), u32::try_from(idx.v[l])) {
+                        cs.note(&self.heap, sp, Loc::new(id, i), PathId::MAX, true);
+                    }
+                }
+            }
+            if let Some(c) = per_warp.get_mut((t0 + lo) / ws) {
                 cs.settle(c, &self.src);
             }
         }
-        if let Some(acc) = cs.stack.last_mut() {
-            for c in &per_warp {
+    }
+
+    /// A launch of `p` run in bulk (a straight-line body, no barrier, launched from the host)
+    /// has finished: its warps' counts (see [`Self::cost_bulk_chunk`]) go to its site.
+    pub(super) fn cost_bulk(&mut self, p: &ParC, per_warp: &[Counts]) {
+        self.cost_launch_begin(p);
+        if let Some(acc) = self.cost.as_deref_mut().and_then(|cs| cs.stack.last_mut()) {
+            for c in per_warp {
                 acc.warps += 1;
                 acc.counts.add(c);
                 acc.warp_max.max_with(c);

@@ -23,7 +23,8 @@ impl Interp {
         self.stmts += n;
         self.spend(n, span)?;
         if let Target::Local(s) = target {
-            if simple && self.code_fast() {
+            // Simple values read no heap location: nothing for the cost model to see.
+            if simple && self.cfg.shortcuts {
                 if let Some(c) = vector::eval(&self.heap, &w.lanes, m, value) {
                     for l in lanes_of(m) {
                         if let Some(fr) = w.lanes[l].frames.last_mut() {
