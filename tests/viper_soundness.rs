@@ -128,6 +128,14 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "",
     ),
     (
+        // The barrier's fact `0 < s` makes the guard `t % (2 * s)` defined, in whatever order
+        // the clauses are written.
+        "barrier_guard_needs_a_fact.pvl",
+        "class R {\n  context_everywhere a != null && a.length == 8;\n  requires 0 < s;\n  requires (\\forall* int k; 0 <= k && k < 8; Perm(a[k], write));\n  ensures (\\forall* int k; 0 <= k && k < 8; Perm(a[k], write));\n  void m(int[] a, int s) {\n    par g (int t = 0 .. 8)\n      requires 0 < s;\n      requires Perm(a[t], write);\n      ensures Perm(a[t], write);\n    {\n      barrier(g) {\n        context 0 < s;\n        requires t % (2 * s) == 0 ==> Perm(a[t], write);\n        requires t % (2 * s) != 0 ==> Perm(a[t], write);\n        ensures Perm(a[t], write);\n      }\n      a[t] = t;\n    }\n  }\n}\n",
+        "Verified",
+        "",
+    ),
+    (
         "barrier_wrong_old.pvl",
         "class C {\n  context_everywhere a != null && a.length == n && n > 0;\n  requires (\\forall* int i; 0 <= i && i < n; Perm(a[i], write));\n  ensures (\\forall* int i; 0 <= i && i < n; Perm(a[i], write));\n  void m(int n, int[] a) {\n    par k (int t = 0 .. n)\n      requires Perm(a[t], write);\n      ensures Perm(a[t], write);\n    {\n      a[t] = t;\n      barrier(k) {\n        context 0 <= t && t < n;\n        requires Perm(a[t], write);\n        ensures Perm(a[t], write);\n        ensures a[t] == \\old(a[t]) + 1;\n      }\n      assert a[t] == t;\n    }\n  }\n}\n",
         "Failed",

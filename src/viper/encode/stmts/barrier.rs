@@ -115,16 +115,24 @@ impl Encoder<'_> {
                 origin: Origin { role: Role::BarrierConsPre, ..c.origin.clone() },
             });
         }
-        // All threads' clauses, resources first (the pure ones may read what they grant).
+        // All threads' clauses: facts that read no heap location first (a resource's guard or
+        // index may need them to be well-defined: `t % (2 * s)` needs `0 < s`), then the
+        // resources, then the facts that read what the resources grant.
         let mut all_threads = |cs: &[Conj], role: Role| -> Vec<Contract> {
-            let (res, pure): (Vec<Contract>, Vec<Contract>) = cs
+            let mut v: Vec<Contract> = cs
                 .iter()
                 .map(|c| Contract {
                     exp: self.all_threads(&iters, &range, &n_threads, c.exp.clone()),
                     origin: mk(role, c),
                 })
-                .partition(|ct| ct.exp.has_acc());
-            res.into_iter().chain(pure).collect()
+                .collect();
+            // Stable: within each kind, the order written.
+            v.sort_by_key(|ct| match (ct.exp.has_acc(), plain(&ct.exp)) {
+                (false, true) => 0,
+                (true, _) => 1,
+                (false, false) => 2,
+            });
+            v
         };
         pres.extend(all_threads(&pre, Role::BarrierConsPre));
         let posts = all_threads(&post, Role::BarrierConsPost);
@@ -147,4 +155,12 @@ impl Encoder<'_> {
         });
         Ok(())
     }
+}
+
+/// A fact about values only: no heap read and no function application (a function may need
+/// permissions that only the resources grant).
+fn plain(e: &Exp) -> bool {
+    let mut ok = !e.reads_heap();
+    e.visit(&mut |x| ok &= !matches!(x.kind, ExpKind::App(..)));
+    ok
 }
