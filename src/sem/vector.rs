@@ -64,9 +64,9 @@ pub struct Reads<'a> {
     /// the caller wants them: contract clauses record no access).
     pub log: Option<Vec<(usize, Loc, Span)>>,
     /// When set (and `log` too), the reads of a run (see `run`) are logged here instead, as
-    /// `(object, first element, lanes)`: lane `l` read element `first + l`. For a caller that
+    /// `(object, first element, lanes, span of the access)`: lane `l` read element `first + l`. For a caller that
     /// needs the set of reads, not their order.
-    pub runs: Option<Vec<(u32, usize, usize)>>,
+    pub runs: Option<Vec<(u32, usize, usize, Span)>>,
 }
 
 struct Ctx<'a, 'r> {
@@ -456,7 +456,7 @@ fn run_read(
     }
     out.kind = Kind::Int;
     match (reads.log.as_mut(), reads.runs.as_mut()) {
-        (Some(_), Some(runs)) => runs.push((id, start, n)),
+        (Some(_), Some(runs)) => runs.push((id, start, n, span)),
         (Some(log), None) => {
             log.extend((0..n).map(|l| (l, Loc::new(id, (start + l) as u32), span)))
         }

@@ -527,7 +527,7 @@ impl Interp {
                     check: &check,
                     run: Some(&run),
                     log: (!disjoint || counting).then(Vec::new),
-                    runs: (!disjoint && !counting).then(Vec::new),
+                    runs: (!disjoint || counting).then(Vec::new),
                 };
                 let locals = vector::Locals::Columns { store, this, cols: &cols };
                 let h = &self.heap;
@@ -541,14 +541,16 @@ impl Interp {
                         return None;
                     }
                 }
-                for &(obj, start, len) in reads.runs.iter().flatten() {
+                for &(obj, start, len, _) in reads.runs.iter().flatten().filter(|_| !disjoint) {
                     if !owners.access_run(h, t0, obj, start, len, false) {
                         return None;
                     }
                 }
                 if let Some(pw) = per_warp.as_deref_mut() {
                     let writes = matches!(target, Target::Index(..)).then_some((&c2, &c3, span));
-                    self.cost_bulk_chunk(t0, n, reads.log.as_deref().unwrap_or(&[]), writes, pw);
+                    let log = reads.log.as_deref().unwrap_or(&[]);
+                    let runs = reads.runs.as_deref().unwrap_or(&[]);
+                    self.cost_bulk_chunk(t0, n, (log, runs), writes, pw);
                 }
                 match target {
                     Target::Local(s) => {

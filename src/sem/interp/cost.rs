@@ -25,6 +25,11 @@ struct Touch {
     unit: u64,
 }
 
+/// A read of a bulk launch: (lane, location, span of the access); see `vector::Reads::log`.
+type ReadLog = (usize, Loc, Span);
+/// Reads of consecutive elements: (array, first element, lanes, span); see `vector::Reads::runs`.
+type ReadRun = (u32, usize, usize, Span);
+
 /// A launch in progress: its warps' costs as its groups complete.
 #[derive(Default)]
 struct LaunchAcc {
@@ -61,7 +66,12 @@ impl CostState {
         CostState { cfg, ..CostState::default() }
     }
 
+    #[inline]
     fn space(&mut self, obj: u32, by: PathId) -> Space {
+        // Most programs fix no space and allocate nothing in kernels: no lookup at all.
+        if self.fixed.is_empty() && self.alloc_by.is_empty() {
+            return Space::Global;
+        }
         if let Some(s) = self.fixed.get(&obj) {
             return *s;
         }
@@ -97,13 +107,38 @@ impl CostState {
         self.pending.push(Touch { site: (span.lo, span.hi, write), space, obj, unit });
     }
 
+    /// Reads of the consecutive elements `first..=last` of `obj` by a bulk launch's warp (in
+    /// lane order): a global array touches every sector in between when an element is no
+    /// larger than a sector, so those are noted, not each element.
+    fn note_range(&mut self, heap: &Heap, span: Span, obj: u32, (first, last): (u32, u32)) {
+        let size = match heap.objs.get(obj as usize) {
+            Some(HObj::Array { elem, .. }) => elem_size(elem),
+            _ => return,
+        };
+        let space = self.space(obj, PathId::MAX);
+        let s = self.cfg.profile.sector_bytes;
+        if space == Space::Global && size <= s {
+            let site = (span.lo, span.hi, false);
+            for unit in first as u64 * size / s..=last as u64 * size / s {
+                self.pending.push(Touch { site, space, obj, unit });
+            }
+        } else {
+            for i in first..=last {
+                self.note(heap, span, Loc::new(obj, i), PathId::MAX, false);
+            }
+        }
+    }
+
     /// The charges of the accesses noted since the instruction began, into `c`, and into the
     /// per-access table.
     fn settle(&mut self, c: &mut Counts, src: &str) {
         if self.pending.is_empty() {
             return;
         }
-        self.pending.sort_unstable();
+        // A bulk launch notes its accesses site by site in ascending addresses: already sorted.
+        if !self.pending.is_sorted() {
+            self.pending.sort_unstable();
+        }
         self.pending.dedup();
         let banks = self.cfg.profile.banks.max(1);
         let mut i = 0;
@@ -457,7 +492,7 @@ impl Interp {
         &mut self,
         t0: usize,
         n: usize,
-        log: &[(usize, Loc, Span)],
+        (log, runs): (&[ReadLog], &[ReadRun]),
         writes: Option<(&vector::Col, &vector::Col, Span)>,
         per_warp: &mut [Counts],
     ) {
@@ -466,16 +501,22 @@ impl Interp {
         for lo in (0..n).step_by(ws) {
             let hi = (lo + ws).min(n);
             cs.pending.clear();
-            // Bulk launches start from the host: no thread allocated these arrays.
-            for &(_, loc, sp) in log.iter().filter(|x| (lo..hi).contains(&x.0)) {
-                cs.note(&self.heap, sp, loc, PathId::MAX, false);
-            }
+            // Bulk launches start from the host: no thread allocated these arrays. The write
+            // first: its site (the statement) starts before the reads' (see `settle`).
             if let Some((arr, idx, sp)) = writes {
                 for l in lo..hi {
                     if let (Ok(id), Ok(i)) = (u32::try_from(arr.v[l]), u32::try_from(idx.v[l])) {
                         cs.note(&self.heap, sp, Loc::new(id, i), PathId::MAX, true);
                     }
                 }
+            }
+            for &(_, loc, sp) in log.iter().filter(|x| (lo..hi).contains(&x.0)) {
+                cs.note(&self.heap, sp, loc, PathId::MAX, false);
+            }
+            // Runs: lane `l` read element `start + l`.
+            for &(obj, start, len, sp) in runs.iter().filter(|r| r.2 > lo) {
+                let (a, b) = (start + lo, start + hi.min(len) - 1);
+                cs.note_range(&self.heap, sp, obj, (a as u32, b as u32));
             }
             if let Some(c) = per_warp.get_mut((t0 + lo) / ws) {
                 cs.settle(c, &self.src);
