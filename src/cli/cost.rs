@@ -262,13 +262,9 @@ pub fn main(args: CostCmdArgs) -> u8 {
     let read = |p: &PathBuf| {
         std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
     };
-    let (orig, opt) = match (read(&args.orig), read(&args.opt)) {
-        (Ok(a), Ok(b)) => (a, b),
-        (Err(e), _) | (_, Err(e)) => return usage_error(json, &e, HELP_READ),
-    };
-    let (orig, opt) = match (args.exec.joined(&orig), args.exec.joined(&opt)) {
-        (Ok(a), Ok(b)) => (a, b),
-        (Err(e), _) | (_, Err(e)) => return usage_error(json, &e, HELP_READ),
+    let (orig, opt) = match args.exec.read_pair(&args.orig, &args.opt) {
+        Ok(x) => x,
+        Err(e) => return usage_error(json, &e, HELP_READ),
     };
     let sel = match parse_checks(args.exec.checks.as_deref()) {
         Ok(c) => c,
@@ -288,14 +284,7 @@ pub fn main(args: CostCmdArgs) -> u8 {
         random: args.random,
         seed: args.exec.seed,
         inputs,
-        config: Config {
-            checks: sel.checks,
-            uniformity: sel.uniformity,
-            block_size: args.exec.block_size,
-            bounds: args.exec.input_bounds(),
-            cost: Some(cost),
-            ..Config::default()
-        },
+        config: Config { cost: Some(cost), ..args.exec.config(sel) },
         adapter: args.adapter.clone(),
         ..ValidateOptions::default()
     };

@@ -46,6 +46,32 @@ impl ExecArgs {
         Ok(out)
     }
 
+    /// ORIG and OPT read, each with the `--with` files joined (`validate`, `cost`).
+    pub fn read_pair(
+        &self,
+        orig: &std::path::Path,
+        opt: &std::path::Path,
+    ) -> Result<(String, String), String> {
+        let read = |p: &std::path::Path| {
+            std::fs::read_to_string(p)
+                .map_err(|e| format!("cannot read {}: {e}", p.display()))
+                .and_then(|t| self.joined(&t))
+        };
+        Ok((read(orig)?, read(opt)?))
+    }
+
+    /// The interpreter's configuration for these flags and the selected checks (blocks,
+    /// input bounds; the rest as by default).
+    pub fn config(&self, sel: Selected) -> Config {
+        Config {
+            checks: sel.checks,
+            uniformity: sel.uniformity,
+            block_size: self.block_size,
+            bounds: self.input_bounds(),
+            ..Config::default()
+        }
+    }
+
     /// The `--bound` and `--set` ranges (a `--set` wins over a `--bound` of the same name).
     pub fn input_bounds(&self) -> Vec<InputBound> {
         let mut v = self.sets.clone();

@@ -274,14 +274,7 @@ pub fn main(args: SuggestArgs) -> u8 {
         random: args.random,
         seed: args.exec.seed,
         inputs,
-        config: Config {
-            checks: sel.checks,
-            uniformity: sel.uniformity,
-            block_size: args.exec.block_size,
-            bounds: args.exec.input_bounds(),
-            cost: Some(cost),
-            ..Config::default()
-        },
+        config: Config { cost: Some(cost), ..args.exec.config(sel) },
         ..ValidateOptions::default()
     };
     // The attempts, as `sweep` makes them.

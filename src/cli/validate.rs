@@ -6,7 +6,7 @@ use super::run::{
     parse_checks, print_json, read_inputs, usage_error, ExecArgs, HELP_CHECKS, HELP_READ,
 };
 use crate::diag::SourceFile;
-use crate::sem::{self, Config, ValidateOptions, Verdict};
+use crate::sem::{self, ValidateOptions, Verdict};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -63,14 +63,10 @@ pub fn main(args: ValidateArgs) -> u8 {
     let read = |p: &PathBuf| {
         std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
     };
-    let (orig, opt) = match (read(&args.orig), read(&args.opt)) {
-        (Ok(a), Ok(b)) => (a, b),
-        (Err(e), _) | (_, Err(e)) => return usage_error(json, &e, HELP_READ),
-    };
     // The `--with` files complete both programs.
-    let (orig, opt) = match (args.exec.joined(&orig), args.exec.joined(&opt)) {
-        (Ok(a), Ok(b)) => (a, b),
-        (Err(e), _) | (_, Err(e)) => return usage_error(json, &e, HELP_READ),
+    let (orig, opt) = match args.exec.read_pair(&args.orig, &args.opt) {
+        Ok(x) => x,
+        Err(e) => return usage_error(json, &e, HELP_READ),
     };
     let sel = match parse_checks(args.exec.checks.as_deref()) {
         Ok(c) => c,
@@ -85,13 +81,7 @@ pub fn main(args: ValidateArgs) -> u8 {
         random: args.random,
         seed: args.exec.seed,
         inputs,
-        config: Config {
-            checks: sel.checks,
-            uniformity: sel.uniformity,
-            block_size: args.exec.block_size,
-            bounds: args.exec.input_bounds(),
-            ..Config::default()
-        },
+        config: args.exec.config(sel),
         schedules: args.schedules,
         compare_ghost: args.compare_ghost,
         adapter: args.adapter.clone(),
