@@ -3,8 +3,8 @@
 //! `apply --cost` share ([`CostArgs`]) and the tables they print.
 
 use super::common::Format;
-use super::run::{parse_checks, print_json, read_inputs, usage_error, ExecArgs};
-use super::run::{HELP_CHECKS, HELP_READ};
+use super::run::HELP_READ;
+use super::run::{print_json, usage_error, ExecArgs};
 use crate::sem::cost::{CostConfig, CostReport, CostVerdict, Counts, Profile, Space, METRICS};
 use crate::sem::{self, Config, ValidateOptions, ValidateOutcome, Verdict};
 use std::fmt::Write as _;
@@ -259,24 +259,17 @@ pub fn outcomes<'a>(
 
 pub fn main(args: CostCmdArgs) -> u8 {
     let json = args.json || args.format == Format::Json;
-    let read = |p: &PathBuf| {
-        std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
-    };
     let (orig, opt) = match args.exec.read_pair(&args.orig, &args.opt) {
         Ok(x) => x,
         Err(e) => return usage_error(json, &e, HELP_READ),
     };
-    let sel = match parse_checks(args.exec.checks.as_deref()) {
-        Ok(c) => c,
-        Err(e) => return usage_error(json, &e, HELP_CHECKS),
+    let (sel, inputs) = match args.exec.checks_and_inputs(json) {
+        Ok(x) => x,
+        Err(code) => return code,
     };
     let cost = match args.cost.config() {
         Ok(c) => c,
         Err(e) => return usage_error(json, &e, HELP_COST),
-    };
-    let inputs = match read_inputs(json, &args.exec.inputs, args.exec.seed, read) {
-        Ok(i) => i,
-        Err(code) => return code,
     };
     let profile = cost.profile.name.clone();
     let opts = ValidateOptions {

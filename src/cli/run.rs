@@ -60,6 +60,16 @@ impl ExecArgs {
         Ok((read(orig)?, read(opt)?))
     }
 
+    /// The checks `--checks` selects and the `--input` files parsed; a bad list or an input
+    /// that cannot be read is a usage error, reported, whose exit code is the `Err`.
+    pub fn checks_and_inputs(&self, json: bool) -> Result<(Selected, Vec<sem::Input>), u8> {
+        let sel =
+            parse_checks(self.checks.as_deref()).map_err(|e| usage_error(json, &e, HELP_CHECKS))?;
+        // `read_inputs` names the file already.
+        let read = |p: &PathBuf| std::fs::read_to_string(p).map_err(|e| e.to_string());
+        Ok((sel, read_inputs(json, &self.inputs, self.seed, read)?))
+    }
+
     /// The interpreter's configuration for these flags and the selected checks (blocks,
     /// input bounds; the rest as by default).
     pub fn config(&self, sel: Selected) -> Config {
@@ -296,16 +306,11 @@ pub fn main(args: RunArgs) -> u8 {
         Ok(s) => s,
         Err(e) => return usage_error(json, &e, HELP_READ),
     };
-    let sel = match parse_checks(args.exec.checks.as_deref()) {
-        Ok(c) => c,
-        Err(e) => return usage_error(json, &e, HELP_CHECKS),
-    };
-    let checks = sel.checks;
-    let read = |p: &PathBuf| std::fs::read_to_string(p).map_err(|e| e.to_string());
-    let inputs = match read_inputs(json, &args.exec.inputs, args.exec.seed, read) {
-        Ok(i) => i,
+    let (sel, inputs) = match args.exec.checks_and_inputs(json) {
+        Ok(x) => x,
         Err(code) => return code,
     };
+    let checks = sel.checks;
     let cost = if args.cost {
         match args.cost_model.config() {
             Ok(c) => Some(c),

@@ -20,8 +20,8 @@ mod report;
 
 use super::common::{emit, json_diags, read_source, Format};
 use super::cost::{judge, CostArgs, MethodCost, HELP_COST};
-use super::run::{parse_checks, print_json, read_inputs, usage_error, ExecArgs};
-use super::run::{HELP_CHECKS, HELP_READ};
+use super::run::HELP_READ;
+use super::run::{print_json, usage_error, ExecArgs};
 use super::sweep::{attempt, candidates, internal, Attempt, Candidate, Outcome};
 use crate::diag::{Diagnostic, SourceFile};
 use crate::front::ParseOptions;
@@ -248,20 +248,13 @@ pub fn main(args: SuggestArgs) -> u8 {
         Ok(s) => s,
         Err(e) => return usage_error(json, &e, HELP_READ),
     };
-    let sel = match parse_checks(args.exec.checks.as_deref()) {
-        Ok(c) => c,
-        Err(e) => return usage_error(json, &e, HELP_CHECKS),
+    let (sel, inputs) = match args.exec.checks_and_inputs(json) {
+        Ok(x) => x,
+        Err(code) => return code,
     };
     let cost = match args.cost.config() {
         Ok(c) => c,
         Err(e) => return usage_error(json, &e, HELP_COST),
-    };
-    let read = |p: &PathBuf| {
-        std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
-    };
-    let inputs = match read_inputs(json, &args.exec.inputs, args.exec.seed, read) {
-        Ok(i) => i,
-        Err(code) => return code,
     };
     let parsed = registry::parse(&file.text, &ParseOptions::default());
     if parsed.has_errors() {

@@ -2,9 +2,7 @@
 
 use super::common::json_diags;
 use super::common::Format;
-use super::run::{
-    parse_checks, print_json, read_inputs, usage_error, ExecArgs, HELP_CHECKS, HELP_READ,
-};
+use super::run::{print_json, usage_error, ExecArgs, HELP_READ};
 use crate::diag::SourceFile;
 use crate::sem::{self, ValidateOptions, Verdict};
 use std::path::PathBuf;
@@ -60,20 +58,13 @@ fn verdict_name(v: Verdict) -> &'static str {
 
 pub fn main(args: ValidateArgs) -> u8 {
     let json = args.json || args.format == Format::Json;
-    let read = |p: &PathBuf| {
-        std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
-    };
     // The `--with` files complete both programs.
     let (orig, opt) = match args.exec.read_pair(&args.orig, &args.opt) {
         Ok(x) => x,
         Err(e) => return usage_error(json, &e, HELP_READ),
     };
-    let sel = match parse_checks(args.exec.checks.as_deref()) {
-        Ok(c) => c,
-        Err(e) => return usage_error(json, &e, HELP_CHECKS),
-    };
-    let inputs = match read_inputs(json, &args.exec.inputs, args.exec.seed, read) {
-        Ok(i) => i,
+    let (sel, inputs) = match args.exec.checks_and_inputs(json) {
+        Ok(x) => x,
         Err(code) => return code,
     };
     let opts = ValidateOptions {
