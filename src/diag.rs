@@ -77,6 +77,13 @@ impl Diagnostic {
         Diagnostic::new(Severity::Note, code, message)
     }
 
+    /// Move every label by `off` bytes (a diagnostic found in a part of a larger text).
+    pub fn shift(&mut self, off: usize) {
+        for l in &mut self.labels {
+            l.span = Span::new(l.span.start() + off, l.span.end() + off);
+        }
+    }
+
     pub fn with_primary(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
         self.labels.push(Label { file: 0, span, message: message.into(), primary: true });
         self

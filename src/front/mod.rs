@@ -2,6 +2,7 @@
 
 pub mod ast;
 pub mod ast_comp;
+pub mod cuda;
 pub mod dialect;
 pub mod keywords;
 pub mod lexer;
@@ -16,5 +17,6 @@ pub mod worker;
 pub use dialect::{Dialect, DialectChoice};
 pub use parser::annot::OperandReader;
 pub use parser::{parse, ParseOptions, Parsed};
+pub use cuda::{looks_like_cuda, parse_cuda};
 pub use span::Span;
 pub use worker::dispose;

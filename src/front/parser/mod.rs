@@ -50,6 +50,10 @@ impl Parsed {
 }
 
 pub fn parse(src: &str, opts: &ParseOptions) -> Parsed {
+    // C and CUDA files go to their own front end, which builds the same tree.
+    if crate::front::cuda::looks_like_cuda(src) {
+        return crate::front::cuda::parse_cuda(src);
+    }
     // The parser's thread outlives this call, so it gets its own copy of the text.
     let (src, opts) = (src.to_string(), opts.clone());
     super::worker::run(move || parse_here(&src, &opts))
@@ -113,6 +117,95 @@ fn parse_expr_here(src: &str, dialect: Dialect) -> Result<Expr, Vec<Diagnostic>>
         Ok(e) if p.diags.is_empty() => Ok(e),
         _ => Err(p.diags),
     }
+}
+
+/// One piece of an annotation comment in a C or CUDA file: contract clauses (with `gpuopt`
+/// annotations) for the construct that follows, or a ghost or specification statement.
+#[derive(Clone, Debug)]
+pub enum FragItem {
+    Prefix(Prefix),
+    Stmt(Stmt),
+}
+
+/// The content of one annotation comment, parsed.
+#[derive(Clone, Debug, Default)]
+pub struct Fragment {
+    pub items: Vec<FragItem>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Parse the expression at `span` of `src` (spans are offsets in `src`), on the calling thread.
+pub fn parse_expr_at(src: &str, span: Span, dialect: Dialect) -> Result<Expr, Vec<Diagnostic>> {
+    let mut lexed = lex(&src[span.range()]);
+    if !lexed.errors.is_empty() {
+        for d in &mut lexed.errors {
+            d.shift(span.start());
+        }
+        return Err(lexed.errors);
+    }
+    for t in &mut lexed.tokens {
+        t.span = Span::new(t.span.start() + span.start(), t.span.end() + span.start());
+    }
+    let mut p = Parser::new(src, lexed.tokens, dialect);
+    let e = p.parse_expr();
+    if e.is_ok() && !p.at_eof() {
+        p.error_expected("end of expression");
+    }
+    match e {
+        Ok(e) if p.diags.is_empty() => Ok(e),
+        _ => Err(p.diags),
+    }
+}
+
+/// Parse `body`, a part of `src` (a ghost declaration comment), as top-level declarations.
+pub fn parse_decls_at(src: &str, body: Span, dialect: Dialect) -> (Vec<Item>, Vec<Diagnostic>) {
+    let mut lexed = lex(&src[body.range()]);
+    let off = body.start();
+    for t in &mut lexed.tokens {
+        t.span = Span::new(t.span.start() + off, t.span.end() + off);
+    }
+    for d in &mut lexed.errors {
+        d.shift(off);
+    }
+    let mut p = Parser::new(src, lexed.tokens, dialect);
+    p.diags = lexed.errors;
+    let program = p.parse_program();
+    (program.items, p.diags)
+}
+
+/// Parse `body`, a part of `src` (an annotation comment's content), as clauses and statements.
+/// Spans are offsets in `src`. Runs on the calling thread: the caller is a front end that is
+/// already on the parser's big-stack thread.
+pub fn parse_fragment(src: &str, body: Span, dialect: Dialect) -> Fragment {
+    let mut lexed = lex(&src[body.range()]);
+    let off = body.start();
+    for t in &mut lexed.tokens {
+        t.span = Span::new(t.span.start() + off, t.span.end() + off);
+    }
+    let mut frag = Fragment::default();
+    for mut d in lexed.errors {
+        d.shift(off);
+        frag.diagnostics.push(d);
+    }
+    let mut p = Parser::new(src, lexed.tokens, dialect);
+    while !p.at_eof() {
+        let before = p.pos;
+        if p.is_word("gpuopt") || p.at_clause() {
+            if let Ok(prefix) = p.parse_prefix() {
+                frag.items.push(FragItem::Prefix(prefix));
+            }
+        } else {
+            match p.parse_stmt() {
+                Ok(s) => frag.items.push(FragItem::Stmt(s)),
+                Err(_) => p.recover(true),
+            }
+        }
+        if p.pos == before {
+            p.bump();
+        }
+    }
+    frag.diagnostics.extend(p.diags);
+    frag
 }
 
 /// A syntax error (`A0001`) with its primary label: how every parser diagnostic starts.

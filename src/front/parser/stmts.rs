@@ -25,7 +25,7 @@ impl<'s> Parser<'s> {
         Ok(Block { stmts, span: self.span_from(open.start()) })
     }
 
-    fn parse_stmt(&mut self) -> PResult<Stmt> {
+    pub(super) fn parse_stmt(&mut self) -> PResult<Stmt> {
         self.nested(Self::parse_stmt_inner)
     }
 

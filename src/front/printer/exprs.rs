@@ -23,7 +23,11 @@ impl Printer {
         let reserved = HARD_KEYWORDS.contains(&n)
             || VALUE_WORDS.contains(&n)
             || (self.dialect == Dialect::V1 && V1_RESERVED.contains(&n));
-        if is_plain_word(n) && !reserved {
+        // CUDA's built-in variables (`threadIdx.x`) are one name in the tree, written as is.
+        let cuda = n.split_once('.').is_some_and(|(base, f)| {
+            crate::front::cuda::CUDA_BUILTINS.contains(&base) && matches!(f, "x" | "y" | "z")
+        });
+        if (is_plain_word(n) && !reserved) || cuda {
             n.to_string()
         } else {
             format!("`{n}`")

@@ -109,8 +109,10 @@ impl Encoder<'_> {
     /// A fresh method-local Viper identifier based on a PVL name: distinct from the method's
     /// other names, from every global name and from Viper's keywords and prelude.
     pub fn fresh_name(&mut self, base: &str) -> String {
-        let base =
-            if VIPER_RESERVED.contains(&base) { format!("{base}_") } else { base.to_string() };
+        // CUDA's built-in variables are one name with a dot (`threadIdx.x`); Viper's
+        // identifiers have none.
+        let base = base.replace('.', "_");
+        let base = if VIPER_RESERVED.contains(&base.as_str()) { format!("{base}_") } else { base };
         let mut n = base.clone();
         let mut k = 1;
         while self.used.contains(&n) || self.globals.contains(&n) {

@@ -1,0 +1,679 @@
+//! lang-c's syntax tree → ours: declarations, statements and expressions of C, with spans in
+//! the user's file and the annotation comments attached where VerCors attaches them.
+//!
+//! What C has and PVL lacks is either lowered here to an equivalent PVL form (atomics to
+//! read-modify-writes, `p + i` targets to `p[i]`, OpenCL work-item functions to CUDA's
+//! built-ins) or kept as an opaque node, which `verify` and `run` refuse by name. Nothing is
+//! dropped: a construct that has no node of its own is never silently skipped.
+
+use super::prep::{AnnotComment, Prepared};
+use super::builtin_name;
+use crate::diag::Diagnostic;
+use crate::front::ast::*;
+use crate::front::dialect::Dialect;
+use crate::front::parser::{parse_fragment, FragItem};
+use crate::front::span::Span;
+use lang_c::ast as c;
+use lang_c::span::Node;
+use num_bigint::BigInt;
+use std::collections::{HashMap, HashSet};
+
+pub(super) struct Conv<'a> {
+    pub src: &'a str,
+    /// The file with C-only spelling inside annotations normalised (same length as `src`).
+    pub norm: &'a str,
+    pub prep: &'a Prepared,
+    pub diags: Vec<Diagnostic>,
+    pub used: Vec<bool>,
+    pub defines: HashMap<String, Expr>,
+    /// Offsets of the names of functions called with a launch configuration.
+    pub launches: HashMap<usize, usize>,
+    /// Names of every function defined or declared in the file.
+    pub functions: HashSet<String>,
+}
+
+pub(super) type R<T> = Result<T, ()>;
+
+/// A C statement may become several of ours (a declaration list, an annotation's ghost code).
+pub(super) struct Body {
+    pub stmts: Vec<Stmt>,
+}
+
+impl<'a> Conv<'a> {
+    pub fn sp(&self, s: lang_c::span::Span) -> Span {
+        let off = self.prep.prelude_len();
+        if s.is_none() || s.start < off {
+            return Span::DUMMY;
+        }
+        Span::new(s.start - off, s.end - off)
+    }
+
+    pub fn unsupported(&mut self, what: &str, span: Span) {
+        self.diags.push(
+            Diagnostic::error("A0014", format!("{what} is not supported in C/CUDA input"))
+                .with_primary(span, "not supported")
+                .with_help(
+                    "rewrite this part in the supported subset (see README: CUDA input), or keep it out of the annotated file",
+                ),
+        );
+    }
+
+    /// An opaque statement standing for a construct the oracles refuse by name.
+    pub fn opaque_stmt(&self, keyword: &str, span: Span) -> Stmt {
+        Stmt {
+            kind: StmtKind::Opaque(Opaque {
+                keyword: keyword.to_string(),
+                text: span.text(self.src).to_string(),
+                span,
+            }),
+            span,
+        }
+    }
+
+    fn opaque_expr(&self, keyword: &str, span: Span) -> Expr {
+        Expr::new(
+            ExprKind::Opaque(Opaque {
+                keyword: keyword.to_string(),
+                text: span.text(self.src).to_string(),
+                span,
+            }),
+            span,
+        )
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Annotations
+    // -----------------------------------------------------------------------------------------
+
+    /// The annotation comments in `[lo, hi)` not yet attached, parsed, in order.
+    pub fn annotations_in(&mut self, lo: usize, hi: usize) -> Vec<FragItem> {
+        let mut out = Vec::new();
+        for k in 0..self.prep.annots.len() {
+            let AnnotComment { span, body } = self.prep.annots[k].clone();
+            if self.used[k] || span.start() < lo || span.end() > hi {
+                continue;
+            }
+            self.used[k] = true;
+            let frag = parse_fragment(self.norm, body, Dialect::V2);
+            self.diags.extend(frag.diagnostics);
+            out.extend(frag.items);
+        }
+        out
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Types and declarators
+    // -----------------------------------------------------------------------------------------
+
+    pub fn base_type(&mut self, specs: &[Node<c::DeclarationSpecifier>], span: Span) -> Type {
+        let words: Vec<&c::TypeSpecifier> = specs
+            .iter()
+            .filter_map(|s| match &s.node {
+                c::DeclarationSpecifier::TypeSpecifier(t) => Some(&t.node),
+                _ => None,
+            })
+            .collect();
+        self.type_of_specifiers(&words, span)
+    }
+
+    pub fn type_of_specifiers(&mut self, words: &[&c::TypeSpecifier], span: Span) -> Type {
+        use c::TypeSpecifier as T;
+        let mut kind = None;
+        for w in words {
+            let k = match w {
+                T::Void => TypeKind::Void,
+                T::Bool => TypeKind::Boolean,
+                T::Float => TypeKind::Float32,
+                T::Double => TypeKind::Float64,
+                T::Char | T::Short | T::Int | T::Long | T::Signed | T::Unsigned => TypeKind::Int,
+                T::TypedefName(n) => match n.node.name.as_str() {
+                    "bool" => TypeKind::Boolean,
+                    "dim3" | "size_t" | "cudaError_t" | "cudaEvent_t" | "cudaStream_t"
+                    | "uint" | "int32_t" | "uint32_t" | "int64_t" | "uint64_t" => TypeKind::Int,
+                    other => TypeKind::Class(Ident::new(other, self.sp(n.span)), Vec::new()),
+                },
+                T::Struct(s) => match &s.node.identifier {
+                    Some(id) => TypeKind::Class(Ident::new(&id.node.name, self.sp(id.span)), Vec::new()),
+                    None => {
+                        self.unsupported("an anonymous struct type", span);
+                        TypeKind::Int
+                    }
+                },
+                _ => {
+                    self.unsupported("this type", span);
+                    TypeKind::Int
+                }
+            };
+            // `unsigned long int` and friends: the first integer word decides.
+            if kind.is_none() || !matches!(k, TypeKind::Int) {
+                kind = Some(k);
+            }
+        }
+        Type { kind: kind.unwrap_or(TypeKind::Int), span }
+    }
+
+    /// The name and type a declarator gives to `base` (pointers and arrays become arrays; a
+    /// sized array keeps its extent).
+    pub fn declarator(&mut self, base: &Type, d: &Node<c::Declarator>) -> (Option<Ident>, Type) {
+        let mut ty = base.clone();
+        for der in &d.node.derived {
+            match &der.node {
+                c::DerivedDeclarator::Pointer(_) => {
+                    ty = Type { kind: TypeKind::Array(Box::new(ty), None), span: base.span };
+                }
+                c::DerivedDeclarator::Array(a) => {
+                    let size = match &a.node.size {
+                        c::ArraySize::VariableExpression(e) | c::ArraySize::StaticExpression(e) => {
+                            self.expr(e).ok().map(Box::new)
+                        }
+                        _ => None,
+                    };
+                    ty = Type { kind: TypeKind::Array(Box::new(ty), size), span: base.span };
+                }
+                c::DerivedDeclarator::Function(_) | c::DerivedDeclarator::KRFunction(_) => {}
+                c::DerivedDeclarator::Block(_) => self.unsupported("a block pointer", self.sp(der.span)),
+            }
+        }
+        let name = match &d.node.kind.node {
+            c::DeclaratorKind::Identifier(id) => Some(Ident::new(&id.node.name, self.sp(id.span))),
+            c::DeclaratorKind::Declarator(inner) => {
+                let (n, t) = self.declarator(&ty, inner);
+                ty = t;
+                n
+            }
+            c::DeclaratorKind::Abstract => None,
+        };
+        (name, ty)
+    }
+
+    pub fn params(&mut self, d: &Node<c::Declarator>) -> Option<Vec<Param>> {
+        let f = d.node.derived.iter().find_map(|der| match &der.node {
+            c::DerivedDeclarator::Function(f) => Some(f),
+            _ => None,
+        })?;
+        let mut out = Vec::new();
+        for p in &f.node.parameters {
+            let span = self.sp(p.span);
+            let base = self.base_type(&p.node.specifiers, span);
+            let Some(decl) = &p.node.declarator else {
+                // `f(void)`.
+                continue;
+            };
+            let (name, ty) = self.declarator(&base, decl);
+            match name {
+                Some(name) => out.push(Param { ty, name, span }),
+                None => self.unsupported("an unnamed parameter", span),
+            }
+        }
+        Some(out)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Statements
+    // -----------------------------------------------------------------------------------------
+
+    /// A `{ … }` block with the annotation comments inside it attached.
+    pub fn block(&mut self, items: &[Node<c::BlockItem>], span: Span) -> Block {
+        let mut stmts = Vec::new();
+        let mut pending: Option<Prefix> = None;
+        let mut cursor = span.start();
+        for item in items {
+            let ispan = self.sp(item.span);
+            let frags = self.annotations_in(cursor, ispan.start());
+            self.place(frags, &mut stmts, &mut pending);
+            let mut body = Body { stmts: Vec::new() };
+            match &item.node {
+                c::BlockItem::Declaration(d) => self.local_decl(d, &mut body),
+                c::BlockItem::Statement(s) => self.stmt(s, &mut body),
+                c::BlockItem::StaticAssert(s) => {
+                    let sp = self.sp(s.span);
+                    body.stmts.push(self.opaque_stmt("_Static_assert", sp));
+                }
+            }
+            self.attach(pending.take(), &mut body.stmts);
+            stmts.extend(body.stmts);
+            cursor = ispan.end();
+        }
+        let frags = self.annotations_in(cursor, span.end());
+        self.place(frags, &mut stmts, &mut pending);
+        self.attach(pending.take(), &mut Vec::new());
+        Block { stmts, span }
+    }
+
+    /// Annotation items in statement position: statements go in place, clauses wait for the
+    /// construct that follows.
+    fn place(&mut self, frags: Vec<FragItem>, stmts: &mut Vec<Stmt>, pending: &mut Option<Prefix>) {
+        for f in frags {
+            match f {
+                FragItem::Stmt(s) => {
+                    self.attach(pending.take(), &mut Vec::new());
+                    stmts.push(s);
+                }
+                FragItem::Prefix(p) => match pending {
+                    Some(q) => {
+                        q.span = q.span.to(p.span);
+                        q.clauses.extend(p.clauses);
+                        q.annotations.extend(p.annotations);
+                    }
+                    None => *pending = Some(p),
+                },
+            }
+        }
+    }
+
+    /// Give clauses to the first statement of `stmts`: a loop's invariants, a barrier's contract.
+    fn attach(&mut self, prefix: Option<Prefix>, stmts: &mut [Stmt]) {
+        let Some(prefix) = prefix else { return };
+        match stmts.first_mut().map(|s| &mut s.kind) {
+            Some(StmtKind::For(l) | StmtKind::While(l)) => l.prefix = prefix,
+            Some(StmtKind::Barrier(b)) if prefix.annotations.is_empty() => {
+                b.contract = prefix.clauses;
+            }
+            _ => self.diags.push(
+                Diagnostic::error(
+                    "A0001",
+                    "contract clauses in an annotation must be followed by a loop or a barrier",
+                )
+                .with_primary(prefix.span, "these clauses have nothing to attach to")
+                .with_help("put loop invariants right before `for`/`while`, and a barrier contract right before `__syncthreads();`"),
+            ),
+        }
+    }
+
+    fn local_decl(&mut self, d: &Node<c::Declaration>, out: &mut Body) {
+        let span = self.sp(d.span);
+        let shared = self
+            .prep
+            .qualifiers
+            .iter()
+            .any(|q| matches!(q.word, "__shared__" | "__local") && span.contains(q.span));
+        if shared {
+            // Block-shared memory needs a block-level owner and a thread contract over it,
+            // which VerCors states with its own clauses; not modelled yet.
+            out.stmts.push(self.opaque_stmt("__shared__", span));
+            return;
+        }
+        let base = self.base_type(&d.node.specifiers, span);
+        let mut vars = Vec::new();
+        let mut ty = base.clone();
+        for id in &d.node.declarators {
+            let (name, t) = self.declarator(&base, &id.node.declarator);
+            let Some(name) = name else { continue };
+            let mut init = match &id.node.initializer {
+                Some(Node { node: c::Initializer::Expression(e), .. }) => self.expr(e).ok(),
+                Some(i) => {
+                    let s = self.sp(i.span);
+                    self.unsupported("an initializer list", s);
+                    None
+                }
+                None => None,
+            };
+            // `int a[N];` allocates: `int[] a = new int[N];`.
+            if let TypeKind::Array(elem, Some(n)) = &t.kind {
+                if init.is_none() {
+                    init = Some(Expr::new(ExprKind::NewArray((**elem).clone(), vec![(**n).clone()]), self.sp(id.span)));
+                }
+            }
+            ty = match t.kind {
+                TypeKind::Array(elem, Some(_)) => Type { kind: TypeKind::Array(elem, None), span: t.span },
+                k => Type { kind: k, span: t.span },
+            };
+            vars.push(Declarator { name, init, span: self.sp(id.span) });
+        }
+        if !vars.is_empty() {
+            out.stmts.push(Stmt { kind: StmtKind::Decl { ty, vars }, span });
+        }
+    }
+
+    pub fn stmt(&mut self, s: &Node<c::Statement>, out: &mut Body) {
+        let span = self.sp(s.span);
+        match &s.node {
+            c::Statement::Compound(items) => {
+                let b = self.block(items, span);
+                out.stmts.push(Stmt { kind: StmtKind::Block(b), span });
+            }
+            c::Statement::Expression(None) => {}
+            c::Statement::Expression(Some(e)) => self.expr_stmt(e, span, out),
+            c::Statement::If(i) => {
+                let Ok(cond) = self.expr(&i.node.condition) else { return };
+                let then = Box::new(self.single(&i.node.then_statement));
+                let els = i.node.else_statement.as_ref().map(|e| Box::new(self.single(e)));
+                out.stmts.push(Stmt { kind: StmtKind::If { cond, then, els }, span });
+            }
+            c::Statement::While(w) => {
+                let Ok(cond) = self.expr(&w.node.expression) else { return };
+                let body = Box::new(self.single(&w.node.statement));
+                let keyword = Span::new(span.start(), span.start() + 5);
+                let l = Loop { prefix: Prefix::default(), init: vec![], cond: Some(cond), update: vec![], body, keyword };
+                out.stmts.push(Stmt { kind: StmtKind::While(l), span });
+            }
+            c::Statement::For(f) => {
+                let mut init = Body { stmts: Vec::new() };
+                match &f.node.initializer.node {
+                    c::ForInitializer::Empty => {}
+                    c::ForInitializer::Expression(e) => self.expr_stmt(e, self.sp(e.span), &mut init),
+                    c::ForInitializer::Declaration(d) => self.local_decl(d, &mut init),
+                    c::ForInitializer::StaticAssert(a) => {
+                        let sp = self.sp(a.span);
+                        self.unsupported("_Static_assert in a for header", sp);
+                    }
+                }
+                let cond = match &f.node.condition {
+                    Some(c) => self.expr(c).ok(),
+                    None => None,
+                };
+                let mut update = Body { stmts: Vec::new() };
+                if let Some(st) = &f.node.step {
+                    self.expr_stmt(st, self.sp(st.span), &mut update);
+                }
+                let body = Box::new(self.single(&f.node.statement));
+                let keyword = Span::new(span.start(), span.start() + 3);
+                let l = Loop { prefix: Prefix::default(), init: init.stmts, cond, update: update.stmts, body, keyword };
+                out.stmts.push(Stmt { kind: StmtKind::For(l), span });
+            }
+            c::Statement::Return(e) => {
+                let v = e.as_ref().and_then(|e| self.expr(e).ok());
+                out.stmts.push(Stmt { kind: StmtKind::Return(v), span });
+            }
+            c::Statement::DoWhile(_) => out.stmts.push(self.opaque_stmt("do", span)),
+            c::Statement::Break => out.stmts.push(self.opaque_stmt("break", span)),
+            c::Statement::Continue => out.stmts.push(self.opaque_stmt("continue", span)),
+            c::Statement::Switch(_) => out.stmts.push(self.opaque_stmt("switch", span)),
+            c::Statement::Goto(_) | c::Statement::Labeled(_) => out.stmts.push(self.opaque_stmt("goto", span)),
+            c::Statement::Asm(_) => out.stmts.push(self.opaque_stmt("asm", span)),
+        }
+    }
+
+    /// A statement that must be one node (a branch, a loop body).
+    fn single(&mut self, s: &Node<c::Statement>) -> Stmt {
+        let span = self.sp(s.span);
+        let mut b = Body { stmts: Vec::new() };
+        self.stmt(s, &mut b);
+        match b.stmts.len() {
+            1 => b.stmts.pop().unwrap_or_else(|| Stmt { kind: StmtKind::Block(Block { stmts: vec![], span }), span }),
+            _ => Stmt { kind: StmtKind::Block(Block { stmts: b.stmts, span }), span },
+        }
+    }
+
+    fn expr_stmt(&mut self, e: &Node<c::Expression>, span: Span, out: &mut Body) {
+        use c::BinaryOperator as B;
+        match &e.node {
+            c::Expression::BinaryOperator(b) => {
+                let op = match b.node.operator.node {
+                    B::Assign => None,
+                    B::AssignPlus => Some(CompoundOp::Add),
+                    B::AssignMinus => Some(CompoundOp::Sub),
+                    B::AssignMultiply => Some(CompoundOp::Mul),
+                    B::AssignDivide => Some(CompoundOp::Div),
+                    B::AssignModulo => Some(CompoundOp::Mod),
+                    _ => {
+                        // An expression evaluated for nothing: keep it (its reads are checked).
+                        if let Ok(x) = self.expr(e) {
+                            out.stmts.push(Stmt { kind: StmtKind::Expr(x), span });
+                        }
+                        return;
+                    }
+                };
+                let (Ok(target), Ok(value)) = (self.expr(&b.node.lhs), self.expr(&b.node.rhs)) else { return };
+                let kind = match op {
+                    None => StmtKind::Assign { target, value },
+                    Some(op) => StmtKind::CompoundAssign { target, op, value },
+                };
+                out.stmts.push(Stmt { kind, span });
+            }
+            c::Expression::UnaryOperator(u) => {
+                use c::UnaryOperator as U;
+                let inc = match u.node.operator.node {
+                    U::PostIncrement | U::PreIncrement => true,
+                    U::PostDecrement | U::PreDecrement => false,
+                    _ => {
+                        if let Ok(x) = self.expr(e) {
+                            out.stmts.push(Stmt { kind: StmtKind::Expr(x), span });
+                        }
+                        return;
+                    }
+                };
+                let Ok(target) = self.expr(&u.node.operand) else { return };
+                out.stmts.push(Stmt { kind: StmtKind::IncDec { target, inc }, span });
+            }
+            c::Expression::Call(call) => self.call_stmt(call, span, out),
+            _ => {
+                if let Ok(x) = self.expr(e) {
+                    out.stmts.push(Stmt { kind: StmtKind::Expr(x), span });
+                }
+            }
+        }
+    }
+
+    /// Calls in statement position: barriers, atomics, launches and ordinary calls.
+    fn call_stmt(&mut self, call: &Node<c::CallExpression>, span: Span, out: &mut Body) {
+        let name = match &call.node.callee.node {
+            c::Expression::Identifier(id) => id.node.name.clone(),
+            _ => String::new(),
+        };
+        match name.as_str() {
+            "__syncthreads" | "barrier" if !self.functions.contains(&name) => {
+                let keyword = self.sp(call.node.callee.span);
+                out.stmts.push(Stmt {
+                    kind: StmtKind::Barrier(Barrier {
+                        label: Ident::synth(super::BLOCK_LABEL),
+                        tags: vec![],
+                        contract: vec![],
+                        contract_in_braces: true,
+                        body: None,
+                        keyword,
+                    }),
+                    span,
+                });
+            }
+            "atomicAdd" | "atomicSub" | "atomicExch" | "atomicMin" | "atomicMax"
+                if !self.functions.contains(&name) && call.node.arguments.len() == 2 =>
+            {
+                let Ok(loc) = self.location(&call.node.arguments[0]) else { return };
+                let Ok(v) = self.expr(&call.node.arguments[1]) else { return };
+                let kind = match name.as_str() {
+                    "atomicAdd" => StmtKind::CompoundAssign { target: loc, op: CompoundOp::Add, value: v },
+                    "atomicSub" => StmtKind::CompoundAssign { target: loc, op: CompoundOp::Sub, value: v },
+                    "atomicExch" => StmtKind::Assign { target: loc, value: v },
+                    _ => {
+                        // `atomicMin(p, v)`: `if (v < *p) *p = v;` (a read and a write of the
+                        // cell, so it needs write permission: never weaker than the atomic).
+                        let op = if name == "atomicMin" { BinOp::Lt } else { BinOp::Gt };
+                        let cond = Expr::new(ExprKind::Binary(op, Box::new(v.clone()), Box::new(loc.clone())), span);
+                        let assign = Stmt { kind: StmtKind::Assign { target: loc, value: v }, span };
+                        StmtKind::If { cond, then: Box::new(assign), els: None }
+                    }
+                };
+                out.stmts.push(Stmt { kind, span });
+            }
+            _ => {
+                let Ok(x) = self.call(call, self.sp(call.span)) else { return };
+                out.stmts.push(Stmt { kind: StmtKind::Expr(x), span });
+            }
+        }
+    }
+
+    /// The memory cell an atomic's pointer argument names: `&a[i]`, `a + i`, `a`.
+    fn location(&mut self, e: &Node<c::Expression>) -> R<Expr> {
+        let span = self.sp(e.span);
+        match &e.node {
+            c::Expression::UnaryOperator(u) if u.node.operator.node == c::UnaryOperator::Address => {
+                self.expr(&u.node.operand)
+            }
+            c::Expression::BinaryOperator(b) if b.node.operator.node == c::BinaryOperator::Plus => {
+                let a = self.expr(&b.node.lhs)?;
+                let i = self.expr(&b.node.rhs)?;
+                Ok(Expr::new(ExprKind::Index(Box::new(a), Box::new(i)), span))
+            }
+            _ => {
+                let a = self.expr(e)?;
+                Ok(Expr::new(ExprKind::Index(Box::new(a), Box::new(Expr::int(0))), span))
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Expressions
+    // -----------------------------------------------------------------------------------------
+
+    pub fn expr(&mut self, e: &Node<c::Expression>) -> R<Expr> {
+        use c::Expression as E;
+        let span = self.sp(e.span);
+        let kind = match &e.node {
+            E::Identifier(id) => {
+                let n = id.node.name.as_str();
+                if let Some(v) = self.defines.get(n) {
+                    return Ok(Expr { span, ..v.clone() });
+                }
+                match n {
+                    "true" => ExprKind::Bool(true),
+                    "false" => ExprKind::Bool(false),
+                    "NULL" => ExprKind::Null,
+                    _ => ExprKind::Name(Ident::new(n, span)),
+                }
+            }
+            E::Constant(k) => match &k.node {
+                c::Constant::Integer(i) => {
+                    let radix = match i.base {
+                        c::IntegerBase::Decimal => 10,
+                        c::IntegerBase::Octal => 8,
+                        c::IntegerBase::Hexadecimal => 16,
+                        c::IntegerBase::Binary => 2,
+                    };
+                    match BigInt::parse_bytes(i.number.as_bytes(), radix) {
+                        Some(v) => ExprKind::Int(v),
+                        None => return Ok(self.opaque_expr("integer literal", span)),
+                    }
+                }
+                c::Constant::Float(_) => return Ok(self.opaque_expr("floating-point literal", span)),
+                c::Constant::Character(_) => return Ok(self.opaque_expr("character literal", span)),
+            },
+            E::StringLiteral(_) => return Ok(self.opaque_expr("string literal", span)),
+            E::Member(m) => {
+                if let E::Identifier(base) = &m.node.expression.node {
+                    if let Some(b) = builtin_name(&base.node.name, &m.node.identifier.node.name) {
+                        return Ok(Expr::new(ExprKind::Name(Ident::new(b, span)), span));
+                    }
+                }
+                let recv = self.expr(&m.node.expression)?;
+                let f = Ident::new(&m.node.identifier.node.name, self.sp(m.node.identifier.span));
+                ExprKind::Field(Box::new(recv), f)
+            }
+            E::Call(call) => return self.call(call, span),
+            E::UnaryOperator(u) => {
+                use c::UnaryOperator as U;
+                let x = self.expr(&u.node.operand)?;
+                match u.node.operator.node {
+                    U::Minus => ExprKind::Unary(UnOp::Neg, Box::new(x)),
+                    U::Negate => ExprKind::Unary(UnOp::Not, Box::new(x)),
+                    U::Plus => return Ok(x),
+                    U::Indirection => match x.kind {
+                        ExprKind::Binary(BinOp::Add, a, i) => ExprKind::Index(a, i),
+                        _ => ExprKind::Index(Box::new(x), Box::new(Expr::int(0))),
+                    },
+                    _ => return Ok(self.opaque_expr("this operator", span)),
+                }
+            }
+            E::Cast(cst) => {
+                let integral = cst.node.type_name.node.declarator.is_none()
+                    && cst.node.type_name.node.specifiers.iter().all(|s| match &s.node {
+                        c::SpecifierQualifier::TypeSpecifier(t) => matches!(
+                            t.node,
+                            c::TypeSpecifier::Int
+                                | c::TypeSpecifier::Long
+                                | c::TypeSpecifier::Short
+                                | c::TypeSpecifier::Signed
+                                | c::TypeSpecifier::Unsigned
+                        ),
+                        _ => true,
+                    });
+                if integral {
+                    // Our integers are unbounded: a cast between integer types is the identity
+                    // on every value the program's contracts allow.
+                    return self.expr(&cst.node.expression);
+                }
+                return Ok(self.opaque_expr("cast", span));
+            }
+            E::BinaryOperator(b) => {
+                use c::BinaryOperator as B;
+                let l = self.expr(&b.node.lhs)?;
+                let r = self.expr(&b.node.rhs)?;
+                let op = match b.node.operator.node {
+                    B::Index => return Ok(Expr::new(ExprKind::Index(Box::new(l), Box::new(r)), span)),
+                    B::Multiply => BinOp::Mul,
+                    B::Divide => BinOp::Div,
+                    B::Modulo => BinOp::Mod,
+                    B::Plus => BinOp::Add,
+                    B::Minus => BinOp::Sub,
+                    B::Less => BinOp::Lt,
+                    B::Greater => BinOp::Gt,
+                    B::LessOrEqual => BinOp::Le,
+                    B::GreaterOrEqual => BinOp::Ge,
+                    B::Equals => BinOp::Eq,
+                    B::NotEquals => BinOp::Ne,
+                    B::LogicalAnd => BinOp::And,
+                    B::LogicalOr => BinOp::Or,
+                    _ => return Ok(self.opaque_expr("this operator", span)),
+                };
+                ExprKind::Binary(op, Box::new(l), Box::new(r))
+            }
+            E::Conditional(k) => ExprKind::Cond(
+                Box::new(self.expr(&k.node.condition)?),
+                Box::new(self.expr(&k.node.then_expression)?),
+                Box::new(self.expr(&k.node.else_expression)?),
+            ),
+            _ => return Ok(self.opaque_expr("this expression", span)),
+        };
+        Ok(Expr::new(kind, span))
+    }
+
+    fn call(&mut self, call: &Node<c::CallExpression>, span: Span) -> R<Expr> {
+        let c::Expression::Identifier(id) = &call.node.callee.node else {
+            return Ok(self.opaque_expr("a call through a pointer", span));
+        };
+        let name = id.node.name.as_str();
+        // OpenCL work-item functions with dimension 0 are CUDA's built-ins.
+        if !self.functions.contains(name) && call.node.arguments.len() == 1 {
+            let dim0 = matches!(&call.node.arguments[0].node, c::Expression::Constant(k)
+                if matches!(&k.node, c::Constant::Integer(i) if &*i.number == "0"));
+            let b = match name {
+                "get_local_id" => Some("threadIdx.x"),
+                "get_group_id" => Some("blockIdx.x"),
+                "get_local_size" => Some("blockDim.x"),
+                "get_num_groups" => Some("gridDim.x"),
+                _ => None,
+            };
+            if let (Some(b), true) = (b, dim0) {
+                return Ok(Expr::new(ExprKind::Name(Ident::new(b, span)), span));
+            }
+            if name == "get_global_id" && dim0 {
+                return Ok(super::lower::gtid(span));
+            }
+        }
+        let mut args = Vec::new();
+        for a in &call.node.arguments {
+            args.push(self.expr(a)?);
+        }
+        let callee_span = self.sp(id.span);
+        if let Some(&k) = self.launches.get(&callee_span.end()) {
+            let launch = self.prep.launches[k].clone();
+            if launch.args.len() > 2 {
+                self.unsupported("a launch with shared-memory size or stream arguments", launch.span);
+            }
+            for a in launch.args.iter().take(2) {
+                match crate::front::parser::parse_expr_at(self.src, *a, Dialect::V2) {
+                    Ok(e) => args.push(e),
+                    Err(_) => {
+                        self.unsupported("this launch configuration", *a);
+                        return Err(());
+                    }
+                }
+            }
+        }
+        Ok(Expr::new(
+            ExprKind::Call { recv: None, name: Ident::new(name, callee_span), args, ghost: Box::default(), null_safe: false },
+            span,
+        ))
+    }
+}
+

@@ -1,0 +1,531 @@
+//! The kernel form of a `__global__` function: what VerCors means by a CUDA kernel, written
+//! with PVL's `par` blocks so that the verifier, the interpreter and the optimizations see the
+//! same structure as in a PVL kernel.
+//!
+//! ```text
+//! /*@ context_everywhere CE; kernel_invariant KI; requires P; ensures Q; @*/
+//! __global__ void k(params) { body }
+//! ```
+//! becomes
+//! ```text
+//! context_everywhere CE;  context KI;
+//! requires (\forall* int blockIdx.x = 0 .. gridDim.x; (\forall* int threadIdx.x = 0 .. blockDim.x; P));
+//! ensures  (the same over Q);
+//! void k(params, int gridDim.x, int blockDim.x) {
+//!   par (int blockIdx.x = 0 .. gridDim.x)  requires (\forall* threads P); ensures (… Q);
+//!   { par cuda_block(int threadIdx.x = 0 .. blockDim.x)  requires P; ensures Q;  { body } }
+//! }
+//! ```
+//! `__syncthreads()` is `barrier(cuda_block)`: a barrier of the threads of one block. In
+//! annotations, `\ltid` is `threadIdx.x`, `\gtid` is `blockIdx.x * blockDim.x + threadIdx.x`,
+//! `opencl_gsize` is `blockDim.x` and `opencl_gcount` is `gridDim.x`; `\pointer(a, n, π)` and
+//! `\pointer_index(a, i, π)` are spelled out as array permissions (`a` non-null, long enough,
+//! and `Perm` on the cells).
+
+use super::BLOCK_LABEL;
+use crate::diag::Diagnostic;
+use crate::front::ast::*;
+use crate::front::span::Span;
+
+fn name(n: &str, span: Span) -> Expr {
+    Expr::new(ExprKind::Name(Ident::new(n, span)), span)
+}
+
+fn bin(op: BinOp, l: Expr, r: Expr, span: Span) -> Expr {
+    Expr::new(ExprKind::Binary(op, Box::new(l), Box::new(r)), span)
+}
+
+/// `blockIdx.x * blockDim.x + threadIdx.x`.
+pub(super) fn gtid(span: Span) -> Expr {
+    bin(
+        BinOp::Add,
+        bin(BinOp::Mul, name("blockIdx.x", span), name("blockDim.x", span), span),
+        name("threadIdx.x", span),
+        span,
+    )
+}
+
+fn int_ty() -> Type {
+    Type::int()
+}
+
+/// Apply `f` to `e` and, where it declines (returns `false`), to every sub-expression.
+pub(super) fn map_expr(e: &mut Expr, f: &mut dyn FnMut(&mut Expr) -> bool) {
+    if f(e) {
+        return;
+    }
+    let mut go = |x: &mut Expr| map_expr(x, f);
+    match &mut e.kind {
+        ExprKind::Unary(_, a)
+        | ExprKind::Field(a, _)
+        | ExprKind::Old(a, _)
+        | ExprKind::Length(a)
+        | ExprKind::Trigger(a)
+        | ExprKind::Labelled(_, a) => go(a),
+        ExprKind::Binary(_, a, b)
+        | ExprKind::Index(a, b)
+        | ExprKind::Unfolding(a, b)
+        | ExprKind::Scale(a, b)
+        | ExprKind::Range(_, a, b)
+        | ExprKind::TupleLit(_, a, b) => {
+            go(a);
+            go(b);
+        }
+        ExprKind::Cond(a, b, c) | ExprKind::SeqUpdate(a, b, c) => {
+            go(a);
+            go(b);
+            go(c);
+        }
+        ExprKind::Slice(a, b, c) => {
+            go(a);
+            if let Some(b) = b {
+                go(b);
+            }
+            if let Some(c) = c {
+                go(c);
+            }
+        }
+        ExprKind::Call { recv, args, .. } => {
+            if let Some(r) = recv {
+                go(r);
+            }
+            args.iter_mut().for_each(go);
+        }
+        ExprKind::Builtin(_, args)
+        | ExprKind::NewObject(_, args, _)
+        | ExprKind::NewArray(_, args)
+        | ExprKind::Tuple(args)
+        | ExprKind::Collection { elems: args, .. } => args.iter_mut().for_each(go),
+        ExprKind::Quant { bindings, cond, body, .. } => {
+            for b in bindings {
+                if let Some((lo, hi)) = &mut b.range {
+                    go(lo);
+                    go(hi);
+                }
+            }
+            if let Some(c) = cond {
+                go(c);
+            }
+            go(body);
+        }
+        ExprKind::Let { value, body, .. } => {
+            go(value);
+            go(body);
+        }
+        ExprKind::Sum { cond, body, .. } => {
+            go(cond);
+            go(body);
+        }
+        ExprKind::MapLit { entries, .. } => {
+            for (k, v) in entries {
+                go(k);
+                go(v);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The expressions of a statement and of the statements inside it, mutably.
+pub(super) fn map_stmt(s: &mut Stmt, f: &mut dyn FnMut(&mut Expr) -> bool) {
+    let clauses = |cs: &mut Vec<Clause>, f: &mut dyn FnMut(&mut Expr) -> bool| {
+        for c in cs {
+            map_clause(c, f);
+        }
+    };
+    match &mut s.kind {
+        StmtKind::Block(b) => b.stmts.iter_mut().for_each(|s| map_stmt(s, f)),
+        StmtKind::Decl { vars, .. } => {
+            for v in vars {
+                if let Some(i) = &mut v.init {
+                    map_expr(i, f);
+                }
+            }
+        }
+        StmtKind::Assign { target, value } | StmtKind::CompoundAssign { target, value, .. } => {
+            map_expr(target, f);
+            map_expr(value, f);
+        }
+        StmtKind::IncDec { target, .. } => map_expr(target, f),
+        StmtKind::Expr(e) | StmtKind::Spec { expr: e, .. } | StmtKind::Return(Some(e)) => map_expr(e, f),
+        StmtKind::If { cond, then, els } => {
+            map_expr(cond, f);
+            map_stmt(then, f);
+            if let Some(e) = els {
+                map_stmt(e, f);
+            }
+        }
+        StmtKind::While(l) | StmtKind::For(l) => {
+            clauses(&mut l.prefix.clauses, f);
+            l.init.iter_mut().for_each(|s| map_stmt(s, f));
+            if let Some(c) = &mut l.cond {
+                map_expr(c, f);
+            }
+            l.update.iter_mut().for_each(|s| map_stmt(s, f));
+            map_stmt(&mut l.body, f);
+        }
+        StmtKind::Barrier(b) => clauses(&mut b.contract, f),
+        StmtKind::Ghost(g) => map_stmt(g, f),
+        StmtKind::Par(p) => {
+            for a in &mut p.arms {
+                clauses(&mut a.contract, f);
+                map_stmt(&mut a.body, f);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn map_clause(c: &mut Clause, f: &mut dyn FnMut(&mut Expr) -> bool) {
+    match &mut c.body {
+        ClauseBody::Expr(e) | ClauseBody::Signals(_, _, e) => map_expr(e, f),
+        ClauseBody::List(es) => es.iter_mut().for_each(|e| map_expr(e, f)),
+        _ => {}
+    }
+}
+
+/// Thread identifiers and pointer permissions in their kernel-form spelling (host code).
+fn kernel_spelling(e: &mut Expr) -> bool {
+    spelling(e, true)
+}
+
+/// The same in a kernel, where `a != null` is stated once for the whole kernel instead (see
+/// [`kernel`]): inside a clause that the verifier quantifies over threads it would be a fact
+/// about every thread, which a permission's well-definedness cannot use.
+fn kernel_spelling_no_null(e: &mut Expr) -> bool {
+    spelling(e, false)
+}
+
+fn spelling(e: &mut Expr, null: bool) -> bool {
+    let span = e.span;
+    let new = match &mut e.kind {
+        ExprKind::ThreadId(t) if t == "\\ltid" => name("threadIdx.x", span),
+        ExprKind::ThreadId(t) if t == "\\gtid" => gtid(span),
+        ExprKind::Field(base, f) if matches!(&base.kind, ExprKind::Name(b) if super::builtin_name(&b.name, &f.name).is_some()) => {
+            let ExprKind::Name(b) = &base.kind else { return false };
+            name(super::builtin_name(&b.name, &f.name).unwrap_or("threadIdx.x"), span)
+        }
+        ExprKind::Name(n) if n.name == "opencl_gsize" => name("blockDim.x", span),
+        ExprKind::Name(n) if n.name == "opencl_gcount" => name("gridDim.x", span),
+        ExprKind::Builtin(Builtin::PointerIndex, args) if args.len() == 3 => {
+            args.iter_mut().for_each(|a| map_expr(a, &mut |x| spelling(x, null)));
+            let (a, i, p) = (args[0].clone(), args[1].clone(), args[2].clone());
+            let len = Expr::new(ExprKind::Field(Box::new(a.clone()), Ident::new("length", span)), span);
+            let cell = Expr::new(ExprKind::Index(Box::new(a.clone()), Box::new(i.clone())), span);
+            let perm = Expr::new(ExprKind::Builtin(Builtin::Perm, vec![cell, p]), span);
+            let bounds = bin(BinOp::And, bin(BinOp::Le, Expr::int(0), i.clone(), span), bin(BinOp::Lt, i, len, span), span);
+            let facts = if null { bin(BinOp::And, bin(BinOp::Ne, a, Expr::new(ExprKind::Null, span), span), bounds, span) } else { bounds };
+            bin(BinOp::Star, facts, perm, span)
+        }
+        ExprKind::Builtin(Builtin::Pointer, args) if args.len() == 3 => {
+            args.iter_mut().for_each(|a| map_expr(a, &mut |x| spelling(x, null)));
+            let (a, n, p) = (args[0].clone(), args[1].clone(), args[2].clone());
+            let len = Expr::new(ExprKind::Field(Box::new(a.clone()), Ident::new("length", span)), span);
+            let k = name("cuda_k", span);
+            let cell = Expr::new(ExprKind::Index(Box::new(a.clone()), Box::new(k.clone())), span);
+            let perm = Expr::new(ExprKind::Builtin(Builtin::Perm, vec![cell, p]), span);
+            let range = bin(BinOp::And, bin(BinOp::Le, Expr::int(0), k.clone(), span), bin(BinOp::Lt, k, n.clone(), span), span);
+            let all = Expr::new(
+                ExprKind::Quant {
+                    kind: QuantKind::ForallStar,
+                    bindings: vec![Binding { ty: int_ty(), name: Ident::new("cuda_k", span), range: None, span }],
+                    cond: Some(Box::new(range)),
+                    body: Box::new(perm),
+                },
+                span,
+            );
+            let fits = bin(BinOp::Le, n, len, span);
+            let facts = if null { bin(BinOp::And, bin(BinOp::Ne, a, Expr::new(ExprKind::Null, span), span), fits, span) } else { fits };
+            bin(BinOp::Star, facts, all, span)
+        }
+        _ => return false,
+    };
+    *e = new;
+    true
+}
+
+fn has_old(e: &Expr) -> bool {
+    let mut found = false;
+    crate::front::visit::walk_expr(e, &mut |x| found |= matches!(x.kind, ExprKind::Old(..)));
+    found
+}
+
+fn has_resource(e: &Expr) -> bool {
+    let mut found = false;
+    crate::front::visit::walk_expr(e, &mut |x| {
+        if matches!(&x.kind, ExprKind::Builtin(b, _) if b.is_resource()) || matches!(x.kind, ExprKind::Scale(..)) {
+            found = true;
+        }
+    });
+    found
+}
+
+fn mentions(e: &Expr, vars: &[&str]) -> bool {
+    let mut found = false;
+    crate::front::visit::walk_expr(e, &mut |x| {
+        if matches!(&x.kind, ExprKind::Name(n) if vars.contains(&n.name.as_str())) {
+            found = true;
+        }
+    });
+    found
+}
+
+/// The first and the last thread's instances of thread facts, guarded by the grid being
+/// non-empty: consequences of `\forall threads; facts` that the prover can use without
+/// instantiating it (a pure quantifier over arithmetic has no trigger). For an index growing
+/// with the thread, they bound every thread's index.
+fn instances(facts: &[Expr], vars: &[&str], span: Span) -> Vec<Expr> {
+    let mut out = Vec::new();
+    if facts.is_empty() {
+        return out;
+    }
+    for last in [false, true] {
+        let mut inst = join(facts.to_vec(), span);
+        let mut nonempty = Vec::new();
+        for v in vars {
+            let hi = if *v == "threadIdx.x" { "blockDim.x" } else { "gridDim.x" };
+            let at = if last { bin(BinOp::Sub, name(hi, span), Expr::int(1), span) } else { Expr::int(0) };
+            map_expr(&mut inst, &mut |x| {
+                if matches!(&x.kind, ExprKind::Name(n) if n.name == *v) {
+                    *x = at.clone();
+                    return true;
+                }
+                false
+            });
+            nonempty.push(bin(BinOp::Lt, Expr::int(0), name(hi, span), span));
+        }
+        let guard = nonempty.into_iter().reduce(|a, b| bin(BinOp::And, a, b, span)).unwrap_or_else(|| Expr::new(ExprKind::Bool(true), span));
+        out.push(bin(BinOp::Implies, guard, inst, span));
+    }
+    out
+}
+
+fn join(parts: Vec<Expr>, span: Span) -> Expr {
+    parts.into_iter().reduce(|a, b| bin(BinOp::Star, a, b, span)).unwrap_or_else(|| Expr::new(ExprKind::Bool(true), span))
+}
+
+/// A thread's clause `e` for all threads (`vars`, outermost first): conjuncts that do not
+/// depend on the thread stay outside; facts about the thread are one `\forall`; permissions are
+/// one `\forall*` whose condition includes those facts (so that an index is known to be in
+/// bounds where its cell is named). Together they are exactly `\forall* threads; e`.
+fn quantified(e: &Expr, vars: &[&str], span: Span) -> Expr {
+    let (mut outside, mut facts, mut res) = (Vec::new(), Vec::new(), Vec::new());
+    for c in e.conjuncts() {
+        if !mentions(c, &["threadIdx.x", "blockIdx.x"]) {
+            outside.push(c.clone());
+        } else if has_resource(c) {
+            res.push(c.clone());
+        } else {
+            facts.push(c.clone());
+        }
+    }
+    let nest = |kind: QuantKind, vars: &[&str], cond: Option<Expr>, body: Expr| {
+        let mut q = body;
+        for (k, v) in vars.iter().enumerate().rev() {
+            let hi = if *v == "threadIdx.x" { "blockDim.x" } else { "gridDim.x" };
+            let innermost = k + 1 == vars.len();
+            q = Expr::new(
+                ExprKind::Quant {
+                    kind,
+                    bindings: vec![Binding {
+                        ty: int_ty(),
+                        name: Ident::new(*v, span),
+                        range: Some((Box::new(Expr::int(0)), Box::new(name(hi, span)))),
+                        span,
+                    }],
+                    cond: if innermost { cond.clone().map(Box::new) } else { None },
+                    body: Box::new(q),
+                },
+                span,
+            );
+        }
+        q
+    };
+    let mut parts = outside;
+    if !facts.is_empty() {
+        parts.push(nest(QuantKind::Forall, vars, None, join(facts.clone(), span)));
+        parts.extend(instances(&facts, vars, span));
+    }
+    for r in res {
+        // A permission the same in every block (or thread) is held that many times over: a
+        // quantifier over a variable the location does not depend on would not be injective.
+        let (on, off): (Vec<&str>, Vec<&str>) = vars.iter().partition(|v| mentions(&r, &[**v]));
+        let usable: Vec<Expr> = facts.iter().filter(|f| !off.iter().any(|v| mentions(f, &[*v]))).cloned().collect();
+        let cond = usable.into_iter().reduce(|a, b| bin(BinOp::And, a, b, span));
+        let mut q = if on.is_empty() { r } else { nest(QuantKind::ForallStar, &on, cond, r) };
+        for v in off {
+            let hi = if v == "threadIdx.x" { "blockDim.x" } else { "gridDim.x" };
+            q = Expr::new(ExprKind::Scale(Box::new(name(hi, span)), Box::new(q)), span);
+        }
+        parts.push(q);
+    }
+    join(parts, span)
+}
+
+fn clause(kind: ClauseKind, e: Expr, span: Span) -> Clause {
+    Clause { kind, body: ClauseBody::Expr(e), span }
+}
+
+/// Does the kernel use a second or third dimension (`threadIdx.y`, …)?
+fn uses_more_dimensions(m: &Method) -> Option<Span> {
+    let mut at = None;
+    let mut check = |e: &Expr| {
+        if let ExprKind::Name(n) = &e.kind {
+            if n.name.contains('.') && (n.name.ends_with(".y") || n.name.ends_with(".z")) {
+                at.get_or_insert(e.span);
+            }
+        }
+    };
+    if let MethodBody::Block(b) = &m.body {
+        for s in &b.stmts {
+            crate::front::visit::walk_stmts(s, &mut |s| crate::front::visit::stmt_exprs(s, &mut |e| crate::front::visit::walk_expr(e, &mut check)));
+        }
+    }
+    at
+}
+
+/// A host function or prototype: pointer permissions spelled out in its contract and body.
+pub(super) fn host(mut m: Method) -> Method {
+    for c in &mut m.prefix.clauses {
+        map_clause(c, &mut kernel_spelling);
+    }
+    if let MethodBody::Block(b) = &mut m.body {
+        for s in &mut b.stmts {
+            map_stmt(s, &mut kernel_spelling);
+        }
+    }
+    m
+}
+
+/// The kernel form of a `__global__` function (module doc).
+pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
+    if let Some(at) = uses_more_dimensions(&m) {
+        diags.push(
+            Diagnostic::error("A0014", "two- and three-dimensional thread indices are not supported yet")
+                .with_primary(at, "only the `.x` dimension is modelled")
+                .with_help("index threads with `threadIdx.x`, `blockIdx.x`, `blockDim.x` and `gridDim.x` (a linear index)"),
+        );
+    }
+    let MethodBody::Block(body) = std::mem::replace(&mut m.body, MethodBody::Abstract) else {
+        return m;
+    };
+    let body_span = body.span;
+    let mut body_stmt = Stmt { kind: StmtKind::Block(body), span: body_span };
+    // Every array a pointer permission names is non-null, once for the whole kernel.
+    let mut non_null: Vec<(String, Span)> = Vec::new();
+    let mut note = |e: &Expr| {
+        if let ExprKind::Builtin(Builtin::Pointer | Builtin::PointerIndex, args) = &e.kind {
+            if let Some(ExprKind::Name(n)) = args.first().map(|a| &a.kind) {
+                if !non_null.iter().any(|(m, _)| *m == n.name) {
+                    non_null.push((n.name.clone(), e.span));
+                }
+            }
+        }
+    };
+    for c in &m.prefix.clauses {
+        if let Some(e) = c.expr() {
+            crate::front::visit::walk_expr(e, &mut note);
+        }
+    }
+    crate::front::visit::walk_stmts(&body_stmt, &mut |s| {
+        if let StmtKind::Barrier(b) = &s.kind {
+            for c in &b.contract {
+                if let Some(e) = c.expr() {
+                    crate::front::visit::walk_expr(e, &mut note);
+                }
+            }
+        }
+    });
+    map_stmt(&mut body_stmt, &mut kernel_spelling_no_null);
+
+    let mut method_clauses = Vec::new();
+    let mut thread = Vec::new();
+    let mut block = Vec::new();
+    let mut whole = Vec::new();
+    for (a, span) in non_null {
+        let fact = bin(BinOp::Ne, name(&a, span), Expr::new(ExprKind::Null, span), span);
+        method_clauses.push(clause(ClauseKind::ContextEverywhere, fact, span));
+    }
+    for mut c in std::mem::take(&mut m.prefix.clauses) {
+        map_clause(&mut c, &mut kernel_spelling_no_null);
+        match c.kind {
+            ClauseKind::Requires | ClauseKind::Ensures | ClauseKind::Context => {
+                let Some(e) = c.expr().cloned() else { continue };
+                if c.kind != ClauseKind::Ensures {
+                    // Facts about the first and last thread's indices, for every thread, the
+                    // barriers and the loops of the kernel (pure facts about values no thread
+                    // changes, implied by this precondition).
+                    let facts: Vec<Expr> = e
+                        .conjuncts()
+                        .into_iter()
+                        .filter(|x| mentions(x, &["threadIdx.x", "blockIdx.x"]) && !has_resource(x) && !has_old(x))
+                        .cloned()
+                        .collect();
+                    for f in instances(&facts, &["blockIdx.x", "threadIdx.x"], c.span) {
+                        method_clauses.push(clause(ClauseKind::ContextEverywhere, f, c.span));
+                    }
+                }
+                block.push(clause(c.kind, quantified(&e, &["threadIdx.x"], c.span), c.span));
+                whole.push(clause(c.kind, quantified(&e, &["blockIdx.x", "threadIdx.x"], c.span), c.span));
+                thread.push(c);
+            }
+            ClauseKind::ContextEverywhere => {
+                // Facts about sizes hold in every thread; ones holding permissions are about
+                // the kernel as a whole.
+                if let Some(e) = c.expr().filter(|e| !has_resource(e)) {
+                    thread.push(clause(ClauseKind::Context, e.clone(), c.span));
+                    block.push(clause(ClauseKind::Context, e.clone(), c.span));
+                }
+                method_clauses.push(c);
+            }
+            ClauseKind::KernelInvariant => {
+                let mut c = c;
+                c.kind = ClauseKind::Context;
+                method_clauses.push(c);
+            }
+            _ => method_clauses.push(c),
+        }
+    }
+    method_clauses.extend(whole);
+    m.prefix.clauses = method_clauses;
+
+    let iter = |v: &str, hi: &str| Iter {
+        ty: int_ty(),
+        name: Ident::new(v, Span::DUMMY),
+        lo: Expr::int(0),
+        hi: name(hi, Span::DUMMY),
+        span: Span::DUMMY,
+    };
+    let threads = Par {
+        prefix: Prefix::default(),
+        arms: vec![ParArm {
+            label: Some(Ident::synth(BLOCK_LABEL)),
+            iters: vec![iter("threadIdx.x", "blockDim.x")],
+            wait: None,
+            contract: thread,
+            body: Box::new(body_stmt),
+            span: body_span,
+        }],
+        keyword: Span::DUMMY,
+    };
+    let blocks = Par {
+        prefix: Prefix::default(),
+        arms: vec![ParArm {
+            label: None,
+            iters: vec![iter("blockIdx.x", "gridDim.x")],
+            wait: None,
+            contract: block,
+            body: Box::new(Stmt { kind: StmtKind::Par(threads), span: body_span }),
+            span: body_span,
+        }],
+        keyword: Span::DUMMY,
+    };
+    for size in ["gridDim.x", "blockDim.x"] {
+        m.params.push(Param { ty: int_ty(), name: Ident::synth(size), span: Span::DUMMY });
+    }
+    m.body = MethodBody::Block(Block {
+        stmts: vec![Stmt { kind: StmtKind::Par(blocks), span: body_span }],
+        span: body_span,
+    });
+    m
+}

@@ -1,0 +1,396 @@
+//! The C/CUDA front end: annotated `.cu` (and OpenCL `.c`) files, read with lang-c, into the
+//! same syntax tree as PVL, so that every later stage works on them unchanged.
+//!
+//! Stages: [`prep`] masks what lang-c cannot read (comments, directives, CUDA qualifiers,
+//! launch configurations) without moving any offset; lang-c parses the masked text;
+//! [`convert`] builds our tree and attaches the annotation comments (parsed by the PVL parser:
+//! the specification language is shared); [`lower`] gives each `__global__` kernel its PVL
+//! kernel form, a `par` over blocks around a `par` over the threads of a block.
+//!
+//! Spans point into the user's file; offsets lang-c reports are shifted back by the length of
+//! the typedef prelude ([`prep::PRELUDE`]).
+
+mod convert;
+mod lower;
+pub mod prep;
+
+use crate::diag::Diagnostic;
+use crate::front::ast::*;
+use crate::front::dialect::Dialect;
+use crate::front::parser::{parse_decls_at, parse_expr_at, parse_fragment, FragItem, Parsed};
+use crate::front::span::Span;
+use convert::Conv;
+use lang_c::ast as c;
+use std::collections::{HashMap, HashSet};
+
+/// The label of the thread-level `par` of a kernel, named by its barriers.
+pub const BLOCK_LABEL: &str = "cuda_block";
+
+/// CUDA's built-in variables; `threadIdx.x` is one name in our tree (`Name("threadIdx.x")`),
+/// printed back as written.
+pub const CUDA_BUILTINS: &[&str] = &["threadIdx", "blockIdx", "blockDim", "gridDim"];
+
+/// `threadIdx` `.` `x` → `threadIdx.x`.
+pub fn builtin_name(base: &str, field: &str) -> Option<&'static str> {
+    const NAMES: &[&str] = &[
+        "threadIdx.x", "threadIdx.y", "threadIdx.z", "blockIdx.x", "blockIdx.y", "blockIdx.z",
+        "blockDim.x", "blockDim.y", "blockDim.z", "gridDim.x", "gridDim.y", "gridDim.z",
+    ];
+    NAMES.iter().copied().find(|n| n.len() == base.len() + 1 + field.len() && n.starts_with(base) && n.ends_with(field) && n.as_bytes()[base.len()] == b'.')
+}
+
+/// Does this text look like C or CUDA rather than PVL? A directive at the start of a line, or a
+/// CUDA/OpenCL kernel qualifier, never occurs in PVL.
+pub fn looks_like_cuda(src: &str) -> bool {
+    src.lines().any(|l| {
+        let t = l.trim_start();
+        t.starts_with("#include") || t.starts_with("#define")
+    }) || ["__global__", "__kernel", "__device__", "__syncthreads"].iter().any(|w| src.contains(w))
+}
+
+/// Parse a C/CUDA file. Always returns a program (possibly partial) and diagnostics.
+pub fn parse_cuda(src: &str) -> Parsed {
+    let src = src.to_string();
+    crate::front::worker::run(move || parse_here(&src))
+}
+
+fn parse_here(src: &str) -> Parsed {
+    let prep = prep::prepare(src);
+    let norm = normalise_annotations(src, &prep);
+    let mut diags = Vec::new();
+    if let Some(at) = prep.unterminated {
+        diags.push(
+            Diagnostic::error("A0001", "unterminated comment or launch configuration")
+                .with_primary(at, "starts here")
+                .with_help("close the comment with `*/`, or the launch configuration with `>>>`"),
+        );
+    }
+    for d in &prep.other_directives {
+        diags.push(
+            Diagnostic::warning("A0015", "preprocessor directive not evaluated")
+                .with_primary(*d, "ignored: only `#include` and object-like `#define` are understood")
+                .with_help("alpine-rs does not run the preprocessor; expand this directive by hand if the kernel depends on it"),
+        );
+    }
+    let config = lang_c::driver::Config::with_gcc();
+    let unit = match lang_c::driver::parse_preprocessed(&config, prep.c_text.clone()) {
+        Ok(p) => p.unit,
+        Err(e) => {
+            let at = e.offset.saturating_sub(prep.prelude_len()).min(src.len());
+            let mut expected: Vec<&str> = e.expected.iter().copied().collect();
+            expected.sort_unstable();
+            let shown: Vec<&str> = expected.iter().take(6).copied().collect();
+            diags.push(
+                Diagnostic::error("A0001", "C syntax error")
+                    .with_primary(Span::new(at, (at + 1).min(src.len())), format!("expected one of {}", shown.join(" ")))
+                    .with_help("alpine-rs reads C11 with the CUDA qualifiers; C++ (templates, classes, references) is not supported"),
+            );
+            return finish(src, Program { items: vec![], main: None, span: Span::new(0, src.len()), memo: Default::default() }, diags);
+        }
+    };
+    let mut functions = HashSet::new();
+    for ext in &unit.0 {
+        match &ext.node {
+            c::ExternalDeclaration::FunctionDefinition(f) => {
+                if let Some(n) = decl_name(&f.node.declarator) {
+                    functions.insert(n);
+                }
+            }
+            c::ExternalDeclaration::Declaration(d) => {
+                for id in &d.node.declarators {
+                    if is_function_declarator(&id.node.declarator) {
+                        if let Some(n) = decl_name(&id.node.declarator) {
+                            functions.insert(n);
+                        }
+                    }
+                }
+            }
+            c::ExternalDeclaration::StaticAssert(_) => {}
+        }
+    }
+    let launches: HashMap<usize, usize> = prep.launches.iter().enumerate().map(|(k, l)| (l.name_end, k)).collect();
+    let mut defines = HashMap::new();
+    // The CUDA runtime's copy directions, which programs pass to their own memcpy models.
+    for (k, v) in ["cudaMemcpyHostToHost", "cudaMemcpyHostToDevice", "cudaMemcpyDeviceToHost", "cudaMemcpyDeviceToDevice", "cudaMemcpyDefault"].iter().zip(0..) {
+        defines.insert(k.to_string(), Expr::int(v));
+    }
+    for d in &prep.defines {
+        if let Ok(e) = parse_expr_at(src, d.value, Dialect::V2) {
+            defines.insert(d.name.clone(), e);
+        }
+    }
+    let mut cv = Conv {
+        src,
+        norm: &norm,
+        prep: &prep,
+        diags,
+        used: vec![false; prep.annots.len()],
+        defines,
+        launches,
+        functions,
+    };
+    let mut items = Vec::new();
+    let mut cursor = 0;
+    for ext in &unit.0 {
+        let span = cv.sp(ext.span);
+        if span.same_place(Span::DUMMY) {
+            continue; // the prelude
+        }
+        let contract = top_annotations(&mut cv, cursor, span.start(), &mut items);
+        match &ext.node {
+            c::ExternalDeclaration::FunctionDefinition(f) => {
+                if let Some(m) = function(&mut cv, f, contract, span) {
+                    items.push(Item::Method(m));
+                }
+            }
+            c::ExternalDeclaration::Declaration(d) => declaration(&mut cv, d, contract, span, &mut items),
+            c::ExternalDeclaration::StaticAssert(_) => cv.unsupported("_Static_assert", span),
+        }
+        cursor = span.end();
+    }
+    let rest = top_annotations(&mut cv, cursor, src.len(), &mut items);
+    if !rest.is_empty() {
+        cv.diags.push(
+            Diagnostic::error("A0001", "contract clauses at the end of the file")
+                .with_primary(rest.span, "these clauses have nothing to attach to")
+                .with_help("put a function's contract right before it"),
+        );
+    }
+    for (k, a) in prep.annots.iter().enumerate() {
+        if !cv.used[k] {
+            cv.diags.push(
+                Diagnostic::error("A0002", "annotation comment inside a statement or expression")
+                    .with_primary(a.span, "not attached to a declaration or a statement")
+                    .with_help("annotations go before a function, a statement or a loop, or stand alone in a block"),
+            );
+        }
+    }
+    runtime_models(&mut items, &cv.functions);
+    let program = Program { items, main: None, span: Span::new(0, src.len()), memo: Default::default() };
+    let diags = std::mem::take(&mut cv.diags);
+    finish(src, program, diags)
+}
+
+fn finish(_src: &str, program: Program, mut diagnostics: Vec<Diagnostic>) -> Parsed {
+    diagnostics.sort_by_key(|d| (d.primary_span().map_or(0, |s| s.lo), !d.is_error()));
+    Parsed { program, diagnostics, dialect: Dialect::V2, settled: true, sensitive: Vec::new() }
+}
+
+/// Annotation comments between two top-level declarations: clauses are the next function's
+/// contract; ghost declarations (`/*@ pure int f() = 1; @*/`) become items.
+fn top_annotations(cv: &mut Conv, lo: usize, hi: usize, items: &mut Vec<Item>) -> Prefix {
+    let mut prefix = Prefix { span: Span::new(hi, hi), ..Prefix::default() };
+    for k in 0..cv.prep.annots.len() {
+        let a = cv.prep.annots[k].clone();
+        if cv.used[k] || a.span.start() < lo || a.span.end() > hi {
+            continue;
+        }
+        cv.used[k] = true;
+        let first: String = a.body.text(cv.norm).trim_start().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+        let clause = crate::front::keywords::CLAUSE_WORDS.contains(&first.as_str()) || first == "gpuopt";
+        if clause {
+            let frag = parse_fragment(cv.norm, a.body, Dialect::V2);
+            cv.diags.extend(frag.diagnostics);
+            for f in frag.items {
+                match f {
+                    FragItem::Prefix(p) => {
+                        prefix.span = if prefix.is_empty() { p.span } else { prefix.span.to(p.span) };
+                        prefix.clauses.extend(p.clauses);
+                        prefix.annotations.extend(p.annotations);
+                    }
+                    FragItem::Stmt(s) => cv.diags.push(
+                        Diagnostic::error("A0001", "a statement outside any function")
+                            .with_primary(s.span, "statements belong in a function body")
+                            .with_help("move it into the function it is about"),
+                    ),
+                }
+            }
+        } else {
+            let (decls, ds) = parse_decls_at(cv.norm, a.body, Dialect::V2);
+            cv.diags.extend(ds);
+            items.extend(decls);
+        }
+    }
+    prefix
+}
+
+/// CUDA runtime functions that touch no memory the program's contracts talk about (events,
+/// timing, synchronisation with the host): a call needs and gives no permission, which is what a
+/// declaration without a contract says. Functions that copy or allocate memory are not here: a
+/// model without a contract would claim they change nothing.
+const RUNTIME_WITHOUT_EFFECT: &[&str] = &[
+    "cudaEventCreate",
+    "cudaEventRecord",
+    "cudaEventSynchronize",
+    "cudaEventElapsedTime",
+    "cudaEventDestroy",
+    "cudaDeviceSynchronize",
+    "cudaDeviceReset",
+    "cudaGetLastError",
+];
+
+/// Declare the effect-free runtime functions the file calls without declaring them, with the
+/// arity of their first call.
+fn runtime_models(items: &mut Vec<Item>, declared: &HashSet<String>) {
+    let mut arity: Vec<(String, usize)> = Vec::new();
+    for item in items.iter() {
+        let Item::Method(m) = item else { continue };
+        let MethodBody::Block(b) = &m.body else { continue };
+        for st in &b.stmts {
+            crate::front::visit::walk_stmts(st, &mut |st| {
+                crate::front::visit::stmt_exprs(st, &mut |e| {
+                    crate::front::visit::walk_expr(e, &mut |x| {
+                        if let ExprKind::Call { recv: None, name, args, .. } = &x.kind {
+                            let n = name.name.as_str();
+                            if RUNTIME_WITHOUT_EFFECT.contains(&n) && !declared.contains(n) && !arity.iter().any(|(m, _)| m == n) {
+                                arity.push((n.to_string(), args.len()));
+                            }
+                        }
+                    })
+                })
+            });
+        }
+    }
+    for (n, k) in arity {
+        items.push(Item::Method(Method {
+            prefix: Prefix::default(),
+            modifiers: vec![],
+            kind: MethodKind::Method,
+            ret: Type::int(),
+            name: Ident::synth(n),
+            type_params: vec![],
+            params: (0..k).map(|i| Param { ty: Type::int(), name: Ident::synth(format!("arg{i}")), span: Span::DUMMY }).collect(),
+            body: MethodBody::Abstract,
+            span: Span::DUMMY,
+        }));
+    }
+}
+
+fn decl_name(d: &lang_c::span::Node<c::Declarator>) -> Option<String> {
+    match &d.node.kind.node {
+        c::DeclaratorKind::Identifier(id) => Some(id.node.name.clone()),
+        c::DeclaratorKind::Declarator(inner) => decl_name(inner),
+        c::DeclaratorKind::Abstract => None,
+    }
+}
+
+fn is_function_declarator(d: &lang_c::span::Node<c::Declarator>) -> bool {
+    d.node.derived.iter().any(|x| matches!(x.node, c::DerivedDeclarator::Function(_) | c::DerivedDeclarator::KRFunction(_)))
+}
+
+/// The return type: the specifiers and the pointers before the function declarator.
+fn return_type(cv: &mut Conv, specs: &[lang_c::span::Node<c::DeclarationSpecifier>], d: &lang_c::span::Node<c::Declarator>, span: Span) -> Type {
+    let mut ty = cv.base_type(specs, span);
+    for der in &d.node.derived {
+        match der.node {
+            c::DerivedDeclarator::Pointer(_) => ty = Type { kind: TypeKind::Array(Box::new(ty), None), span },
+            c::DerivedDeclarator::Function(_) | c::DerivedDeclarator::KRFunction(_) => break,
+            _ => {}
+        }
+    }
+    ty
+}
+
+fn function(cv: &mut Conv, f: &lang_c::span::Node<c::FunctionDefinition>, contract: Prefix, span: Span) -> Option<Method> {
+    let d = &f.node.declarator;
+    let name_id = decl_ident(cv, d)?;
+    let ret = return_type(cv, &f.node.specifiers, d, span);
+    let params = cv.params(d).unwrap_or_default();
+    let c::Statement::Compound(items) = &f.node.statement.node else {
+        cv.unsupported("a function body that is not a block", span);
+        return None;
+    };
+    let body_span = cv.sp(f.node.statement.span);
+    let body = cv.block(items, body_span);
+    // lang-c's span starts after the blanked qualifier: it is the word right before, or one
+    // among the specifiers.
+    let kernel = cv.prep.qualifiers.iter().any(|q| {
+        matches!(q.word, "__global__" | "__kernel")
+            && q.span.end() <= name_id.span.start()
+            && (q.span.start() >= span.start()
+                || cv.src.get(q.span.end()..span.start()).is_some_and(|gap| gap.trim().is_empty()))
+    });
+    let method = Method {
+        prefix: contract,
+        modifiers: vec![],
+        kind: MethodKind::Method,
+        ret,
+        name: name_id,
+        type_params: vec![],
+        params,
+        body: MethodBody::Block(body),
+        span,
+    };
+    Some(if kernel { lower::kernel(method, &mut cv.diags) } else { lower::host(method) })
+}
+
+fn decl_ident(cv: &Conv, d: &lang_c::span::Node<c::Declarator>) -> Option<Ident> {
+    match &d.node.kind.node {
+        c::DeclaratorKind::Identifier(id) => Some(Ident::new(&id.node.name, cv.sp(id.span))),
+        c::DeclaratorKind::Declarator(inner) => decl_ident(cv, inner),
+        c::DeclaratorKind::Abstract => None,
+    }
+}
+
+/// A top-level declaration: function prototypes become methods without a body (their contract
+/// is what calls may assume); typedefs are types; anything else is refused by name.
+fn declaration(cv: &mut Conv, d: &lang_c::span::Node<c::Declaration>, contract: Prefix, span: Span, items: &mut Vec<Item>) {
+    let typedef = d.node.specifiers.iter().any(|s| matches!(&s.node, c::DeclarationSpecifier::StorageClass(k) if k.node == c::StorageClassSpecifier::Typedef));
+    if typedef {
+        return;
+    }
+    let mut contract = Some(contract);
+    for id in &d.node.declarators {
+        let decl = &id.node.declarator;
+        if !is_function_declarator(decl) {
+            items.push(Item::Opaque(Opaque { keyword: "global variable".into(), text: span.text(cv.src).to_string(), span }));
+            continue;
+        }
+        let Some(name) = decl_ident(cv, decl) else { continue };
+        let ret = return_type(cv, &d.node.specifiers, decl, span);
+        let params = cv.params(decl).unwrap_or_default();
+        let prefix = contract.take().unwrap_or_default();
+        items.push(Item::Method(lower::host(Method {
+            prefix,
+            modifiers: vec![],
+            kind: MethodKind::Method,
+            ret,
+            name,
+            type_params: vec![],
+            params,
+            body: MethodBody::Abstract,
+            span,
+        })));
+    }
+}
+
+/// A copy of `src` where the C spellings inside annotations that PVL reads differently are
+/// respelled in place (same length): `&x` → ` x` (a location is its own address in PVL), `NULL`
+/// → `null`, `p->f` → `p .f`.
+fn normalise_annotations(src: &str, prep: &prep::Prepared) -> String {
+    let mut b = src.as_bytes().to_vec();
+    for a in &prep.annots {
+        let (lo, hi) = (a.body.start(), a.body.end());
+        let mut i = lo;
+        while i < hi {
+            if b[i] == b'&' && b.get(i + 1) != Some(&b'&') && (i == lo || b[i - 1] != b'&') {
+                let prev = b[lo..i].iter().rev().find(|c| !c.is_ascii_whitespace()).copied();
+                if matches!(prev, None | Some(b'(' | b',' | b'=' | b'!' | b'?' | b':')) {
+                    b[i] = b' ';
+                }
+            } else if b[i..hi].starts_with(b"NULL")
+                && (i == lo || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+                && b.get(i + 4).is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+            {
+                b[i..i + 4].copy_from_slice(b"null");
+                i += 3;
+            } else if b[i..hi].starts_with(b"->") {
+                b[i] = b' ';
+                b[i + 1] = b'.';
+                i += 1;
+            }
+            i += 1;
+        }
+    }
+    String::from_utf8(b).unwrap_or_else(|_| src.to_string())
+}
