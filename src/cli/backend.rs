@@ -1,6 +1,7 @@
 //! `alpine-rs backend install|doctor`: provisioning of the Viper/Silicon verifier.
 
 use super::common::Format;
+use crate::verify::backend::cuda::{self, CudaInstallOptions, CudaInstallReport, CUDA_VERSION};
 use crate::verify::backend::{self, BackendConfig, DoctorReport, InstallOptions, InstallReport};
 use std::path::{Path, PathBuf};
 
@@ -48,14 +49,34 @@ fn install_json(r: &InstallReport) -> serde_json::Value {
     })
 }
 
+fn cuda_install_json(r: &CudaInstallReport) -> serde_json::Value {
+    serde_json::json!({
+        "action": "install",
+        "component": "cuda",
+        "ok": true,
+        "cache_dir": path(&r.cache_dir),
+        "nvcc": {"path": path(&r.nvcc), "version": r.nvcc_version, "step": format!("{:?}", r.step).to_lowercase()},
+        "wheels": r.wheels.iter().map(|w| serde_json::json!({
+            "file": w.file, "sha256": w.sha256, "size": w.size,
+        })).collect::<Vec<_>>(),
+        "smoke_ms": r.smoke.map(|d| d.as_millis() as u64),
+        "warnings": r.warnings,
+        "time_ms": r.elapsed.as_millis() as u64,
+        "diagnostics": [],
+    })
+}
+
 fn doctor_json(r: &DoctorReport) -> serde_json::Value {
     let problems: Vec<serde_json::Value> = r
         .components
         .iter()
         .filter_map(|c| {
-            c.problem.as_ref().map(|p| {
-                error_json(&format!("{}: {p}", c.component), "run `alpine-rs backend install`")
-            })
+            let fix = if c.component == "nvcc" {
+                "run `alpine-rs backend install --cuda`"
+            } else {
+                "run `alpine-rs backend install`"
+            };
+            c.problem.as_ref().map(|p| error_json(&format!("{}: {p}", c.component), fix))
         })
         .collect();
     serde_json::json!({
@@ -82,7 +103,8 @@ fn doctor_json(r: &DoctorReport) -> serde_json::Value {
 
 #[derive(clap::Subcommand, Debug)]
 pub enum BackendAction {
-    /// Download Silicon (from the nagini wheel) and, if needed, a z3 binary into the cache.
+    /// Download Silicon (from the nagini wheel) and, if needed, a z3 binary into the cache; with
+    /// --cuda, the CUDA toolchain (nvcc, for PTX compile checks) instead.
     Install {
         /// nagini wheel version holding silicon.jar.
         #[arg(long, default_value = "1.2.0")]
@@ -91,16 +113,75 @@ pub enum BackendAction {
         #[arg(long, default_value = "4.8.7.0")]
         z3: String,
         /// Use a nagini wheel downloaded elsewhere.
-        #[arg(long = "from-wheel")]
+        #[arg(long = "from-wheel", conflicts_with = "cuda")]
         from_wheel: Option<PathBuf>,
+        /// Install the CUDA toolchain (nvcc and the runtime headers from NVIDIA's PyPI wheels)
+        /// into <cache>/cuda instead of the verifier. Needs g++ to compile.
+        #[arg(long)]
+        cuda: bool,
+        /// Release of the CUDA wheels (13 or later: earlier nvcc wheels hold no nvcc).
+        #[arg(long = "cuda-version", default_value = CUDA_VERSION, requires = "cuda")]
+        cuda_version: String,
+        /// Use the CUDA wheels in this folder (downloaded elsewhere) instead of pip.
+        #[arg(long = "cuda-wheels", requires = "cuda")]
+        cuda_wheels: Option<PathBuf>,
     },
     /// Show each component (path, version, hash) and verify a trivial file end to end.
-    Doctor,
+    Doctor {
+        /// Treat a missing or broken CUDA toolchain as a problem (it is optional otherwise).
+        #[arg(long)]
+        cuda: bool,
+    },
+}
+
+/// Reports an install outcome in the requested format; exit code 0 or 3.
+fn report_install<R>(
+    result: Result<R, String>,
+    format: Format,
+    to_json: impl Fn(&R) -> serde_json::Value,
+    done: &str,
+) -> u8 {
+    match (result, format) {
+        (Ok(r), Format::Json) => {
+            println!("{}", to_json(&r));
+            0
+        }
+        (Ok(_), Format::Text) => {
+            eprintln!("{done}");
+            0
+        }
+        (Err(e), Format::Json) => {
+            println!(
+                "{}",
+                serde_json::json!({
+                    "action": "install",
+                    "ok": false,
+                    "diagnostics": [error_json(&e, "`alpine-rs backend doctor` shows what is there")],
+                })
+            );
+            3
+        }
+        (Err(e), Format::Text) => {
+            eprintln!("error[E-BACKEND]: {e}");
+            3
+        }
+    }
 }
 
 pub fn main(args: BackendArgs) -> u8 {
+    let mut progress = |m: &str| eprintln!("{m}");
     match args.action {
-        BackendAction::Install { nagini, z3, from_wheel } => {
+        BackendAction::Install { cuda: true, cuda_version, cuda_wheels, .. } => {
+            let opts = CudaInstallOptions {
+                cache_dir: args.cache_dir,
+                version: cuda_version,
+                wheel_dir: cuda_wheels,
+                ..CudaInstallOptions::default()
+            };
+            let result = cuda::install_cuda(&opts, &mut progress).map_err(|e| e.to_string());
+            report_install(result, args.format, cuda_install_json, "CUDA toolchain installed")
+        }
+        BackendAction::Install { nagini, z3, from_wheel, .. } => {
             let opts = InstallOptions {
                 cache_dir: args.cache_dir,
                 nagini_version: nagini,
@@ -108,36 +189,12 @@ pub fn main(args: BackendArgs) -> u8 {
                 from_wheel,
                 ..InstallOptions::default()
             };
-            let mut progress = |m: &str| eprintln!("{m}");
-            match (backend::install(&opts, &mut progress), args.format) {
-                (Ok(r), Format::Json) => {
-                    println!("{}", install_json(&r));
-                    0
-                }
-                (Ok(_), Format::Text) => {
-                    eprintln!("backend installed");
-                    0
-                }
-                (Err(e), Format::Json) => {
-                    println!(
-                        "{}",
-                        serde_json::json!({
-                            "action": "install",
-                            "ok": false,
-                            "diagnostics": [error_json(&e.to_string(), "`alpine-rs backend doctor` shows what is there")],
-                        })
-                    );
-                    3
-                }
-                (Err(e), Format::Text) => {
-                    eprintln!("error[E-BACKEND]: {e}");
-                    3
-                }
-            }
+            let result = backend::install(&opts, &mut progress).map_err(|e| e.to_string());
+            report_install(result, args.format, install_json, "backend installed")
         }
-        BackendAction::Doctor => {
+        BackendAction::Doctor { cuda } => {
             let cfg = BackendConfig { cache_dir: args.cache_dir, ..BackendConfig::default() };
-            let report = backend::doctor(&cfg);
+            let report = backend::doctor_with(&cfg, cuda, &crate::verify::backend::process_env);
             match args.format {
                 Format::Json => println!("{}", doctor_json(&report)),
                 Format::Text => print!("{report}"),

@@ -6,6 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::cuda::doctor_component;
 use super::discover::{
     find_java, find_javac, find_silicon, find_z3, installed_driver, BackendConfig, Origin,
 };
@@ -94,6 +95,11 @@ pub fn doctor(cfg: &BackendConfig) -> DoctorReport {
 }
 
 pub fn doctor_with_env(cfg: &BackendConfig, env: EnvLookup) -> DoctorReport {
+    doctor_with(cfg, false, env)
+}
+
+/// The doctor, with the CUDA toolchain required (`doctor --cuda`) or only reported.
+pub fn doctor_with(cfg: &BackendConfig, cuda_required: bool, env: EnvLookup) -> DoctorReport {
     let mut components = Vec::new();
     let mut warnings = Vec::new();
     let layout = match cache_dir_with(cfg.cache_dir.as_deref(), env) {
@@ -207,6 +213,10 @@ pub fn doctor_with_env(cfg: &BackendConfig, env: EnvLookup) -> DoctorReport {
             "absent (optional)".into()
         },
     });
+
+    let (nvcc, nvcc_warnings) = doctor_component(Some(&layout.root), env, cuda_required);
+    components.push(nvcc);
+    warnings.extend(nvcc_warnings);
 
     let mut mode = None;
     let mut smoke = None;

@@ -402,7 +402,7 @@ fn is_z3_member(name: &str) -> bool {
 }
 
 /// `python3 -m pip download --no-deps --only-binary=:all: REQ -d DIR`; returns the wheel.
-fn pip_download(
+pub(super) fn pip_download(
     python: &Path,
     requirement: &str,
     wheel_prefix: &str,

@@ -73,6 +73,10 @@ impl CacheLayout {
     pub fn lock_file(&self) -> PathBuf {
         self.backend_dir().join(".lock")
     }
+    /// The CUDA toolchain (`backend install --cuda`), in the layout of NVIDIA's wheels.
+    pub fn cuda_dir(&self) -> PathBuf {
+        self.root.join("cuda")
+    }
     pub fn results_dir(&self) -> PathBuf {
         self.root.join("results")
     }

@@ -9,11 +9,14 @@
 //!   found, the driver compiled on demand;
 //! - `install`: `alpine-rs backend install` (pip download, wheel extraction, AppCDS archive);
 //! - `doctor`: `alpine-rs backend doctor` and `--clear-cache`;
+//! - `cuda`: the CUDA toolchain for compile checks (`backend install --cuda`, nvcc from PyPI
+//!   wheels) and compiling `.cu` files to PTX;
 //! - `fsutil`: the install lock, atomic writes, temporary directories, hashing, `PATH` lookup.
 //!
 //! The pins and [`BackendError`] are here; everything public is re-exported, so paths are
 //! `backend::Item` whatever the file.
 
+pub mod cuda;
 mod discover;
 mod doctor;
 mod fsutil;
@@ -27,7 +30,9 @@ pub use discover::{
     installed_driver, parse_java_version, parse_z3_version, BackendConfig, Components, DriverInfo,
     JavaInfo, JavacInfo, Origin, SiliconInfo, Z3Info,
 };
-pub use doctor::{clear_result_cache, doctor, doctor_with_env, ComponentStatus, DoctorReport};
+pub use doctor::{
+    clear_result_cache, doctor, doctor_with, doctor_with_env, ComponentStatus, DoctorReport,
+};
 pub(crate) use fsutil::{atomic_write, hex, last_lines, TempDir};
 pub use fsutil::{env_from_map, sha256_file, sha256_hex};
 pub use install::{

@@ -3,7 +3,7 @@
 
 #[cfg(unix)]
 use super::fsutil::set_executable;
-use super::fsutil::unique_suffix;
+use super::fsutil::{self, unique_suffix};
 use super::*;
 use std::ffi::OsString;
 use std::fs::{self, File};
@@ -202,4 +202,171 @@ fn hashing() {
         sha256_hex(b"abc"),
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     );
+}
+
+// ------------------------------------------------------------------------------------------------
+// CUDA toolchain (`backend install --cuda`), with fake wheels, a fake nvcc and a fake g++
+
+/// A fake nvcc: `--version` prints a release line; otherwise it writes a PTX-like file to `-o`.
+#[cfg(unix)]
+const FAKE_NVCC: &str = "case \"$1\" in --version) echo 'Cuda compilation tools, release 13.5, \
+                         V13.5.37'; exit 0;; esac\nout=\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] \
+                         && out=$2; shift; done\necho '.entry alpine_smoke' > \"$out\"";
+
+/// The four wheels of `version` in `dir`, with the members nvcc's layout needs.
+#[cfg(unix)]
+fn fake_cuda_wheels(dir: &Path, version: &str, nvcc_body: &str) {
+    use cuda::CUDA_WHEELS;
+    let members: [&[(&str, &[u8], u32)]; 4] = [
+        &[
+            ("nvidia/cu13/nvvm/bin/cicc", b"cicc", 0o755),
+            ("nvidia/cu13/lib/libnvvm.so.4", b"so", 0o644),
+        ],
+        &[("nvidia/cu13/bin/nvcc", nvcc_body.as_bytes(), 0o755)],
+        &[
+            ("nvidia/cu13/include/cuda_runtime.h", b"", 0o644),
+            ("nvidia/cu13/lib/libcudart_static.a", b"", 0o644),
+        ],
+        &[("nvidia/cu13/include/crt/host_config.h", b"", 0o644)],
+    ];
+    for (w, members) in CUDA_WHEELS.iter().zip(members) {
+        let name = format!("{}-{version}-py3-none-any.whl", w.package.replace('-', "_"));
+        let mut z = zip::ZipWriter::new(File::create(dir.join(name)).unwrap());
+        for (member, data, mode) in members {
+            let opts = zip::write::SimpleFileOptions::default()
+                .compression_method(zip::CompressionMethod::Stored)
+                .unix_permissions(*mode);
+            z.start_file(*member, opts).unwrap();
+            z.write_all(data).unwrap();
+        }
+        z.start_file("x.dist-info/METADATA", zip::write::SimpleFileOptions::default()).unwrap();
+        z.finish().unwrap();
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn cuda_install_from_wheels_is_atomic_idempotent_and_found_first_in_the_cache() {
+    use cuda::*;
+    let dir = TempDir::new_in(&std::env::temp_dir(), "alpine-rs-cuda-test").unwrap();
+    let bin = dir.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let gxx = script(&bin, "g++", "exit 0");
+    let wheels = dir.path().join("wheels");
+    fs::create_dir_all(&wheels).unwrap();
+    fake_cuda_wheels(&wheels, CUDA_VERSION, &format!("#!/bin/sh\n{FAKE_NVCC}\n"));
+    let cache = dir.path().join("cache");
+    let e = env(&[("PATH", bin.to_str().unwrap())]);
+    let opts = CudaInstallOptions {
+        cache_dir: Some(cache.clone()),
+        wheel_dir: Some(wheels.clone()),
+        ..CudaInstallOptions::default()
+    };
+    let mut lines = Vec::new();
+    let r = install_cuda_with_env(&opts, &mut |l| lines.push(l.to_string()), &e).unwrap();
+    assert_eq!(r.step, Step::FromWheel);
+    let cuda = CacheLayout::new(&cache).cuda_dir();
+    assert_eq!(r.nvcc, cuda.join("bin/nvcc"));
+    assert_eq!(r.nvcc_version, "Cuda compilation tools, release 13.5, V13.5.37");
+    assert!(fsutil::is_executable(&cuda.join("nvvm/bin/cicc")));
+    assert!(cuda.join("include/crt/host_config.h").is_file());
+    assert!(!cuda.join("lib/libnvvm.so.4").exists(), "libnvvm is not needed by nvcc");
+    // The fake wheels have other hashes than the pinned ones: one warning each, not an error.
+    assert_eq!(r.warnings.len(), 4, "{:?}", r.warnings);
+    assert!(r.smoke.is_some(), "{lines:?}");
+    assert!(lines.iter().any(|l| l == "unpacking nvidia-cuda-nvcc…"), "{lines:?}");
+    let leftovers: Vec<_> = fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+
+    let tc = locate_nvcc(Some(&cache), &e).unwrap();
+    assert_eq!(tc.origin, Origin::Cache);
+    assert_eq!(tc.host_compiler, gxx);
+    assert_eq!(tc.include_dir, Some(cuda.join("include")));
+    assert_eq!(tc.lib_dir, Some(cuda.join("lib")));
+    let out = compile_ptx_source(&tc, "k.cu", "__global__ void k() {}", &PtxOptions::default());
+    assert_eq!(out.unwrap().ptx.trim(), ".entry alpine_smoke");
+
+    // A second run keeps the install.
+    let r = install_cuda_with_env(&opts, &mut |_| {}, &e).unwrap();
+    assert_eq!(r.step, Step::Kept);
+    assert_eq!(r.wheels.len(), 4);
+
+    // Wheels whose nvcc does not run never replace a working install.
+    let bad = dir.path().join("bad");
+    fs::create_dir_all(&bad).unwrap();
+    fake_cuda_wheels(&bad, "13.9.1", "#!/bin/sh\nexit 1\n");
+    let bad_opts =
+        CudaInstallOptions { version: "13.9.1".into(), wheel_dir: Some(bad), ..opts.clone() };
+    let err = install_cuda_with_env(&bad_opts, &mut |_| {}, &e).unwrap_err();
+    assert!(matches!(err, CudaError::Broken { .. }), "{err}");
+    assert_eq!(err.exit_code(), 3);
+    assert_eq!(locate_nvcc(Some(&cache), &e).unwrap().version, tc.version);
+
+    // A folder without the wheels says which one is missing.
+    let empty = dir.path().join("empty");
+    fs::create_dir_all(&empty).unwrap();
+    let err = install_cuda_with_env(
+        &CudaInstallOptions {
+            wheel_dir: Some(empty),
+            cache_dir: Some(dir.path().join("c2")),
+            ..opts.clone()
+        },
+        &mut |_| {},
+        &e,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("nvidia_nvvm-13.5.37-"), "{err}");
+    // CUDA 12's nvcc wheels hold no nvcc: refused before any download.
+    let err = install_cuda_with_env(
+        &CudaInstallOptions { version: "12.9.86".into(), ..opts.clone() },
+        &mut |_| {},
+        &e,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("only releases 13 and later"), "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn nvcc_discovery_order_and_errors() {
+    use cuda::*;
+    let dir = TempDir::new_in(&std::env::temp_dir(), "alpine-rs-cuda-test").unwrap();
+    let bin = dir.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let on_path = script(&bin, "nvcc", FAKE_NVCC);
+    let empty_cache = dir.path().join("cache");
+    let path = bin.to_str().unwrap();
+    // Without g++, nvcc cannot even preprocess: the toolchain is reported unusable.
+    let e = env(&[("PATH", path)]);
+    let err = locate_nvcc(Some(&empty_cache), &e).unwrap_err();
+    assert!(matches!(err, CudaError::NoHostCompiler), "{err}");
+    assert_eq!(err.exit_code(), 3);
+    script(&bin, "g++", "exit 0");
+    let tc = locate_nvcc(Some(&empty_cache), &e).unwrap();
+    assert_eq!((tc.nvcc, tc.origin), (on_path, Origin::Path));
+    // $ALPINE_RS_NVCC comes first, and a broken one is reported rather than replaced.
+    let other = dir.path().join("other");
+    fs::create_dir_all(&other).unwrap();
+    let chosen = script(&other, "nvcc", FAKE_NVCC);
+    let e = env(&[("PATH", path), (NVCC_ENV, chosen.to_str().unwrap())]);
+    let tc = locate_nvcc(Some(&empty_cache), &e).unwrap();
+    assert_eq!((tc.nvcc, tc.origin), (chosen, Origin::Env(NVCC_ENV)));
+    let e = env(&[("PATH", path), (NVCC_ENV, "/nonexistent/nvcc")]);
+    let err = locate_nvcc(Some(&empty_cache), &e).unwrap_err();
+    assert!(err.to_string().contains("$ALPINE_RS_NVCC"), "{err}");
+    assert_eq!(err.exit_code(), 3);
+    // Nothing anywhere.
+    let e = env(&[("PATH", "/nonexistent")]);
+    let err = locate_nvcc(Some(&empty_cache), &e).unwrap_err();
+    assert!(matches!(err, CudaError::NotProvisioned));
+    assert!(err.to_string().contains("alpine-rs backend install --cuda"), "{err}");
+    // The doctor reports an absent toolchain as optional unless asked for it.
+    let (c, w) = doctor_component(Some(&empty_cache), &e, false);
+    assert!(c.problem.is_none() && w.is_empty() && c.note.starts_with("absent"), "{c:?}");
+    let (c, _) = doctor_component(Some(&empty_cache), &e, true);
+    assert!(c.problem.is_some(), "{c:?}");
 }
