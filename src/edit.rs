@@ -139,9 +139,15 @@ impl EditSet {
         }
         let mut out = String::with_capacity(src.len() + 64);
         let mut pos = 0;
+        // Optimizations write PVL; in a C/CUDA file their annotations go into comments.
+        let cuda = crate::front::looks_like_cuda(src);
         for (_, e) in sorted {
             out.push_str(&src[pos..e.lo]);
-            out.push_str(&e.text);
+            if cuda {
+                out.push_str(&crate::front::cuda::emit::adapt(src, e.lo, &e.text));
+            } else {
+                out.push_str(&e.text);
+            }
             pos = e.hi;
         }
         out.push_str(&src[pos..]);

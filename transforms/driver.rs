@@ -523,6 +523,9 @@ fn step(
                 applied.edits.apply(&text1).map_err(|e| internal(&before_file, e.to_string()))?;
             let reparsed = parse(&out, &st.reparse);
             if reparsed.has_errors() {
+                if std::env::var_os("ALPINE_RS_DUMP_UNPARSABLE").is_some() {
+                    eprintln!("{out}");
+                }
                 let mut d = Diagnostic::internal(format!(
                     "the {} optimization produced text that does not parse",
                     params.opt.meta().name

@@ -14,9 +14,9 @@ pub mod span;
 pub mod visit;
 pub mod worker;
 
+pub use cuda::{looks_like_cuda, parse_cuda};
 pub use dialect::{Dialect, DialectChoice};
 pub use parser::annot::OperandReader;
 pub use parser::{parse, ParseOptions, Parsed};
-pub use cuda::{looks_like_cuda, parse_cuda};
 pub use span::Span;
 pub use worker::dispose;

@@ -6,8 +6,8 @@
 //! built-ins) or kept as an opaque node, which `verify` and `run` refuse by name. Nothing is
 //! dropped: a construct that has no node of its own is never silently skipped.
 
-use super::prep::{AnnotComment, Prepared};
 use super::builtin_name;
+use super::prep::{AnnotComment, Prepared};
 use crate::diag::Diagnostic;
 use crate::front::ast::*;
 use crate::front::dialect::Dialect;
@@ -94,11 +94,38 @@ impl<'a> Conv<'a> {
                 continue;
             }
             self.used[k] = true;
-            let frag = parse_fragment(self.norm, body, Dialect::V2);
+            let mut frag = parse_fragment(self.norm, body, Dialect::V2);
             self.diags.extend(frag.diagnostics);
+            for item in &mut frag.items {
+                self.substitute_defines(item);
+            }
             out.extend(frag.items);
         }
         out
+    }
+
+    /// Object-like `#define` constants used in an annotation stand for their value, as in code.
+    pub fn substitute_defines(&self, item: &mut FragItem) {
+        if self.defines.is_empty() {
+            return;
+        }
+        let mut f = |e: &mut Expr| {
+            if let ExprKind::Name(n) = &e.kind {
+                if let Some(v) = self.defines.get(&n.name) {
+                    *e = Expr { span: e.span, ..v.clone() };
+                    return true;
+                }
+            }
+            false
+        };
+        match item {
+            FragItem::Prefix(p) => {
+                for c in &mut p.clauses {
+                    super::lower::map_clause(c, &mut f);
+                }
+            }
+            FragItem::Stmt(s) => super::lower::map_stmt(s, &mut f),
+        }
     }
 
     // -----------------------------------------------------------------------------------------
@@ -128,12 +155,14 @@ impl<'a> Conv<'a> {
                 T::Char | T::Short | T::Int | T::Long | T::Signed | T::Unsigned => TypeKind::Int,
                 T::TypedefName(n) => match n.node.name.as_str() {
                     "bool" => TypeKind::Boolean,
-                    "dim3" | "size_t" | "cudaError_t" | "cudaEvent_t" | "cudaStream_t"
-                    | "uint" | "int32_t" | "uint32_t" | "int64_t" | "uint64_t" => TypeKind::Int,
+                    "dim3" | "size_t" | "cudaError_t" | "cudaEvent_t" | "cudaStream_t" | "uint"
+                    | "int32_t" | "uint32_t" | "int64_t" | "uint64_t" => TypeKind::Int,
                     other => TypeKind::Class(Ident::new(other, self.sp(n.span)), Vec::new()),
                 },
                 T::Struct(s) => match &s.node.identifier {
-                    Some(id) => TypeKind::Class(Ident::new(&id.node.name, self.sp(id.span)), Vec::new()),
+                    Some(id) => {
+                        TypeKind::Class(Ident::new(&id.node.name, self.sp(id.span)), Vec::new())
+                    }
                     None => {
                         self.unsupported("an anonymous struct type", span);
                         TypeKind::Int
@@ -171,7 +200,9 @@ impl<'a> Conv<'a> {
                     ty = Type { kind: TypeKind::Array(Box::new(ty), size), span: base.span };
                 }
                 c::DerivedDeclarator::Function(_) | c::DerivedDeclarator::KRFunction(_) => {}
-                c::DerivedDeclarator::Block(_) => self.unsupported("a block pointer", self.sp(der.span)),
+                c::DerivedDeclarator::Block(_) => {
+                    self.unsupported("a block pointer", self.sp(der.span))
+                }
             }
         }
         let name = match &d.node.kind.node {
@@ -263,7 +294,28 @@ impl<'a> Conv<'a> {
 
     /// Give clauses to the first statement of `stmts`: a loop's invariants, a barrier's contract.
     fn attach(&mut self, prefix: Option<Prefix>, stmts: &mut [Stmt]) {
-        let Some(prefix) = prefix else { return };
+        let Some(mut prefix) = prefix else { return };
+        // The prefix and the statement start at the first annotation comment, so that an edit
+        // replacing them replaces whole comments.
+        let first = self
+            .prep
+            .annots
+            .iter()
+            .find(|a| a.body.contains(Span::new(prefix.span.start(), prefix.span.start())));
+        let last = self
+            .prep
+            .annots
+            .iter()
+            .find(|a| a.body.contains(Span::new(prefix.span.end(), prefix.span.end())));
+        if let (Some(f), Some(l)) = (first, last) {
+            prefix.span = Span::new(f.span.start(), l.span.end());
+        }
+        let lo = prefix.span.start();
+        if let Some(s) = stmts.first_mut() {
+            if matches!(s.kind, StmtKind::For(_) | StmtKind::While(_)) {
+                s.span = Span::new(lo, s.span.end());
+            }
+        }
         match stmts.first_mut().map(|s| &mut s.kind) {
             Some(StmtKind::For(l) | StmtKind::While(l)) => l.prefix = prefix,
             Some(StmtKind::Barrier(b)) if prefix.annotations.is_empty() => {
@@ -311,11 +363,16 @@ impl<'a> Conv<'a> {
             // `int a[N];` allocates: `int[] a = new int[N];`.
             if let TypeKind::Array(elem, Some(n)) = &t.kind {
                 if init.is_none() {
-                    init = Some(Expr::new(ExprKind::NewArray((**elem).clone(), vec![(**n).clone()]), self.sp(id.span)));
+                    init = Some(Expr::new(
+                        ExprKind::NewArray((**elem).clone(), vec![(**n).clone()]),
+                        self.sp(id.span),
+                    ));
                 }
             }
             ty = match t.kind {
-                TypeKind::Array(elem, Some(_)) => Type { kind: TypeKind::Array(elem, None), span: t.span },
+                TypeKind::Array(elem, Some(_)) => {
+                    Type { kind: TypeKind::Array(elem, None), span: t.span }
+                }
                 k => Type { kind: k, span: t.span },
             };
             vars.push(Declarator { name, init, span: self.sp(id.span) });
@@ -344,15 +401,33 @@ impl<'a> Conv<'a> {
                 let Ok(cond) = self.expr(&w.node.expression) else { return };
                 let body = Box::new(self.single(&w.node.statement));
                 let keyword = Span::new(span.start(), span.start() + 5);
-                let l = Loop { prefix: Prefix::default(), init: vec![], cond: Some(cond), update: vec![], body, keyword };
+                let l = Loop {
+                    prefix: Prefix::default(),
+                    init: vec![],
+                    cond: Some(cond),
+                    update: vec![],
+                    body,
+                    keyword,
+                };
                 out.stmts.push(Stmt { kind: StmtKind::While(l), span });
             }
             c::Statement::For(f) => {
                 let mut init = Body { stmts: Vec::new() };
                 match &f.node.initializer.node {
                     c::ForInitializer::Empty => {}
-                    c::ForInitializer::Expression(e) => self.expr_stmt(e, self.sp(e.span), &mut init),
-                    c::ForInitializer::Declaration(d) => self.local_decl(d, &mut init),
+                    c::ForInitializer::Expression(e) => {
+                        self.expr_stmt(e, self.sp(e.span), &mut init)
+                    }
+                    c::ForInitializer::Declaration(d) => {
+                        self.local_decl(d, &mut init);
+                        // lang-c's declaration ends after its `;`; ours ends before it, as in
+                        // PVL, where the `;` belongs to the `for` header.
+                        for st in &mut init.stmts {
+                            if st.span.text(self.src).ends_with(';') {
+                                st.span = Span::new(st.span.start(), st.span.end() - 1);
+                            }
+                        }
+                    }
                     c::ForInitializer::StaticAssert(a) => {
                         let sp = self.sp(a.span);
                         self.unsupported("_Static_assert in a for header", sp);
@@ -368,7 +443,14 @@ impl<'a> Conv<'a> {
                 }
                 let body = Box::new(self.single(&f.node.statement));
                 let keyword = Span::new(span.start(), span.start() + 3);
-                let l = Loop { prefix: Prefix::default(), init: init.stmts, cond, update: update.stmts, body, keyword };
+                let l = Loop {
+                    prefix: Prefix::default(),
+                    init: init.stmts,
+                    cond,
+                    update: update.stmts,
+                    body,
+                    keyword,
+                };
                 out.stmts.push(Stmt { kind: StmtKind::For(l), span });
             }
             c::Statement::Return(e) => {
@@ -379,7 +461,9 @@ impl<'a> Conv<'a> {
             c::Statement::Break => out.stmts.push(self.opaque_stmt("break", span)),
             c::Statement::Continue => out.stmts.push(self.opaque_stmt("continue", span)),
             c::Statement::Switch(_) => out.stmts.push(self.opaque_stmt("switch", span)),
-            c::Statement::Goto(_) | c::Statement::Labeled(_) => out.stmts.push(self.opaque_stmt("goto", span)),
+            c::Statement::Goto(_) | c::Statement::Labeled(_) => {
+                out.stmts.push(self.opaque_stmt("goto", span))
+            }
             c::Statement::Asm(_) => out.stmts.push(self.opaque_stmt("asm", span)),
         }
     }
@@ -390,7 +474,10 @@ impl<'a> Conv<'a> {
         let mut b = Body { stmts: Vec::new() };
         self.stmt(s, &mut b);
         match b.stmts.len() {
-            1 => b.stmts.pop().unwrap_or_else(|| Stmt { kind: StmtKind::Block(Block { stmts: vec![], span }), span }),
+            1 => b.stmts.pop().unwrap_or_else(|| Stmt {
+                kind: StmtKind::Block(Block { stmts: vec![], span }),
+                span,
+            }),
             _ => Stmt { kind: StmtKind::Block(Block { stmts: b.stmts, span }), span },
         }
     }
@@ -414,7 +501,10 @@ impl<'a> Conv<'a> {
                         return;
                     }
                 };
-                let (Ok(target), Ok(value)) = (self.expr(&b.node.lhs), self.expr(&b.node.rhs)) else { return };
+                let (Ok(target), Ok(value)) = (self.expr(&b.node.lhs), self.expr(&b.node.rhs))
+                else {
+                    return;
+                };
                 let kind = match op {
                     None => StmtKind::Assign { target, value },
                     Some(op) => StmtKind::CompoundAssign { target, op, value },
@@ -472,15 +562,23 @@ impl<'a> Conv<'a> {
                 let Ok(loc) = self.location(&call.node.arguments[0]) else { return };
                 let Ok(v) = self.expr(&call.node.arguments[1]) else { return };
                 let kind = match name.as_str() {
-                    "atomicAdd" => StmtKind::CompoundAssign { target: loc, op: CompoundOp::Add, value: v },
-                    "atomicSub" => StmtKind::CompoundAssign { target: loc, op: CompoundOp::Sub, value: v },
+                    "atomicAdd" => {
+                        StmtKind::CompoundAssign { target: loc, op: CompoundOp::Add, value: v }
+                    }
+                    "atomicSub" => {
+                        StmtKind::CompoundAssign { target: loc, op: CompoundOp::Sub, value: v }
+                    }
                     "atomicExch" => StmtKind::Assign { target: loc, value: v },
                     _ => {
                         // `atomicMin(p, v)`: `if (v < *p) *p = v;` (a read and a write of the
                         // cell, so it needs write permission: never weaker than the atomic).
                         let op = if name == "atomicMin" { BinOp::Lt } else { BinOp::Gt };
-                        let cond = Expr::new(ExprKind::Binary(op, Box::new(v.clone()), Box::new(loc.clone())), span);
-                        let assign = Stmt { kind: StmtKind::Assign { target: loc, value: v }, span };
+                        let cond = Expr::new(
+                            ExprKind::Binary(op, Box::new(v.clone()), Box::new(loc.clone())),
+                            span,
+                        );
+                        let assign =
+                            Stmt { kind: StmtKind::Assign { target: loc, value: v }, span };
                         StmtKind::If { cond, then: Box::new(assign), els: None }
                     }
                 };
@@ -497,7 +595,9 @@ impl<'a> Conv<'a> {
     fn location(&mut self, e: &Node<c::Expression>) -> R<Expr> {
         let span = self.sp(e.span);
         match &e.node {
-            c::Expression::UnaryOperator(u) if u.node.operator.node == c::UnaryOperator::Address => {
+            c::Expression::UnaryOperator(u)
+                if u.node.operator.node == c::UnaryOperator::Address =>
+            {
                 self.expr(&u.node.operand)
             }
             c::Expression::BinaryOperator(b) if b.node.operator.node == c::BinaryOperator::Plus => {
@@ -545,7 +645,9 @@ impl<'a> Conv<'a> {
                         None => return Ok(self.opaque_expr("integer literal", span)),
                     }
                 }
-                c::Constant::Float(_) => return Ok(self.opaque_expr("floating-point literal", span)),
+                c::Constant::Float(_) => {
+                    return Ok(self.opaque_expr("floating-point literal", span))
+                }
                 c::Constant::Character(_) => return Ok(self.opaque_expr("character literal", span)),
             },
             E::StringLiteral(_) => return Ok(self.opaque_expr("string literal", span)),
@@ -599,7 +701,9 @@ impl<'a> Conv<'a> {
                 let l = self.expr(&b.node.lhs)?;
                 let r = self.expr(&b.node.rhs)?;
                 let op = match b.node.operator.node {
-                    B::Index => return Ok(Expr::new(ExprKind::Index(Box::new(l), Box::new(r)), span)),
+                    B::Index => {
+                        return Ok(Expr::new(ExprKind::Index(Box::new(l), Box::new(r)), span))
+                    }
                     B::Multiply => BinOp::Mul,
                     B::Divide => BinOp::Div,
                     B::Modulo => BinOp::Mod,
@@ -658,7 +762,10 @@ impl<'a> Conv<'a> {
         if let Some(&k) = self.launches.get(&callee_span.end()) {
             let launch = self.prep.launches[k].clone();
             if launch.args.len() > 2 {
-                self.unsupported("a launch with shared-memory size or stream arguments", launch.span);
+                self.unsupported(
+                    "a launch with shared-memory size or stream arguments",
+                    launch.span,
+                );
             }
             for a in launch.args.iter().take(2) {
                 match crate::front::parser::parse_expr_at(self.src, *a, Dialect::V2) {
@@ -671,9 +778,14 @@ impl<'a> Conv<'a> {
             }
         }
         Ok(Expr::new(
-            ExprKind::Call { recv: None, name: Ident::new(name, callee_span), args, ghost: Box::default(), null_safe: false },
+            ExprKind::Call {
+                recv: None,
+                name: Ident::new(name, callee_span),
+                args,
+                ghost: Box::default(),
+                null_safe: false,
+            },
             span,
         ))
     }
 }
-

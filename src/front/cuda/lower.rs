@@ -147,7 +147,9 @@ pub(super) fn map_stmt(s: &mut Stmt, f: &mut dyn FnMut(&mut Expr) -> bool) {
             map_expr(value, f);
         }
         StmtKind::IncDec { target, .. } => map_expr(target, f),
-        StmtKind::Expr(e) | StmtKind::Spec { expr: e, .. } | StmtKind::Return(Some(e)) => map_expr(e, f),
+        StmtKind::Expr(e) | StmtKind::Spec { expr: e, .. } | StmtKind::Return(Some(e)) => {
+            map_expr(e, f)
+        }
         StmtKind::If { cond, then, els } => {
             map_expr(cond, f);
             map_stmt(then, f);
@@ -176,7 +178,7 @@ pub(super) fn map_stmt(s: &mut Stmt, f: &mut dyn FnMut(&mut Expr) -> bool) {
     }
 }
 
-fn map_clause(c: &mut Clause, f: &mut dyn FnMut(&mut Expr) -> bool) {
+pub(super) fn map_clause(c: &mut Clause, f: &mut dyn FnMut(&mut Expr) -> bool) {
     match &mut c.body {
         ClauseBody::Expr(e) | ClauseBody::Signals(_, _, e) => map_expr(e, f),
         ClauseBody::List(es) => es.iter_mut().for_each(|e| map_expr(e, f)),
@@ -201,7 +203,8 @@ fn spelling(e: &mut Expr, null: bool) -> bool {
     let new = match &mut e.kind {
         ExprKind::ThreadId(t) if t == "\\ltid" => name("threadIdx.x", span),
         ExprKind::ThreadId(t) if t == "\\gtid" => gtid(span),
-        ExprKind::Field(base, f) if matches!(&base.kind, ExprKind::Name(b) if super::builtin_name(&b.name, &f.name).is_some()) => {
+        ExprKind::Field(base, f) if matches!(&base.kind, ExprKind::Name(b) if super::builtin_name(&b.name, &f.name).is_some()) =>
+        {
             let ExprKind::Name(b) = &base.kind else { return false };
             name(super::builtin_name(&b.name, &f.name).unwrap_or("threadIdx.x"), span)
         }
@@ -210,32 +213,67 @@ fn spelling(e: &mut Expr, null: bool) -> bool {
         ExprKind::Builtin(Builtin::PointerIndex, args) if args.len() == 3 => {
             args.iter_mut().for_each(|a| map_expr(a, &mut |x| spelling(x, null)));
             let (a, i, p) = (args[0].clone(), args[1].clone(), args[2].clone());
-            let len = Expr::new(ExprKind::Field(Box::new(a.clone()), Ident::new("length", span)), span);
+            let len =
+                Expr::new(ExprKind::Field(Box::new(a.clone()), Ident::new("length", span)), span);
             let cell = Expr::new(ExprKind::Index(Box::new(a.clone()), Box::new(i.clone())), span);
             let perm = Expr::new(ExprKind::Builtin(Builtin::Perm, vec![cell, p]), span);
-            let bounds = bin(BinOp::And, bin(BinOp::Le, Expr::int(0), i.clone(), span), bin(BinOp::Lt, i, len, span), span);
-            let facts = if null { bin(BinOp::And, bin(BinOp::Ne, a, Expr::new(ExprKind::Null, span), span), bounds, span) } else { bounds };
+            let bounds = bin(
+                BinOp::And,
+                bin(BinOp::Le, Expr::int(0), i.clone(), span),
+                bin(BinOp::Lt, i, len, span),
+                span,
+            );
+            let facts = if null {
+                bin(
+                    BinOp::And,
+                    bin(BinOp::Ne, a, Expr::new(ExprKind::Null, span), span),
+                    bounds,
+                    span,
+                )
+            } else {
+                bounds
+            };
             bin(BinOp::Star, facts, perm, span)
         }
         ExprKind::Builtin(Builtin::Pointer, args) if args.len() == 3 => {
             args.iter_mut().for_each(|a| map_expr(a, &mut |x| spelling(x, null)));
             let (a, n, p) = (args[0].clone(), args[1].clone(), args[2].clone());
-            let len = Expr::new(ExprKind::Field(Box::new(a.clone()), Ident::new("length", span)), span);
+            let len =
+                Expr::new(ExprKind::Field(Box::new(a.clone()), Ident::new("length", span)), span);
             let k = name("cuda_k", span);
             let cell = Expr::new(ExprKind::Index(Box::new(a.clone()), Box::new(k.clone())), span);
             let perm = Expr::new(ExprKind::Builtin(Builtin::Perm, vec![cell, p]), span);
-            let range = bin(BinOp::And, bin(BinOp::Le, Expr::int(0), k.clone(), span), bin(BinOp::Lt, k, n.clone(), span), span);
+            let range = bin(
+                BinOp::And,
+                bin(BinOp::Le, Expr::int(0), k.clone(), span),
+                bin(BinOp::Lt, k, n.clone(), span),
+                span,
+            );
             let all = Expr::new(
                 ExprKind::Quant {
                     kind: QuantKind::ForallStar,
-                    bindings: vec![Binding { ty: int_ty(), name: Ident::new("cuda_k", span), range: None, span }],
+                    bindings: vec![Binding {
+                        ty: int_ty(),
+                        name: Ident::new("cuda_k", span),
+                        range: None,
+                        span,
+                    }],
                     cond: Some(Box::new(range)),
                     body: Box::new(perm),
                 },
                 span,
             );
             let fits = bin(BinOp::Le, n, len, span);
-            let facts = if null { bin(BinOp::And, bin(BinOp::Ne, a, Expr::new(ExprKind::Null, span), span), fits, span) } else { fits };
+            let facts = if null {
+                bin(
+                    BinOp::And,
+                    bin(BinOp::Ne, a, Expr::new(ExprKind::Null, span), span),
+                    fits,
+                    span,
+                )
+            } else {
+                fits
+            };
             bin(BinOp::Star, facts, all, span)
         }
         _ => return false,
@@ -253,7 +291,9 @@ fn has_old(e: &Expr) -> bool {
 fn has_resource(e: &Expr) -> bool {
     let mut found = false;
     crate::front::visit::walk_expr(e, &mut |x| {
-        if matches!(&x.kind, ExprKind::Builtin(b, _) if b.is_resource()) || matches!(x.kind, ExprKind::Scale(..)) {
+        if matches!(&x.kind, ExprKind::Builtin(b, _) if b.is_resource())
+            || matches!(x.kind, ExprKind::Scale(..))
+        {
             found = true;
         }
     });
@@ -284,7 +324,11 @@ fn instances(facts: &[Expr], vars: &[&str], span: Span) -> Vec<Expr> {
         let mut nonempty = Vec::new();
         for v in vars {
             let hi = if *v == "threadIdx.x" { "blockDim.x" } else { "gridDim.x" };
-            let at = if last { bin(BinOp::Sub, name(hi, span), Expr::int(1), span) } else { Expr::int(0) };
+            let at = if last {
+                bin(BinOp::Sub, name(hi, span), Expr::int(1), span)
+            } else {
+                Expr::int(0)
+            };
             map_expr(&mut inst, &mut |x| {
                 if matches!(&x.kind, ExprKind::Name(n) if n.name == *v) {
                     *x = at.clone();
@@ -294,14 +338,20 @@ fn instances(facts: &[Expr], vars: &[&str], span: Span) -> Vec<Expr> {
             });
             nonempty.push(bin(BinOp::Lt, Expr::int(0), name(hi, span), span));
         }
-        let guard = nonempty.into_iter().reduce(|a, b| bin(BinOp::And, a, b, span)).unwrap_or_else(|| Expr::new(ExprKind::Bool(true), span));
+        let guard = nonempty
+            .into_iter()
+            .reduce(|a, b| bin(BinOp::And, a, b, span))
+            .unwrap_or_else(|| Expr::new(ExprKind::Bool(true), span));
         out.push(bin(BinOp::Implies, guard, inst, span));
     }
     out
 }
 
 fn join(parts: Vec<Expr>, span: Span) -> Expr {
-    parts.into_iter().reduce(|a, b| bin(BinOp::Star, a, b, span)).unwrap_or_else(|| Expr::new(ExprKind::Bool(true), span))
+    parts
+        .into_iter()
+        .reduce(|a, b| bin(BinOp::Star, a, b, span))
+        .unwrap_or_else(|| Expr::new(ExprKind::Bool(true), span))
 }
 
 /// A thread's clause `e` for all threads (`vars`, outermost first): conjuncts that do not
@@ -343,14 +393,30 @@ fn quantified(e: &Expr, vars: &[&str], span: Span) -> Expr {
     };
     let mut parts = outside;
     if !facts.is_empty() {
-        parts.push(nest(QuantKind::Forall, vars, None, join(facts.clone(), span)));
+        for f in &facts {
+            // Over the variables the fact depends on only: a quantified variable that no
+            // term mentions leaves the quantifier without a trigger.
+            let (on, off): (Vec<&str>, Vec<&str>) = vars.iter().partition(|v| mentions(f, &[**v]));
+            let mut q = nest(QuantKind::Forall, &on, None, f.clone());
+            for v in off {
+                let hi = if v == "threadIdx.x" { "blockDim.x" } else { "gridDim.x" };
+                q = bin(
+                    BinOp::Implies,
+                    bin(BinOp::Lt, Expr::int(0), name(hi, span), span),
+                    q,
+                    span,
+                );
+            }
+            parts.push(q);
+        }
         parts.extend(instances(&facts, vars, span));
     }
     for r in res {
         // A permission the same in every block (or thread) is held that many times over: a
         // quantifier over a variable the location does not depend on would not be injective.
         let (on, off): (Vec<&str>, Vec<&str>) = vars.iter().partition(|v| mentions(&r, &[**v]));
-        let usable: Vec<Expr> = facts.iter().filter(|f| !off.iter().any(|v| mentions(f, &[*v]))).cloned().collect();
+        let usable: Vec<Expr> =
+            facts.iter().filter(|f| !off.iter().any(|v| mentions(f, &[*v]))).cloned().collect();
         let cond = usable.into_iter().reduce(|a, b| bin(BinOp::And, a, b, span));
         let mut q = if on.is_empty() { r } else { nest(QuantKind::ForallStar, &on, cond, r) };
         for v in off {
@@ -378,7 +444,11 @@ fn uses_more_dimensions(m: &Method) -> Option<Span> {
     };
     if let MethodBody::Block(b) = &m.body {
         for s in &b.stmts {
-            crate::front::visit::walk_stmts(s, &mut |s| crate::front::visit::stmt_exprs(s, &mut |e| crate::front::visit::walk_expr(e, &mut check)));
+            crate::front::visit::walk_stmts(s, &mut |s| {
+                crate::front::visit::stmt_exprs(s, &mut |e| {
+                    crate::front::visit::walk_expr(e, &mut check)
+                })
+            });
         }
     }
     at
@@ -442,6 +512,14 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
     let mut thread = Vec::new();
     let mut block = Vec::new();
     let mut whole = Vec::new();
+    // Launch sizes are not negative (a permission held once per block is scaled by them).
+    let sizes = bin(
+        BinOp::And,
+        bin(BinOp::Le, Expr::int(0), name("gridDim.x", m.name.span), m.name.span),
+        bin(BinOp::Le, Expr::int(0), name("blockDim.x", m.name.span), m.name.span),
+        m.name.span,
+    );
+    method_clauses.push(clause(ClauseKind::ContextEverywhere, sizes, m.name.span));
     for (a, span) in non_null {
         let fact = bin(BinOp::Ne, name(&a, span), Expr::new(ExprKind::Null, span), span);
         method_clauses.push(clause(ClauseKind::ContextEverywhere, fact, span));
@@ -458,7 +536,11 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
                     let facts: Vec<Expr> = e
                         .conjuncts()
                         .into_iter()
-                        .filter(|x| mentions(x, &["threadIdx.x", "blockIdx.x"]) && !has_resource(x) && !has_old(x))
+                        .filter(|x| {
+                            mentions(x, &["threadIdx.x", "blockIdx.x"])
+                                && !has_resource(x)
+                                && !has_old(x)
+                        })
                         .cloned()
                         .collect();
                     for f in instances(&facts, &["blockIdx.x", "threadIdx.x"], c.span) {
@@ -466,7 +548,11 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
                     }
                 }
                 block.push(clause(c.kind, quantified(&e, &["threadIdx.x"], c.span), c.span));
-                whole.push(clause(c.kind, quantified(&e, &["blockIdx.x", "threadIdx.x"], c.span), c.span));
+                whole.push(clause(
+                    c.kind,
+                    quantified(&e, &["blockIdx.x", "threadIdx.x"], c.span),
+                    c.span,
+                ));
                 thread.push(c);
             }
             ClauseKind::ContextEverywhere => {

@@ -11,6 +11,7 @@
 //! the typedef prelude ([`prep::PRELUDE`]).
 
 mod convert;
+pub mod emit;
 mod lower;
 pub mod prep;
 
@@ -33,10 +34,25 @@ pub const CUDA_BUILTINS: &[&str] = &["threadIdx", "blockIdx", "blockDim", "gridD
 /// `threadIdx` `.` `x` → `threadIdx.x`.
 pub fn builtin_name(base: &str, field: &str) -> Option<&'static str> {
     const NAMES: &[&str] = &[
-        "threadIdx.x", "threadIdx.y", "threadIdx.z", "blockIdx.x", "blockIdx.y", "blockIdx.z",
-        "blockDim.x", "blockDim.y", "blockDim.z", "gridDim.x", "gridDim.y", "gridDim.z",
+        "threadIdx.x",
+        "threadIdx.y",
+        "threadIdx.z",
+        "blockIdx.x",
+        "blockIdx.y",
+        "blockIdx.z",
+        "blockDim.x",
+        "blockDim.y",
+        "blockDim.z",
+        "gridDim.x",
+        "gridDim.y",
+        "gridDim.z",
     ];
-    NAMES.iter().copied().find(|n| n.len() == base.len() + 1 + field.len() && n.starts_with(base) && n.ends_with(field) && n.as_bytes()[base.len()] == b'.')
+    NAMES.iter().copied().find(|n| {
+        n.len() == base.len() + 1 + field.len()
+            && n.starts_with(base)
+            && n.ends_with(field)
+            && n.as_bytes()[base.len()] == b'.'
+    })
 }
 
 /// Does this text look like C or CUDA rather than PVL? A directive at the start of a line, or a
@@ -85,7 +101,16 @@ fn parse_here(src: &str) -> Parsed {
                     .with_primary(Span::new(at, (at + 1).min(src.len())), format!("expected one of {}", shown.join(" ")))
                     .with_help("alpine-rs reads C11 with the CUDA qualifiers; C++ (templates, classes, references) is not supported"),
             );
-            return finish(src, Program { items: vec![], main: None, span: Span::new(0, src.len()), memo: Default::default() }, diags);
+            return finish(
+                src,
+                Program {
+                    items: vec![],
+                    main: None,
+                    span: Span::new(0, src.len()),
+                    memo: Default::default(),
+                },
+                diags,
+            );
         }
     };
     let mut functions = HashSet::new();
@@ -108,10 +133,20 @@ fn parse_here(src: &str) -> Parsed {
             c::ExternalDeclaration::StaticAssert(_) => {}
         }
     }
-    let launches: HashMap<usize, usize> = prep.launches.iter().enumerate().map(|(k, l)| (l.name_end, k)).collect();
+    let launches: HashMap<usize, usize> =
+        prep.launches.iter().enumerate().map(|(k, l)| (l.name_end, k)).collect();
     let mut defines = HashMap::new();
     // The CUDA runtime's copy directions, which programs pass to their own memcpy models.
-    for (k, v) in ["cudaMemcpyHostToHost", "cudaMemcpyHostToDevice", "cudaMemcpyDeviceToHost", "cudaMemcpyDeviceToDevice", "cudaMemcpyDefault"].iter().zip(0..) {
+    for (k, v) in [
+        "cudaMemcpyHostToHost",
+        "cudaMemcpyHostToDevice",
+        "cudaMemcpyDeviceToHost",
+        "cudaMemcpyDeviceToDevice",
+        "cudaMemcpyDefault",
+    ]
+    .iter()
+    .zip(0..)
+    {
         defines.insert(k.to_string(), Expr::int(v));
     }
     for d in &prep.defines {
@@ -143,7 +178,9 @@ fn parse_here(src: &str) -> Parsed {
                     items.push(Item::Method(m));
                 }
             }
-            c::ExternalDeclaration::Declaration(d) => declaration(&mut cv, d, contract, span, &mut items),
+            c::ExternalDeclaration::Declaration(d) => {
+                declaration(&mut cv, d, contract, span, &mut items)
+            }
             c::ExternalDeclaration::StaticAssert(_) => cv.unsupported("_Static_assert", span),
         }
         cursor = span.end();
@@ -166,7 +203,8 @@ fn parse_here(src: &str) -> Parsed {
         }
     }
     runtime_models(&mut items, &cv.functions);
-    let program = Program { items, main: None, span: Span::new(0, src.len()), memo: Default::default() };
+    let program =
+        Program { items, main: None, span: Span::new(0, src.len()), memo: Default::default() };
     let diags = std::mem::take(&mut cv.diags);
     finish(src, program, diags)
 }
@@ -186,15 +224,26 @@ fn top_annotations(cv: &mut Conv, lo: usize, hi: usize, items: &mut Vec<Item>) -
             continue;
         }
         cv.used[k] = true;
-        let first: String = a.body.text(cv.norm).trim_start().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
-        let clause = crate::front::keywords::CLAUSE_WORDS.contains(&first.as_str()) || first == "gpuopt";
+        let first: String = a
+            .body
+            .text(cv.norm)
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let clause =
+            crate::front::keywords::CLAUSE_WORDS.contains(&first.as_str()) || first == "gpuopt";
         if clause {
-            let frag = parse_fragment(cv.norm, a.body, Dialect::V2);
+            let mut frag = parse_fragment(cv.norm, a.body, Dialect::V2);
             cv.diags.extend(frag.diagnostics);
+            for item in &mut frag.items {
+                cv.substitute_defines(item);
+            }
             for f in frag.items {
                 match f {
                     FragItem::Prefix(p) => {
-                        prefix.span = if prefix.is_empty() { p.span } else { prefix.span.to(p.span) };
+                        prefix.span =
+                            if prefix.is_empty() { p.span } else { prefix.span.to(p.span) };
                         prefix.clauses.extend(p.clauses);
                         prefix.annotations.extend(p.annotations);
                     }
@@ -242,7 +291,10 @@ fn runtime_models(items: &mut Vec<Item>, declared: &HashSet<String>) {
                     crate::front::visit::walk_expr(e, &mut |x| {
                         if let ExprKind::Call { recv: None, name, args, .. } = &x.kind {
                             let n = name.name.as_str();
-                            if RUNTIME_WITHOUT_EFFECT.contains(&n) && !declared.contains(n) && !arity.iter().any(|(m, _)| m == n) {
+                            if RUNTIME_WITHOUT_EFFECT.contains(&n)
+                                && !declared.contains(n)
+                                && !arity.iter().any(|(m, _)| m == n)
+                            {
                                 arity.push((n.to_string(), args.len()));
                             }
                         }
@@ -259,7 +311,13 @@ fn runtime_models(items: &mut Vec<Item>, declared: &HashSet<String>) {
             ret: Type::int(),
             name: Ident::synth(n),
             type_params: vec![],
-            params: (0..k).map(|i| Param { ty: Type::int(), name: Ident::synth(format!("arg{i}")), span: Span::DUMMY }).collect(),
+            params: (0..k)
+                .map(|i| Param {
+                    ty: Type::int(),
+                    name: Ident::synth(format!("arg{i}")),
+                    span: Span::DUMMY,
+                })
+                .collect(),
             body: MethodBody::Abstract,
             span: Span::DUMMY,
         }));
@@ -275,15 +333,24 @@ fn decl_name(d: &lang_c::span::Node<c::Declarator>) -> Option<String> {
 }
 
 fn is_function_declarator(d: &lang_c::span::Node<c::Declarator>) -> bool {
-    d.node.derived.iter().any(|x| matches!(x.node, c::DerivedDeclarator::Function(_) | c::DerivedDeclarator::KRFunction(_)))
+    d.node.derived.iter().any(|x| {
+        matches!(x.node, c::DerivedDeclarator::Function(_) | c::DerivedDeclarator::KRFunction(_))
+    })
 }
 
 /// The return type: the specifiers and the pointers before the function declarator.
-fn return_type(cv: &mut Conv, specs: &[lang_c::span::Node<c::DeclarationSpecifier>], d: &lang_c::span::Node<c::Declarator>, span: Span) -> Type {
+fn return_type(
+    cv: &mut Conv,
+    specs: &[lang_c::span::Node<c::DeclarationSpecifier>],
+    d: &lang_c::span::Node<c::Declarator>,
+    span: Span,
+) -> Type {
     let mut ty = cv.base_type(specs, span);
     for der in &d.node.derived {
         match der.node {
-            c::DerivedDeclarator::Pointer(_) => ty = Type { kind: TypeKind::Array(Box::new(ty), None), span },
+            c::DerivedDeclarator::Pointer(_) => {
+                ty = Type { kind: TypeKind::Array(Box::new(ty), None), span }
+            }
             c::DerivedDeclarator::Function(_) | c::DerivedDeclarator::KRFunction(_) => break,
             _ => {}
         }
@@ -291,7 +358,12 @@ fn return_type(cv: &mut Conv, specs: &[lang_c::span::Node<c::DeclarationSpecifie
     ty
 }
 
-fn function(cv: &mut Conv, f: &lang_c::span::Node<c::FunctionDefinition>, contract: Prefix, span: Span) -> Option<Method> {
+fn function(
+    cv: &mut Conv,
+    f: &lang_c::span::Node<c::FunctionDefinition>,
+    contract: Prefix,
+    span: Span,
+) -> Option<Method> {
     let d = &f.node.declarator;
     let name_id = decl_ident(cv, d)?;
     let ret = return_type(cv, &f.node.specifiers, d, span);
@@ -334,7 +406,13 @@ fn decl_ident(cv: &Conv, d: &lang_c::span::Node<c::Declarator>) -> Option<Ident>
 
 /// A top-level declaration: function prototypes become methods without a body (their contract
 /// is what calls may assume); typedefs are types; anything else is refused by name.
-fn declaration(cv: &mut Conv, d: &lang_c::span::Node<c::Declaration>, contract: Prefix, span: Span, items: &mut Vec<Item>) {
+fn declaration(
+    cv: &mut Conv,
+    d: &lang_c::span::Node<c::Declaration>,
+    contract: Prefix,
+    span: Span,
+    items: &mut Vec<Item>,
+) {
     let typedef = d.node.specifiers.iter().any(|s| matches!(&s.node, c::DeclarationSpecifier::StorageClass(k) if k.node == c::StorageClassSpecifier::Typedef));
     if typedef {
         return;
@@ -343,7 +421,11 @@ fn declaration(cv: &mut Conv, d: &lang_c::span::Node<c::Declaration>, contract: 
     for id in &d.node.declarators {
         let decl = &id.node.declarator;
         if !is_function_declarator(decl) {
-            items.push(Item::Opaque(Opaque { keyword: "global variable".into(), text: span.text(cv.src).to_string(), span }));
+            items.push(Item::Opaque(Opaque {
+                keyword: "global variable".into(),
+                text: span.text(cv.src).to_string(),
+                span,
+            }));
             continue;
         }
         let Some(name) = decl_ident(cv, decl) else { continue };

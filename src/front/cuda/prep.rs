@@ -182,7 +182,8 @@ pub(crate) fn prepare(src: &str) -> Prepared {
                 } else if word == "__launch_bounds__" {
                     let end = balanced_parens(bytes, i).unwrap_or(i);
                     blank(&mut out, lo, end);
-                    p.qualifiers.push(Qualifier { word: "__launch_bounds__", span: Span::new(lo, end) });
+                    p.qualifiers
+                        .push(Qualifier { word: "__launch_bounds__", span: Span::new(lo, end) });
                     i = end;
                 }
             }
@@ -252,7 +253,8 @@ fn directive(src: &str, i: usize, out: &mut [u8], p: &mut Prepared) -> usize {
     let text = &src[i + 1..end];
     let trimmed = text.trim_start();
     let word_at = i + 1 + (text.len() - trimmed.len());
-    let word: String = trimmed.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+    let word: String =
+        trimmed.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
     match word.as_str() {
         "include" | "pragma" | "" => {}
         "define" => {
@@ -325,6 +327,11 @@ fn trimmed(src: &str, lo: usize, hi: usize) -> Span {
     let l = lo + (s.len() - s.trim_start().len());
     let h = lo + s.trim_end().len();
     Span::new(l, h.max(l))
+}
+
+/// Only the annotation comments of `src` (for placing generated text).
+pub(crate) fn prepare_comments(src: &str) -> Vec<AnnotComment> {
+    prepare(src).annots
 }
 
 #[cfg(test)]

@@ -1,0 +1,177 @@
+//! Generated text in a C/CUDA file: the optimizations write PVL fragments (loop invariants
+//! before a loop, `assert`s, barrier contracts); here they become CUDA with VerCors'
+//! annotation comments, so that every edit on a `.cu` file stays C. Called by the edit engine
+//! for every replacement on a C/CUDA text: the one place all output goes through.
+
+use crate::front::keywords::{CLAUSE_WORDS, SPEC_WORDS};
+use crate::front::lexer::{lex, TokKind};
+
+/// Where an edit lands in the original text.
+enum Place {
+    Code,
+    /// Inside a `//@` comment: every new line must open one too.
+    LineAnnotation,
+    /// Inside a `/*@ … @*/` comment: text goes in as is.
+    BlockAnnotation,
+}
+
+fn place(src: &str, at: usize) -> Place {
+    for a in super::prep::prepare_comments(src) {
+        if a.body.start() <= at && at <= a.body.end() {
+            return if src[a.span.range()].starts_with("//") {
+                Place::LineAnnotation
+            } else {
+                Place::BlockAnnotation
+            };
+        }
+    }
+    Place::Code
+}
+
+/// The CUDA form of replacement `text` for the bytes `lo..` of `src`.
+pub fn adapt(src: &str, lo: usize, text: &str) -> String {
+    match place(src, lo) {
+        Place::BlockAnnotation => text.to_string(),
+        Place::LineAnnotation => {
+            // Continue the annotation on each new line, after its indentation.
+            let mut out = String::with_capacity(text.len() + 16);
+            for (k, line) in text.split('\n').enumerate() {
+                if k > 0 {
+                    out.push('\n');
+                    let body = line.trim_start();
+                    out.push_str(&line[..line.len() - body.len()]);
+                    if !body.is_empty() && !body.starts_with("//@") {
+                        out.push_str("//@ ");
+                    }
+                    out.push_str(body);
+                } else {
+                    out.push_str(line);
+                }
+            }
+            out
+        }
+        Place::Code => wrap_annotations(text),
+    }
+}
+
+/// Wrap the specification statements and clauses of a PVL fragment in annotation comments,
+/// and write `barrier(L) { clauses }` as the clauses before `__syncthreads();`.
+fn wrap_annotations(text: &str) -> String {
+    let toks = lex(text).tokens;
+    let word = |i: usize| -> &str {
+        toks.get(i).filter(|t| t.kind == TokKind::Word).map_or("", |t| t.span.text(text))
+    };
+    let punct = |i: usize| -> &str {
+        toks.get(i).filter(|t| t.kind == TokKind::Punct).map_or("", |t| t.span.text(text))
+    };
+    let mut out = String::with_capacity(text.len() + 32);
+    let mut pos = 0;
+    let mut i = 0;
+    let mut at_start = true;
+    while i < toks.len() && toks[i].kind != TokKind::Eof {
+        let w = word(i);
+        let next = punct(i + 1);
+        let spec = at_start
+            && (CLAUSE_WORDS.contains(&w) || SPEC_WORDS.contains(&w) || w == "ghost")
+            && !matches!(next, "=" | "." | "++" | "--" | "+=" | "-=");
+        if spec {
+            // To the `;` that ends it at depth 0 (a `ghost { … }` block ends at its brace).
+            let mut depth = 0i32;
+            let mut j = i;
+            while j < toks.len() && toks[j].kind != TokKind::Eof {
+                match punct(j) {
+                    "(" | "[" | "{" => depth += 1,
+                    ")" | "]" => depth -= 1,
+                    "}" => {
+                        depth -= 1;
+                        if depth == 0 && w == "ghost" {
+                            break;
+                        }
+                    }
+                    ";" if depth == 0 => break,
+                    _ => {}
+                }
+                j += 1;
+            }
+            let (lo, hi) = (toks[i].span.start(), toks.get(j).map_or(text.len(), |t| t.span.end()));
+            out.push_str(&text[pos..lo]);
+            out.push_str("/*@ ");
+            out.push_str(&text[lo..hi]);
+            out.push_str(" @*/");
+            pos = hi;
+            i = j + 1;
+            at_start = true;
+            continue;
+        }
+        if at_start
+            && w == "barrier"
+            && punct(i + 1) == "("
+            && punct(i + 3) == ")"
+            && punct(i + 4) == "{"
+        {
+            // `barrier(L) { clauses }` → `/*@ clauses @*/ __syncthreads();`
+            let mut j = i + 5;
+            let mut depth = 1i32;
+            while j < toks.len() && toks[j].kind != TokKind::Eof {
+                match punct(j) {
+                    "{" => depth += 1,
+                    "}" => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            if j < toks.len() {
+                let inner = text[toks[i + 4].span.end()..toks[j].span.start()].trim();
+                out.push_str(&text[pos..toks[i].span.start()]);
+                if !inner.is_empty() {
+                    out.push_str("/*@ ");
+                    out.push_str(inner);
+                    out.push_str(" @*/ ");
+                }
+                out.push_str("__syncthreads();");
+                pos = toks[j].span.end();
+                i = j + 1;
+                at_start = true;
+                continue;
+            }
+        }
+        at_start = matches!(punct(i), ";" | "{" | "}");
+        i += 1;
+    }
+    out.push_str(&text[pos..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clauses_and_assertions_in_code_become_annotation_comments() {
+        let t = "a[0] = 1;\n  loop_invariant 1 <= k && k <= m;\n  for (int k = 1; k < m; k++) { assert k > 0; x = k; }";
+        let w = wrap_annotations(t);
+        assert!(w.contains("/*@ loop_invariant 1 <= k && k <= m; @*/"), "{w}");
+        assert!(w.contains("/*@ assert k > 0; @*/ x = k;"), "{w}");
+        assert!(w.starts_with("a[0] = 1;"));
+    }
+
+    #[test]
+    fn a_barrier_becomes_syncthreads_with_its_contract() {
+        let w = wrap_annotations(
+            "x = 1;\nbarrier(cuda_block) {\n  context Perm(a[t], write);\n}\ny = 2;",
+        );
+        assert_eq!(w, "x = 1;\n/*@ context Perm(a[t], write); @*/ __syncthreads();\ny = 2;");
+    }
+
+    #[test]
+    fn text_inside_a_line_annotation_continues_it() {
+        let src = "//@ loop_invariant x;\nfor (;;) {}\n";
+        let out = adapt(src, 4, "loop_invariant y;\nloop_invariant z;");
+        assert_eq!(out, "loop_invariant y;\n//@ loop_invariant z;");
+    }
+}
