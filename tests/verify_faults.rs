@@ -1,0 +1,249 @@
+//! Faults around `alpine-rs verify`: the Silicon JVM and its z3 processes die with alpine-rs when
+//! it is stopped by a signal, and a timeout is exit 3 with its reason, never a verdict.
+//!
+//! Runs Silicon for real: needs the backend (`alpine-rs backend install`, done by `.ci/run`).
+//! Without it `verify` exits 3 before starting a JVM and these tests fail; they never pass
+//! vacuously. Linux only: processes are found through /proc.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// 2^30 feasible paths (independent branch conditions): Silicon cannot finish this in hours, and
+/// it starts z3 processes early, so a run of it has a full process tree to kill.
+fn slow_program() -> String {
+    let n = 30;
+    let params: Vec<String> = (1..=n).map(|i| format!("boolean b{i}")).collect();
+    let mut s = format!(
+        "class Slow {{\n  ensures \\result >= 0;\n  int paths({}) {{\n    int r = 0;\n",
+        params.join(", ")
+    );
+    for i in 1..=n {
+        s.push_str(&format!("    if (b{i}) {{ r = r + 1; }} else {{ r = r + 2; }}\n"));
+    }
+    s.push_str("    return r;\n  }\n}\n");
+    s
+}
+
+/// How long a JVM may take to start Silicon and its first z3 on a busy 2-core machine.
+const START_LIMIT: Duration = Duration::from_secs(180);
+
+/// How long the group may take to disappear after alpine-rs is signalled.
+const DEATH_LIMIT: Duration = Duration::from_secs(10);
+
+/// Silicon JVMs are big and CPU-hungry; one test at a time.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+// ------------------------------------------------------------------------------------------------
+// Processes, from /proc
+
+/// One process: its pid and start time (together unique, even if the pid is reused), parent,
+/// process group, state and name.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Proc {
+    pid: i32,
+    start: u64,
+    ppid: i32,
+    pgid: i32,
+    state: char,
+    comm: String,
+}
+
+fn read_proc(pid: i32) -> Option<Proc> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid pgrp …`; comm may hold spaces and parentheses: split at the last ')'.
+    let (head, rest) = stat.rsplit_once(')')?;
+    let comm = head.split_once('(')?.1.to_string();
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // Fields after comm, from 0: state, ppid, pgrp, …, starttime (field 22 of the line) at 19.
+    Some(Proc {
+        pid,
+        state: f.first()?.chars().next()?,
+        ppid: f.get(1)?.parse().ok()?,
+        pgid: f.get(2)?.parse().ok()?,
+        start: f.get(19)?.parse().ok()?,
+        comm,
+    })
+}
+
+fn all_procs() -> Vec<Proc> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).filter_map(read_proc).collect()
+}
+
+/// The descendants of `root`, with their depth below it (1 for a child).
+fn descendants(root: i32) -> Vec<(Proc, usize)> {
+    let procs = all_procs();
+    let mut out = Vec::new();
+    let mut frontier = vec![root];
+    let mut depth = 0;
+    while !frontier.is_empty() {
+        depth += 1;
+        let next: Vec<&Proc> = procs.iter().filter(|p| frontier.contains(&p.ppid)).collect();
+        frontier = next.iter().map(|p| p.pid).collect();
+        out.extend(next.into_iter().map(|p| (p.clone(), depth)));
+    }
+    out
+}
+
+/// Those of `seen` still running (a zombie has finished; orphans wait for pid 1 to reap them),
+/// and any other live member of the process groups they lead. Only groups led by a process seen
+/// below alpine-rs count: a short-lived child that stayed in the test's own group (`java
+/// -version`) must not make the whole group, test harness included, a "survivor".
+fn survivors(seen: &BTreeSet<Proc>) -> Vec<Proc> {
+    let groups: BTreeSet<i32> = seen.iter().filter(|p| p.pgid == p.pid).map(|p| p.pgid).collect();
+    all_procs()
+        .into_iter()
+        .filter(|p| p.state != 'Z')
+        .filter(|p| {
+            seen.iter().any(|s| s.pid == p.pid && s.start == p.start) || groups.contains(&p.pgid)
+        })
+        .collect()
+}
+
+/// A started `alpine-rs`, and every process seen below it. On drop (a failed assertion included)
+/// everything still running is killed: a failing test must not leave JVMs behind.
+struct Watched {
+    child: Child,
+    seen: BTreeSet<Proc>,
+}
+
+impl Watched {
+    fn start(args: &[&str]) -> Watched {
+        let child = Command::new(env!("CARGO_BIN_EXE_alpine-rs"))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("alpine-rs starts");
+        Watched { child, seen: BTreeSet::new() }
+    }
+
+    fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// Records the current descendants; returns the deepest depth seen now.
+    fn poll(&mut self) -> usize {
+        let now = descendants(self.pid());
+        let deepest = now.iter().map(|(_, d)| *d).max().unwrap_or(0);
+        self.seen.extend(now.into_iter().map(|(p, _)| p));
+        deepest
+    }
+
+    /// Waits until alpine-rs has a grandchild (a z3 of its Silicon JVM).
+    fn wait_for_grandchild(&mut self) {
+        let t0 = Instant::now();
+        while self.poll() < 2 {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("alpine-rs exited ({status}) before starting z3: {}", self.stderr());
+            }
+            assert!(t0.elapsed() < START_LIMIT, "no z3 after {START_LIMIT:?}: {:?}", self.seen);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits for alpine-rs to exit, recording descendants meanwhile.
+    fn wait(&mut self, limit: Duration) -> std::process::ExitStatus {
+        let t0 = Instant::now();
+        loop {
+            self.poll();
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status;
+            }
+            assert!(t0.elapsed() < limit, "alpine-rs still runs after {limit:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn stderr(&mut self) -> String {
+        let mut s = String::new();
+        if let Some(e) = self.child.stderr.as_mut() {
+            let _ = e.read_to_string(&mut s);
+        }
+        s
+    }
+
+    /// Asserts that nothing seen below alpine-rs still runs, after at most [`DEATH_LIMIT`].
+    fn assert_no_survivors(&self, what: &str) {
+        let t0 = Instant::now();
+        let mut left = survivors(&self.seen);
+        while !left.is_empty() && t0.elapsed() < DEATH_LIMIT {
+            std::thread::sleep(Duration::from_millis(100));
+            left = survivors(&self.seen);
+        }
+        assert!(
+            left.is_empty(),
+            "{what}: {} of the {} processes started below alpine-rs survive it: {left:#?}",
+            left.len(),
+            self.seen.len()
+        );
+    }
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        for p in survivors(&self.seen) {
+            // SAFETY: kill(2) on a pid just seen running with the start time we recorded.
+            unsafe {
+                libc::kill(p.pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+fn slow_file(name: &str) -> PathBuf {
+    let d = common::tmpdir("verify-faults", name);
+    let f = d.join("slow.pvl");
+    std::fs::write(&f, slow_program()).expect("writable");
+    f
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// Starts `verify` on the slow program, waits until its JVM runs z3, sends `sig` to alpine-rs
+/// alone (as `timeout` and CI runners do), and checks that alpine-rs dies of that signal and
+/// takes its whole process tree with it.
+fn children_die_with(sig: i32, name: &str) {
+    let _serial = serial();
+    let f = slow_file(name);
+    let mut w = Watched::start(&["verify", "--no-cache", "--timeout", "0", s(&f)]);
+    w.wait_for_grandchild();
+    let comms: BTreeSet<&str> = w.seen.iter().map(|p| p.comm.as_str()).collect();
+    assert!(comms.contains("java"), "no JVM below alpine-rs: {:?}", w.seen);
+    // SAFETY: kill(2) on our own child, which has not been reaped.
+    assert_eq!(unsafe { libc::kill(w.pid(), sig) }, 0);
+    let status = w.wait(DEATH_LIMIT);
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(sig), "alpine-rs must end by the signal itself: {status}");
+    w.assert_no_survivors(name);
+}
+
+#[test]
+fn sigterm_kills_silicon_and_its_z3_processes() {
+    children_die_with(libc::SIGTERM, "sigterm");
+}
+
+#[test]
+fn sigint_kills_silicon_and_its_z3_processes() {
+    children_die_with(libc::SIGINT, "sigint");
+}
+
+#[test]
+fn sighup_kills_silicon_and_its_z3_processes() {
+    children_die_with(libc::SIGHUP, "sighup");
+}
