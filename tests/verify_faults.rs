@@ -247,3 +247,25 @@ fn sigint_kills_silicon_and_its_z3_processes() {
 fn sighup_kills_silicon_and_its_z3_processes() {
     children_die_with(libc::SIGHUP, "sighup");
 }
+
+/// SIGKILL cannot be handled: the JVM still dies, by its parent-death signal. (Its z3 processes
+/// are the JVM's children, out of reach of that signal; the test kills any that remain.)
+#[test]
+fn sigkill_still_kills_the_jvm() {
+    let _serial = serial();
+    let f = slow_file("sigkill");
+    let mut w = Watched::start(&["verify", "--no-cache", "--timeout", "0", s(&f)]);
+    w.wait_for_grandchild();
+    // SAFETY: kill(2) on our own child, which has not been reaped.
+    assert_eq!(unsafe { libc::kill(w.pid(), libc::SIGKILL) }, 0);
+    w.wait(DEATH_LIMIT);
+    let jvms = |w: &Watched| -> Vec<Proc> {
+        survivors(&w.seen).into_iter().filter(|p| p.comm == "java").collect()
+    };
+    let t0 = Instant::now();
+    while !jvms(&w).is_empty() && t0.elapsed() < DEATH_LIMIT {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(jvms(&w), [], "the JVM survives a SIGKILL of alpine-rs");
+    eprintln!("after SIGKILL, still running: {:?}", survivors(&w.seen));
+}
