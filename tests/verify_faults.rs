@@ -269,3 +269,33 @@ fn sigkill_still_kills_the_jvm() {
     assert_eq!(jvms(&w), [], "the JVM survives a SIGKILL of alpine-rs");
     eprintln!("after SIGKILL, still running: {:?}", survivors(&w.seen));
 }
+
+/// A file that runs out of time is exit 3 with a V-TIMEOUT naming the limit and how to raise it,
+/// never a verdict, and its JVM and z3 processes are gone when alpine-rs exits.
+#[test]
+fn timeout_is_exit_3_with_the_reason_and_leaves_no_process() {
+    let _serial = serial();
+    let f = slow_file("timeout");
+    let mut w = Watched::start(&["verify", "--no-cache", "--timeout", "3", s(&f)]);
+    // Silicon's own limit (3 s) ends it; the wall-clock kill comes 70 s later.
+    let status = w.wait(START_LIMIT);
+    let err = w.stderr();
+    assert_eq!(status.code(), Some(3), "{err}");
+    assert!(err.contains("error[V-TIMEOUT]: verification timed out after 3 s"), "{err}");
+    assert!(err.contains("verify --timeout S") && err.contains("0 for none"), "{err}");
+    assert!(err.contains("inconclusive (timeout)"), "{err}");
+    assert!(w.seen.iter().any(|p| p.comm == "java"), "no JVM was seen: {:?}", w.seen);
+    w.assert_no_survivors("after a timeout");
+}
+
+/// The limit is finite unless asked otherwise.
+#[test]
+fn the_default_time_limit_is_finite() {
+    for (cmd, flag) in [("verify", "--timeout"), ("apply", "--verify-timeout")] {
+        let (code, out, err) = common::run_cli(&[cmd, "--help"]);
+        assert_eq!(code, 0, "{err}");
+        let help = out.split(flag).nth(1).unwrap_or_else(|| panic!("no {flag} in {out}"));
+        let default = help.split("[default: ").nth(1).and_then(|d| d.split(']').next());
+        assert_eq!(default, Some("600"), "{cmd} {flag}: {help}");
+    }
+}
