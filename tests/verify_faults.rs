@@ -1,9 +1,11 @@
 //! Faults around `alpine-rs verify`: the Silicon JVM and its z3 processes die with alpine-rs when
-//! it is stopped by a signal, and a timeout is exit 3 with its reason, never a verdict.
+//! it is stopped by a signal, and a timeout, a crash or an out-of-memory is exit 3 with its
+//! reason, never a verdict.
 //!
-//! Runs Silicon for real: needs the backend (`alpine-rs backend install`, done by `.ci/run`).
-//! Without it `verify` exits 3 before starting a JVM and these tests fail; they never pass
-//! vacuously. Linux only: processes are found through /proc.
+//! Most tests run Silicon for real: they need the backend (`alpine-rs backend install`, done by
+//! `.ci/run`). Without it `verify` exits 3 before starting a JVM and they fail; they never pass
+//! vacuously. `silicon_failures_are_exit_3_with_the_reason` uses a fake back end instead. Linux
+//! only: processes are found through /proc.
 #![cfg(target_os = "linux")]
 
 mod common;
@@ -298,4 +300,122 @@ fn the_default_time_limit_is_finite() {
         let default = help.split("[default: ").nth(1).and_then(|d| d.split(']').next());
         assert_eq!(default, Some("600"), "{cmd} {flag}: {help}");
     }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Silicon failing: a fake back end (no JVM needed)
+
+/// A fake back end in `dir`: `java` answers discovery and, as the batch driver, fails each
+/// request the way `$FAKE_SILICON` says; `javac` "compiles" the driver by touching its class.
+fn fake_backend(dir: &Path) -> Vec<(&'static str, PathBuf)> {
+    use std::os::unix::fs::PermissionsExt;
+    let java = r#"#!/bin/sh
+case "$1" in
+  -version) echo 'openjdk version "17.0.9"' >&2; exit 0;;
+  --describe-module) exit 0;;
+esac
+echo READY
+read line
+id=$(printf '%s' "$line" | cut -f2)
+case "$FAKE_SILICON" in
+  oom)
+    echo 'Exception in thread "main" java.lang.OutOfMemoryError: Java heap space' >&2
+    exit 1;;
+  crash)
+    printf 'BEGIN\t%s\nOTHER\t%s\tdriver.exception\t?\tjava.lang.StackOverflowError\nEND\t%s\tCRASH\t7\n' "$id" "$id" "$id";;
+  timeout)
+    printf 'BEGIN\t%s\nEND\t%s\tTIMEOUT\t3000\n' "$id" "$id";;
+esac
+read line
+"#;
+    let javac = r#"#!/bin/sh
+prev=""
+for a in "$@"; do
+  if [ "$prev" = "-d" ]; then touch "$a/AlpineSilicon.class"; exit 0; fi
+  prev="$a"
+done
+exit 1
+"#;
+    let z3 = "#!/bin/sh\necho 'Z3 version 4.8.12 - 64 bit'\n";
+    for (name, text) in [("java", java), ("javac", javac), ("z3", z3), ("silicon.jar", "fake")] {
+        let p = dir.join(name);
+        std::fs::write(&p, text).expect("writable");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    vec![
+        ("ALPINE_JAVA", dir.join("java")),
+        ("ALPINE_Z3", dir.join("z3")),
+        ("ALPINE_SILICON_JAR", dir.join("silicon.jar")),
+        ("ALPINE_RS_CACHE", dir.join("cache")),
+    ]
+}
+
+/// A Silicon that runs out of memory, crashes or times out gives exit 3 with the reason, never
+/// a verdict.
+#[test]
+fn silicon_failures_are_exit_3_with_the_reason() {
+    let d = common::tmpdir("verify-faults", "fake");
+    let env = fake_backend(&d);
+    let f = d.join("ok.pvl");
+    std::fs::write(
+        &f,
+        "class C {\n  ensures \\result == 1;\n  int one() {\n    return 1;\n  }\n}\n",
+    )
+    .expect("writable");
+    for (mode, needles) in [
+        (
+            "oom",
+            &[
+                "error[E-BACKEND]: Silicon stopped without a verdict",
+                "OutOfMemoryError",
+                "ran out of memory: give it more (e.g. `JAVA_TOOL_OPTIONS=-Xmx8g`",
+            ][..],
+        ),
+        ("crash", &["error[E-BACKEND]: Silicon stopped without a verdict", "StackOverflowError"]),
+        ("timeout", &["error[V-TIMEOUT]: verification timed out after 600 s"]),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_alpine-rs"))
+            .args(["verify", "--no-cache", s(&f)])
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .env("FAKE_SILICON", mode)
+            .stdin(Stdio::null())
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{mode}: {err}");
+        for n in needles {
+            assert!(err.contains(n), "{mode}: no {n:?} in {err}");
+        }
+        let last = err.lines().last().unwrap_or_default();
+        assert!(!last.contains(": verified") && !last.contains("verification failed"), "{err}");
+    }
+}
+
+/// A real Silicon out of memory (its JVM given an 8 MB heap through `JAVA_TOOL_OPTIONS`, which
+/// every JVM reads) is exit 3 with the OutOfMemoryError and how to give the JVM more.
+#[test]
+fn a_real_silicon_out_of_memory_is_exit_3_with_the_reason() {
+    let _serial = serial();
+    let d = common::tmpdir("verify-faults", "oom");
+    let f = d.join("ok.pvl");
+    std::fs::write(
+        &f,
+        "class C {\n  ensures \\result == 1;\n  int one() {\n    return 1;\n  }\n}\n",
+    )
+    .expect("writable");
+    let run = |heap: &str| {
+        Command::new(env!("CARGO_BIN_EXE_alpine-rs"))
+            .args(["verify", "--no-cache", s(&f)])
+            .env("JAVA_TOOL_OPTIONS", format!("-Xmx{heap}"))
+            .stdin(Stdio::null())
+            .output()
+            .expect("runs")
+    };
+    let out = run("8m");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("OutOfMemoryError") && err.contains("ran out of memory"), "{err}");
+    // Control: the same file verifies with a normal heap.
+    let out = run("1g");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }

@@ -227,10 +227,7 @@ fn verify_source_inner(src: &SourceFile, opts: &VerifyOptions) -> VerifyReport {
             (Verdict::BackendMissing, vec![Diagnostic::error("E-BACKEND", m)])
         }
         Err(RunError::Timeout) => (Verdict::Timeout, vec![timeout_diagnostic(opts.timeout_s)]),
-        Err(RunError::Crash(m)) => (
-            Verdict::Crash,
-            vec![Diagnostic::error("E-BACKEND", "Silicon stopped without a verdict").with_note(m)],
-        ),
+        Err(RunError::Crash(m)) => (Verdict::Crash, vec![crash_diagnostic(m)]),
         Ok(SiliconOutcome::Verified) | Ok(SiliconOutcome::Failed(_)) => {
             let (es, unsat) = encode::settle_sat(&enc.posmap, outcome_errors(outcome));
             let mut ds = map_errors(&enc, &es);
@@ -246,12 +243,7 @@ fn verify_source_inner(src: &SourceFile, opts: &VerifyOptions) -> VerifyReport {
             };
             (verdict, ds)
         }
-        Ok(SiliconOutcome::Crashed(tail)) => (
-            Verdict::Crash,
-            vec![
-                Diagnostic::error("E-BACKEND", "Silicon stopped without a verdict").with_note(tail)
-            ],
-        ),
+        Ok(SiliconOutcome::Crashed(tail)) => (Verdict::Crash, vec![crash_diagnostic(tail)]),
     };
     VerifyReport { verdict, diagnostics, time: start.elapsed() }
 }
@@ -265,6 +257,21 @@ fn timeout_diagnostic(timeout_s: u64) -> Diagnostic {
         "verification timed out; the result is inconclusive".to_string()
     };
     Diagnostic::error("V-TIMEOUT", message)
+}
+
+/// Silicon ended without a verdict; `why` is what it left (its last words, the exception). A JVM
+/// out of memory gets its own help: reinstalling the back end, the default help, would not help.
+fn crash_diagnostic(why: String) -> Diagnostic {
+    let d = Diagnostic::error("E-BACKEND", "Silicon stopped without a verdict");
+    let d = if why.contains("OutOfMemoryError") {
+        d.with_help(
+            "Silicon's JVM ran out of memory: give it more (e.g. `JAVA_TOOL_OPTIONS=-Xmx8g`, \
+             which every JVM reads), or verify fewer or smaller methods at a time",
+        )
+    } else {
+        d
+    };
+    d.with_note(why)
 }
 
 /// Read, parse, encode and verify one file.
@@ -470,16 +477,10 @@ fn verify_batch_inner(
             Err(RunError::Timeout) => {
                 fail_all(&mut reports, Verdict::Timeout, timeout_diagnostic(opts.timeout_s))
             }
-            Err(RunError::Crash(m)) => fail_all(
-                &mut reports,
-                Verdict::Crash,
-                Diagnostic::error("E-BACKEND", "Silicon stopped without a verdict").with_note(m),
-            ),
-            Ok(SiliconOutcome::Crashed(tail)) => fail_all(
-                &mut reports,
-                Verdict::Crash,
-                Diagnostic::error("E-BACKEND", "Silicon stopped without a verdict").with_note(tail),
-            ),
+            Err(RunError::Crash(m)) => fail_all(&mut reports, Verdict::Crash, crash_diagnostic(m)),
+            Ok(SiliconOutcome::Crashed(tail)) => {
+                fail_all(&mut reports, Verdict::Crash, crash_diagnostic(tail))
+            }
             Ok(outcome @ (SiliconOutcome::Verified | SiliconOutcome::Failed(_))) => {
                 let es = outcome_errors(Ok(outcome));
                 let (es, unsat) = encode::settle_sat(&posmap, es);
