@@ -190,7 +190,8 @@ pub fn doctor_with_env(cfg: &BackendConfig, env: EnvLookup) -> DoctorReport {
             note: if d.is_some() {
                 "compiled, up to date".into()
             } else {
-                "not compiled yet (compiled on first use when a compiler exists)".into()
+                "not compiled, out of date or damaged (compiled on first use when a compiler exists)"
+                    .into()
             },
         });
     }
