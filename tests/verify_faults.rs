@@ -305,8 +305,9 @@ fn the_default_time_limit_is_finite() {
 // ------------------------------------------------------------------------------------------------
 // Silicon failing: a fake back end (no JVM needed)
 
-/// A fake back end in `dir`: `java` answers discovery and, as the batch driver, fails each
-/// request the way `$FAKE_SILICON` says; `javac` "compiles" the driver by touching its class.
+/// A fake back end in `dir`: `java` answers discovery and, as the batch driver, answers each
+/// request the way `$FAKE_SILICON` says (and logs it to `$FAKE_LOG` if set); `javac` "compiles"
+/// the driver by touching its class.
 fn fake_backend(dir: &Path) -> Vec<(&'static str, PathBuf)> {
     use std::os::unix::fs::PermissionsExt;
     let java = r#"#!/bin/sh
@@ -317,7 +318,10 @@ esac
 echo READY
 read line
 id=$(printf '%s' "$line" | cut -f2)
+[ -n "$FAKE_LOG" ] && echo request >> "$FAKE_LOG"
 case "$FAKE_SILICON" in
+  verified)
+    printf 'BEGIN\t%s\nEND\t%s\tVERIFIED\t5\n' "$id" "$id";;
   oom)
     echo 'Exception in thread "main" java.lang.OutOfMemoryError: Java heap space' >&2
     exit 1;;
@@ -418,4 +422,52 @@ fn a_real_silicon_out_of_memory_is_exit_3_with_the_reason() {
     // Control: the same file verifies with a normal heap.
     let out = run("1g");
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A damaged result-cache entry (a truncated write, a disk error) is a miss: the file is verified
+/// again and the entry rewritten, never read as a verdict.
+#[test]
+fn a_damaged_result_cache_entry_is_verified_again_and_rewritten() {
+    let d = common::tmpdir("verify-faults", "cache");
+    let env = fake_backend(&d);
+    let f = d.join("ok.pvl");
+    std::fs::write(
+        &f,
+        "class C {\n  ensures \\result == 1;\n  int one() {\n    return 1;\n  }\n}\n",
+    )
+    .expect("writable");
+    let log = d.join("requests");
+    let requests = || std::fs::read_to_string(&log).map_or(0, |s| s.lines().count());
+    let verify = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_alpine-rs"))
+            .args(["verify", s(&f)])
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .env("FAKE_SILICON", "verified")
+            .env("FAKE_LOG", &log)
+            .stdin(Stdio::null())
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(err.contains(": verified in"), "{err}");
+    };
+    verify();
+    assert_eq!(requests(), 1);
+    verify();
+    assert_eq!(requests(), 1, "an intact entry answers without Silicon");
+    let results = d.join("cache").join("results");
+    let entries: Vec<PathBuf> = std::fs::read_dir(&results)
+        .expect("a results folder")
+        .flat_map(|sub| std::fs::read_dir(sub.expect("entry").path()).expect("a shard"))
+        .map(|e| e.expect("entry").path())
+        .collect();
+    let [entry] = &entries[..] else { panic!("one cached result: {entries:?}") };
+    let intact = std::fs::read(entry).expect("readable");
+    for damaged in [&intact[..intact.len() / 2], b"", b"{\"status\": \"verified\""] {
+        std::fs::write(entry, damaged).expect("writable");
+        let before = requests();
+        verify();
+        assert_eq!(requests(), before + 1, "a damaged entry is a miss");
+        assert_eq!(std::fs::read(entry).expect("readable"), intact, "and is rewritten");
+    }
 }
