@@ -242,6 +242,75 @@ fn in_place_leaves_the_original_intact_when_the_write_fails() {
     assert_ne!(std::fs::read_to_string(&f).unwrap(), orig);
 }
 
+/// `alpine-rs apply --in-place` on `file`, killed by the kernel the moment it writes past `limit`
+/// bytes into any file: SIGXFSZ keeps its default action (terminate), unlike in
+/// [`run_with_file_size_limit`]. No core file is written.
+fn in_place_killed_at_file_size(file: &Path, limit: u64) -> std::process::ExitStatus {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = bin();
+    cmd.args(["apply", "--in-place", s(file)]);
+    // SAFETY: only async-signal-safe libc calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let fsize =
+                libc::rlimit { rlim_cur: limit as libc::rlim_t, rlim_max: libc::RLIM_INFINITY };
+            let core = libc::rlimit { rlim_cur: 0, rlim_max: libc::RLIM_INFINITY };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &fsize) != 0
+                || libc::setrlimit(libc::RLIMIT_CORE, &core) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    cmd.output().expect("runs").status
+}
+
+/// A process killed while it writes the new text (here by SIGXFSZ, at several points of the
+/// write) leaves the file as it was; one that finishes the write leaves the new text: never a
+/// partial file. What a kill can leave is the hidden temporary file beside it.
+#[test]
+fn in_place_killed_during_the_write_leaves_the_old_or_the_new_file() {
+    use std::os::unix::process::ExitStatusExt;
+    let d = tmpdir("inplace-killed");
+    let f = copy_example(&d, "bump.pvl");
+    let orig = std::fs::read_to_string(&f).unwrap();
+    let (code, new, err) = run(&["apply", s(&f)]);
+    assert_eq!(code, 0, "{err}");
+    assert_ne!(new, orig);
+    let len = new.len() as u64;
+    let temporaries = || -> Vec<(String, u64)> {
+        std::fs::read_dir(&d)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "bump.pvl")
+            .map(|n| {
+                let size = std::fs::metadata(d.join(&n)).map_or(0, |m| m.len());
+                (n, size)
+            })
+            .collect()
+    };
+    for limit in [1, 64, len / 2, len - 1] {
+        let status = in_place_killed_at_file_size(&f, limit);
+        assert_eq!(status.signal(), Some(libc::SIGXFSZ), "limit {limit}: {status}");
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), orig, "killed at byte {limit}");
+        // The kill came in the middle of the write: the temporary file holds `limit` bytes.
+        let tmp = temporaries();
+        assert!(
+            matches!(&tmp[..], [(n, size)] if n.starts_with(".bump.pvl.") && n.ends_with(".tmp") && *size == limit),
+            "limit {limit}: {tmp:?}"
+        );
+        std::fs::remove_file(d.join(&tmp[0].0)).unwrap();
+    }
+    // Room for exactly the new text: the write completes and the file is replaced.
+    let status = in_place_killed_at_file_size(&f, len);
+    assert_eq!(status.code(), Some(0), "{status}");
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), new);
+    assert_eq!(temporaries(), []);
+}
+
 #[test]
 fn apply_verify_reports_both_verdicts_and_times() {
     let d = tmpdir("verify-ok");

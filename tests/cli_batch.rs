@@ -348,3 +348,59 @@ fn a_failing_job_does_not_stop_the_others_and_writes_are_never_partial() {
     assert!(!d.join("out1").exists());
     assert_eq!(std::fs::read_to_string(d.join("blocked")).unwrap(), "not a directory");
 }
+
+/// A panic while optimizing one file (A0099) stays with that file: the others are optimized and
+/// written, the panicking file gets no output, and the run exits 3 (a bug of ours, no decision).
+/// The panic is forced by the debug builds' test hook `ALPINE_RS_TEST_PANIC`.
+#[cfg(debug_assertions)]
+#[test]
+fn a_panic_in_one_file_is_that_files_internal_error() {
+    let d = tmpdir("panic");
+    let c = corpus();
+    let names = ["ok_for_mul_const.pvl", "ok_while_add_const.pvl", "ok_while_sub_const.pvl"];
+    for f in names {
+        std::fs::copy(c.join("unroll").join(f), d.join(f)).unwrap();
+    }
+    let plan = write_plan(&d, "jobs:\n  - files: \"*.pvl\"\n    output: out\n");
+    let run_with = |panic_on: Option<&str>| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_alpine-rs"));
+        cmd.args(["batch", "--format", "json", "--jobs", "2", s(&plan)]);
+        match panic_on {
+            Some(f) => cmd.env("ALPINE_RS_TEST_PANIC", f),
+            None => cmd.env_remove("ALPINE_RS_TEST_PANIC"),
+        };
+        let out = cmd.output().expect("runs");
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), out.stderr);
+        (out.status.code(), json_lines(&stdout), String::from_utf8_lossy(&stderr).into_owned())
+    };
+    let result = |jobs: &[serde_json::Value], name: &str| {
+        jobs[0]["files"]
+            .as_array()
+            .and_then(|a| a.iter().find(|f| f["file"] == name))
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} missing from {jobs:?}"))
+    };
+    // Control: without the hook every file applies.
+    let (code, jobs, err) = run_with(None);
+    assert_eq!(code, Some(0), "{err}");
+    for f in names {
+        assert_eq!(result(&jobs, f)["result"], "applied", "{f}");
+    }
+    let written: Vec<String> =
+        names.iter().map(|f| std::fs::read_to_string(d.join("out").join(f)).unwrap()).collect();
+    std::fs::remove_dir_all(d.join("out")).unwrap();
+
+    let (code, jobs, err) = run_with(Some(names[1]));
+    assert!(err.contains("ALPINE_RS_TEST_PANIC: a panic while optimizing"), "{err}");
+    assert_eq!(code, Some(3), "{err}");
+    let broken = result(&jobs, names[1]);
+    assert_eq!(broken["result"], "error", "{broken}");
+    assert_eq!(broken["diagnostics"][0]["code"], "A0099", "{broken}");
+    assert!(broken["written"].is_null(), "{broken}");
+    assert!(!d.join("out").join(names[1]).exists());
+    for (i, f) in names.iter().enumerate().filter(|(i, _)| *i != 1) {
+        assert_eq!(result(&jobs, f)["result"], "applied", "{f}");
+        let out = std::fs::read_to_string(d.join("out").join(f)).unwrap();
+        assert_eq!(out, written[i], "{f}: the same output as without the panic");
+    }
+}

@@ -54,8 +54,9 @@ pub struct ApplyArgs {
     /// 3 if there is no verdict). Files are written only when the output verifies.
     #[arg(long, conflicts_with = "check")]
     pub verify: bool,
-    /// Silicon timeout per program for --verify, in seconds (0: none).
-    #[arg(long = "verify-timeout", default_value_t = 0, value_name = "S")]
+    /// Silicon time limit per program for --verify, in seconds (0: none); past it the result is
+    /// inconclusive (exit 3).
+    #[arg(long = "verify-timeout", default_value_t = crate::viper::DEFAULT_TIMEOUT_S, value_name = "S")]
     pub verify_timeout: u64,
     /// Run input and output on the same generated inputs and compare their final states (exit 1
     /// if they differ, 3 if nothing could be compared). Files are written only when they agree.

@@ -22,8 +22,9 @@ pub struct VerifyArgs {
     /// the classes of the others. One verdict for all of them.
     #[arg(long, short = 'p')]
     pub program: bool,
-    /// Silicon timeout per file, in seconds (0: none).
-    #[arg(long, default_value_t = 0, value_name = "S")]
+    /// Silicon time limit per file, in seconds (0: none); past it the result is inconclusive
+    /// (exit 3).
+    #[arg(long, default_value_t = crate::viper::DEFAULT_TIMEOUT_S, value_name = "S")]
     pub timeout: u64,
     /// Write the generated .vpr files and their position maps to DIR.
     #[arg(long, value_name = "DIR")]

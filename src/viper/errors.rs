@@ -410,7 +410,7 @@ pub fn help_for(code: &str) -> Option<&'static str> {
         "V-NOT-INJECTIVE" => "make the quantified locations distinct per value (or per thread), e.g. an index that is injective in the variable",
         "V-FOLD" | "V-UNFOLD" => "hold the predicate's body (fold) or the predicate itself (unfold) at this point",
         "V-FAIL" => "see Silicon's message in the note",
-        "V-TIMEOUT" => "raise --timeout, or help the prover: non-linear index arithmetic (i * n + j) is a common cause",
+        "V-TIMEOUT" => "raise the time limit (`verify --timeout S`, `--verify-timeout S` of apply and batch; 0 for none), or help the prover: non-linear index arithmetic (i * n + j) is a common cause",
         "E-BACKEND" => "run `alpine-rs backend install`, or `alpine-rs backend doctor` to see what is missing",
         "E-INTERNAL" => "this is a bug in alpine-rs; please report it with this input (`--keep-vpr DIR` keeps the Viper encoding)",
         "E-IO" => "check the path and the permissions",

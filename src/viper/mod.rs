@@ -77,6 +77,13 @@ impl Verdict {
     }
 }
 
+/// The command line's time limit per verified file (`verify --timeout`, `apply` and `batch`
+/// `--verify-timeout`), in seconds. Finite, so that a run nobody watches (CI, batch systems)
+/// cannot keep a JVM and its z3 processes busy for hours: 10 minutes is 5 times the 120 s that
+/// the peer and oracle suites allow a file (itself generous for a busy 2-core machine). `0` asks
+/// for no limit.
+pub const DEFAULT_TIMEOUT_S: u64 = 600;
+
 #[derive(Clone, Debug, Default)]
 pub struct VerifyOptions {
     /// Silicon timeout in seconds (0: none).
@@ -219,17 +226,8 @@ fn verify_source_inner(src: &SourceFile, opts: &VerifyOptions) -> VerifyReport {
         Err(RunError::Backend(m)) => {
             (Verdict::BackendMissing, vec![Diagnostic::error("E-BACKEND", m)])
         }
-        Err(RunError::Timeout) => (
-            Verdict::Timeout,
-            vec![Diagnostic::error(
-                "V-TIMEOUT",
-                "verification timed out; the result is inconclusive",
-            )],
-        ),
-        Err(RunError::Crash(m)) => (
-            Verdict::Crash,
-            vec![Diagnostic::error("E-BACKEND", "Silicon stopped without a verdict").with_note(m)],
-        ),
+        Err(RunError::Timeout) => (Verdict::Timeout, vec![timeout_diagnostic(opts.timeout_s)]),
+        Err(RunError::Crash(m)) => (Verdict::Crash, vec![crash_diagnostic(m)]),
         Ok(SiliconOutcome::Verified) | Ok(SiliconOutcome::Failed(_)) => {
             let (es, unsat) = encode::settle_sat(&enc.posmap, outcome_errors(outcome));
             let mut ds = map_errors(&enc, &es);
@@ -245,14 +243,35 @@ fn verify_source_inner(src: &SourceFile, opts: &VerifyOptions) -> VerifyReport {
             };
             (verdict, ds)
         }
-        Ok(SiliconOutcome::Crashed(tail)) => (
-            Verdict::Crash,
-            vec![
-                Diagnostic::error("E-BACKEND", "Silicon stopped without a verdict").with_note(tail)
-            ],
-        ),
+        Ok(SiliconOutcome::Crashed(tail)) => (Verdict::Crash, vec![crash_diagnostic(tail)]),
     };
     VerifyReport { verdict, diagnostics, time: start.elapsed() }
+}
+
+/// No verdict within the time limit: inconclusive, and saying which limit ran out (the help says
+/// how to raise it).
+fn timeout_diagnostic(timeout_s: u64) -> Diagnostic {
+    let message = if timeout_s > 0 {
+        format!("verification timed out after {timeout_s} s; the result is inconclusive")
+    } else {
+        "verification timed out; the result is inconclusive".to_string()
+    };
+    Diagnostic::error("V-TIMEOUT", message)
+}
+
+/// Silicon ended without a verdict; `why` is what it left (its last words, the exception). A JVM
+/// out of memory gets its own help: reinstalling the back end, the default help, would not help.
+fn crash_diagnostic(why: String) -> Diagnostic {
+    let d = Diagnostic::error("E-BACKEND", "Silicon stopped without a verdict");
+    let d = if why.contains("OutOfMemoryError") {
+        d.with_help(
+            "Silicon's JVM ran out of memory: give it more (e.g. `JAVA_TOOL_OPTIONS=-Xmx8g`, \
+             which every JVM reads), or verify fewer or smaller methods at a time",
+        )
+    } else {
+        d
+    };
+    d.with_note(why)
 }
 
 /// Read, parse, encode and verify one file.
@@ -455,24 +474,13 @@ fn verify_batch_inner(
             Err(RunError::Backend(m)) => {
                 fail_all(&mut reports, Verdict::BackendMissing, Diagnostic::error("E-BACKEND", m))
             }
-            Err(RunError::Timeout) => fail_all(
-                &mut reports,
-                Verdict::Timeout,
-                Diagnostic::error(
-                    "V-TIMEOUT",
-                    "verification timed out; the result is inconclusive",
-                ),
-            ),
-            Err(RunError::Crash(m)) => fail_all(
-                &mut reports,
-                Verdict::Crash,
-                Diagnostic::error("E-BACKEND", "Silicon stopped without a verdict").with_note(m),
-            ),
-            Ok(SiliconOutcome::Crashed(tail)) => fail_all(
-                &mut reports,
-                Verdict::Crash,
-                Diagnostic::error("E-BACKEND", "Silicon stopped without a verdict").with_note(tail),
-            ),
+            Err(RunError::Timeout) => {
+                fail_all(&mut reports, Verdict::Timeout, timeout_diagnostic(opts.timeout_s))
+            }
+            Err(RunError::Crash(m)) => fail_all(&mut reports, Verdict::Crash, crash_diagnostic(m)),
+            Ok(SiliconOutcome::Crashed(tail)) => {
+                fail_all(&mut reports, Verdict::Crash, crash_diagnostic(tail))
+            }
             Ok(outcome @ (SiliconOutcome::Verified | SiliconOutcome::Failed(_))) => {
                 let es = outcome_errors(Ok(outcome));
                 let (es, unsat) = encode::settle_sat(&posmap, es);

@@ -55,8 +55,9 @@ pub struct BatchArgs {
     /// Per-query Z3 timeout in milliseconds.
     #[arg(long = "z3-timeout", default_value_t = crate::check::DEFAULT_TIMEOUT_MS)]
     pub z3_timeout: u32,
-    /// Silicon timeout per program for `verify` jobs, in seconds (0: none).
-    #[arg(long = "verify-timeout", default_value_t = 0, value_name = "S")]
+    /// Silicon time limit per program for `verify` jobs, in seconds (0: none); past it the result
+    /// is inconclusive (exit 3).
+    #[arg(long = "verify-timeout", default_value_t = crate::viper::DEFAULT_TIMEOUT_S, value_name = "S")]
     pub verify_timeout: u64,
     /// text: diagnostics on stderr and a summary table; json: one JSON object per job per line.
     #[arg(long, value_enum, default_value = "text")]

@@ -87,9 +87,24 @@ impl FileRun {
     }
 }
 
+/// Test hook: `ALPINE_RS_TEST_PANIC=NAME` makes the optimization of every input whose file name
+/// is NAME panic, so that `tests/cli_batch.rs` can check that a panic stays with its file (A0099)
+/// without a real bug to trigger it. Debug builds only (those `cargo test` runs): a release binary
+/// has no such switch.
+#[cfg(debug_assertions)]
+fn test_panic_hook(input: &Input) {
+    if let Some(name) = std::env::var_os("ALPINE_RS_TEST_PANIC") {
+        if input.path.file_name() == Some(name.as_os_str()) {
+            panic!("ALPINE_RS_TEST_PANIC: a panic while optimizing `{}`", input.shown);
+        }
+    }
+}
+
 /// Optimize one file (the parallel part).
 fn optimize(job: &Job, input: &Input, z3_timeout: u32) -> FileRun {
     let t0 = Instant::now();
+    #[cfg(debug_assertions)]
+    test_panic_hook(input);
     let text = match std::fs::read(&input.path).map(String::from_utf8) {
         Ok(Ok(t)) => t,
         Ok(Err(_)) => {

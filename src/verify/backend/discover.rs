@@ -1,6 +1,7 @@
 //! The components of the back end (Java, Silicon, z3, a Java compiler, the batch driver) and
 //! their discovery (design §2.2), including compiling the driver when it is missing or stale.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::fs;
 use std::io;
@@ -293,8 +294,15 @@ pub fn find_z3(layout: &CacheLayout, env: EnvLookup) -> Result<Z3Info, BackendEr
         if !path.is_file() {
             continue;
         }
+        let cached = origin == Origin::Cache;
         match check_z3(&path, origin) {
             Ok(info) => return Ok(info),
+            Err(BackendError::Z3TooOld { path, version }) if cached => {
+                first_err.get_or_insert(BackendError::Z3Damaged {
+                    path,
+                    detail: format!("it reports version {version}"),
+                });
+            }
             Err(e) => {
                 first_err.get_or_insert(e);
             }
@@ -379,29 +387,44 @@ pub fn find_javac(java: &JavaInfo, env: EnvLookup) -> Option<JavacInfo> {
 }
 
 /// Stamp written next to the compiled driver so that a changed driver source or jar triggers a
-/// recompile.
+/// recompile, and so does a damaged class file.
 #[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
 struct DriverStamp {
     source_sha256: String,
     jar_sha256: String,
+    /// The sha256 of each class file, by name. Without it a truncated or overwritten class passes
+    /// for installed, and every run fails with a ClassFormatError that `backend install` (which
+    /// keeps an installed driver) does not repair. Stamps written before this field existed read
+    /// as empty, so their drivers are compiled once more.
+    #[serde(default)]
+    classes: BTreeMap<String, String>,
 }
 
 const DRIVER_STAMP: &str = "alpine-driver.json";
 
-fn expected_stamp(silicon: &SiliconInfo) -> DriverStamp {
-    DriverStamp {
-        source_sha256: sha256_hex(DRIVER_SOURCE.as_bytes()),
-        jar_sha256: silicon.sha256.clone(),
+/// The sha256 of each `*.class` file in `dir`, by file name.
+fn class_hashes(dir: &Path) -> io::Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    for e in fs::read_dir(dir)? {
+        let name = e?.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".class") {
+            out.insert(name.clone(), sha256_file(&dir.join(&name))?);
+        }
     }
+    Ok(out)
 }
 
-/// The compiled driver, if it is present and up to date.
+/// The compiled driver, if it is present, up to date and undamaged (a few kB of class files are
+/// hashed on each discovery).
 pub fn installed_driver(layout: &CacheLayout, silicon: &SiliconInfo) -> Option<DriverInfo> {
     let dir = layout.driver_dir();
     let stamp: DriverStamp =
         fs::read(dir.join(DRIVER_STAMP)).ok().and_then(|b| serde_json::from_slice(&b).ok())?;
-    (stamp == expected_stamp(silicon) && dir.join(format!("{DRIVER_CLASS}.class")).is_file())
-        .then_some(DriverInfo { class_dir: dir })
+    let up_to_date = stamp.source_sha256 == sha256_hex(DRIVER_SOURCE.as_bytes())
+        && stamp.jar_sha256 == silicon.sha256
+        && stamp.classes.contains_key(&format!("{DRIVER_CLASS}.class"))
+        && class_hashes(&dir).is_ok_and(|h| h == stamp.classes);
+    up_to_date.then_some(DriverInfo { class_dir: dir })
 }
 
 /// Compiles the embedded driver into `<cache>/backend/driver` (atomically: a fresh directory is
@@ -441,7 +464,14 @@ pub fn compile_driver(
             ),
         });
     }
-    let stamp = serde_json::to_vec(&expected_stamp(silicon))
+    let hashes = class_hashes(&classes)
+        .map_err(|e| BackendError::io("cannot hash the compiled driver", e))?;
+    let stamp = DriverStamp {
+        source_sha256: sha256_hex(DRIVER_SOURCE.as_bytes()),
+        jar_sha256: silicon.sha256.clone(),
+        classes: hashes,
+    };
+    let stamp = serde_json::to_vec(&stamp)
         .map_err(|e| BackendError::io("cannot serialize the driver stamp", e.into()))?;
     fs::write(classes.join(DRIVER_STAMP), stamp)
         .map_err(|e| BackendError::io("cannot write the driver stamp", e))?;

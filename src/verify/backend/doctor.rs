@@ -196,7 +196,8 @@ pub fn doctor_with(cfg: &BackendConfig, cuda_required: bool, env: EnvLookup) -> 
             note: if d.is_some() {
                 "compiled, up to date".into()
             } else {
-                "not compiled yet (compiled on first use when a compiler exists)".into()
+                "not compiled, out of date or damaged (compiled on first use when a compiler exists)"
+                    .into()
             },
         });
     }

@@ -116,6 +116,14 @@ pub enum BackendError {
     #[error("z3 at {path} reports version {version}; {}.{} or newer is required.", MIN_Z3.0, MIN_Z3.1)]
     Z3TooOld { path: PathBuf, version: String },
 
+    /// The z3 that `install` extracted into the cache does not run or does not say its version:
+    /// damaged (truncated, overwritten), not too old, since install checked it.
+    #[error(
+        "the installed z3 at {path} is damaged: {detail}. Run 'alpine-rs backend install' to \
+         repair it."
+    )]
+    Z3Damaged { path: PathBuf, detail: String },
+
     #[error("Silicon could not start z3 at {path}.")]
     Z3CannotStart { path: PathBuf },
 

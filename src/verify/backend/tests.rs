@@ -60,6 +60,32 @@ fn missing_components_have_actionable_messages() {
     assert_eq!(err.exit_code(), 3);
 }
 
+/// A z3 in the cache that does not run (a truncated download, an overwritten file) is reported
+/// as damaged, with the repair command, not as a z3 that is too old.
+#[cfg(unix)]
+#[test]
+fn a_damaged_cached_z3_names_the_repair() {
+    let dir = TempDir::new_in(&std::env::temp_dir(), "alpine-rs-z3-test").unwrap();
+    let layout = CacheLayout::new(dir.path());
+    let z3_dir = layout.z3();
+    let z3_dir = z3_dir.parent().unwrap();
+    fs::create_dir_all(z3_dir).unwrap();
+    let e = env(&[("PATH", "/nonexistent")]);
+    // One that fails, one that prints nothing: no version to read.
+    for body in ["exit 127", "exit 0"] {
+        script(z3_dir, "z3", body);
+        let err = find_z3(&layout, &e).unwrap_err();
+        assert!(matches!(err, BackendError::Z3Damaged { .. }), "{body}: {err}");
+        assert!(err.to_string().contains("alpine-rs backend install"), "{err}");
+    }
+    // A truncated binary: the ELF header cut short.
+    let mut f = File::create(layout.z3()).unwrap();
+    f.write_all(b"\x7fELF\x02\x01\x01").unwrap();
+    drop(f);
+    let err = find_z3(&layout, &e).unwrap_err();
+    assert!(matches!(err, BackendError::Z3Damaged { .. }), "{err}");
+}
+
 #[test]
 fn atomic_write_leaves_no_temporaries() {
     let dir = TempDir::new_in(&std::env::temp_dir(), "alpine-rs-test").unwrap();
@@ -369,4 +395,70 @@ fn nvcc_discovery_order_and_errors() {
     assert!(c.problem.is_none() && w.is_empty() && c.note.starts_with("absent"), "{c:?}");
     let (c, _) = doctor_component(Some(&empty_cache), &e, true);
     assert!(c.problem.is_some(), "{c:?}");
+}
+
+/// A damaged compiled driver (a truncated class, a deleted one, an extra stray class) is not
+/// taken for installed: discovery compiles it again. A fake `javac` next to a fake `java` writes
+/// the classes and counts its runs; no JVM is started.
+#[cfg(unix)]
+#[test]
+fn a_damaged_driver_is_detected_and_recompiled() {
+    let dir = TempDir::new_in(&std::env::temp_dir(), "alpine-rs-driver-test").unwrap();
+    let bin = dir.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let java = script(&bin, "java", "echo 'openjdk version \"17.0.9\" 2023-10-17' >&2");
+    let runs = dir.path().join("javac-runs");
+    script(
+        &bin,
+        "javac",
+        &format!(
+            "echo run >> '{}'\nprev=''\nfor a in \"$@\"; do\n  if [ \"$prev\" = -d ]; then\n    \
+             printf 'class bytes' > \"$a/AlpineSilicon.class\"\n    \
+             printf 'inner bytes' > \"$a/AlpineSilicon\\$Reply.class\"\n    exit 0\n  fi\n  \
+             prev=\"$a\"\ndone\nexit 1",
+            runs.display()
+        ),
+    );
+    let z3 = script(&bin, "z3", "echo 'Z3 version 4.8.12 - 64 bit'");
+    let jar = dir.path().join("silicon.jar");
+    fs::write(&jar, b"fake").unwrap();
+    let e = env(&[
+        ("ALPINE_JAVA", java.to_str().unwrap()),
+        ("ALPINE_Z3", z3.to_str().unwrap()),
+        ("ALPINE_SILICON_JAR", jar.to_str().unwrap()),
+        ("PATH", "/nonexistent"),
+    ]);
+    let cfg = BackendConfig {
+        cache_dir: Some(dir.path().join("cache")),
+        mode: crate::verify::silicon::RunMode::Batch,
+        ..BackendConfig::default()
+    };
+    let compiles = || fs::read_to_string(&runs).map_or(0, |s| s.lines().count());
+    let c = discover_components(&cfg, &e).unwrap();
+    let class_dir = c.driver.expect("a driver").class_dir;
+    assert_eq!(compiles(), 1);
+    // Up to date: kept.
+    discover_components(&cfg, &e).unwrap();
+    assert_eq!(compiles(), 1, "an intact driver is not recompiled");
+    let main = class_dir.join("AlpineSilicon.class");
+    let damages: [(&str, &dyn Fn()); 3] = [
+        ("truncated", &|| fs::write(&main, b"class").unwrap()),
+        ("deleted", &|| fs::remove_file(class_dir.join("AlpineSilicon$Reply.class")).unwrap()),
+        ("stray", &|| fs::write(class_dir.join("Other.class"), b"x").unwrap()),
+    ];
+    for (i, (what, damage)) in damages.iter().enumerate() {
+        damage();
+        let s = find_silicon(&CacheLayout::new(dir.path().join("cache")), &Manifest::default(), &e)
+            .unwrap()
+            .0;
+        assert!(
+            installed_driver(&CacheLayout::new(dir.path().join("cache")), &s).is_none(),
+            "{what}"
+        );
+        let c = discover_components(&cfg, &e).unwrap();
+        assert!(c.driver.is_some(), "{what}");
+        assert_eq!(compiles(), 2 + i, "{what}: recompiled");
+        assert_eq!(fs::read(&main).unwrap(), b"class bytes", "{what}: repaired");
+        assert!(!class_dir.join("Other.class").exists(), "{what}");
+    }
 }

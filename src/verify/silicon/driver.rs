@@ -4,13 +4,13 @@
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::process::{kill_tree, new_process_group};
+use super::process::GroupChild;
 use super::runner::per_file_jvm_args;
 use super::verdict::{SiliconError, Verdict, ViperPos};
 use crate::verify::backend::{self, BackendConfig, BackendError, Components};
@@ -21,7 +21,8 @@ const STDERR_TAIL: usize = 60;
 // Driver process
 
 pub(super) struct DriverProcess {
-    child: Child,
+    /// Killed with its z3 processes when dropped.
+    child: GroupChild,
     stdin: ChildStdin,
     lines: Receiver<String>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
@@ -64,13 +65,13 @@ impl DriverProcess {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        new_process_group(&mut cmd);
-        let mut child =
-            cmd.spawn().map_err(|e| format!("cannot start {}: {e}", c.java.path.display()))?;
+        let mut child = GroupChild::spawn(cmd)
+            .map_err(|e| format!("cannot start {}: {e}", c.java.path.display()))?;
+        let pipes = child.child_mut();
         let (Some(stdin), Some(stdout), Some(stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+            (pipes.stdin.take(), pipes.stdout.take(), pipes.stderr.take())
         else {
-            kill_tree(&mut child);
+            // Dropping `child` kills it.
             return Err("cannot connect to the driver's pipes".into());
         };
         let (tx, lines) = mpsc::channel();
@@ -193,7 +194,7 @@ impl DriverProcess {
     }
 
     pub(super) fn kill(mut self) {
-        kill_tree(&mut self.child);
+        self.child.kill();
     }
 }
 
