@@ -108,12 +108,17 @@ fn loop_optimizations_on_a_kernel_give_cuda_that_verifies_and_validates() {
 #[test]
 fn truncated_and_spliced_cuda_never_panics() {
     let text = std::fs::read_to_string(gpgpu().join("GPGPU-Example.cu")).expect("peer file");
-    let cuts: Vec<usize> = (0..text.len()).step_by(37).filter(|&i| text.is_char_boundary(i)).collect();
+    let cuts: Vec<usize> =
+        (0..text.len()).step_by(37).filter(|&i| text.is_char_boundary(i)).collect();
     for &i in &cuts {
         // A prefix (unterminated comments, launches, blocks) and a splice of two halves.
         let parsed = alpine_rs::front::parse_cuda(&text[..i]);
         let _ = parsed.program;
-        let spliced = format!("{}{}", &text[..i], &text[text.len() - i..].trim_start_matches(|c: char| !c.is_ascii()));
+        let spliced = format!(
+            "{}{}",
+            &text[..i],
+            &text[text.len() - i..].trim_start_matches(|c: char| !c.is_ascii())
+        );
         let _ = alpine_rs::front::parse_cuda(&spliced);
     }
 }
