@@ -16,7 +16,7 @@ use std::io::{self, Read};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc;
-use std::sync::{Mutex, Once, OnceLock};
+use std::sync::{Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -42,6 +42,7 @@ fn register(pgid: i32) -> Option<usize> {
 }
 
 /// SIGKILL to every listed group. Async-signal-safe: atomic loads and kill(2) only.
+#[cfg(unix)]
 fn kill_all_groups() {
     for g in &GROUPS {
         let pgid = g.load(Ordering::SeqCst);
@@ -69,7 +70,7 @@ fn kill_group(pgid: i32) {
 fn install_signal_handlers() {
     #[cfg(unix)]
     {
-        static ONCE: Once = Once::new();
+        static ONCE: std::sync::Once = std::sync::Once::new();
         ONCE.call_once(|| {
             for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
                 // SAFETY: sigaction(2) on zeroed, then filled, structs; the handler only calls

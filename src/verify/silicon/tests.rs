@@ -196,3 +196,29 @@ fn protocol() {
     let v = r.feed("END\t1\tCRASH\t10").unwrap().into_verdict(Path::new("/x/z3"));
     assert_eq!(v, Verdict::Crash("Silicon could not start z3 at /x/z3.".into()));
 }
+
+/// A process that exits and leaves a child behind (Silicon ending while one of its z3 processes
+/// still runs): the child is killed with the group as soon as the leader is seen to exit, so the
+/// run ends at once (the orphan held the output pipe open) and nothing is left running.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_exited_leader_takes_its_group_with_it() {
+    let mut cmd = std::process::Command::new("/bin/sh");
+    cmd.args(["-c", "sleep 600 & echo $!"]);
+    let t0 = Instant::now();
+    let out = run_with_deadline(cmd, Some(Duration::from_secs(300))).unwrap().expect("no timeout");
+    assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
+    assert!(out.status.success(), "{out:?}");
+    let orphan = out.stdout.trim().to_string();
+    let running = || {
+        fs::read_to_string(format!("/proc/{orphan}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit_once(')').map(|(_, rest)| rest.trim_start().starts_with('Z')))
+            .is_some_and(|zombie| !zombie)
+    };
+    let t0 = Instant::now();
+    while running() && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!running(), "the orphan {orphan} still runs");
+}
