@@ -79,6 +79,13 @@ fn stmt_sites(s: &Stmt, class: Option<&Class>, m: &Method, depth: usize, out: &m
             out.push(mk(SiteKind::Loop, "for".into(), *keyword, prefix.annotations.clone()));
             stmt_sites(body, class, m, depth + 1, out);
         }
+        // The block-level `par` of a CUDA kernel's form has no text of its own (an empty
+        // keyword): not a site; the thread-level one inside it is the kernel's.
+        StmtKind::Par(p) if p.keyword.is_empty() => {
+            for a in &p.arms {
+                stmt_sites(&a.body, class, m, depth, out);
+            }
+        }
         StmtKind::Par(p) => {
             let name =
                 p.arms[0].label.as_ref().map_or_else(|| "par".to_string(), |l| l.name.clone());

@@ -419,7 +419,10 @@ fn quantified(e: &Expr, vars: &[&str], span: Span) -> Expr {
             facts.iter().filter(|f| !off.iter().any(|v| mentions(f, &[*v]))).cloned().collect();
         let cond = usable.into_iter().reduce(|a, b| bin(BinOp::And, a, b, span));
         let mut q = if on.is_empty() { r } else { nest(QuantKind::ForallStar, &on, cond, r) };
-        for v in off {
+        // A `read` (wildcard) amount is shared by any number of holders: nothing to scale.
+        let mut wildcard = false;
+        crate::front::visit::walk_expr(&q, &mut |x| wildcard |= matches!(x.kind, ExprKind::Read));
+        for v in off.into_iter().filter(|_| !wildcard) {
             let hi = if v == "threadIdx.x" { "blockDim.x" } else { "gridDim.x" };
             q = Expr::new(ExprKind::Scale(Box::new(name(hi, span)), Box::new(q)), span);
         }
@@ -592,7 +595,8 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
             body: Box::new(body_stmt),
             span: body_span,
         }],
-        keyword: Span::DUMMY,
+        // The kernel's threads are named by the body's opening brace (sites, `--at`).
+        keyword: Span::new(body_span.start(), body_span.start() + 1),
     };
     let blocks = Par {
         prefix: Prefix::default(),
@@ -609,8 +613,10 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
     for size in ["gridDim.x", "blockDim.x"] {
         m.params.push(Param { ty: int_ty(), name: Ident::synth(size), span: Span::DUMMY });
     }
+    // The block-level par has no text: no span of its own (statements found by their start
+    // offset are then the thread-level par, which starts at the body).
     m.body = MethodBody::Block(Block {
-        stmts: vec![Stmt { kind: StmtKind::Par(blocks), span: body_span }],
+        stmts: vec![Stmt { kind: StmtKind::Par(blocks), span: Span::DUMMY }],
         span: body_span,
     });
     m

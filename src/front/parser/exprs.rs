@@ -372,6 +372,13 @@ impl<'s> Parser<'s> {
                 let name = self.expect_ident("a field or method name")?;
                 if self.call_paren_follows() {
                     e = self.parse_call(lo, Some(Box::new(e)), name, false)?;
+                } else if let Some(b) =
+                    e.as_name().and_then(|b| crate::front::cuda::builtin_name(b, &name.name))
+                {
+                    // CUDA's `threadIdx.x` is one name, as the C front end reads it, so that an
+                    // annotation or a command-line expression means the same variable.
+                    let span = self.span_from(lo);
+                    e = Expr::new(ExprKind::Name(Ident::new(b, span)), span);
                 } else {
                     e = Expr::new(ExprKind::Field(Box::new(e), name), self.span_from(lo));
                 }
