@@ -121,6 +121,13 @@ impl EditSet {
     pub fn apply(&self, src: &str) -> Result<String, EditError> {
         let mut sorted: Vec<(usize, &Edit)> = self.edits.iter().enumerate().collect();
         sorted.sort_by_key(|(i, e)| (e.lo, e.hi, *i));
+        let cuda = crate::front::looks_like_cuda(src);
+        if cuda {
+            // Rewrites of the parts of a CUDA kernel's form that have no text (the clauses
+            // `front::cuda::lower` derives): the user's own clause is rewritten, and the form
+            // is derived again from the output.
+            sorted.retain(|(_, e)| !(e.lo == 0 && e.hi == 0));
+        }
         for (_, e) in &sorted {
             if e.lo > e.hi
                 || e.hi > src.len()
@@ -140,11 +147,10 @@ impl EditSet {
         let mut out = String::with_capacity(src.len() + 64);
         let mut pos = 0;
         // Optimizations write PVL; in a C/CUDA file their annotations go into comments.
-        let cuda = crate::front::looks_like_cuda(src);
         for (_, e) in sorted {
             out.push_str(&src[pos..e.lo]);
             if cuda {
-                out.push_str(&crate::front::cuda::emit::adapt(src, e.lo, &e.text));
+                out.push_str(&crate::front::cuda::emit::adapt(src, e.lo, e.hi, &e.text));
             } else {
                 out.push_str(&e.text);
             }

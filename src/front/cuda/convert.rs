@@ -132,15 +132,18 @@ impl<'a> Conv<'a> {
     // Types and declarators
     // -----------------------------------------------------------------------------------------
 
+    /// The type its specifiers name, spanning the specifiers (`int`, `unsigned long`).
     pub fn base_type(&mut self, specs: &[Node<c::DeclarationSpecifier>], span: Span) -> Type {
-        let words: Vec<&c::TypeSpecifier> = specs
-            .iter()
-            .filter_map(|s| match &s.node {
-                c::DeclarationSpecifier::TypeSpecifier(t) => Some(&t.node),
-                _ => None,
-            })
-            .collect();
-        self.type_of_specifiers(&words, span)
+        let mut words = Vec::new();
+        let mut at: Option<Span> = None;
+        for s in specs {
+            if let c::DeclarationSpecifier::TypeSpecifier(t) = &s.node {
+                words.push(&t.node);
+                let sp = self.sp(t.span);
+                at = Some(at.map_or(sp, |a| a.to(sp)));
+            }
+        }
+        self.type_of_specifiers(&words, at.unwrap_or(span))
     }
 
     pub fn type_of_specifiers(&mut self, words: &[&c::TypeSpecifier], span: Span) -> Type {
@@ -184,11 +187,18 @@ impl<'a> Conv<'a> {
     /// The name and type a declarator gives to `base` (pointers and arrays become arrays; a
     /// sized array keeps its extent).
     pub fn declarator(&mut self, base: &Type, d: &Node<c::Declarator>) -> (Option<Ident>, Type) {
+        // Pointers bind looser than array suffixes: `int *p[3]` is an array of 3 pointers and
+        // `int m[2][3]` an array of 2 rows of 3, so pointers wrap first, then the suffixes from
+        // the last (the innermost dimension) to the first.
+        // A derived type spans the specifiers to the end of the declarator (`int **g`): C
+        // writes a type around the name, so that is the text that states it.
+        let whole = base.span.to(self.sp(d.span));
         let mut ty = base.clone();
+        let mut sizes = Vec::new();
         for der in &d.node.derived {
             match &der.node {
                 c::DerivedDeclarator::Pointer(_) => {
-                    ty = Type { kind: TypeKind::Array(Box::new(ty), None), span: base.span };
+                    ty = Type { kind: TypeKind::Array(Box::new(ty), None), span: whole };
                 }
                 c::DerivedDeclarator::Array(a) => {
                     let size = match &a.node.size {
@@ -197,13 +207,16 @@ impl<'a> Conv<'a> {
                         }
                         _ => None,
                     };
-                    ty = Type { kind: TypeKind::Array(Box::new(ty), size), span: base.span };
+                    sizes.push(size);
                 }
                 c::DerivedDeclarator::Function(_) | c::DerivedDeclarator::KRFunction(_) => {}
                 c::DerivedDeclarator::Block(_) => {
                     self.unsupported("a block pointer", self.sp(der.span))
                 }
             }
+        }
+        for size in sizes.into_iter().rev() {
+            ty = Type { kind: TypeKind::Array(Box::new(ty), size), span: whole };
         }
         let name = match &d.node.kind.node {
             c::DeclaratorKind::Identifier(id) => Some(Ident::new(&id.node.name, self.sp(id.span))),
@@ -360,21 +373,12 @@ impl<'a> Conv<'a> {
                 }
                 None => None,
             };
-            // `int a[N];` allocates: `int[] a = new int[N];`.
-            if let TypeKind::Array(elem, Some(n)) = &t.kind {
-                if init.is_none() {
-                    init = Some(Expr::new(
-                        ExprKind::NewArray((**elem).clone(), vec![(**n).clone()]),
-                        self.sp(id.span),
-                    ));
-                }
+            // `int a[N][M];` allocates: `int[][] a = new int[N][M];`.
+            let (elem, dims) = sized_dims(&t);
+            if init.is_none() && !dims.is_empty() {
+                init = Some(Expr::new(ExprKind::NewArray(elem, dims), self.sp(id.span)));
             }
-            ty = match t.kind {
-                TypeKind::Array(elem, Some(_)) => {
-                    Type { kind: TypeKind::Array(elem, None), span: t.span }
-                }
-                k => Type { kind: k, span: t.span },
-            };
+            ty = without_extents(&t);
             vars.push(Declarator { name, init, span: self.sp(id.span) });
         }
         if !vars.is_empty() {
@@ -787,5 +791,27 @@ impl<'a> Conv<'a> {
             },
             span,
         ))
+    }
+}
+
+/// The element type and the extents of a sized (possibly nested) array type: `int[2][3]` →
+/// (`int`, [2, 3]); no extents when the outermost one is unknown.
+fn sized_dims(t: &Type) -> (Type, Vec<Expr>) {
+    let mut dims = Vec::new();
+    let mut cur = t;
+    while let TypeKind::Array(inner, Some(n)) = &cur.kind {
+        dims.push((**n).clone());
+        cur = inner;
+    }
+    (cur.clone(), dims)
+}
+
+/// The same type without extents (`int[][]`), as PVL declares arrays.
+fn without_extents(t: &Type) -> Type {
+    match &t.kind {
+        TypeKind::Array(inner, _) => {
+            Type { kind: TypeKind::Array(Box::new(without_extents(inner)), None), span: t.span }
+        }
+        k => Type { kind: k.clone(), span: t.span },
     }
 }

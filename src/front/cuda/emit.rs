@@ -28,8 +28,11 @@ fn place(src: &str, at: usize) -> Place {
     Place::Code
 }
 
-/// The CUDA form of replacement `text` for the bytes `lo..` of `src`.
-pub fn adapt(src: &str, lo: usize, text: &str) -> String {
+/// The CUDA form of replacement `text` for the bytes `lo..hi` of `src`.
+pub fn adapt(src: &str, lo: usize, hi: usize, text: &str) -> String {
+    if let Some(c) = c_declarator(&src[lo..hi], text) {
+        return c;
+    }
     match place(src, lo) {
         Place::BlockAnnotation => text.to_string(),
         Place::LineAnnotation => {
@@ -52,6 +55,52 @@ pub fn adapt(src: &str, lo: usize, text: &str) -> String {
         }
         Place::Code => wrap_annotations(text),
     }
+}
+
+/// A PVL array type (`int[]`, `int[n * m]`) replacing a C declaration of a name (`int **g`):
+/// the same declaration in C (`int *g`, `int g[n * m]`). `None` when `text` is not such a type or
+/// `old` does not end with the declared name.
+fn c_declarator(old: &str, text: &str) -> Option<String> {
+    let t = text.trim();
+    let open = t.find('[')?;
+    let base = t[..open].trim();
+    let dims = &t[open..];
+    if base.is_empty() || !base.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ' ') {
+        return None;
+    }
+    // The bracket groups, each `[]` or `[E]`.
+    let mut groups = Vec::new();
+    let mut depth = 0usize;
+    let mut start = 0;
+    for (i, c) in dims.char_indices() {
+        match c {
+            '[' => {
+                if depth == 0 {
+                    start = i;
+                }
+                depth += 1;
+            }
+            ']' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    groups.push(dims[start + 1..i].trim().to_string());
+                }
+            }
+            _ if depth == 0 && !c.is_whitespace() => return None,
+            _ => {}
+        }
+    }
+    let old = old.trim_end();
+    let name_len = old.chars().rev().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').count();
+    if name_len == 0 || name_len == old.len() || old.contains(['(', ';', '{', '=']) {
+        return None;
+    }
+    let name = &old[old.len() - name_len..];
+    // Unsized dimensions are pointers; sized ones are array suffixes.
+    let stars = "*".repeat(groups.iter().filter(|g| g.is_empty()).count());
+    let suffix: String =
+        groups.iter().filter(|g| !g.is_empty()).map(|g| format!("[{g}]")).collect();
+    Some(format!("{base} {stars}{name}{suffix}"))
 }
 
 /// Wrap the specification statements and clauses of a PVL fragment in annotation comments,
@@ -169,9 +218,16 @@ mod tests {
     }
 
     #[test]
+    fn a_pvl_array_type_replacing_a_c_declaration_is_written_in_c() {
+        assert_eq!(c_declarator("int **g", "int[]").as_deref(), Some("int *g"));
+        assert_eq!(c_declarator("int g[N][M]", "int[N * M]").as_deref(), Some("int g[N * M]"));
+        assert_eq!(c_declarator("a[i][j]", "x[i]"), None);
+    }
+
+    #[test]
     fn text_inside_a_line_annotation_continues_it() {
         let src = "//@ loop_invariant x;\nfor (;;) {}\n";
-        let out = adapt(src, 4, "loop_invariant y;\nloop_invariant z;");
+        let out = adapt(src, 4, 4, "loop_invariant y;\nloop_invariant z;");
         assert_eq!(out, "loop_invariant y;\n//@ loop_invariant z;");
     }
 }

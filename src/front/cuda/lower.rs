@@ -431,7 +431,25 @@ fn quantified(e: &Expr, vars: &[&str], span: Span) -> Expr {
     join(parts, span)
 }
 
-fn clause(kind: ClauseKind, e: Expr, span: Span) -> Clause {
+/// A clause the kernel form derives from the user's clause at `span` (a quantified copy, a fact
+/// it implies). Its expression has no text of its own: its nodes carry no span, so that an
+/// optimization rewrites the user's clause once (the form is derived again from the output),
+/// while a failure of the derived clause is still reported at the user's clause.
+fn clause(kind: ClauseKind, mut e: Expr, span: Span) -> Clause {
+    map_expr(&mut e, &mut |x| {
+        x.span = Span::DUMMY;
+        match &mut x.kind {
+            ExprKind::Name(n) | ExprKind::Field(_, n) | ExprKind::Call { name: n, .. } => {
+                n.span = Span::DUMMY
+            }
+            ExprKind::Quant { bindings, .. } => bindings.iter_mut().for_each(|b| {
+                b.span = Span::DUMMY;
+                b.name.span = Span::DUMMY;
+            }),
+            _ => {}
+        }
+        false
+    });
     Clause { kind, body: ClauseBody::Expr(e), span }
 }
 
@@ -558,15 +576,9 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
                 ));
                 thread.push(c);
             }
-            ClauseKind::ContextEverywhere => {
-                // Facts about sizes hold in every thread; ones holding permissions are about
-                // the kernel as a whole.
-                if let Some(e) = c.expr().filter(|e| !has_resource(e)) {
-                    thread.push(clause(ClauseKind::Context, e.clone(), c.span));
-                    block.push(clause(ClauseKind::Context, e.clone(), c.span));
-                }
-                method_clauses.push(c);
-            }
+            // Holds in every thread and barrier too: the verifier and the interpreter carry a
+            // method's `context_everywhere` facts into its par blocks.
+            ClauseKind::ContextEverywhere => method_clauses.push(c),
             ClauseKind::KernelInvariant => {
                 let mut c = c;
                 c.kind = ClauseKind::Context;
