@@ -1,0 +1,120 @@
+//! The optimizations on CUDA kernels (issue 23): every fixture under `fixtures/cuda/<opt>/` is
+//! applied as its `// apply:` header says. An `ok` case must be written, keep every untouched
+//! byte, verify with Silicon (input and output), behave like its input under the interpreter
+//! (`// adapter:` for linearized matrices) and compile to PTX when nvcc is provisioned; its output
+//! is a reviewed snapshot. A `refused CODE` case must be refused with that code and write nothing.
+//!
+//! In `// apply:`, `line:@NAME` is the line of the `// @NAME` marker and `@COL` the column of the
+//! last `{` on it (a kernel's thread block is named by its body's brace).
+
+mod common;
+use alpine_rs::verify::backend::cuda::{compile_ptx_with, locate_nvcc, PtxOptions};
+use common::{files, header, root, run_cli, tmpdir};
+use std::path::Path;
+
+/// The `apply` arguments of a fixture: the optimization, then `--flag value…` groups (a value may
+/// hold spaces: `--locations blockIdx.x * blockDim.x + threadIdx.x`).
+fn apply_args(src: &str) -> Vec<String> {
+    let line = header(src, "apply").expect("an `// apply:` header");
+    let mut line = line.clone();
+    for (n, text) in src.lines().enumerate() {
+        if let Some(at) = text.find("// @") {
+            let marker = text[at + 4..].trim();
+            let col = text.rfind('{').map_or(1, |c| c + 1);
+            line = line.replace(&format!("line:@{marker}:@COL"), &format!("line:{}:{col}", n + 1));
+            line = line.replace(&format!("line:@{marker}"), &format!("line:{}", n + 1));
+        }
+    }
+    let mut groups = line.split(" --");
+    let mut args = vec!["apply".to_string(), "--opt".to_string()];
+    args.push(groups.next().expect("an optimization").trim().to_string());
+    for g in groups {
+        let (flag, value) = g.split_once(' ').unwrap_or((g, ""));
+        args.push(format!("--{flag}"));
+        if !value.trim().is_empty() {
+            args.push(value.trim().to_string());
+        }
+    }
+    args
+}
+
+fn check_fixture(f: &Path, out_dir: &Path) -> Result<Option<String>, String> {
+    let src = std::fs::read_to_string(f).map_err(|e| e.to_string())?;
+    let expect = header(&src, "expect").expect("an `// expect:` header");
+    let out = out_dir.join(f.file_name().expect("file name"));
+    let mut args = apply_args(&src);
+    let (o, p) = (out.display().to_string(), f.display().to_string());
+    args.extend(["-o".to_string(), o.clone(), p.clone()]);
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, stdout, stderr) = run_cli(&argv);
+    if let Some(codeword) = expect.strip_prefix("refused ") {
+        if !(code == 1 || code == 2) || !stderr.contains(&format!("[{codeword}]")) || out.exists() {
+            return Err(format!(
+                "expected a refusal {codeword}, got exit {code}:\n{stdout}{stderr}"
+            ));
+        }
+        return Ok(None);
+    }
+    if code != 0 {
+        return Err(format!("apply exit {code}:\n{stdout}{stderr}"));
+    }
+    let text = std::fs::read_to_string(&out).map_err(|e| e.to_string())?;
+    // The contract's text and everything before the first edit stay as they were.
+    let first_diff = src.bytes().zip(text.bytes()).take_while(|(a, b)| a == b).count();
+    let contract_end = src.find("@*/").unwrap_or(0);
+    if first_diff < contract_end
+        && !header(&src, "apply").is_some_and(|a| a.starts_with("linearize"))
+    {
+        return Err(format!("an edit inside the contract:\n{text}"));
+    }
+    for (what, file) in [("input", &p), ("output", &o)] {
+        let (code, so, se) = run_cli(&["verify", file]);
+        if code != 0 {
+            return Err(format!("{what} does not verify (exit {code}):\n{text}\n{so}{se}"));
+        }
+    }
+    let mut validate = vec!["validate".to_string()];
+    if let Some(a) = header(&src, "adapter") {
+        validate.extend(["--adapter".to_string(), a]);
+    }
+    validate.extend([p.clone(), o.clone()]);
+    let argv: Vec<&str> = validate.iter().map(String::as_str).collect();
+    let (code, so, se) = run_cli(&argv);
+    if code != 0 {
+        return Err(format!("output does not validate (exit {code}):\n{so}{se}"));
+    }
+    if let Ok(tc) = locate_nvcc(None, &|k| std::env::var_os(k).filter(|v| !v.is_empty())) {
+        compile_ptx_with(&tc, &out, &PtxOptions::default())
+            .map_err(|e| format!("output does not compile to PTX: {e}\n{text}"))?;
+    }
+    Ok(Some(text))
+}
+
+#[test]
+fn optimizations_on_cuda_fixtures() {
+    let dir = tmpdir("cuda_opts", "all");
+    let mut failures = Vec::new();
+    let mut seen = std::collections::BTreeMap::<String, (usize, usize)>::new();
+    for opt in ["unroll", "merge", "prefetch", "linearize", "tile", "fuse"] {
+        for f in files(&root().join("fixtures/cuda").join(opt), "cu") {
+            let name = format!("{opt}__{}", f.file_stem().and_then(|s| s.to_str()).unwrap_or("?"));
+            match check_fixture(&f, &dir) {
+                Ok(Some(text)) => {
+                    seen.entry(opt.into()).or_default().0 += 1;
+                    insta::assert_snapshot!(name, text);
+                }
+                Ok(None) => seen.entry(opt.into()).or_default().1 += 1,
+                Err(e) => failures.push(format!("{}: {e}", f.display())),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    // Each loop, register and matrix optimization applies to two kernels at least, and every
+    // optimization has a refused case.
+    for opt in ["unroll", "merge", "prefetch", "linearize"] {
+        assert!(seen.get(opt).is_some_and(|(ok, _)| *ok >= 2), "{opt}: {seen:?}");
+    }
+    for opt in ["unroll", "merge", "prefetch", "linearize", "tile", "fuse"] {
+        assert!(seen.get(opt).is_some_and(|(_, no)| *no >= 1), "{opt}: {seen:?}");
+    }
+}
