@@ -51,9 +51,13 @@ fn the_peer_kernels_vercors_verifies_verify() {
 
 #[test]
 fn fixtures_get_their_verdicts() {
-    for (f, want) in
-        [("unroll/ok_scale_loop.cu", 0), ("ok_launch.cu", 0), ("reject_neighbour_write.cu", 1)]
-    {
+    for (f, want) in [
+        ("unroll/ok_scale_loop.cu", 0),
+        ("ok_launch.cu", 0),
+        ("reject_neighbour_write.cu", 1),
+        ("ok_shared_exchange.cu", 0),
+        ("reject_shared_uninit.cu", 1),
+    ] {
         let (code, out) = verify(&fixture(f));
         assert_eq!(code, want, "{f}:\n{out}");
     }

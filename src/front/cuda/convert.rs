@@ -347,15 +347,18 @@ impl<'a> Conv<'a> {
 
     fn local_decl(&mut self, d: &Node<c::Declaration>, out: &mut Body) {
         let span = self.sp(d.span);
-        let shared = self
-            .prep
-            .qualifiers
-            .iter()
-            .any(|q| matches!(q.word, "__shared__" | "__local") && span.contains(q.span));
+        // lang-c's declaration starts after the blanked qualifier.
+        let shared = self.prep.qualifiers.iter().any(|q| {
+            matches!(q.word, "__shared__" | "__local")
+                && (span.contains(q.span)
+                    || (q.span.end() <= span.start()
+                        && self
+                            .src
+                            .get(q.span.end()..span.start())
+                            .is_some_and(|g| g.trim().is_empty())))
+        });
         if shared {
-            // Block-shared memory needs a block-level owner and a thread contract over it,
-            // which VerCors states with its own clauses; not modelled yet.
-            out.stmts.push(self.opaque_stmt("__shared__", span));
+            self.shared_decl(d, span, out);
             return;
         }
         let base = self.base_type(&d.node.specifiers, span);
@@ -384,6 +387,46 @@ impl<'a> Conv<'a> {
         if !vars.is_empty() {
             out.stmts.push(Stmt { kind: StmtKind::Decl { ty, vars }, span });
         }
+    }
+
+    /// `__shared__ T buf[N];`: memory of the thread block, allocated by the block with unknown
+    /// contents (`T[] buf = cuda_shared_T(N);`, an allocator [`super::lower`] declares and
+    /// hoists out of the threads). Only one-dimensional arrays of a known extent.
+    fn shared_decl(&mut self, d: &Node<c::Declaration>, span: Span, out: &mut Body) {
+        let base = self.base_type(&d.node.specifiers, span);
+        let [id] = d.node.declarators.as_slice() else {
+            out.stmts.push(self.opaque_stmt("__shared__", span));
+            return;
+        };
+        let (name, t) = self.declarator(&base, &id.node.declarator);
+        let (Some(name), TypeKind::Array(elem, Some(n)), None) =
+            (name, &t.kind, &id.node.initializer)
+        else {
+            out.stmts.push(self.opaque_stmt("__shared__", span));
+            return;
+        };
+        let word = match elem.kind {
+            TypeKind::Int => "int",
+            TypeKind::Boolean => "boolean",
+            _ => {
+                out.stmts.push(self.opaque_stmt("__shared__", span));
+                return;
+            }
+        };
+        let alloc = format!("{}{word}", super::SHARED_ALLOC);
+        let call = Expr::new(
+            ExprKind::Call {
+                recv: None,
+                name: Ident::new(alloc, span),
+                args: vec![(**n).clone()],
+                ghost: Box::default(),
+                null_safe: false,
+            },
+            span,
+        );
+        let ty = Type { kind: TypeKind::Array(elem.clone(), None), span: t.span };
+        let var = Declarator { name, init: Some(call), span: self.sp(id.span) };
+        out.stmts.push(Stmt { kind: StmtKind::Decl { ty, vars: vec![var] }, span });
     }
 
     pub fn stmt(&mut self, s: &Node<c::Statement>, out: &mut Body) {

@@ -22,7 +22,7 @@
 //! `\pointer_index(a, i, π)` are spelled out as array permissions (`a` non-null, long enough,
 //! and `Perm` on the cells).
 
-use super::BLOCK_LABEL;
+use super::{BLOCK_LABEL, SHARED_ALLOC};
 use crate::diag::Diagnostic;
 use crate::front::ast::*;
 use crate::front::span::Span;
@@ -475,6 +475,94 @@ fn uses_more_dimensions(m: &Method) -> Option<Span> {
     at
 }
 
+/// The name a `__shared__` declaration allocates, if `s` is one (`T[] buf = cuda_shared_T(N);`).
+fn shared_name(s: &Stmt) -> Option<&str> {
+    let StmtKind::Decl { vars, .. } = &s.kind else { return None };
+    let [v] = vars.as_slice() else { return None };
+    match &v.init.as_ref()?.kind {
+        ExprKind::Call { recv: None, name, .. } if name.name.starts_with(SHARED_ALLOC) => {
+            Some(&v.name.name)
+        }
+        _ => None,
+    }
+}
+
+/// Declare the allocator of every element type a `__shared__` array of the program uses:
+/// `T[] cuda_shared_T(int n)` gives a fresh array of length `n` with write permission to every
+/// cell and nothing known of its contents (shared memory starts uninitialised).
+pub(super) fn shared_allocators(items: &mut Vec<Item>) {
+    let mut used: Vec<String> = Vec::new();
+    for item in items.iter() {
+        let Item::Method(m) = item else { continue };
+        let MethodBody::Block(b) = &m.body else { continue };
+        for st in &b.stmts {
+            crate::front::visit::walk_stmts(st, &mut |st| {
+                crate::front::visit::stmt_exprs(st, &mut |e| {
+                    crate::front::visit::walk_expr(e, &mut |x| {
+                        if let ExprKind::Call { recv: None, name, .. } = &x.kind {
+                            if name.name.starts_with(SHARED_ALLOC) && !used.contains(&name.name) {
+                                used.push(name.name.clone());
+                            }
+                        }
+                    })
+                })
+            });
+        }
+    }
+    let d = Span::DUMMY;
+    for f in used {
+        let elem = if f.ends_with("boolean") { Type::boolean() } else { Type::int() };
+        let result = || Expr::synth(ExprKind::Result);
+        let len = Expr::synth(ExprKind::Field(Box::new(result()), Ident::synth("length")));
+        let i = name("i", d);
+        let cell = Expr::synth(ExprKind::Index(Box::new(result()), Box::new(i.clone())));
+        let perm =
+            Expr::synth(ExprKind::Builtin(Builtin::Perm, vec![cell, Expr::synth(ExprKind::Write)]));
+        let range = bin(
+            BinOp::And,
+            bin(BinOp::Le, Expr::int(0), i.clone(), d),
+            bin(BinOp::Lt, i, name("n", d), d),
+            d,
+        );
+        let all = Expr::synth(ExprKind::Quant {
+            kind: QuantKind::ForallStar,
+            bindings: vec![Binding {
+                ty: Type::int(),
+                name: Ident::synth("i"),
+                range: None,
+                span: d,
+            }],
+            cond: Some(Box::new(range)),
+            body: Box::new(perm),
+        });
+        let fresh = bin(
+            BinOp::And,
+            bin(BinOp::Ne, result(), Expr::synth(ExprKind::Null), d),
+            bin(BinOp::Eq, len, name("n", d), d),
+            d,
+        );
+        let c = |kind, e| Clause { kind, body: ClauseBody::Expr(e), span: d };
+        items.push(Item::Method(Method {
+            prefix: Prefix {
+                clauses: vec![
+                    c(ClauseKind::Requires, bin(BinOp::Le, Expr::int(0), name("n", d), d)),
+                    c(ClauseKind::Ensures, fresh),
+                    c(ClauseKind::Ensures, all),
+                ],
+                ..Prefix::default()
+            },
+            modifiers: vec![],
+            kind: MethodKind::Method,
+            ret: Type::new(TypeKind::Array(Box::new(elem), None)),
+            name: Ident::synth(f),
+            type_params: vec![],
+            params: vec![Param { ty: Type::int(), name: Ident::synth("n"), span: d }],
+            body: MethodBody::Abstract,
+            span: d,
+        }));
+    }
+}
+
 /// A host function or prototype: pointer permissions spelled out in its contract and body.
 pub(super) fn host(mut m: Method) -> Method {
     for c in &mut m.prefix.clauses {
@@ -528,6 +616,34 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
         }
     });
     map_stmt(&mut body_stmt, &mut kernel_spelling_no_null);
+    // `__shared__` arrays belong to the block: allocated before its threads start. Only at the
+    // top of the kernel's body, where every thread of the block declares them.
+    let mut shared_decls = Vec::new();
+    if let StmtKind::Block(b) = &mut body_stmt.kind {
+        let (hoisted, rest): (Vec<Stmt>, Vec<Stmt>) =
+            std::mem::take(&mut b.stmts).into_iter().partition(|s| shared_name(s).is_some());
+        b.stmts = rest;
+        shared_decls = hoisted;
+    }
+    let mut nested_shared = None;
+    crate::front::visit::walk_stmts(&body_stmt, &mut |s| {
+        if shared_name(s).is_some() {
+            nested_shared.get_or_insert(s.span);
+        }
+    });
+    if let Some(at) = nested_shared {
+        diags.push(
+            Diagnostic::error(
+                "A0014",
+                "a `__shared__` array declared inside a branch or a loop is not supported",
+            )
+            .with_primary(at, "declared here")
+            .with_help("declare shared memory at the top level of the kernel's body"),
+        );
+    }
+    let shared: Vec<String> =
+        shared_decls.iter().filter_map(|s| shared_name(s).map(str::to_string)).collect();
+    let shared_refs: Vec<&str> = shared.iter().map(String::as_str).collect();
 
     let mut method_clauses = Vec::new();
     let mut thread = Vec::new();
@@ -561,6 +677,7 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
                             mentions(x, &["threadIdx.x", "blockIdx.x"])
                                 && !has_resource(x)
                                 && !has_old(x)
+                                && !mentions(x, &shared_refs)
                         })
                         .cloned()
                         .collect();
@@ -568,12 +685,25 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
                         method_clauses.push(clause(ClauseKind::ContextEverywhere, f, c.span));
                     }
                 }
-                block.push(clause(c.kind, quantified(&e, &["threadIdx.x"], c.span), c.span));
-                whole.push(clause(
-                    c.kind,
-                    quantified(&e, &["blockIdx.x", "threadIdx.x"], c.span),
-                    c.span,
-                ));
+                // The block's shared memory is its own: the derived clauses leave it out.
+                let outer = e
+                    .conjuncts()
+                    .into_iter()
+                    .filter(|x| !mentions(x, &shared_refs))
+                    .cloned()
+                    .reduce(|a, b| bin(BinOp::Star, a, b, c.span));
+                if let Some(outer) = outer {
+                    block.push(clause(
+                        c.kind,
+                        quantified(&outer, &["threadIdx.x"], c.span),
+                        c.span,
+                    ));
+                    whole.push(clause(
+                        c.kind,
+                        quantified(&outer, &["blockIdx.x", "threadIdx.x"], c.span),
+                        c.span,
+                    ));
+                }
                 thread.push(c);
             }
             // Holds in every thread and barrier too: the verifier and the interpreter carry a
@@ -597,6 +727,24 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
         hi: name(hi, Span::DUMMY),
         span: Span::DUMMY,
     };
+    // Every thread (and barrier) of the block knows its shared arrays: allocated, of their
+    // declared length.
+    for d in &shared_decls {
+        let StmtKind::Decl { vars, .. } = &d.kind else { continue };
+        let Some(ExprKind::Call { args, .. }) = vars[0].init.as_ref().map(|e| &e.kind) else {
+            continue;
+        };
+        let (buf, span) = (&vars[0].name.name, d.span);
+        let len =
+            Expr::new(ExprKind::Field(Box::new(name(buf, span)), Ident::new("length", span)), span);
+        let fact = bin(
+            BinOp::And,
+            bin(BinOp::Ne, name(buf, span), Expr::new(ExprKind::Null, span), span),
+            bin(BinOp::Eq, len, args[0].clone(), span),
+            span,
+        );
+        thread.insert(0, clause(ClauseKind::ContextEverywhere, fact, span));
+    }
     let threads = Par {
         prefix: Prefix::default(),
         arms: vec![ParArm {
@@ -617,7 +765,19 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
             iters: vec![iter("blockIdx.x", "gridDim.x")],
             wait: None,
             contract: block,
-            body: Box::new(Stmt { kind: StmtKind::Par(threads), span: body_span }),
+            body: Box::new({
+                let par = Stmt { kind: StmtKind::Par(threads), span: body_span };
+                if shared_decls.is_empty() {
+                    par
+                } else {
+                    let mut stmts = shared_decls;
+                    stmts.push(par);
+                    Stmt {
+                        kind: StmtKind::Block(Block { stmts, span: Span::DUMMY }),
+                        span: Span::DUMMY,
+                    }
+                }
+            }),
             span: body_span,
         }],
         keyword: Span::DUMMY,

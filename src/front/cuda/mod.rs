@@ -27,6 +27,9 @@ use std::collections::{HashMap, HashSet};
 /// The label of the thread-level `par` of a kernel, named by its barriers.
 pub const BLOCK_LABEL: &str = "cuda_block";
 
+/// The allocators of `__shared__` arrays (`cuda_shared_int`, …), declared by the front end.
+pub const SHARED_ALLOC: &str = "cuda_shared_";
+
 /// CUDA's built-in variables; `threadIdx.x` is one name in our tree (`Name("threadIdx.x")`),
 /// printed back as written.
 pub const CUDA_BUILTINS: &[&str] = &["threadIdx", "blockIdx", "blockDim", "gridDim"];
@@ -203,6 +206,7 @@ fn parse_here(src: &str) -> Parsed {
         }
     }
     runtime_models(&mut items, &cv.functions);
+    lower::shared_allocators(&mut items);
     let program =
         Program { items, main: None, span: Span::new(0, src.len()), memo: Default::default() };
     let diags = std::mem::take(&mut cv.diags);
