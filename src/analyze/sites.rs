@@ -35,6 +35,11 @@ pub struct Site {
 pub fn sites(program: &Program) -> Vec<Site> {
     let mut out = Vec::new();
     let method_sites = |class: Option<&Class>, m: &Method, out: &mut Vec<Site>| {
+        // A declaration a front end adds (a CUDA runtime model, a shared-memory allocator) has
+        // no text: nothing to optimize there.
+        if m.span.is_empty() {
+            return;
+        }
         out.push(Site {
             kind: SiteKind::Method,
             name: m.name.name.clone(),
