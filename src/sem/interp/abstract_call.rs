@@ -430,7 +430,11 @@ impl Interp {
             if md.is_ctor {
                 self.ctor_fields(md, &mut store, &this)?;
             }
+            let from = self.heap.objs.len();
             let result = self.abstract_effect(md, &mut store, &this, &mut callee, span)?;
+            // Arrays the call creates are this lane's allocation (for the cost model's memory
+            // spaces: a CUDA block's `__shared__` allocator is such a call).
+            self.cost_alloc(from, w.lanes[l].path, span);
             if md.is_ctor {
                 self.ctor_epilogue(&this, &mut callee, span, who)?;
             }
