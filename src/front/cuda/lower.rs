@@ -282,6 +282,23 @@ fn spelling(e: &mut Expr, null: bool) -> bool {
     true
 }
 
+/// The size a thread or block index ranges below: `threadIdx.y` → `blockDim.y`, `blockIdx.x` →
+/// `gridDim.x`.
+fn size_of(v: &str) -> &'static str {
+    match v {
+        "threadIdx.x" => "blockDim.x",
+        "threadIdx.y" => "blockDim.y",
+        "threadIdx.z" => "blockDim.z",
+        "blockIdx.x" => "gridDim.x",
+        "blockIdx.y" => "gridDim.y",
+        _ => "gridDim.z",
+    }
+}
+
+/// Every thread and block index (what a conjunct depends on to be about one thread).
+const INDICES: &[&str] =
+    &["threadIdx.x", "threadIdx.y", "threadIdx.z", "blockIdx.x", "blockIdx.y", "blockIdx.z"];
+
 fn has_old(e: &Expr) -> bool {
     let mut found = false;
     crate::front::visit::walk_expr(e, &mut |x| found |= matches!(x.kind, ExprKind::Old(..)));
@@ -323,7 +340,7 @@ fn instances(facts: &[Expr], vars: &[&str], span: Span) -> Vec<Expr> {
         let mut inst = join(facts.to_vec(), span);
         let mut nonempty = Vec::new();
         for v in vars {
-            let hi = if *v == "threadIdx.x" { "blockDim.x" } else { "gridDim.x" };
+            let hi = size_of(v);
             let at = if last {
                 bin(BinOp::Sub, name(hi, span), Expr::int(1), span)
             } else {
@@ -361,7 +378,7 @@ fn join(parts: Vec<Expr>, span: Span) -> Expr {
 fn quantified(e: &Expr, vars: &[&str], span: Span) -> Expr {
     let (mut outside, mut facts, mut res) = (Vec::new(), Vec::new(), Vec::new());
     for c in e.conjuncts() {
-        if !mentions(c, &["threadIdx.x", "blockIdx.x"]) {
+        if !mentions(c, INDICES) {
             outside.push(c.clone());
         } else if has_resource(c) {
             res.push(c.clone());
@@ -372,7 +389,7 @@ fn quantified(e: &Expr, vars: &[&str], span: Span) -> Expr {
     let nest = |kind: QuantKind, vars: &[&str], cond: Option<Expr>, body: Expr| {
         let mut q = body;
         for (k, v) in vars.iter().enumerate().rev() {
-            let hi = if *v == "threadIdx.x" { "blockDim.x" } else { "gridDim.x" };
+            let hi = size_of(v);
             let innermost = k + 1 == vars.len();
             q = Expr::new(
                 ExprKind::Quant {
@@ -399,7 +416,7 @@ fn quantified(e: &Expr, vars: &[&str], span: Span) -> Expr {
             let (on, off): (Vec<&str>, Vec<&str>) = vars.iter().partition(|v| mentions(f, &[**v]));
             let mut q = nest(QuantKind::Forall, &on, None, f.clone());
             for v in off {
-                let hi = if v == "threadIdx.x" { "blockDim.x" } else { "gridDim.x" };
+                let hi = size_of(v);
                 q = bin(
                     BinOp::Implies,
                     bin(BinOp::Lt, Expr::int(0), name(hi, span), span),
@@ -423,7 +440,7 @@ fn quantified(e: &Expr, vars: &[&str], span: Span) -> Expr {
         let mut wildcard = false;
         crate::front::visit::walk_expr(&q, &mut |x| wildcard |= matches!(x.kind, ExprKind::Read));
         for v in off.into_iter().filter(|_| !wildcard) {
-            let hi = if v == "threadIdx.x" { "blockDim.x" } else { "gridDim.x" };
+            let hi = size_of(v);
             q = Expr::new(ExprKind::Scale(Box::new(name(hi, span)), Box::new(q)), span);
         }
         parts.push(q);
@@ -453,26 +470,51 @@ fn clause(kind: ClauseKind, mut e: Expr, span: Span) -> Clause {
     Clause { kind, body: ClauseBody::Expr(e), span }
 }
 
-/// Does the kernel use a second or third dimension (`threadIdx.y`, …)?
-fn uses_more_dimensions(m: &Method) -> Option<Span> {
-    let mut at = None;
+/// How many dimensions the kernel uses: 3 if any `.z` index or size appears (in its code or its
+/// contract), else 2 for `.y`, else 1.
+fn dimensions(m: &Method) -> usize {
+    let mut dims = 1;
     let mut check = |e: &Expr| {
         if let ExprKind::Name(n) = &e.kind {
-            if n.name.contains('.') && (n.name.ends_with(".y") || n.name.ends_with(".z")) {
-                at.get_or_insert(e.span);
+            let b = n.name.split_once('.').map(|(b, _)| b);
+            if b.is_some_and(|b| super::CUDA_BUILTINS.contains(&b)) {
+                if n.name.ends_with(".z") {
+                    dims = 3;
+                } else if n.name.ends_with(".y") {
+                    dims = dims.max(2);
+                }
             }
         }
     };
+    for c in &m.prefix.clauses {
+        if let Some(e) = c.expr() {
+            crate::front::visit::walk_expr(e, &mut check);
+        }
+    }
     if let MethodBody::Block(b) = &m.body {
         for s in &b.stmts {
             crate::front::visit::walk_stmts(s, &mut |s| {
                 crate::front::visit::stmt_exprs(s, &mut |e| {
                     crate::front::visit::walk_expr(e, &mut check)
-                })
+                });
+                if let StmtKind::For(l) | StmtKind::While(l) = &s.kind {
+                    for c in &l.prefix.clauses {
+                        if let Some(e) = c.expr() {
+                            crate::front::visit::walk_expr(e, &mut check);
+                        }
+                    }
+                }
+                if let StmtKind::Barrier(b) = &s.kind {
+                    for c in &b.contract {
+                        if let Some(e) = c.expr() {
+                            crate::front::visit::walk_expr(e, &mut check);
+                        }
+                    }
+                }
             });
         }
     }
-    at
+    dims
 }
 
 /// The name a `__shared__` declaration allocates, if `s` is one (`T[] buf = cuda_shared_T(N);`).
@@ -578,13 +620,11 @@ pub(super) fn host(mut m: Method) -> Method {
 
 /// The kernel form of a `__global__` function (module doc).
 pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
-    if let Some(at) = uses_more_dimensions(&m) {
-        diags.push(
-            Diagnostic::error("A0014", "two- and three-dimensional thread indices are not supported yet")
-                .with_primary(at, "only the `.x` dimension is modelled")
-                .with_help("index threads with `threadIdx.x`, `blockIdx.x`, `blockDim.x` and `gridDim.x` (a linear index)"),
-        );
-    }
+    // The dimensions the kernel indexes its threads and blocks in (`.y` implies `.x`, `.z` both).
+    let dims = dimensions(&m);
+    let tvars: Vec<&'static str> = ["threadIdx.x", "threadIdx.y", "threadIdx.z"][..dims].to_vec();
+    let bvars: Vec<&'static str> = ["blockIdx.x", "blockIdx.y", "blockIdx.z"][..dims].to_vec();
+    let all_vars: Vec<&'static str> = bvars.iter().chain(&tvars).copied().collect();
     let MethodBody::Block(body) = std::mem::replace(&mut m.body, MethodBody::Abstract) else {
         return m;
     };
@@ -650,12 +690,12 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
     let mut block = Vec::new();
     let mut whole = Vec::new();
     // Launch sizes are not negative (a permission held once per block is scaled by them).
-    let sizes = bin(
-        BinOp::And,
-        bin(BinOp::Le, Expr::int(0), name("gridDim.x", m.name.span), m.name.span),
-        bin(BinOp::Le, Expr::int(0), name("blockDim.x", m.name.span), m.name.span),
-        m.name.span,
-    );
+    let sizes = bvars
+        .iter()
+        .chain(&tvars)
+        .map(|v| bin(BinOp::Le, Expr::int(0), name(size_of(v), m.name.span), m.name.span))
+        .reduce(|a, b| bin(BinOp::And, a, b, m.name.span))
+        .unwrap_or_else(|| Expr::int(0));
     method_clauses.push(clause(ClauseKind::ContextEverywhere, sizes, m.name.span));
     for (a, span) in non_null {
         let fact = bin(BinOp::Ne, name(&a, span), Expr::new(ExprKind::Null, span), span);
@@ -674,14 +714,14 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
                         .conjuncts()
                         .into_iter()
                         .filter(|x| {
-                            mentions(x, &["threadIdx.x", "blockIdx.x"])
+                            mentions(x, INDICES)
                                 && !has_resource(x)
                                 && !has_old(x)
                                 && !mentions(x, &shared_refs)
                         })
                         .cloned()
                         .collect();
-                    for f in instances(&facts, &["blockIdx.x", "threadIdx.x"], c.span) {
+                    for f in instances(&facts, &all_vars, c.span) {
                         method_clauses.push(clause(ClauseKind::ContextEverywhere, f, c.span));
                     }
                 }
@@ -693,16 +733,8 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
                     .cloned()
                     .reduce(|a, b| bin(BinOp::Star, a, b, c.span));
                 if let Some(outer) = outer {
-                    block.push(clause(
-                        c.kind,
-                        quantified(&outer, &["threadIdx.x"], c.span),
-                        c.span,
-                    ));
-                    whole.push(clause(
-                        c.kind,
-                        quantified(&outer, &["blockIdx.x", "threadIdx.x"], c.span),
-                        c.span,
-                    ));
+                    block.push(clause(c.kind, quantified(&outer, &tvars, c.span), c.span));
+                    whole.push(clause(c.kind, quantified(&outer, &all_vars, c.span), c.span));
                 }
                 thread.push(c);
             }
@@ -749,7 +781,7 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
         prefix: Prefix::default(),
         arms: vec![ParArm {
             label: Some(Ident::synth(BLOCK_LABEL)),
-            iters: vec![iter("threadIdx.x", "blockDim.x")],
+            iters: tvars.iter().map(|v| iter(v, size_of(v))).collect(),
             wait: None,
             contract: thread,
             body: Box::new(body_stmt),
@@ -762,7 +794,7 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
         prefix: Prefix::default(),
         arms: vec![ParArm {
             label: None,
-            iters: vec![iter("blockIdx.x", "gridDim.x")],
+            iters: bvars.iter().map(|v| iter(v, size_of(v))).collect(),
             wait: None,
             contract: block,
             body: Box::new({
@@ -782,8 +814,9 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
         }],
         keyword: Span::DUMMY,
     };
-    for size in ["gridDim.x", "blockDim.x"] {
-        m.params.push(Param { ty: int_ty(), name: Ident::synth(size), span: Span::DUMMY });
+    // The launch sizes: the grid's, then the block's, one per dimension used.
+    for v in bvars.iter().chain(&tvars) {
+        m.params.push(Param { ty: int_ty(), name: Ident::synth(size_of(v)), span: Span::DUMMY });
     }
     // The block-level par has no text: no span of its own (statements found by their start
     // offset are then the thread-level par, which starts at the body).
