@@ -238,6 +238,15 @@ fn top_annotations(cv: &mut Conv, lo: usize, hi: usize, items: &mut Vec<Item>) -
         let clause =
             crate::front::keywords::CLAUSE_WORDS.contains(&first.as_str()) || first == "gpuopt";
         if clause {
+            // A contract followed by a ghost declaration in one comment is that declaration's
+            // (`/*@ requires n >= 0; pure int f(int n) = n; @*/`).
+            let (decls, ds) = parse_decls_at(cv.norm, a.body, Dialect::V2);
+            if !decls.is_empty() && !ds.iter().any(|d| d.is_error()) {
+                items.extend(decls);
+                continue;
+            }
+        }
+        if clause {
             let mut frag = parse_fragment(cv.norm, a.body, Dialect::V2);
             cv.diags.extend(frag.diagnostics);
             for item in &mut frag.items {
