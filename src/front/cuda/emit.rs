@@ -65,7 +65,9 @@ fn c_declarator(old: &str, text: &str) -> Option<String> {
     let open = t.find('[')?;
     let base = t[..open].trim();
     let dims = &t[open..];
-    if base.is_empty() || !base.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ' ') {
+    // A type: the declaration's own base type, or a primitive one.
+    let primitive = ["int", "bool", "boolean", "float", "double", "char", "long", "short", "unsigned"];
+    if base.is_empty() || !(primitive.contains(&base) || old.trim_start().starts_with(base)) {
         return None;
     }
     // The bracket groups, each `[]` or `[E]`.
@@ -90,12 +92,16 @@ fn c_declarator(old: &str, text: &str) -> Option<String> {
             _ => {}
         }
     }
-    let old = old.trim_end();
-    let name_len = old.chars().rev().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').count();
-    if name_len == 0 || name_len == old.len() || old.contains(['(', ';', '{', '=']) {
+    if old.contains(['(', ';', '{', '=']) {
         return None;
     }
-    let name = &old[old.len() - name_len..];
+    // The declared name ends the text (`int **g`) or precedes its extents (`int g[N][M]`).
+    let head = old.split('[').next().unwrap_or(old).trim_end();
+    let name_len = head.chars().rev().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').count();
+    if name_len == 0 || name_len == head.len() {
+        return None;
+    }
+    let name = &head[head.len() - name_len..];
     // Unsized dimensions are pointers; sized ones are array suffixes.
     let stars = "*".repeat(groups.iter().filter(|g| g.is_empty()).count());
     let suffix: String =
