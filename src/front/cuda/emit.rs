@@ -66,7 +66,8 @@ fn c_declarator(old: &str, text: &str) -> Option<String> {
     let base = t[..open].trim();
     let dims = &t[open..];
     // A type: the declaration's own base type, or a primitive one.
-    let primitive = ["int", "bool", "boolean", "float", "double", "char", "long", "short", "unsigned"];
+    let primitive =
+        ["int", "bool", "boolean", "float", "double", "char", "long", "short", "unsigned"];
     if base.is_empty() || !(primitive.contains(&base) || old.trim_start().starts_with(base)) {
         return None;
     }
@@ -97,7 +98,8 @@ fn c_declarator(old: &str, text: &str) -> Option<String> {
     }
     // The declared name ends the text (`int **g`) or precedes its extents (`int g[N][M]`).
     let head = old.split('[').next().unwrap_or(old).trim_end();
-    let name_len = head.chars().rev().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').count();
+    let name_len =
+        head.chars().rev().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').count();
     if name_len == 0 || name_len == head.len() {
         return None;
     }

@@ -812,16 +812,19 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
             }),
             span: body_span,
         }],
-        keyword: Span::DUMMY,
+        // Empty (no `par` text): not a site; placed at the kernel's name for reports.
+        keyword: Span::new(m.name.span.start(), m.name.span.start()),
     };
     // The launch sizes: the grid's, then the block's, one per dimension used.
     for v in bvars.iter().chain(&tvars) {
         m.params.push(Param { ty: int_ty(), name: Ident::synth(size_of(v)), span: Span::DUMMY });
     }
-    // The block-level par has no text: no span of its own (statements found by their start
-    // offset are then the thread-level par, which starts at the body).
+    // The block-level par has no text: it is named by the kernel's name (its reports point
+    // there), and does not start where the thread-level par does (statements are found by their
+    // start offset).
+    let kernel_name = m.name.span;
     m.body = MethodBody::Block(Block {
-        stmts: vec![Stmt { kind: StmtKind::Par(blocks), span: Span::DUMMY }],
+        stmts: vec![Stmt { kind: StmtKind::Par(blocks), span: kernel_name }],
         span: body_span,
     });
     m
