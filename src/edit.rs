@@ -232,6 +232,20 @@ pub fn alone_on_line(src: &str, span: Span) -> bool {
 /// line, the span and the spaces after it (so what follows takes its column); if it ends a line
 /// after other text, the span and the spaces before it (so no line ends in spaces).
 pub fn removal_span(src: &str, span: Span) -> Span {
+    // In a C/CUDA file an annotation that is all of its comment (`//@ gpuopt …;`, `/*@ gpuopt …;
+    // @*/`) goes with the comment.
+    if crate::front::looks_like_cuda(src) {
+        if let Some(c) = crate::front::cuda::prep::prepare_comments(src)
+            .into_iter()
+            .find(|c| c.body.contains(span) && c.body.text(src).trim() == span.text(src).trim())
+        {
+            return removal_span_plain(src, c.span);
+        }
+    }
+    removal_span_plain(src, span)
+}
+
+fn removal_span_plain(src: &str, span: Span) -> Span {
     if alone_on_line(src, span) {
         return Span::new(line_start(src, span.start()), line_end_incl(src, span.end()));
     }

@@ -4,7 +4,7 @@
 //! (`// adapter:` for linearized matrices) and compile to PTX when nvcc is provisioned; its output
 //! is a reviewed snapshot. A `refused CODE` case must be refused with that code and write nothing.
 //!
-//! In `// apply:`, `line:@NAME` is the line of the `// @NAME` marker and `@COL` the column of the
+//! In `// apply:`, `annotations` applies the file's own `gpuopt` annotations; `line:@NAME` is the line of the `// @NAME` marker and `@COL` the column of the
 //! last `{` on it (a kernel's thread block is named by its body's brace).
 
 mod common;
@@ -24,6 +24,10 @@ fn apply_args(src: &str) -> Vec<String> {
             line = line.replace(&format!("line:@{marker}:@COL"), &format!("line:{}:{col}", n + 1));
             line = line.replace(&format!("line:@{marker}"), &format!("line:{}", n + 1));
         }
+    }
+    // `annotations`: the file's own `gpuopt` annotations, as `alpine-rs apply FILE` applies them.
+    if line.trim() == "annotations" {
+        return vec!["apply".to_string()];
     }
     let mut groups = line.split(" --");
     let mut args = vec!["apply".to_string(), "--opt".to_string()];
