@@ -88,3 +88,43 @@ fn truncated_and_spliced_cuda_never_panics() {
         let _ = alpine_rs::front::parse_cuda(&spliced);
     }
 }
+
+/// Every `.cu`/`.c` file we have, each byte deleted, doubled or replaced by a C punctuation
+/// character at a spread of positions: the front end, the site finder, the Viper encoder and the
+/// interpreter's loader give diagnostics or results, never a panic.
+#[test]
+fn mutants_of_cuda_files_never_panic() {
+    let mut inputs = common::files(&common::root().join("fixtures/cuda"), "cu");
+    for e in std::fs::read_dir(gpgpu()).expect("peer gpgpu folder") {
+        let p = e.expect("entry").path();
+        if matches!(p.extension().and_then(|x| x.to_str()), Some("cu" | "c")) {
+            inputs.push(p);
+        }
+    }
+    let mut runs = 0;
+    for p in &inputs {
+        let text = std::fs::read_to_string(p).expect("readable");
+        let step = (text.len() / 40).max(1);
+        for (k, i) in (0..text.len()).step_by(step).enumerate() {
+            if !text.is_char_boundary(i) || !text.is_char_boundary(i + 1) {
+                continue;
+            }
+            let punct = ["{", "}", "(", ";", "*", "@", "/", "<<<"][k % 8];
+            for m in [
+                format!("{}{}", &text[..i], &text[i + 1..]),
+                format!("{}{}", &text[..i + 1], &text[i..]),
+                format!("{}{punct}{}", &text[..i], &text[i + 1..]),
+            ] {
+                let parsed = alpine_rs::front::parse(&m, &Default::default());
+                let _ = alpine_rs::analyze::sites::sites(&parsed.program);
+                if !parsed.has_errors() {
+                    let src = alpine_rs::diag::SourceFile::new("m.cu", m.clone());
+                    let _ = alpine_rs::viper::encode(&parsed.program, &src);
+                    let _ = alpine_rs::sem::load(&m);
+                }
+                runs += 1;
+            }
+        }
+    }
+    assert!(runs > 1000, "{runs} mutants");
+}
