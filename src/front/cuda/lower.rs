@@ -533,24 +533,11 @@ fn shared_name(s: &Stmt) -> Option<&str> {
 /// `T[] cuda_shared_T(int n)` gives a fresh array of length `n` with write permission to every
 /// cell and nothing known of its contents (shared memory starts uninitialised).
 pub(super) fn shared_allocators(items: &mut Vec<Item>) {
-    let mut used: Vec<String> = Vec::new();
-    for item in items.iter() {
-        let Item::Method(m) = item else { continue };
-        let MethodBody::Block(b) = &m.body else { continue };
-        for st in &b.stmts {
-            crate::front::visit::walk_stmts(st, &mut |st| {
-                crate::front::visit::stmt_exprs(st, &mut |e| {
-                    crate::front::visit::walk_expr(e, &mut |x| {
-                        if let ExprKind::Call { recv: None, name, .. } = &x.kind {
-                            if name.name.starts_with(SHARED_ALLOC) && !used.contains(&name.name) {
-                                used.push(name.name.clone());
-                            }
-                        }
-                    })
-                })
-            });
-        }
-    }
+    let used: Vec<String> = super::called(items)
+        .into_iter()
+        .map(|(n, _)| n)
+        .filter(|n| n.starts_with(SHARED_ALLOC))
+        .collect();
     let d = Span::DUMMY;
     for f in used {
         let elem = if f.ends_with("boolean") { Type::boolean() } else { Type::int() };

@@ -294,28 +294,10 @@ const RUNTIME_WITHOUT_EFFECT: &[&str] = &[
 /// Declare the effect-free runtime functions the file calls without declaring them, with the
 /// arity of their first call.
 fn runtime_models(items: &mut Vec<Item>, declared: &HashSet<String>) {
-    let mut arity: Vec<(String, usize)> = Vec::new();
-    for item in items.iter() {
-        let Item::Method(m) = item else { continue };
-        let MethodBody::Block(b) = &m.body else { continue };
-        for st in &b.stmts {
-            crate::front::visit::walk_stmts(st, &mut |st| {
-                crate::front::visit::stmt_exprs(st, &mut |e| {
-                    crate::front::visit::walk_expr(e, &mut |x| {
-                        if let ExprKind::Call { recv: None, name, args, .. } = &x.kind {
-                            let n = name.name.as_str();
-                            if RUNTIME_WITHOUT_EFFECT.contains(&n)
-                                && !declared.contains(n)
-                                && !arity.iter().any(|(m, _)| m == n)
-                            {
-                                arity.push((n.to_string(), args.len()));
-                            }
-                        }
-                    })
-                })
-            });
-        }
-    }
+    let arity: Vec<(String, usize)> = called(items)
+        .into_iter()
+        .filter(|(n, _)| RUNTIME_WITHOUT_EFFECT.contains(&n.as_str()) && !declared.contains(n))
+        .collect();
     for (n, k) in arity {
         items.push(Item::Method(Method {
             prefix: Prefix::default(),
@@ -335,6 +317,30 @@ fn runtime_models(items: &mut Vec<Item>, declared: &HashSet<String>) {
             span: Span::DUMMY,
         }));
     }
+}
+
+/// The functions the methods of `items` call without a receiver, with the argument count of
+/// their first call, in order of first call.
+pub(super) fn called(items: &[Item]) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for item in items {
+        let Item::Method(m) = item else { continue };
+        let MethodBody::Block(b) = &m.body else { continue };
+        for st in &b.stmts {
+            crate::front::visit::walk_stmts(st, &mut |st| {
+                crate::front::visit::stmt_exprs(st, &mut |e| {
+                    crate::front::visit::walk_expr(e, &mut |x| {
+                        if let ExprKind::Call { recv: None, name, args, .. } = &x.kind {
+                            if !out.iter().any(|(n, _)| *n == name.name) {
+                                out.push((name.name.clone(), args.len()));
+                            }
+                        }
+                    })
+                })
+            });
+        }
+    }
+    out
 }
 
 fn decl_name(d: &lang_c::span::Node<c::Declarator>) -> Option<String> {

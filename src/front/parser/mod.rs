@@ -104,19 +104,22 @@ pub fn parse_expr_text(src: &str, dialect: Dialect) -> Result<Expr, Vec<Diagnost
 }
 
 fn parse_expr_here(src: &str, dialect: Dialect) -> Result<Expr, Vec<Diagnostic>> {
-    let lexed = lex(src);
-    if !lexed.errors.is_empty() {
-        return Err(lexed.errors);
+    parse_expr_at(src, Span::new(0, src.len()), dialect)
+}
+
+/// The tokens of `src[span]`, their spans (and the lexer's diagnostics) offsets in `src`.
+fn lex_at(src: &str, span: Span) -> super::lexer::Lexed {
+    let mut lexed = lex(&src[span.range()]);
+    let off = span.start();
+    if off > 0 {
+        for t in &mut lexed.tokens {
+            t.span = Span::new(t.span.start() + off, t.span.end() + off);
+        }
+        for d in &mut lexed.errors {
+            d.shift(off);
+        }
     }
-    let mut p = Parser::new(src, lexed.tokens, dialect);
-    let e = p.parse_expr();
-    if e.is_ok() && !p.at_eof() {
-        p.error_expected("end of expression");
-    }
-    match e {
-        Ok(e) if p.diags.is_empty() => Ok(e),
-        _ => Err(p.diags),
-    }
+    lexed
 }
 
 /// One piece of an annotation comment in a C or CUDA file: contract clauses (with `gpuopt`
@@ -136,15 +139,9 @@ pub struct Fragment {
 
 /// Parse the expression at `span` of `src` (spans are offsets in `src`), on the calling thread.
 pub fn parse_expr_at(src: &str, span: Span, dialect: Dialect) -> Result<Expr, Vec<Diagnostic>> {
-    let mut lexed = lex(&src[span.range()]);
+    let lexed = lex_at(src, span);
     if !lexed.errors.is_empty() {
-        for d in &mut lexed.errors {
-            d.shift(span.start());
-        }
         return Err(lexed.errors);
-    }
-    for t in &mut lexed.tokens {
-        t.span = Span::new(t.span.start() + span.start(), t.span.end() + span.start());
     }
     let mut p = Parser::new(src, lexed.tokens, dialect);
     let e = p.parse_expr();
@@ -159,14 +156,7 @@ pub fn parse_expr_at(src: &str, span: Span, dialect: Dialect) -> Result<Expr, Ve
 
 /// Parse `body`, a part of `src` (a ghost declaration comment), as top-level declarations.
 pub fn parse_decls_at(src: &str, body: Span, dialect: Dialect) -> (Vec<Item>, Vec<Diagnostic>) {
-    let mut lexed = lex(&src[body.range()]);
-    let off = body.start();
-    for t in &mut lexed.tokens {
-        t.span = Span::new(t.span.start() + off, t.span.end() + off);
-    }
-    for d in &mut lexed.errors {
-        d.shift(off);
-    }
+    let lexed = lex_at(src, body);
     let mut p = Parser::new(src, lexed.tokens, dialect);
     p.diags = lexed.errors;
     let program = p.parse_program();
@@ -177,16 +167,8 @@ pub fn parse_decls_at(src: &str, body: Span, dialect: Dialect) -> (Vec<Item>, Ve
 /// Spans are offsets in `src`. Runs on the calling thread: the caller is a front end that is
 /// already on the parser's big-stack thread.
 pub fn parse_fragment(src: &str, body: Span, dialect: Dialect) -> Fragment {
-    let mut lexed = lex(&src[body.range()]);
-    let off = body.start();
-    for t in &mut lexed.tokens {
-        t.span = Span::new(t.span.start() + off, t.span.end() + off);
-    }
-    let mut frag = Fragment::default();
-    for mut d in lexed.errors {
-        d.shift(off);
-        frag.diagnostics.push(d);
-    }
+    let lexed = lex_at(src, body);
+    let mut frag = Fragment { items: Vec::new(), diagnostics: lexed.errors };
     let mut p = Parser::new(src, lexed.tokens, dialect);
     while !p.at_eof() {
         let before = p.pos;
