@@ -730,15 +730,14 @@ impl<'a> Conv<'a> {
                             t.node,
                             c::TypeSpecifier::Int
                                 | c::TypeSpecifier::Long
-                                | c::TypeSpecifier::Short
                                 | c::TypeSpecifier::Signed
-                                | c::TypeSpecifier::Unsigned
                         ),
                         _ => true,
                     });
                 if integral {
-                    // Our integers are unbounded: a cast between integer types is the identity
-                    // on every value the program's contracts allow.
+                    // Our integers are unbounded, as VerCors reads C's: a cast to a signed type
+                    // at least as wide as `int` is the identity. Casts that can wrap (`unsigned`,
+                    // `short`, `char`) would change values, and are refused below.
                     return self.expr(&cst.node.expression);
                 }
                 return Ok(self.opaque_expr("cast", span));
