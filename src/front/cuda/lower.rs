@@ -605,6 +605,43 @@ pub(super) fn host(mut m: Method) -> Method {
     m
 }
 
+/// `if (c) return;` at the top of a kernel's body (CUDA's idiom for threads past the end of the
+/// data) ends those threads: the statements after it run under `if (!c) { … }`. The wrapper has
+/// no text of its own; the statements keep theirs.
+fn early_exits(stmts: Vec<Stmt>) -> Vec<Stmt> {
+    let mut out = Vec::new();
+    let mut it = stmts.into_iter();
+    while let Some(s) = it.next() {
+        let exit = match &s.kind {
+            StmtKind::If { cond, then, els: None } => {
+                let returns = match &then.kind {
+                    StmtKind::Return(None) => true,
+                    StmtKind::Block(b) => {
+                        matches!(b.stmts.as_slice(), [Stmt { kind: StmtKind::Return(None), .. }])
+                    }
+                    _ => false,
+                };
+                returns.then(|| cond.clone())
+            }
+            _ => None,
+        };
+        let Some(cond) = exit else {
+            out.push(s);
+            continue;
+        };
+        let rest = early_exits(it.collect());
+        let d = Span::DUMMY;
+        let not = Expr::new(ExprKind::Unary(UnOp::Not, Box::new(cond)), d);
+        let body = Stmt { kind: StmtKind::Block(Block { stmts: rest, span: d }), span: d };
+        out.push(Stmt {
+            kind: StmtKind::If { cond: not, then: Box::new(body), els: None },
+            span: d,
+        });
+        break;
+    }
+    out
+}
+
 /// The kernel form of a `__global__` function (module doc).
 pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
     // The dimensions the kernel indexes its threads and blocks in (`.y` implies `.x`, `.z` both).
@@ -643,6 +680,9 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
         }
     });
     map_stmt(&mut body_stmt, &mut kernel_spelling_no_null);
+    if let StmtKind::Block(b) = &mut body_stmt.kind {
+        b.stmts = early_exits(std::mem::take(&mut b.stmts));
+    }
     // `__shared__` arrays belong to the block: allocated before its threads start. Only at the
     // top of the kernel's body, where every thread of the block declares them.
     let mut shared_decls = Vec::new();
