@@ -30,6 +30,8 @@ pub(super) struct Conv<'a> {
     pub launches: HashMap<usize, usize>,
     /// Names of every function defined or declared in the file.
     pub functions: HashSet<String>,
+    /// The spans of the calls made by launches `k<<<g, b>>>(…)`.
+    pub launched: HashSet<(u32, u32)>,
 }
 
 pub(super) type R<T> = Result<T, ()>;
@@ -813,6 +815,7 @@ impl<'a> Conv<'a> {
                     launch.span,
                 );
             }
+            self.launched.insert((span.lo, span.hi));
             for a in launch.args.iter().take(2) {
                 match crate::front::parser::parse_expr_at(self.src, *a, Dialect::V2) {
                     Ok(e) => args.push(e),

@@ -158,6 +158,7 @@ fn parse_here(src: &str) -> Parsed {
         }
     }
     let mut cv = Conv {
+        launched: HashSet::new(),
         src,
         norm: &norm,
         prep: &prep,
@@ -205,6 +206,7 @@ fn parse_here(src: &str) -> Parsed {
             );
         }
     }
+    launch_dimensions(&mut items, &cv.launched);
     runtime_models(&mut items, &cv.functions);
     lower::shared_allocators(&mut items);
     let program =
@@ -316,6 +318,50 @@ fn runtime_models(items: &mut Vec<Item>, declared: &HashSet<String>) {
             body: MethodBody::Abstract,
             span: Span::DUMMY,
         }));
+    }
+}
+
+/// A launch `k<<<g, b>>>(…)` passes one grid and one block size; a kernel that indexes `.y` (or
+/// `.z`) takes one per dimension: an integer launch size is `dim3(g, 1, 1)`, as in CUDA.
+fn launch_dimensions(items: &mut [Item], launched: &HashSet<(u32, u32)>) {
+    let dims: HashMap<String, usize> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Method(m) => {
+                let d = m.params.iter().filter(|p| p.name.name.starts_with("gridDim.")).count();
+                (d > 1).then(|| (m.name.name.clone(), d))
+            }
+            _ => None,
+        })
+        .collect();
+    if dims.is_empty() {
+        return;
+    }
+    let mut fix = |e: &mut Expr| {
+        if let ExprKind::Call { recv: None, name, args, .. } = &mut e.kind {
+            if let (Some(&d), true) =
+                (dims.get(&name.name), launched.contains(&(e.span.lo, e.span.hi)))
+            {
+                if args.len() >= 2 {
+                    let block = args.pop().expect("two launch sizes");
+                    let grid = args.pop().expect("two launch sizes");
+                    args.push(grid);
+                    args.extend((1..d).map(|_| Expr::int(1)));
+                    args.push(block);
+                    args.extend((1..d).map(|_| Expr::int(1)));
+                }
+            }
+        }
+        false
+    };
+    for item in items.iter_mut() {
+        if let Item::Method(m) = item {
+            if let MethodBody::Block(b) = &mut m.body {
+                for st in &mut b.stmts {
+                    lower::map_stmt(st, &mut fix);
+                }
+            }
+        }
     }
 }
 
