@@ -354,18 +354,24 @@ exit 1
     ]
 }
 
-/// A Silicon that runs out of memory, crashes or times out gives exit 3 with the reason, never
-/// a verdict.
-#[test]
-fn silicon_failures_are_exit_3_with_the_reason() {
-    let d = common::tmpdir("verify-faults", "fake");
-    let env = fake_backend(&d);
+/// A one-method file that verifies, in `d`.
+fn verified_file(d: &std::path::Path) -> std::path::PathBuf {
     let f = d.join("ok.pvl");
     std::fs::write(
         &f,
         "class C {\n  ensures \\result == 1;\n  int one() {\n    return 1;\n  }\n}\n",
     )
     .expect("writable");
+    f
+}
+
+/// A Silicon that runs out of memory, crashes or times out gives exit 3 with the reason, never
+/// a verdict.
+#[test]
+fn silicon_failures_are_exit_3_with_the_reason() {
+    let d = common::tmpdir("verify-faults", "fake");
+    let env = fake_backend(&d);
+    let f = verified_file(&d);
     for (mode, needles) in [
         (
             "oom",
@@ -401,12 +407,7 @@ fn silicon_failures_are_exit_3_with_the_reason() {
 fn a_real_silicon_out_of_memory_is_exit_3_with_the_reason() {
     let _serial = serial();
     let d = common::tmpdir("verify-faults", "oom");
-    let f = d.join("ok.pvl");
-    std::fs::write(
-        &f,
-        "class C {\n  ensures \\result == 1;\n  int one() {\n    return 1;\n  }\n}\n",
-    )
-    .expect("writable");
+    let f = verified_file(&d);
     let run = |heap: &str| {
         Command::new(env!("CARGO_BIN_EXE_alpine-rs"))
             .args(["verify", "--no-cache", s(&f)])
@@ -430,12 +431,7 @@ fn a_real_silicon_out_of_memory_is_exit_3_with_the_reason() {
 fn a_damaged_result_cache_entry_is_verified_again_and_rewritten() {
     let d = common::tmpdir("verify-faults", "cache");
     let env = fake_backend(&d);
-    let f = d.join("ok.pvl");
-    std::fs::write(
-        &f,
-        "class C {\n  ensures \\result == 1;\n  int one() {\n    return 1;\n  }\n}\n",
-    )
-    .expect("writable");
+    let f = verified_file(&d);
     let log = d.join("requests");
     let requests = || std::fs::read_to_string(&log).map_or(0, |s| s.lines().count());
     let verify = || {

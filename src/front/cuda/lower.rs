@@ -203,11 +203,6 @@ fn spelling(e: &mut Expr, null: bool) -> bool {
     let new = match &mut e.kind {
         ExprKind::ThreadId(t) if t == "\\ltid" => name("threadIdx.x", span),
         ExprKind::ThreadId(t) if t == "\\gtid" => gtid(span),
-        ExprKind::Field(base, f) if matches!(&base.kind, ExprKind::Name(b) if super::builtin_name(&b.name, &f.name).is_some()) =>
-        {
-            let ExprKind::Name(b) = &base.kind else { return false };
-            name(super::builtin_name(&b.name, &f.name).unwrap_or("threadIdx.x"), span)
-        }
         ExprKind::Name(n) if n.name == "opencl_gsize" => name("blockDim.x", span),
         ExprKind::Name(n) if n.name == "opencl_gcount" => name("gridDim.x", span),
         ExprKind::Builtin(Builtin::PointerIndex, args) if args.len() == 3 => {
