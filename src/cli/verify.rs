@@ -42,17 +42,26 @@ pub struct VerifyArgs {
     /// PVL dialect: auto (per file), v1 (VerCors 1.4) or v2 (VerCors 2).
     #[arg(long, default_value = "auto")]
     pub dialect: crate::front::DialectChoice,
+    /// Files verified at once, all in one Silicon JVM (default: the number of cores). Output and
+    /// exit code do not depend on it: reports come in the order of the arguments.
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
 }
 
 /// Run the command; returns the process exit code (0 verified, 1 verification failure,
 /// 2 unsupported or bad input, 3 backend missing, crash or timeout).
 pub fn main(args: VerifyArgs) -> u8 {
+    let jobs = match super::pool::workers(args.jobs) {
+        Ok(n) => n,
+        Err(code) => return code,
+    };
     let opts = VerifyOptions {
         timeout_s: args.timeout,
         keep_vpr: args.keep_vpr.clone(),
         no_cache: args.no_cache,
         no_sat: args.disable_sat,
         dialect: args.dialect,
+        jobs,
     };
     if args.program {
         return main_program(&args, &opts);
@@ -70,8 +79,9 @@ pub fn main(args: VerifyArgs) -> u8 {
     } else {
         Vec::new()
     };
-    for f in &args.files {
-        let (src, mut report) = viper::verify_file(f, &opts);
+    // One JVM for all the files (started at the first file that reaches Silicon).
+    let session = viper::Session::for_requests(&opts, args.files.len());
+    session.verify_files(&args.files, |_, src, mut report| {
         point_to_program(&src.name, &declared, &mut report.diagnostics);
         code = crate::codes::combine(code, report.verdict.exit_code());
         match args.format {
@@ -83,7 +93,8 @@ pub fn main(args: VerifyArgs) -> u8 {
                 "diagnostics": report.diagnostics.iter().map(|d| to_json(&[&src], d)).collect::<Vec<_>>(),
             })),
         }
-    }
+    });
+    drop(session);
     if args.format == Format::Json {
         println!("{}", serde_json::to_string_pretty(&json).unwrap_or_else(|_| "[]".into()));
     }

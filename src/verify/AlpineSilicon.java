@@ -1,25 +1,43 @@
-// Batch driver for Viper's Silicon, embedded in alpine-rs (src/verify/silicon.rs) and compiled at
-// install time against the pinned silicon.jar (nagini 1.2.0, Silicon 1.1-SNAPSHOT 3e24b7a8+).
+// Batch driver for Viper's Silicon, embedded in alpine-rs (src/verify/silicon/driver.rs) and
+// compiled at install time against the pinned silicon.jar (nagini 1.2.0, Silicon 1.1-SNAPSHOT
+// 3e24b7a8+).
 //
 // It keeps one JVM alive so that Silicon's class loading and JIT warm-up are paid once, not once per
-// file. Usage:
+// file, and verifies several files at a time in it, each with its own SiliconRunnerInstance (as
+// ViperServer runs concurrent jobs in one JVM). Usage:
 //
-//   java -Xss32m -XX:+UseSerialGC -cp silicon.jar:<dir> AlpineSilicon --z3Exe Z3 [silicon options]
+//   java -Xss32m -XX:+UseSerialGC [-Dalpine.workers=N] -cp silicon.jar:<dir> AlpineSilicon \
+//        --z3Exe Z3 [silicon options]
+//
+// alpine.workers (default 1) is the number of requests verified at once; further requests wait in
+// a queue. alpine-rs never sends more than that many at a time, so its wall-clock limits do not
+// count queueing.
 //
 // Protocol (all fields separated by one TAB; messages are escaped, see esc()):
 //
 //   stdout at start:  READY
 //   request (stdin):  VERIFY <id> <path.vpr> <timeout_s>        (timeout 0 = none)
-//                     QUIT
+//                     QUIT   (or end of input: answers still due are written, then the JVM exits)
 //   answer (stdout):  BEGIN <id>
 //                     ERR   <id> <fullId> <pos> <reasonPos> <message>
 //                     OTHER <id> <fullId> <pos> <message>
 //                     END   <id> VERIFIED|FAILED|TIMEOUT|CRASH <ms>
+//   a request line that is not one of the above is answered BAD <line>.
+//
+// Ids are chosen by the client and must be unique among the requests in flight. Answers come in
+// the order the requests finish, not the order they were sent; each answer (BEGIN to END) is
+// written as one block under a lock, so the lines of two answers never interleave.
 //
 // <pos> is "file@l.c--l.c", "file@l.c", or "?" when the node has no source position.
 //
 // Silicon's own reporter writes to System.out; that is redirected to stderr so that stdout carries
 // only protocol lines.
+//
+// Test hook: with -Dalpine.testFaults=true (which only debug builds of alpine-rs pass, and only
+// when $ALPINE_RS_TEST_DRIVER_FAULTS is set), a file whose text contains "alpine_test_halt" halts
+// the whole JVM (as a JVM crash would), and one that contains "alpine_test_throw" throws a
+// StackOverflowError inside its request. tests/verify_concurrency.rs uses them to check that one
+// file's crash does not cost the others their verdicts.
 
 import java.io.BufferedReader;
 import java.io.FileDescriptor;
@@ -27,10 +45,16 @@ import java.io.FileOutputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 
+import org.slf4j.LoggerFactory;
 import scala.Option;
 import scala.jdk.javaapi.CollectionConverters;
 import viper.silicon.SiliconRunnerInstance;
@@ -47,13 +71,28 @@ import viper.silver.verifier.VerificationResult;
 public final class AlpineSilicon {
     private AlpineSilicon() {}
 
+    /** Stack of a worker thread: Silicon recurses over the program, as with -Xss32m on main. */
+    private static final long WORKER_STACK = 32L << 20;
+
+    private static final boolean TEST_FAULTS = Boolean.getBoolean("alpine.testFaults");
+
     public static void main(String[] args) throws Exception {
         // Grab the real stdout before anything (Scala's Console, logback) captures System.out.
         PrintStream proto =
                 new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
         System.setOut(System.err);
 
+        // Initialise logging now, on one thread: SLF4J hands threads that ask while it initialises
+        // a stand-in factory, which Silver's ViperLogger fails to cast to logback's context.
+        LoggerFactory.getILoggerFactory();
         List<String> baseArgs = Arrays.asList(args);
+        int workers = Math.max(1, Integer.getInteger("alpine.workers", 1));
+        // Daemon threads: a request stuck in Silicon must not keep the JVM alive after QUIT.
+        ExecutorService pool = Executors.newFixedThreadPool(workers, r -> {
+            Thread t = new Thread(null, r, "alpine-verify", WORKER_STACK);
+            t.setDaemon(true);
+            return t;
+        });
         BufferedReader in =
                 new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         proto.println("READY");
@@ -65,23 +104,39 @@ public final class AlpineSilicon {
                 break;
             }
             if (f.length != 4 || !f[0].equals("VERIFY")) {
-                proto.println("BAD\t" + esc(line));
+                write(proto, "BAD\t" + esc(line) + "\n");
                 continue;
             }
-            verify(proto, baseArgs, f[1], f[2], f[3]);
+            pool.execute(() -> write(proto, verify(baseArgs, f[1], f[2], f[3])));
         }
+        pool.shutdown();
+        pool.awaitTermination(1, TimeUnit.DAYS);
         proto.flush();
         // Silicon may leave non-daemon threads behind; do not wait for them.
         System.exit(0);
     }
 
-    private static void verify(PrintStream out, List<String> baseArgs, String id, String path,
-            String timeout) {
+    /** Writes one answer as a whole, so that concurrent answers never interleave. */
+    private static void write(PrintStream proto, String block) {
+        synchronized (proto) {
+            proto.print(block);
+            proto.flush();
+        }
+    }
+
+    /** Verifies one file; returns its whole answer, BEGIN to END, one line per record. */
+    private static String verify(List<String> baseArgs, String id, String path, String timeout) {
         long t0 = System.nanoTime();
-        out.println("BEGIN\t" + id);
+        StringBuilder out = new StringBuilder();
+        out.append("BEGIN\t").append(id).append('\n');
         String status;
-        SiliconRunnerInstance runner = new SiliconRunnerInstance();
+        SiliconRunnerInstance runner = null;
         try {
+            if (TEST_FAULTS) {
+                testFault(path);
+            }
+            // Inside the try: whatever goes wrong, the request gets its answer.
+            runner = new SiliconRunnerInstance();
             List<String> a = new ArrayList<>(baseArgs);
             if (!timeout.equals("0")) {
                 a.add("--timeout");
@@ -91,30 +146,46 @@ public final class AlpineSilicon {
             runner.execute(CollectionConverters.asScala(a).toList(), runner.execute$default$2());
             status = report(out, id, runner);
         } catch (Throwable t) {
-            out.println("OTHER\t" + id + "\tdriver.exception\t?\t" + esc(describe(t)));
+            out.append("OTHER\t").append(id).append("\tdriver.exception\t?\t")
+                    .append(esc(describe(t))).append('\n');
             status = "CRASH";
         } finally {
             try {
                 // Also stops the Z3 process(es) of this run.
-                if (runner.verifier() != null) {
+                if (runner != null && runner.verifier() != null) {
                     runner.verifier().stop();
                 }
             } catch (Throwable t) {
-                // Nothing useful to do: the result has been reported already.
+                // Nothing useful to do: the result has been recorded already.
             }
         }
         long ms = (System.nanoTime() - t0) / 1_000_000L;
-        out.println("END\t" + id + "\t" + status + "\t" + ms);
+        out.append("END\t").append(id).append('\t').append(status).append('\t').append(ms)
+                .append('\n');
+        return out.toString();
     }
 
-    private static String report(PrintStream out, String id, SiliconRunnerInstance runner) {
+    /** The test hook described at the top of this file. */
+    private static void testFault(String path) throws Exception {
+        String text = new String(Files.readAllBytes(Paths.get(path)), StandardCharsets.UTF_8);
+        if (text.contains("alpine_test_halt")) {
+            System.err.println("alpine test fault: halting the JVM");
+            System.err.flush();
+            Runtime.getRuntime().halt(70);
+        }
+        if (text.contains("alpine_test_throw")) {
+            throw new StackOverflowError("alpine test fault");
+        }
+    }
+
+    private static String report(StringBuilder out, String id, SiliconRunnerInstance runner) {
         // Parse and type errors are kept in errors(), with no verification result.
         List<AbstractError> errs = new ArrayList<>(CollectionConverters.asJava(runner.errors()));
         if (errs.isEmpty()) {
             Option<VerificationResult> r = runner.getVerificationResult();
             if (r.isEmpty()) {
-                out.println("OTHER\t" + id + "\tdriver.noresult\t?\t"
-                        + esc("Silicon produced no result (rejected options?)"));
+                out.append("OTHER\t").append(id).append("\tdriver.noresult\t?\t")
+                        .append(esc("Silicon produced no result (rejected options?)")).append('\n');
                 return "CRASH";
             }
             VerificationResult res = r.get();
@@ -134,13 +205,13 @@ public final class AlpineSilicon {
                 } catch (Throwable t) {
                     // Some reasons have no offending node; leave the position unknown.
                 }
-                out.println("ERR\t" + id + "\t" + esc(ve.fullId()) + "\t" + pos(ve.pos()) + "\t"
-                        + reasonPos + "\t" + esc(ve.readableMessage(false, false)));
+                out.append("ERR\t" + id + "\t" + esc(ve.fullId()) + "\t" + pos(ve.pos()) + "\t"
+                        + reasonPos + "\t" + esc(ve.readableMessage(false, false))).append('\n');
             } else {
                 timeout |= e instanceof TimeoutOccurred;
                 aborted |= e instanceof AbortedExceptionally;
-                out.println("OTHER\t" + id + "\t" + esc(e.fullId()) + "\t" + pos(e.pos()) + "\t"
-                        + esc(e.readableMessage()));
+                out.append("OTHER\t" + id + "\t" + esc(e.fullId()) + "\t" + pos(e.pos()) + "\t"
+                        + esc(e.readableMessage())).append('\n');
             }
         }
         if (timeout) {

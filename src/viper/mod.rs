@@ -9,6 +9,7 @@ pub mod ast;
 pub mod encode;
 pub mod errors;
 pub mod print;
+mod session;
 
 use crate::diag::{Diagnostic, SourceFile};
 use crate::front::ast::Program;
@@ -19,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub use encode::EncodeOptions;
+pub use session::Session;
 
 /// The Viper text of one PVL program and its position map.
 #[derive(Clone, Debug)]
@@ -96,6 +98,8 @@ pub struct VerifyOptions {
     pub no_sat: bool,
     /// The PVL dialect to read the files in (`auto` detects it per file).
     pub dialect: crate::front::DialectChoice,
+    /// How many files to verify at once, in one JVM (`--jobs`); 0: the number of cores.
+    pub jobs: usize,
 }
 
 /// Encoder version, part of the result-cache key (§8.3).
@@ -108,23 +112,47 @@ enum RunError {
     Crash(String),
 }
 
-/// Run Silicon on Viper text through the shared backend (batch driver or per-file mode).
-fn discover_backend(opts: &VerifyOptions) -> Result<crate::verify::silicon::Backend, RunError> {
+type Backend = crate::verify::silicon::Backend;
+
+/// A session's backend, or why there is none (the provisioning message).
+type Found = Result<Backend, String>;
+
+/// From this many requests on, the driver JVM is tuned for throughput (full JIT) rather than
+/// start-up (C1 + AppCDS): `BackendConfig::throughput` breaks even around 20–30 files.
+const THROUGHPUT_REQUESTS: usize = 24;
+
+/// Finds the backend (Java, Silicon, z3, the driver) for about `requests` requests; starts
+/// nothing.
+fn discover_backend(opts: &VerifyOptions, requests: usize) -> Found {
     let cfg = crate::verify::backend::BackendConfig {
         result_cache: !opts.no_cache,
         cache_salt: ENCODER_SALT.to_string(),
+        jobs: (opts.jobs > 0).then_some(opts.jobs),
+        throughput: requests >= THROUGHPUT_REQUESTS,
         ..crate::verify::backend::BackendConfig::default()
     };
-    crate::verify::silicon::Backend::discover(&cfg).map_err(|e| RunError::Backend(e.to_string()))
+    Backend::discover(&cfg).map_err(|e| e.to_string())
 }
 
-fn run_silicon(text: &str, opts: &VerifyOptions) -> Result<SiliconOutcome, RunError> {
-    let backend = discover_backend(opts)?;
-    run_silicon_on(&backend, text, opts)
+/// Runs Silicon on Viper text: through `found` (a session's backend), or a backend found for
+/// this one request.
+fn run_silicon(
+    found: Option<&Found>,
+    text: &str,
+    opts: &VerifyOptions,
+) -> Result<SiliconOutcome, RunError> {
+    match found {
+        Some(Ok(b)) => run_silicon_on(b, text, opts),
+        Some(Err(m)) => Err(RunError::Backend(m.clone())),
+        None => match discover_backend(opts, 1) {
+            Ok(b) => run_silicon_on(&b, text, opts),
+            Err(m) => Err(RunError::Backend(m)),
+        },
+    }
 }
 
 fn run_silicon_on(
-    backend: &crate::verify::silicon::Backend,
+    backend: &Backend,
     text: &str,
     opts: &VerifyOptions,
 ) -> Result<SiliconOutcome, RunError> {
@@ -178,12 +206,25 @@ fn write_kept(dir: &Path, stem: &str, enc: &Encoded) -> std::io::Result<PathBuf>
 
 /// Parse, encode and verify one PVL program.
 pub fn verify_source(src: &SourceFile, opts: &VerifyOptions) -> VerifyReport {
-    let mut r = verify_source_inner(src, opts);
+    verify_source_via(None, src, opts)
+}
+
+/// [`verify_source`] through a session's backend (`None`: one found for this program).
+fn verify_source_via(
+    found: Option<&Found>,
+    src: &SourceFile,
+    opts: &VerifyOptions,
+) -> VerifyReport {
+    let mut r = verify_source_inner(found, src, opts);
     errors::add_default_help(&mut r.diagnostics);
     r
 }
 
-fn verify_source_inner(src: &SourceFile, opts: &VerifyOptions) -> VerifyReport {
+fn verify_source_inner(
+    found: Option<&Found>,
+    src: &SourceFile,
+    opts: &VerifyOptions,
+) -> VerifyReport {
     let start = Instant::now();
     let parsed =
         crate::front::parse(&src.text, &crate::front::ParseOptions { dialect: opts.dialect });
@@ -221,7 +262,7 @@ fn verify_source_inner(src: &SourceFile, opts: &VerifyOptions) -> VerifyReport {
             };
         }
     }
-    let outcome = run_silicon(&enc.vpr, opts);
+    let outcome = run_silicon(found, &enc.vpr, opts);
     let (verdict, diagnostics) = match outcome {
         Err(RunError::Backend(m)) => {
             (Verdict::BackendMissing, vec![Diagnostic::error("E-BACKEND", m)])
@@ -276,10 +317,18 @@ fn crash_diagnostic(why: String) -> Diagnostic {
 
 /// Read, parse, encode and verify one file.
 pub fn verify_file(path: &Path, opts: &VerifyOptions) -> (SourceFile, VerifyReport) {
+    verify_file_via(None, path, opts)
+}
+
+fn verify_file_via(
+    found: Option<&Found>,
+    path: &Path,
+    opts: &VerifyOptions,
+) -> (SourceFile, VerifyReport) {
     match std::fs::read_to_string(path) {
         Ok(text) => {
             let src = SourceFile::new(path.display().to_string(), text);
-            let r = verify_source(&src, opts);
+            let r = verify_source_via(found, &src, opts);
             (src, r)
         }
         Err(e) => (
@@ -358,57 +407,17 @@ pub fn verify_batch(srcs: &[SourceFile], opts: &VerifyOptions) -> Vec<VerifyRepo
 }
 
 /// Verify each program as its own Silicon request (its own timeout, so one hard program cannot
-/// sink the others), all in one JVM.
+/// sink the others), all in one JVM, `opts.jobs` at a time; reports in the order of `srcs`.
 pub fn verify_each(srcs: &[SourceFile], opts: &VerifyOptions) -> Vec<VerifyReport> {
-    let session = Session::new(opts);
-    srcs.iter().map(|s| session.verify(s)).collect()
-}
-
-/// One verifier JVM for many requests made one after the other (`sweep` verifies inputs first,
-/// then the outputs of those that verify, with the same JVM).
-pub struct Session {
-    opts: VerifyOptions,
-    /// `Err`: the backend is missing, with the provisioning message.
-    backend: Result<crate::verify::silicon::Backend, String>,
-}
-
-impl Session {
-    /// Find the backend (nothing starts before the first request).
-    pub fn new(opts: &VerifyOptions) -> Session {
-        let backend = discover_backend(opts).map_err(|e| match e {
-            RunError::Backend(m) | RunError::Crash(m) => m,
-            RunError::Timeout => "the backend did not answer".to_string(),
-        });
-        Session { opts: opts.clone(), backend }
-    }
-
-    /// Why there is no backend, if there is none.
-    pub fn missing(&self) -> Option<&str> {
-        self.backend.as_ref().err().map(String::as_str)
-    }
-
-    /// Verify one program as its own request.
-    pub fn verify(&self, src: &SourceFile) -> VerifyReport {
-        let one = std::slice::from_ref(src);
-        let mut reports = match &self.backend {
-            Ok(b) => verify_batch_on(Some(b), one, &self.opts),
-            // Reported by the batch path, with the provisioning message.
-            Err(_) => verify_batch(one, &self.opts),
-        };
-        reports.pop().unwrap_or_else(|| VerifyReport {
-            verdict: Verdict::Crash,
-            diagnostics: vec![Diagnostic::error("E-BACKEND", "no verdict came back")],
-            time: Duration::ZERO,
-        })
-    }
+    Session::for_requests(opts, srcs.len()).verify_all(srcs)
 }
 
 fn verify_batch_on(
-    backend: Option<&crate::verify::silicon::Backend>,
+    found: Option<&Found>,
     srcs: &[SourceFile],
     opts: &VerifyOptions,
 ) -> Vec<VerifyReport> {
-    let mut reports = verify_batch_inner(backend, srcs, opts);
+    let mut reports = verify_batch_inner(found, srcs, opts);
     for r in &mut reports {
         errors::add_default_help(&mut r.diagnostics);
     }
@@ -416,7 +425,7 @@ fn verify_batch_on(
 }
 
 fn verify_batch_inner(
-    backend: Option<&crate::verify::silicon::Backend>,
+    found: Option<&Found>,
     srcs: &[SourceFile],
     opts: &VerifyOptions,
 ) -> Vec<VerifyReport> {
@@ -466,10 +475,7 @@ fn verify_batch_inner(
             let _ = std::fs::create_dir_all(d);
             let _ = std::fs::write(d.join("batch.vpr"), &text);
         }
-        let outcome = match backend {
-            Some(b) => run_silicon_on(b, &text, opts),
-            None => run_silicon(&text, opts),
-        };
+        let outcome = run_silicon(found, &text, opts);
         match outcome {
             Err(RunError::Backend(m)) => {
                 fail_all(&mut reports, Verdict::BackendMissing, Diagnostic::error("E-BACKEND", m))

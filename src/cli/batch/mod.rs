@@ -49,7 +49,8 @@ use std::path::PathBuf;
 pub struct BatchArgs {
     /// The plan (YAML).
     pub plan: PathBuf,
-    /// Files optimized at the same time (default: the number of cores).
+    /// Files optimized (and programs verified, in one JVM) at the same time (default: the number
+    /// of cores).
     #[arg(long)]
     pub jobs: Option<usize>,
     /// Per-query Z3 timeout in milliseconds.

@@ -205,7 +205,7 @@ pub(super) fn run_jobs(jobs: &[Job], args: &BatchArgs, workers: usize) -> Vec<Ve
         },
         |i| internal_error(&jobs[units[i].0].files[units[i].1]),
     );
-    // Verification: every pair of the verify jobs through one JVM.
+    // Verification: every pair of the verify jobs through one JVM, several at a time.
     let to_verify: Vec<usize> =
         (0..units.len()).filter(|&i| jobs[units[i].0].verify && runs[i].output.is_some()).collect();
     if !to_verify.is_empty() {
@@ -218,7 +218,12 @@ pub(super) fn run_jobs(jobs: &[Job], args: &BatchArgs, workers: usize) -> Vec<Ve
                 r.output.clone().unwrap_or_default(),
             ));
         }
-        let opts = VerifyOptions { timeout_s: args.verify_timeout, ..VerifyOptions::default() };
+        // One JVM for all, `workers` programs at a time.
+        let opts = VerifyOptions {
+            timeout_s: args.verify_timeout,
+            jobs: workers,
+            ..VerifyOptions::default()
+        };
         let mut reports = viper::verify_each(&srcs, &opts).into_iter();
         let mut next = || {
             reports.next().unwrap_or(VerifyReport {

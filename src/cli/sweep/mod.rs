@@ -50,7 +50,8 @@ pub struct SweepArgs {
     /// Output format (`--format json` is the same as `--json`).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Attempts (and validations) run at the same time (default: the number of cores).
+    /// Attempts (and validations, and verifications in one JVM) run at the same time (default:
+    /// the number of cores).
     #[arg(long)]
     pub jobs: Option<usize>,
     /// Per-query Z3 timeout in milliseconds.
@@ -121,7 +122,11 @@ pub fn main(args: SweepArgs) -> u8 {
     let json = args.json || args.format == Format::Json;
     let t0 = std::time::Instant::now();
     let session = if args.oracles {
-        let opts = VerifyOptions { timeout_s: args.verify_timeout, ..VerifyOptions::default() };
+        let opts = VerifyOptions {
+            timeout_s: args.verify_timeout,
+            jobs: workers,
+            ..VerifyOptions::default()
+        };
         let s = viper::Session::new(&opts);
         if let Some(why) = s.missing() {
             let d = Diagnostic::error("E-BACKEND", format!("no verifier backend: {why}"))
@@ -364,10 +369,12 @@ fn oracles(
     attempts: &mut [Attempt],
     workers: usize,
 ) {
-    for (fi, f) in files.iter_mut().enumerate() {
-        if attempts.iter().any(|a| a.file == fi && a.outcome == Outcome::Applied) {
-            f.verify = Some(verify_name(session.verify(&texts[fi].0).verdict));
-        }
+    let originals: Vec<usize> = (0..files.len())
+        .filter(|&fi| attempts.iter().any(|a| a.file == fi && a.outcome == Outcome::Applied))
+        .collect();
+    let srcs: Vec<SourceFile> = originals.iter().map(|&fi| texts[fi].0.clone()).collect();
+    for (&fi, r) in originals.iter().zip(session.verify_all(&srcs)) {
+        files[fi].verify = Some(verify_name(r.verdict));
     }
     let todo: Vec<usize> = (0..attempts.len())
         .filter(|&k| {
@@ -407,7 +414,7 @@ fn oracles(
                     |_| None,
                 )
             });
-            let verified: Vec<VerifyReport> = outputs.iter().map(|o| session.verify(o)).collect();
+            let verified: Vec<VerifyReport> = session.verify_all(&outputs);
             (verified, v.join().unwrap_or_default())
         });
     for (j, &k) in todo.iter().enumerate() {

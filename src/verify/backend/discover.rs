@@ -111,6 +111,9 @@ pub struct BackendConfig {
     pub cache_salt: String,
     /// Silicon's `--numberOfParallelVerifiers`; `None` = number of available cores (§3.1).
     pub parallel_verifiers: Option<usize>,
+    /// How many files (requests) one `Backend` verifies at once, all in its one driver JVM (or
+    /// as that many per-file JVMs); `None` = number of available cores.
+    pub jobs: Option<usize>,
     /// Extra Silicon options, passed to every run; also part of the result-cache key.
     pub silicon_args: Vec<String>,
     /// Use the AppCDS archive when it exists (§3.1).
@@ -126,6 +129,15 @@ pub struct BackendConfig {
     pub startup_grace: Duration,
 }
 
+impl BackendConfig {
+    /// [`BackendConfig::jobs`], resolved: at least 1.
+    pub fn jobs(&self) -> usize {
+        self.jobs
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .max(1)
+    }
+}
+
 impl Default for BackendConfig {
     fn default() -> Self {
         BackendConfig {
@@ -134,6 +146,7 @@ impl Default for BackendConfig {
             result_cache: true,
             cache_salt: String::new(),
             parallel_verifiers: None,
+            jobs: None,
             silicon_args: Vec::new(),
             use_cds: true,
             throughput: false,

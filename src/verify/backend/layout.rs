@@ -64,8 +64,13 @@ impl CacheLayout {
     pub fn z3(&self) -> PathBuf {
         self.backend_dir().join("z3").join("z3")
     }
+    /// The compiled driver of this alpine-rs: one folder per driver source, so that binaries
+    /// with different drivers sharing a cache (two checkouts, an upgrade while an older binary
+    /// runs) neither recompile each other's driver on every run nor delete the classes of a JVM
+    /// that is starting.
     pub fn driver_dir(&self) -> PathBuf {
-        self.backend_dir().join("driver")
+        let hash = super::fsutil::sha256_hex(super::DRIVER_SOURCE.as_bytes());
+        self.backend_dir().join(format!("driver-{}", &hash[..12]))
     }
     pub fn cds_archive(&self) -> PathBuf {
         self.backend_dir().join("silicon.jsa")

@@ -5,12 +5,12 @@ use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use super::cache::ResultCache;
-use super::driver::DriverProcess;
+use super::driver::{BatchResult, DriverProcess};
 use super::output::verdict_from_cli;
 use super::process::run_with_deadline;
 use super::verdict::{RunMode, Verdict, VerifyOutcome};
@@ -22,13 +22,46 @@ use crate::verify::backend::{
 // Backend
 
 /// A discovered, runnable back end. Holds at most one driver JVM (started on first use, stopped on
-/// drop). Calls are serialized; for parallel verification create one `Backend` per worker.
+/// drop), shared by every thread that verifies through it: up to `jobs` requests (see
+/// [`BackendConfig::jobs`]) are verified at once, in that JVM, and further calls wait for a slot.
 pub struct Backend {
     components: Components,
     cfg: BackendConfig,
     mode: RunMode,
-    driver: Mutex<Option<DriverProcess>>,
+    driver: Mutex<Option<Arc<DriverProcess>>>,
+    slots: Slots,
     cache: Option<ResultCache>,
+}
+
+/// A counting semaphore: the requests in flight, at most `jobs`. The driver JVM runs that many at
+/// once; a request never waits in its queue, so its wall-clock limit counts only its own run.
+struct Slots {
+    free: Mutex<usize>,
+    freed: Condvar,
+}
+
+struct Slot<'a>(&'a Slots);
+
+impl Slots {
+    fn new(n: usize) -> Slots {
+        Slots { free: Mutex::new(n.max(1)), freed: Condvar::new() }
+    }
+
+    fn acquire(&self) -> Slot<'_> {
+        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        while *free == 0 {
+            free = self.freed.wait(free).unwrap_or_else(|p| p.into_inner());
+        }
+        *free -= 1;
+        Slot(self)
+    }
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        *self.0.free.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        self.0.freed.notify_one();
+    }
 }
 
 impl fmt::Debug for Backend {
@@ -51,7 +84,13 @@ impl Backend {
         let components = discover_components(cfg, env)?;
         let mode = if components.driver.is_some() { RunMode::Batch } else { RunMode::PerFile };
         let cache = cfg.result_cache.then(|| ResultCache::new(&components, cfg));
-        Ok(Backend { components, cfg: cfg.clone(), mode, driver: Mutex::new(None), cache })
+        let slots = Slots::new(cfg.jobs());
+        Ok(Backend { components, cfg: cfg.clone(), mode, driver: Mutex::new(None), slots, cache })
+    }
+
+    /// How many requests are verified at once.
+    pub fn jobs(&self) -> usize {
+        self.cfg.jobs()
     }
 
     /// The mode in use: `Batch` or `PerFile`.
@@ -68,7 +107,7 @@ impl Backend {
         &self.components.warnings
     }
 
-    /// Verifies each file, in order. `timeout_s` is Silicon's `--timeout` (0 = none); the wall-clock
+    /// Verifies each file, one at a time, in order. `timeout_s` is Silicon's `--timeout` (0 = none); the wall-clock
     /// limit per file is `timeout_s + 10` s, plus 60 s for a JVM's first file (start-up and JIT
     /// warm-up must not turn into timeouts on a busy machine).
     pub fn verify_files(&self, files: &[PathBuf], timeout_s: u64) -> Vec<VerifyOutcome> {
@@ -200,6 +239,7 @@ impl Backend {
     // Per-file mode (§3.1)
 
     fn run_per_file(&self, file: &Path, timeout_s: u64) -> (Verdict, u64) {
+        let _slot = self.slots.acquire();
         let t0 = Instant::now();
         let c = &self.components;
         let mut cmd = Command::new(&c.java.path);
@@ -240,27 +280,86 @@ impl Backend {
                 0,
             );
         };
-        let mut slot = self.lock_driver();
-        if slot.is_none() {
-            match DriverProcess::start(&self.components, &self.silicon_options(), &self.cfg) {
-                Ok(d) => *slot = Some(d),
+        let z3 = &self.components.z3.path;
+        let _slot = self.slots.acquire();
+        // A request that finds the shared JVM dead (another request saw it die) was never sent:
+        // it goes to the fresh JVM that replaces it.
+        for _ in 0..2 {
+            let driver = match self.shared_driver() {
+                Ok(d) => d,
                 Err(msg) => return (Verdict::Crash(msg), elapsed_ms(t0)),
+            };
+            match driver.verify(path, timeout_s, z3) {
+                BatchResult::Done { verdict, ms } => return (verdict, ms),
+                BatchResult::Closed => self.retire(&driver),
+                BatchResult::TimedOut => {
+                    self.retire(&driver);
+                    return (Verdict::Timeout, elapsed_ms(t0));
+                }
+                BatchResult::Died { message, retry } => {
+                    self.retire(&driver);
+                    if !retry {
+                        return (Verdict::Crash(message), elapsed_ms(t0));
+                    }
+                    // Not known to be the culprit: one more try, on a JVM of its own, so that the
+                    // file that did kill the JVM cannot take this one down with it again.
+                    return self.run_alone(path, timeout_s, t0);
+                }
             }
         }
-        let Some(driver) = slot.as_mut() else {
-            return (Verdict::Crash("driver not started".into()), 0);
-        };
-        let result = driver.verify(path, timeout_s, &self.components.z3.path);
-        let ms = result.ms.unwrap_or_else(|| elapsed_ms(t0));
-        if result.restart {
-            if let Some(d) = slot.take() {
-                d.kill();
-            }
-        }
-        (result.verdict, ms)
+        (Verdict::Crash("the driver JVM kept exiting before it was sent the file".into()), 0)
     }
 
-    fn lock_driver(&self) -> MutexGuard<'_, Option<DriverProcess>> {
+    /// The shared driver JVM, started if there is none.
+    fn shared_driver(&self) -> Result<Arc<DriverProcess>, String> {
+        let mut slot = self.lock_driver();
+        if let Some(d) = slot.as_ref() {
+            return Ok(Arc::clone(d));
+        }
+        let d = Arc::new(DriverProcess::start(
+            &self.components,
+            &self.silicon_options(),
+            &self.cfg,
+            self.jobs(),
+        )?);
+        *slot = Some(Arc::clone(&d));
+        Ok(d)
+    }
+
+    /// Kills `driver` (in an unknown state, or dead) and, if it is still the shared one, forgets
+    /// it, so that the next request starts a fresh one.
+    fn retire(&self, driver: &Arc<DriverProcess>) {
+        {
+            let mut slot = self.lock_driver();
+            if slot.as_ref().is_some_and(|d| Arc::ptr_eq(d, driver)) {
+                *slot = None;
+            }
+        }
+        driver.kill();
+    }
+
+    /// Verifies one file on a JVM started for it alone (the retry of a request whose shared JVM
+    /// died under it).
+    fn run_alone(&self, path: &str, timeout_s: u64, t0: Instant) -> (Verdict, u64) {
+        let d = match DriverProcess::start(&self.components, &self.silicon_options(), &self.cfg, 1)
+        {
+            Ok(d) => d,
+            Err(msg) => return (Verdict::Crash(msg), elapsed_ms(t0)),
+        };
+        let out = match d.verify(path, timeout_s, &self.components.z3.path) {
+            BatchResult::Done { verdict, ms } => {
+                d.quit();
+                return (verdict, ms);
+            }
+            BatchResult::TimedOut => Verdict::Timeout,
+            BatchResult::Died { message, .. } => Verdict::Crash(message),
+            BatchResult::Closed => Verdict::Crash("the driver JVM exited".into()),
+        };
+        d.kill();
+        (out, elapsed_ms(t0))
+    }
+
+    fn lock_driver(&self) -> MutexGuard<'_, Option<Arc<DriverProcess>>> {
         // A panic while holding the lock leaves at worst a dead driver, which is restarted.
         self.driver.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -222,3 +222,135 @@ fn an_exited_leader_takes_its_group_with_it() {
     }
     assert!(!running(), "the orphan {orphan} still runs");
 }
+
+/// A fake `java` in a fresh folder: discovery and the driver's "compilation" as in
+/// [`driver_kill_restart_and_crash`], then `body` as the driver, with `$STARTS` (a file to which
+/// every start appends a line) and `answer LINE` (answers a request VERIFIED, with 1 ms for
+/// `a.vpr` and 2 ms for any other file, so that a result shows which file it was for). Returns
+/// the folder and a batch-mode back end running two requests at a time.
+#[cfg(unix)]
+fn fake_driver(body: &str) -> (crate::verify::backend::TempDir, Backend) {
+    use crate::verify::backend::{env_from_map, TempDir};
+    use std::os::unix::fs::PermissionsExt;
+
+    let dir = TempDir::new_in(&std::env::temp_dir(), "alpine-rs-fake-jvm").unwrap();
+    let d = dir.path();
+    let java = d.join("java");
+    let script = format!(
+        r#"#!/bin/sh
+case "$1" in
+  -version) echo 'openjdk version "17.0.9"' >&2; exit 0;;
+  --describe-module) exit 0;;
+esac
+prev=""
+for a in "$@"; do
+  if [ "$prev" = "-d" ]; then touch "$a/AlpineSilicon.class"; exit 0; fi
+  prev="$a"
+done
+STARTS='{starts}'
+echo start >> "$STARTS"
+n=$(wc -l < "$STARTS")
+answer() {{
+  id=$(printf '%s' "$1" | cut -f2)
+  case "$(printf '%s' "$1" | cut -f3)" in *a.vpr) ms=1;; *) ms=2;; esac
+  printf 'BEGIN\t%s\nEND\t%s\tVERIFIED\t%s\n' "$id" "$id" "$ms"
+}}
+echo READY
+{body}
+while read l; do [ "$l" = QUIT ] && exit 0; answer "$l"; done
+"#,
+        starts = d.join("starts").display()
+    );
+    fs::write(&java, script).unwrap();
+    let z3 = d.join("z3");
+    fs::write(&z3, "#!/bin/sh\necho 'Z3 version 4.8.12 - 64 bit'\n").unwrap();
+    for f in [&java, &z3] {
+        fs::set_permissions(f, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let jar = d.join("silicon.jar");
+    fs::write(&jar, b"fake").unwrap();
+    for f in ["a.vpr", "b.vpr"] {
+        fs::write(d.join(f), "method m() {}\n").unwrap();
+    }
+    let env = env_from_map(
+        [
+            ("ALPINE_JAVA", java.as_os_str()),
+            ("ALPINE_Z3", z3.as_os_str()),
+            ("ALPINE_SILICON_JAR", jar.as_os_str()),
+            ("PATH", std::ffi::OsStr::new("/nonexistent")),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_os_string()))
+        .collect(),
+    );
+    let cfg = BackendConfig {
+        cache_dir: Some(d.join("cache")),
+        mode: RunMode::Batch,
+        result_cache: false,
+        jobs: Some(2),
+        grace: Duration::from_secs(30),
+        startup_grace: Duration::from_secs(30),
+        ..BackendConfig::default()
+    };
+    let b = Backend::discover_with_env(&cfg, &env).unwrap();
+    (dir, b)
+}
+
+/// Verifies a.vpr and b.vpr of `dir` from two threads at once.
+#[cfg(unix)]
+fn verify_two(b: &Backend, dir: &Path) -> (VerifyOutcome, VerifyOutcome) {
+    std::thread::scope(|s| {
+        let a = s.spawn(|| b.verify_file(&dir.join("a.vpr"), 60));
+        let o = b.verify_file(&dir.join("b.vpr"), 60);
+        (a.join().unwrap(), o)
+    })
+}
+
+#[cfg(unix)]
+fn starts(dir: &Path) -> usize {
+    fs::read_to_string(dir.join("starts")).map_or(0, |s| s.lines().count())
+}
+
+/// Two requests in flight in one JVM, answered in the reverse order: each gets its own answer.
+#[cfg(unix)]
+#[test]
+fn answers_are_routed_by_id_whatever_their_order() {
+    let (dir, b) = fake_driver(r#"read l1; read l2; answer "$l2"; answer "$l1""#);
+    let (a, o) = verify_two(&b, dir.path());
+    assert_eq!((a.verdict, a.silicon_ms), (Verdict::Verified, 1));
+    assert_eq!((o.verdict, o.silicon_ms), (Verdict::Verified, 2));
+    assert_eq!(starts(dir.path()), 1, "one JVM for both");
+}
+
+/// The JVM dies with two requests in flight: neither is known to be the cause, so each is
+/// verified again, on a JVM of its own; both get their answers.
+#[cfg(unix)]
+#[test]
+fn requests_in_flight_when_the_jvm_dies_are_retried_once_on_fresh_jvms() {
+    let (dir, b) = fake_driver(
+        r#"if [ "$n" -eq 1 ]; then read l1; read l2; echo 'simulated crash' >&2; exit 1; fi"#,
+    );
+    let (a, o) = verify_two(&b, dir.path());
+    assert_eq!((a.verdict, a.silicon_ms), (Verdict::Verified, 1));
+    assert_eq!((o.verdict, o.silicon_ms), (Verdict::Verified, 2));
+    assert_eq!(starts(dir.path()), 3, "the shared JVM, then one for each retry");
+    // The next request starts a fresh shared JVM.
+    let again = b.verify_file(&dir.path().join("a.vpr"), 60);
+    assert_eq!(again.verdict, Verdict::Verified);
+    assert_eq!(starts(dir.path()), 4);
+}
+
+/// A JVM that keeps dying: the retry is the only one, and the result is a crash with the JVM's
+/// last words, never a verdict.
+#[cfg(unix)]
+#[test]
+fn a_retry_that_dies_again_is_a_crash() {
+    let (dir, b) =
+        fake_driver(r#"read l1; [ "$n" -eq 1 ] && read l2; echo "simulated crash $n" >&2; exit 1"#);
+    let (a, o) = verify_two(&b, dir.path());
+    for r in [a, o] {
+        let Verdict::Crash(msg) = &r.verdict else { panic!("{r:?}") };
+        assert!(msg.contains("exited") && msg.contains("simulated crash"), "{msg}");
+    }
+    assert_eq!(starts(dir.path()), 3);
+}
