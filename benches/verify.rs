@@ -2,10 +2,11 @@
 //!
 //! Runs the `verifies: yes` corpus programs three ways and prints wall times:
 //! 1. per file, a fresh JVM each (`verify_source`-style: one `verify_batch` call per file);
-//! 2. per file in one JVM (`verify_each`);
+//! 2. per file in one JVM, as many at a time as there are cores (`verify_each`);
 //! 3. all programs in one Silicon file (`verify_batch`);
 //!
-//! and the median time per file of way 2 (what issue 20 bounds: at most +10%).
+//! and the median time per file of way 2 (what issue 20 bounds: at most +10%; with several files
+//! at a time, each file's time includes its share of the machine).
 //!
 //! Needs the backend (`alpine-rs backend install`). `VERIFY_BENCH_N` limits the file count.
 

@@ -11,7 +11,9 @@
 //
 // alpine.workers (default 1) is the number of requests verified at once; further requests wait in
 // a queue. alpine-rs never sends more than that many at a time, so its wall-clock limits do not
-// count queueing.
+// count queueing. Silicon keeps its options in a global (viper.silicon.verifier.Verifier.config)
+// that every run sets: requests verified at once must share their options, timeout included
+// (alpine-rs gives all requests of one JVM the same ones).
 //
 // Protocol (all fields separated by one TAB; messages are escaped, see esc()):
 //

@@ -3,8 +3,8 @@
 //!
 //! Two modes:
 //! - **batch** (default): one long-lived JVM running the embedded `AlpineSilicon` driver, which
-//!   verifies one file per request and answers with tab-separated protocol lines (§3.2). This
-//!   pays Silicon's start-up and JIT warm-up once.
+//!   verifies one file per request, several requests at once, and answers with tab-separated
+//!   protocol lines (§3.2). This pays Silicon's start-up and JIT warm-up once.
 //! - **per-file** (fallback when no Java compiler exists): one `java -jar silicon.jar` per file,
 //!   whose human-readable output is parsed (§3.1). It has no error ids and no reason positions;
 //!   ids are recovered from the message texts of the pinned Silicon.

@@ -107,9 +107,10 @@ impl Backend {
         &self.components.warnings
     }
 
-    /// Verifies each file, one at a time, in order. `timeout_s` is Silicon's `--timeout` (0 = none); the wall-clock
-    /// limit per file is `timeout_s + 10` s, plus 60 s for a JVM's first file (start-up and JIT
-    /// warm-up must not turn into timeouts on a busy machine).
+    /// Verifies each file, one at a time, in order. `timeout_s` is Silicon's `--timeout` (0 =
+    /// none); the wall-clock limit per file is `timeout_s + 10` s, plus 60 s for the files sent
+    /// before a JVM's first answer (start-up and JIT warm-up must not turn into timeouts on a
+    /// busy machine).
     pub fn verify_files(&self, files: &[PathBuf], timeout_s: u64) -> Vec<VerifyOutcome> {
         files.iter().map(|f| self.verify_file(f, timeout_s)).collect()
     }
