@@ -9,7 +9,9 @@ pub mod values;
 mod watchdog;
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt;
+use std::rc::Rc;
 use std::time::Duration;
 use translate::{Term, Translator, Z3Bool};
 use z3::ast::Ast;
@@ -21,21 +23,63 @@ use z3::{Config, Context, Params, SatResult, Solver};
 /// the thread that made them, and no other thread-local holds one.
 struct ThreadZ3 {
     ctx: &'static Context,
-    solver: RefCell<Option<Solver<'static>>>,
+    solvers: RefCell<Solvers>,
+    /// [`has_quantifier`]'s answers: every query asks it of each fact again.
+    quantified: RefCell<HashMap<Z3Bool, bool>>,
+    /// The fast solver's definite answers, by query (its assertions in order). Its answer is a
+    /// function of the query, so a repeated query (fusion asks some of its coverage questions
+    /// several times) can be answered from here without changing any result.
+    answers: RefCell<HashMap<Vec<Z3Bool>, Rc<Found>>>,
+}
+
+/// What a check found: the answer, the model when satisfiable, why when unknown.
+struct Found {
+    result: SatResult,
+    model: Option<z3::Model<'static>>,
+    reason: String,
+}
+
+impl Found {
+    fn read(s: &Solver<'static>, result: SatResult) -> Found {
+        let model = if result == SatResult::Sat { s.get_model() } else { None };
+        let reason = if result == SatResult::Unknown { reason_unknown(s) } else { String::new() };
+        Found { result, model, reason }
+    }
+}
+
+/// The two solvers of a thread, made on first use.
+///
+/// `fast` runs the `smt` tactic on each query from scratch: building it costs almost nothing,
+/// and its answer depends on the query alone, not on the queries before it. `full` is Z3's
+/// default (combined) solver, whose first push builds the default tactic, about 30 million
+/// instructions (10 ms, most of a typical `apply`); it is asked only when `fast` gives up for a
+/// reason other than the time limit (non-linear facts, where its incremental kernel finds
+/// counterexamples the tactic does not).
+#[derive(Default)]
+struct Solvers {
+    fast: Option<Solver<'static>>,
+    full: Option<Solver<'static>>,
 }
 
 impl ThreadZ3 {
     fn new() -> ThreadZ3 {
         let mut cfg = Config::new();
         cfg.set_model_generation(true);
-        ThreadZ3 { ctx: Box::leak(Box::new(Context::new(&cfg))), solver: RefCell::new(None) }
+        ThreadZ3 {
+            ctx: Box::leak(Box::new(Context::new(&cfg))),
+            solvers: RefCell::new(Solvers::default()),
+            quantified: RefCell::default(),
+            answers: RefCell::default(),
+        }
     }
 }
 
 impl Drop for ThreadZ3 {
     fn drop(&mut self) {
-        // The solver first: it holds a reference into the context.
-        self.solver.get_mut().take();
+        // The solvers first: they hold a reference into the context.
+        *self.solvers.get_mut() = Solvers::default();
+        self.quantified.get_mut().clear();
+        self.answers.get_mut().clear();
         // SAFETY: `ctx` came from `Box::leak` in `new` and is freed only here, when the thread
         // exits. Every term made from it was made on this thread and has been dropped: stack
         // values are gone by the time thread-local destructors run, terms are not `Send`, and
@@ -95,10 +139,11 @@ pub fn prove(tr: &Translator, facts: &[Z3Bool], goal: &Z3Bool, timeout_ms: u32) 
     if quick_proof(facts, goal, timeout_ms) {
         return Answer::Proved;
     }
-    with_solver(timeout_ms, |s| match check_negated(s, facts, goal) {
+    let negated = goal.not();
+    check(timeout_ms, facts.iter().chain([&negated]), |f| match f.result {
         SatResult::Unsat => Answer::Proved,
-        SatResult::Unknown => Answer::Unknown(reason_unknown(s)),
-        SatResult::Sat => Answer::Refuted(model_of(tr, s)),
+        SatResult::Unknown => Answer::Unknown(f.reason.clone()),
+        SatResult::Sat => Answer::Refuted(model_values(tr, f.model.as_ref())),
     })
 }
 
@@ -114,21 +159,10 @@ fn with_axioms<'a>(tr: &Translator, facts: &'a [Z3Bool]) -> std::borrow::Cow<'a,
 /// Whether `facts ⟹ goal` is proved: [`prove`] without building a counterexample, for callers
 /// that only branch on the answer (a model costs as much as the query).
 pub fn holds(facts: &[Z3Bool], goal: &Z3Bool, timeout_ms: u32) -> bool {
-    quick_proof(facts, goal, timeout_ms)
-        || with_solver(timeout_ms, |s| check_negated(s, facts, goal) == SatResult::Unsat)
-}
-
-/// Assert `facts` and `¬goal` on `s` and check.
-fn check_negated<'a>(
-    s: &Solver<'static>,
-    facts: impl IntoIterator<Item = &'a Z3Bool>,
-    goal: &Z3Bool,
-) -> SatResult {
-    for f in facts {
-        s.assert(f);
+    quick_proof(facts, goal, timeout_ms) || {
+        let negated = goal.not();
+        check(timeout_ms, facts.iter().chain([&negated]), |f| f.result == SatResult::Unsat)
     }
-    s.assert(&goal.not());
-    s.check()
 }
 
 /// Proofs that need no full query. Goals that hold by simplification alone (`1 >= 1`, a literal
@@ -137,7 +171,7 @@ fn check_negated<'a>(
 /// search for instances, which costs several times a quantifier-free query, and most goals (trip
 /// counts, bounds) follow from the quantifier-free facts alone. A proof from some of the facts is
 /// a proof from all of them. `false` means "ask the full query", whose verdict is then the same
-/// as without this shortcut (its counterexample may differ: the solver's state has moved).
+/// as without this shortcut.
 fn quick_proof(facts: &[Z3Bool], goal: &Z3Bool, timeout_ms: u32) -> bool {
     if goal.simplify().as_bool() == Some(true) {
         return true;
@@ -145,10 +179,9 @@ fn quick_proof(facts: &[Z3Bool], goal: &Z3Bool, timeout_ms: u32) -> bool {
     if !facts.iter().any(has_quantifier) {
         return false;
     }
-    with_solver(timeout_ms, |s| {
-        let plain = facts.iter().filter(|f| !has_quantifier(f));
-        check_negated(s, plain, goal) == SatResult::Unsat
-    })
+    let negated = goal.not();
+    let plain = facts.iter().filter(|f| !has_quantifier(f));
+    check(timeout_ms, plain.chain([&negated]), |f| f.result == SatResult::Unsat)
 }
 
 /// The facts without a quantifier: a weaker Γ whose queries cost several times less.
@@ -156,29 +189,32 @@ pub fn quantifier_free(facts: &[Z3Bool]) -> Vec<Z3Bool> {
     facts.iter().filter(|f| !has_quantifier(f)).cloned().collect()
 }
 
-/// Does the term contain a quantifier? (Walks the term; facts are small.)
-fn has_quantifier(t: &Z3Bool) -> bool {
+/// Does the term contain a quantifier? Walks the term once per thread and term: queries ask it
+/// of every fact, again for each query.
+pub fn has_quantifier(t: &Z3Bool) -> bool {
     fn walk(d: &z3::ast::Dynamic<'static>) -> bool {
         match d.kind() {
             z3::AstKind::Quantifier => true,
-            z3::AstKind::App => d.children().iter().any(walk),
+            z3::AstKind::App => {
+                (0..d.num_children()).any(|i| d.nth_child(i).is_some_and(|c| walk(&c)))
+            }
             _ => false,
         }
     }
-    walk(&z3::ast::Dynamic::from_ast(t))
+    if let Some(known) = Z3.with(|z| z.quantified.borrow().get(t).copied()) {
+        return known;
+    }
+    let answer = walk(&z3::ast::Dynamic::from_ast(t));
+    Z3.with(|z| z.quantified.borrow_mut().insert(t.clone(), answer));
+    answer
 }
 
 /// Is `facts` satisfiable? (`Some(model)` if so; `None` when unsat or unknown.)
 pub fn satisfiable(tr: &Translator, facts: &[Z3Bool], timeout_ms: u32) -> Option<Counterexample> {
     let facts: &[Z3Bool] = &with_axioms(tr, facts);
-    with_solver(timeout_ms, |s| {
-        for f in facts {
-            s.assert(f);
-        }
-        match s.check() {
-            SatResult::Sat => Some(model_of(tr, s)),
-            _ => None,
-        }
+    check(timeout_ms, facts, |f| match f.result {
+        SatResult::Sat => Some(model_values(tr, f.model.as_ref())),
+        _ => None,
     })
 }
 
@@ -189,52 +225,95 @@ pub fn with_model<R>(
     timeout_ms: u32,
     f: impl FnOnce(Option<&z3::Model<'static>>) -> R,
 ) -> R {
-    with_solver(timeout_ms, |s| {
-        for x in facts {
-            s.assert(x);
-        }
-        let model = match s.check() {
-            SatResult::Sat => s.get_model(),
-            _ => None,
-        };
-        f(model.as_ref())
-    })
+    check(timeout_ms, facts, |found| f(found.model.as_ref()))
 }
 
-/// Start this thread's next query on a fresh solver. A solver reused with push/pop keeps what it
-/// learned, so a counterexample can depend on the queries asked before; each program starts on a
-/// fresh one. The context's term table still carries over (a fresh context costs about 20 ms),
-/// so a counterexample is a function of the program and of the programs this thread checked
-/// before it: the CLI checks one program per process or per batch thread, which makes its
-/// output deterministic; a test that checks many files on one thread may see other models.
+/// Start this thread's next program on fresh solvers. The fast solver keeps nothing between
+/// queries, but the full one learns, so a counterexample it finds could depend on the queries
+/// asked before; each program starts on a fresh one. The context's term table still carries
+/// over (a fresh context costs about 20 ms), so a counterexample is a function of the program
+/// and of the programs this thread checked before it: the CLI checks one program per process or
+/// per batch thread, which makes its output deterministic; a test that checks many files on one
+/// thread may see other models.
 pub fn reset_solver() {
-    Z3.with(|z| z.solver.borrow_mut().take());
+    Z3.with(|z| {
+        z.solvers.borrow_mut().full = None;
+        z.answers.borrow_mut().clear();
+    });
 }
 
-fn with_solver<R>(timeout_ms: u32, f: impl FnOnce(&Solver<'static>) -> R) -> R {
+/// Assert `assertions` on a solver of this thread, check them, and pass what the check found to
+/// `then`. The fast solver is asked first (or its answer to the same query, remembered); an
+/// unknown that is not the time limit is asked again of the full solver.
+fn check<'a, R>(
+    timeout_ms: u32,
+    assertions: impl IntoIterator<Item = &'a Z3Bool>,
+    then: impl FnOnce(&Found) -> R,
+) -> R {
     Z3.with(|z| {
-        let mut slot = z.solver.borrow_mut();
-        let solver = slot.get_or_insert_with(|| {
-            let s = Solver::new(ctx());
-            let mut p = Params::new(ctx());
-            p.set_u32("random_seed", 0);
-            s.set_params(&p);
-            s
-        });
+        let key: Vec<Z3Bool> = assertions.into_iter().cloned().collect();
+        let known = z.answers.borrow().get(&key).cloned();
+        if let Some(found) = known {
+            return then(&found);
+        }
+        let mut guard = z.solvers.borrow_mut();
+        let slots = &mut *guard;
         // The time limit comes from the watchdog, not from Z3's `timeout` parameter (see
-        // `watchdog`): the checks inside `f` are interrupted once it has passed.
-        let _limit = watchdog::watch(z.ctx, Duration::from_millis(u64::from(timeout_ms.max(1))));
-        solver.push();
-        let r = f(solver);
-        solver.pop(1);
-        r
+        // `watchdog`): the checks are interrupted once it has passed, whichever solver runs.
+        let limit = watchdog::watch(z.ctx, Duration::from_millis(u64::from(timeout_ms.max(1))));
+        let fast = slots.fast.get_or_insert_with(|| seeded(z3::Tactic::new(z.ctx, "smt").solver()));
+        fast.push();
+        for a in &key {
+            fast.assert(a);
+        }
+        let r = fast.check();
+        let found = Found::read(fast, r);
+        fast.pop(1);
+        let found = if r != SatResult::Unknown {
+            let found = Rc::new(found);
+            z.answers.borrow_mut().insert(key, Rc::clone(&found));
+            found
+        } else if found.reason == "timeout" || limit.fired() {
+            Rc::new(found)
+        } else {
+            let full = slots.full.get_or_insert_with(|| seeded(Solver::new(z.ctx)));
+            full.push();
+            for a in &key {
+                full.assert(a);
+            }
+            let r = full.check();
+            let found = Found::read(full, r);
+            full.pop(1);
+            Rc::new(found)
+        };
+        if limit.finish() {
+            clear_interrupt(fast);
+        }
+        then(&found)
     })
+}
+
+/// An interrupt that landed after the check left the context cancelled (see `watchdog`): a check
+/// clears it, so that the next query's `simplify` does not fail.
+fn clear_interrupt(s: &Solver<'static>) {
+    s.push();
+    s.check();
+    s.pop(1);
+}
+
+/// A solver with the fixed seed every query uses.
+fn seeded(s: Solver<'static>) -> Solver<'static> {
+    let mut p = Params::new(ctx());
+    p.set_u32("random_seed", 0);
+    s.set_params(&p);
+    s
 }
 
 /// Why a check returned unknown; an interruption by the watchdog is the query's time limit.
 fn reason_unknown(s: &Solver<'static>) -> String {
     match s.get_reason_unknown() {
-        Some(r) if r == "canceled" || r == "interrupted from keyboard" => "timeout".to_string(),
+        // The incremental solver says "canceled", the tactic one "interrupted".
+        Some(r) if r == "canceled" || r.starts_with("interrupted") => "timeout".to_string(),
         Some(r) => r,
         None => "the solver gave up".to_string(),
     }
@@ -242,12 +321,20 @@ fn reason_unknown(s: &Solver<'static>) -> String {
 
 /// The solver's model restricted to the translator's user-visible symbols, in creation order.
 pub fn model_of(tr: &Translator, s: &Solver<'static>) -> Counterexample {
+    model_values(tr, s.get_model().as_ref())
+}
+
+/// A model restricted to the translator's user-visible symbols, in creation order.
+fn model_values(tr: &Translator, model: Option<&z3::Model<'static>>) -> Counterexample {
     let mut values = Vec::new();
-    if let Some(m) = s.get_model() {
+    if let Some(m) = model {
         for (name, t) in &tr.visible {
             let v = match t {
-                Term::Int(i) => m.eval(i, true).map(|v| v.to_string()),
-                Term::Bool(b) => m.eval(b, true).map(|v| v.to_string()),
+                Term::Int(i) => m.eval(i, true).map(|v| int_value_text(&v)),
+                Term::Bool(b) => m.eval(b, true).map(|v| match v.as_bool() {
+                    Some(b) => b.to_string(),
+                    None => v.to_string(),
+                }),
                 Term::Real(r) => m.eval(r, true).map(|v| v.to_string()),
                 Term::Val(..) => None,
             };
@@ -257,6 +344,17 @@ pub fn model_of(tr: &Translator, s: &Solver<'static>) -> Counterexample {
         }
     }
     Counterexample { values }
+}
+
+/// A model's integer value as Z3 prints it (`7`, `(- 7)`), without Z3's printer when it fits in
+/// an `i64`: `Z3_ast_to_string` sets up a pretty-printer per call, and canonical counterexamples
+/// (fusion) read thousands of values, which made printing most of `apply`'s time.
+fn int_value_text(v: &z3::ast::Int<'static>) -> String {
+    match v.as_i64() {
+        Some(i) if i < 0 => format!("(- {})", i.unsigned_abs()),
+        Some(i) => i.to_string(),
+        None => v.to_string(),
+    }
 }
 
 /// Evaluate an integer term in a model-free way: is it a literal?
@@ -304,6 +402,23 @@ mod tests {
         assert!(prove(&tr, &facts, &g, 200).is_proved());
         let g = tr.bool(&e("x > 1")).unwrap();
         assert!(matches!(prove(&tr, &[], &g, 200), Answer::Refuted(_)));
+    }
+
+    /// The watchdog's interrupt can land after a query's check (while its model is read); the
+    /// context stays cancelled, and before `clear_interrupt` a later `simplify` failed and the
+    /// `z3` crate panicked (seen with `--z3-timeout 1`).
+    #[test]
+    fn a_late_interrupt_is_cleared() {
+        let mut tr = Translator::new();
+        let g = tr.bool(&e("n >= 0 || n < 0")).unwrap();
+        let literal = tr.bool(&e("1 <= 2")).unwrap();
+        let solver = seeded(z3::Tactic::new(ctx(), "smt").solver());
+        let guard = watchdog::watch(ctx(), Duration::from_millis(1));
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(guard.finish(), "the watchdog interrupts a query past its deadline");
+        clear_interrupt(&solver);
+        assert_eq!(literal.simplify().as_bool(), Some(true));
+        assert!(prove(&tr, &[], &g, 1000).is_proved());
     }
 
     #[test]

@@ -3,10 +3,13 @@
 //! Z3's own `timeout` parameter starts a timer for every `check` and, in the Z3 4.8 series,
 //! spins on `sched_yield` to stop it: on a file with a hundred small queries that was a tenth of
 //! the run. Instead one watchdog thread per process keeps the deadlines of the queries running
-//! now and interrupts a query's context when its deadline passes. `Z3_interrupt` only acts on a
-//! check in progress (outside one it does nothing), and a query is unregistered, under the same
-//! lock the watchdog interrupts with, before its thread does anything else: an interrupt can
-//! never reach a later query.
+//! now and interrupts a query's context when its deadline passes. A query is unregistered, under
+//! the same lock the watchdog interrupts with, before its thread does anything else, so no
+//! interrupt is sent after it. But `Z3_interrupt` (Z3 4.8) cancels the context, not only the
+//! check in progress: one that lands between the check and the end of the query (while the
+//! model is read) leaves the context cancelled, and the next non-check call (`simplify`) fails
+//! and makes the `z3` crate panic. [`Guard::finish`] says whether the interrupt was sent, and the
+//! caller then clears it (a check clears it).
 
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -75,13 +78,36 @@ pub(crate) struct Guard {
     id: Option<u64>,
 }
 
+impl Guard {
+    /// Unregisters the query; whether the watchdog interrupted its context.
+    pub(crate) fn finish(mut self) -> bool {
+        self.unregister()
+    }
+
+    /// Whether the watchdog has interrupted the context (the query's time is up).
+    pub(crate) fn fired(&self) -> bool {
+        let (Some(id), Some(w)) = (self.id, watchdog()) else {
+            return false;
+        };
+        w.state.lock().is_ok_and(|st| st.running.iter().any(|e| e.id == id && e.fired))
+    }
+
+    fn unregister(&mut self) -> bool {
+        let (Some(id), Some(w)) = (self.id.take(), watchdog()) else {
+            return false;
+        };
+        let Ok(mut st) = w.state.lock() else {
+            return false;
+        };
+        let fired = st.running.iter().any(|e| e.id == id && e.fired);
+        st.running.retain(|e| e.id != id);
+        fired
+    }
+}
+
 impl Drop for Guard {
     fn drop(&mut self) {
-        if let (Some(id), Some(w)) = (self.id, watchdog()) {
-            if let Ok(mut st) = w.state.lock() {
-                st.running.retain(|e| e.id != id);
-            }
-        }
+        self.unregister();
     }
 }
 

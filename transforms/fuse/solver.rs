@@ -887,9 +887,10 @@ pub(super) fn named_int(tr: &mut Translator, name: &str) -> Z3Int {
     }
 }
 
+/// Does the term contain a quantifier? (Walks the term: printing it, as this once did, cost
+/// most of fusion's time.)
 fn has_quantifier(b: &Z3Bool) -> bool {
-    let s = b.to_string();
-    s.contains("(exists ") || s.contains("(forall ")
+    check::has_quantifier(b)
 }
 
 /// Z3 prints negative integers as `(- 3)`.

@@ -1,0 +1,139 @@
+//! What a user waits for: `alpine-rs apply` and `alpine-rs list` as processes (issue 26 part 3).
+//!
+//! - `apply FILE` (the file's own `gpuopt` annotations) on every `expect: ok` program of
+//!   ../shared/corpus;
+//! - `list FILE` on every PVL file of ../shared/peer.
+//!
+//! Each file runs `APPLY_BENCH_REPS` times (default 5); a file's time is its median wall time,
+//! and the report gives the median and the maximum over files. `APPLY_BENCH_BASELINE=BIN` runs
+//! another build (e.g. the previous commit's `alpine-rs`) interleaved with this one, run for run,
+//! so that both see the same machine load, and prints the ratios. Outputs are compared too: an
+//! `apply` whose output or exit code differs from the baseline's is listed.
+//!
+//! `cargo bench --bench apply` (release build of the binary under test).
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// One run: wall milliseconds, exit code, stdout.
+fn run(bin: &Path, args: &[&str], file: &Path) -> (f64, i32, Vec<u8>) {
+    let t = Instant::now();
+    let out = Command::new(bin).args(args).arg(file).output();
+    let ms = t.elapsed().as_secs_f64() * 1000.0;
+    match out {
+        Ok(o) => (ms, o.status.code().unwrap_or(-1), o.stdout),
+        Err(e) => panic!("cannot run {}: {e}", bin.display()),
+    }
+}
+
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+struct Stats {
+    median: f64,
+    max: f64,
+    slowest: Vec<(f64, PathBuf)>,
+}
+
+fn stats(per_file: &[(f64, PathBuf)]) -> Stats {
+    let mut t: Vec<f64> = per_file.iter().map(|(t, _)| *t).collect();
+    let max = t.iter().copied().fold(0.0, f64::max);
+    let mut slowest = per_file.to_vec();
+    slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+    slowest.truncate(3);
+    Stats { median: median(&mut t), max, slowest }
+}
+
+/// Times `args FILE` for each file with each binary; returns per binary the per-file medians, and
+/// the files whose output or exit code differ between the binaries.
+fn measure(
+    bins: &[PathBuf],
+    args: &[&str],
+    files: &[PathBuf],
+    reps: usize,
+) -> (Vec<Vec<(f64, PathBuf)>>, Vec<PathBuf>) {
+    let mut per_bin = vec![Vec::new(); bins.len()];
+    let mut differ = Vec::new();
+    for f in files {
+        let mut times = vec![Vec::new(); bins.len()];
+        let mut outs = Vec::new();
+        for rep in 0..reps {
+            for (i, b) in bins.iter().enumerate() {
+                let (ms, code, out) = run(b, args, f);
+                times[i].push(ms);
+                if rep == 0 {
+                    outs.push((code, out));
+                }
+            }
+        }
+        if outs.windows(2).any(|w| w[0] != w[1]) {
+            differ.push(f.clone());
+        }
+        for (i, mut t) in times.into_iter().enumerate() {
+            per_bin[i].push((median(&mut t), f.clone()));
+        }
+    }
+    (per_bin, differ)
+}
+
+fn report(what: &str, bins: &[PathBuf], per_bin: &[Vec<(f64, PathBuf)>], differ: &[PathBuf]) {
+    let s: Vec<Stats> = per_bin.iter().map(|p| stats(p)).collect();
+    for (b, st) in bins.iter().zip(&s) {
+        println!(
+            "{what:5} {:>4} files  median {:6.1} ms  max {:6.1} ms   ({})",
+            per_bin[0].len(),
+            st.median,
+            st.max,
+            b.display()
+        );
+        for (t, f) in &st.slowest {
+            println!("        {t:6.1} ms  {}", f.display());
+        }
+    }
+    if s.len() == 2 {
+        println!(
+            "{what:5} ratio baseline/this: median {:.2}x, max {:.2}x",
+            s[1].median / s[0].median,
+            s[1].max / s[0].max
+        );
+        if differ.is_empty() {
+            println!("{what:5} outputs and exit codes identical on every file");
+        } else {
+            println!("{what:5} outputs differ on {} files:", differ.len());
+            for f in differ {
+                println!("        {}", f.display());
+            }
+        }
+    }
+}
+
+fn main() {
+    let this = PathBuf::from(env!("CARGO_BIN_EXE_alpine-rs"));
+    let mut bins = vec![this];
+    if let Some(b) = std::env::var_os("APPLY_BENCH_BASELINE") {
+        bins.push(PathBuf::from(b));
+    }
+    let reps: usize =
+        std::env::var("APPLY_BENCH_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(5).max(1);
+
+    let corpus: Vec<PathBuf> = common::files(&common::corpus_dir(), "pvl")
+        .into_iter()
+        .filter(|p| {
+            let text = std::fs::read_to_string(p).unwrap_or_default();
+            common::header(&text, "expect").is_some_and(|v| v == "ok")
+        })
+        .collect();
+    let (per_bin, differ) = measure(&bins, &["apply"], &corpus, reps);
+    report("apply", &bins, &per_bin, &differ);
+
+    let peer = common::root().join("../shared/peer");
+    let peer_files = common::files(&peer, "pvl");
+    let (per_bin, differ) = measure(&bins, &["list"], &peer_files, reps);
+    report("list", &bins, &per_bin, &differ);
+}
