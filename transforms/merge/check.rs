@@ -13,7 +13,7 @@ use crate::front::span::Span;
 use crate::transforms::registry::unroll::{
     check_steps, clean_cx, guard_text_with, loop_site, unchanged, unsupported, LoopSite,
 };
-use crate::transforms::{Ctx, Params};
+use crate::transforms::{Ctx, Params, MAX_FACTOR};
 use z3::ast::{Ast, Bool, Int};
 
 /// The values of the `mode` parameter.
@@ -53,6 +53,17 @@ pub(super) fn check<'a>(
             header,
             &format!("merging by {m} would not change the loop"),
             "use a factor M >= 2, or remove the annotation",
+        ));
+    }
+    if m > MAX_FACTOR {
+        return Err(unchanged(
+            Diagnostic::error(
+                "A201",
+                format!("cannot merge by {m}: the factor must be at most {MAX_FACTOR}"),
+            ),
+            header,
+            &format!("merging by {m} would write {m} copies of the loop body"),
+            &format!("use a factor between 2 and {MAX_FACTOR}, or remove the annotation"),
         ));
     }
     let LoopSite { class, method, stmt, shape, mut entry } = loop_site(ctx, site, var)?;
