@@ -297,8 +297,20 @@ impl Checker {
     }
 
     /// VerCors' library functions on maps (`keysMap(m)`, `getFromMap(m, k)`, …) applied to a
-    /// map, for a program that declares no member of that name; anything else is not modelled.
+    /// map, and on options (`getOption(o)`, `getOrElseOption(o, d)`) applied to an option, for
+    /// a program that declares no member of that name; anything else is not modelled.
     fn map_library(&mut self, name: &str, ts: &[(Ty, Span)]) -> Ty {
+        // VerCors' option functions: the element type (the default must fit it).
+        if let Some((Ty::Option(e), _)) = ts.first() {
+            return match (name, ts) {
+                ("getOption", [_]) => *e.clone(),
+                ("getOrElseOption", [_, (t, sp)]) => {
+                    self.expect(*sp, e, t, "the default of `getOrElseOption`");
+                    *e.clone()
+                }
+                _ => Ty::Unknown,
+            };
+        }
         let Some((Ty::Map(kt, vt), _)) = ts.first() else {
             return Ty::Unknown;
         };
