@@ -76,7 +76,7 @@ fn encoded_mutants_are_valid_viper() {
     };
     let mut rejected = Vec::new();
     let mut conclusive = 0;
-    let sample: Vec<_> = encoded.iter().step_by(3).take(150).collect();
+    let sample: Vec<_> = encoded.iter().step_by(2).take(150).collect();
     for batch in sample.chunks(10) {
         let srcs: Vec<SourceFile> = batch
             .iter()
