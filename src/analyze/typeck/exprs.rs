@@ -490,11 +490,18 @@ impl Checker {
                 operands(self, &ok, "compare numbers (or sets and bags, for inclusion)");
                 Ty::Bool
             }
-            BinOp::In => match tb {
-                Ty::Bag(_) => Ty::Int,
-                Ty::Unknown => Ty::Unknown,
-                _ => Ty::Bool,
-            },
+            BinOp::In => {
+                // The element must fit the collection's: `g in g` on a `seq<seq<int>>` reached
+                // Silicon as an ill-typed program (found by the fuzzer, `fixtures/fuzz/`).
+                if let Ty::Seq(e) | Ty::Set(e) | Ty::Bag(e) = &tb {
+                    self.expect(a.span, e, &ta, "the element of `in`");
+                }
+                match tb {
+                    Ty::Bag(_) => Ty::Int,
+                    Ty::Unknown => Ty::Unknown,
+                    _ => Ty::Bool,
+                }
+            }
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod | BinOp::Frac => {
                 // Sequences have `+` (concatenation) only; sets and bags their algebra.
                 let seq_ok = op == BinOp::Add;
