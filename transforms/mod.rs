@@ -55,6 +55,12 @@ use crate::front::ast::*;
 use crate::front::{Dialect, Parsed};
 pub use params::{Param, Params};
 
+/// The largest factor unrolling and merging accept. Their output holds one copy of the loop
+/// body per unit of the factor, and their checks build one guard instance per unit before
+/// asking Z3, so a factor such as 2^63 (found by the fuzzer, `fixtures/fuzz/`) never finished.
+/// Far above any useful factor: beyond it A109 / A201 refuse, the loop left unchanged.
+pub const MAX_FACTOR: u64 = 1024;
+
 /// What an optimization is, for everything but its algorithm: names, where it applies, its
 /// parameters. One static value per optimization.
 #[derive(Debug)]

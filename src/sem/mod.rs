@@ -344,6 +344,15 @@ pub fn run_generated(l: &Loaded, method: u32, seed: u64, index: u64, cfg: &Confi
     let s = input_seed(seed, index);
     let mut rej = reject::Rejections::default();
     for attempt in 0..50 {
+        // Each candidate may cost Z3 its whole timeout (a nonlinear shape part): past the
+        // deadline, stop drawing (50 candidates took 50 times the timeout; found by the fuzzer,
+        // `fixtures/fuzz/`).
+        if attempt > 0 && cfg.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            let why = rej.reason(&l.src).unwrap_or_else(|| "no valid input found".into());
+            let msg =
+                format!("no valid input found in the time given ({attempt} candidates): {why}");
+            return no_input(l, method, index, msg);
+        }
         let input = match inputs::generate(&l.prog, method, s, attempt, index, &cfg.bounds) {
             Ok(i) => Arc::new(i),
             Err(msg) => return no_input(l, method, index, msg),

@@ -465,6 +465,11 @@ fn generate_valid(
 ) -> Option<(RunResult, Arc<Input>)> {
     let s = input_seed(seed, id);
     for attempt in 0..50 {
+        // Past the method's deadline, stop drawing: each candidate may cost Z3 its timeout (as
+        // in `sem::run_generated`; found by the fuzzer, `fixtures/fuzz/`).
+        if attempt > 0 && cfg.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            return None;
+        }
         let input = match inputs::generate(&l.prog, m, s, attempt, id, &cfg.bounds) {
             Ok(i) => Arc::new(i),
             Err(e) => {

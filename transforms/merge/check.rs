@@ -13,7 +13,7 @@ use crate::front::span::Span;
 use crate::transforms::registry::unroll::{
     check_steps, clean_cx, guard_text_with, loop_site, unchanged, unsupported, LoopSite,
 };
-use crate::transforms::{Ctx, Params};
+use crate::transforms::{Ctx, Params, MAX_FACTOR};
 use z3::ast::{Ast, Bool, Int};
 
 /// The values of the `mode` parameter.
@@ -53,6 +53,17 @@ pub(super) fn check<'a>(
             header,
             &format!("merging by {m} would not change the loop"),
             "use a factor M >= 2, or remove the annotation",
+        ));
+    }
+    if m > MAX_FACTOR {
+        return Err(unchanged(
+            Diagnostic::error(
+                "A201",
+                format!("cannot merge by {m}: the factor must be at most {MAX_FACTOR}"),
+            ),
+            header,
+            &format!("merging by {m} would write {m} copies of the loop body"),
+            &format!("use a factor between 2 and {MAX_FACTOR}, or remove the annotation"),
         ));
     }
     let LoopSite { class, method, stmt, shape, mut entry } = loop_site(ctx, site, var)?;
@@ -214,6 +225,25 @@ fn trip_count(
     let subst_b: Vec<(&Bool<'static>, &Bool<'static>)> =
         fixed_bool.iter().map(|(a, b)| (a, b)).collect();
     let g: Bool<'static> = g.substitute(&subst).substitute(&subst_b);
+    let too_long = || {
+        Err(vec![Diagnostic::error("A204", format!("the loop runs more than {SIM_LIMIT} times"))
+            .with_primary(header, "loop")
+            .with_help("use remainder mode (`--mode remainder`)")])
+    };
+    // The simulation costs a Z3 simplification per iteration: seconds for a million. A loop
+    // that does not end within the limit (`while (i < 5) i--;`, found by the fuzzer,
+    // `fixtures/fuzz/`) is recognised up front: its guard provably holds at every value of
+    // the first SIM_LIMIT + 1 (one quantifier-free query).
+    if matches!(shape.op, UpdOp::Add | UpdOp::Sub) {
+        let j = Int::new_const(z, "vct_sim_j");
+        let sign = if shape.op == UpdOp::Add { step } else { step.wrapping_neg() };
+        let jstep = Int::mul(z, &[&j, &Int::from_i64(z, sign)]);
+        let vj = Int::add(z, &[&Int::from_i64(z, v0), &jstep]);
+        let bounds = [j.ge(&Int::from_i64(z, 0)), j.le(&Int::from_i64(z, SIM_LIMIT as i64))];
+        if step != i64::MIN && holds(&bounds, &g.substitute(&[(&x, &vj)]), ctx.timeout_ms) {
+            return too_long();
+        }
+    }
     let mut i = v0;
     let mut count = 0u64;
     let geometric = matches!(shape.op, UpdOp::Mul | UpdOp::Div);
@@ -230,12 +260,7 @@ fn trip_count(
         }
         count += 1;
         if count > SIM_LIMIT {
-            return Err(vec![Diagnostic::error(
-                "A204",
-                format!("the loop runs more than {SIM_LIMIT} times"),
-            )
-            .with_primary(header, "loop")
-            .with_help("use remainder mode (`--mode remainder`)")]);
+            return too_long();
         }
         let next = match shape.op {
             UpdOp::Add => i.checked_add(step),
@@ -244,6 +269,8 @@ fn trip_count(
             UpdOp::Div => (step != 0).then(|| i.div_euclid(step)),
         };
         match next {
+            // A fixed point of the update (`i / 2` at 0) whose guard holds never ends.
+            Some(n) if n == i => return too_long(),
             Some(n) => {
                 i = n;
                 if geometric {

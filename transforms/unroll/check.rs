@@ -8,7 +8,7 @@ use crate::check::{holds, prove, Answer};
 use crate::diag::Diagnostic;
 use crate::front::ast::*;
 use crate::front::span::Span;
-use crate::transforms::{Ctx, Params};
+use crate::transforms::{Ctx, Params, MAX_FACTOR};
 
 /// The loop at a site, analysed: its method, statement, shape, and the facts at its entry.
 pub(crate) struct LoopSite<'a> {
@@ -68,6 +68,17 @@ pub(super) fn check<'a>(
             header,
             "peeling 0 iterations would not change the loop",
             "use a factor K >= 1, or remove the annotation",
+        ));
+    }
+    if k > MAX_FACTOR {
+        return Err(unchanged(
+            Diagnostic::error(
+                "A109",
+                format!("cannot unroll {k} iterations: the factor must be at most {MAX_FACTOR}"),
+            ),
+            header,
+            &format!("peeling {k} iterations would write {k} copies of the loop body"),
+            &format!("use a factor between 1 and {MAX_FACTOR}, or remove the annotation"),
         ));
     }
     let LoopSite { stmt, shape, mut entry, .. } = loop_site(ctx, site, var)?;

@@ -297,8 +297,20 @@ impl Checker {
     }
 
     /// VerCors' library functions on maps (`keysMap(m)`, `getFromMap(m, k)`, …) applied to a
-    /// map, for a program that declares no member of that name; anything else is not modelled.
+    /// map, and on options (`getOption(o)`, `getOrElseOption(o, d)`) applied to an option, for
+    /// a program that declares no member of that name; anything else is not modelled.
     fn map_library(&mut self, name: &str, ts: &[(Ty, Span)]) -> Ty {
+        // VerCors' option functions: the element type (the default must fit it).
+        if let Some((Ty::Option(e), _)) = ts.first() {
+            return match (name, ts) {
+                ("getOption", [_]) => *e.clone(),
+                ("getOrElseOption", [_, (t, sp)]) => {
+                    self.expect(*sp, e, t, "the default of `getOrElseOption`");
+                    *e.clone()
+                }
+                _ => Ty::Unknown,
+            };
+        }
         let Some((Ty::Map(kt, vt), _)) = ts.first() else {
             return Ty::Unknown;
         };
@@ -478,11 +490,18 @@ impl Checker {
                 operands(self, &ok, "compare numbers (or sets and bags, for inclusion)");
                 Ty::Bool
             }
-            BinOp::In => match tb {
-                Ty::Bag(_) => Ty::Int,
-                Ty::Unknown => Ty::Unknown,
-                _ => Ty::Bool,
-            },
+            BinOp::In => {
+                // The element must fit the collection's: `g in g` on a `seq<seq<int>>` reached
+                // Silicon as an ill-typed program (found by the fuzzer, `fixtures/fuzz/`).
+                if let Ty::Seq(e) | Ty::Set(e) | Ty::Bag(e) = &tb {
+                    self.expect(a.span, e, &ta, "the element of `in`");
+                }
+                match tb {
+                    Ty::Bag(_) => Ty::Int,
+                    Ty::Unknown => Ty::Unknown,
+                    _ => Ty::Bool,
+                }
+            }
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod | BinOp::Frac => {
                 // Sequences have `+` (concatenation) only; sets and bags their algebra.
                 let seq_ok = op == BinOp::Add;

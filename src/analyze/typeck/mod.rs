@@ -63,6 +63,11 @@ pub(crate) enum Ty {
     Bag(Box<Ty>),
     /// `map<K,V>`
     Map(Box<Ty>, Box<Ty>),
+    /// `option<T>`: only its declared uses and `getOption`/`getOrElseOption` (the values
+    /// `None` and `Some(e)` stay unknown). Without it, `getOption(o)` of an `option<int>` was
+    /// unknown and so fit a boolean: `assert b ==> getOption(o);` reached Silicon as an
+    /// ill-typed program (found by the fuzzer, `fixtures/fuzz/`).
+    Option(Box<Ty>),
     Unknown,
 }
 
@@ -80,6 +85,7 @@ impl Ty {
             TypeKind::Generic1(ast::Generic1::Set, e) => Ty::Set(Box::new(Ty::of(e))),
             TypeKind::Generic1(ast::Generic1::Bag, e) => Ty::Bag(Box::new(Ty::of(e))),
             TypeKind::Map(k, v) => Ty::Map(Box::new(Ty::of(k)), Box::new(Ty::of(v))),
+            TypeKind::Generic1(ast::Generic1::Option, e) => Ty::Option(Box::new(Ty::of(e))),
             _ => Ty::Unknown,
         }
     }
@@ -116,6 +122,7 @@ impl Ty {
             Ty::Set(e) => format!("set<{}>", e.name()),
             Ty::Bag(e) => format!("bag<{}>", e.name()),
             Ty::Map(k, v) => format!("map<{}, {}>", k.name(), v.name()),
+            Ty::Option(e) => format!("option<{}>", e.name()),
             Ty::Unknown => "?".into(),
         }
     }
@@ -153,7 +160,8 @@ impl Checker {
             (Ty::Array(a), Ty::Array(b))
             | (Ty::Seq(a), Ty::Seq(b))
             | (Ty::Set(a), Ty::Set(b))
-            | (Ty::Bag(a), Ty::Bag(b)) => self.fits(a, b) || self.fits(b, a),
+            | (Ty::Bag(a), Ty::Bag(b))
+            | (Ty::Option(a), Ty::Option(b)) => self.fits(a, b) || self.fits(b, a),
             (Ty::Map(k, v), Ty::Map(k2, v2)) => {
                 (self.fits(k, k2) || self.fits(k2, k)) && (self.fits(v, v2) || self.fits(v2, v))
             }

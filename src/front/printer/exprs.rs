@@ -61,10 +61,18 @@ impl Printer {
                     UnOp::Not => '!',
                     UnOp::Neg => '-',
                 });
-                // `- -x` would lex as `--`, `-*` as the magic wand.
+                // `- -x` would lex as `--`, `-*` as the magic wand. Checked on the printed
+                // operand too: an opaque operand's text can start with `*` (`- * y`, found by
+                // the fuzzer, `fixtures/fuzz/`), and `!` before `=` would lex as `!=`.
                 let clash =
                     *op == UnOp::Neg && (is_negative(x) || matches!(x.kind, ExprKind::Wildcard));
-                self.operand(out, x, self.level(x) < prec::UNARY || clash);
+                let paren = self.level(x) < prec::UNARY || clash;
+                let text = self.expr_paren(x, paren);
+                let glued = match op {
+                    UnOp::Neg => text.starts_with(['-', '*', '>', '=']),
+                    UnOp::Not => text.starts_with('='),
+                };
+                out.push_str(&if glued && !paren { self.expr_paren(x, true) } else { text });
             }
             ExprKind::Binary(op, l, r) => {
                 self.operand(out, l, binary_operand_needs_parens(*op, l, false, self.dialect));

@@ -118,6 +118,13 @@ fn binary_operand_needs_parens(parent: BinOp, child: &Expr, right: bool, dialect
         if prec::dialect_sensitive(parent, *cop) {
             return true;
         }
+        // `(x < y) > (z)` printed as `x < y > (z)` reads as a call with type arguments,
+        // `x<y>(z)` (found by the fuzzer, `fixtures/fuzz/`): a comparison inside a comparison
+        // keeps its parentheses.
+        let rel = |o: BinOp| matches!(o, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge);
+        if rel(parent) && rel(*cop) {
+            return true;
+        }
         let c = prec::binary(*cop, dialect);
         if c.level != p.level {
             return c.level < p.level;

@@ -715,11 +715,21 @@ impl Encoder<'_> {
                     }
                     let this =
                         if c.is_static { None } else { Some(self.recv_arg(recv, false, span)?) };
+                    // A recursive inline predicate cannot be expanded (its expansion recursed
+                    // until the stack overflowed; found by the fuzzer, `fixtures/fuzz/`).
+                    if self.expanding.contains(&c.viper) {
+                        let msg = format!("the inline predicate `{}` uses itself", name.name);
+                        self.bad(format!("{msg}: it cannot be expanded"), name.span);
+                        return Err(());
+                    }
                     // The body means its own class's fields, of the receiver, and none of the
                     // caller's locals.
-                    let mut b = self.in_member_scope(c.class.as_deref(), c.is_static, |me| {
+                    self.expanding.push(c.viper.clone());
+                    let b = self.in_member_scope(c.class.as_deref(), c.is_static, |me| {
                         me.spec_with_params(ps, &c.params, body)
-                    })?;
+                    });
+                    self.expanding.pop();
+                    let mut b = b?;
                     // `this` first: the arguments may mention the caller's own `this`.
                     if let Some(r) = this {
                         b = b.subst("this", &r);

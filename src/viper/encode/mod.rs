@@ -810,6 +810,14 @@ impl<'a> Encoder<'a> {
                 ok = false;
                 continue;
             };
+            // A `yields` result is a Viper return variable, which a precondition cannot read
+            // (Silicon rejected the whole file; found by the fuzzer, `fixtures/fuzz/`).
+            if let Some(y) = names::yields_read(m, e).filter(|_| c.kind.is_pre()) {
+                let what = format!("the `yields` result `{}` is read in a precondition", y.name);
+                self.bad(format!("{what}, before the member sets it"), y.span);
+                ok = false;
+                continue;
+            }
             let Ok(cs) = self.conjuncts(e, c.span) else {
                 ok = false;
                 continue;

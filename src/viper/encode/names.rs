@@ -278,3 +278,26 @@ pub(super) fn return_chain(ss: &[ast::Stmt]) -> Option<Expr> {
         _ => None,
     }
 }
+
+/// The first `yields` result of `m` that `e` reads, if any (a quantifier binding the same name
+/// hides it: such an `e` is refused, which only costs a rename).
+pub(super) fn yields_read<'e>(m: &ast::Method, e: &'e Expr) -> Option<&'e ast::Ident> {
+    let yields: Vec<&str> = m
+        .prefix
+        .clauses
+        .iter()
+        .filter_map(|c| match (&c.kind, &c.body) {
+            (ast::ClauseKind::Yields, ast::ClauseBody::Decl(_, n)) => Some(n.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut found = None;
+    visit::walk_expr(e, &mut |x| {
+        if let ast::ExprKind::Name(id) = &x.kind {
+            if found.is_none() && yields.contains(&id.name.as_str()) {
+                found = Some(id);
+            }
+        }
+    });
+    found
+}
