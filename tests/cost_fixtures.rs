@@ -98,7 +98,8 @@ fn suggest_works(name: &str) {
     let mut argv = vec!["suggest", file, "--random", "1", "--json"];
     argv.extend(args.split_whitespace());
     let (code, out, err) = run_cli(&argv);
-    assert_eq!(code, 0, "{name}: {err}");
+    // With --json the reason for an exit 3 (nothing measured) is in the document's `message`.
+    assert_eq!(code, 0, "{name}: {err}\n{out}");
     let doc: serde_json::Value = serde_json::from_str(&out).expect("suggest --json");
     let rows = doc["suggestions"].as_array().cloned().unwrap_or_default();
     let measured: Vec<&serde_json::Value> = rows
