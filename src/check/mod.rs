@@ -40,6 +40,17 @@ struct Found {
 }
 
 impl Found {
+    /// Checks `assertions` on `s` in a scope of their own, and reads the answer there.
+    fn ask(s: &Solver<'static>, assertions: &[Z3Bool]) -> Found {
+        s.push();
+        for a in assertions {
+            s.assert(a);
+        }
+        let found = Found::read(s, s.check());
+        s.pop(1);
+        found
+    }
+
     fn read(s: &Solver<'static>, result: SatResult) -> Found {
         let model = if result == SatResult::Sat { s.get_model() } else { None };
         let reason = if result == SatResult::Unknown { reason_unknown(s) } else { String::new() };
@@ -262,14 +273,8 @@ fn check<'a, R>(
         // `watchdog`): the checks are interrupted once it has passed, whichever solver runs.
         let limit = watchdog::watch(z.ctx, Duration::from_millis(u64::from(timeout_ms.max(1))));
         let fast = slots.fast.get_or_insert_with(|| seeded(z3::Tactic::new(z.ctx, "smt").solver()));
-        fast.push();
-        for a in &key {
-            fast.assert(a);
-        }
-        let r = fast.check();
-        let found = Found::read(fast, r);
-        fast.pop(1);
-        let found = if r != SatResult::Unknown {
+        let found = Found::ask(fast, &key);
+        let found = if found.result != SatResult::Unknown {
             let found = Rc::new(found);
             z.answers.borrow_mut().insert(key, Rc::clone(&found));
             found
@@ -277,14 +282,7 @@ fn check<'a, R>(
             Rc::new(found)
         } else {
             let full = slots.full.get_or_insert_with(|| seeded(Solver::new(z.ctx)));
-            full.push();
-            for a in &key {
-                full.assert(a);
-            }
-            let r = full.check();
-            let found = Found::read(full, r);
-            full.pop(1);
-            Rc::new(found)
+            Rc::new(Found::ask(full, &key))
         };
         if limit.finish() {
             clear_interrupt(fast);
