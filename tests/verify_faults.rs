@@ -121,7 +121,21 @@ struct Watched {
 
 impl Watched {
     fn start(args: &[&str]) -> Watched {
-        let child = Command::new(env!("CARGO_BIN_EXE_alpine-rs"))
+        use std::os::unix::process::CommandExt;
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_alpine-rs"));
+        // alpine-rs leaves a signal ignored when whoever started it ignores it (as `nohup` and
+        // a background job in a script do, and children inherit that); the signals sent here
+        // must reach it with their default meaning whatever ran the test suite.
+        // SAFETY: signal(2) only, between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+                    libc::signal(sig, libc::SIG_DFL);
+                }
+                Ok(())
+            });
+        }
+        let child = cmd
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -46,6 +46,9 @@ impl Found {
         for a in assertions {
             s.assert(a);
         }
+        if std::env::var_os("ALPINE_RS_DUMP_SMT").is_some() {
+            eprintln!(";;QUERY\n{s}");
+        }
         let found = Found::read(s, s.check());
         s.pop(1);
         found
@@ -436,5 +439,39 @@ mod tests {
             .unwrap();
         let g = tr.bool(&e("t + 1 < b.length")).unwrap();
         assert!(prove(&tr, &[f], &g, 1000).is_proved());
+    }
+
+    /// The commonest permission, a range of cells, becomes a quantifier-free fact with the same
+    /// consequences (whatever way the range is written); other shapes keep their quantifier.
+    #[test]
+    fn a_range_permission_is_a_quantifier_free_fact() {
+        for range in [
+            "(\\forall* int k; 0 <= k && k < n; Perm(a[k], 1\\2))",
+            "(\\forall* int k; k < n && k >= 0; Perm(a[k], write))",
+            "(\\forall* int k; -1 < k && n > k; Perm(a[k], write))",
+            "(\\forall* int k; 0 <= k && k <= n - 1; Perm(a[k], write))",
+            "(\\forall* int k = 0 .. n; Perm(a[k], write))",
+        ] {
+            let mut tr = Translator::new();
+            let f = tr.fact(&e(range)).unwrap();
+            assert!(!has_quantifier(&f), "{range}: {f}");
+            let holds = |tr: &mut Translator, hyp: &str, goal: &str| {
+                let h = tr.bool(&e(hyp)).unwrap();
+                let g = tr.bool(&e(goal)).unwrap();
+                prove(tr, &[f.clone(), h], &g, 1000).is_proved()
+            };
+            assert!(holds(&mut tr, "n > 0", "n <= a.length"), "{range}");
+            assert!(!holds(&mut tr, "n > 0", "n < a.length"), "{range}");
+            // An empty range says nothing about the array.
+            assert!(!holds(&mut tr, "n <= 0", "a.length > 0"), "{range}");
+        }
+        for other in [
+            "(\\forall* int k; 0 <= k && k < n && k % 2 == 0; Perm(a[k], write))",
+            "(\\forall* int k; 0 <= k && k < n; Perm(a[k + 1], write))",
+        ] {
+            let mut tr = Translator::new();
+            let f = tr.fact(&e(other)).unwrap();
+            assert!(has_quantifier(&f), "{other}: {f}");
+        }
     }
 }

@@ -642,12 +642,98 @@ impl Translator {
                 Ok(b) => Some(b),
                 Err(_) => self.fact_quant(bindings, cond.as_deref(), body),
             },
-            K::Quant { kind: QuantKind::ForallStar, bindings, cond, body } => {
-                self.fact_quant(bindings, cond.as_deref(), body)
-            }
+            K::Quant { kind: QuantKind::ForallStar, bindings, cond, body } => self
+                .range_bounds(bindings, cond.as_deref(), body)
+                .or_else(|| self.fact_quant(bindings, cond.as_deref(), body)),
             K::Call { .. } if self.is_resource_call(e) => None,
             _ => self.bool(e).ok(),
         }
+    }
+
+    /// `(\forall* int k; lo <= k && k < hi; Perm(a[k], _))`, the commonest permission, as the
+    /// quantifier-free fact it implies: `hi <= lo || (0 <= lo && hi <= a.length)` (the range is
+    /// empty, or its ends are in bounds). Equivalent to the quantified form over the integers,
+    /// and much cheaper: a query with no quantifier left skips the solver's quantifier engine.
+    /// `None` for any other shape (the general encoding then applies).
+    fn range_bounds(
+        &mut self,
+        bindings: &[Binding],
+        cond: Option<&Expr>,
+        body: &Expr,
+    ) -> Option<Z3Bool> {
+        use crate::analyze::exprtext::mentions;
+        let [b] = bindings else { return None };
+        if !matches!(b.ty.kind, TypeKind::Int) {
+            return None;
+        }
+        let k = b.name.name.as_str();
+        let ExprKind::Builtin(Builtin::Perm, args) = &body.kind else { return None };
+        let ExprKind::Index(arr, idx) = &args.first()?.kind else { return None };
+        if !matches!(&idx.kind, ExprKind::Name(n) if n.name == k) || mentions(arr, k) {
+            return None;
+        }
+        let args_rest = &args[1..];
+        if args_rest.iter().any(|a| mentions(a, k)) {
+            return None;
+        }
+        // The binder's range, from `int k = lo .. hi` or from a condition `lo <= k && k < hi`.
+        let (lo, hi) = match (&b.range, cond) {
+            (Some((lo, hi)), None) => (self.int(lo).ok()?, self.int(hi).ok()?),
+            (None, Some(c)) => self.int_range(c, k)?,
+            _ => return None,
+        };
+        let name = self.array_name(arr).ok()?;
+        let len = self.length(&name);
+        let zero = Int::from_i64(ctx(), 0);
+        Some(Bool::or(ctx(), &[&hi.le(&lo), &Bool::and(ctx(), &[&zero.le(&lo), &hi.le(&len)])]))
+    }
+
+    /// `(lo, hi)` when `cond` is exactly `lo <= k && k < hi` (either order, either way round,
+    /// `<=` on the upper end as `hi - 1`), with `lo` and `hi` free of `k`.
+    fn int_range(&mut self, cond: &Expr, k: &str) -> Option<(Z3Int, Z3Int)> {
+        use crate::analyze::exprtext::mentions;
+        let ExprKind::Binary(BinOp::And, l, r) = &cond.kind else { return None };
+        let is_k = |e: &Expr| matches!(&e.kind, ExprKind::Name(n) if n.name == k);
+        // Some((true, bound)) for a lower bound `bound <= k`, (false, bound) for `k < bound`.
+        let side = |e: &Expr| -> Option<(bool, Expr, i64)> {
+            let ExprKind::Binary(op, a, b) = &e.kind else { return None };
+            let (op, other, k_left) = if is_k(a) && !mentions(b, k) {
+                (*op, (**b).clone(), true)
+            } else if is_k(b) && !mentions(a, k) {
+                (*op, (**a).clone(), false)
+            } else {
+                return None;
+            };
+            // Normalise to `k OP other`.
+            let op = if k_left {
+                op
+            } else {
+                match op {
+                    BinOp::Le => BinOp::Ge,
+                    BinOp::Lt => BinOp::Gt,
+                    BinOp::Ge => BinOp::Le,
+                    BinOp::Gt => BinOp::Lt,
+                    _ => return None,
+                }
+            };
+            match op {
+                BinOp::Ge => Some((true, other, 0)),
+                BinOp::Gt => Some((true, other, 1)),
+                BinOp::Lt => Some((false, other, 0)),
+                BinOp::Le => Some((false, other, 1)),
+                _ => None,
+            }
+        };
+        let (a, b) = (side(l)?, side(r)?);
+        let ((_, lo, dlo), (_, hi, dhi)) = match (a.0, b.0) {
+            (true, false) => (a, b),
+            (false, true) => (b, a),
+            _ => return None,
+        };
+        let shift = |t: Z3Int, d: i64| if d == 0 { t } else { t + Int::from_i64(ctx(), d) };
+        let lo = shift(self.int(&lo).ok()?, dlo);
+        let hi = shift(self.int(&hi).ok()?, dhi);
+        Some((lo, hi))
     }
 
     /// The encodable part of `(\forall[*] bindings; cond; body)` as a fact.

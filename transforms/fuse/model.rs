@@ -99,6 +99,17 @@ impl Atom {
         self.wrap(perm, "\\forall*")
     }
 
+    /// The same permission: array, binders, guards, location and amount (not its spelling
+    /// or origin), so both atoms cover the same cells with the same amount for every thread.
+    pub fn same_as(&self, other: &Atom) -> bool {
+        self.array == other.array
+            && self.binders == other.binders
+            && self.guards == other.guards
+            && self.loc == other.loc
+            && self.index == other.index
+            && self.frac == other.frac
+    }
+
     pub fn with_frac(&self, f: Frac) -> Atom {
         let mut a = self.clone();
         if a.frac != f {
