@@ -1,6 +1,6 @@
 //! The optimizations on CUDA kernels (issue 23): every fixture under `fixtures/cuda/<opt>/` is
 //! applied as its `// apply:` header says. An `ok` case must be written, keep every untouched
-//! byte, verify with Silicon (input and output), behave like its input under the interpreter
+//! byte, verify with Silicon (input and output; all in one `verify` run), behave like its input under the interpreter
 //! (`// adapter:` for linearized matrices) and compile to PTX when nvcc is provisioned; its output
 //! is a reviewed snapshot. A `refused CODE` case must be refused with that code and write nothing.
 //!
@@ -10,7 +10,7 @@
 mod common;
 use alpine_rs::verify::backend::cuda::{compile_ptx_with, locate_nvcc, PtxOptions};
 use common::{files, header, root, run_cli, tmpdir};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The `apply` arguments of a fixture: the optimization, then `--flag value…` groups (a value may
 /// hold spaces: `--locations blockIdx.x * blockDim.x + threadIdx.x`).
@@ -42,10 +42,16 @@ fn apply_args(src: &str) -> Vec<String> {
     args
 }
 
-fn check_fixture(f: &Path, out_dir: &Path) -> Result<Option<String>, String> {
+/// Applies fixture `f` and checks all but verification; an applied case gives its output text
+/// and path (the input and the output are verified together at the end).
+fn check_fixture(
+    f: &Path,
+    out_dir: &Path,
+    name: &str,
+) -> Result<Option<(String, PathBuf)>, String> {
     let src = std::fs::read_to_string(f).map_err(|e| e.to_string())?;
     let expect = header(&src, "expect").expect("an `// expect:` header");
-    let out = out_dir.join(f.file_name().expect("file name"));
+    let out = out_dir.join(format!("{name}.cu"));
     let mut args = apply_args(&src);
     let (o, p) = (out.display().to_string(), f.display().to_string());
     args.extend(["-o".to_string(), o.clone(), p.clone()]);
@@ -71,12 +77,6 @@ fn check_fixture(f: &Path, out_dir: &Path) -> Result<Option<String>, String> {
     {
         return Err(format!("an edit inside the contract:\n{text}"));
     }
-    for (what, file) in [("input", &p), ("output", &o)] {
-        let (code, so, se) = run_cli(&["verify", file]);
-        if code != 0 {
-            return Err(format!("{what} does not verify (exit {code}):\n{text}\n{so}{se}"));
-        }
-    }
     let mut validate = vec!["validate".to_string()];
     if let Some(a) = header(&src, "adapter") {
         validate.extend(["--adapter".to_string(), a]);
@@ -91,7 +91,36 @@ fn check_fixture(f: &Path, out_dir: &Path) -> Result<Option<String>, String> {
         compile_ptx_with(&tc, &out, &PtxOptions::default())
             .map_err(|e| format!("output does not compile to PTX: {e}\n{text}"))?;
     }
-    Ok(Some(text))
+    Ok(Some((text, out)))
+}
+
+/// Verifies `files` with one `verify` run (one JVM, two at a time); the files that do not
+/// verify, each with the report's lines about it.
+fn unverified(files: &[PathBuf]) -> Vec<String> {
+    let mut args = vec!["verify".to_string(), "--jobs".into(), "2".into()];
+    args.extend(files.iter().map(|f| f.display().to_string()));
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, so, se) = run_cli(&argv);
+    let report = format!("{so}{se}");
+    let mut bad = Vec::new();
+    for f in files {
+        let shown = format!("{}: ", f.display());
+        let verified = report
+            .lines()
+            .any(|l| l.strip_prefix(&shown).is_some_and(|rest| rest.starts_with("verified")));
+        if !verified {
+            let about: Vec<&str> = report.lines().filter(|l| l.contains(&*shown)).collect();
+            bad.push(format!(
+                "{} does not verify (exit {code}):\n{}",
+                f.display(),
+                about.join("\n")
+            ));
+        }
+    }
+    if !bad.is_empty() {
+        bad.push(format!("the whole report:\n{report}"));
+    }
+    bad
 }
 
 #[test]
@@ -99,19 +128,22 @@ fn optimizations_on_cuda_fixtures() {
     let dir = tmpdir("cuda_opts", "all");
     let mut failures = Vec::new();
     let mut seen = std::collections::BTreeMap::<String, (usize, usize)>::new();
+    let mut to_verify = Vec::new();
     for opt in ["unroll", "merge", "prefetch", "linearize", "tile", "fuse"] {
         for f in files(&root().join("fixtures/cuda").join(opt), "cu") {
             let name = format!("{opt}__{}", f.file_stem().and_then(|s| s.to_str()).unwrap_or("?"));
-            match check_fixture(&f, &dir) {
-                Ok(Some(text)) => {
+            match check_fixture(&f, &dir, &name) {
+                Ok(Some((text, out))) => {
                     seen.entry(opt.into()).or_default().0 += 1;
                     insta::assert_snapshot!(name, text);
+                    to_verify.extend([f.clone(), out]);
                 }
                 Ok(None) => seen.entry(opt.into()).or_default().1 += 1,
                 Err(e) => failures.push(format!("{}: {e}", f.display())),
             }
         }
     }
+    failures.extend(unverified(&to_verify));
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     // Each loop, register and matrix optimization applies to two kernels at least, and every
     // optimization has a refused case.

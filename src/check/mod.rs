@@ -206,19 +206,26 @@ pub fn quantifier_free(facts: &[Z3Bool]) -> Vec<Z3Bool> {
 /// Does the term contain a quantifier? Walks the term once per thread and term: queries ask it
 /// of every fact, again for each query.
 pub fn has_quantifier(t: &Z3Bool) -> bool {
-    fn walk(d: &z3::ast::Dynamic<'static>) -> bool {
-        match d.kind() {
-            z3::AstKind::Quantifier => true,
-            z3::AstKind::App => {
-                (0..d.num_children()).any(|i| d.nth_child(i).is_some_and(|c| walk(&c)))
+    /// Each shared subterm once: terms are DAGs (fusion's coverage sums share their cell
+    /// conditions), and a walk of the tree can take exponentially long.
+    fn walk(root: z3::ast::Dynamic<'static>) -> bool {
+        let mut seen = std::collections::HashSet::new();
+        let mut todo = vec![root];
+        while let Some(d) = todo.pop() {
+            match d.kind() {
+                z3::AstKind::Quantifier => return true,
+                z3::AstKind::App if d.num_children() > 0 && seen.insert(d.clone()) => {
+                    todo.extend((0..d.num_children()).filter_map(|i| d.nth_child(i)));
+                }
+                _ => {}
             }
-            _ => false,
         }
+        false
     }
     if let Some(known) = Z3.with(|z| z.quantified.borrow().get(t).copied()) {
         return known;
     }
-    let answer = walk(&z3::ast::Dynamic::from_ast(t));
+    let answer = walk(z3::ast::Dynamic::from_ast(t));
     Z3.with(|z| z.quantified.borrow_mut().insert(t.clone(), answer));
     answer
 }

@@ -247,7 +247,14 @@ pub(super) fn check<'a>(
             .map(|i| model::rename_tokens(i.hi.span.text(src), &rename))
             .collect(),
     };
-    let mut an = Analysis { tr, facts: facts.facts.clone(), th, dialect, timeout: ctx.timeout_ms };
+    let mut an = Analysis {
+        tr,
+        facts: facts.facts.clone(),
+        th,
+        dialect,
+        timeout: ctx.timeout_ms,
+        pending: Default::default(),
+    };
 
     let mut fused = models[0].clone();
     let mut warnings = Vec::new();

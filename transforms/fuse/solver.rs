@@ -17,6 +17,7 @@ use crate::front::Dialect;
 use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{One, Signed, Zero};
+use std::cell::RefCell;
 use z3::ast::{Ast, Bool, Int};
 use z3::{Params, SatResult, Tactic};
 
@@ -213,6 +214,9 @@ pub(super) struct Analysis<'a> {
     pub th: Threads,
     pub dialect: Dialect,
     pub timeout: u32,
+    /// While collecting ([`Analysis::any_witness`]): the witness queries asked so far, each
+    /// answered "no witness" without the solver.
+    pub pending: RefCell<Option<Vec<Z3Bool>>>,
 }
 
 type Saved = Vec<(String, Option<Term>)>;
@@ -428,6 +432,9 @@ impl Analysis<'_> {
 
     /// `Some(model)` if the facts plus `extra` are satisfiable, `None` if not.
     pub fn sat(&self, extra: &[Z3Bool]) -> Result<Option<Counterexample>, Undecided> {
+        if self.collect(extra) {
+            return Ok(None);
+        }
         sat_with(self.tr, &self.facts, extra, self.timeout)
     }
 
@@ -438,7 +445,54 @@ impl Analysis<'_> {
         extra: &[Z3Bool],
         objectives: &[(String, Z3Int)],
     ) -> Result<Option<Counterexample>, Undecided> {
+        if self.collect(extra) {
+            return Ok(None);
+        }
         canonical(self.tr, &self.facts, extra, objectives, self.timeout)
+    }
+
+    /// While collecting, records the query `extra` and says so (it is then answered "no
+    /// model").
+    fn collect(&self, extra: &[Z3Bool]) -> bool {
+        match self.pending.borrow_mut().as_mut() {
+            Some(qs) => {
+                qs.push(Bool::and(z3ctx(), &extra.iter().collect::<Vec<_>>()));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Runs `checks` (code whose queries usually find no model: witness searches, injectivity,
+    /// coverage) with one solver call. First every query is collected instead of asked and
+    /// answered "no model"; if the facts refute all of them at once, each of them really has
+    /// no model, so that run followed the very path a real one would, and its result is the
+    /// answer. Otherwise (some query has a model, the joint question is undecided, or
+    /// collecting stopped with an error) `checks` runs again, asking each query, so results
+    /// and diagnostics are exactly those of the queries one by one. The joint query is sound
+    /// because each query only adds constraints of its own to the shared facts: their
+    /// disjunction is satisfiable exactly when one of them is.
+    pub fn any_witness<T, E>(
+        &mut self,
+        mut checks: impl FnMut(&mut Self) -> Result<T, E>,
+    ) -> Result<T, E> {
+        if self.pending.borrow().is_some() {
+            // Already collecting: the enclosing call asks these queries with its own.
+            return checks(self);
+        }
+        *self.pending.borrow_mut() = Some(Vec::new());
+        let dry = checks(self);
+        let qs = self.pending.borrow_mut().take().unwrap_or_default();
+        if let Ok(v) = dry {
+            if qs.is_empty() {
+                return Ok(v);
+            }
+            let any = Bool::or(z3ctx(), &qs.iter().collect::<Vec<_>>());
+            if let Ok(None) = self.sat(&[any]) {
+                return Ok(v);
+            }
+        }
+        checks(self)
     }
 
     fn valid(&self, hyps: &[Z3Bool], goal: &Z3Bool) -> Result<bool, Undecided> {
