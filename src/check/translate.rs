@@ -704,19 +704,8 @@ impl Translator {
             } else {
                 return None;
             };
-            // Normalise to `k OP other`.
-            let op = if k_left {
-                op
-            } else {
-                match op {
-                    BinOp::Le => BinOp::Ge,
-                    BinOp::Lt => BinOp::Gt,
-                    BinOp::Ge => BinOp::Le,
-                    BinOp::Gt => BinOp::Lt,
-                    _ => return None,
-                }
-            };
-            match op {
+            // Read as `k OP other`.
+            match if k_left { op } else { op.converse() } {
                 BinOp::Ge => Some((true, other, 0)),
                 BinOp::Gt => Some((true, other, 1)),
                 BinOp::Lt => Some((false, other, 0)),

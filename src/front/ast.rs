@@ -822,6 +822,18 @@ pub enum BinOp {
 }
 
 impl BinOp {
+    /// The comparison read the other way round: `a op b` is `b op.converse() a`. Other
+    /// operators are returned as they are.
+    pub fn converse(self) -> BinOp {
+        match self {
+            BinOp::Lt => BinOp::Gt,
+            BinOp::Le => BinOp::Ge,
+            BinOp::Gt => BinOp::Lt,
+            BinOp::Ge => BinOp::Le,
+            other => other,
+        }
+    }
+
     pub fn symbol(self) -> &'static str {
         match self {
             BinOp::Implies => "==>",

@@ -291,7 +291,8 @@ pub(super) fn junction(
 
     // Self-checks (§7d): nothing is emitted unless the fused contract and barrier add up.
     for arr in &arrays {
-        self_check(an, &plan, dp.then_some((&req, &ens)), arr, (k1, k2))?;
+        // Asked of the solver as one question when they all pass, the usual case.
+        an.any_witness(|an| self_check(an, &plan, dp.then_some((&req, &ens)), arr, (k1, k2)))?;
     }
 
     // Body (Algorithm 4). A local of the first body would still be in scope in the second
@@ -534,19 +535,7 @@ fn cat<'a>(vs: &[&Vec<&'a Atom>]) -> Vec<&'a Atom> {
     vs.iter().flat_map(|v| v.iter().copied()).collect()
 }
 
-/// The self-checks of one array (optimizations.md §7d), asked of the solver as one question
-/// when they all pass (the usual case; see [`Analysis::any_witness`]).
 fn self_check(
-    an: &mut Analysis,
-    plan: &Plan,
-    barrier: Option<(&Vec<Atom>, &Vec<Atom>)>,
-    arr: &str,
-    orig: (&Kernel, &Kernel),
-) -> Result<(), JunctionError> {
-    an.any_witness(|an| self_check_each(an, plan, barrier, arr, orig))
-}
-
-fn self_check_each(
     an: &mut Analysis,
     plan: &Plan,
     barrier: Option<(&Vec<Atom>, &Vec<Atom>)>,

@@ -38,17 +38,6 @@ fn mentions_result(e: &CE) -> bool {
     found
 }
 
-/// `a op b` is `b flip(op) a`.
-fn flip(op: BinOp) -> BinOp {
-    match op {
-        BinOp::Lt => BinOp::Gt,
-        BinOp::Le => BinOp::Ge,
-        BinOp::Gt => BinOp::Lt,
-        BinOp::Ge => BinOp::Le,
-        other => other,
-    }
-}
-
 fn is_result_len(e: &CE) -> bool {
     matches!(e, CE::Length(x, _) if matches!(**x, CE::Result))
 }
@@ -116,7 +105,7 @@ impl Interp {
             CE::Bin(op @ (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge), a, b, _) => {
                 let (op, e) = match (&**a, &**b) {
                     (CE::Result, e) => (*op, e),
-                    (e, CE::Result) => (flip(*op), e),
+                    (e, CE::Result) => (op.converse(), e),
                     _ => return Ok(()),
                 };
                 if mentions_result(e) {
