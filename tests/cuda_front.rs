@@ -35,31 +35,34 @@ fn every_peer_cuda_and_opencl_file_parses_or_is_refused_with_a_code() {
     assert!(seen >= 8, "found {seen} files");
 }
 
-fn verify(path: &str) -> (i32, String) {
-    let (code, out, err) = run_cli(&["verify", path]);
-    (code, format!("{out}{err}"))
+/// Verify `paths` in one `verify` run (one JVM, two files at a time): each file's verdict and
+/// its JSON report.
+fn verify(paths: &[PathBuf]) -> Vec<(String, serde_json::Value)> {
+    let reports = common::verify_json(&["--jobs", "2"], paths);
+    reports.into_iter().map(|r| (r["verdict"].as_str().unwrap_or("").to_string(), r)).collect()
 }
 
 #[test]
 fn the_peer_kernels_vercors_verifies_verify() {
-    for f in ["cuda.cu", "simple-ltid.cu", "opencl.c"] {
-        let p = gpgpu().join(f).display().to_string();
-        let (code, out) = verify(&p);
-        assert_eq!(code, 0, "{f}:\n{out}");
+    let files = ["cuda.cu", "simple-ltid.cu", "opencl.c"];
+    let paths: Vec<PathBuf> = files.iter().map(|f| gpgpu().join(f)).collect();
+    for (f, (verdict, report)) in files.iter().zip(verify(&paths)) {
+        assert_eq!(verdict, "Verified", "{f}:\n{report:#}");
     }
 }
 
 #[test]
 fn fixtures_get_their_verdicts() {
-    for (f, want) in [
-        ("unroll/ok_scale_loop.cu", 0),
-        ("ok_launch.cu", 0),
-        ("reject_neighbour_write.cu", 1),
-        ("ok_shared_exchange.cu", 0),
-        ("reject_shared_uninit.cu", 1),
-    ] {
-        let (code, out) = verify(&fixture(f));
-        assert_eq!(code, want, "{f}:\n{out}");
+    let cases = [
+        ("unroll/ok_scale_loop.cu", "Verified"),
+        ("ok_launch.cu", "Verified"),
+        ("reject_neighbour_write.cu", "Failed"),
+        ("ok_shared_exchange.cu", "Verified"),
+        ("reject_shared_uninit.cu", "Failed"),
+    ];
+    let paths: Vec<PathBuf> = cases.iter().map(|(f, _)| PathBuf::from(fixture(f))).collect();
+    for ((f, want), (verdict, report)) in cases.iter().zip(verify(&paths)) {
+        assert_eq!(verdict, *want, "{f}:\n{report:#}");
     }
 }
 

@@ -13,12 +13,12 @@
 //!
 //! A row that now agrees, or changes between two disagreeing codes, is printed; rewrite the
 //! file with `UPDATE_PEER=1 cargo test --test peer` (then review the diff). Runs Silicon: one
-//! JVM per worker, two workers.
+//! JVM, two programs at a time.
 
 mod common;
 
 use alpine_rs::diag::SourceFile;
-use alpine_rs::viper::{self, VerifyOptions, VerifyReport};
+use alpine_rs::viper::{Session, VerifyOptions, VerifyReport};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -84,58 +84,29 @@ fn run_all(root: &Path, rows: &[Row]) -> Vec<(u8, String)> {
         let first = r.diagnostics.first().map_or(String::new(), |d| d.code.clone());
         (r.verdict.exit_code(), first)
     };
-    let mut out: Vec<Option<(u8, String)>> = vec![None; rows.len()];
-    // Single files go through one JVM per worker; a program of several files goes through the
-    // command line, which knows how to put them together.
-    let (single, multi): (Vec<usize>, Vec<usize>) =
-        (0..rows.len()).partition(|&i| rows[i].group.is_empty());
-    let workers = 2;
-    let results: Vec<Vec<(usize, (u8, String))>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers)
-            .map(|w| {
-                let mine: Vec<usize> = single.iter().copied().skip(w).step_by(workers).collect();
-                let base = &base;
-                let opts = &opts;
-                s.spawn(move || {
-                    let srcs: Vec<SourceFile> = mine
-                        .iter()
-                        .map(|&i| {
-                            let p = base.join(&rows[i].file);
-                            let text = std::fs::read_to_string(&p).expect("peer file");
-                            SourceFile::new(rows[i].file.clone(), text)
-                        })
-                        .collect();
-                    let reports = viper::verify_each(&srcs, opts);
-                    mine.into_iter().zip(reports.iter().map(summary)).collect()
-                })
+    // Every row is a program (a case of several files is one program, as `verify --program`
+    // makes it).
+    let program = |r: &Row| -> Vec<SourceFile> {
+        std::iter::once(&r.file)
+            .chain(&r.group)
+            .map(|f| {
+                let text = std::fs::read_to_string(base.join(f)).expect("peer file");
+                SourceFile::new(f.clone(), text)
             })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("worker")).collect()
-    });
-    for (i, r) in results.into_iter().flatten() {
-        out[i] = Some(r);
-    }
-    for i in multi {
-        let mut args = vec![
-            "verify".to_string(),
-            "--program".into(),
-            "--timeout".into(),
-            TIMEOUT_S.to_string(),
-        ];
-        for f in std::iter::once(&rows[i].file).chain(&rows[i].group) {
-            args.push(base.join(f).to_string_lossy().into_owned());
+            .collect()
+    };
+    let programs: Vec<Vec<SourceFile>> = rows.iter().map(program).collect();
+    // One JVM, two programs at a time, taken from one queue: a slow row holds up one worker,
+    // not a fixed share of the rows.
+    let opts = VerifyOptions { jobs: 2, ..opts };
+    let reports = Session::for_requests(&opts, programs.len()).verify_programs(&programs);
+    for (r, report) in rows.iter().zip(&reports) {
+        // The slow rows, to keep an eye on what the CI share costs.
+        if report.time.as_secs() >= 20 {
+            eprintln!("slow: {} {} s", r.file, report.time.as_secs());
         }
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (code, o, e) = common::run_cli(&args);
-        let first = o
-            .lines()
-            .chain(e.lines())
-            .find_map(|l| l.split_once("error[").map(|(_, r)| r.split(']').next().unwrap_or("")))
-            .unwrap_or("")
-            .to_string();
-        out[i] = Some((code.clamp(0, 255) as u8, first));
     }
-    out.into_iter().map(|r| r.expect("every row ran")).collect()
+    reports.iter().map(summary).collect()
 }
 
 /// The recorded exit code and first diagnostic code of each file.
@@ -168,15 +139,15 @@ fn write_expectations(path: &Path, rows: &[Row], got: &[(u8, String)]) {
     std::fs::write(path, text).expect("writable expectations");
 }
 
-/// The rows a default run (CI) verifies, about a third of the Silicon time of all of them: every
-/// row VerCors rejects (where an unsafe verdict would appear) and every fourth row it verifies,
-/// leaving out the rows recorded as timeouts (two minutes each, for a row that can neither lose
-/// an agreement nor become unsafe). `ALPINE_SLOW=1` (and `UPDATE_PEER=1`) run every row;
+/// The rows a default run (CI) verifies: every row VerCors rejects (where an unsafe verdict
+/// would appear) and every fourth row it verifies, leaving out the rows recorded as timeouts
+/// (two minutes each, for a row that can neither lose an agreement nor become unsafe) and the
+/// rows VerCors verifies that we recorded as failing. `ALPINE_SLOW=1` (and `UPDATE_PEER=1`) run every row;
 /// .ci/peer.sh prints the full table.
 ///
 /// A program of several files is listed once per file, each time with the others as its group;
-/// each verifies the same files again (one JVM start each, in sequence), so among the rows VerCors
-/// verifies only the first of each file set runs.
+/// each row verifies the same files again, so among the rows VerCors verifies only the first of
+/// each file set runs.
 fn ci_share(rows: Vec<Row>, before: &BTreeMap<String, (u8, String)>) -> Vec<Row> {
     let mut passes = 0;
     let mut programs = std::collections::BTreeSet::new();
@@ -188,6 +159,12 @@ fn ci_share(rows: Vec<Row>, before: &BTreeMap<String, (u8, String)>) -> Vec<Row>
             }
             if r.vercors != "Pass" {
                 return true;
+            }
+            // A row VerCors verifies and we fail (a known incompleteness, Silicon reporting a
+            // failure) can neither lose an agreement nor become unsafe either; these include the
+            // slowest rows (summation-kernel-1 takes two minutes).
+            if recorded.is_some_and(|(c, _)| *c == 1) {
+                return false;
             }
             if !r.group.is_empty() {
                 let mut files: Vec<String> =

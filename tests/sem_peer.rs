@@ -30,16 +30,22 @@ fn verified_peer_programs_run_without_unsupported_constructs() {
             .and_then(|c| c.get(3).map(|g| g.split_whitespace().map(String::from).collect()))
             .unwrap_or_default()
     };
-    let mut ran = 0;
-    let mut bad = Vec::new();
-    for line in table.lines().filter(|l| !l.starts_with('#')) {
-        let cols: Vec<&str> = line.split('\t').collect();
-        let (Some(file), Some(&"0")) = (cols.first(), cols.get(2)) else { continue };
-        let Ok(mut src) = std::fs::read_to_string(peer.join(file)) else { continue };
-        for other in group(file) {
-            src.push('\n');
-            src.push_str(&std::fs::read_to_string(peer.join(&other)).unwrap_or_default());
-        }
+    let programs: Vec<(&str, String)> = table
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|line| {
+            let cols: Vec<&str> = line.split('\t').collect();
+            let (Some(file), Some(&"0")) = (cols.first(), cols.get(2)) else { return None };
+            let mut src = std::fs::read_to_string(peer.join(file)).ok()?;
+            for other in group(file) {
+                src.push('\n');
+                src.push_str(&std::fs::read_to_string(peer.join(&other)).unwrap_or_default());
+            }
+            Some((*file, src))
+        })
+        .collect();
+    // One program per thread at a time; each is single-threaded and some run to the deadline.
+    let outcomes = common::par_map(&programs, |(file, src)| {
         let opts = RunOptions {
             random: 2,
             seed: 1,
@@ -50,15 +56,15 @@ fn verified_peer_programs_run_without_unsupported_constructs() {
             },
             ..RunOptions::default()
         };
-        let Ok(runs) = sem::run_program(&src, &opts) else { continue };
-        ran += 1;
-        for r in runs {
-            if let Some(d) = r.errors.iter().find(|d| d.code == "R-UNSUPPORTED") {
-                bad.push(format!("{file} {}: {}", r.method, d.message));
-                break;
-            }
-        }
-    }
+        let runs = sem::run_program(src, &opts).ok()?;
+        let bad = runs.iter().find_map(|r| {
+            let d = r.errors.iter().find(|d| d.code == "R-UNSUPPORTED")?;
+            Some(format!("{file} {}: {}", r.method, d.message))
+        });
+        Some(bad)
+    });
+    let ran = outcomes.iter().flatten().count();
+    let bad: Vec<String> = outcomes.into_iter().flatten().flatten().collect();
     eprintln!("{ran} verified peer programs run");
     assert!(ran >= 60, "only {ran} verified peer programs could be run");
     assert!(bad.is_empty(), "runs stopped at unsupported constructs:\n{}", bad.join("\n"));

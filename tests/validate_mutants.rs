@@ -9,6 +9,8 @@
 //! of them (`MUTANTS_PER_OP` per operator and file). Mutants that cannot change behaviour are
 //! listed in [`HARMLESS`] with the reason; every other one must be reported as different.
 
+mod common;
+
 use alpine_rs::front::ast::{BinOp, Program};
 use alpine_rs::front::ast::{ExprKind, Method, MethodBody, Stmt, StmtKind};
 use alpine_rs::front::visit::walk_stmts;
@@ -185,31 +187,39 @@ fn one_token_mutants_of_real_programs_are_reported() {
     let mut ill_typed = 0;
     let mut stale = Vec::new();
     let mut misses = Vec::new();
-    for f in JUDGED {
-        let Ok(src) = std::fs::read_to_string(peer_root().join(f)) else { continue };
+    // Each file and its mutants are judged on a thread of their own; counted in file order.
+    let per_file = common::par_map(JUDGED, |f| {
+        let src = std::fs::read_to_string(peer_root().join(f)).ok()?;
         let (v, why) = verdict(&src, &src);
         assert_eq!(v, Verdict::Same, "{f} against itself: {why:?}");
+        let judged: Vec<(String, Verdict, Option<String>)> = mutants(&src, per_op)
+            .into_iter()
+            .filter(|m| m.text != src)
+            .map(|m| {
+                let (v, reason) = verdict(&src, &m.text);
+                (m.label, v, reason)
+            })
+            .collect();
+        Some(judged)
+    });
+    for (f, results) in JUDGED.iter().zip(per_file) {
+        let Some(results) = results else { continue };
         judged += 1;
-        eprintln!("{f}");
-        for m in mutants(&src, per_op) {
-            if m.text == src {
-                continue;
-            }
-            let known = HARMLESS.iter().find(|(hf, hl, _)| hf == f && *hl == m.label);
-            let (v, reason) = verdict(&src, &m.text);
+        for (label, v, reason) in results {
+            let known = HARMLESS.iter().find(|(hf, hl, _)| hf == f && *hl == label);
             match v {
-                Verdict::Different if known.is_some() => stale.push(format!("{f} {}", m.label)),
+                Verdict::Different if known.is_some() => stale.push(format!("{f} {label}")),
                 Verdict::Different => differs += 1,
                 // Not a program (`-` on sequences, say): VerCors rejects it too.
                 Verdict::BadInput => ill_typed += 1,
                 _ if known.is_some() => harmless += 1,
                 Verdict::Same => {
                     missed += 1;
-                    misses.push(format!("{f} {}: equivalent", m.label));
+                    misses.push(format!("{f} {label}: equivalent"));
                 }
                 _ => {
                     undecided += 1;
-                    misses.push(format!("{f} {}: {v:?} {}", m.label, reason.unwrap_or_default()));
+                    misses.push(format!("{f} {label}: {v:?} {}", reason.unwrap_or_default()));
                 }
             }
         }
@@ -225,8 +235,10 @@ fn one_token_mutants_of_real_programs_are_reported() {
     }
     assert!(judged >= 15, "only {judged} peer files validate against themselves");
     assert!(changing >= 15, "only {changing} mutants");
-    // The goal is 90% (issue 21). Measured at this commit: 95 of 95 behaviour-changing
-    // mutants (109 in all: 12 harmless, listed with the reason, and 2 ill-typed). A listed
+    // The goal is 90% (issue 21). Measured (session 18): 93 of 95 behaviour-changing
+    // mutants (109 in all: 12 harmless, listed with the reason, and 2 ill-typed); the two
+    // missed are the `+` and the dropped assignment at line 100 of
+    // known-problems/verifythis/2019/challenge3.pvl, judged equivalent. A listed
     // mutant that starts being reported fails the test, so the list stays true.
     assert!(stale.is_empty(), "listed as harmless but reported as different: {stale:?}");
     assert!(

@@ -352,6 +352,19 @@ fn verify_file_via(
 /// the files' texts one after the other, and every diagnostic label is moved back to the file
 /// (index into `srcs`) and offset its span comes from.
 pub fn verify_program(srcs: &[SourceFile], opts: &VerifyOptions) -> VerifyReport {
+    verify_program_via(None, srcs, opts)
+}
+
+fn verify_program_via(
+    found: Option<&Found>,
+    srcs: &[SourceFile],
+    opts: &VerifyOptions,
+) -> VerifyReport {
+    if let [one] = srcs {
+        // Joining would add a line break: the text, and so the result cache's key, would
+        // differ from `verify FILE`'s.
+        return verify_source_via(found, one, opts);
+    }
     let start = Instant::now();
     let mut syntax = Vec::new();
     for (i, src) in srcs.iter().enumerate() {
@@ -370,7 +383,7 @@ pub fn verify_program(srcs: &[SourceFile], opts: &VerifyOptions) -> VerifyReport
         return VerifyReport { verdict: Verdict::Unsupported, diagnostics, time: start.elapsed() };
     }
     let (joined, bases) = join_sources(srcs);
-    let mut r = verify_source(&joined, opts);
+    let mut r = verify_source_via(found, &joined, opts);
     for d in &mut r.diagnostics {
         for l in &mut d.labels {
             // `bases` is sorted and starts at 0: the last base at or before the span's start.
@@ -403,25 +416,17 @@ fn join_sources(srcs: &[SourceFile]) -> (SourceFile, Vec<usize>) {
 /// prefix, all are printed after one shared prelude, and Silicon's errors are split by member.
 /// One JVM start instead of one per program is what makes corpus-sized runs affordable.
 pub fn verify_batch(srcs: &[SourceFile], opts: &VerifyOptions) -> Vec<VerifyReport> {
-    verify_batch_on(None, srcs, opts)
+    let mut reports = verify_batch_inner(None, srcs, opts);
+    for r in &mut reports {
+        errors::add_default_help(&mut r.diagnostics);
+    }
+    reports
 }
 
 /// Verify each program as its own Silicon request (its own timeout, so one hard program cannot
 /// sink the others), all in one JVM, `opts.jobs` at a time; reports in the order of `srcs`.
 pub fn verify_each(srcs: &[SourceFile], opts: &VerifyOptions) -> Vec<VerifyReport> {
     Session::for_requests(opts, srcs.len()).verify_all(srcs)
-}
-
-fn verify_batch_on(
-    found: Option<&Found>,
-    srcs: &[SourceFile],
-    opts: &VerifyOptions,
-) -> Vec<VerifyReport> {
-    let mut reports = verify_batch_inner(found, srcs, opts);
-    for r in &mut reports {
-        errors::add_default_help(&mut r.diagnostics);
-    }
-    reports
 }
 
 fn verify_batch_inner(

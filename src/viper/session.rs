@@ -2,7 +2,7 @@
 //! `batch`, `sweep`), which verifies several programs at a time.
 
 use super::{
-    discover_backend, verify_batch_on, verify_file_via, verify_source_via, Found, Verdict,
+    discover_backend, verify_file_via, verify_program_via, verify_source_via, Found, Verdict,
     VerifyOptions, VerifyReport,
 };
 use crate::diag::{Diagnostic, SourceFile};
@@ -50,15 +50,29 @@ impl Session {
         }
     }
 
-    /// Verify one program as its own request (encoded as a unit of a batch of one, as `batch`
-    /// and `sweep` have always verified programs).
+    /// Verify one program as its own request, encoded as `alpine-rs verify FILE` encodes it (so
+    /// that either finds the other's result in the result cache).
     pub fn verify(&self, src: &SourceFile) -> VerifyReport {
-        let mut reports = verify_batch_on(Some(&self.found), std::slice::from_ref(src), &self.opts);
-        reports.pop().unwrap_or_else(|| VerifyReport {
-            verdict: Verdict::Crash,
-            diagnostics: vec![Diagnostic::error("E-BACKEND", "no verdict came back")],
-            time: Duration::ZERO,
-        })
+        verify_source_via(Some(&self.found), src, &self.opts)
+    }
+
+    /// Verify several files as one program, as [`super::verify_program`] does.
+    pub fn verify_program(&self, srcs: &[SourceFile]) -> VerifyReport {
+        verify_program_via(Some(&self.found), srcs, &self.opts)
+    }
+
+    /// [`Session::verify_program`] for each program, [`Session::jobs`] at a time; reports in the
+    /// order of `programs`.
+    pub fn verify_programs(&self, programs: &[Vec<SourceFile>]) -> Vec<VerifyReport> {
+        let mut out = Vec::with_capacity(programs.len());
+        ordered(
+            programs.len(),
+            self.jobs(),
+            |i| self.verify_program(&programs[i]),
+            panicked,
+            |_, r| out.push(r),
+        );
+        out
     }
 
     /// [`Session::verify`] for each program, [`Session::jobs`] at a time; reports in the order
@@ -72,11 +86,6 @@ impl Session {
     /// Read, parse, encode and verify one file, as [`super::verify_file`] does.
     pub fn verify_file(&self, path: &Path) -> (SourceFile, VerifyReport) {
         verify_file_via(Some(&self.found), path, &self.opts)
-    }
-
-    /// Parse, encode and verify one program, as [`super::verify_source`] does.
-    pub fn verify_source(&self, src: &SourceFile) -> VerifyReport {
-        verify_source_via(Some(&self.found), src, &self.opts)
     }
 
     /// [`Session::verify_file`] for each file, [`Session::jobs`] at a time. `sink` is called on

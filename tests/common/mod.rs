@@ -472,3 +472,39 @@ pub fn verify_cases<S: AsRef<str>>(suite: &str, cases: &[(&str, S, &str, &str)])
         })
         .collect()
 }
+
+/// `f` on every item, on as many threads as the machine has cores, results in item order. For
+/// suites that run one long computation per file (the interpreter, `validate`): one thread would
+/// leave the other cores idle, and the test harness runs a binary's tests in parallel only when
+/// it has several. Each thread gets the stack the interpreter has on the command line's main
+/// thread.
+pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).min(items.len());
+    let next = AtomicUsize::new(0);
+    let mut out: Vec<Option<R>> = (0..items.len()).map(|_| None).collect();
+    let done: Vec<Vec<(usize, R)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                let (next, f) = (&next, &f);
+                std::thread::Builder::new()
+                    .stack_size(64 << 20)
+                    .spawn_scoped(s, move || {
+                        let mut mine = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(item) = items.get(i) else { break };
+                            mine.push((i, f(item)));
+                        }
+                        mine
+                    })
+                    .expect("a worker thread")
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a worker panicked")).collect()
+    });
+    for (i, r) in done.into_iter().flatten() {
+        out[i] = Some(r);
+    }
+    out.into_iter().map(|r| r.expect("every item ran")).collect()
+}
