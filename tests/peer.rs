@@ -27,6 +27,10 @@ const EXPECTATIONS: &str = "fixtures/peer/expectations.tsv";
 /// Silicon's time limit per file: generous, so that a slow machine does not turn a verified
 /// file into a timeout (which would read as an agreement lost).
 const TIMEOUT_S: u64 = 120;
+/// The limit for the CI share. A timeout is reported, not failed; verifythis/2019/challenge1.pvl
+/// verifies in seconds in some runs and runs into two minutes in others (Z3), and one such row
+/// alone set the share's wall time.
+const CI_TIMEOUT_S: u64 = 60;
 
 /// Files whose verdict varies from run to run with the same Viper (Z3's search is not
 /// deterministic across machines and loads): a lost agreement there is reported, not failed.
@@ -77,9 +81,9 @@ fn agrees(vercors: &str, code: u8) -> bool {
 }
 
 /// Our exit code and first diagnostic code for each row.
-fn run_all(root: &Path, rows: &[Row]) -> Vec<(u8, String)> {
+fn run_all(root: &Path, rows: &[Row], timeout_s: u64) -> Vec<(u8, String)> {
     let base = root.join("vercors-v1.4.1");
-    let opts = VerifyOptions { timeout_s: TIMEOUT_S, ..VerifyOptions::default() };
+    let opts = VerifyOptions { timeout_s, ..VerifyOptions::default() };
     let summary = |r: &VerifyReport| {
         let first = r.diagnostics.first().map_or(String::new(), |d| d.code.clone());
         (r.verdict.exit_code(), first)
@@ -190,7 +194,7 @@ fn vercors_examples_keep_their_verdicts() {
     let all =
         std::env::var_os("ALPINE_SLOW").is_some() || std::env::var_os("UPDATE_PEER").is_some();
     let rows = if all { rows(&root) } else { ci_share(rows(&root), &before) };
-    let got = run_all(&root, &rows);
+    let got = run_all(&root, &rows, if all { TIMEOUT_S } else { CI_TIMEOUT_S });
     let mut problems = Vec::new();
     let mut changes = Vec::new();
     for (r, (code, first)) in rows.iter().zip(&got) {
