@@ -64,22 +64,23 @@ impl Session {
     /// [`Session::verify_program`] for each program, [`Session::jobs`] at a time; reports in the
     /// order of `programs`.
     pub fn verify_programs(&self, programs: &[Vec<SourceFile>]) -> Vec<VerifyReport> {
-        let mut out = Vec::with_capacity(programs.len());
-        ordered(
-            programs.len(),
-            self.jobs(),
-            |i| self.verify_program(&programs[i]),
-            panicked,
-            |_, r| out.push(r),
-        );
-        out
+        self.each(programs, |p| self.verify_program(p))
     }
 
     /// [`Session::verify`] for each program, [`Session::jobs`] at a time; reports in the order
     /// of `srcs`, whatever the order they finish in.
     pub fn verify_all(&self, srcs: &[SourceFile]) -> Vec<VerifyReport> {
-        let mut out = Vec::with_capacity(srcs.len());
-        ordered(srcs.len(), self.jobs(), |i| self.verify(&srcs[i]), panicked, |_, r| out.push(r));
+        self.each(srcs, |s| self.verify(s))
+    }
+
+    /// `verify` on each item, [`Session::jobs`] at a time; reports in item order.
+    fn each<T: Sync>(
+        &self,
+        items: &[T],
+        verify: impl Fn(&T) -> VerifyReport + Sync,
+    ) -> Vec<VerifyReport> {
+        let mut out = Vec::with_capacity(items.len());
+        ordered(items.len(), self.jobs(), |i| verify(&items[i]), panicked, |_, r| out.push(r));
         out
     }
 
