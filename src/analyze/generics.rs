@@ -502,7 +502,7 @@ impl Renamer<'_, '_> {
     fn expr(&mut self, e: &mut Expr) {
         use ExprKind as K;
         match &mut e.kind {
-            K::Unary(_, x) | K::Length(x) | K::Field(x, _) | K::Old(x, _) | K::Trigger(x) => {
+            K::Unary(_, x) | K::Length(x) | K::Field(x, _) | K::Old(x, _) | K::Trigger(_, x) => {
                 self.expr(x)
             }
             K::Labelled(_, x) => self.expr(x),

@@ -390,7 +390,7 @@ impl Translator {
                 }
                 Some(r) => self.method_call(r, &name.name, args)?,
             },
-            K::Trigger(x) => self.term_ctx(x, want_bool)?,
+            K::Trigger(_, x) => self.term_ctx(x, want_bool)?,
             K::Builtin(Builtin::Array, args) if args.len() == 2 => {
                 let name = self.array_name(&args[0])?;
                 let n = self.int(&args[1])?;

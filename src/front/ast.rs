@@ -887,6 +887,15 @@ impl QuantKind {
     }
 }
 
+/// Where a pattern `{:<<2: e :}` belongs: `parent` counts the `<` (0: the innermost enclosing
+/// quantifier, 1: the one around it, …), `group` joins the patterns of one number into one
+/// multi-pattern (none: the pattern is a trigger on its own).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TriggerTag {
+    pub parent: u32,
+    pub group: Option<u32>,
+}
+
 /// `int k` or `int k = lo .. hi` in a quantifier.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Binding {
@@ -1148,8 +1157,8 @@ pub enum ExprKind {
     TupleLit(Type, Box<Expr>, Box<Expr>),
     /// `{lo .. hi}` (set) or v2 `[lo .. hi]` (seq).
     Range(CollKind, Box<Expr>, Box<Expr>),
-    /// `{: e :}`
-    Trigger(Box<Expr>),
+    /// `{: e :}`, v2 `{:<<2: e :}`: a pattern for the quantifier it stands in.
+    Trigger(TriggerTag, Box<Expr>),
     /// `unfolding p in e` / `\unfolding p \in e`
     Unfolding(Box<Expr>, Box<Expr>),
     /// `[π]R`

@@ -103,7 +103,7 @@ pub fn for_each_child<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr, bool)) {
     use ExprKind as K;
     match &e.kind {
         K::Unary(_, x) | K::Length(x) | K::Field(x, _) => f(x, false),
-        K::Old(x, _) | K::Trigger(x) | K::Labelled(_, x) => f(x, true),
+        K::Old(x, _) | K::Trigger(_, x) | K::Labelled(_, x) => f(x, true),
         K::TupleLit(_, l, r) => {
             f(l, true);
             f(r, true);

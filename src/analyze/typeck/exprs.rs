@@ -126,7 +126,7 @@ impl Checker {
                 sig.ret
             }
             ExprKind::Builtin(b, args) => self.builtin(*b, args),
-            ExprKind::Old(x, _) | ExprKind::Trigger(x) | ExprKind::Labelled(_, x) => self.ty(x),
+            ExprKind::Old(x, _) | ExprKind::Trigger(_, x) | ExprKind::Labelled(_, x) => self.ty(x),
             ExprKind::Length(x) => {
                 self.ty(x);
                 Ty::Int

@@ -60,7 +60,7 @@ pub(super) fn map_expr(e: &mut Expr, f: &mut dyn FnMut(&mut Expr) -> bool) {
         | ExprKind::Field(a, _)
         | ExprKind::Old(a, _)
         | ExprKind::Length(a)
-        | ExprKind::Trigger(a)
+        | ExprKind::Trigger(_, a)
         | ExprKind::Labelled(_, a) => go(a),
         ExprKind::Binary(_, a, b)
         | ExprKind::Index(a, b)

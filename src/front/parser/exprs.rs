@@ -510,23 +510,27 @@ impl<'s> Parser<'s> {
                 "{" => self.parse_brace(lo, CollKind::Set),
                 "{:" => {
                     self.bump();
-                    // v2 numbered trigger `{:1: e :}` (`{:<1: …` for a group): the number
-                    // only groups patterns into one multi-pattern. It is dropped, leaving each
-                    // pattern its own trigger, which changes how Z3 instantiates, never what
-                    // holds.
+                    // v2 `{:<<1: e :}`: each `<` moves the pattern to the next enclosing
+                    // quantifier; patterns with the same number form one multi-pattern.
                     let save = self.pos;
+                    let mut tag = TriggerTag::default();
                     while self.is_punct("<") || self.is_punct("<<") {
+                        tag.parent += if self.is_punct("<<") { 2 } else { 1 };
                         self.bump();
                     }
                     if self.tok().kind == TokKind::Int && self.is_punct_at(1, ":") {
+                        tag.group = self.text_of(self.tok()).parse().ok();
                         self.bump();
+                        self.bump();
+                    } else if tag.parent > 0 && self.is_punct(":") {
                         self.bump();
                     } else {
                         self.pos = save;
+                        tag = TriggerTag::default();
                     }
                     let e = self.parse_expr()?;
                     self.expect_punct(":}")?;
-                    Ok(Expr::new(ExprKind::Trigger(Box::new(e)), self.span_from(lo)))
+                    Ok(Expr::new(ExprKind::Trigger(tag, Box::new(e)), self.span_from(lo)))
                 }
                 "*" => {
                     self.bump();

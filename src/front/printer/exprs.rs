@@ -301,8 +301,15 @@ impl Printer {
                 self.expr_into(out, hi);
                 out.push(if *kind == CollKind::Seq { ']' } else { '}' });
             }
-            ExprKind::Trigger(x) => {
-                out.push_str("{: ");
+            ExprKind::Trigger(t, x) => {
+                out.push_str("{:");
+                out.push_str(&"<".repeat(t.parent as usize));
+                if let Some(g) = t.group {
+                    out.push_str(&format!("{g}:"));
+                } else if t.parent > 0 {
+                    out.push(':');
+                }
+                out.push(' ');
                 self.expr_into(out, x);
                 out.push_str(" :}");
             }

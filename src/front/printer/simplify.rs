@@ -204,7 +204,7 @@ pub fn map_children(e: &Expr, f: &mut dyn FnMut(&Expr) -> Expr) -> Expr {
             let lo = bx(lo);
             ExprKind::Range(*k, lo, bx(hi))
         }
-        ExprKind::Trigger(x) => ExprKind::Trigger(bx(x)),
+        ExprKind::Trigger(t, x) => ExprKind::Trigger(*t, bx(x)),
         ExprKind::Unfolding(p, x) => {
             let p = bx(p);
             ExprKind::Unfolding(p, bx(x))

@@ -358,7 +358,7 @@ impl<'a> Compiler<'a> {
             ExprKind::SetComprehension(c) => self.comprehension(c, span),
             ExprKind::Unfolding(p, x) => CE::Unfolding(self.bx(p, pre), self.bx(x, pre)),
             ExprKind::Scale(p, r) => CE::Scale(self.bx(p, pre), self.bx(r, pre)),
-            ExprKind::Trigger(x) => self.expr(x, pre),
+            ExprKind::Trigger(_, x) => self.expr(x, pre),
             ExprKind::Labelled(_, x) => self.expr(x, pre),
             ExprKind::NewArray(..) | ExprKind::NewObject(..) => {
                 CE::Unsupported("allocation inside an expression".into(), span)

@@ -278,8 +278,13 @@ impl Encoder<'_> {
                 ExpKind::Unfolding(Box::new(pe), Box::new(self.expr(b, code)?))
             }
             ExprKind::Scale(p, r) => return self.scaled(p, r, e.span),
-            ExprKind::Trigger(x) => return self.expr(x, code),
+            ExprKind::Trigger(tag, x) => {
+                let t = self.expr(x, code)?;
+                self.record_pattern(*tag, &t);
+                return Ok(t);
+            }
             ExprKind::Labelled(_, x) => return self.expr(x, code),
+            ExprKind::SetComprehension(c) => return self.set_comprehension(c, code, e.span),
             ExprKind::NewArray(..) | ExprKind::NewObject(..) => {
                 self.unsupported("allocation inside an expression", e.span);
                 return Err(());
@@ -287,7 +292,6 @@ impl Encoder<'_> {
             _ => {
                 let what = match &e.kind {
                     ExprKind::Sum { .. } => "`\\sum`".to_string(),
-                    ExprKind::SetComprehension(_) => "a set comprehension".to_string(),
                     ExprKind::Tuple(_) => "a tuple".to_string(),
                     ExprKind::Binary(BinOp::Wand, ..) => "a magic wand".to_string(),
                     _ => format!("the expression `{}`", self.src_text(e.span)),
@@ -475,7 +479,7 @@ impl Encoder<'_> {
         match &loc.kind {
             // A trigger marker `{: e :}` around the location: the quantifier's triggers are
             // chosen by `quant`, so the marker only names the location.
-            ExprKind::Trigger(x) => self.location(x),
+            ExprKind::Trigger(_, x) => self.location(x),
             ExprKind::Index(..) | ExprKind::Field(..) | ExprKind::Name(_) => {
                 let x = self.spec(loc)?;
                 if matches!(x.kind, ExpKind::Field(..)) {
@@ -987,8 +991,10 @@ impl Encoder<'_> {
         span: Span,
     ) -> R<Exp> {
         self.scopes.push(Default::default());
+        self.patterns.push(Vec::new());
         // `read` under a quantifier stays a wildcard (see `Callable::read_locs`).
         let saved_rd = self.read_var.take();
+        let mut vars_seen = Vec::new();
         let r = (|| {
             let mut vars = Vec::new();
             let mut tys = Vec::new();
@@ -1005,6 +1011,7 @@ impl Encoder<'_> {
                 }
                 vars.push(v);
             }
+            vars_seen.clone_from(&vars);
             if let Some(c) = cond {
                 quant::split_and(self.spec(c)?, &mut guards);
             }
@@ -1046,6 +1053,7 @@ impl Encoder<'_> {
         })();
         self.read_var = saved_rd;
         self.scopes.pop();
-        r.map(|e| e.with_span(Some(span)))
+        let pats = self.patterns.pop().unwrap_or_default();
+        r.map(|e| self.user_triggers(e, &vars_seen, pats).with_span(Some(span)))
     }
 }

@@ -6,6 +6,7 @@
 mod adts;
 mod alloc;
 mod coerce;
+mod comprehension;
 mod exprs;
 mod inject;
 mod locks;
@@ -15,6 +16,7 @@ mod names;
 mod quant;
 mod sat;
 mod stmts;
+mod triggers;
 mod typing;
 
 pub use quant::{quantify, same, text};
@@ -163,6 +165,8 @@ pub(crate) struct Encoder<'a> {
     pub adts: HashMap<String, adts::AdtInfo>,
     /// While encoding an ADT's axioms: its name (its functions are called unqualified there).
     pub in_adt: Option<String>,
+    /// The user's patterns of each quantifier being encoded, innermost last (`triggers.rs`).
+    pub patterns: Vec<triggers::Patterns>,
 }
 
 pub(crate) type R<T> = Result<T, ()>;
@@ -260,6 +264,7 @@ impl<'a> Encoder<'a> {
             runnable: HashSet::new(),
             default_ctors: Vec::new(),
             adts: HashMap::new(),
+            patterns: Vec::new(),
             in_adt: None,
         }
     }
@@ -1124,5 +1129,6 @@ pub fn encode_program(
         let checks = sat::checks(&enc.out.methods);
         enc.out.methods.extend(checks);
     }
+
     Ok(enc.out)
 }

@@ -179,7 +179,7 @@ impl Encoder<'_> {
                 }
                 ty
             }
-            ExprKind::Trigger(x) => self.type_of(x)?,
+            ExprKind::Trigger(_, x) => self.type_of(x)?,
             _ => return None,
         })
     }
