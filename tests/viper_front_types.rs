@@ -11,7 +11,9 @@
 //! * `\old` in a precondition is the pre-state itself (`old_pre`);
 //! * `isEmpty`/`removeAt` (`seqlib_*`), `option<T>` (`option_*`), `\typeof(this) == C`
 //!   (`typeof_*`), quantifiers over other types than `int` (`quant_types_*`);
-//! * refused: a `par` arm's wait list (`unsupported_par_wait`).
+//! * set comprehensions over a finite domain (`set_comprehension_*`);
+//! * refused: a `par` arm's wait list (`unsupported_par_wait`), a comprehension over an
+//!   infinite domain (`unsupported_set_comprehension`).
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! VerCors 2 generics by monomorphisation: `class Box<T>` used as `Box<int>` becomes a class
 //! `Box__int` with `T` replaced by `int`; a generic method `count<T>` called as `count<int>(…)`
-//! becomes `count__int`. Both oracles (the Viper encoder and the interpreter) run on the result,
+//! becomes `count__int`; a generic `adt Pair<A, B>` used as `Pair<int, boolean>` (a type, or a
+//! call `Pair<int, boolean>.mk(…)`) becomes the ADT `Pair__int__boolean`. Both oracles (the Viper encoder and the interpreter) run on the result,
 //! so neither needs a notion of type parameters; spans are kept, so diagnostics point into the
 //! generic definition the user wrote.
 //!
@@ -28,6 +29,7 @@ pub fn has_generics(prog: &Program) -> bool {
                     .any(|m| matches!(m, Member::Method(m) if !m.type_params.is_empty()))
         }
         Item::Method(m) => !m.type_params.is_empty(),
+        Item::Adt(a) => !a.type_params.is_empty(),
         _ => false,
     })
 }
@@ -59,6 +61,9 @@ pub fn monomorphise(prog: &Program) -> Result<Option<Program>, Vec<Problem>> {
             Item::Method(md) if !md.type_params.is_empty() => {
                 m.methods.insert((None, md.name.name.clone()), md.clone());
             }
+            Item::Adt(a) if !a.type_params.is_empty() => {
+                m.adts.insert(a.name.name.clone(), a.clone());
+            }
             _ => {}
         }
     }
@@ -79,6 +84,12 @@ pub fn monomorphise(prog: &Program) -> Result<Option<Program>, Vec<Problem>> {
                 let mut md = md.clone();
                 m.rename_method(&mut md, None, &HashMap::new());
                 items.push(Item::Method(md));
+            }
+            Item::Adt(a) if !a.type_params.is_empty() => {}
+            Item::Adt(a) => {
+                let mut a = a.clone();
+                m.rename_adt(&mut a, &HashMap::new());
+                items.push(Item::Adt(a));
             }
             other => items.push(other.clone()),
         }
@@ -125,6 +136,15 @@ pub fn monomorphise(prog: &Program) -> Result<Option<Program>, Vec<Problem>> {
                 m.rename_class(&mut c, &subst);
                 items.push(Item::Class(c));
             }
+            JobKind::Adt => {
+                let Some(generic) = m.adts.get(&job.name).cloned() else { continue };
+                let subst = bind(&generic.type_params, &job.args);
+                let mut a = generic;
+                a.name.name = job.mangled.clone();
+                a.type_params.clear();
+                m.rename_adt(&mut a, &subst);
+                items.push(Item::Adt(a));
+            }
             JobKind::Method(owner) => {
                 let Some(generic) = m.methods.get(&(owner.clone(), job.name.clone())).cloned()
                 else {
@@ -163,6 +183,17 @@ pub fn monomorphise(prog: &Program) -> Result<Option<Program>, Vec<Problem>> {
             ));
         }
     }
+    for a in m.adts.values() {
+        if !m.done.iter().any(|d| d.starts_with(&format!("{}__", a.name.name))) {
+            unused.push((
+                format!(
+                    "the generic adt `{}` with no instance (`{}<int>`, …) in the program",
+                    a.name.name, a.name.name
+                ),
+                a.name.span,
+            ));
+        }
+    }
     for ((owner, name), md) in &m.methods {
         let is_instance_owner = owner.as_ref().is_some_and(|o| o.contains("__"));
         if !is_instance_owner && !m.done.iter().any(|d| d.starts_with(&format!("{name}__"))) {
@@ -187,6 +218,7 @@ fn bind(params: &[Ident], args: &[Type]) -> HashMap<String, Type> {
 
 enum JobKind {
     Class,
+    Adt,
     /// A method of this class (`None`: a global method).
     Method(Option<String>),
 }
@@ -202,6 +234,7 @@ struct Job {
 #[derive(Default)]
 struct Mono {
     classes: HashMap<String, Class>,
+    adts: HashMap<String, Adt>,
     methods: HashMap<(Option<String>, String), Method>,
     /// Mangled names already queued.
     done: HashSet<String>,
@@ -264,6 +297,19 @@ impl Mono {
             });
         }
         mangled
+    }
+
+    /// An ADT's signatures and axioms with its type parameters replaced (and uses of generic
+    /// things renamed).
+    fn rename_adt(&mut self, a: &mut Adt, subst: &HashMap<String, Type>) {
+        let mut r = Renamer { mono: self, subst, owner: None, rename: true };
+        for f in &mut a.functions {
+            r.ty(&mut f.ret);
+            for p in &mut f.params {
+                r.ty(&mut p.ty);
+            }
+        }
+        a.axioms.iter_mut().for_each(|x| r.expr(x));
     }
 
     fn rename_class(&mut self, c: &mut Class, subst: &HashMap<String, Type>) {
@@ -394,14 +440,26 @@ impl Renamer<'_, '_> {
                     format!("the generic class `{}` used without type arguments", name.name),
                     t.span,
                 ));
+            } else if self.rename && self.mono.adts.contains_key(&name.name) {
+                self.mono.problems.push((
+                    format!("the generic adt `{}` used without type arguments", name.name),
+                    t.span,
+                ));
             }
             return;
         }
-        if !self.rename || !self.mono.classes.contains_key(&name.name) {
+        let kind = if self.mono.classes.contains_key(&name.name) {
+            JobKind::Class
+        } else if self.mono.adts.contains_key(&name.name) {
+            JobKind::Adt
+        } else {
+            return;
+        };
+        if !self.rename {
             return;
         }
         let (base, args) = (name.name.clone(), args.clone());
-        let mangled = self.mono.queue(JobKind::Class, &base, args, t.span);
+        let mangled = self.mono.queue(kind, &base, args, t.span);
         t.kind = TypeKind::Class(Ident::new(&mangled, name.span), Vec::new());
     }
 
@@ -610,6 +668,23 @@ impl Renamer<'_, '_> {
                 let args = std::mem::take(&mut ghost.type_args);
                 let mangled = self.mono.queue(JobKind::Class, &name.name, args, e.span);
                 name.name = mangled;
+            }
+            // `Pair<int, boolean>.mk(…)`: the type arguments are the ADT's.
+            K::Call { recv: Some(r), name, ghost, .. } if matches!(&r.kind, K::Name(a) if self.mono.adts.contains_key(&a.name)) =>
+            {
+                let K::Name(a) = &mut r.kind else { return };
+                if ghost.type_args.is_empty() {
+                    self.mono.problems.push((
+                        format!(
+                            "a call of `{}.{}` without type arguments (write `{}<T>.{}(…)`)",
+                            a.name, name.name, a.name, name.name
+                        ),
+                        e.span,
+                    ));
+                    return;
+                }
+                let args = std::mem::take(&mut ghost.type_args);
+                a.name = self.mono.queue(JobKind::Adt, &a.name, args, e.span);
             }
             K::Call { recv, name, ghost, .. } => {
                 let Some(owner) = self.mono.find_method(self.owner, &name.name, recv.is_some())

@@ -667,18 +667,33 @@ impl<'s> Parser<'s> {
     }
 
     fn finish_name(&mut self, lo: usize, id: Ident) -> PResult<Expr> {
-        // A generic ADT function `Adt<int>.f(…)`: kept as text (ADTs are refused by name).
+        // A function of a generic ADT `Adt<int>.f(…)`: a call on the ADT's name whose type
+        // arguments are the ADT's (its functions have none of their own), as the monomorphiser
+        // reads them (analyze/generics.rs); printed back as `Adt.f<int>(…)`.
         if self.is_punct("<") && !self.operand_mode {
             let save = self.pos;
-            if !self.try_type_args().is_empty()
+            let targs = self.try_type_args();
+            if !targs.is_empty()
                 && self.is_punct(".")
                 && self.is_ident_tok(self.tok_at(1))
                 && self.is_punct_at(2, "(")
             {
                 self.bump();
+                let t = self.tok();
                 self.bump();
-                self.skip_balanced("(", ")");
-                return Ok(self.opaque_expr_from(lo, "adt"));
+                let f = self.ident_from(t);
+                let recv = Expr::new(ExprKind::Name(id.clone()), id.span);
+                let args = self.parse_args()?;
+                let mut ghost = self.parse_ghost_args()?;
+                ghost.type_args = targs;
+                let kind = ExprKind::Call {
+                    recv: Some(Box::new(recv)),
+                    name: f,
+                    args,
+                    ghost,
+                    null_safe: false,
+                };
+                return Ok(Expr::new(kind, self.span_from(lo)));
             }
             self.pos = save;
         }

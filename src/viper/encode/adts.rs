@@ -1,8 +1,9 @@
 //! VerCors 2 ADTs as Viper domains: `adt L { pure L nil(); pure L cons(int h, L t); axiom …; }`
 //! declares the domain type `L`, one domain function per ADT function (`L_nil`, `L_cons`) and
 //! one axiom per `axiom`. Functions are called as `L.nil()` in the program and unqualified in
-//! the ADT's own axioms. A generic ADT is refused (VerCors instantiates it per use; we do not
-//! yet).
+//! the ADT's own axioms. A generic ADT reaches the encoder only as its instances (the
+//! monomorphiser, analyze/generics.rs, writes `Pair<int, int>` as `Pair__int__int`); one that
+//! still has type parameters here is refused.
 
 use super::{Encoder, R};
 use crate::front::ast::{self, Expr, ExprKind, Type, TypeKind};
