@@ -1129,6 +1129,5 @@ pub fn encode_program(
         let checks = sat::checks(&enc.out.methods);
         enc.out.methods.extend(checks);
     }
-
     Ok(enc.out)
 }
