@@ -172,25 +172,15 @@ pub fn monomorphise(prog: &Program) -> Result<Option<Program>, Vec<Problem>> {
     // A generic body is checked through its instances only: one that has none would be
     // dropped unverified, so it is reported instead.
     let mut unused: Vec<Problem> = Vec::new();
-    for c in m.classes.values() {
-        if !m.done.iter().any(|d| d.starts_with(&format!("{}__", c.name.name))) {
+    let generic_types = m.classes.values().map(|c| ("class", &c.name));
+    for (what, name) in generic_types.chain(m.adts.values().map(|a| ("adt", &a.name))) {
+        if !m.done.iter().any(|d| d.starts_with(&format!("{}__", name.name))) {
             unused.push((
                 format!(
-                    "the generic class `{}` with no instance (`{}<int>`, …) in the program",
-                    c.name.name, c.name.name
+                    "the generic {what} `{}` with no instance (`{}<int>`, …) in the program",
+                    name.name, name.name
                 ),
-                c.name.span,
-            ));
-        }
-    }
-    for a in m.adts.values() {
-        if !m.done.iter().any(|d| d.starts_with(&format!("{}__", a.name.name))) {
-            unused.push((
-                format!(
-                    "the generic adt `{}` with no instance (`{}<int>`, …) in the program",
-                    a.name.name, a.name.name
-                ),
-                a.name.span,
+                name.span,
             ));
         }
     }

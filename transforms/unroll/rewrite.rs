@@ -100,16 +100,18 @@ pub(crate) fn bound_after(
     };
     match (shape.op, shape.step_lit) {
         (UpdOp::Add | UpdOp::Sub, Some(c)) => {
-            let Some(amt) = c.checked_mul(k as i64) else {
-                return format!("{} {} {k} * {c}", paren_cond(&text, e), shape.op.symbol());
-            };
+            // In i128: `c * k`, its negation and the folded sums below cannot overflow (each
+            // operand fits in i64); the text may then hold a literal out of `int`'s range,
+            // which the type checker judges, not this rewrite.
+            let amt = i128::from(c) * i128::from(k);
             let amt = if shape.op == UpdOp::Add { amt } else { -amt };
             if let Some(v) = lit {
-                return (v + amt).to_string();
+                return (i128::from(v) + amt).to_string();
             }
             // `X + a` / `X - a` with a literal `a` fold into one literal.
             if let ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), x, a) = &e.kind {
                 if let Some(a) = a.as_int().and_then(|v| i64::try_from(v.clone()).ok()) {
+                    let a = i128::from(a);
                     let total = if *op == BinOp::Add { a + amt } else { -a + amt };
                     let xt = x.span.text(src).trim();
                     return match total.cmp(&0) {
