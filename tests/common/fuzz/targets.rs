@@ -332,7 +332,16 @@ pub fn apply_target(src: &str, req: &ApplyRequest, timeout_ms: u32) -> Result<Re
             return Ok(Reach::Front);
         }
         if res.applied > 0 && (code == 0 || req.keep_going) {
-            let again = registry::parse(&res.output, &popts);
+            // The output is read in its input's dialect: a rewrite can remove the only v2
+            // marker (a ranged `for` becomes a classic one), and a v2 name such as `fuse` is
+            // then a v1 keyword under automatic detection.
+            let same = ParseOptions {
+                dialect: match dialect {
+                    alpine_rs::front::Dialect::V1 => alpine_rs::front::DialectChoice::V1,
+                    alpine_rs::front::Dialect::V2 => alpine_rs::front::DialectChoice::V2,
+                },
+            };
+            let again = registry::parse(&res.output, &same);
             if again.has_errors() {
                 let f = SourceFile::new("output.pvl", res.output.as_str());
                 let errs: Vec<Diagnostic> = again.errors().cloned().collect();
