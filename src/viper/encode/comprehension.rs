@@ -125,10 +125,10 @@ impl Encoder<'_> {
         }
         let set = self.temp("comp", Ty::Set(Box::new(elem.clone())));
         let mut range = Vec::new();
-        for ((v, _), d) in vars.iter().zip(&domains) {
+        for ((v, ty), d) in vars.iter().zip(&domains) {
             range.push(match d {
                 Domain::Values(xs) => {
-                    Exp::bin("in", Exp::var(v), Exp::synth(ExpKind::SetLit(Ty::Int, xs.clone())))
+                    Exp::bin("in", Exp::var(v), Exp::synth(ExpKind::SetLit(ty.clone(), xs.clone())))
                 }
                 Domain::Members(s) => Exp::bin("in", Exp::var(v), s.clone()),
                 Domain::Ints(lo, hi) => Exp::and(
@@ -137,9 +137,6 @@ impl Encoder<'_> {
                 ),
             });
         }
-        // Literal value lists of a mixed comprehension are sets of the generator's type.
-        let range: Vec<Exp> =
-            range.into_iter().zip(&vars).map(|(r, (_, ty))| retype_literal(r, ty)).collect();
         let inside = Exp::and(Exp::and_all(range), cond);
         let y = self.fresh_name("elem");
         let member = Exp::bin("in", Exp::var(&y), Exp::var(&set));
@@ -206,19 +203,6 @@ fn expand(names: &[String], lists: &[&Vec<Exp>], cond: &Exp, body: &Exp, elem: &
         });
     }
     parts.into_iter().reduce(|a, b| Exp::bin("union", a, b)).unwrap_or(empty)
-}
-
-/// A literal value list as a set of the generator's own type (literals were built as ints).
-fn retype_literal(r: Exp, ty: &Ty) -> Exp {
-    match r.kind {
-        ExpKind::Binary("in", v, s) => match s.kind {
-            ExpKind::SetLit(_, xs) => {
-                Exp::bin("in", *v, Exp::synth(ExpKind::SetLit(ty.clone(), xs)))
-            }
-            k => Exp::bin("in", *v, Exp::new(k, s.span)),
-        },
-        k => Exp::new(k, r.span),
-    }
 }
 
 fn lit(e: &Exp) -> Option<BigInt> {
