@@ -59,11 +59,21 @@ fn fixtures_get_their_verdicts() {
         ("reject_neighbour_write.cu", "Failed"),
         ("ok_shared_exchange.cu", "Verified"),
         ("reject_shared_uninit.cu", "Failed"),
+        ("ok_dim3_launch.cu", "Verified"),
+        ("reject_dim3_block_too_small.cu", "Failed"),
     ];
     let paths: Vec<PathBuf> = cases.iter().map(|(f, _)| PathBuf::from(fixture(f))).collect();
     for ((f, want), (verdict, report)) in cases.iter().zip(verify(&paths)) {
         assert_eq!(verdict, *want, "{f}:\n{report:#}");
     }
+}
+
+#[test]
+fn a_dim3_launch_beyond_the_kernels_dimensions_is_refused_by_name() {
+    let p = fixture("unsupported_dim3_extra_dimension.cu");
+    let (code, out, err) = run_cli(&["verify", &p]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("error[A0014]") && err.contains("more dimensions"), "{out}{err}");
 }
 
 #[test]

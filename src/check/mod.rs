@@ -104,7 +104,13 @@ impl Drop for ThreadZ3 {
 
 thread_local! {
     // One per thread, freed with it: batch runs many files on short-lived threads.
-    static Z3: ThreadZ3 = ThreadZ3::new();
+    static Z3: ThreadZ3 = {
+        Z3_MADE.with(|m| m.set(true));
+        ThreadZ3::new()
+    };
+    // Whether this thread has made its context: creating one costs about 5 ms and 20 MB, which
+    // a program that asks nothing (or a `list`) should not pay.
+    static Z3_MADE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// This thread's Z3 context.
@@ -257,6 +263,9 @@ pub fn with_model<R>(
 /// per batch thread, which makes its output deterministic; a test that checks many files on one
 /// thread may see other models.
 pub fn reset_solver() {
+    if !Z3_MADE.with(|m| m.get()) {
+        return;
+    }
     Z3.with(|z| {
         z.solvers.borrow_mut().full = None;
         z.answers.borrow_mut().clear();

@@ -106,6 +106,19 @@ impl<'a> Conv<'a> {
         out
     }
 
+    /// The same in an expression read from the text (a launch configuration).
+    fn substitute_defines_in(&self, e: &mut Expr) {
+        super::lower::map_expr(e, &mut |x: &mut Expr| {
+            if let ExprKind::Name(n) = &x.kind {
+                if let Some(v) = self.defines.get(&n.name) {
+                    *x = Expr { span: x.span, ..v.clone() };
+                    return true;
+                }
+            }
+            false
+        });
+    }
+
     /// Object-like `#define` constants used in an annotation stand for their value, as in code.
     pub fn substitute_defines(&self, item: &mut FragItem) {
         if self.defines.is_empty() {
@@ -817,12 +830,41 @@ impl<'a> Conv<'a> {
             }
             self.launched.insert((span.lo, span.hi));
             for a in launch.args.iter().take(2) {
-                match crate::front::parser::parse_expr_at(self.src, *a, Dialect::V2) {
-                    Ok(e) => args.push(e),
-                    Err(_) => {
-                        self.unsupported("this launch configuration", *a);
-                        return Err(());
+                // A `dim3` variable declared before the launch stands for its sizes.
+                let text = a.text(self.src);
+                let decl = self
+                    .prep
+                    .dim3s
+                    .iter()
+                    .rev()
+                    .find(|d| d.name == text && d.span.end() <= launch.span.start());
+                let spans = decl.map_or_else(|| vec![*a], |d| d.args.clone());
+                let mut parts = Vec::new();
+                for sp in &spans {
+                    match crate::front::parser::parse_expr_at(self.src, *sp, Dialect::V2) {
+                        Ok(mut e) => {
+                            self.substitute_defines_in(&mut e);
+                            parts.push(e)
+                        }
+                        Err(_) => {
+                            self.unsupported("this launch configuration", *sp);
+                            return Err(());
+                        }
                     }
+                }
+                if decl.is_some() {
+                    args.push(Expr::new(
+                        ExprKind::Call {
+                            recv: None,
+                            name: Ident::new("dim3", *a),
+                            args: parts,
+                            ghost: Box::default(),
+                            null_safe: false,
+                        },
+                        *a,
+                    ));
+                } else {
+                    args.extend(parts);
                 }
             }
         }

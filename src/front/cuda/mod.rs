@@ -206,7 +206,7 @@ fn parse_here(src: &str) -> Parsed {
             );
         }
     }
-    launch_dimensions(&mut items, &cv.launched);
+    launch_dimensions(&mut items, &cv.launched, &mut cv.diags);
     runtime_models(&mut items, &cv.functions);
     lower::shared_allocators(&mut items);
     let program =
@@ -322,21 +322,52 @@ fn runtime_models(items: &mut Vec<Item>, declared: &HashSet<String>) {
 }
 
 /// A launch `k<<<g, b>>>(…)` passes one grid and one block size; a kernel that indexes `.y` (or
-/// `.z`) takes one per dimension: an integer launch size is `dim3(g, 1, 1)`, as in CUDA.
-fn launch_dimensions(items: &mut [Item], launched: &HashSet<(u32, u32)>) {
+/// `.z`) takes one per dimension. An integer launch size is `dim3(g, 1, 1)`, as in CUDA; a
+/// `dim3(x, y)` size (written in the launch or declared as a `dim3` variable) gives its own, the
+/// missing ones 1. A size in a dimension the kernel does not index other than 1 would run
+/// copies of the same threads: refused.
+fn launch_dimensions(
+    items: &mut [Item],
+    launched: &HashSet<(u32, u32)>,
+    diags: &mut Vec<Diagnostic>,
+) {
     let dims: HashMap<String, usize> = items
         .iter()
         .filter_map(|i| match i {
             Item::Method(m) => {
                 let d = m.params.iter().filter(|p| p.name.name.starts_with("gridDim.")).count();
-                (d > 1).then(|| (m.name.name.clone(), d))
+                (d > 0).then(|| (m.name.name.clone(), d))
             }
             _ => None,
         })
         .collect();
-    if dims.is_empty() {
+    if dims.is_empty() || launched.is_empty() {
         return;
     }
+    let sizes = |e: Expr, d: usize, diags: &mut Vec<Diagnostic>| -> Vec<Expr> {
+        let span = e.span;
+        let mut parts = match e.kind {
+            ExprKind::Call { recv: None, name, args, .. } if name.name == "dim3" => args,
+            kind => vec![Expr { kind, ..e }],
+        };
+        if parts.len() > d {
+            let extra = parts.split_off(d);
+            if extra.iter().any(|x| !matches!(&x.kind, ExprKind::Int(v) if *v == 1.into())) {
+                diags.push(
+                    Diagnostic::error(
+                        "A0014",
+                        format!(
+                            "a launch size with more dimensions than the kernel indexes ({d})"
+                        ),
+                    )
+                    .with_primary(span, "sizes beyond the kernel's dimensions are not 1")
+                    .with_help("index the threads in every dimension the launch uses (`threadIdx.y`, …), or launch with size 1 there"),
+                );
+            }
+        }
+        parts.resize_with(d, || Expr::int(1));
+        parts
+    };
     let mut fix = |e: &mut Expr| {
         if let ExprKind::Call { recv: None, name, args, .. } = &mut e.kind {
             if let (Some(&d), true) =
@@ -345,10 +376,8 @@ fn launch_dimensions(items: &mut [Item], launched: &HashSet<(u32, u32)>) {
                 if args.len() >= 2 {
                     let block = args.pop().expect("two launch sizes");
                     let grid = args.pop().expect("two launch sizes");
-                    args.push(grid);
-                    args.extend((1..d).map(|_| Expr::int(1)));
-                    args.push(block);
-                    args.extend((1..d).map(|_| Expr::int(1)));
+                    args.extend(sizes(grid, d, diags));
+                    args.extend(sizes(block, d, diags));
                 }
             }
         }

@@ -52,6 +52,15 @@ pub(crate) struct Launch {
     pub args: Vec<Span>,
 }
 
+/// A declaration `dim3 name(x, y, z);` or `dim3 name = dim3(x, y, z);`: C++ that lang-c does not
+/// read, blanked and kept here, with the spans of its sizes. Launches `<<<name, …>>>` use it.
+#[derive(Clone, Debug)]
+pub(crate) struct Dim3Decl {
+    pub name: String,
+    pub span: Span,
+    pub args: Vec<Span>,
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct Define {
     pub name: String,
@@ -71,6 +80,7 @@ pub(crate) struct Prepared {
     pub c_text: String,
     pub annots: Vec<AnnotComment>,
     pub launches: Vec<Launch>,
+    pub dim3s: Vec<Dim3Decl>,
     pub defines: Vec<Define>,
     pub qualifiers: Vec<Qualifier>,
     /// Directives other than `#include` and object-like `#define` (function-like macros,
@@ -179,6 +189,12 @@ pub(crate) fn prepare(src: &str) -> Prepared {
                 if let Some(q) = QUALIFIERS.iter().find(|q| **q == word) {
                     blank(&mut out, lo, i);
                     p.qualifiers.push(Qualifier { word: q, span: Span::new(lo, i) });
+                } else if word == "dim3" {
+                    if let Some(d) = dim3_decl(src, lo) {
+                        blank(&mut out, d.span.start(), d.span.end());
+                        i = d.span.end();
+                        p.dim3s.push(d);
+                    }
                 } else if word == "__launch_bounds__" {
                     let end = balanced_parens(bytes, i).unwrap_or(i);
                     blank(&mut out, lo, end);
@@ -321,6 +337,61 @@ fn launch(src: &str, i: usize) -> Option<Launch> {
     None
 }
 
+/// The declaration `dim3 name(args);` or `dim3 name = dim3(args);` starting at `lo`, if that is
+/// what stands there.
+fn dim3_decl(src: &str, lo: usize) -> Option<Dim3Decl> {
+    let bytes = src.as_bytes();
+    let skip_ws = |mut j: usize| {
+        while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        j
+    };
+    let mut j = skip_ws(lo + 4);
+    if j == lo + 4 {
+        return None;
+    }
+    let name_lo = j;
+    while j < bytes.len() && is_ident(bytes[j]) {
+        j += 1;
+    }
+    if j == name_lo || bytes[name_lo].is_ascii_digit() {
+        return None;
+    }
+    let name = src[name_lo..j].to_string();
+    j = skip_ws(j);
+    if bytes.get(j) == Some(&b'=') {
+        j = skip_ws(j + 1);
+        if !bytes[j..].starts_with(b"dim3") {
+            return None;
+        }
+        j = skip_ws(j + 4);
+    }
+    if bytes.get(j) != Some(&b'(') {
+        return None;
+    }
+    let close = balanced_parens(bytes, j)?;
+    let mut args = Vec::new();
+    let (mut depth, mut arg_lo) = (0usize, j + 1);
+    for k in j + 1..close - 1 {
+        match bytes[k] {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth = depth.saturating_sub(1),
+            b',' if depth == 0 => {
+                args.push(trimmed(src, arg_lo, k));
+                arg_lo = k + 1;
+            }
+            _ => {}
+        }
+    }
+    args.push(trimmed(src, arg_lo, close - 1));
+    let semi = skip_ws(close);
+    if bytes.get(semi) != Some(&b';') || args.len() > 3 || args.iter().any(|a| a.is_empty()) {
+        return None;
+    }
+    Some(Dim3Decl { name, span: Span::new(lo, semi + 1), args })
+}
+
 /// The span of `src[lo..hi]` without surrounding whitespace and comments' blanks.
 fn trimmed(src: &str, lo: usize, hi: usize) -> Span {
     let s = &src[lo..hi];
@@ -355,5 +426,22 @@ mod tests {
         assert_eq!(l.args.iter().map(|a| a.text(src)).collect::<Vec<_>>(), ["1", "N"]);
         assert_eq!(&src[l.name_end - 1..l.name_end], "f");
         assert_eq!(p.qualifiers[0].word, "__global__");
+    }
+
+    #[test]
+    fn dim3_declarations_are_blanked_and_kept() {
+        let src = "void h() { dim3 g(n / 4, 2); dim3  b = dim3(8); dim3 x = 3; k<<<g, b>>>(); }";
+        let p = prepare(src);
+        let masked = &p.c_text[p.prelude_len()..];
+        assert_eq!(masked.len(), src.len());
+        assert!(!masked.contains("dim3 g") && !masked.contains("dim3(8)"), "{masked}");
+        // An integer-initialised `dim3` is C that lang-c reads: left alone.
+        assert!(masked.contains("dim3 x = 3;"));
+        let d: Vec<(&str, Vec<&str>)> = p
+            .dim3s
+            .iter()
+            .map(|d| (d.name.as_str(), d.args.iter().map(|a| a.text(src)).collect()))
+            .collect();
+        assert_eq!(d, [("g", vec!["n / 4", "2"]), ("b", vec!["8"])]);
     }
 }
