@@ -373,8 +373,8 @@ fn dim3_decl(src: &str, lo: usize) -> Option<Dim3Decl> {
     let close = balanced_parens(bytes, j)?;
     let mut args = Vec::new();
     let (mut depth, mut arg_lo) = (0usize, j + 1);
-    for k in j + 1..close - 1 {
-        match bytes[k] {
+    for (k, &b) in bytes.iter().enumerate().take(close - 1).skip(j + 1) {
+        match b {
             b'(' | b'[' => depth += 1,
             b')' | b']' => depth = depth.saturating_sub(1),
             b',' if depth == 0 => {
