@@ -44,7 +44,9 @@ fn verify(paths: &[PathBuf]) -> Vec<(String, serde_json::Value)> {
 
 #[test]
 fn the_peer_kernels_vercors_verifies_verify() {
-    let files = ["cuda.cu", "simple-ltid.cu", "opencl.c"];
+    // GPGPU-Example.cu indexes a grid of blocks of symbolic size: it verifies in the verifier's
+    // flat kernel form (one `par` over the global index).
+    let files = ["cuda.cu", "simple-ltid.cu", "opencl.c", "GPGPU-Example.cu"];
     let paths: Vec<PathBuf> = files.iter().map(|f| gpgpu().join(f)).collect();
     for (f, (verdict, report)) in files.iter().zip(verify(&paths)) {
         assert_eq!(verdict, "Verified", "{f}:\n{report:#}");
@@ -61,6 +63,8 @@ fn fixtures_get_their_verdicts() {
         ("reject_shared_uninit.cu", "Failed"),
         ("ok_dim3_launch.cu", "Verified"),
         ("reject_dim3_block_too_small.cu", "Failed"),
+        ("ok_grid_symbolic_block.cu", "Verified"),
+        ("reject_grid_symbolic_block_remainder.cu", "Failed"),
     ];
     let paths: Vec<PathBuf> = cases.iter().map(|(f, _)| PathBuf::from(fixture(f))).collect();
     for ((f, want), (verdict, report)) in cases.iter().zip(verify(&paths)) {
@@ -74,6 +78,41 @@ fn a_dim3_launch_beyond_the_kernels_dimensions_is_refused_by_name() {
     let (code, out, err) = run_cli(&["verify", &p]);
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("error[A0014]") && err.contains("more dimensions"), "{out}{err}");
+}
+
+/// The iteration variables of the outermost `par` of kernel `k` in `parsed`.
+fn kernel_iters(parsed: &alpine_rs::front::Parsed, k: &str) -> Vec<String> {
+    use alpine_rs::front::ast::{Item, MethodBody, StmtKind};
+    for item in &parsed.program.items {
+        if let Item::Method(m) = item {
+            if m.name.name == k {
+                if let MethodBody::Block(b) = &m.body {
+                    if let Some(StmtKind::Par(p)) = b.stmts.first().map(|s| &s.kind) {
+                        return p.arms[0].iters.iter().map(|i| i.name.name.clone()).collect();
+                    }
+                }
+            }
+        }
+    }
+    vec![]
+}
+
+#[test]
+fn the_verifier_reads_kernels_with_independent_blocks_flat() {
+    let grid = std::fs::read_to_string(fixture("ok_grid_symbolic_block.cu")).expect("fixture");
+    let flat = alpine_rs::front::parse_for_verification(&grid, &Default::default());
+    assert!(!flat.has_errors());
+    assert_eq!(kernel_iters(&flat, "scale"), ["gid.x"]);
+    // Everything else reads the two-level form of the text.
+    let two = alpine_rs::front::parse_cuda(&grid);
+    assert_eq!(kernel_iters(&two, "scale"), ["blockIdx.x"]);
+    // Not flat: a barrier (shared memory), or a permission located by the thread index alone
+    // (held once per block, which only the two-level form scales by the grid's size).
+    for (f, k) in [("ok_shared_exchange.cu", "twice"), ("unroll/ok_scale_loop.cu", "bump")] {
+        let text = std::fs::read_to_string(fixture(f)).expect("fixture");
+        let p = alpine_rs::front::parse_for_verification(&text, &Default::default());
+        assert_eq!(kernel_iters(&p, k), ["blockIdx.x"], "{f}");
+    }
 }
 
 #[test]

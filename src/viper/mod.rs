@@ -226,8 +226,10 @@ fn verify_source_inner(
     opts: &VerifyOptions,
 ) -> VerifyReport {
     let start = Instant::now();
-    let parsed =
-        crate::front::parse(&src.text, &crate::front::ParseOptions { dialect: opts.dialect });
+    let parsed = crate::front::parse_for_verification(
+        &src.text,
+        &crate::front::ParseOptions { dialect: opts.dialect },
+    );
     if parsed.has_errors() {
         return VerifyReport {
             verdict: Verdict::Unsupported,
@@ -368,8 +370,10 @@ fn verify_program_via(
     let start = Instant::now();
     let mut syntax = Vec::new();
     for (i, src) in srcs.iter().enumerate() {
-        let parsed =
-            crate::front::parse(&src.text, &crate::front::ParseOptions { dialect: opts.dialect });
+        let parsed = crate::front::parse_for_verification(
+            &src.text,
+            &crate::front::ParseOptions { dialect: opts.dialect },
+        );
         syntax.extend(parsed.errors().cloned().map(|mut d| {
             for l in &mut d.labels {
                 l.file = i;
@@ -439,8 +443,10 @@ fn verify_batch_inner(
     let mut units = Vec::new();
     let mut unit_of = Vec::new();
     for (i, src) in srcs.iter().enumerate() {
-        let parsed =
-            crate::front::parse(&src.text, &crate::front::ParseOptions { dialect: opts.dialect });
+        let parsed = crate::front::parse_for_verification(
+            &src.text,
+            &crate::front::ParseOptions { dialect: opts.dialect },
+        );
         if parsed.has_errors() {
             reports[i] = Some(VerifyReport {
                 verdict: Verdict::Unsupported,

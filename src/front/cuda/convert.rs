@@ -19,6 +19,8 @@ use num_bigint::BigInt;
 use std::collections::{HashMap, HashSet};
 
 pub(super) struct Conv<'a> {
+    /// Kernels in the verifier's flat form (`parse_cuda_for_verification`).
+    pub flat: bool,
     pub src: &'a str,
     /// The file with C-only spelling inside annotations normalised (same length as `src`).
     pub norm: &'a str,

@@ -290,9 +290,56 @@ fn size_of(v: &str) -> &'static str {
     }
 }
 
+/// The global thread index of the verifier's flat kernel form (see [`flat_ids`]): a name no C
+/// or PVL identifier can have.
+const GID: &str = "gid.x";
+
+/// The number of values an index ranges over, as an expression: `gid.x` ranges below
+/// `gridDim.x * blockDim.x`.
+fn size(v: &str, span: Span) -> Expr {
+    if v == GID {
+        return bin(BinOp::Mul, name("gridDim.x", span), name("blockDim.x", span), span);
+    }
+    name(size_of(v), span)
+}
+
 /// Every thread and block index (what a conjunct depends on to be about one thread).
 const INDICES: &[&str] =
-    &["threadIdx.x", "threadIdx.y", "threadIdx.z", "blockIdx.x", "blockIdx.y", "blockIdx.z"];
+    &["threadIdx.x", "threadIdx.y", "threadIdx.z", "blockIdx.x", "blockIdx.y", "blockIdx.z", GID];
+
+/// The flat spelling of a one-dimensional kernel's indices: `blockIdx.x * blockDim.x +
+/// threadIdx.x` (in any order of its operands) is `gid.x`, `blockIdx.x` is `gid.x / blockDim.x`
+/// and `threadIdx.x` is `gid.x % blockDim.x`. For `0 <= gid.x < gridDim.x * blockDim.x` that is a
+/// bijection onto the pairs of block and thread indices (the grid is empty when `blockDim.x` is
+/// 0), so the flat kernel has the same threads; its global index is linear where the two-level
+/// one multiplies two unknowns, which Silicon's arithmetic does not reason about.
+fn flat_ids(e: &mut Expr) -> bool {
+    let span = e.span;
+    let is = |x: &Expr, n: &str| matches!(&x.kind, ExprKind::Name(i) if i.name == n);
+    let product = |x: &Expr| match &x.kind {
+        ExprKind::Binary(BinOp::Mul, a, b) => {
+            (is(a, "blockIdx.x") && is(b, "blockDim.x"))
+                || (is(a, "blockDim.x") && is(b, "blockIdx.x"))
+        }
+        _ => false,
+    };
+    let new = match &e.kind {
+        ExprKind::Binary(BinOp::Add, a, b)
+            if (product(a) && is(b, "threadIdx.x")) || (is(a, "threadIdx.x") && product(b)) =>
+        {
+            name(GID, span)
+        }
+        ExprKind::Name(n) if n.name == "blockIdx.x" => {
+            bin(BinOp::Div, name(GID, span), name("blockDim.x", span), span)
+        }
+        ExprKind::Name(n) if n.name == "threadIdx.x" => {
+            bin(BinOp::Mod, name(GID, span), name("blockDim.x", span), span)
+        }
+        _ => return false,
+    };
+    *e = new;
+    true
+}
 
 fn has_old(e: &Expr) -> bool {
     let mut found = false;
@@ -335,9 +382,8 @@ fn instances(facts: &[Expr], vars: &[&str], span: Span) -> Vec<Expr> {
         let mut inst = join(facts.to_vec(), span);
         let mut nonempty = Vec::new();
         for v in vars {
-            let hi = size_of(v);
             let at = if last {
-                bin(BinOp::Sub, name(hi, span), Expr::int(1), span)
+                bin(BinOp::Sub, size(v, span), Expr::int(1), span)
             } else {
                 Expr::int(0)
             };
@@ -348,7 +394,7 @@ fn instances(facts: &[Expr], vars: &[&str], span: Span) -> Vec<Expr> {
                 }
                 false
             });
-            nonempty.push(bin(BinOp::Lt, Expr::int(0), name(hi, span), span));
+            nonempty.push(bin(BinOp::Lt, Expr::int(0), size(v, span), span));
         }
         let guard = nonempty
             .into_iter()
@@ -384,7 +430,6 @@ fn quantified(e: &Expr, vars: &[&str], span: Span) -> Expr {
     let nest = |kind: QuantKind, vars: &[&str], cond: Option<Expr>, body: Expr| {
         let mut q = body;
         for (k, v) in vars.iter().enumerate().rev() {
-            let hi = size_of(v);
             let innermost = k + 1 == vars.len();
             q = Expr::new(
                 ExprKind::Quant {
@@ -392,7 +437,7 @@ fn quantified(e: &Expr, vars: &[&str], span: Span) -> Expr {
                     bindings: vec![Binding {
                         ty: int_ty(),
                         name: Ident::new(*v, span),
-                        range: Some((Box::new(Expr::int(0)), Box::new(name(hi, span)))),
+                        range: Some((Box::new(Expr::int(0)), Box::new(size(v, span)))),
                         span,
                     }],
                     cond: if innermost { cond.clone().map(Box::new) } else { None },
@@ -411,13 +456,7 @@ fn quantified(e: &Expr, vars: &[&str], span: Span) -> Expr {
             let (on, off): (Vec<&str>, Vec<&str>) = vars.iter().partition(|v| mentions(f, &[**v]));
             let mut q = nest(QuantKind::Forall, &on, None, f.clone());
             for v in off {
-                let hi = size_of(v);
-                q = bin(
-                    BinOp::Implies,
-                    bin(BinOp::Lt, Expr::int(0), name(hi, span), span),
-                    q,
-                    span,
-                );
+                q = bin(BinOp::Implies, bin(BinOp::Lt, Expr::int(0), size(v, span), span), q, span);
             }
             parts.push(q);
         }
@@ -435,8 +474,7 @@ fn quantified(e: &Expr, vars: &[&str], span: Span) -> Expr {
         let mut wildcard = false;
         crate::front::visit::walk_expr(&q, &mut |x| wildcard |= matches!(x.kind, ExprKind::Read));
         for v in off.into_iter().filter(|_| !wildcard) {
-            let hi = size_of(v);
-            q = Expr::new(ExprKind::Scale(Box::new(name(hi, span)), Box::new(q)), span);
+            q = Expr::new(ExprKind::Scale(Box::new(size(v, span)), Box::new(q)), span);
         }
         parts.push(q);
     }
@@ -637,11 +675,14 @@ fn early_exits(stmts: Vec<Stmt>) -> Vec<Stmt> {
     out
 }
 
-/// The kernel form of a `__global__` function (module doc).
-pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
+/// The kernel form of a `__global__` function (module doc). With `flat` (the verifier's form), a
+/// one-dimensional kernel without barriers or shared memory, whose blocks are independent, is
+/// one `par` over the global index `gid.x` instead (see [`flat_ids`]).
+pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>, flat: bool) -> Method {
     // The dimensions the kernel indexes its threads and blocks in (`.y` implies `.x`, `.z` both).
     let dims = dimensions(&m);
     let tvars: Vec<&'static str> = ["threadIdx.x", "threadIdx.y", "threadIdx.z"][..dims].to_vec();
+    let tvar_names = tvars.clone();
     let bvars: Vec<&'static str> = ["blockIdx.x", "blockIdx.y", "blockIdx.z"][..dims].to_vec();
     let all_vars: Vec<&'static str> = bvars.iter().chain(&tvars).copied().collect();
     let MethodBody::Block(body) = std::mem::replace(&mut m.body, MethodBody::Abstract) else {
@@ -706,6 +747,36 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
     let shared: Vec<String> =
         shared_decls.iter().filter_map(|s| shared_name(s).map(str::to_string)).collect();
     let shared_refs: Vec<&str> = shared.iter().map(String::as_str).collect();
+    let mut barrier = false;
+    crate::front::visit::walk_stmts(&body_stmt, &mut |s| {
+        barrier |= matches!(s.kind, StmtKind::Barrier(_));
+    });
+    // A permission of a thread located by its block or thread index alone (`a[threadIdx.x]`,
+    // held once per block) keeps the two-level form, which scales it by the other level's size:
+    // over the global index such a location is not injective.
+    let split_resource = m.prefix.clauses.iter().any(|c| {
+        let mut c = c.clone();
+        map_clause(&mut c, &mut kernel_spelling_no_null);
+        map_clause(&mut c, &mut flat_ids);
+        let mut split = false;
+        if let Some(e) = c.expr() {
+            crate::front::visit::walk_expr(e, &mut |x| {
+                if matches!(&x.kind, ExprKind::Builtin(b, _) if b.is_resource()) {
+                    crate::front::visit::walk_expr(x, &mut |y| {
+                        split |= matches!(&y.kind, ExprKind::Binary(BinOp::Div | BinOp::Mod, g, _)
+                            if matches!(&g.kind, ExprKind::Name(n) if n.name == GID));
+                    });
+                }
+            });
+        }
+        split
+    });
+    let flat = flat && dims == 1 && shared_decls.is_empty() && !barrier && !split_resource;
+    if flat {
+        map_stmt(&mut body_stmt, &mut flat_ids);
+    }
+    // The variables a thread's clause is quantified over, for the whole kernel and per block.
+    let (all_vars, tvars) = if flat { (vec![GID], vec![GID]) } else { (all_vars, tvars) };
 
     let mut method_clauses = Vec::new();
     let mut thread = Vec::new();
@@ -714,7 +785,7 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
     // Launch sizes are not negative (a permission held once per block is scaled by them).
     let sizes = bvars
         .iter()
-        .chain(&tvars)
+        .chain(&tvar_names)
         .map(|v| bin(BinOp::Le, Expr::int(0), name(size_of(v), m.name.span), m.name.span))
         .reduce(|a, b| bin(BinOp::And, a, b, m.name.span))
         .unwrap_or_else(|| Expr::int(0));
@@ -725,6 +796,9 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
     }
     for mut c in std::mem::take(&mut m.prefix.clauses) {
         map_clause(&mut c, &mut kernel_spelling_no_null);
+        if flat {
+            map_clause(&mut c, &mut flat_ids);
+        }
         match c.kind {
             ClauseKind::Requires | ClauseKind::Ensures | ClauseKind::Context => {
                 let Some(e) = c.expr().cloned() else { continue };
@@ -755,7 +829,9 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
                     .cloned()
                     .reduce(|a, b| bin(BinOp::Star, a, b, c.span));
                 if let Some(outer) = outer {
-                    block.push(clause(c.kind, quantified(&outer, &tvars, c.span), c.span));
+                    if !flat {
+                        block.push(clause(c.kind, quantified(&outer, &tvars, c.span), c.span));
+                    }
                     whole.push(clause(c.kind, quantified(&outer, &all_vars, c.span), c.span));
                 }
                 thread.push(c);
@@ -774,11 +850,11 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
     method_clauses.extend(whole);
     m.prefix.clauses = method_clauses;
 
-    let iter = |v: &str, hi: &str| Iter {
+    let iter = |v: &str| Iter {
         ty: int_ty(),
         name: Ident::new(v, Span::DUMMY),
         lo: Expr::int(0),
-        hi: name(hi, Span::DUMMY),
+        hi: size(v, Span::DUMMY),
         span: Span::DUMMY,
     };
     // Every thread (and barrier) of the block knows its shared arrays: allocated, of their
@@ -803,7 +879,7 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
         prefix: Prefix::default(),
         arms: vec![ParArm {
             label: Some(Ident::synth(BLOCK_LABEL)),
-            iters: tvars.iter().map(|v| iter(v, size_of(v))).collect(),
+            iters: tvars.iter().map(|v| iter(v)).collect(),
             wait: None,
             contract: thread,
             body: Box::new(body_stmt),
@@ -812,11 +888,25 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
         // The kernel's threads are named by the body's opening brace (sites, `--at`).
         keyword: Span::new(body_span.start(), body_span.start() + 1),
     };
+    if flat {
+        m.body = MethodBody::Block(Block {
+            stmts: vec![Stmt { kind: StmtKind::Par(threads), span: body_span }],
+            span: body_span,
+        });
+        for v in bvars.iter().chain(&tvar_names) {
+            m.params.push(Param {
+                ty: int_ty(),
+                name: Ident::synth(size_of(v)),
+                span: Span::DUMMY,
+            });
+        }
+        return m;
+    }
     let blocks = Par {
         prefix: Prefix::default(),
         arms: vec![ParArm {
             label: None,
-            iters: bvars.iter().map(|v| iter(v, size_of(v))).collect(),
+            iters: bvars.iter().map(|v| iter(v)).collect(),
             wait: None,
             contract: block,
             body: Box::new({
@@ -838,7 +928,7 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>) -> Method {
         keyword: Span::new(m.name.span.start(), m.name.span.start()),
     };
     // The launch sizes: the grid's, then the block's, one per dimension used.
-    for v in bvars.iter().chain(&tvars) {
+    for v in bvars.iter().chain(&tvar_names) {
         m.params.push(Param { ty: int_ty(), name: Ident::synth(size_of(v)), span: Span::DUMMY });
     }
     // The block-level par has no text: it is named by the kernel's name (its reports point

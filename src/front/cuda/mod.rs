@@ -70,10 +70,19 @@ pub fn looks_like_cuda(src: &str) -> bool {
 /// Parse a C/CUDA file. Always returns a program (possibly partial) and diagnostics.
 pub fn parse_cuda(src: &str) -> Parsed {
     let src = src.to_string();
-    crate::front::worker::run(move || parse_here(&src))
+    crate::front::worker::run(move || parse_here(&src, false))
 }
 
-fn parse_here(src: &str) -> Parsed {
+/// The same program in the verifier's kernel form: a kernel whose blocks are independent (one
+/// dimension, no barrier, no shared memory) is one `par` over its global index (see
+/// `lower::kernel`). Only the Viper encoding reads it: sites, rewrites and the interpreter keep
+/// the two-level form of the text.
+pub fn parse_cuda_for_verification(src: &str) -> Parsed {
+    let src = src.to_string();
+    crate::front::worker::run(move || parse_here(&src, true))
+}
+
+fn parse_here(src: &str, flat: bool) -> Parsed {
     let prep = prep::prepare(src);
     let norm = normalise_annotations(src, &prep);
     let mut diags = Vec::new();
@@ -158,6 +167,7 @@ fn parse_here(src: &str) -> Parsed {
         }
     }
     let mut cv = Conv {
+        flat,
         launched: HashSet::new(),
         src,
         norm: &norm,
@@ -487,7 +497,7 @@ fn function(
         body: MethodBody::Block(body),
         span,
     };
-    Some(if kernel { lower::kernel(method, &mut cv.diags) } else { lower::host(method) })
+    Some(if kernel { lower::kernel(method, &mut cv.diags, cv.flat) } else { lower::host(method) })
 }
 
 fn decl_ident(cv: &Conv, d: &lang_c::span::Node<c::Declarator>) -> Option<Ident> {

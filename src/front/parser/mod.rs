@@ -59,6 +59,15 @@ pub fn parse(src: &str, opts: &ParseOptions) -> Parsed {
     super::worker::run(move || parse_here(&src, &opts))
 }
 
+/// [`parse`] for the verifier: a C or CUDA file in the verifier's kernel form
+/// ([`crate::front::cuda::parse_cuda_for_verification`]).
+pub fn parse_for_verification(src: &str, opts: &ParseOptions) -> Parsed {
+    if crate::front::cuda::looks_like_cuda(src) {
+        return crate::front::cuda::parse_cuda_for_verification(src);
+    }
+    parse(src, opts)
+}
+
 fn parse_here(src: &str, opts: &ParseOptions) -> Parsed {
     let lexed = lex(src);
     let (dialect, settled) = dialect::select(src, &lexed.tokens, opts.dialect);
