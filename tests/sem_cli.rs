@@ -302,3 +302,14 @@ fn classes_of_other_files_come_with_with() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("Main.go") && out.contains("equivalent"), "{out}");
 }
+
+/// An abstract allocator that only bounds its result's length from below (`n <= \result.length`,
+/// what CUDA's `\pointer(\result, n, write)` spells out) gets the smallest such array; before,
+/// every run stopped at R-ABSTRACT (VerCors' GPGPU-Example.cu models `cudaMalloc` this way).
+#[test]
+fn an_abstract_allocator_returns_an_array_of_the_bounded_length() {
+    let f = fixture("abstract_allocator.pvl");
+    let v = alpine_json(0, &["run", &f, "--entry", "fill", "--json"]);
+    let text = v.to_string();
+    assert!(!text.contains("R-ABSTRACT"), "{v:#}");
+}

@@ -26,6 +26,9 @@ enum Cand {
 struct Said {
     vals: Vec<Value>,
     len: Option<i64>,
+    /// A length a bound allows (`n <= \result.length`, as `\pointer(\result, n, p)` says): the
+    /// smallest such array, when no equation fixes the length.
+    len_bound: Option<i64>,
     elems: Vec<(i64, Value)>,
 }
 
@@ -103,6 +106,24 @@ impl Interp {
             }
             // A bound: the value next to it (`\result > e` gives `e + 1`).
             CE::Bin(op @ (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge), a, b, _) => {
+                let len_side = match (&**a, &**b) {
+                    (x, e) if is_result_len(x) => Some((*op, e)),
+                    (e, x) if is_result_len(x) => Some((op.converse(), e)),
+                    _ => None,
+                };
+                if let Some((op, e)) = len_side {
+                    if !mentions_result(e) {
+                        if let Some(Value::Int(k)) = self.quiet_ev(e, env, pv)? {
+                            let n = match op {
+                                BinOp::Gt => k.checked_add(1),
+                                BinOp::Lt => k.checked_sub(1),
+                                _ => Some(k),
+                            };
+                            out.len_bound = out.len_bound.or(n);
+                        }
+                    }
+                    return Ok(());
+                }
                 let (op, e) = match (&**a, &**b) {
                     (CE::Result, e) => (*op, e),
                     (e, CE::Result) => (op.converse(), e),
@@ -159,7 +180,7 @@ impl Interp {
         }
         let mut out: Vec<Cand> = said.vals.into_iter().map(Cand::Val).collect();
         let elems = |elem: &Ty| -> Option<Vec<Value>> {
-            let n = match said.len {
+            let n = match said.len.or(said.len_bound) {
                 Some(n) => n,
                 // Without a length: the indices the quantifier fills, if they are 0 .. k.
                 None => {
