@@ -227,6 +227,21 @@ pub fn alone_on_line(src: &str, span: Span) -> bool {
     src[ls..span.start()].trim().is_empty() && src[span.end()..le].trim().is_empty()
 }
 
+/// Where code inserted at `at` goes: in a C/CUDA file, an offset inside an annotation comment
+/// (a ghost statement `//@ assert …;` starts there) moves to the comment's start, or with
+/// `after` to its end, so that the code stays code; elsewhere `at` itself.
+pub fn code_point(src: &str, at: usize, after: bool) -> usize {
+    if crate::front::looks_like_cuda(src) {
+        if let Some(c) = crate::front::cuda::prep::prepare_comments(src)
+            .into_iter()
+            .find(|c| c.span.start() < at && at < c.span.end())
+        {
+            return if after { c.span.end() } else { c.span.start() };
+        }
+    }
+    at
+}
+
 /// The span to delete to remove `span` (e.g. a consumed `gpuopt` statement): if it stands alone
 /// on its line(s), the whole lines including indentation and line break; if more follows on its
 /// line, the span and the spaces after it (so what follows takes its column); if it ends a line

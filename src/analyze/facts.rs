@@ -227,7 +227,12 @@ fn walk_block(f: &mut Facts, stmts: &[Stmt], off: usize, everywhere: &[Expr]) ->
         if s.span.start() == off {
             return true;
         }
-        if s.span.contains_offset(off) {
+        // A par statement of a front end's kernel form may be named by other text than the
+        // arms it holds (a CUDA kernel's block-level par sits at the kernel's name): its arms
+        // say where it is.
+        let inside = s.span.contains_offset(off)
+            || matches!(&s.kind, StmtKind::Par(p) if p.arms.iter().any(|a| a.span.contains_offset(off)));
+        if inside {
             return descend(f, s, off, everywhere);
         }
         execute(f, s, everywhere);

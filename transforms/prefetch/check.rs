@@ -182,9 +182,20 @@ pub(super) fn check(ctx: &mut Ctx, site: &Site, params: &Params) -> Result<Plan,
                 invariants: &invariants,
             };
 
+            // Names the requested locations read: a segment that declares one of them first
+            // loads the register after that declaration.
+            let mut loc_names = std::collections::BTreeSet::new();
+            for p in locations.iter() {
+                crate::front::visit::walk_expr(p, &mut |e| {
+                    if let ExprKind::Name(id) = &e.kind {
+                        loc_names.insert(id.name.clone());
+                    }
+                });
+            }
             let mut segs = Vec::new();
             for run in &runs {
-                let stmts = &run.stmts;
+                let skip = leading_index_decls(&run.stmts, &loc_names, &arr.base);
+                let stmts = &run.stmts[skip..];
                 let first = stmts[0];
                 let last = stmts[stmts.len() - 1];
                 let seg = Segment { stmts, pre: &run.pre, first_off: first.span.start() };
@@ -515,5 +526,43 @@ mod tests {
     fn register_index() {
         assert_eq!(next_register_index("int x_reg_0 = x[t]; y"), 1);
         assert_eq!(next_register_index("nothing"), 0);
+    }
+}
+
+/// How many statements at the start of a segment to leave before the register loads: through
+/// the last of its leading declarations that declares a name the locations read (`int i =
+/// blockIdx.x * blockDim.x + threadIdx.x;`, the first line of most CUDA kernels), so that the
+/// load reads the cell the segment uses. Only declarations whose initialisers call nothing and
+/// do not mention the array are passed over (loading later then reads the same value); 0 when
+/// no location needs it, which leaves the load where it always was.
+fn leading_index_decls(
+    stmts: &[&Stmt],
+    loc_names: &std::collections::BTreeSet<String>,
+    arr: &str,
+) -> usize {
+    let mut skip = 0;
+    for (k, s) in stmts.iter().enumerate() {
+        let StmtKind::Decl { vars, .. } = &s.kind else { break };
+        let mut plain = true;
+        for v in vars {
+            if let Some(init) = &v.init {
+                crate::front::visit::walk_expr(init, &mut |e| match &e.kind {
+                    ExprKind::Call { .. } => plain = false,
+                    ExprKind::Name(id) if id.name == arr => plain = false,
+                    _ => {}
+                });
+            }
+        }
+        if !plain {
+            break;
+        }
+        if vars.iter().any(|v| loc_names.contains(&v.name.name)) {
+            skip = k + 1;
+        }
+    }
+    if skip >= stmts.len() {
+        0
+    } else {
+        skip
     }
 }

@@ -95,16 +95,18 @@ fn segment(ctx: &Ctx, plan: &Plan, seg: &SegPlan, declared: &mut [bool], edits: 
         return;
     }
     if !prologue.is_empty() {
-        let ls = line_start(ctx.src, seg.first.start());
-        if ctx.src[ls..seg.first.start()].trim().is_empty() {
+        // Before a ghost statement of a C file: before its comment.
+        let at = crate::edit::code_point(ctx.src, seg.first.start(), false);
+        let ls = line_start(ctx.src, at);
+        if ctx.src[ls..at].trim().is_empty() {
             let text: String = prologue.iter().map(|l| format!("{ind}{l}{nl}")).collect();
             edits.insert(ls, text);
         } else {
-            edits.insert(seg.first.start(), format!("{} ", prologue.join(" ")));
+            edits.insert(at, format!("{} ", prologue.join(" ")));
         }
     }
     if !epilogue.is_empty() {
-        let end = seg.last.end();
+        let end = crate::edit::code_point(ctx.src, seg.last.end(), true);
         let le = line_end_incl(ctx.src, end);
         if ctx.src[end..le].trim().is_empty() && ctx.src[end..le].ends_with('\n') {
             let text: String = epilogue.iter().map(|l| format!("{ind}{l}{nl}")).collect();
