@@ -493,42 +493,6 @@ pub(super) fn print(e: &Expr, dialect: Dialect) -> Option<String> {
     subst_names(e, &BTreeMap::new()).map(|e| print_expr(&e, dialect))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::front::parser::parse_expr_text;
-
-    fn e(s: &str, d: Dialect) -> Expr {
-        parse_expr_text(s, d).expect("parses")
-    }
-
-    #[test]
-    fn substitution_keeps_precedence() {
-        for d in [Dialect::V1, Dialect::V2] {
-            assert_eq!(print(&e("(tid + 1)", d), d).unwrap(), "tid + 1");
-            assert_eq!(
-                print(&e("3 * (tid + 1) - (a - b)", d), d).unwrap(),
-                "3 * (tid + 1) - (a - b)"
-            );
-            let mut m = BTreeMap::new();
-            m.insert("k".to_string(), e("p - 1", d));
-            let s = subst_names(&e("0 <= k && 2 * k < n", d), &m).unwrap();
-            assert_eq!(print_expr(&s, d), "0 <= p - 1 && 2 * (p - 1) < n");
-            // A negated guard keeps the grouping of its `||` (the issue #18 reproducer).
-            let g = Expr::not(e("(tid < 2 || tid > 5) && tid % 2 == 0", d));
-            assert_eq!(print(&g, d).unwrap(), "!((tid < 2 || tid > 5) && tid % 2 == 0)");
-            // Forms prefetching does not rewrite are refused, not printed.
-            assert_eq!(print(&e("\\old(x) + 1", d), d), None);
-        }
-    }
-
-    #[test]
-    fn register_index() {
-        assert_eq!(next_register_index("int x_reg_0 = x[t]; y"), 1);
-        assert_eq!(next_register_index("nothing"), 0);
-    }
-}
-
 /// How many statements at the start of a segment to leave before the register loads: through
 /// the last of its leading declarations that declares a name the locations read (`int i =
 /// blockIdx.x * blockDim.x + threadIdx.x;`, the first line of most CUDA kernels), so that the
@@ -564,5 +528,41 @@ fn leading_index_decls(
         0
     } else {
         skip
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::front::parser::parse_expr_text;
+
+    fn e(s: &str, d: Dialect) -> Expr {
+        parse_expr_text(s, d).expect("parses")
+    }
+
+    #[test]
+    fn substitution_keeps_precedence() {
+        for d in [Dialect::V1, Dialect::V2] {
+            assert_eq!(print(&e("(tid + 1)", d), d).unwrap(), "tid + 1");
+            assert_eq!(
+                print(&e("3 * (tid + 1) - (a - b)", d), d).unwrap(),
+                "3 * (tid + 1) - (a - b)"
+            );
+            let mut m = BTreeMap::new();
+            m.insert("k".to_string(), e("p - 1", d));
+            let s = subst_names(&e("0 <= k && 2 * k < n", d), &m).unwrap();
+            assert_eq!(print_expr(&s, d), "0 <= p - 1 && 2 * (p - 1) < n");
+            // A negated guard keeps the grouping of its `||` (the issue #18 reproducer).
+            let g = Expr::not(e("(tid < 2 || tid > 5) && tid % 2 == 0", d));
+            assert_eq!(print(&g, d).unwrap(), "!((tid < 2 || tid > 5) && tid % 2 == 0)");
+            // Forms prefetching does not rewrite are refused, not printed.
+            assert_eq!(print(&e("\\old(x) + 1", d), d), None);
+        }
+    }
+
+    #[test]
+    fn register_index() {
+        assert_eq!(next_register_index("int x_reg_0 = x[t]; y"), 1);
+        assert_eq!(next_register_index("nothing"), 0);
     }
 }
