@@ -115,6 +115,27 @@ fn the_verifier_reads_kernels_with_independent_blocks_flat() {
     }
 }
 
+/// `--at` on a kernel's line names its threads (the par block its opening brace stands for), not
+/// the method and the par block as two candidates (A0005); the load of `i` goes after its
+/// declaration.
+#[test]
+fn at_on_a_kernel_line_selects_its_threads() {
+    let f = fixture("ok_grid_symbolic_block.cu");
+    let line = std::fs::read_to_string(&f)
+        .expect("fixture")
+        .lines()
+        .position(|l| l.starts_with("__global__"))
+        .expect("a kernel")
+        + 1;
+    let at = format!("line:{line}");
+    let args = ["apply", "--opt", "prefetch", "--at", &at, "--array", "a", "--locations", "i", &f];
+    let (code, out, err) = run_cli(&args);
+    assert_eq!(code, 0, "{err}");
+    let decl = out.find("int i = ").expect("the index declaration");
+    let load = out.find("int a_reg_0 = a[i];").unwrap_or_else(|| panic!("no load:\n{out}"));
+    assert!(decl < load, "{out}");
+}
+
 #[test]
 fn kernels_run_under_the_interpreter() {
     let p = gpgpu().join("cuda.cu").display().to_string();

@@ -600,6 +600,18 @@ pub fn resolve_at(src: &str, parsed: &Parsed, opt: Opt, at: &At) -> Result<Site,
         .filter(|s| kinds.contains(&s.kind))
         .filter(|s| line_of(s.span.start()) <= at.line && at.line <= line_of(s.keyword.start()))
         .collect();
+    // A CUDA kernel's threads are named by the opening brace on the kernel's own line: there a
+    // method and the par block it holds are one request, for the par block.
+    if cands.len() > 1 && at.col.is_none() {
+        let pars: Vec<&Site> = cands.iter().copied().filter(|s| s.kind == SiteKind::Par).collect();
+        if let [par] = pars[..] {
+            if cands.iter().all(|s| {
+                s.kind == SiteKind::Par || (s.kind == SiteKind::Method && s.span.contains(par.span))
+            }) {
+                cands = vec![par];
+            }
+        }
+    }
     if cands.len() > 1 {
         if let Some(c) = at.col {
             cands.retain(|s| {
