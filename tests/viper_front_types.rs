@@ -12,6 +12,8 @@
 //! * `isEmpty`/`removeAt` (`seqlib_*`), `option<T>` (`option_*`), `\typeof(this) == C`
 //!   (`typeof_*`), quantifiers over other types than `int` (`quant_types_*`);
 //! * set comprehensions over a finite domain (`set_comprehension_*`);
+//! * a constructor's `given` parameters from `new C(…) with { g = e; }` and calls on a
+//!   possibly-null receiver `c->p(…)` (`new_with_*`, `null_safe_call_bad`);
 //! * refused: a `par` arm's wait list (`unsupported_par_wait`), a comprehension over an
 //!   infinite domain (`unsupported_set_comprehension`).
 

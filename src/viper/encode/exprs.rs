@@ -186,12 +186,27 @@ impl Encoder<'_> {
                     ExpKind::Len(Box::new(ax))
                 }
             }
-            ExprKind::Call { recv, name, args, ghost, .. } => {
+            ExprKind::Call { recv, name, args, ghost, null_safe } => {
                 if !ghost.is_empty() {
                     self.unsupported("ghost arguments (`with`/`then`) in an expression", e.span);
                     return Err(());
                 }
-                return self.call_expr(recv.as_deref(), name, args, code, e.span);
+                let call = self.call_expr(recv.as_deref(), name, args, code, e.span)?;
+                // `x->P(…)` (v1) of a predicate or a boolean function: `x != null ==> x.P(…)`,
+                // a call on a possibly-null receiver. Other results keep the plain call.
+                if let (true, Some(r)) = (*null_safe, recv.as_deref()) {
+                    let guarded = self.callee(Some(r), &name.name, args).is_some_and(|c| {
+                        matches!(c.kind, CallKind::Predicate)
+                            || (matches!(c.kind, CallKind::Function)
+                                && matches!(c.ret.kind, TypeKind::Bool))
+                    });
+                    if guarded {
+                        let rx = self.expr(r, code)?;
+                        let nonnull = Exp::bin("!=", rx, Exp::synth(ExpKind::Null));
+                        return Ok(Exp::implies(nonnull, call));
+                    }
+                }
+                return Ok(call);
             }
             ExprKind::Builtin(b, args) => return self.builtin(*b, args, code, e.span),
             ExprKind::Old(x, label) => {

@@ -746,6 +746,23 @@ impl<'a> Encoder<'a> {
                 return Err(());
             }
         };
+        // A `frac` (`zfrac`) parameter is in its range wherever a predicate instance is folded
+        // or unfolded (as everywhere a value of the type exists); Viper's predicates have no
+        // preconditions, so the body says it: `range ==> body` is the body for every argument
+        // of the type, and `Perm(x, p)` in it is well-formed.
+        let ranges: Vec<Exp> = m
+            .params
+            .iter()
+            .filter(|p| matches!(p.ty.kind, TypeKind::Frac | TypeKind::ZFrac))
+            .filter_map(|p| {
+                let v = self.lookup(&p.name.name)?.viper.clone();
+                Some(frac_range(&v, p.ty.kind == TypeKind::Frac))
+            })
+            .collect();
+        let body = match body {
+            Some(b) if !ranges.is_empty() => Some(Exp::implies(Exp::and_all(ranges), b)),
+            b => b,
+        };
         self.out.predicates.push(Predicate {
             name: info.viper.clone(),
             params,

@@ -366,12 +366,24 @@ impl Encoder<'_> {
                 ));
                 Ok(())
             }
-            ExprKind::NewObject(_, _, ghost) if !ghost.is_empty() => {
-                self.unsupported("`new` with ghost arguments (`with`/`then`)", value.span);
+            ExprKind::NewObject(_, _, ghost)
+                if ghost.then.is_some() || !ghost.yields.is_empty() =>
+            {
+                self.unsupported("`new` with yielded ghost results (`then`/`yields`)", value.span);
                 Err(())
             }
-            ExprKind::NewObject(c, args, _) => {
+            ExprKind::NewObject(c, args, ghost) => {
                 let Some(info) = self.pick_overload(&c.name, "constructor", args) else {
+                    if !ghost.is_empty() {
+                        self.bad(
+                            format!(
+                                "class `{}` has no constructor to take ghost arguments",
+                                c.name
+                            ),
+                            value.span,
+                        );
+                        return Err(());
+                    }
                     // A class without constructor: allocate all fields.
                     let Some(ci) = self.classes.get(&c.name).cloned() else {
                         self.bad(format!("unknown class `{}`", c.name), c.span);
@@ -387,11 +399,13 @@ impl Encoder<'_> {
                     ));
                     return Ok(());
                 };
-                let xs = args
+                let mut xs = args
                     .iter()
                     .zip(Self::param_types(&info, args.len()))
                     .map(|(a, t)| self.expr_to(a, t.as_ref(), true))
                     .collect::<R<Vec<_>>>()?;
+                // A constructor's `given` parameters, from `with { g = e; }` / `given { … }`.
+                xs.extend(self.given_args(&info, ghost, value.span, None)?);
                 self.flush(out);
                 let tmp = self.temp("obj", Ty::Ref);
                 out.push(Stmt::new(
@@ -461,6 +475,61 @@ impl Encoder<'_> {
     }
 
     /// A method call as a statement, with optional assignment targets for its results.
+    /// The `given` arguments of a call of `c` (in `c`'s order) from its ghost arguments: v1's
+    /// `with { g = e; }` and v2's `given { g = e }`. A `with` assignment to one of the callee's
+    /// `yields` goes to `with_yields` where the caller takes them, and is refused elsewhere.
+    fn given_args<'e>(
+        &mut self,
+        c: &super::Callable,
+        ghost: &'e ast::GhostArgs,
+        span: Span,
+        mut with_yields: Option<&mut Vec<(&'e Expr, &'e ast::Ident, Span)>>,
+    ) -> R<Vec<Exp>> {
+        let mut given: HashMap<String, Exp> = HashMap::new();
+        if let Some(w) = &ghost.with {
+            for s in &w.stmts {
+                match &s.kind {
+                    P::Assign { target: Expr { kind: ExprKind::Name(g), .. }, value }
+                        if with_yields.is_some()
+                            && !c.given.iter().any(|(n, _)| *n == g.name)
+                            && c.yields.iter().any(|(n, _)| *n == g.name)
+                            && matches!(value.kind, ExprKind::Name(_)) =>
+                    {
+                        if let Some(w) = with_yields.as_deref_mut() {
+                            w.push((value, g, s.span));
+                        }
+                    }
+                    P::Assign { target: Expr { kind: ExprKind::Name(g), .. }, value } => {
+                        let Some((_, t)) = c.given.iter().find(|(n, _)| *n == g.name) else {
+                            self.unsupported("this statement in a `with` block", s.span);
+                            return Err(());
+                        };
+                        given.insert(g.name.clone(), self.expr_to(value, Some(t), true)?);
+                    }
+                    _ => {
+                        self.unsupported("this statement in a `with` block", s.span);
+                        return Err(());
+                    }
+                }
+            }
+        }
+        for (g, e2) in &ghost.given {
+            let t = c.given.iter().find(|(n, _)| *n == g.name).map(|(_, t)| t.clone());
+            given.insert(g.name.clone(), self.expr_to(e2, t.as_ref(), true)?);
+        }
+        let mut xs = Vec::new();
+        for (g, _) in &c.given {
+            match given.remove(g) {
+                Some(x) => xs.push(x),
+                None => {
+                    self.bad(format!("the given parameter `{g}` is not supplied"), span);
+                    return Err(());
+                }
+            }
+        }
+        Ok(xs)
+    }
+
     fn call_stmt(&mut self, e: &Expr, lhs: &[Exp], out: &mut Vec<Stmt>) -> R<()> {
         let ExprKind::Call { recv, name, args, ghost, .. } = &e.kind else {
             return Err(());
@@ -491,48 +560,10 @@ impl Encoder<'_> {
         for (a, t) in args.iter().zip(Self::param_types(&c, args.len())) {
             xs.push(self.expr_to(a, t.as_ref(), true)?);
         }
-        // Ghost arguments: `with { g = e; }` supplies given parameters.
-        let mut given: HashMap<String, Exp> = HashMap::new();
         // VerCors 1 also binds a `yields` variable in `with` (`with { P = Q; }`, the callee's
         // name on the left): after the call, the caller's `Q` gets the yielded `P`.
         let mut with_yields: Vec<(&Expr, &ast::Ident, Span)> = Vec::new();
-        if let Some(w) = &ghost.with {
-            for s in &w.stmts {
-                match &s.kind {
-                    P::Assign { target: Expr { kind: ExprKind::Name(g), .. }, value }
-                        if !c.given.iter().any(|(n, _)| *n == g.name)
-                            && c.yields.iter().any(|(n, _)| *n == g.name)
-                            && matches!(value.kind, ExprKind::Name(_)) =>
-                    {
-                        with_yields.push((value, g, s.span));
-                    }
-                    P::Assign { target: Expr { kind: ExprKind::Name(g), .. }, value } => {
-                        let Some((_, t)) = c.given.iter().find(|(n, _)| *n == g.name) else {
-                            self.unsupported("this statement in a `with` block", s.span);
-                            return Err(());
-                        };
-                        given.insert(g.name.clone(), self.expr_to(value, Some(t), true)?);
-                    }
-                    _ => {
-                        self.unsupported("this statement in a `with` block", s.span);
-                        return Err(());
-                    }
-                }
-            }
-        }
-        for (g, e2) in &ghost.given {
-            let t = c.given.iter().find(|(n, _)| *n == g.name).map(|(_, t)| t.clone());
-            given.insert(g.name.clone(), self.expr_to(e2, t.as_ref(), true)?);
-        }
-        for (g, _) in &c.given {
-            match given.remove(g) {
-                Some(x) => xs.push(x),
-                None => {
-                    self.bad(format!("the given parameter `{g}` is not supplied"), e.span);
-                    return Err(());
-                }
-            }
-        }
+        xs.extend(self.given_args(&c, ghost, e.span, Some(&mut with_yields))?);
         let plain = xs.clone();
         if let Some(rd) = self.read_arg(&c, &plain[..plain.len() - c.given.len()])? {
             xs.push(rd);
