@@ -88,10 +88,11 @@ fn segment(ctx: &Ctx, plan: &Plan, seg: &SegPlan, declared: &mut [bool], edits: 
         // The single statement of an unbraced branch or loop body: brace it.
         let mut open = prologue.join(" ");
         open.insert_str(0, "{ ");
-        edits.insert(seg.first.start(), format!("{open} "));
+        edits
+            .insert(crate::edit::code_point(ctx.src, seg.first.start(), false), format!("{open} "));
         let close =
             if epilogue.is_empty() { String::new() } else { format!(" {}", epilogue.join(" ")) };
-        edits.insert(seg.last.end(), format!("{close} }}"));
+        edits.insert(crate::edit::code_point(ctx.src, seg.last.end(), true), format!("{close} }}"));
         return;
     }
     if !prologue.is_empty() {
