@@ -108,17 +108,20 @@ impl<'a> Conv<'a> {
         out
     }
 
+    /// One node of [`Self::substitute_defines`]: a `#define`d name stands for its value.
+    fn define_value(&self, e: &mut Expr) -> bool {
+        if let ExprKind::Name(n) = &e.kind {
+            if let Some(v) = self.defines.get(&n.name) {
+                *e = Expr { span: e.span, ..v.clone() };
+                return true;
+            }
+        }
+        false
+    }
+
     /// The same in an expression read from the text (a launch configuration).
     fn substitute_defines_in(&self, e: &mut Expr) {
-        super::lower::map_expr(e, &mut |x: &mut Expr| {
-            if let ExprKind::Name(n) = &x.kind {
-                if let Some(v) = self.defines.get(&n.name) {
-                    *x = Expr { span: x.span, ..v.clone() };
-                    return true;
-                }
-            }
-            false
-        });
+        super::lower::map_expr(e, &mut |x| self.define_value(x));
     }
 
     /// Object-like `#define` constants used in an annotation stand for their value, as in code.
@@ -126,15 +129,7 @@ impl<'a> Conv<'a> {
         if self.defines.is_empty() {
             return;
         }
-        let mut f = |e: &mut Expr| {
-            if let ExprKind::Name(n) = &e.kind {
-                if let Some(v) = self.defines.get(&n.name) {
-                    *e = Expr { span: e.span, ..v.clone() };
-                    return true;
-                }
-            }
-            false
-        };
+        let mut f = |e: &mut Expr| self.define_value(e);
         match item {
             FragItem::Prefix(p) => {
                 for c in &mut p.clauses {

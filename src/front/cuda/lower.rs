@@ -888,18 +888,15 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>, flat: bool) -> 
         // The kernel's threads are named by the body's opening brace (sites, `--at`).
         keyword: Span::new(body_span.start(), body_span.start() + 1),
     };
+    // The launch sizes: the grid's, then the block's, one per dimension used.
+    for v in bvars.iter().chain(&tvar_names) {
+        m.params.push(Param { ty: int_ty(), name: Ident::synth(size_of(v)), span: Span::DUMMY });
+    }
     if flat {
         m.body = MethodBody::Block(Block {
             stmts: vec![Stmt { kind: StmtKind::Par(threads), span: body_span }],
             span: body_span,
         });
-        for v in bvars.iter().chain(&tvar_names) {
-            m.params.push(Param {
-                ty: int_ty(),
-                name: Ident::synth(size_of(v)),
-                span: Span::DUMMY,
-            });
-        }
         return m;
     }
     let blocks = Par {
@@ -927,10 +924,6 @@ pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>, flat: bool) -> 
         // Empty (no `par` text): not a site; placed at the kernel's name for reports.
         keyword: Span::new(m.name.span.start(), m.name.span.start()),
     };
-    // The launch sizes: the grid's, then the block's, one per dimension used.
-    for v in bvars.iter().chain(&tvar_names) {
-        m.params.push(Param { ty: int_ty(), name: Ident::synth(size_of(v)), span: Span::DUMMY });
-    }
     // The block-level par has no text: it is named by the kernel's name (its reports point
     // there), and does not start where the thread-level par does (statements are found by their
     // start offset).

@@ -32,6 +32,16 @@ struct Said {
     elems: Vec<(i64, Value)>,
 }
 
+/// The value next to a bound `x op k`, closest to it: `x > k` gives `k + 1`, `x < k` gives
+/// `k - 1`, `x <= k` and `x >= k` give `k`.
+fn next_to(op: BinOp, k: i64) -> Option<i64> {
+    match op {
+        BinOp::Gt => k.checked_add(1),
+        BinOp::Lt => k.checked_sub(1),
+        _ => Some(k),
+    }
+}
+
 fn mentions_result(e: &CE) -> bool {
     if matches!(e, CE::Result) {
         return true;
@@ -114,12 +124,7 @@ impl Interp {
                 if let Some((op, e)) = len_side {
                     if !mentions_result(e) {
                         if let Some(Value::Int(k)) = self.quiet_ev(e, env, pv)? {
-                            let n = match op {
-                                BinOp::Gt => k.checked_add(1),
-                                BinOp::Lt => k.checked_sub(1),
-                                _ => Some(k),
-                            };
-                            out.len_bound = out.len_bound.or(n);
+                            out.len_bound = out.len_bound.or(next_to(op, k));
                         }
                     }
                     return Ok(());
@@ -133,12 +138,7 @@ impl Interp {
                     return Ok(());
                 }
                 if let Some(Value::Int(k)) = self.quiet_ev(e, env, pv)? {
-                    let v = match op {
-                        BinOp::Gt => k.checked_add(1),
-                        BinOp::Lt => k.checked_sub(1),
-                        _ => Some(k),
-                    };
-                    out.vals.extend(v.map(Value::Int));
+                    out.vals.extend(next_to(op, k).map(Value::Int));
                 }
                 Ok(())
             }
