@@ -80,6 +80,31 @@ fn a_dim3_launch_beyond_the_kernels_dimensions_is_refused_by_name() {
     assert!(err.contains("error[A0014]") && err.contains("more dimensions"), "{out}{err}");
 }
 
+/// A call to a function the file does not declare is refused by name by both oracles (VerCors
+/// 1.4 reads gpgpu/ASSSPv3.cu's `atomicRelax(…)` as a no-op; evaluated, its argument
+/// `g_cost[g_start[tid]]` is not even known to be in bounds).
+#[test]
+fn a_call_to_an_undeclared_function_is_refused_by_both_oracles() {
+    let p = fixture("unsupported_undeclared_call.cu");
+    let (code, out, err) = run_cli(&["verify", &p]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("error[V-UNDECLARED]") && err.contains("`relax` is not declared"),
+        "{err}"
+    );
+    // The interpreter cannot decide a run it cannot finish (R-UNSUPPORTED, exit 3).
+    let (code, out, err) = run_cli(&["run", &p]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(format!("{out}{err}").contains("`relax`, which is not declared"), "{out}{err}");
+    // Parsing and optimizing are unaffected: the call is kept as written.
+    let (code, _, err) = run_cli(&["parse", &p]);
+    assert_eq!(code, 0, "{err}");
+    let asssp = gpgpu().join("ASSSPv3.cu").display().to_string();
+    let (code, _, err) = run_cli(&["verify", &asssp]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("`atomicRelax` is not declared"), "{err}");
+}
+
 /// The iteration variables of the outermost `par` of kernel `k` in `parsed`.
 fn kernel_iters(parsed: &alpine_rs::front::Parsed, k: &str) -> Vec<String> {
     use alpine_rs::front::ast::{Item, MethodBody, StmtKind};

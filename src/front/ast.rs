@@ -143,6 +143,15 @@ impl Item {
     }
 }
 
+/// The keyword of an [`Opaque`] statement that calls a function the (C/CUDA) file does not
+/// declare; its text is the call.
+pub const UNDECLARED_CALL: &str = "undeclared call";
+
+/// The called name of an [`UNDECLARED_CALL`] opaque statement.
+pub fn undeclared_callee(o: &Opaque) -> &str {
+    o.text.split('(').next().unwrap_or_default().trim()
+}
+
 /// A construct recognised only far enough to find its end (pvl.md §7).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Opaque {

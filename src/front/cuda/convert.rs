@@ -643,11 +643,22 @@ impl<'a> Conv<'a> {
                 };
                 out.stmts.push(Stmt { kind, span });
             }
+            _ if self.undeclared(&name)
+                && !self.launches.contains_key(&self.sp(call.node.callee.span).end()) =>
+            {
+                out.stmts.push(self.opaque_stmt(UNDECLARED_CALL, span));
+            }
             _ => {
                 let Ok(x) = self.call(call, self.sp(call.span)) else { return };
                 out.stmts.push(Stmt { kind: StmtKind::Expr(x), span });
             }
         }
+    }
+
+    /// A called function the file neither declares nor gets a model for (an effect-free
+    /// runtime function).
+    fn undeclared(&self, name: &str) -> bool {
+        !self.functions.contains(name) && !super::RUNTIME_WITHOUT_EFFECT.contains(&name)
     }
 
     /// The memory cell an atomic's pointer argument names: `&a[i]`, `a + i`, `a`.
@@ -812,12 +823,19 @@ impl<'a> Conv<'a> {
                 return Ok(super::lower::gtid(span));
             }
         }
+        let callee_span = self.sp(id.span);
+        let launch = self.launches.get(&callee_span.end()).copied();
+        // A function the file does not declare has no contract: what it does to memory is
+        // unknown, and reading the call as a no-op would be unsound (VerCors 1.4 passes
+        // gpgpu/ASSSPv3.cu this way). The oracles refuse it by name.
+        if launch.is_none() && self.undeclared(name) {
+            return Ok(self.opaque_expr(&format!("a call to the undeclared `{name}`"), span));
+        }
         let mut args = Vec::new();
         for a in &call.node.arguments {
             args.push(self.expr(a)?);
         }
-        let callee_span = self.sp(id.span);
-        if let Some(&k) = self.launches.get(&callee_span.end()) {
+        if let Some(k) = launch {
             let launch = self.prep.launches[k].clone();
             if launch.args.len() > 2 {
                 self.unsupported(

@@ -292,7 +292,7 @@ fn top_annotations(cv: &mut Conv, lo: usize, hi: usize, items: &mut Vec<Item>) -
 /// timing, synchronisation with the host): a call needs and gives no permission, which is what a
 /// declaration without a contract says. Functions that copy or allocate memory are not here: a
 /// model without a contract would claim they change nothing.
-const RUNTIME_WITHOUT_EFFECT: &[&str] = &[
+pub(super) const RUNTIME_WITHOUT_EFFECT: &[&str] = &[
     "cudaEventCreate",
     "cudaEventRecord",
     "cudaEventSynchronize",

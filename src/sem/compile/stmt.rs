@@ -410,6 +410,13 @@ impl<'a> Compiler<'a> {
                 "label" => self.label_stmt(o),
                 "goto" => self.goto_stmt(o),
                 "lock" | "unlock" | "wait" | "notify" | "fork" | "join" => self.sync_stmt(o),
+                crate::front::ast::UNDECLARED_CALL => self.code.push(Instr::Unsupported(
+                    format!(
+                        "a call to `{}`, which is not declared",
+                        crate::front::ast::undeclared_callee(o)
+                    ),
+                    span,
+                )),
                 _ => self.code.push(Instr::Unsupported(format!("`{}` statement", o.keyword), span)),
             },
         }

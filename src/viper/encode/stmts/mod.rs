@@ -208,6 +208,17 @@ impl Encoder<'_> {
             P::Opaque(op) if op.keyword == "goto" || op.keyword == "label" => {
                 self.jump_stmt(op, out)?
             }
+            P::Opaque(op) if op.keyword == ast::UNDECLARED_CALL => {
+                let name = ast::undeclared_callee(op);
+                self.diags.push(
+                    crate::diag::Diagnostic::error("V-UNDECLARED", format!("`{name}` is not declared"))
+                        .with_primary(s.span, "a call to a function without a declaration")
+                        .with_help(format!(
+                            "declare `{name}` with a contract saying what it reads and writes; an undeclared function's effect on memory is unknown"
+                        )),
+                );
+                return Err(());
+            }
             P::Opaque(op) => {
                 if self.sync_stmt(op, out)? {
                     return Ok(());
