@@ -221,20 +221,17 @@ pub type Outcome = Result<Applied, Vec<Diagnostic>>;
 /// Run one optimization at a site: `check`, then `rewrite`.
 pub fn run(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     // A CUDA kernel's thread block has no `par` header to rewrite: its threads are set by the
-    // launch. Tiling and fusion rewrite headers (and fusion merges kernels at their launches):
-    // not yet for `.cu` files.
+    // launch. Fusion merges kernels at their launches: not yet for `.cu` files. (Tiling
+    // rewrites the launches itself: transforms/tile/cuda.rs.)
     let name = params.opt.meta().name;
-    if site.kind == SiteKind::Par
-        && matches!(name, "tile" | "fuse")
-        && crate::front::looks_like_cuda(ctx.src)
-    {
+    if site.kind == SiteKind::Par && name == "fuse" && crate::front::looks_like_cuda(ctx.src) {
         return Err(vec![Diagnostic::error(
             "A0004",
             format!("{name} does not apply to a CUDA kernel yet"),
         )
         .with_primary(site.keyword, "the threads of this kernel are set by its launch")
         .with_help(
-            "unroll, merge, prefetch and linearize apply to CUDA kernels; tile and fuse to PVL kernels",
+            "unroll, merge, prefetch, linearize and tile apply to CUDA kernels; fuse to PVL kernels",
         )]);
     }
     params.opt.apply(ctx, site, params)

@@ -11,6 +11,11 @@
 //! (linearization rewrites every method a matrix is passed to), that one's. The extents are the
 //! input's own shape; when the annotation's extents can be evaluated on the input (the entry
 //! method's own annotation or a spec), they must agree with it.
+//!
+//! A CUDA kernel's launch sizes are parameters of its method (`blockDim.x`), but they are how
+//! the kernel is launched, not what it computes on: tiling launches N threads per block where
+//! ORIG launched T. When OPT's contract fixes the block size (`blockDim.x == E`) differently
+//! from ORIG's, OPT runs with its own block size, E evaluated on the input.
 
 use super::compile::{CProgram, Ty};
 use super::inputs::{InVal, Input};
@@ -34,6 +39,8 @@ pub struct MatrixMap {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Adapter {
     pub matrices: Vec<MatrixMap>,
+    /// Launch sizes OPT's contract fixes differently from ORIG's: the parameter and its value.
+    pub launch: Vec<(String, Expr)>,
 }
 
 /// Why an input cannot be carried over (the input is then skipped).
@@ -47,7 +54,7 @@ pub enum AdaptError {
 
 impl Adapter {
     pub fn is_identity(&self) -> bool {
-        self.matrices.is_empty()
+        self.matrices.is_empty() && self.launch.is_empty()
     }
 
     /// Parse `--adapter SPEC`: `matrix_lin m R|C E1 E2` entries separated by `;`.
@@ -75,14 +82,14 @@ impl Adapter {
                 }
             }
         }
-        Ok(Adapter { matrices })
+        Ok(Adapter { matrices, launch: vec![] })
     }
 
     /// The adapter between ORIG's entry `om` and OPT's entry `pm`: from `spec` when given, else
     /// from ORIG's annotations. Only parameters whose type changed from `T[][]` to `T[]` are
     /// mapped; such a parameter without a layout is an error.
     pub fn between(
-        orig_src: &str,
+        (orig_src, opt_src): (&str, &str),
         orig: &CProgram,
         om: u32,
         opt: &CProgram,
@@ -91,6 +98,10 @@ impl Adapter {
     ) -> Result<Adapter, String> {
         let op = &orig.methods[om as usize].params;
         let pp = &opt.methods[pm as usize].params;
+        let launch = launch_sizes(
+            (orig_src, &orig.methods[om as usize].name),
+            (opt_src, &opt.methods[pm as usize].name),
+        );
         let changed: Vec<String> = op
             .iter()
             .filter(|(_, n, t)| {
@@ -106,7 +117,7 @@ impl Adapter {
             None => None,
         };
         if changed.is_empty() {
-            return Ok(Adapter::default());
+            return Ok(Adapter { matrices: vec![], launch });
         }
         let m = &orig.methods[om as usize];
         let class = &orig.classes[m.class as usize].name;
@@ -129,12 +140,19 @@ impl Adapter {
                 }
             }
         }
-        Ok(Adapter { matrices })
+        Ok(Adapter { matrices, launch })
     }
 
     /// ORIG's input as OPT's input.
     pub fn forward(&self, input: &Input) -> Result<Input, AdaptError> {
         let mut out = input.clone();
+        let env = scalars(input);
+        for (param, e) in &self.launch {
+            let slot = out.args.iter().position(|(n, _)| n == param);
+            if let (Some(slot), Some(v)) = (slot, eval(e, &env)) {
+                out.args[slot].1 = InVal::Int(v);
+            }
+        }
         for m in &self.matrices {
             let Some(slot) = out.args.iter().position(|(n, _)| *n == m.param) else {
                 continue;
@@ -268,6 +286,40 @@ fn eval(e: &Expr, env: &BTreeMap<String, i64>) -> Option<i64> {
             }
         }
         _ => None,
+    }
+}
+
+/// The launch sizes of a CUDA kernel whose block size OPT's contract fixes (`blockDim.x == E`,
+/// E over the other parameters) differently from ORIG's.
+fn launch_sizes((orig_src, om): (&str, &str), (opt_src, pm): (&str, &str)) -> Vec<(String, Expr)> {
+    const BLOCK: &str = "blockDim.x";
+    let fixed = |src: &str, name: &str| -> Option<Expr> {
+        if !crate::front::looks_like_cuda(src) {
+            return None;
+        }
+        let parsed = parse(src, &ParseOptions::default());
+        let (_, m) = parsed.program.methods().find(|(_, m)| m.name.name == name)?;
+        let mut found = None;
+        for c in &m.prefix.clauses {
+            let Some(e) = c.expr() else { continue };
+            for x in e.conjuncts() {
+                if let ExprKind::Binary(BinOp::Eq, l, r) = &x.kind {
+                    let v = match (l.as_name(), r.as_name()) {
+                        (Some(BLOCK), _) => r,
+                        (_, Some(BLOCK)) => l,
+                        _ => continue,
+                    };
+                    if found.is_none() && !crate::analyze::exprtext::mentions(v, BLOCK) {
+                        found = Some((**v).clone());
+                    }
+                }
+            }
+        }
+        found
+    };
+    match (fixed(orig_src, om), fixed(opt_src, pm)) {
+        (o, Some(p)) if o.as_ref() != Some(&p) => vec![(BLOCK.to_string(), p)],
+        _ => vec![],
     }
 }
 

@@ -199,7 +199,7 @@ pub(super) fn compare_methods(
     opts: &ValidateOptions,
 ) -> ValidateOutcome {
     let adapter = match super::adapter::Adapter::between(
-        orig_src,
+        (orig_src, &lp.src),
         &lo.prog,
         mo,
         &lp.prog,

@@ -26,6 +26,8 @@ pub struct Plan<'a> {
     pub(super) fx: Facts,
     pub(super) inter: bool,
     pub(super) keep_method_contract: bool,
+    /// What tiling a CUDA kernel changes besides its contract and body.
+    pub(super) cuda: Option<super::cuda::Kernel>,
 }
 
 pub(super) fn check<'a>(
@@ -122,9 +124,13 @@ pub(super) fn check<'a>(
         .with_help(format!("use a tile size that does not mention `{t}`"))]);
     }
 
+    // A CUDA kernel's thread count is the count its contract gives `blockDim.x` (A507).
+    let cuda = super::cuda::kernel(src, &parsed.program, method, arm, inter, size, header)?;
+    let hi = cuda.as_ref().map_or(&it.hi, |k| &k.count);
+
     // ---- applicability: lo == 0 and 2 <= N < T under Γ at the par (A502, A503) ----
     let size_text = size_text(size);
-    let t_text = it.hi.span.text(src).to_string();
+    let t_text = hi.span.text(src).to_string();
     let mut fx = facts_at(&parsed.program, class, method, Point::Before(stmt.span.start()));
     let zero = Expr::int(0);
     let goals = [
@@ -143,7 +149,7 @@ pub(super) fn check<'a>(
             },
         ),
         (
-            Expr::bin(BinOp::Lt, size.clone(), it.hi.clone()),
+            Expr::bin(BinOp::Lt, size.clone(), hi.clone()),
             "A503",
             format!(
                 "the tile size {size_text} is not provably smaller than the thread count {t_text}"
@@ -162,7 +168,7 @@ pub(super) fn check<'a>(
         d = if code == "A502" {
             d.with_secondary(it.lo.span, "lower bound")
         } else {
-            d.with_secondary(it.hi.span, "thread count")
+            d.with_secondary(hi.span, "thread count")
         };
         let literal_low = goal_is_lower(&goal) && size.as_int().is_some();
         match &answer {
@@ -194,7 +200,9 @@ pub(super) fn check<'a>(
         t_text,
         fx,
         inter,
-        keep_method_contract,
+        // A kernel's method contract is derived from its per-thread one: nothing to nest.
+        keep_method_contract: keep_method_contract || cuda.is_some(),
+        cuda,
     })
 }
 

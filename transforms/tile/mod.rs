@@ -47,6 +47,7 @@
 //! ```
 
 mod check;
+mod cuda;
 mod rewrite;
 
 use crate::analyze::sites::SiteKind;

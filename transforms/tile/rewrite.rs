@@ -3,6 +3,7 @@
 //! contract's quantifiers over the threads nested to match; the ceiling helper when needed.
 
 use super::check::Plan;
+use super::cuda::key;
 use crate::analyze::exprtext::{collect, is_atomic, mentions, paren, splice, subst_fn, subst_var};
 use crate::diag::Diagnostic;
 use crate::edit::{indent_at, line_start, reindent, EditSet};
@@ -15,8 +16,18 @@ use crate::transforms::{Applied, Ctx, Outcome};
 const CEIL_BODY: &str = "n / d + (n % d == 0 ? 0 : 1)";
 
 pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
-    let Plan { class, method, arm, size, size_text, t_text, mut fx, inter, keep_method_contract } =
-        plan;
+    let Plan {
+        class,
+        method,
+        arm,
+        size,
+        size_text,
+        t_text,
+        mut fx,
+        inter,
+        keep_method_contract,
+        cuda,
+    } = plan;
     let size = &size;
     let src = ctx.src;
     let parsed = ctx.parsed;
@@ -31,7 +42,29 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
     let x = ctx.names.name("vct_tile_counter");
     let j = ctx.names.name("vct_i");
     let n = paren(&size_text);
-    let tt = if is_atomic(src, &it.hi) { t_text.clone() } else { paren(&t_text) };
+    let hi = cuda.as_ref().map_or(&it.hi, |k| &k.count);
+    let tt = if is_atomic(src, hi) { t_text.clone() } else { paren(&t_text) };
+    // In a CUDA kernel `blockDim.x` becomes N: every other mention of the old count is T.
+    let block_size = cuda.as_ref().map(|_| (super::cuda::BLOCK_SIZE, tt.clone()));
+    // `name := with` for the thread variable, and `blockDim.x := T` in a CUDA kernel.
+    let subst = |e: &Expr, with: &str| -> Vec<(Span, String)> {
+        let mut reps = Vec::new();
+        let mut f = subst_fn(src, t, with);
+        let mut g = block_size.as_ref().map(|(b, tt)| subst_fn(src, b, tt));
+        let mut both = |x: &Expr, d: bool| f(x, d).or_else(|| g.as_mut().and_then(|g| g(x, d)));
+        collect(e, true, &mut both, &mut reps);
+        reps
+    };
+    // The text of conjuncts sharing one span (the CUDA front end spells `\pointer_index(a, i, p)`
+    // as bounds and a `Perm`, all with the span of the written atom), substituted.
+    let subst_group = |group: &[&Expr], with: &str| -> String {
+        let mut reps: Vec<(Span, String)> = group.iter().flat_map(|c| subst(c, with)).collect();
+        // One written name, several synthetic contexts: the written one is an argument of the
+        // atom (delimited), so the unparenthesised replacement is kept.
+        reps.sort_by_key(|(s, t)| (s.start(), s.end(), t.len()));
+        reps.dedup_by_key(|(s, _)| (s.start(), s.end()));
+        splice(src, group[0].span, reps)
+    };
     let ceiling = format!("{ceil}({t_text}, {size_text})");
 
     // Cell of bound variable `v`, range predicates.
@@ -46,7 +79,9 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
     // from `t + j * N < T` (t >= 0, N >= 1), but proving the ceiling bound, or the loop bound
     // `x <= ⌈T/N⌉`, needs non-linear division, which the verifier's arithmetic does not do. An
     // explicit bound is still needed: the interpreter enumerates the quantified cells.
-    let symbolic = size.as_int().is_none();
+    // A CUDA kernel takes the same forms (with a literal N): they need no helper function, which
+    // would have to be a ghost declaration in the `.cu` file.
+    let symbolic = size.as_int().is_none() || cuda.is_some();
     let chunk_bound = |v: &str| {
         if symbolic {
             format!(" && {v} < {tt}")
@@ -72,8 +107,22 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
 
     let mut edits = EditSet::new();
     // 1. thread range
-    let new_hi = if inter { size_text.clone() } else { ceiling.clone() };
-    edits.replace(it.hi.span, new_hi);
+    match &cuda {
+        // A kernel's thread count is its launches' block size, which its contract states.
+        Some(k) => {
+            edits.replace(k.fact, format!("{} == {size_text}", super::cuda::BLOCK_SIZE));
+            for l in &k.launches {
+                edits.replace(*l, size_text.clone());
+            }
+            for c in &k.others {
+                edits.replace(c.span, subst_group(&[c], t));
+            }
+        }
+        None => {
+            let new_hi = if inter { size_text.clone() } else { ceiling.clone() };
+            edits.replace(it.hi.span, new_hi);
+        }
+    }
 
     // 2. contract, 3. invariants
     let resource_fns = resource_functions(&parsed.program);
@@ -115,16 +164,24 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
         let Some(e) = clause.expr() else { continue };
         let pre = clause.kind.is_pre();
         let post = clause.kind.is_post();
-        for c in e.conjuncts() {
-            let ctext = c.span.text(src);
-            if !mentions(c, t) {
+        for group in span_groups(e.conjuncts()) {
+            let c = group[0];
+            if cuda.as_ref().is_some_and(|k| key(k.fact) == key(c.span)) {
+                continue; // rewritten to `blockDim.x == N` above
+            }
+            if !group.iter().any(|c| mentions(c, t)) {
                 if pre && clause.kind != ClauseKind::ContextEverywhere {
-                    inv_plain.push(ctext.to_string());
+                    inv_plain.push(subst_group(&group, t));
+                }
+                if block_size.is_some()
+                    && group.iter().any(|c| mentions(c, super::cuda::BLOCK_SIZE))
+                {
+                    edits.replace(c.span, subst_group(&group, t));
                 }
                 continue;
             }
-            let body = subst_var(src, c, t, &cj);
-            let res = is_resource(c);
+            let body = subst_group(&group, &cj);
+            let res = group.iter().any(|c| is_resource(c));
             let q = if res { "\\forall*" } else { "\\forall" };
             edits.replace(c.span, format!("({q} int {j}; {}; {body})", all(&j)));
             if clause.kind == ClauseKind::ContextEverywhere {
@@ -150,17 +207,19 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
             }
             if post {
                 // \old values of cells not yet handled are preserved.
-                walk_expr(c, &mut |s| {
-                    if let ExprKind::Old(inner, None) = &s.kind {
-                        let it_text = subst_var(src, inner, t, &cj);
-                        let inv = format!(
-                            "(\\forall int {j}; {}; {it_text} == \\old({it_text}))",
-                            todo(&j)
-                        );
-                        if !inv_old.contains(&inv) {
-                            inv_old.push(inv);
+                group.iter().for_each(|c| {
+                    walk_expr(c, &mut |s| {
+                        if let ExprKind::Old(inner, None) = &s.kind {
+                            let it_text = subst_group(&[inner], &cj);
+                            let inv = format!(
+                                "(\\forall int {j}; {}; {it_text} == \\old({it_text}))",
+                                todo(&j)
+                            );
+                            if !inv_old.contains(&inv) {
+                                inv_old.push(inv);
+                            }
                         }
-                    }
+                    })
                 });
             }
         }
@@ -182,12 +241,9 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
     let body = &arm.body;
     let mut reps = Vec::new();
     let cx = cell(&x);
-    {
-        let mut f = subst_fn(src, t, &cx);
-        walk_stmts(body, &mut |s| {
-            stmt_exprs(s, &mut |e| collect(e, true, &mut f, &mut reps));
-        });
-    }
+    walk_stmts(body, &mut |s| {
+        stmt_exprs(s, &mut |e| reps.extend(subst(e, &cx)));
+    });
     reps.sort_by_key(|(s, _)| s.start());
     reps.dedup_by_key(|(s, _)| (s.start(), s.end()));
     let body_text = splice(src, body.span, reps);
@@ -418,4 +474,16 @@ fn full_range_quant<'e>(
     } else {
         None
     }
+}
+
+/// Conjuncts grouped by span: consecutive ones with one span come from one written atom.
+fn span_groups(conjuncts: Vec<&Expr>) -> Vec<Vec<&Expr>> {
+    let mut out: Vec<Vec<&Expr>> = Vec::new();
+    for c in conjuncts {
+        match out.last_mut() {
+            Some(g) if key(g[0].span) == key(c.span) && c.span.end() != 0 => g.push(c),
+            _ => out.push(vec![c]),
+        }
+    }
+    out
 }

@@ -205,6 +205,11 @@ fn spelling(e: &mut Expr, null: bool) -> bool {
         ExprKind::ThreadId(t) if t == "\\gtid" => gtid(span),
         ExprKind::Name(n) if n.name == "opencl_gsize" => name("blockDim.x", span),
         ExprKind::Name(n) if n.name == "opencl_gcount" => name("gridDim.x", span),
+        // `\pointer_length(a)` of a pointer read as an array: its length.
+        ExprKind::Opaque(o) if o.keyword == "\\pointer_length" => {
+            let Some(a) = pointer_length_operand(&o.text) else { return false };
+            Expr::new(ExprKind::Field(Box::new(name(a, span)), Ident::new("length", span)), span)
+        }
         ExprKind::Builtin(Builtin::PointerIndex, args) if args.len() == 3 => {
             args.iter_mut().for_each(|a| map_expr(a, &mut |x| spelling(x, null)));
             let (a, i, p) = (args[0].clone(), args[1].clone(), args[2].clone());
@@ -218,6 +223,10 @@ fn spelling(e: &mut Expr, null: bool) -> bool {
                 bin(BinOp::Lt, i, len, span),
                 span,
             );
+            // The permission is guarded by the bounds it comes with: under a quantifier the
+            // verifier checks a cell's well-definedness with the permission's own guard only
+            // (`(\forall* int j; …; \pointer_index(a, t + j * N, p))`, a tiled kernel).
+            let perm = bin(BinOp::Implies, bounds.clone(), perm, span);
             let facts = if null {
                 bin(
                     BinOp::And,
@@ -275,6 +284,36 @@ fn spelling(e: &mut Expr, null: bool) -> bool {
     };
     *e = new;
     true
+}
+
+/// The pointer `a` of `\pointer_length(a)` (a name only).
+fn pointer_length_operand(text: &str) -> Option<&str> {
+    let inner = text.strip_prefix("\\pointer_length")?.trim();
+    let a = inner.strip_prefix('(')?.strip_suffix(')')?.trim();
+    let ident = a.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    ident.then_some(a)
+}
+
+/// Launch sizes (`blockDim.x`, …) that a `context_everywhere` conjunct `size == K` fixes to an
+/// integer literal K.
+fn fixed_sizes(clauses: &[Clause]) -> Vec<(&'static str, Expr)> {
+    let mut out: Vec<(&'static str, Expr)> = Vec::new();
+    for c in clauses.iter().filter(|c| c.kind == ClauseKind::ContextEverywhere) {
+        let Some(e) = c.expr() else { continue };
+        for x in e.conjuncts() {
+            let ExprKind::Binary(BinOp::Eq, l, r) = &x.kind else { continue };
+            for (a, b) in [(l, r), (r, l)] {
+                let size = INDICES.iter().map(|v| size_of(v)).find(|n| a.as_name() == Some(n));
+                if let (Some(n), Some(_)) = (size, b.as_int()) {
+                    if !out.iter().any(|(m, _)| *m == n) {
+                        out.push((n, Expr::new(b.kind.clone(), Span::DUMMY)));
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The size a thread or block index ranges below: `threadIdx.y` → `blockDim.y`, `blockIdx.x` →
@@ -678,7 +717,77 @@ fn early_exits(stmts: Vec<Stmt>) -> Vec<Stmt> {
 /// The kernel form of a `__global__` function (module doc). With `flat` (the verifier's form), a
 /// one-dimensional kernel without barriers or shared memory, whose blocks are independent, is
 /// one `par` over the global index `gid.x` instead (see [`flat_ids`]).
-pub(super) fn kernel(mut m: Method, diags: &mut Vec<Diagnostic>, flat: bool) -> Method {
+/// A kernel in its internal form; `verifying`: the verifier's form (flat where blocks are
+/// independent, launch sizes the contract fixes replaced by their values).
+pub(super) fn kernel(m: Method, diags: &mut Vec<Diagnostic>, verifying: bool) -> Method {
+    let mut m = kernel_form(m, diags, verifying);
+    if verifying {
+        fix_sizes(&mut m);
+    }
+    m
+}
+
+/// For the verifier: a launch size that the kernel's contract fixes to a number (`blockDim.x
+/// == 64`) is that number everywhere but in the conjunct that fixes it (which each launch must
+/// establish). Equivalent under the contract; the threads' ranges and indices become linear in
+/// the other variables (`threadIdx.y * 8 + threadIdx.x`, a tiled cell `t + j * 32`), which the
+/// verifier's rules for quantified permissions need to see the stride.
+fn fix_sizes(m: &mut Method) {
+    let fixed = fixed_sizes(&m.prefix.clauses);
+    if fixed.is_empty() {
+        return;
+    }
+    let mut f = |e: &mut Expr| {
+        if defining(e, &fixed) {
+            return true;
+        }
+        if let ExprKind::Name(n) = &e.kind {
+            if let Some((_, k)) = fixed.iter().find(|(s, _)| n.name == *s) {
+                *e = Expr { span: e.span, ..k.clone() };
+                return true;
+            }
+        }
+        false
+    };
+    for c in &mut m.prefix.clauses {
+        map_clause(c, &mut f);
+    }
+    if let MethodBody::Block(b) = &mut m.body {
+        for s in &mut b.stmts {
+            map_stmt(s, &mut f);
+            fix_iters(s, &fixed);
+        }
+    }
+}
+
+/// The par ranges below a fixed launch size (statements' iterators are not expressions
+/// `map_stmt` visits).
+fn fix_iters(s: &mut Stmt, fixed: &[(&'static str, Expr)]) {
+    match &mut s.kind {
+        StmtKind::Par(p) => {
+            for a in &mut p.arms {
+                for it in &mut a.iters {
+                    if let Some((_, k)) = fixed.iter().find(|(n, _)| it.hi.as_name() == Some(n)) {
+                        it.hi = Expr { span: it.hi.span, ..k.clone() };
+                    }
+                }
+                fix_iters(&mut a.body, fixed);
+            }
+        }
+        StmtKind::Block(b) => b.stmts.iter_mut().for_each(|s| fix_iters(s, fixed)),
+        _ => {}
+    }
+}
+
+/// `size == K` (either side) for a fixed size: the conjunct that fixes it.
+fn defining(e: &Expr, fixed: &[(&'static str, Expr)]) -> bool {
+    let ExprKind::Binary(BinOp::Eq, l, r) = &e.kind else { return false };
+    [(l, r), (r, l)]
+        .iter()
+        .any(|(a, b)| b.as_int().is_some() && fixed.iter().any(|(n, _)| a.as_name() == Some(n)))
+}
+
+fn kernel_form(mut m: Method, diags: &mut Vec<Diagnostic>, flat: bool) -> Method {
     // The dimensions the kernel indexes its threads and blocks in (`.y` implies `.x`, `.z` both).
     let dims = dimensions(&m);
     let tvars: Vec<&'static str> = ["threadIdx.x", "threadIdx.y", "threadIdx.z"][..dims].to_vec();
