@@ -221,18 +221,13 @@ pub type Outcome = Result<Applied, Vec<Diagnostic>>;
 /// Run one optimization at a site: `check`, then `rewrite`.
 pub fn run(ctx: &mut Ctx, site: &Site, params: &Params) -> Outcome {
     // A CUDA kernel's thread block has no `par` header to rewrite: its threads are set by the
-    // launch. Fusion merges kernels at their launches: not yet for `.cu` files. (Tiling
-    // rewrites the launches itself: transforms/tile/cuda.rs.)
-    let name = params.opt.meta().name;
-    if site.kind == SiteKind::Par && name == "fuse" && crate::front::looks_like_cuda(ctx.src) {
-        return Err(vec![Diagnostic::error(
-            "A0004",
-            format!("{name} does not apply to a CUDA kernel yet"),
-        )
-        .with_primary(site.keyword, "the threads of this kernel are set by its launch")
-        .with_help(
-            "unroll, merge, prefetch, linearize and tile apply to CUDA kernels; fuse to PVL kernels",
-        )]);
+    // launch. Fusion merges two kernels at their launches (transforms/fuse/cuda.rs); tiling
+    // rewrites the launches itself (transforms/tile/cuda.rs).
+    if site.kind == SiteKind::Par
+        && params.opt.meta().name == "fuse"
+        && crate::front::looks_like_cuda(ctx.src)
+    {
+        return registry::fuse::fuse_cuda_launches(ctx, site, params);
     }
     params.opt.apply(ctx, site, params)
 }

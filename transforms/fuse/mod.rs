@@ -62,6 +62,7 @@
 
 mod affine;
 mod check;
+mod cuda;
 mod junction;
 mod lin;
 mod model;
@@ -93,3 +94,12 @@ static META: Meta = Meta {
 };
 
 optimization!(Fuse, check::Plan<'a>);
+
+/// Fusion of two CUDA kernels launched one after the other ([`cuda`]).
+pub fn fuse_cuda_launches(
+    ctx: &mut crate::transforms::Ctx,
+    site: &crate::analyze::sites::Site,
+    params: &crate::transforms::Params,
+) -> crate::transforms::Outcome {
+    cuda::fuse_launches(ctx, site, params)
+}

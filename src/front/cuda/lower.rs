@@ -386,6 +386,18 @@ fn has_old(e: &Expr) -> bool {
     found
 }
 
+/// Whether `e` reads an array cell or a field (not a length): a fact stated for the whole
+/// kernel cannot, since no thread's permission frames it there.
+fn reads_heap(e: &Expr) -> bool {
+    let mut found = false;
+    crate::front::visit::walk_expr(e, &mut |x| match &x.kind {
+        ExprKind::Index(..) => found = true,
+        ExprKind::Field(_, f) if f.name != "length" => found = true,
+        _ => {}
+    });
+    found
+}
+
 fn has_resource(e: &Expr) -> bool {
     let mut found = false;
     crate::front::visit::walk_expr(e, &mut |x| {
@@ -457,11 +469,16 @@ fn join(parts: Vec<Expr>, span: Span) -> Expr {
 /// bounds where its cell is named). Together they are exactly `\forall* threads; e`.
 fn quantified(e: &Expr, vars: &[&str], span: Span) -> Expr {
     let (mut outside, mut facts, mut res) = (Vec::new(), Vec::new(), Vec::new());
+    // Facts that read cells are framed by the permissions: quantified after them, and neither
+    // a condition of theirs nor instantiated.
+    let mut reads = Vec::new();
     for c in e.conjuncts() {
         if !mentions(c, INDICES) {
             outside.push(c.clone());
         } else if has_resource(c) {
             res.push(c.clone());
+        } else if reads_heap(c) {
+            reads.push(c.clone());
         } else {
             facts.push(c.clone());
         }
@@ -514,6 +531,14 @@ fn quantified(e: &Expr, vars: &[&str], span: Span) -> Expr {
         crate::front::visit::walk_expr(&q, &mut |x| wildcard |= matches!(x.kind, ExprKind::Read));
         for v in off.into_iter().filter(|_| !wildcard) {
             q = Expr::new(ExprKind::Scale(Box::new(size(v, span)), Box::new(q)), span);
+        }
+        parts.push(q);
+    }
+    for f in reads {
+        let (on, off): (Vec<&str>, Vec<&str>) = vars.iter().partition(|v| mentions(&f, &[**v]));
+        let mut q = nest(QuantKind::Forall, &on, None, f);
+        for v in off {
+            q = bin(BinOp::Implies, bin(BinOp::Lt, Expr::int(0), size(v, span), span), q, span);
         }
         parts.push(q);
     }
@@ -922,6 +947,7 @@ fn kernel_form(mut m: Method, diags: &mut Vec<Diagnostic>, flat: bool) -> Method
                             mentions(x, INDICES)
                                 && !has_resource(x)
                                 && !has_old(x)
+                                && !reads_heap(x)
                                 && !mentions(x, &shared_refs)
                         })
                         .cloned()
