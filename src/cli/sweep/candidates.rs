@@ -93,6 +93,13 @@ pub(crate) fn candidates(src: &str, parsed: &Parsed) -> (Vec<Candidate>, Vec<Ski
                     }
                     None
                 }
+                // A CUDA kernel is fused with the kernel launched after it (the launches, not
+                // the kernel form, say which: the step refuses with A601 when none is).
+                "fuse" if crate::front::looks_like_cuda(src) => {
+                    let note = "a CUDA kernel: fused with the kernel launched after it";
+                    out.push(mk(vec![("kernels", "2".into())], Some(note.to_string())));
+                    None
+                }
                 "fuse" => match next_par(program, &site) {
                     Some(between) => {
                         let note = between.then(|| "statements lie between the blocks".to_string());
