@@ -210,9 +210,17 @@ pub(super) fn check<'a>(
         t1.clone()
     };
 
+    let predicates: Vec<String> = ctx
+        .parsed
+        .program
+        .methods()
+        .filter(|(_, m)| m.is_predicate())
+        .map(|(_, m)| m.name.name.clone())
+        .collect();
     let mut models: Vec<Kernel> = Vec::new();
     for (p, arm) in &arms {
-        models.push(kernel_model(src, dialect, p.keyword, arm, &tvars).map_err(|d| vec![d])?);
+        let model = kernel_model(src, dialect, p.keyword, arm, &tvars, &predicates);
+        models.push(model.map_err(|d| vec![d])?);
     }
 
     // ---- the solver context: thread range over the fused thread variables

@@ -8,6 +8,9 @@
 //! function after `k2`, with the generated barrier as `__syncthreads()` with its contract. The
 //! two launches become one launch of it; `k1` and `k2` stay (other code may launch them).
 //!
+//! `\\pointer_index(a, i, p)` is written as its bounds and `Perm(a[i], p)`, which fusion analyses
+//! per cell; the fused contract keeps that form.
+//!
 //! Supported: one-dimensional kernels of one block (`<<<1, B>>>`, since `__syncthreads()`
 //! synchronises one block), no `__shared__` memory or barrier of their own, and bodies and
 //! contracts that read as PVL (array indexing, scalars, loops). The rest is refused (A609).
@@ -338,9 +341,57 @@ fn statement_end(src: &str, at: usize) -> usize {
 /// PVL), thread and size names as identifiers, parameters renamed.
 fn to_pvl(text: &str, renames: &[(String, String)]) -> String {
     let t = text.replace("/*@", "   ").replace("@*/", "   ").replace("//@", "   ");
+    let t = pointer_index_as_perm(&t);
     let mut map: Vec<(&str, &str)> = SPELLINGS.to_vec();
     map.extend(renames.iter().map(|(a, b)| (a.as_str(), b.as_str())));
     replace_words(&t, &map)
+}
+
+/// `\\pointer_index(a, i, p)` as the bounds it states and a `Perm(a[i], p)` atom, which
+/// fusion analyses per cell (it would carry the built-in unanalysed).
+fn pointer_index_as_perm(text: &str) -> String {
+    const KW: &str = "\\pointer_index";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(KW) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + KW.len()..];
+        let open = after.len() - after.trim_start().len();
+        let args = after[open..].strip_prefix('(').and_then(|inner| {
+            let mut depth = 0i32;
+            let mut parts = Vec::new();
+            let mut start = 0;
+            for (k, c) in inner.char_indices() {
+                match c {
+                    '(' | '[' | '{' => depth += 1,
+                    ')' if depth == 0 => {
+                        parts.push(inner[start..k].trim());
+                        return Some((parts, open + 1 + k + 1));
+                    }
+                    ')' | ']' | '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        parts.push(inner[start..k].trim());
+                        start = k + 1;
+                    }
+                    _ => {}
+                }
+            }
+            None
+        });
+        match args {
+            Some((p, used)) if p.len() == 3 => {
+                let (a, i, f) = (p[0], p[1], p[2]);
+                out.push_str(&format!("(0 <= {i} && {i} < {a}.length) ** Perm({a}[{i}], {f})"));
+                rest = &after[used..];
+            }
+            _ => {
+                out.push_str(KW);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// PVL text of the fused kernel back in CUDA's spelling.

@@ -125,21 +125,34 @@ pub(super) fn junction(
             arrays.push(a);
         }
     }
-    // Opaque resources on arrays of both kernels cannot be analysed.
-    for cr in
-        k1.carried_pre.iter().chain(&k1.carried_post).chain(&k2.carried_pre).chain(&k2.carried_post)
-    {
-        if cr.arrays.iter().any(|n| k1.uses(n) && k2.uses(n)) {
-            return Err(JunctionError::Diag(
-                Diagnostic::error(
-                    "A604",
-                    format!(
-                        "cannot fuse: the resource `{}` mentions an array both kernels use",
-                        cr.text
-                    ),
-                )
-                .with_help("express the permission with Perm(a[i], π) atoms"),
-            ));
+    // Opaque resources on arrays of both kernels cannot be analysed: one on an array the other
+    // kernel names otherwise (by atoms, or by a different opaque resource: `\\pointer_index(a,
+    // t, write)` and `\\pointer_index(a, t, 1\\2)`) would be carried next to it, asking for
+    // more than there is. The same resource in both kernels is held once, one kernel after the
+    // other, and is carried once.
+    for (ka, kb) in [(k1, k2), (k2, k1)] {
+        for cr in ka.carried_pre.iter().chain(&ka.carried_post) {
+            let other = |n: &String| {
+                kb.uses(n)
+                    || kb
+                        .carried_pre
+                        .iter()
+                        .chain(&kb.carried_post)
+                        .any(|c| c.text != cr.text && c.arrays.contains(n))
+            };
+            let both_atoms = |n: &String| k1.uses(n) && k2.uses(n);
+            if cr.arrays.iter().any(|n| both_atoms(n) || other(n)) {
+                return Err(JunctionError::Diag(
+                    Diagnostic::error(
+                        "A604",
+                        format!(
+                            "cannot fuse: the resource `{}` mentions an array both kernels use",
+                            cr.text
+                        ),
+                    )
+                    .with_help("express the permission with Perm(a[i], π) atoms"),
+                ));
+            }
         }
     }
     // A kernel may drop permission (permissions are affine), but its post cannot claim more
@@ -370,9 +383,11 @@ pub(super) fn junction(
     } else {
         body.extend(body2);
     }
+    // A resource kernel 1 gives back and kernel 2 takes again is held across the junction: the
+    // fused kernel takes it once (kernel 1's) and gives it back once (kernel 2's).
     let mut carried_pre = k1.carried_pre.clone();
-    carried_pre.extend(k2.carried_pre.iter().cloned());
-    let mut carried_post = k1.carried_post.clone();
+    carried_pre.extend(minus(&k2.carried_pre, &k1.carried_post));
+    let mut carried_post = minus(&k1.carried_post, &k2.carried_pre);
     carried_post.extend(k2.carried_post.iter().cloned());
     let pre = merge_dups(plan.pre_a.iter().chain(&plan.pre_b).cloned().collect());
     let post = merge_dups(plan.post_b.iter().chain(&plan.post_a).cloned().collect());
@@ -643,6 +658,21 @@ fn self_check(
     Ok(())
 }
 
+/// `a` without one element of the same text for each element of `b` (a multiset difference).
+fn minus(a: &[Func], b: &[Func]) -> Vec<Func> {
+    let mut left: Vec<&str> = b.iter().map(|f| f.text.as_str()).collect();
+    a.iter()
+        .filter(|f| match left.iter().position(|t| *t == f.text) {
+            Some(k) => {
+                left.remove(k);
+                false
+            }
+            None => true,
+        })
+        .cloned()
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::model::kernel_model;
@@ -689,7 +719,9 @@ mod tests {
         let tv = vec!["i".to_string()];
         let k: Vec<Kernel> = pars
             .iter()
-            .map(|p| kernel_model(src, parsed.dialect, p.keyword, &p.arms[0], &tv).expect("model"))
+            .map(|p| {
+                kernel_model(src, parsed.dialect, p.keyword, &p.arms[0], &tv, &[]).expect("model")
+            })
             .collect();
         let mut facts = facts_at(
             &parsed.program,

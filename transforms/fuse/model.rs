@@ -245,6 +245,7 @@ pub(super) fn kernel_model(
     keyword: Span,
     arm: &ParArm,
     tvars: &[String],
+    predicates: &[String],
 ) -> Result<Kernel, Diagnostic> {
     let map: Vec<(String, String)> =
         arm.iters.iter().zip(tvars).map(|(it, t)| (it.name.name.clone(), t.clone())).collect();
@@ -277,6 +278,7 @@ pub(super) fn kernel_model(
                 guards: Vec::new(),
                 binders: Vec::new(),
                 out: &mut pieces,
+                predicates,
             };
             d.go(&pe)?;
             // A conjunct that is one atom keeps its spelling.
@@ -367,26 +369,38 @@ enum Piece {
     Carried(Func),
 }
 
+/// The arrays `e` names: indexed, or passed by name to a built-in resource (`\\pointer(a, n,
+/// p)`) or a predicate (`cells(a, t)`), which may stand for their cells.
 pub(super) fn arrays_in(e: &Expr) -> Vec<String> {
     let mut out = Vec::new();
-    walk_expr(e, &mut |x| {
-        if let ExprKind::Index(a, _) = &x.kind {
+    let mut add = |n: &str| {
+        if !out.iter().any(|o: &String| o == n) {
+            out.push(n.to_string());
+        }
+    };
+    walk_expr(e, &mut |x| match &x.kind {
+        ExprKind::Index(a, _) => {
             if let Some(n) = a.as_name() {
-                if !out.iter().any(|o: &String| o == n) {
-                    out.push(n.to_string());
-                }
+                add(n);
             }
         }
+        ExprKind::Builtin(b, args) if b.is_resource() => {
+            args.iter().filter_map(Expr::as_name).for_each(&mut add);
+        }
+        ExprKind::Call { args, .. } => args.iter().filter_map(Expr::as_name).for_each(&mut add),
+        _ => {}
     });
     out
 }
 
-fn has_resource(e: &Expr) -> bool {
+fn has_resource(e: &Expr, predicates: &[String]) -> bool {
     let mut r = false;
-    walk_expr(e, &mut |x| {
-        if let ExprKind::Builtin(b, _) = &x.kind {
+    walk_expr(e, &mut |x| match &x.kind {
+        ExprKind::Builtin(b, _) => {
             r |= b.is_resource() || matches!(b, Builtin::Array | Builtin::Matrix);
         }
+        ExprKind::Call { name, .. } => r |= predicates.contains(&name.name),
+        _ => {}
     });
     r
 }
@@ -398,6 +412,8 @@ struct Decomposer<'a> {
     guards: Vec<String>,
     binders: Vec<(String, String)>,
     out: &'a mut Vec<Piece>,
+    /// The program's predicates: a call of one is a resource (carried, not functional).
+    predicates: &'a [String],
 }
 
 impl Decomposer<'_> {
@@ -405,19 +421,23 @@ impl Decomposer<'_> {
         x.span.text(self.text).to_string()
     }
 
+    fn res(&self, e: &Expr) -> bool {
+        has_resource(e, self.predicates)
+    }
+
     fn go(&mut self, e: &Expr) -> Result<(), Diagnostic> {
         match &e.kind {
-            ExprKind::Binary(BinOp::And | BinOp::Star, l, r) if has_resource(e) => {
+            ExprKind::Binary(BinOp::And | BinOp::Star, l, r) if self.res(e) => {
                 self.go(l)?;
                 self.go(r)
             }
-            ExprKind::Binary(BinOp::Implies, c, r) if has_resource(r) => {
+            ExprKind::Binary(BinOp::Implies, c, r) if self.res(r) => {
                 self.guards.push(self.t(c));
                 let res = self.go(r);
                 self.guards.pop();
                 res
             }
-            ExprKind::Cond(c, a, b) if has_resource(a) || has_resource(b) => {
+            ExprKind::Cond(c, a, b) if self.res(a) || self.res(b) => {
                 self.guards.push(self.t(c));
                 self.go(a)?;
                 self.guards.pop();
@@ -450,7 +470,7 @@ impl Decomposer<'_> {
             ExprKind::Builtin(b @ (Builtin::Perm | Builtin::PointsTo | Builtin::Value), args) => {
                 self.atom(e, *b, args)
             }
-            _ if has_resource(e) => {
+            _ if self.res(e) => {
                 let text = wrap_guards(&self.t(e), &self.guards, &self.binders, true);
                 self.out.push(Piece::Carried(Func { text, arrays: arrays_in(e) }));
                 Ok(())
