@@ -303,14 +303,9 @@ fn launch_sizes((orig_src, om): (&str, &str), (opt_src, pm): (&str, &str)) -> Ve
         for c in &m.prefix.clauses {
             let Some(e) = c.expr() else { continue };
             for x in e.conjuncts() {
-                if let ExprKind::Binary(BinOp::Eq, l, r) = &x.kind {
-                    let v = match (l.as_name(), r.as_name()) {
-                        (Some(BLOCK), _) => r,
-                        (_, Some(BLOCK)) => l,
-                        _ => continue,
-                    };
+                if let Some(v) = crate::front::cuda::size_fact(x, BLOCK) {
                     if found.is_none() && !crate::analyze::exprtext::mentions(v, BLOCK) {
-                        found = Some((**v).clone());
+                        found = Some(v.clone());
                     }
                 }
             }

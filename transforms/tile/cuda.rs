@@ -81,15 +81,10 @@ pub(super) fn kernel(
     for c in kernel_wide.iter().copied().chain(arm.contract.iter()) {
         let Some(e) = c.expr() else { continue };
         for x in e.conjuncts() {
-            if let ExprKind::Binary(BinOp::Eq, l, r) = &x.kind {
-                let count = match (l.as_name(), r.as_name()) {
-                    (Some(BLOCK_SIZE), _) => r,
-                    (_, Some(BLOCK_SIZE)) => l,
-                    _ => continue,
-                };
+            if let Some(count) = crate::front::cuda::size_fact(x, BLOCK_SIZE) {
                 let sizes = ["threadIdx.x", "blockIdx.x", BLOCK_SIZE, "gridDim.x"];
                 if fact.is_none() && !sizes.iter().any(|v| mentions(count, v)) {
-                    fact = Some((x.span, (**count).clone()));
+                    fact = Some((x.span, count.clone()));
                 }
             }
         }

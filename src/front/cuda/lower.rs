@@ -302,13 +302,10 @@ fn fixed_sizes(clauses: &[Clause]) -> Vec<(&'static str, Expr)> {
     for c in clauses.iter().filter(|c| c.kind == ClauseKind::ContextEverywhere) {
         let Some(e) = c.expr() else { continue };
         for x in e.conjuncts() {
-            let ExprKind::Binary(BinOp::Eq, l, r) = &x.kind else { continue };
-            for (a, b) in [(l, r), (r, l)] {
-                let size = INDICES.iter().map(|v| size_of(v)).find(|n| a.as_name() == Some(n));
-                if let (Some(n), Some(_)) = (size, b.as_int()) {
-                    if !out.iter().any(|(m, _)| *m == n) {
-                        out.push((n, Expr::new(b.kind.clone(), Span::DUMMY)));
-                    }
+            for n in INDICES.iter().map(|v| size_of(v)) {
+                let value = super::size_fact(x, n).filter(|b| b.as_int().is_some());
+                if let Some(b) = value.filter(|_| !out.iter().any(|(m, _)| *m == n)) {
+                    out.push((n, Expr::new(b.kind.clone(), Span::DUMMY)));
                 }
             }
         }
@@ -806,10 +803,7 @@ fn fix_iters(s: &mut Stmt, fixed: &[(&'static str, Expr)]) {
 
 /// `size == K` (either side) for a fixed size: the conjunct that fixes it.
 fn defining(e: &Expr, fixed: &[(&'static str, Expr)]) -> bool {
-    let ExprKind::Binary(BinOp::Eq, l, r) = &e.kind else { return false };
-    [(l, r), (r, l)]
-        .iter()
-        .any(|(a, b)| b.as_int().is_some() && fixed.iter().any(|(n, _)| a.as_name() == Some(n)))
+    fixed.iter().any(|(n, _)| super::size_fact(e, n).is_some_and(|b| b.as_int().is_some()))
 }
 
 fn kernel_form(mut m: Method, diags: &mut Vec<Diagnostic>, flat: bool) -> Method {

@@ -34,6 +34,17 @@ pub const SHARED_ALLOC: &str = "cuda_shared_";
 /// printed back as written.
 pub const CUDA_BUILTINS: &[&str] = &["threadIdx", "blockIdx", "blockDim", "gridDim"];
 
+/// The value `E` of a conjunct `size == E` or `E == size` (`size` a launch size of the kernel
+/// form, e.g. `blockDim.x`).
+pub fn size_fact<'e>(x: &'e Expr, size: &str) -> Option<&'e Expr> {
+    let ExprKind::Binary(BinOp::Eq, l, r) = &x.kind else { return None };
+    match (l.as_name(), r.as_name()) {
+        (Some(n), _) if n == size => Some(r),
+        (_, Some(n)) if n == size => Some(l),
+        _ => None,
+    }
+}
+
 /// `threadIdx` `.` `x` → `threadIdx.x`.
 pub fn builtin_name(base: &str, field: &str) -> Option<&'static str> {
     const NAMES: &[&str] = &[
