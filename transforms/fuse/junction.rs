@@ -126,8 +126,8 @@ pub(super) fn junction(
         }
     }
     // Opaque resources on arrays of both kernels cannot be analysed: one on an array the other
-    // kernel names otherwise (by atoms, or by a different opaque resource: `\\pointer_index(a,
-    // t, write)` and `\\pointer_index(a, t, 1\\2)`) would be carried next to it, asking for
+    // kernel names otherwise (by atoms, or by a different opaque resource: `\pointer_index(a,
+    // t, write)` and `\pointer_index(a, t, 1\2)`) would be carried next to it, asking for
     // more than there is. The same resource in both kernels is held once, one kernel after the
     // other, and is carried once.
     for (ka, kb) in [(k1, k2), (k2, k1)] {
@@ -141,16 +141,16 @@ pub(super) fn junction(
                         .any(|c| c.text != cr.text && c.arrays.contains(n))
             };
             let both_atoms = |n: &String| k1.uses(n) && k2.uses(n);
-            if cr.arrays.iter().any(|n| both_atoms(n) || other(n)) {
+            if let Some(n) = cr.arrays.iter().find(|n| both_atoms(n) || other(n)) {
                 return Err(JunctionError::Diag(
                     Diagnostic::error(
                         "A604",
                         format!(
-                            "cannot fuse: the resource `{}` mentions an array both kernels use",
+                            "cannot fuse: the resource `{}` mentions `{n}`, which the other kernel holds through other permissions",
                             cr.text
                         ),
                     )
-                    .with_help("express the permission with Perm(a[i], π) atoms"),
+                    .with_help("express the permissions on the array with Perm(a[i], π) atoms in both kernels"),
                 ));
             }
         }
