@@ -149,11 +149,10 @@ pub(super) fn fuse_launches(ctx: &mut Ctx, site: &Site, params: &Params) -> Outc
         }
     }
     let none: Vec<(String, String)> = Vec::new();
-    let pvl = |text: &str, ren: &[(String, String)]| to_pvl(text, ren);
     let mut t = String::from("class VctCudaFusion {\n");
     for (k, ren) in [(&a, &none), (&b, &renames)] {
         for c in written_everywhere(src, k.method, k.arm) {
-            t.push_str(&format!("  {}\n", pvl(c, ren)));
+            t.push_str(&format!("  {}\n", to_pvl(c, ren)));
         }
     }
     let mut ps: Vec<String> = Vec::new();
@@ -178,9 +177,9 @@ pub(super) fn fuse_launches(ctx: &mut Ctx, site: &Site, params: &Params) -> Outc
     for (k, ren) in [(&a, &none), (&b, &renames)] {
         t.push_str(&format!("    par {} (int vct_tid = 0 .. {threads})\n", k.method.name.name));
         for c in &k.arm.contract {
-            t.push_str(&format!("      {}\n", pvl(c.span.text(src), ren)));
+            t.push_str(&format!("      {}\n", to_pvl(c.span.text(src), ren)));
         }
-        t.push_str(&format!("    {}\n", pvl(k.arm.body.span.text(src), ren)));
+        t.push_str(&format!("    {}\n", to_pvl(k.arm.body.span.text(src), ren)));
     }
     t.push_str("  }\n}\n");
     // ---- PVL fusion on that text
@@ -311,21 +310,11 @@ fn thread_arm(m: &Method) -> Option<&ParArm> {
 
 /// The `context_everywhere` clauses the kernel's author wrote (not those the front end derives).
 fn written_everywhere<'s>(src: &'s str, m: &Method, arm: &ParArm) -> Vec<&'s str> {
-    let thread: Vec<(usize, usize)> =
-        arm.contract.iter().map(|c| (c.span.start(), c.span.end())).collect();
-    let mut out: Vec<&str> = Vec::new();
-    for c in &m.prefix.clauses {
-        let text = c.span.text(src);
-        if c.kind == ClauseKind::ContextEverywhere
-            && c.span.end() != 0
-            && !thread.contains(&(c.span.start(), c.span.end()))
-            && text.trim_start().starts_with("context_everywhere")
-            && !out.contains(&text)
-        {
-            out.push(text);
-        }
-    }
-    out
+    crate::front::cuda::written_kernel_clauses(src, m, arm)
+        .into_iter()
+        .filter(|c| c.kind == ClauseKind::ContextEverywhere)
+        .map(|c| c.span.text(src))
+        .collect()
 }
 
 /// The end of the statement whose expression ends at `at` (past its `;`).

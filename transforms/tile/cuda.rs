@@ -66,17 +66,7 @@ pub(super) fn kernel(
             "tile a kernel without shared memory",
         );
     }
-    // The per-thread clauses (with their spans) and the written kernel-wide ones.
-    let thread_spans: Vec<(usize, usize)> = arm.contract.iter().map(|c| key(c.span)).collect();
-    let written = |c: &&Clause| {
-        let text = c.span.text(src).trim_start();
-        c.span.end() != 0
-            && !thread_spans.contains(&key(c.span))
-            && ["context_everywhere", "kernel_invariant", "requires", "ensures", "context"]
-                .iter()
-                .any(|k| text.starts_with(k))
-    };
-    let kernel_wide: Vec<&Clause> = method.prefix.clauses.iter().filter(written).collect();
+    let kernel_wide = crate::front::cuda::written_kernel_clauses(src, method, arm);
     let mut fact = None;
     for c in kernel_wide.iter().copied().chain(arm.contract.iter()) {
         let Some(e) = c.expr() else { continue };
@@ -99,9 +89,9 @@ pub(super) fn kernel(
     for c in &kernel_wide {
         let Some(e) = c.expr() else { continue };
         for x in e.conjuncts() {
-            if key(x.span) != key(fact)
+            if !x.span.same_place(fact)
                 && mentions(x, BLOCK_SIZE)
-                && !others.iter().any(|o: &Expr| key(o.span) == key(x.span))
+                && !others.iter().any(|o: &Expr| o.span.same_place(x.span))
             {
                 others.push(x.clone());
             }
@@ -136,9 +126,4 @@ pub(super) fn kernel(
         spans.push(b.span);
     }
     Ok(Some(Kernel { fact, count, others, launches: spans }))
-}
-
-/// A span's bounds (`Span`'s own equality ignores them: ASTs compare by structure).
-pub(super) fn key(s: Span) -> (usize, usize) {
-    (s.start(), s.end())
 }

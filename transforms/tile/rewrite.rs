@@ -3,7 +3,6 @@
 //! contract's quantifiers over the threads nested to match; the ceiling helper when needed.
 
 use super::check::Plan;
-use super::cuda::key;
 use crate::analyze::exprtext::{collect, is_atomic, mentions, paren, splice, subst_fn, subst_var};
 use crate::diag::Diagnostic;
 use crate::edit::{indent_at, line_start, reindent, EditSet};
@@ -166,7 +165,7 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
         let post = clause.kind.is_post();
         for group in span_groups(e.conjuncts()) {
             let c = group[0];
-            if cuda.as_ref().is_some_and(|k| key(k.fact) == key(c.span)) {
+            if cuda.as_ref().is_some_and(|k| k.fact.same_place(c.span)) {
                 continue; // rewritten to `blockDim.x == N` above
             }
             if !group.iter().any(|c| mentions(c, t)) {
@@ -481,7 +480,7 @@ fn span_groups(conjuncts: Vec<&Expr>) -> Vec<Vec<&Expr>> {
     let mut out: Vec<Vec<&Expr>> = Vec::new();
     for c in conjuncts {
         match out.last_mut() {
-            Some(g) if key(g[0].span) == key(c.span) && c.span.end() != 0 => g.push(c),
+            Some(g) if g[0].span.same_place(c.span) && c.span.end() != 0 => g.push(c),
             _ => out.push(vec![c]),
         }
     }

@@ -45,6 +45,26 @@ pub fn size_fact<'e>(x: &'e Expr, size: &str) -> Option<&'e Expr> {
     }
 }
 
+/// The clauses of a kernel's method (in the kernel form) that its author wrote for the whole
+/// kernel (`context_everywhere`, `kernel_invariant`, …), not those the lowering derives from the
+/// per-thread contract of `threads` (which keep the written clause's span) or adds itself.
+pub fn written_kernel_clauses<'m>(src: &str, m: &'m Method, threads: &ParArm) -> Vec<&'m Clause> {
+    const WORDS: &[&str] =
+        &["context_everywhere", "kernel_invariant", "requires", "ensures", "context"];
+    let mut out: Vec<&Clause> = Vec::new();
+    for c in &m.prefix.clauses {
+        let text = c.span.text(src).trim_start();
+        if c.span.end() != 0
+            && !threads.contract.iter().any(|t| t.span.same_place(c.span))
+            && !out.iter().any(|o| o.span.same_place(c.span))
+            && WORDS.iter().any(|k| text.starts_with(k))
+        {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// `threadIdx` `.` `x` → `threadIdx.x`.
 pub fn builtin_name(base: &str, field: &str) -> Option<&'static str> {
     const NAMES: &[&str] = &[
