@@ -14,6 +14,8 @@
 //! * set comprehensions over a finite domain (`set_comprehension_*`);
 //! * a constructor's `given` parameters from `new C(…) with { g = e; }` and calls on a
 //!   possibly-null receiver `c->p(…)` (`new_with_*`, `null_safe_call_bad`);
+//! * `read` in a loop invariant is an amount fixed at the loop's entry, given back exactly after
+//!   the loop, and never write permission (`loop_read_*`);
 //! * refused: a `par` arm's wait list (`unsupported_par_wait`), a comprehension over an
 //!   infinite domain (`unsupported_set_comprehension`).
 

@@ -490,7 +490,7 @@ impl Encoder<'_> {
     }
 
     /// The heap location of `Perm(loc, …)`: an array element or a field, as `r.f`.
-    fn location(&mut self, loc: &Expr) -> R<Exp> {
+    pub(super) fn location(&mut self, loc: &Expr) -> R<Exp> {
         match &loc.kind {
             // A trigger marker `{: e :}` around the location: the quantifier's triggers are
             // chosen by `quant`, so the marker only names the location.

@@ -7,6 +7,7 @@
 mod barrier;
 mod bounds;
 mod jumps;
+mod loop_reads;
 mod par;
 mod vars;
 mod vec;
@@ -108,7 +109,11 @@ impl Encoder<'_> {
                     let hi = self.spec(hi)?;
                     out.push(Stmt::new(StmtKind::Assign(Exp::var(&v), lo.clone()), o(Role::Code)));
                     let cond = Exp::bin("<", Exp::var(&v), hi.clone());
-                    let mut invs = self.loop_invariants(prefix)?;
+                    let moving = [var.name.as_str()];
+                    let mut invs =
+                        self.with_loop_reads(prefix, &[body.as_ref()], &moving, out, |me| {
+                            me.loop_invariants(prefix)
+                        })?;
                     invs.insert(
                         0,
                         Contract {
@@ -697,7 +702,10 @@ impl Encoder<'_> {
             for s in &l.init {
                 self.stmt(s, false, out)?;
             }
-            let invs = self.loop_invariants(&l.prefix)?;
+            let mut stmts: Vec<&ast::Stmt> = vec![&l.body];
+            stmts.extend(l.update.iter());
+            let invs = self
+                .with_loop_reads(&l.prefix, &stmts, &[], out, |me| me.loop_invariants(&l.prefix))?;
             let cond = match &l.cond {
                 Some(c) => self.code(c)?,
                 None => Exp::bool(true),
