@@ -251,6 +251,33 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "Failed",
         "V-ASSERT",
     ),
+    // A neighbour's cell `(i + c) % K` is one cell per value of `i` when the values of `i + c`
+    // fit in one window of K (literal, or symbolic under the contract's facts): re-indexed over
+    // the cell. Cells that collide (`% 16` for 32 threads) or a window wider than K still fail.
+    (
+        "neighbour_cells.pvl",
+        "class C {\n  context_everywhere a != null && a.length == 32;\n  context (\\forall* int i; 0 <= i && i < 32; Perm(a[i], write));\n  ensures (\\forall int i; 0 <= i && i < 32; a[i] == (i + 31) % 32);\n  void rotate(int[] a) {\n    par (int tid = 0 .. 32)\n      context Perm(a[(tid + 1) % 32], write);\n      ensures a[(tid + 1) % 32] == tid;\n    {\n      a[(tid + 1) % 32] = tid;\n    }\n  }\n}\n",
+        "Verified",
+        "",
+    ),
+    (
+        "neighbour_cells_collide.pvl",
+        "class C {\n  context_everywhere a != null && a.length == 32;\n  context (\\forall* int i; 0 <= i && i < 32; Perm(a[i], write));\n  \n  void rotate(int[] a) {\n    par (int tid = 0 .. 32)\n      context Perm(a[(tid + 1) % 16], write);\n      ensures a[(tid + 1) % 16] == tid;\n    {\n      a[(tid + 1) % 16] = tid;\n    }\n  }\n}\n",
+        "Failed",
+        "V-NOT-INJECTIVE",
+    ),
+    (
+        "shifted_window.pvl",
+        "class C {\n  requires a != null && a.length == 32 && 0 <= s && 0 <= n && n <= 32;\n  requires (\\forall* int i; 0 <= i && i < n; Perm(a[(i + s) % 32], write));\n  ensures (\\forall* int i; 0 <= i && i < n; Perm(a[(i + s) % 32], write));\n  ensures (\\forall int i; 0 <= i && i < n; a[(i + s) % 32] == 0);\n  void clear(int[] a, int n, int s) {\n    loop_invariant 0 <= k && k <= n;\n    loop_invariant (\\forall* int i; 0 <= i && i < n; Perm(a[(i + s) % 32], write));\n    loop_invariant (\\forall int i; 0 <= i && i < k; a[(i + s) % 32] == 0);\n    for (int k = 0; k < n; k++) {\n      a[(k + s) % 32] = 0;\n    }\n  }\n}\n",
+        "Verified",
+        "",
+    ),
+    (
+        "shifted_window_too_wide.pvl",
+        "class C {\n  requires a != null && a.length == 32 && 0 <= s && 0 <= n && n <= 33;\n  requires (\\forall* int i; 0 <= i && i < n; Perm(a[(i + s) % 32], write));\n  ensures (\\forall* int i; 0 <= i && i < n; Perm(a[(i + s) % 32], write));\n  ensures (\\forall int i; 0 <= i && i < n; a[(i + s) % 32] == 0);\n  void clear(int[] a, int n, int s) {\n    loop_invariant 0 <= k && k <= n;\n    loop_invariant (\\forall* int i; 0 <= i && i < n; Perm(a[(i + s) % 32], write));\n    loop_invariant (\\forall int i; 0 <= i && i < k; a[(i + s) % 32] == 0);\n    for (int k = 0; k < n; k++) {\n      a[(k + s) % 32] = 0;\n    }\n  }\n}\n",
+        "Failed",
+        "V-NOT-INJECTIVE",
+    ),
 ];
 
 #[test]

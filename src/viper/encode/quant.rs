@@ -4,6 +4,8 @@
 //! permission chunks whose receivers are shifted. So every quantifier is re-indexed until a
 //! subscript of the bound variable is the bare variable, which then becomes the trigger.
 
+mod modular;
+
 use crate::viper::ast::{Exp, ExpKind, Ty};
 use crate::viper::print::Printer;
 use num_bigint::BigInt;
@@ -515,6 +517,17 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
                 return forall(vec![j], vec![vec![trig]], whole);
             }
         }
+    }
+    // A neighbour's cell `E % K` (see `modular`).
+    if let Some((cond, q)) = modular::modular(fresh, &vars, &guards, &body, &subs) {
+        return match cond {
+            None => q,
+            // Where the window may not hold, the quantifier as it was (Silicon's triggers).
+            Some(c) => {
+                let not_c = Exp::synth(ExpKind::Unary("!", Box::new(c.clone())));
+                Exp::and(Exp::implies(c, q), Exp::implies(not_c, forall(vars, vec![], whole)))
+            }
+        };
     }
     // Symbolic row-major grid: `K * v1 + v2 + c` with v2 ranging over [lo, lo + K).
     if let Some(q) = symbolic_grid(fresh, &vars, &guards, &body, &subs) {
