@@ -118,7 +118,8 @@ type Backend = crate::verify::silicon::Backend;
 type Found = Result<Backend, String>;
 
 /// From this many requests on, the driver JVM is tuned for throughput (full JIT) rather than
-/// start-up (C1 + AppCDS): `BackendConfig::throughput` breaks even around 20–30 files.
+/// start-up (C1 + AppCDS): `BackendConfig::throughput` breaks even around 20–30 files. (The
+/// backend also tunes a JVM for throughput when the first program it verifies is large.)
 const THROUGHPUT_REQUESTS: usize = 24;
 
 /// Finds the backend (Java, Silicon, z3, the driver) for about `requests` requests; starts

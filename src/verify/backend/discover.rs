@@ -120,7 +120,8 @@ pub struct BackendConfig {
     pub use_cds: bool,
     /// Tune the driver JVM for many files (full tiered JIT) instead of start-up (C1 only +
     /// AppCDS). Measured on a busy 2-core machine, C1 + AppCDS halves the CPU time up to ~10
-    /// small files and breaks even around 20–30; set this for corpus runs.
+    /// small files and breaks even around 20–30; set this for corpus runs. A JVM whose first
+    /// program is large (`runner::THROUGHPUT_BYTES`) is tuned for throughput anyway.
     pub throughput: bool,
     /// Added to the timeout for the wall-clock limit, after which the JVM is killed (§3.1: 10 s).
     pub grace: Duration,

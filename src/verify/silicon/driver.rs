@@ -85,6 +85,7 @@ impl DriverProcess {
         silicon_opts: &[String],
         cfg: &BackendConfig,
         workers: usize,
+        throughput: bool,
     ) -> Result<DriverProcess, String> {
         let Some(driver) = &c.driver else {
             return Err("the batch driver is not compiled".into());
@@ -92,8 +93,8 @@ impl DriverProcess {
         let sep = if cfg!(windows) { ";" } else { ":" };
         let cp = format!("{}{sep}{}", c.silicon.path.display(), driver.class_dir.display());
         let mut cmd = Command::new(&c.java.path);
-        if cfg.throughput {
-            cmd.args(["-Xss32m", "-XX:+UseSerialGC"]);
+        if throughput {
+            cmd.args(super::runner::THROUGHPUT_JVM_ARGS);
         } else {
             // A typical alpine-rs run sends one to a few requests: start-up dominates (§8.1).
             per_file_jvm_args(&mut cmd, c.cds_archive.as_deref());
