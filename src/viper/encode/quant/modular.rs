@@ -91,32 +91,7 @@ pub(super) fn modular(
     let l_val = Exp::bin("-", e_val, c_e);
     // The variables from L = E - c.
     let mut extra = Vec::new();
-    let substs: Vec<(String, Exp)> = match lin.coeffs.as_slice() {
-        [a] => {
-            if a.is_one() {
-                vec![(vars[0].clone(), l_val)]
-            } else {
-                extra.push(Exp::bin("==", Exp::bin("%", l_val.clone(), int(a)), Exp::int(0)));
-                vec![(vars[0].clone(), Exp::bin("\\", l_val, int(a)))]
-            }
-        }
-        [_, b] => {
-            let (outer, inner) = if b.is_one() { (0, 1) } else { (1, 0) };
-            let kk = lin.coeffs[outer].clone();
-            let (Some(lo), Some(hi)) = (lit(&ranges[inner].0), lit(&ranges[inner].1)) else {
-                return None;
-            };
-            if !lin.coeffs[inner].is_one() || hi - lo.clone() != kk {
-                return None;
-            }
-            let base = Exp::bin("-", l_val, int(&lo));
-            vec![
-                (vars[outer].clone(), Exp::bin("\\", base.clone(), int(&kk))),
-                (vars[inner].clone(), Exp::bin("+", Exp::bin("%", base, int(&kk)), int(&lo))),
-            ]
-        }
-        _ => return None,
-    };
+    let substs = invert(vars, &lin.coeffs, &ranges, l_val, &mut extra)?;
     let apply = |x: &Exp| substs.iter().fold(x.clone(), |acc, (v, r)| acc.subst(v, r));
     let from = text(&apply(idx));
     let mut ng = vec![Exp::bin("<=", Exp::int(0), jv.clone()), Exp::bin("<", jv.clone(), int(&k))];
@@ -133,5 +108,43 @@ fn width_ok_lhs(cond: &Exp) -> Exp {
     match &cond.kind {
         ExpKind::Binary("<=", w, _) => (**w).clone(),
         _ => cond.clone(),
+    }
+}
+
+/// The variables of `Σ coeffs · vars = value` (every coefficient positive): one variable, or the
+/// row-major grid `kk * outer + inner` with `inner` ranging over exactly `kk` literal values.
+/// A coefficient above 1 on a single variable adds the divisibility guard to `extra`.
+fn invert(
+    vars: &[String],
+    coeffs: &[BigInt],
+    ranges: &[(Exp, Exp)],
+    value: Exp,
+    extra: &mut Vec<Exp>,
+) -> Option<Vec<(String, Exp)>> {
+    match coeffs {
+        [a] => {
+            if a.is_one() {
+                Some(vec![(vars[0].clone(), value)])
+            } else {
+                extra.push(Exp::bin("==", Exp::bin("%", value.clone(), int(a)), Exp::int(0)));
+                Some(vec![(vars[0].clone(), Exp::bin("\\", value, int(a)))])
+            }
+        }
+        [_, b] => {
+            let (outer, inner) = if b.is_one() { (0, 1) } else { (1, 0) };
+            let kk = coeffs[outer].clone();
+            let (Some(lo), Some(hi)) = (lit(&ranges[inner].0), lit(&ranges[inner].1)) else {
+                return None;
+            };
+            if !coeffs[inner].is_one() || hi - lo.clone() != kk {
+                return None;
+            }
+            let base = Exp::bin("-", value, int(&lo));
+            Some(vec![
+                (vars[outer].clone(), Exp::bin("\\", base.clone(), int(&kk))),
+                (vars[inner].clone(), Exp::bin("+", Exp::bin("%", base, int(&kk)), int(&lo))),
+            ])
+        }
+        _ => None,
     }
 }
