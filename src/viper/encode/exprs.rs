@@ -937,19 +937,9 @@ impl Encoder<'_> {
             if let Some(r) = recv {
                 l = l.subst("this", r);
             }
-            amounts.push(Exp::bin("/", Exp::synth(ExpKind::PermOf(Box::new(l))), Exp::int(2)));
+            amounts.push(l);
         }
-        let mut it = amounts.into_iter();
-        let first = it.next();
-        Ok(first.map(|f| {
-            it.fold(f, |m, x| {
-                Exp::synth(ExpKind::Cond(
-                    Box::new(Exp::bin("<", x.clone(), m.clone())),
-                    Box::new(x),
-                    Box::new(m),
-                ))
-            })
-        }))
+        Ok(half_least_held(amounts))
     }
 
     /// An inline function call: its body with the arguments for the parameters. The body is
@@ -1071,4 +1061,17 @@ impl Encoder<'_> {
         let pats = self.patterns.pop().unwrap_or_default();
         r.map(|e| self.user_triggers(e, &vars_seen, pats).with_span(Some(span)))
     }
+}
+
+/// Half the least amount held of the locations `locs` (`perm(l) / 2`, the smallest by `?:`), the
+/// `read` amount a callee or a loop takes; `None` for no location.
+pub(super) fn half_least_held(locs: Vec<Exp>) -> Option<Exp> {
+    let half = |l: Exp| Exp::bin("/", Exp::synth(ExpKind::PermOf(Box::new(l))), Exp::int(2));
+    locs.into_iter().map(half).reduce(|m, x| {
+        Exp::synth(ExpKind::Cond(
+            Box::new(Exp::bin("<", x.clone(), m.clone())),
+            Box::new(x),
+            Box::new(m),
+        ))
+    })
 }

@@ -45,20 +45,11 @@ impl Encoder<'_> {
         self.read_var = saved;
         let r = r?;
         // The locations encoded in the invariants, so they encode here without new errors.
-        let mut amounts = Vec::new();
+        let mut held = Vec::new();
         for l in &locs {
-            let loc = self.location(l)?;
-            amounts.push(Exp::bin("/", Exp::synth(ExpKind::PermOf(Box::new(loc))), Exp::int(2)));
+            held.push(self.location(l)?);
         }
-        let mut it = amounts.into_iter();
-        if let Some(first) = it.next() {
-            let least = it.fold(first, |m, x| {
-                Exp::synth(ExpKind::Cond(
-                    Box::new(Exp::bin("<", x.clone(), m.clone())),
-                    Box::new(x),
-                    Box::new(m),
-                ))
-            });
+        if let Some(least) = super::super::exprs::half_least_held(held) {
             out.push(crate::viper::ast::Stmt::new(
                 StmtKind::Assign(Exp::var(&rd), least),
                 Origin::synthetic(),
