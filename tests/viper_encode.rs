@@ -32,8 +32,9 @@ fn every_parsable_corpus_program_encodes() {
 
 #[test]
 fn unsupported_constructs_are_named_with_their_span() {
-    let text =
-        "class C {\n  int f(int n) {\n    return (\\sum int i; 0 <= i && i < n; i);\n  }\n}\n";
+    // A sum over a symbolic range whose terms call a function.
+    let text = "class C {\n  pure int g(int i) = i;\n  int f(int n) {\n    return (\\sum int i; \
+                0 <= i && i < n; g(i));\n  }\n}\n";
     let ds = encode(text).unwrap_err();
     let d = &ds[0];
     assert_eq!(d.code, "V-UNSUPPORTED");

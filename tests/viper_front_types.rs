@@ -16,6 +16,9 @@
 //!   possibly-null receiver `c->p(…)` (`new_with_*`, `null_safe_call_bad`);
 //! * `read` in a loop invariant is an amount fixed at the loop's entry, given back exactly after
 //!   the loop, and never write permission (`loop_read_*`);
+//! * `\sum` over literal and symbolic ranges, a loop accumulating one, and sums whose terms
+//!   are not defined (out of bounds, no permission) failing at the sum (`sum_*`); refused: a
+//!   symbolic sum whose terms call a function (`unsupported_sum_call`);
 //! * refused: a `par` arm's wait list (`unsupported_par_wait`), a comprehension over an
 //!   infinite domain (`unsupported_set_comprehension`).
 

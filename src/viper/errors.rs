@@ -235,6 +235,21 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
         "assignment.failed" if reason == "insufficient.permission" => {
             ("V-PERM-WRITE", "insufficient permission for this assignment".to_string())
         }
+        "application.precondition" if e.message.contains("function vct_sum") => {
+            // The precondition of a `\sum`'s function is what its terms need (`encode::sum`).
+            if reason == "insufficient.permission" {
+                (
+                    "V-PERM-READ",
+                    "the terms of this `\\sum` may read a location without permission".to_string(),
+                )
+            } else if e.message.contains("anull()") {
+                ("V-NULL", "an array the terms of this `\\sum` read may be null".to_string())
+            } else if e.message.contains("!= 0") {
+                ("V-DIV0", "a divisor in the terms of this `\\sum` may be zero".to_string())
+            } else {
+                ("V-OOB", "an index in the terms of this `\\sum` may be out of bounds".to_string())
+            }
+        }
         "application.precondition" => {
             if e.message.contains("function aloc") {
                 if e.message.contains("anull()") {

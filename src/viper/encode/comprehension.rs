@@ -205,7 +205,7 @@ fn expand(names: &[String], lists: &[&Vec<Exp>], cond: &Exp, body: &Exp, elem: &
     parts.into_iter().reduce(|a, b| Exp::bin("union", a, b)).unwrap_or(empty)
 }
 
-fn lit(e: &Exp) -> Option<BigInt> {
+pub(super) fn lit(e: &Exp) -> Option<BigInt> {
     match &e.kind {
         ExpKind::Int(v) => Some(v.clone()),
         ExpKind::Unary("-", x) => lit(x).map(|v| -v),
@@ -215,7 +215,17 @@ fn lit(e: &Exp) -> Option<BigInt> {
 
 /// `lo <= v && v < hi` from the guards (any of `<`, `<=`, `>`, `>=` on either side), with
 /// bounds free of every generator variable.
-fn int_bounds(guards: &[Exp], v: &str, vars: &[String]) -> Option<(Exp, Exp)> {
+pub(super) fn int_bounds(guards: &[Exp], v: &str, vars: &[String]) -> Option<(Exp, Exp)> {
+    int_bounds_at(guards, v, vars).map(|(lo, hi, _)| (lo, hi))
+}
+
+/// [`int_bounds`], with the positions of the two guards the bounds come from (which say
+/// exactly `lo <= v` and `v < hi`).
+pub(super) fn int_bounds_at(
+    guards: &[Exp],
+    v: &str,
+    vars: &[String],
+) -> Option<(Exp, Exp, [usize; 2])> {
     let free = |e: &Exp| !vars.iter().any(|x| e.mentions_var(x));
     let is_v = |e: &Exp| matches!(&e.kind, ExpKind::Var(n) if n == v);
     let plus1 = |e: &Exp| match lit(e) {
@@ -223,20 +233,25 @@ fn int_bounds(guards: &[Exp], v: &str, vars: &[String]) -> Option<(Exp, Exp)> {
         None => Exp::bin("+", e.clone(), Exp::synth(ExpKind::Int(BigInt::from(1)))),
     };
     let (mut lo, mut hi) = (None, None);
-    for g in guards {
+    for (at, g) in guards.iter().enumerate() {
         let ExpKind::Binary(op, a, b) = &g.kind else { continue };
         let (a, b) = (&**a, &**b);
-        match *op {
-            "<=" if is_v(b) && free(a) => lo = lo.or(Some(a.clone())),
-            ">=" if is_v(a) && free(b) => lo = lo.or(Some(b.clone())),
-            "<" if is_v(b) && free(a) => lo = lo.or(Some(plus1(a))),
-            ">" if is_v(a) && free(b) => lo = lo.or(Some(plus1(b))),
-            "<" if is_v(a) && free(b) => hi = hi.or(Some(b.clone())),
-            ">" if is_v(b) && free(a) => hi = hi.or(Some(a.clone())),
-            "<=" if is_v(a) && free(b) => hi = hi.or(Some(plus1(b))),
-            ">=" if is_v(b) && free(a) => hi = hi.or(Some(plus1(a))),
-            _ => {}
+        let (bound, is_lo) = match *op {
+            "<=" if is_v(b) && free(a) => (a.clone(), true),
+            ">=" if is_v(a) && free(b) => (b.clone(), true),
+            "<" if is_v(b) && free(a) => (plus1(a), true),
+            ">" if is_v(a) && free(b) => (plus1(b), true),
+            "<" if is_v(a) && free(b) => (b.clone(), false),
+            ">" if is_v(b) && free(a) => (a.clone(), false),
+            "<=" if is_v(a) && free(b) => (plus1(b), false),
+            ">=" if is_v(b) && free(a) => (plus1(a), false),
+            _ => continue,
+        };
+        let slot = if is_lo { &mut lo } else { &mut hi };
+        if slot.is_none() {
+            *slot = Some((bound, at));
         }
     }
-    Some((lo?, hi?))
+    let ((lo, l), (hi, h)) = (lo?, hi?);
+    Some((lo, hi, [l, h]))
 }

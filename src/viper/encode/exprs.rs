@@ -300,13 +300,15 @@ impl Encoder<'_> {
             }
             ExprKind::Labelled(_, x) => return self.expr(x, code),
             ExprKind::SetComprehension(c) => return self.set_comprehension(c, code, e.span),
+            ExprKind::Sum { ty, name, cond, body } => {
+                return self.sum(ty, name, cond, body, e.span)
+            }
             ExprKind::NewArray(..) | ExprKind::NewObject(..) => {
                 self.unsupported("allocation inside an expression", e.span);
                 return Err(());
             }
             _ => {
                 let what = match &e.kind {
-                    ExprKind::Sum { .. } => "`\\sum`".to_string(),
                     ExprKind::Tuple(_) => "a tuple".to_string(),
                     ExprKind::Binary(BinOp::Wand, ..) => "a magic wand".to_string(),
                     _ => format!("the expression `{}`", self.src_text(e.span)),

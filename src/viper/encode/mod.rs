@@ -16,6 +16,7 @@ mod names;
 mod quant;
 mod sat;
 mod stmts;
+mod sum;
 mod triggers;
 mod typing;
 
@@ -167,6 +168,9 @@ pub(crate) struct Encoder<'a> {
     pub in_adt: Option<String>,
     /// The user's patterns of each quantifier being encoded, innermost last (`triggers.rs`).
     pub patterns: Vec<triggers::Patterns>,
+    /// The functions made for `\sum`s so far (`sum.rs`): each with its own name replaced by
+    /// `%sum`, and the name of its unrolled form, so that equal sums share them.
+    pub sums: Vec<(Function, String)>,
 }
 
 pub(crate) type R<T> = Result<T, ()>;
@@ -266,6 +270,7 @@ impl<'a> Encoder<'a> {
             adts: HashMap::new(),
             patterns: Vec::new(),
             in_adt: None,
+            sums: Vec::new(),
         }
     }
 
