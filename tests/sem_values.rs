@@ -272,6 +272,42 @@ fn wrong_map_and_option_facts_are_caught() {
     fails_with(MAPS, "get_none", Status::Error, "R-OPTION-NONE");
 }
 
+/// Quantifiers over every integer whose formula is decided inside a collection: the binder
+/// ranges over its members (exact, not a sample), in the condition or in the body.
+const DOMAINS: &str = r#"
+class T {
+  void good() {
+    map<int, int> m = map<int, int>{1 -> 1, 2 -> 4, 3 -> 9};
+    set<int> s = {2, 5};
+    assert (\forall int i; i < 1 || i > 3; !(i in keysMap(m)));
+    assert (\forall int i; true; i in keysMap(m) ==> m[i] == i * i);
+    assert (\forall int i; !(i in s) || i > 1);
+    assert (\exists int i; true; i in s && i > 4);
+    assert !(\exists int i; i in keysMap(m) && i > 3);
+  }
+  void outside_wrong() {
+    map<int, int> m = map<int, int>{1 -> 1, 2 -> 4, 3 -> 9};
+    assert (\forall int i; i < 2 || i > 3; !(i in keysMap(m)));
+  }
+  void body_wrong() {
+    set<int> s = {2, 5};
+    assert (\forall int i; i in s ==> i > 2);
+  }
+  void exists_wrong() {
+    set<int> s = {2, 5};
+    assert (\exists int i; true; i in s && i > 5);
+  }
+}
+"#;
+
+#[test]
+fn quantifiers_decided_inside_a_collection_range_over_it() {
+    assert_eq!(run1(DOMAINS, "good").status, Status::Ok);
+    fails_with(DOMAINS, "outside_wrong", Status::Error, "R-ASSERT");
+    fails_with(DOMAINS, "body_wrong", Status::Error, "R-ASSERT");
+    fails_with(DOMAINS, "exists_wrong", Status::Error, "R-ASSERT");
+}
+
 const BIG: &str = r#"
 class T {
   void good() {

@@ -285,6 +285,16 @@ impl<'a> Compiler<'a> {
                     None => true,
                 };
                 let body = self.expr(body, &mut None);
+                // A binder the condition does not bound may still range over a collection the
+                // formula implies (see `domain`).
+                let slots: Vec<u32> = binders.iter().map(|b| b.slot).collect();
+                for b in binders.iter_mut() {
+                    if b.members.is_empty() && (b.lows.is_empty() || b.highs.is_empty()) {
+                        let d =
+                            super::domain::implied_domain(*kind, c.as_ref(), &body, b.slot, &slots);
+                        b.members.extend(d);
+                    }
+                }
                 self.scope.pop();
                 CE::Quant {
                     kind: *kind,

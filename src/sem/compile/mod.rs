@@ -18,6 +18,7 @@ use num_traits::ToPrimitive;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+mod domain;
 mod expr;
 mod jumps;
 mod program;
