@@ -361,6 +361,29 @@ fn cells_fixed_by_the_precondition_are_computed() {
     assert!(codes(&rs).iter().any(|c| c == "R-BAR-POST"), "{:?}", codes(&rs));
 }
 
+/// A map a precondition gives keys and values over a range: the generator builds it (a
+/// random map has those 40 keys with those values by no chance).
+const MAP_ENTRIES: &str = r#"
+class M {
+  requires n >= 0 && n <= 40;
+  requires (\forall int i; 0 <= i && i < n; i in keysMap(m) && m[i] == i * i + k);
+  ensures \result == (n > 0 ? k : 0);
+  int first(map<int, int> m, int n, int k) {
+    if (n > 0) { return m[0]; }
+    return 0;
+  }
+}
+"#;
+
+#[test]
+fn map_entries_fixed_by_the_precondition_are_computed() {
+    let rs = runs(MAP_ENTRIES, 20);
+    assert!(rs.iter().all(|r| r.status == Status::Ok), "{:?}", codes(&rs));
+    let wrong = MAP_ENTRIES.replace("return m[0];", "return m[0] + 1;");
+    let rs = runs(&wrong, 20);
+    assert!(codes(&rs).iter().any(|c| c == "R-POST"), "{:?}", codes(&rs));
+}
+
 /// An entry method's `yields` variables start unconstrained in VerCors, and a contract may
 /// state them: they are generated like parameters (here `|res| == n`), not left null.
 const ENTRY_YIELDS: &str = r#"

@@ -4,10 +4,14 @@
 //! has fixed the sizes and scalars, such cells are set to `E`'s value, in clause order, instead
 //! of hoping that a random fill meets the equation. Anything the small evaluator here cannot
 //! compute is left as drawn: the precondition still filters the input afterwards.
+//!
+//! Maps likewise: `(\forall int i; lo <= i && i < hi; i in keysMap(m) && m[i] == E)` gives
+//! `m` the keys `[lo, hi)`, with the values `E` where an equation fixes them (the type's
+//! default otherwise).
 
 use super::InVal;
 use crate::front::ast::{BinOp, QuantKind};
-use crate::sem::compile::{CClause, CE};
+use crate::sem::compile::{Binder, CClause, GOp, CE};
 use std::collections::BTreeMap;
 
 /// What the evaluator sees: input values by name, the names of the entry's parameter slots,
@@ -151,6 +155,7 @@ fn solve_expr(
         let [b] = binders.as_slice() else { continue };
         let mut eqs = Vec::new();
         body.conjuncts(&mut eqs);
+        map_entries(b, cond.as_deref(), &eqs, names, vals);
         for eq in eqs {
             let CE::Bin(BinOp::Eq, l, r, _) = eq else { continue };
             for (cell, value) in [(l, r), (r, l)] {
@@ -172,7 +177,7 @@ fn solve_expr(
 /// computed.
 #[allow(clippy::too_many_arguments)]
 fn fill(
-    b: &crate::sem::compile::Binder,
+    b: &Binder,
     cond: Option<&CE>,
     a: u32,
     value: &CE,
@@ -219,4 +224,92 @@ fn fill(
         }
     }
     true
+}
+
+/// The entries of map inputs that a quantifier over `[lo, hi)` requires (`i in keysMap(m)`),
+/// with the values its equations fix (`m[i] == E`).
+fn map_entries(
+    b: &Binder,
+    cond: Option<&CE>,
+    conjuncts: &[&CE],
+    names: &BTreeMap<u32, String>,
+    vals: &mut BTreeMap<String, InVal>,
+) {
+    let bare = |e: &CE| matches!(e, CE::Local(s) if *s == b.slot);
+    let map_of = |e: &CE, op: GOp| -> Option<u32> {
+        match e {
+            CE::Ghost(o, args, _) if *o == op => match args.first() {
+                Some(CE::Local(m)) => Some(*m),
+                _ => None,
+            },
+            _ => None,
+        }
+    };
+    for c in conjuncts {
+        let CE::Bin(BinOp::In, k, keys, _) = c else { continue };
+        let Some(m) = map_of(keys, GOp::Keys).filter(|_| bare(k)) else { continue };
+        let Some(name) = names.get(&m) else { continue };
+        // The value each key's equation gives, if any.
+        let value = conjuncts.iter().find_map(|e| {
+            let CE::Bin(BinOp::Eq, l, r, _) = e else { return None };
+            // `m[i]` (an index the interpreter resolves on the map) or `getFromMap(m, i)`.
+            let at = |x: &CE, i: &CE| matches!(x, CE::Local(x) if *x == m) && bare(i);
+            [(l, r), (r, l)].into_iter().find_map(|(get, v)| {
+                let hit = match &**get {
+                    CE::Index(x, i, _) => at(x, i),
+                    CE::Ghost(GOp::MapGet, args, _) => {
+                        matches!(args.as_slice(), [x, i] if at(x, i))
+                    }
+                    _ => false,
+                };
+                (hit && !v.reads_local(m)).then_some(&**v)
+            })
+        });
+        let entries = {
+            let sc = Scope { vals, names, binder: (u32::MAX, 0) };
+            let lo = b.lows.iter().map(|x| sc.int(x)).collect::<Option<Vec<_>>>();
+            let hi = b.highs.iter().map(|x| sc.int(x)).collect::<Option<Vec<_>>>();
+            let (Some(lo), Some(hi)) = (lo, hi) else { continue };
+            let (Some(lo), Some(hi)) = (lo.into_iter().max(), hi.into_iter().min()) else {
+                continue;
+            };
+            // A map of more keys than this is not an input worth building.
+            if hi.saturating_sub(lo) > 4096 {
+                continue;
+            }
+            let mut entries = Vec::new();
+            for i in lo..hi {
+                let sc = Scope { vals, names, binder: (b.slot, i) };
+                match cond.map(|c| sc.bool(c)) {
+                    Some(Some(false)) => continue,
+                    Some(None) => break,
+                    _ => {}
+                }
+                entries.push((i, value.and_then(|v| sc.int(v))));
+            }
+            entries
+        };
+        let Some(InVal::Map(es)) = vals.get_mut(name) else { continue };
+        // The value type's default for a key no equation fixes is known from the other
+        // entries only; with none, such keys are left to the drawn map and the filter.
+        let typed = es.first().map(|(_, x)| matches!(x, InVal::Bool(_)));
+        for (k, v) in entries {
+            if v.is_none() && typed.is_none() {
+                continue;
+            }
+            let key = InVal::Int(k);
+            match es.iter_mut().find(|(x, _)| *x == key) {
+                Some((_, x)) => {
+                    if let (Some(v), InVal::Int(_)) = (v, &*x) {
+                        *x = InVal::Int(v);
+                    }
+                }
+                // A new key: the computed value, or the value type's default.
+                None => {
+                    let dflt = if typed == Some(true) { InVal::Bool(false) } else { InVal::Int(0) };
+                    es.push((key, v.map_or(dflt, InVal::Int)));
+                }
+            }
+        }
+    }
 }
