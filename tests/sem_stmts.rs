@@ -806,6 +806,31 @@ fn validation_of_a_method_that_does_not_end_stops_within_its_time() {
     assert_ne!(out.verdict, Verdict::Different);
 }
 
+/// A callee's `yields` variable that it never assigns starts at its type's default, as a
+/// declared local does (it was `null`, and the callee's postcondition stopped with R-TYPE).
+const YIELDS_UNSET: &str = r#"
+class Y {
+  yields int r;
+  ensures r >= 0 ==> \result == 1;
+  int f() { return 1; }
+
+  void g() {
+    int x = f();
+    assert x == 1;
+  }
+}
+"#;
+
+#[test]
+fn an_unassigned_yields_variable_has_its_default() {
+    let r = run1(YIELDS_UNSET, "Y.g");
+    assert_eq!(r.status, Status::Ok, "{:?}", codes(&r));
+    let wrong = YIELDS_UNSET.replace("r >= 0 ==> \\result == 1", "r > 0");
+    let r = run1(&wrong, "Y.g");
+    assert_eq!(r.status, Status::Error, "{:?}", codes(&r));
+    assert!(codes(&r).contains(&"R-POST"), "{:?}", codes(&r));
+}
+
 // ---- allocation in a return statement
 
 const RETURN_NEW: &str = r#"

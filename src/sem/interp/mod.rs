@@ -471,9 +471,14 @@ fn collapse_holders(holders: &mut Vec<Holder>, keep: usize) {
 }
 
 /// A fresh store for method `md` with its parameters set to `args` (extra arguments are
-/// ignored, missing ones stay `null`).
+/// ignored, missing ones stay `null`). `yields` variables no argument sets (a call's: the
+/// caller passes none) start at their type's default, as declared locals do (VerCors leaves
+/// them unknown); `null` would stop a callee that never assigns one at its postcondition.
 fn param_store(md: &CMethod, args: impl IntoIterator<Item = Value>) -> Vec<Value> {
     let mut store = vec![Value::Null; md.nslots as usize];
+    for (slot, _, ty) in &md.yields {
+        store[*slot as usize] = crate::sem::heap::default_of(ty);
+    }
     // An entry method's `yields` variables follow its parameters (see `CMethod::yields`).
     for (p, v) in md.params.iter().chain(&md.yields).zip(args) {
         store[p.0 as usize] = v;
