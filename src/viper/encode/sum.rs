@@ -75,13 +75,7 @@ impl Encoder<'_> {
         // sums over `[0, i)` and `[0, i + 1)` would not be related by its definition.)
         let rest = guards.into_iter().enumerate().filter(|(at, _)| !used.contains(at));
         let c = Exp::and_all(rest.map(|(_, g)| g));
-        let at = |j: &Exp| -> Exp {
-            let (cj, tj) = (c.clone().subst(v, j), term.clone().subst(v, j));
-            match cj.kind {
-                ExpKind::Bool(true) => tj,
-                _ => Exp::synth(ExpKind::Cond(Box::new(cj), Box::new(tj), Box::new(Exp::int(0)))),
-            }
-        };
+        let at = |j: &Exp| term_at(&c, &term, v, j);
         let (l, h) = (super::comprehension::lit(&lo), super::comprehension::lit(&hi));
         if let (Some(l), Some(h)) = (l, h) {
             if h <= l || &h - &l <= BigInt::from(MAX_EXPANDED) {
@@ -163,13 +157,7 @@ impl Encoder<'_> {
             a.extend(renamed.iter().map(|(_, x)| x.clone()));
             a
         };
-        let at = |j: &Exp| -> Exp {
-            let (cj, tj) = (c.clone().subst(&pk, j), term.clone().subst(&pk, j));
-            match cj.kind {
-                ExpKind::Bool(true) => tj,
-                _ => Exp::synth(ExpKind::Cond(Box::new(cj), Box::new(tj), Box::new(Exp::int(0)))),
-            }
-        };
+        let at = |j: &Exp| term_at(&c, &term, &pk, j);
         let hi_minus = |d: usize| match d {
             0 => Exp::var(&phi),
             _ => Exp::bin("-", Exp::var(&phi), Exp::int(d as i64)),
@@ -282,6 +270,15 @@ impl Encoder<'_> {
             Some(Some(p)) => p.clone(),
             _ => viper.to_string(),
         }
+    }
+}
+
+/// The sum's term at `k = j`: `cond ? term : 0`, or the term alone when there is no condition.
+fn term_at(cond: &Exp, term: &Exp, k: &str, j: &Exp) -> Exp {
+    let (c, t) = (cond.clone().subst(k, j), term.clone().subst(k, j));
+    match c.kind {
+        ExpKind::Bool(true) => t,
+        _ => Exp::synth(ExpKind::Cond(Box::new(c), Box::new(t), Box::new(Exp::int(0)))),
     }
 }
 
