@@ -136,10 +136,21 @@ impl Encoder<'_> {
         // Named `%sum` until it is known to be new: an equal sum reuses the functions.
         let name = "%sum".to_string();
         // Parameter names of the function's own: `lo`, `hi`, the bound variable and one per
-        // free variable (the caller's names may be placeholders or reserved).
-        let (plo, phi, pk) = ("lo".to_string(), "hi".to_string(), "k".to_string());
-        let renamed: Vec<(String, Exp)> =
-            free.iter().enumerate().map(|(i, n)| (n.clone(), Exp::var(format!("x{i}")))).collect();
+        // free variable (the caller's names may be placeholders or reserved). Silicon rejects
+        // a parameter named like a member, so none may be a global name.
+        let own = |base: &str| {
+            let mut n = base.to_string();
+            while self.globals.contains(&n) {
+                n.push('_');
+            }
+            n
+        };
+        let (plo, phi, pk) = (own("lo"), own("hi"), own("k"));
+        let renamed: Vec<(String, Exp)> = free
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), Exp::var(own(&format!("x{i}")))))
+            .collect();
         // One simultaneous renaming: a caller's variable may be called `k` or `x0`.
         let local = |e: &Exp| {
             e.clone().map(&mut |x| match x.kind {
