@@ -45,6 +45,14 @@ impl Scope<'_> {
         }
     }
 
+    /// The binder's range `[lo, hi)`: the largest lower and the smallest upper bound; `None`
+    /// when it has none or one cannot be computed.
+    fn range(&self, b: &Binder) -> Option<(i64, i64)> {
+        let lo = b.lows.iter().map(|x| self.int(x)).collect::<Option<Vec<_>>>()?;
+        let hi = b.highs.iter().map(|x| self.int(x)).collect::<Option<Vec<_>>>()?;
+        Some((lo.into_iter().max()?, hi.into_iter().min()?))
+    }
+
     fn var(&self, e: &CE) -> Option<&InVal> {
         match e {
             CE::Local(s) => self.vals.get(self.names.get(s)?),
@@ -190,11 +198,8 @@ fn fill(
     }
     let cells = {
         let sc = Scope { vals, names, binder: (u32::MAX, 0) };
-        let lo = b.lows.iter().map(|x| sc.int(x)).collect::<Option<Vec<_>>>();
-        let hi = b.highs.iter().map(|x| sc.int(x)).collect::<Option<Vec<_>>>();
-        let (Some(lo), Some(hi)) = (lo, hi) else { return false };
-        let lo = lo.into_iter().max().unwrap_or(0).max(0);
-        let hi = hi.into_iter().min().unwrap_or(0);
+        let Some((lo, hi)) = sc.range(b) else { return false };
+        let lo = lo.max(0);
         let len = match vals.get(name) {
             Some(InVal::Array(_, v) | InVal::Seq(v)) => v.len() as i64,
             _ => return false,
@@ -267,12 +272,7 @@ fn map_entries(
         });
         let entries = {
             let sc = Scope { vals, names, binder: (u32::MAX, 0) };
-            let lo = b.lows.iter().map(|x| sc.int(x)).collect::<Option<Vec<_>>>();
-            let hi = b.highs.iter().map(|x| sc.int(x)).collect::<Option<Vec<_>>>();
-            let (Some(lo), Some(hi)) = (lo, hi) else { continue };
-            let (Some(lo), Some(hi)) = (lo.into_iter().max(), hi.into_iter().min()) else {
-                continue;
-            };
+            let Some((lo, hi)) = sc.range(b) else { continue };
             // A map of more keys than this is not an input worth building.
             if hi.saturating_sub(lo) > 4096 {
                 continue;

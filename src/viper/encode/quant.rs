@@ -46,12 +46,12 @@ pub fn split_and(e: Exp, out: &mut Vec<Exp>) {
 }
 
 /// `coeffs · vars + constant`, the constant free of all vars.
-struct Linear {
-    coeffs: Vec<BigInt>,
-    constant: Option<Exp>,
+pub(super) struct Linear {
+    pub(super) coeffs: Vec<BigInt>,
+    pub(super) constant: Option<Exp>,
 }
 
-fn linear(e: &Exp, vars: &[String]) -> Option<Linear> {
+pub(super) fn linear(e: &Exp, vars: &[String]) -> Option<Linear> {
     if !vars.iter().any(|v| e.mentions_var(v)) {
         return Some(Linear {
             coeffs: vec![BigInt::zero(); vars.len()],

@@ -21,6 +21,7 @@ use crate::front::ast::{Expr, Ident, Type, TypeKind};
 use crate::front::span::Span;
 use crate::viper::ast::{Contract, Exp, ExpKind, Function, Origin, Ty};
 use num_bigint::BigInt;
+use num_traits::{One, Signed, Zero};
 
 /// The generated functions' names start with this (`errors.rs` recognises them).
 pub const SUM_FN: &str = "vct_sum";
@@ -375,22 +376,27 @@ impl Need {
                 }
                 // Over the whole range: the least and the greatest index, stated without a
                 // quantifier (the index is affine in `k`).
-                let (coef, off) = affine(index, k)?;
+                let lin = super::quant::linear(index, &[k.to_string()])?;
+                let coef = lin.coeffs[0].clone();
+                let off = lin.constant.unwrap_or_else(|| Exp::int(0));
                 let at = |x: Exp| -> Exp {
-                    let scaled = match coef {
-                        1 => x,
-                        c => Exp::bin("*", Exp::int(c), x),
+                    let scaled = if coef.is_one() {
+                        x
+                    } else {
+                        Exp::bin("*", Exp::synth(ExpKind::Int(coef.clone())), x)
                     };
                     match &off.kind {
-                        ExpKind::Int(z) if z == &BigInt::from(0) => scaled,
+                        ExpKind::Int(z) if z.is_zero() => scaled,
                         _ => Exp::bin("+", scaled, off.clone()),
                     }
                 };
                 let last = Exp::bin("-", Exp::var(hi), Exp::int(1));
-                let (least, most) = match coef {
-                    0 => (off.clone(), off.clone()),
-                    c if c > 0 => (at(Exp::var(lo)), at(last)),
-                    _ => (at(last), at(Exp::var(lo))),
+                let (least, most) = if coef.is_zero() {
+                    (off.clone(), off.clone())
+                } else if coef.is_positive() {
+                    (at(Exp::var(lo)), at(last))
+                } else {
+                    (at(last), at(Exp::var(lo)))
                 };
                 Some(Exp::implies(
                     nonempty,
@@ -435,52 +441,5 @@ fn collect(e: &Exp, out: &mut Vec<Need>) {
         if !out.contains(&n) {
             out.push(n);
         }
-    }
-}
-
-/// `e` as `coef * k + off` with `off` free of `k`, for sums, differences, negations and
-/// products with a literal.
-fn affine(e: &Exp, k: &str) -> Option<(i64, Exp)> {
-    if !e.mentions_var(k) {
-        return Some((0, e.clone()));
-    }
-    let add = |a: Exp, b: Exp| match (&a.kind, &b.kind) {
-        (ExpKind::Int(x), _) if *x == BigInt::from(0) => b,
-        (_, ExpKind::Int(y)) if *y == BigInt::from(0) => a,
-        _ => Exp::bin("+", a, b),
-    };
-    let neg = |a: Exp| match &a.kind {
-        ExpKind::Int(x) if *x == BigInt::from(0) => a,
-        _ => Exp::synth(ExpKind::Unary("-", Box::new(a))),
-    };
-    match &e.kind {
-        ExpKind::Var(n) if n == k => Some((1, Exp::int(0))),
-        ExpKind::Binary("+", a, b) => {
-            let ((ca, oa), (cb, ob)) = (affine(a, k)?, affine(b, k)?);
-            Some((ca.checked_add(cb)?, add(oa, ob)))
-        }
-        ExpKind::Binary("-", a, b) => {
-            let ((ca, oa), (cb, ob)) = (affine(a, k)?, affine(b, k)?);
-            Some((ca.checked_sub(cb)?, add(oa, neg(ob))))
-        }
-        ExpKind::Unary("-", a) => {
-            let (ca, oa) = affine(a, k)?;
-            Some((ca.checked_neg()?, neg(oa)))
-        }
-        ExpKind::Binary("*", a, b) => {
-            let (c, x) = match (super::comprehension::lit(a), super::comprehension::lit(b)) {
-                (Some(c), _) => (c, b),
-                (_, Some(c)) => (c, a),
-                _ => return None,
-            };
-            let c = i64::try_from(c).ok()?;
-            let (cx, ox) = affine(x, k)?;
-            let off = match &ox.kind {
-                ExpKind::Int(z) if *z == BigInt::from(0) => ox,
-                _ => Exp::bin("*", Exp::int(c), ox),
-            };
-            Some((cx.checked_mul(c)?, off))
-        }
-        _ => None,
     }
 }
