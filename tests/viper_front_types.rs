@@ -19,6 +19,12 @@
 //! * `\sum` over literal and symbolic ranges, a loop accumulating one, and sums whose terms
 //!   are not defined (out of bounds, no permission) failing at the sum (`sum_*`); refused: a
 //!   symbolic sum whose terms call a function (`unsupported_sum_call`);
+//! * blocks `a[r * N + c]` of an `M * N` array in nested `par` blocks with a barrier, in bounds
+//!   only by nonlinear arithmetic; a block one cell too wide, and a wrong value at the
+//!   barrier, fail (`blocks_*`);
+//! * a block-stride walk `a[b * 64 + (t + i * 16)]` over blocks, threads and steps, whose cells
+//!   are distinct only once the block is solved from the cell; overlapping blocks fail
+//!   (`strided_*`);
 //! * refused: a `par` arm's wait list (`unsupported_par_wait`), a comprehension over an
 //!   infinite domain (`unsupported_set_comprehension`).
 

@@ -4,6 +4,7 @@
 //! permission chunks whose receivers are shifted. So every quantifier is re-indexed until a
 //! subscript of the bound variable is the bare variable, which then becomes the trigger.
 
+mod invert;
 mod modular;
 
 use crate::viper::ast::{Exp, ExpKind, Ty};
@@ -345,7 +346,9 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
                         Some(l) if l.coeffs[0].is_one() => l.constant,
                         _ => continue,
                     };
-                    if shift.as_ref().is_some_and(|c| vars.iter().any(|v| c.mentions_var(v))) {
+                    // The shift may name the other variables (a block's `b * 64 + t` over
+                    // (b, t, j)): t is then a function of them, substituted like any other.
+                    if shift.as_ref().is_some_and(|c| c.mentions_var(t)) {
                         continue;
                     }
                     if k.is_positive() && hi.clone() - lo.clone() == k {
@@ -411,9 +414,19 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
                 } else {
                     Exp::bin("-", rest, lo.clone())
                 };
+                // With a range `lo_t <= t < hi_t`, the implied `K * lo_t <= e - L < K * hi_t`
+                // joins the guard, as in the chunk rule above.
+                if let Some((lo_t, hi_t)) = symbolic_range(&guards, t, &vars) {
+                    implied.push(Exp::bin("<=", Exp::bin("*", k.clone(), lo_t), base.clone()));
+                    implied.push(Exp::bin("<", base.clone(), Exp::bin("*", k.clone(), hi_t)));
+                }
                 let positive = lit(&k).is_none().then(|| Exp::bin("<", Exp::int(0), k.clone()));
                 Some((t.clone(), Exp::bin("\\", base, k), positive))
             });
+        }
+        // A variable the guards determine without a syntactic window (see `invert`).
+        if hit.is_none() {
+            hit = invert::determined(&vars, &guards).map(|(t, v)| (t, v, None));
         }
         let Some((t, v, positive)) = hit else { break };
         guards = guards.into_iter().map(|g| g.subst(&t, &v)).collect();

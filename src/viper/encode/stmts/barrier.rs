@@ -134,6 +134,18 @@ impl Encoder<'_> {
             });
             v
         };
+        // Bounds of products over the enclosing threads' ranges (valid facts, see `bounds`):
+        // a block `ar[g*N + t]` of the barrier's threads is in bounds only by them. A fact
+        // about this group's own thread variables would name a variable quantified below.
+        let mut ranged = Vec::new();
+        for c in &pres {
+            super::bounds::ranges(&c.exp, &mut ranged);
+        }
+        let exps: Vec<&Exp> = pre.iter().chain(&post).map(|c| &c.exp).collect();
+        let facts = super::bounds::product_facts(&ranged, &exps);
+        pres.extend(facts.into_iter().filter(|f| !iters.iter().any(|v| f.mentions_var(v))).map(
+            |exp| Contract { exp, origin: Origin::new(Role::BarrierConsPre, Some(b.keyword)) },
+        ));
         pres.extend(all_threads(&pre, Role::BarrierConsPre));
         let posts = all_threads(&post, Role::BarrierConsPost);
         let mut used = Vec::new();
@@ -158,9 +170,11 @@ impl Encoder<'_> {
 }
 
 /// A fact about values only: no heap read and no function application (a function may need
-/// permissions that only the resources grant).
+/// permissions that only the resources grant) other than the array domain's `anull` and
+/// `alen`, which need nothing. `\array(a, n)` is such a fact, and a resource's `aloc(a, i)`
+/// needs it first.
 fn plain(e: &Exp) -> bool {
     let mut ok = !e.reads_heap();
-    e.visit(&mut |x| ok &= !matches!(x.kind, ExpKind::App(..)));
+    e.visit(&mut |x| ok &= !matches!(&x.kind, ExpKind::App(f, _) if f != "anull" && f != "alen"));
     ok
 }

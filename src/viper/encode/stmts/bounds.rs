@@ -69,16 +69,21 @@ pub(super) fn product_facts(ranged: &[(String, Exp, Exp)], exps: &[&Exp]) -> Vec
                     let at =
                         |bound: Exp| Exp::bin("*", (**x).clone(), (**f).clone().subst(v, &bound));
                     let last = Exp::bin("-", hi.clone(), Exp::int(1));
+                    // The upper bound twice: as `x * f[hi - 1/v]`, and expanded as
+                    // `x * f[hi/v] - x` (equal, as `f` is `v` shifted). Z3 does not distribute
+                    // the product, and only the expanded form meets a length `x * hi`
+                    // (`g*N + k < N*M` from `g*N <= N*M - N` and `k < N`).
                     let fact = Exp::implies(
                         Exp::and_all([
                             Exp::bin("<=", lo.clone(), Exp::var(v)),
                             Exp::bin("<", Exp::var(v), hi.clone()),
                             Exp::bin("<=", Exp::int(0), (**x).clone()),
                         ]),
-                        Exp::and(
+                        Exp::and_all([
                             Exp::bin("<=", at(lo.clone()), p.clone()),
                             Exp::bin("<=", p.clone(), at(last)),
-                        ),
+                            Exp::bin("<=", p.clone(), Exp::bin("-", at(hi.clone()), (**x).clone())),
+                        ]),
                     );
                     let key = crate::viper::encode::quant::text(&fact);
                     if !seen.contains(&key) {
