@@ -165,3 +165,41 @@ impl<'c> Tr<'c> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(n: &str) -> Exp {
+        Exp::var(n)
+    }
+    fn cell() -> Exp {
+        Exp::bin("-", v("j"), Exp::bin("*", v("b"), Exp::int(64)))
+    }
+    fn vars() -> Vec<String> {
+        vec!["b".into(), "j".into()]
+    }
+
+    #[test]
+    fn a_block_is_determined_by_its_cell() {
+        let guards = vec![
+            Exp::bin("<=", Exp::int(0), cell()),
+            Exp::bin("<", cell(), Exp::int(64)),
+            Exp::bin("<", v("b"), Exp::app("alen", vec![v("a")])),
+        ];
+        let (var, val) = determined(&vars(), &guards).expect("b is determined");
+        assert_eq!(var, "b");
+        assert_eq!(text(&val), "j \\ 64");
+    }
+
+    #[test]
+    fn overlapping_blocks_determine_nothing() {
+        // Windows of 128 cells every 64: two blocks hold each cell.
+        let guards =
+            vec![Exp::bin("<=", Exp::int(0), cell()), Exp::bin("<", cell(), Exp::int(128))];
+        assert!(determined(&vars(), &guards).is_none());
+        // An untranslatable guard is left out, never assumed.
+        let guards = vec![Exp::bin("<=", Exp::int(0), cell()), Exp::synth(ExpKind::Wildcard)];
+        assert!(determined(&vars(), &guards).is_none());
+    }
+}
