@@ -104,6 +104,19 @@ pub(super) fn check<'a>(
         StmtKind::Return(_) => blockers.push((s.span, "a `return`")),
         _ => {}
     });
+    // A CUDA kernel's early exit (`if (i >= n) return;`) is lowered to a guard, so the walk
+    // above does not see it; in a tile loop it would skip the thread's later cells.
+    if blockers.is_empty() && crate::front::looks_like_cuda(src) {
+        let body = arm.body.span.text(src);
+        let word = |i: usize, len: usize| {
+            let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+            !ident(body[..i].chars().next_back()) && !ident(body[i + len..].chars().next())
+        };
+        if let Some(i) = body.match_indices("return").map(|(i, _)| i).find(|i| word(*i, 6)) {
+            let at = arm.body.span.start() + i;
+            blockers.push((Span::new(at, at + 6), "a `return`"));
+        }
+    }
     if let Some((sp, what)) = blockers.first() {
         return Err(vec![Diagnostic::error(
             "A504",
@@ -111,9 +124,11 @@ pub(super) fn check<'a>(
         )
         .with_primary(header, "this `par` block")
         .with_secondary(*sp, "serialising threads would break this")
-        .with_help(
-            "tiling applies to barrier-free kernels; split the kernel at the barrier first",
-        )]);
+        .with_help(if *what == "a `return`" {
+            "write the exit as a guard around the rest of the body (`if (i < n) { … }`): a tile loop must go on to the thread's next cell"
+        } else {
+            "tiling applies to barrier-free kernels; split the kernel at the barrier first"
+        })]);
     }
     if mentions(size, t) {
         return Err(vec![Diagnostic::error(

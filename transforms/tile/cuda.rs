@@ -67,25 +67,6 @@ pub(super) fn kernel(
         );
     }
     let kernel_wide = crate::front::cuda::written_kernel_clauses(src, method, arm);
-    // `\gtid` and `\ltid` are single tokens that stand for a sum of launch indices: the
-    // rewrite substitutes inside such sums by their spans, which would replace the token as a
-    // whole (a contract `y[\gtid]` became `y[64]`).
-    let written = kernel_wide.iter().map(|c| c.span).chain(arm.contract.iter().map(|c| c.span));
-    let token = written.chain([arm.body.span]).find_map(|sp| {
-        let text = &src[sp.range()];
-        ["\\gtid", "\\ltid"].into_iter().find(|t| text.contains(t)).map(|t| (sp, t))
-    });
-    if let Some((sp, t)) = token {
-        return Err(vec![Diagnostic::error(
-            "A507",
-            format!("cannot tile this CUDA kernel: its annotations use `{t}`"),
-        )
-        .with_primary(header, "this kernel's threads")
-        .with_secondary(sp, format!("`{t}` here"))
-        .with_help(
-            "write the index out (`blockIdx.x * blockDim.x + threadIdx.x` for `\\gtid`, `threadIdx.x` for `\\ltid`): tiling rewrites its parts",
-        )]);
-    }
     let mut fact = None;
     for c in kernel_wide.iter().copied().chain(arm.contract.iter()) {
         let Some(e) = c.expr() else { continue };

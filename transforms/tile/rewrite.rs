@@ -50,7 +50,22 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
         let mut reps = Vec::new();
         let mut f = subst_fn(src, t, with);
         let mut g = block_size.as_ref().map(|(b, tt)| subst_fn(src, b, tt));
-        let mut both = |x: &Expr, d: bool| f(x, d).or_else(|| g.as_mut().and_then(|g| g(x, d)));
+        // `\gtid` and `\ltid` are single tokens for a sum of launch indices (every part has
+        // the token's span): the token is replaced by that sum written out, substituted.
+        let h = |x: &Expr, _: bool| -> Option<String> {
+            let (_, tt) = block_size.as_ref()?;
+            let tok = x.span.text(src);
+            if tok != "\\gtid" && tok != "\\ltid" {
+                return None;
+            }
+            let written = crate::analyze::exprtext::print_simple(x)
+                .replace(t, &paren(with))
+                .replace(super::cuda::BLOCK_SIZE, tt);
+            Some(paren(&written))
+        };
+        let mut both = |x: &Expr, d: bool| {
+            h(x, d).or_else(|| f(x, d)).or_else(|| g.as_mut().and_then(|g| g(x, d)))
+        };
         collect(e, true, &mut both, &mut reps);
         reps
     };
