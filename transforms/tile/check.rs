@@ -104,19 +104,18 @@ pub(super) fn check<'a>(
         StmtKind::Return(_) => blockers.push((s.span, "a `return`")),
         _ => {}
     });
-    // A CUDA kernel's early exit (`if (i >= n) return;`) is lowered to a guard, so the walk
-    // above does not see it; in a tile loop it would skip the thread's later cells.
-    if blockers.is_empty() && crate::front::looks_like_cuda(src) {
-        let body = arm.body.span.text(src);
-        let word = |i: usize, len: usize| {
-            let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
-            !ident(body[..i].chars().next_back()) && !ident(body[i + len..].chars().next())
-        };
-        if let Some(i) = body.match_indices("return").map(|(i, _)| i).find(|i| word(*i, 6)) {
-            let at = arm.body.span.start() + i;
-            blockers.push((Span::new(at, at + 6), "a `return`"));
+    // A CUDA kernel's early exit (`if (i >= n) return;`) is lowered to a guard with no text of
+    // its own, `if (!(i >= n)) { rest }`, which the walk above does not take for a `return`; in
+    // a tile loop it would skip the thread's later cells.
+    walk_stmts(&arm.body, &mut |s| {
+        if let StmtKind::If { cond, .. } = &s.kind {
+            if s.span == Span::DUMMY {
+                if let ExprKind::Unary(UnOp::Not, c) = &cond.kind {
+                    blockers.push((c.span, "a `return`"));
+                }
+            }
         }
-    }
+    });
     if let Some((sp, what)) = blockers.first() {
         return Err(vec![Diagnostic::error(
             "A504",

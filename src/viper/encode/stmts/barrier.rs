@@ -137,12 +137,8 @@ impl Encoder<'_> {
         // Bounds of products over the enclosing threads' ranges (valid facts, see `bounds`):
         // a block `ar[g*N + t]` of the barrier's threads is in bounds only by them. A fact
         // about this group's own thread variables would name a variable quantified below.
-        let mut ranged = Vec::new();
-        for c in &pres {
-            super::bounds::ranges(&c.exp, &mut ranged);
-        }
         let exps: Vec<&Exp> = pre.iter().chain(&post).map(|c| &c.exp).collect();
-        let facts = super::bounds::product_facts(&ranged, &exps);
+        let facts = super::bounds::facts_from(pres.iter().map(|c| &c.exp), &exps);
         pres.extend(facts.into_iter().filter(|f| !iters.iter().any(|v| f.mentions_var(v))).map(
             |exp| Contract { exp, origin: Origin::new(Role::BarrierConsPre, Some(b.keyword)) },
         ));

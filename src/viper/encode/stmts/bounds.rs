@@ -13,7 +13,7 @@
 use crate::viper::ast::{Exp, ExpKind};
 
 /// `(v, lo, hi)` for every conjunct `lo <= v && v < hi` (a variable's range) of `e`.
-pub(super) fn ranges(e: &Exp, out: &mut Vec<(String, Exp, Exp)>) {
+fn ranges(e: &Exp, out: &mut Vec<(String, Exp, Exp)>) {
     if let ExpKind::Binary("&&", a, b) = &e.kind {
         if let (ExpKind::Binary("<=", lo, v1), ExpKind::Binary("<", v2, hi)) = (&a.kind, &b.kind) {
             if let (ExpKind::Var(x), ExpKind::Var(y)) = (&v1.kind, &v2.kind) {
@@ -41,8 +41,18 @@ fn shifted(f: &Exp, v: &str) -> bool {
     }
 }
 
+/// The product facts for the products of `exps` over the variables ranged by `known` (the
+/// conjuncts `lo <= v && v < hi` among them).
+pub(super) fn facts_from<'e>(known: impl IntoIterator<Item = &'e Exp>, exps: &[&Exp]) -> Vec<Exp> {
+    let mut ranged = Vec::new();
+    for e in known {
+        ranges(e, &mut ranged);
+    }
+    product_facts(&ranged, exps)
+}
+
 /// The product facts for the products of `exps` over the variables of `ranged`.
-pub(super) fn product_facts(ranged: &[(String, Exp, Exp)], exps: &[&Exp]) -> Vec<Exp> {
+fn product_facts(ranged: &[(String, Exp, Exp)], exps: &[&Exp]) -> Vec<Exp> {
     let mut out: Vec<Exp> = Vec::new();
     let mut seen = Vec::new();
     for e in exps {

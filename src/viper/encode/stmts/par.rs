@@ -282,17 +282,14 @@ impl Encoder<'_> {
             pres.extend(arm_pre.iter().filter(free).map(arm_pre_contract));
             // Bounds of products over ranged variables (valid facts, see `bounds`): after the
             // ranges, before the thread-dependent preconditions that index with them.
-            let mut ranged = Vec::new();
-            for c in ranges.iter().chain(&pres) {
-                super::bounds::ranges(&c.exp, &mut ranged);
-            }
             let exps: Vec<&Exp> = ranges
                 .iter()
                 .map(|c| &c.exp)
                 .chain(arm_pre.iter().map(|c| &c.exp))
                 .chain(arm_post.iter().map(|c| &c.exp))
                 .collect();
-            let facts = super::bounds::product_facts(&ranged, &exps);
+            let facts =
+                super::bounds::facts_from(ranges.iter().chain(&pres).map(|c| &c.exp), &exps);
             pres.extend(ranges);
             pres.extend(
                 facts.into_iter().map(|exp| Contract {
