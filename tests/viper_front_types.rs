@@ -1,7 +1,8 @@
 //! The constructs of the front-types work, verified with Silicon: each has a program that
 //! verifies and programs that break it and must fail (never verify). The programs are in
 //! `fixtures/verify_front_types/`; the file name gives the verdict (`*_bad_*` and `*_bad` fail,
-//! `unsupported_*` are refused with V-UNSUPPORTED, the others verify). Runs Silicon (the
+//! `unsupported_*` are refused with V-UNSUPPORTED, `rejected_*` with V-BAD-INPUT, the others
+//! verify). Runs Silicon (the
 //! backend `.ci/run` installs).
 //!
 //! * `Perm(a[*], p)`: every element of `a` (`star_*`);
@@ -25,6 +26,11 @@
 //! * a block-stride walk `a[b * 64 + (t + i * 16)]` over blocks, threads and steps, whose cells
 //!   are distinct only once the block is solved from the cell; overlapping blocks fail
 //!   (`strided_*`);
+//! * a barrier with a body, which runs once for all threads with the resources of the
+//!   invariants it names; a body that keeps what it should hand out, or writes without naming
+//!   the invariant, fails (`barrier_body_*`); refused: a body that reads a thread variable
+//!   (`unsupported_barrier_body_thread`) or assigns a thread's local
+//!   (`rejected_barrier_body_local`);
 //! * refused: a `par` arm's wait list (`unsupported_par_wait`), a comprehension over an
 //!   infinite domain (`unsupported_set_comprehension`).
 
@@ -33,7 +39,7 @@ mod common;
 use common::root;
 
 fn expected(name: &str) -> &'static str {
-    if name.starts_with("unsupported_") {
+    if name.starts_with("unsupported_") || name.starts_with("rejected_") {
         "Unsupported"
     } else if name.contains("_bad") {
         "Failed"
@@ -56,8 +62,10 @@ fn front_type_constructs_verify_and_their_violations_fail() {
     for (path, got) in files.iter().zip(&results) {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
         assert_eq!(got["verdict"], expected(name), "{name}: {got}");
-        if expected(name) == "Unsupported" {
+        if name.starts_with("unsupported_") {
             assert_eq!(got["diagnostics"][0]["code"], "V-UNSUPPORTED", "{name}: {got}");
+        } else if name.starts_with("rejected_") {
+            assert_eq!(got["diagnostics"][0]["code"], "V-BAD-INPUT", "{name}: {got}");
         }
     }
 }

@@ -152,6 +152,8 @@ pub(crate) struct Encoder<'a> {
     pub ret_label: Option<String>,
     /// Depth of `invariant`/`atomic` blocks around the current statement (no jumps out).
     pub fence: usize,
+    /// Inside a barrier's body (which runs once for all threads, `barrier.rs`).
+    pub in_barrier_body: bool,
     /// Inline functions being expanded (a recursive one cannot be expanded).
     pub expanding: Vec<String>,
     /// While encoding a method contract: the permission parameter that stands for `read`.
@@ -264,6 +266,7 @@ impl<'a> Encoder<'a> {
             defined_labels: HashMap::new(),
             ret_label: None,
             fence: 0,
+            in_barrier_body: false,
             lock_invs: HashMap::new(),
             runnable: HashSet::new(),
             default_ctors: Vec::new(),

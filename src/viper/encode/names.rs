@@ -148,6 +148,15 @@ impl Encoder<'_> {
         }
     }
 
+    /// The PVL name a Viper identifier stands for, for messages (itself when unknown or
+    /// ambiguous).
+    pub(crate) fn pvl_name(&self, viper: &str) -> String {
+        match self.pvl_names.get(viper) {
+            Some(Some(p)) => p.clone(),
+            _ => viper.to_string(),
+        }
+    }
+
     /// The unmangled Viper name of a member (the base that `global_name` starts from).
     pub fn member_name(&self, class: Option<&str>, name: &str) -> String {
         match class {

@@ -276,13 +276,6 @@ impl Encoder<'_> {
             .map(|l| l.ty.clone())?;
         self.viper_ty(&pvl).ok()
     }
-
-    fn pvl_name(&self, viper: &str) -> String {
-        match self.pvl_names.get(viper) {
-            Some(Some(p)) => p.clone(),
-            _ => viper.to_string(),
-        }
-    }
 }
 
 /// The sum's term at `k = j`: `cond ? term : 0`, or the term alone when there is no condition.

@@ -31,12 +31,7 @@ impl Encoder<'_> {
             self.unsupported("a barrier of an outer par block inside a nested one", span);
             return Err(());
         }
-        if let Some(body) = &b.body {
-            if !body.stmts.is_empty() {
-                self.unsupported("a barrier with a non-empty body", body.span);
-                return Err(());
-            }
-        }
+        let body = b.body.as_ref().filter(|body| !body.stmts.is_empty());
         let pre = self.contract_conjs(&b.contract, true)?;
         let post = self.contract_conjs(&b.contract, false)?;
         let frame = self.pars[pi].clone();
@@ -143,11 +138,18 @@ impl Encoder<'_> {
             |exp| Contract { exp, origin: Origin::new(Role::BarrierConsPre, Some(b.keyword)) },
         ));
         pres.extend(all_threads(&pre, Role::BarrierConsPre));
-        let posts = all_threads(&post, Role::BarrierConsPost);
+        let mut posts = all_threads(&post, Role::BarrierConsPost);
         let mut used = Vec::new();
         let mut bound = Vec::new();
         for c in pres.iter().chain(&posts) {
             exp_vars(&c.exp, &mut bound, &mut used);
+        }
+        let mut stmts = Vec::new();
+        if let Some(body) = body {
+            stmts = self.barrier_body(b, body, &iters, &mut pres, &mut posts)?;
+            for s in &stmts {
+                super::vars::stmt_vars(s, &mut used);
+            }
         }
         let params: Vec<(String, Ty)> =
             used.into_iter().filter_map(|n| self.vtypes.get(&n).map(|t| (n, t.clone()))).collect();
@@ -157,11 +159,90 @@ impl Encoder<'_> {
             returns: vec![],
             pres,
             posts,
-            body: Some(vec![]),
+            body: Some(stmts),
             kind: MethodKind::BarrierConsistency,
             span: Some(b.keyword),
         });
         Ok(())
+    }
+}
+
+impl Encoder<'_> {
+    /// The body of a barrier runs once, when every thread has arrived: from all threads'
+    /// preconditions and the resources of the invariants the barrier names (as an `atomic`
+    /// block over them would), to all threads' postconditions and those invariants again. It is
+    /// verified as the body of the consistency method, whose contract says exactly that.
+    /// Refused: a body that reads a thread variable (which thread's?) or assigns a variable
+    /// declared outside it (threads share no locals, and Viper's parameters are read-only).
+    fn barrier_body(
+        &mut self,
+        b: &ast::Barrier,
+        body: &ast::Block,
+        iters: &[String],
+        pres: &mut Vec<Contract>,
+        posts: &mut Vec<Contract>,
+    ) -> R<Vec<Stmt>> {
+        for t in &b.tags {
+            let Some(r) = self.invariants.get(&t.name).cloned() else {
+                self.bad(format!("no enclosing `invariant {}`", t.name), t.span);
+                return Err(());
+            };
+            let x = self.spec(&r)?;
+            let o = |role| Origin::new(role, Some(r.span)).with_label(&t.name);
+            pres.push(Contract { exp: x.clone(), origin: o(Role::BarrierConsPre) });
+            posts.push(Contract { exp: x, origin: o(Role::BarrierConsPost) });
+        }
+        self.scopes.push(std::collections::HashMap::new());
+        self.frames.push(crate::viper::encode::Frame::default());
+        self.fence += 1;
+        let outer = std::mem::replace(&mut self.in_barrier_body, true);
+        let stmts = self.block(body, false);
+        self.in_barrier_body = outer;
+        self.fence -= 1;
+        let frame = self.frames.pop().unwrap_or_default();
+        self.scopes.pop();
+        let stmts = stmts?;
+        let mut used = Vec::new();
+        for s in &stmts {
+            super::vars::stmt_vars(s, &mut used);
+        }
+        if let Some(v) = used.iter().find(|v| iters.contains(v)) {
+            let name = self.pvl_name(v);
+            self.unsupported(
+                &format!("a barrier body that reads the thread variable `{name}`"),
+                body.span,
+            );
+            return Err(());
+        }
+        let mut assigned = Vec::new();
+        stmts.iter().for_each(|s| assigned_vars(s, &mut assigned));
+        if let Some(v) = assigned.iter().find(|v| !frame.names.contains(v)) {
+            let name = self.pvl_name(v);
+            self.unsupported(
+                &format!("a barrier body that assigns `{name}`, a variable declared outside it"),
+                body.span,
+            );
+            return Err(());
+        }
+        let mut all = frame.decls;
+        all.extend(stmts);
+        Ok(all)
+    }
+}
+
+/// The local variables a statement assigns (fields are heap locations, not variables).
+fn assigned_vars(s: &Stmt, out: &mut Vec<String>) {
+    match &s.kind {
+        StmtKind::Assign(l, _) => {
+            if let ExpKind::Var(n) = &l.kind {
+                out.push(n.clone());
+            }
+        }
+        StmtKind::Call(ts, _, _) => out.extend(ts.iter().cloned()),
+        StmtKind::New(x, _) => out.push(x.clone()),
+        StmtKind::If(_, t, e) => t.iter().chain(e).for_each(|s| assigned_vars(s, out)),
+        StmtKind::While(_, _, b) => b.iter().for_each(|s| assigned_vars(s, out)),
+        _ => {}
     }
 }
 

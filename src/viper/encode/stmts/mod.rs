@@ -473,10 +473,12 @@ impl Encoder<'_> {
                                 .any(|d| matches!(&d.kind, StmtKind::VarDecl(n, _) if *n == l))
                         });
                         if !local {
-                            self.bad(
-                                format!("`{}` is a local of the enclosing method and cannot be assigned inside a par block", id.name),
-                                target.span,
-                            );
+                            let msg = if self.in_barrier_body {
+                                format!("`{}` is declared outside this barrier body, which runs once for all threads, and cannot be assigned in it", id.name)
+                            } else {
+                                format!("`{}` is a local of the enclosing method and cannot be assigned inside a par block", id.name)
+                            };
+                            self.bad(msg, target.span);
                             return Err(());
                         }
                     }
