@@ -1,6 +1,6 @@
 //! The interpreter on the statements beyond kernels: abstract methods and functions, locks,
-//! `fork`/`join`, `goto`, `vec` blocks, `par` arms with wait lists, scaled resources, and
-//! runs that do not end. Small programs of our own; each test checks a right result and
+//! `fork`/`join`, `goto`, `vec` blocks, `par` arms with wait lists, scaled resources, barrier
+//! bodies, and runs that do not end. Small programs of our own; each test checks a right result and
 //! that the wrong variant is caught.
 
 use alpine_rs::sem::{self, InVal, Input, RunOptions, RunResult, Status, ValidateOptions, Verdict};
@@ -931,4 +931,46 @@ fn calls_resolve_through_field_receivers_and_arity() {
     let r = run1(RESOLVE, "Main.go");
     assert_eq!(r.status, Status::Ok, "{:?}", codes(&r));
     assert_eq!(int(&r), 4);
+}
+
+/// A barrier's body runs once, when all threads have arrived, with what they handed in and
+/// the invariants the barrier names: `rounds` ends at 1 whatever the number of threads (run
+/// per thread, it would fail on permissions or count them).
+const BARRIER_BODY: &str = r"
+class Round {
+  int rounds;
+
+  requires n > 0 ** Perm(rounds, write) ** rounds == 0;
+  ensures Perm(rounds, write) ** rounds == 1;
+  void go(int n) {
+    invariant inv(Perm(rounds, 1\2)) {
+      par t(int i = 0 .. n)
+        requires i == 0 ==> Perm(rounds, 1\2) ** rounds == 0;
+        ensures i == 0 ==> Perm(rounds, 1\2) ** rounds == 1;
+      {
+        barrier(t; inv)
+          requires i == 0 ==> Perm(rounds, 1\2) ** rounds == 0;
+          ensures i == 0 ==> Perm(rounds, 1\2) ** rounds == 1;
+        {
+          rounds = rounds + 1;
+        }
+      }
+    }
+  }
+}
+";
+
+#[test]
+fn a_barrier_body_runs_once_with_the_pooled_resources_and_the_invariant() {
+    for n in [1, 3, 40] {
+        let r = run_with(BARRIER_BODY, "go", &[("n", InVal::Int(n))]);
+        assert!(r.errors.is_empty(), "n = {n}: {:?}", codes(&r));
+    }
+    let twice = BARRIER_BODY.replace("rounds = rounds + 1;", "rounds = rounds + 2;");
+    let r = run_with(&twice, "go", &[("n", InVal::Int(3))]);
+    assert!(codes(&r).contains(&"R-BAR-POST"), "{:?}", codes(&r));
+    // Without the invariant the body holds half of `rounds` and may not write it.
+    let no_inv = BARRIER_BODY.replace("barrier(t; inv)", "barrier(t)");
+    let r = run_with(&no_inv, "go", &[("n", InVal::Int(3))]);
+    assert!(codes(&r).contains(&"R-PERM-WRITE"), "{:?}", codes(&r));
 }

@@ -83,6 +83,7 @@ const JUDGED: &[&str] = &[
     "parallel/ForWithinParallel.pvl",
     "parallel/ParBothRead.pvl",
     "parallel/ParNestedInvariant.pvl",
+    "parallel/array_par.pvl",
     "parallel/block-par.pvl",
     "parallel/inv-test.pvl",
     "predicates/minmax-list.pvl",

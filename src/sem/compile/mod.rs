@@ -516,6 +516,11 @@ pub struct BarrierC {
     /// with its first occurrence: the Viper encoding assumes they have one value in all threads
     /// of the group, which the `uniformity` lint checks (semantics.md §5.8).
     pub shared: Vec<SharedLocal>,
+    /// The barrier's body, `[start, end)` in the method's code: run once, by one thread, when
+    /// all have arrived, with the pooled preconditions and the resources of `invariants`.
+    pub body: Option<(usize, usize)>,
+    /// The `invariant` blocks the barrier names after `;` (their ids).
+    pub invariants: Vec<u32>,
 }
 
 /// A local mentioned by a barrier contract (see [`BarrierC::shared`]).

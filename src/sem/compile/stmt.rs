@@ -546,17 +546,32 @@ impl<'a> Compiler<'a> {
         post.extend(ev);
         let id = self.out.nbarriers;
         self.out.nbarriers += 1;
-        self.code.push(Instr::Barrier(Rc::new(BarrierC {
+        let invariants = b
+            .tags
+            .iter()
+            .filter_map(|t| {
+                self.inv_names.iter().rev().find(|(k, _)| *k == t.name).map(|(_, id)| *id)
+            })
+            .collect();
+        let at = self.pc();
+        // Replaced below, once the body's extent is known.
+        self.code.push(Instr::AtomicEnd);
+        let body = b.body.as_ref().filter(|body| !body.stmts.is_empty()).map(|body| {
+            self.jumps.enter(None);
+            self.block(body, false);
+            self.jumps.leave();
+            (at + 1, self.pc())
+        });
+        self.code[at] = Instr::Barrier(Rc::new(BarrierC {
             id,
             label: b.label.name.clone(),
             pre,
             post,
             span: b.keyword,
             shared,
-        })));
-        if let Some(body) = &b.body {
-            self.block(body, false);
-        }
+            body,
+            invariants,
+        }));
     }
 
     /// Add to `out` the locals of the current scope that `e` mentions, other than `par`

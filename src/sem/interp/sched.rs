@@ -167,9 +167,15 @@ impl Interp {
             // Permissions first, for every thread; then the pure parts, which may read what
             // other threads' permissions made readable (semantics.md §5.7).
             // What the threads do not take back is discarded (§5.7).
-            let _left = self.barrier_post(&mut warps, &b0.post, b0.span, epoch, Some(pool))?;
+            // `\old(e)` in a barrier contract is `e` when the threads reach the barrier (as the
+            // encoder has it, viper/encode/stmts/barrier.rs): before its body runs.
+            let b0 = b0.clone();
+            let at_barrier = super::uses_old(&b0.post).then(|| self.heap.clone());
+            let pool = self.barrier_body(&mut warps[waiting[0]], &b0, pool)?;
+            let _left =
+                self.barrier_post(&mut warps, &b0.post, b0.span, epoch, Some(pool), None)?;
             if self.cfg.checks.contracts {
-                self.barrier_post(&mut warps, &b0.post, b0.span, epoch, None)?;
+                self.barrier_post(&mut warps, &b0.post, b0.span, epoch, None, at_barrier)?;
             }
             epoch += 1;
             for w in warps.iter_mut() {
@@ -190,6 +196,7 @@ impl Interp {
         site: Span,
         epoch: u32,
         pool: Option<Holder>,
+        at_barrier: Option<Heap>,
     ) -> Result<Holder, Stop> {
         let perms = pool.is_some();
         let mut pool = pool.unwrap_or_default();
@@ -200,9 +207,6 @@ impl Interp {
             site,
             who: Who::Text(""),
         };
-        // `\old(e)` in a barrier contract is `e` when the threads reach the barrier (as the
-        // encoder has it, viper/encode/stmts/barrier.rs): the heap has not changed since.
-        let at_barrier = (!perms && super::uses_old(post)).then(|| self.heap.clone());
         for w in warps.iter_mut() {
             for l in lanes_of(full_mask(w.lanes.len()) & !w.finished) {
                 let who = w.lanes[l].who();

@@ -372,6 +372,8 @@ impl Interp {
                     next = *head_pc;
                 }
                 Instr::Barrier(b) => {
+                    // The body runs at the resolution (`barrier_body`), not in each thread.
+                    next = b.body.map_or(next, |(_, end)| end);
                     let live = full_mask(w.lanes.len()) & !w.finished;
                     if live != 0 {
                         if w.mask != live {
@@ -709,6 +711,55 @@ impl Interp {
             h.clear();
             self.spare.push(h);
         }
+    }
+
+    /// Run the body of barrier `b` once, in the first live thread of `w`, holding `pool` (all
+    /// threads' barrier preconditions) and the resources of the invariants `b` names, as an
+    /// `atomic` over them would; the invariants are given back at its end, and what the body
+    /// holds then is returned as the pool the postconditions are taken from.
+    pub(super) fn barrier_body(
+        &mut self,
+        w: &mut Warp,
+        b: &BarrierC,
+        pool: Holder,
+    ) -> Result<Holder, Stop> {
+        let Some((start, end)) = b.body else { return Ok(pool) };
+        let live = full_mask(w.lanes.len()) & !w.finished;
+        let Some(l) = lanes_of(live).next() else { return Ok(pool) };
+        let own = std::mem::replace(w.lanes[l].holders.last_mut().expect("holder"), pool);
+        for &i in &b.invariants {
+            let mut h = std::mem::take(&mut self.invs[i as usize]);
+            h.drain_into(w.lanes[l].holders.last_mut().expect("holder"));
+        }
+        let (mask, atomic) = (w.mask, w.atomic);
+        w.mask = 1 << l;
+        w.atomic = b.invariants.first().copied();
+        let depth = w.frames.len();
+        w.frames.last_mut().expect("frame").pc = start;
+        let r = self.run_warp(w, Some((depth, end)));
+        w.mask = mask;
+        w.atomic = atomic;
+        match r? {
+            WarpStop::AtomicDone => {}
+            _ => {
+                return Err(unsupported("a barrier body that does not run to its end", b.span));
+            }
+        }
+        for &i in b.invariants.iter().rev() {
+            let Some(res) = self.find_inv_res(i) else { continue };
+            let h = self.exhale_lane(
+                w,
+                l,
+                &res,
+                0,
+                "R-INVARIANT",
+                "R-PERM-TRANSFER",
+                "invariant at the end of a barrier body",
+                b.span,
+            )?;
+            self.invs[i as usize] = h;
+        }
+        Ok(std::mem::replace(w.lanes[l].holders.last_mut().expect("holder"), own))
     }
 
     fn find_inv_res(&self, id: u32) -> Option<Rc<Vec<CClause>>> {
