@@ -204,8 +204,26 @@ fn several_files_form_one_program_with_program() {
     assert!(at_post, "{out}");
     let _ = err;
 
-    // The same class in two files is one class too many, not a merge of both.
-    let (code, out, err) = run_cli(&["verify", "--program", &l, &l]);
+    // A class restated in another file (as VerCors' examples do with a shared class) is one
+    // class: the members both declare must be the same, the others are joined.
+    let restated = d.join("restated.pvl");
+    std::fs::write(
+        &restated,
+        "class Counter {\n  int x; // as in lib.pvl\n}\nclass Twice {\n  requires c != null ** Perm(c.x, write);\n  ensures Perm(c.x, write) ** c.x == \\old(c.x) + 2;\n  void m(Counter c) { c.incr(); c.incr(); }\n}\n",
+    )
+    .expect("writable");
+    let (code, out, err) = run_cli(&["verify", "--program", &restated.to_string_lossy(), &l]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    // A member declared differently in the two files is a conflict, shown at both, not a
+    // choice of one of them.
+    let (code, out, err) = run_cli(&["verify", "--program", &l, &bad.to_string_lossy()]);
     assert_eq!(code, 2, "{out}\n{err}");
+    assert!(err.contains("declared in two files with different `incr`"), "{err}");
+    assert!(err.contains("bad_lib.pvl") && err.contains("lib.pvl:"), "{err}");
+    // Two declarations in one file stay an error.
+    let twice = d.join("twice.pvl");
+    std::fs::write(&twice, format!("{LIB}{LIB}")).expect("writable");
+    let (code, _, err) = run_cli(&["verify", "--program", &twice.to_string_lossy(), &u]);
+    assert_eq!(code, 2, "{err}");
     assert!(err.contains("declared twice"), "{err}");
 }

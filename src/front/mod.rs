@@ -7,6 +7,7 @@ pub mod dialect;
 pub mod keywords;
 pub mod lexer;
 pub mod lint;
+pub mod merge;
 pub mod parser;
 pub mod prec;
 pub mod printer;

@@ -216,7 +216,18 @@ fn verify_source_via(
     src: &SourceFile,
     opts: &VerifyOptions,
 ) -> VerifyReport {
-    let mut r = verify_source_inner(found, src, opts);
+    verify_joined_via(found, src, &[0], opts)
+}
+
+/// [`verify_source_via`] on the texts of several files joined at offsets `bases` (one offset:
+/// one file): a class declared in several of them is merged first (`front::merge`).
+fn verify_joined_via(
+    found: Option<&Found>,
+    src: &SourceFile,
+    bases: &[usize],
+    opts: &VerifyOptions,
+) -> VerifyReport {
+    let mut r = verify_source_inner(found, src, bases, opts);
     errors::add_default_help(&mut r.diagnostics);
     r
 }
@@ -224,10 +235,11 @@ fn verify_source_via(
 fn verify_source_inner(
     found: Option<&Found>,
     src: &SourceFile,
+    bases: &[usize],
     opts: &VerifyOptions,
 ) -> VerifyReport {
     let start = Instant::now();
-    let parsed = crate::front::parse_for_verification(
+    let mut parsed = crate::front::parse_for_verification(
         &src.text,
         &crate::front::ParseOptions { dialect: opts.dialect },
     );
@@ -237,6 +249,16 @@ fn verify_source_inner(
             diagnostics: parsed.errors().cloned().collect(),
             time: start.elapsed(),
         };
+    }
+    if bases.len() > 1 {
+        let ds = crate::front::merge::merge_split_classes(&mut parsed.program, &src.text, bases);
+        if !ds.is_empty() {
+            return VerifyReport {
+                verdict: Verdict::Unsupported,
+                diagnostics: ds,
+                time: start.elapsed(),
+            };
+        }
     }
     let enc_opts = EncodeOptions { no_sat: opts.no_sat, ..EncodeOptions::default() };
     let enc = match encode_with(&parsed.program, src, enc_opts) {
@@ -388,7 +410,7 @@ fn verify_program_via(
         return VerifyReport { verdict: Verdict::Unsupported, diagnostics, time: start.elapsed() };
     }
     let (joined, bases) = join_sources(srcs);
-    let mut r = verify_source_via(found, &joined, opts);
+    let mut r = verify_joined_via(found, &joined, &bases, opts);
     for d in &mut r.diagnostics {
         for l in &mut d.labels {
             // `bases` is sorted and starts at 0: the last base at or before the span's start.
