@@ -1,8 +1,8 @@
 //! Maps `map<K,V>` in the Viper encoding (`src/viper/encode/maps.rs`): literals (a later entry
 //! wins), the total lookup, updates `m ++ (k, v)` / `buildMap`, removal, keys and values, size,
 //! disjointness and equality, maps as parameters, results and loop variables. Each feature has a
-//! program that verifies and wrong ones that must not; tuples (`itemsMap`) are refused, and an
-//! ill-typed map is a type error. Runs Silicon.
+//! program that verifies and wrong ones that must not (`itemsMap`, the set of pairs, included);
+//! an ill-typed map is a type error. Runs Silicon.
 
 mod common;
 
@@ -69,10 +69,22 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "V-ASSERT",
     ),
     (
-        "tuple_refused.pvl",
-        "class M {\n  void m() {\n    map<int, boolean> a = map<int, boolean>{1 -> true};\n    set<tuple<int, boolean>> s = itemsMap(a);\n  }\n}\n",
-        "Unsupported",
-        "V-UNSUPPORTED",
+        "items.pvl",
+        "class M {\n  requires 3 in keysMap(m);\n  ensures (\\forall tuple<int, int> t; t in \\result; t.fst in keysMap(m) && m[t.fst] == t.snd);\n  ensures tuple<int, int>{3, m[3]} in \\result && |\\result| == |m|;\n  set<tuple<int, int>> all(map<int, int> m) {\n    return itemsMap(m);\n  }\n  void lit() {\n    map<int, boolean> a = map<int, boolean>{1 -> true, 2 -> false};\n    set<tuple<int, boolean>> s = itemsMap(a);\n    assert tuple<int, boolean>{1, true} in s && tuple<int, boolean>{2, false} in s;\n    assert !(tuple<int, boolean>{1, false} in s) && |s| == 2;\n  }\n}\n",
+        "Verified",
+        "",
+    ),
+    (
+        "items_wrong_value.pvl",
+        "class M {\n  void m() {\n    map<int, boolean> a = map<int, boolean>{1 -> true};\n    set<tuple<int, boolean>> s = itemsMap(a);\n    assert tuple<int, boolean>{1, false} in s;\n  }\n}\n",
+        "Failed",
+        "V-ASSERT",
+    ),
+    (
+        "items_missing_key.pvl",
+        "class M {\n  void m(map<int, int> a) {\n    assert tuple<int, int>{0, a[0]} in itemsMap(a);\n  }\n}\n",
+        "Failed",
+        "V-ASSERT",
     ),
     (
         "map_value_ill_typed.pvl",

@@ -8,6 +8,7 @@
 //! | `m ++ (k, v)`, `buildMap(m, k, v)`   | `m[k := v]`                                        |
 //! | `removeFromMap(m, k)`                | `vct_map_remove(m, k)` (axiomatised, see below)    |
 //! | `keysMap(m)`, `valuesMap(m)`         | `domain(m)`, `range(m)`                            |
+//! | `itemsMap(m)`                        | `vct_map_items(m)`: the pairs `(k, m[k])`          |
 //! | `\|m\|`, `isEmpty(m)`                | `\|m\|`, `\|m\| == 0`                                |
 //! | `disjointMap(a, b)`                  | `domain(a) intersection domain(b) == Set[K]()`;    |
 //! |                                      | with a literal `b`: `!(k in domain(a))` per key    |
@@ -19,7 +20,9 @@
 //! no removal: `vct_map_remove(m, k)` has the domain `domain(m) setminus Set(k)` and agrees
 //! with `m` on it, which determines it up to (extensional) map equality. Both live in the domain
 //! `VctMap`, declared on first use (with the batch name prefix, so that several programs can
-//! share one Viper file). `itemsMap` and tuple values are refused (V-UNSUPPORTED).
+//! share one Viper file). `itemsMap(m)` is the domain function `vct_map_items` (domain
+//! `VctMapItems`, with the tuple domain of `adts.rs`): `(k, v)` is in it exactly when `k` is
+//! a key of `m` and `m[k] == v`, and it has `|m|` elements.
 
 use super::{Encoder, R};
 use crate::front::ast::{Expr, ExprKind, Type, TypeKind};
@@ -59,7 +62,38 @@ fn domain_text(p: &str) -> String {
     )
 }
 
+/// `itemsMap(m)`, the set of pairs `(k, m[k])`: a domain of its own, since it needs the tuple
+/// domain (`adts.rs`), which maps without `itemsMap` do not.
+fn items_domain_text(p: &str) -> String {
+    format!(
+        "domain {p}VctMapItems[K, V] {{
+  function {p}vct_map_items(m: Map[K, V]): Set[VctTuple[K, V]]
+
+  axiom {p}vct_map_items_def {{
+    forall m: Map[K, V], t: VctTuple[K, V] :: {{ t in {p}vct_map_items(m) }} (t in {p}vct_map_items(m)) == (vct_fst(t) in domain(m) && {p}vct_map_get(m, vct_fst(t)) == vct_snd(t))
+  }}
+  axiom {p}vct_map_items_card {{
+    forall m: Map[K, V] :: {{ {p}vct_map_items(m) }} |{p}vct_map_items(m)| == |m|
+  }}
+}}
+"
+    )
+}
+
 impl Encoder<'_> {
+    /// `itemsMap(m)` for a map of type `mt`: declares the tuple, map and items domains.
+    fn map_items(&mut self, m: Exp, mt: &Type) -> R<Exp> {
+        let (kt, vt) = map_types(mt).ok_or(())?;
+        self.tuple_ty(&kt, &vt)?;
+        self.map_fn("vct_map_get");
+        let p = self.opts.prefix.clone();
+        let head = format!("domain {p}VctMapItems[");
+        if !self.out.domains.iter().any(|d| d.starts_with(&head)) {
+            self.out.domains.push(items_domain_text(&p));
+        }
+        Ok(Exp::app(format!("{p}vct_map_items"), vec![m]))
+    }
+
     /// Declare the `VctMap` domain (once) and return the name of its function `f`.
     fn map_fn(&mut self, f: &str) -> String {
         let p = self.opts.prefix.clone();
@@ -138,6 +172,7 @@ impl Encoder<'_> {
         Some(match (name, args.len()) {
             ("keysMap", 1) => set(kt),
             ("valuesMap", 1) => set(vt),
+            ("itemsMap", 1) => set(Type::new(TypeKind::Tuple(Box::new(kt), Box::new(vt)))),
             ("getFromMap", 2) => vt,
             ("buildMap", 3) | ("removeFromMap", 2) => mt,
             ("disjointMap" | "equalsMap" | "isEmpty", _) => Type::boolean(),
@@ -215,9 +250,9 @@ impl Encoder<'_> {
                     let b = self.expr(b, code)?;
                     Exp::bin("==", a, b)
                 }
-                ("itemsMap", [_]) => {
-                    self.unsupported("`itemsMap` (a set of tuples)", span);
-                    return Err(());
+                ("itemsMap", [m]) => {
+                    let m = self.expr(m, code)?;
+                    self.map_items(m, &mt)?
                 }
                 _ => return Ok(None),
             };
