@@ -236,3 +236,46 @@ fn a_changed_constructor_is_compared_on_the_object_it_builds() {
     assert_eq!(code, 0, "{v}");
     assert_eq!(row(&v, "P.P")["verdict"], "equivalent", "{v}");
 }
+
+/// A program written without permissions (as VeyMont's global programs are): ORIG fails its
+/// permission checks on every input, so the methods are compared without them, and the row
+/// says so. A mutant still differs; a program failing a contract is not compared.
+const NO_PERMS: &str = "class Acc {
+  int total;
+
+  void add(int x) {
+    total = total + x;
+  }
+
+  int twice(int x) {
+    add(x);
+    add(x);
+    return total;
+  }
+}
+";
+
+#[test]
+fn a_program_without_permissions_is_compared_without_permission_checks() {
+    let orig = tmp("noperm.pvl", NO_PERMS);
+    let (code, v) = rows(&orig, &orig, &["--random", "6"]);
+    assert_eq!(code, 0, "{v}");
+    for m in ["Acc.add", "Acc.twice"] {
+        let r = row(&v, m);
+        assert_eq!(r["verdict"], "equivalent", "{v}");
+        assert_eq!(r["inputs_executed"], 6, "{v}");
+        let d = r["detail"].as_str().unwrap_or_default();
+        assert!(d.contains("without permission checks") && d.contains("R-PERM-"), "{d}");
+    }
+    let opt = tmp("noperm_mut.pvl", &NO_PERMS.replace("total = total + x;", "total = total - x;"));
+    let (code, v) = rows(&orig, &opt, &["--random", "6"]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(row(&v, "Acc.add")["verdict"], "differs", "{v}");
+    // A failed contract is a fault of the program itself: nothing to compare, as before.
+    let bad = NO_PERMS.replace("  void add(int x) {", "  ensures false;\n  void add(int x) {");
+    let bad = tmp("noperm_post.pvl", &bad);
+    let (code, v) = rows(&bad, &bad, &["--random", "6"]);
+    assert_eq!(code, 3, "{v}");
+    let d = row(&v, "Acc.add")["detail"].as_str().unwrap_or_default().to_string();
+    assert!(d.contains("fails its own checks") && !d.contains("without permission checks"), "{d}");
+}

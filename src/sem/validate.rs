@@ -190,6 +190,12 @@ fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> Valid
 }
 
 /// Compare method `mo` of ORIG with method `mp` of OPT.
+///
+/// When ORIG fails its own checks on every input, and only by reading or writing a location it
+/// holds no permission for, the comparison is run again without permission checks (races,
+/// contracts and divergence are still checked), and its result says so. Such a program is
+/// written without permissions, as VeyMont's global programs are (VerCors generates theirs);
+/// what it computes is still defined, and that is what validation compares.
 pub(super) fn compare_methods(
     lo: &Loaded,
     lp: &Loaded,
@@ -198,6 +204,46 @@ pub(super) fn compare_methods(
     orig_src: &str,
     opts: &ValidateOptions,
 ) -> ValidateOutcome {
+    let (out, perm_only) = compare_methods_with(lo, lp, mo, mp, orig_src, opts);
+    let all_faulty = out.verdict == Verdict::Inconclusive
+        && out.equivalent == 0
+        && out.orig_faulty > 0
+        && out.inconclusive == 0;
+    if !(all_faulty && perm_only && opts.config.checks.perms) {
+        return out;
+    }
+    let mut config = opts.config.clone();
+    config.checks.perms = false;
+    let relaxed = ValidateOptions { config, ..opts.clone() };
+    let (mut again, _) = compare_methods_with(lo, lp, mo, mp, orig_src, &relaxed);
+    let why = format!(
+        "compared without permission checks: ORIG holds no permission for what it reads or \
+         writes on every input{}",
+        out.reason
+            .as_ref()
+            .and_then(|r| r.split_once("; the first: "))
+            .map_or(String::new(), |(_, f)| format!(" (the first: {f})"))
+    );
+    again.reason = Some(match again.reason.take() {
+        Some(r) if again.verdict != Verdict::Same => format!("{r}; {why}"),
+        Some(r) => format!("{why}; {r}"),
+        None => why,
+    });
+    again.summary = format!("{} ({})", again.summary, "without permission checks");
+    again
+}
+
+/// [`compare_methods`] with the checks of `opts`; also says whether every run in which ORIG
+/// failed its own checks failed only by reading or writing without permission.
+fn compare_methods_with(
+    lo: &Loaded,
+    lp: &Loaded,
+    mo: u32,
+    mp: u32,
+    orig_src: &str,
+    opts: &ValidateOptions,
+) -> (ValidateOutcome, bool) {
+    let mut perm_only = true;
     let adapter = match super::adapter::Adapter::between(
         (orig_src, &lp.src),
         &lo.prog,
@@ -207,7 +253,9 @@ pub(super) fn compare_methods(
         opts.adapter.as_deref(),
     ) {
         Ok(a) => a,
-        Err(e) => return ValidateOutcome::bad(SemError::Entry(format!("adapter: {e}")), 1),
+        Err(e) => {
+            return (ValidateOutcome::bad(SemError::Entry(format!("adapter: {e}")), 1), false)
+        }
     };
     let mut out = ValidateOutcome::start(Verdict::Same, Vec::new(), 1);
     // Every run of this method (both programs, every input) stops at the method's deadline.
@@ -243,6 +291,11 @@ pub(super) fn compare_methods(
                 continue;
             }
             Status::Error if !ro.race => {
+                perm_only &= ro
+                    .errors
+                    .iter()
+                    .filter(|d| d.is_error())
+                    .all(|d| d.code == "R-PERM-READ" || d.code == "R-PERM-WRITE");
                 out.orig_faulty += 1;
                 faulty = faulty.or_else(|| first_error_at(&ro, &lo.src));
                 continue;
@@ -396,7 +449,7 @@ pub(super) fn compare_methods(
             Verdict::Inconclusive => "INCONCLUSIVE",
         }
     );
-    out
+    (out, perm_only)
 }
 
 /// The first error of a run that failed its own checks, as `CODE message (line N)`.
