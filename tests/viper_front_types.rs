@@ -5,7 +5,8 @@
 //! verify). Runs Silicon (the
 //! backend `.ci/run` installs).
 //!
-//! * `Perm(a[*], p)`: every element of `a` (`star_*`);
+//! * `Perm(a[*], p)`: every element of `a`, also with `read` in a loop invariant and in a
+//!   called method's contract (`star_*`);
 //! * `vec (int j = lo .. hi) { … }`: lock-step lanes, reads before writes (`vec_*`);
 //! * scaled predicates `[π]p()`, nested and in fold/unfold, inline or not (`scale_*`);
 //! * set and bag inclusion, `\memberof` and `x in {lo .. hi}` (`sets_*`, `range_*`);

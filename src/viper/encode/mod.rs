@@ -393,7 +393,13 @@ impl<'a> Encoder<'a> {
                 for x in c.expr().map(|e| e.conjuncts()).unwrap_or_default() {
                     if let ast::ExprKind::Builtin(ast::Builtin::Perm, args) = &x.kind {
                         if let [loc, Expr { kind: ast::ExprKind::Read, .. }] = args.as_slice() {
-                            read_locs.push(loc.clone());
+                            // `a[*]` is a quantifier over the elements, where `read` is a
+                            // wildcard (as in `\forall*`): no amount to pass for it.
+                            let all = matches!(&loc.kind, ast::ExprKind::Index(_, i)
+                                if matches!(i.kind, ast::ExprKind::Wildcard));
+                            if !all {
+                                read_locs.push(loc.clone());
+                            }
                         }
                     }
                 }

@@ -70,7 +70,10 @@ fn stable_read_locs(prefix: &ast::Prefix, stmts: &[&Stmt], moving: &[&str]) -> O
                 ExprKind::Builtin(Builtin::Perm, args)
                     if matches!(args.as_slice(), [_, Expr { kind: ExprKind::Read, .. }]) =>
                 {
-                    if reads_outside_quantifiers(&args[0]) {
+                    // `Perm(a[*], read)` stands for a quantifier over the elements: a wildcard,
+                    // as `read` inside quantifiers is.
+                    let all = matches!(&args[0].kind, ExprKind::Index(_, i) if matches!(i.kind, ExprKind::Wildcard));
+                    if all || reads_outside_quantifiers(&args[0]) {
                         return None;
                     }
                     locs.push(args[0].clone());
