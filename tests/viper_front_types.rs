@@ -32,7 +32,11 @@
 //!   the invariant, fails (`barrier_body_*`); refused: a body that reads a thread variable
 //!   (`unsupported_barrier_body_thread`) or assigns a thread's local
 //!   (`rejected_barrier_body_local`);
-//! * refused: a `par` arm's wait list (`unsupported_par_wait`), a comprehension over an
+//! * VerCors 1 parallel regions: a contract before `par` split by iteration, and arms that
+//!   wait for each other (`region_wait_*`); without the wait, or with a region postcondition
+//!   the arms do not give, they fail; refused: a wait for another iteration, a region resource
+//!   not split over the iterations (`unsupported_region_*`), a wait list without a region
+//!   contract (`unsupported_par_wait`), a comprehension over an
 //!   infinite domain (`unsupported_set_comprehension`).
 
 mod common;

@@ -9,6 +9,7 @@ mod bounds;
 mod jumps;
 mod loop_reads;
 mod par;
+mod region;
 mod vars;
 mod vec;
 

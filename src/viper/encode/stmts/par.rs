@@ -28,6 +28,23 @@ fn scale(e: Exp, n: &Exp) -> Exp {
     })
 }
 
+/// An encoded `par` arm: its thread method is emitted; what its call site needs is here.
+pub(super) struct ArmSite {
+    /// The label placed before the block (`\old` in its postconditions).
+    pub(super) label: String,
+    /// Some thread exists.
+    pub(super) guard: Exp,
+    /// The call site: exhale of all threads' preconditions, inhale of their postconditions.
+    pub(super) pre: Vec<Stmt>,
+    pub(super) post: Vec<Stmt>,
+    /// The thread variables (Viper names) and their bounds.
+    pub(super) iters: Vec<String>,
+    pub(super) bounds: Vec<(Exp, Exp)>,
+    /// One thread's pre- and postconditions, over `iters`.
+    pub(super) conj_pre: Vec<Conj>,
+    pub(super) conj_post: Vec<Conj>,
+}
+
 /// One conjunct of a per-thread (or barrier) contract.
 #[derive(Clone)]
 pub(super) struct Conj {
@@ -141,41 +158,43 @@ impl Encoder<'_> {
         // thread and around the block: it joins each arm's contract, whose thread-independent
         // clauses come before the ranges. Other region clauses are a contract of the whole
         // region, which the per-thread encoding does not have.
-        if let Some(c) = p.prefix.clauses.iter().find(|c| c.kind != ClauseKind::ContextEverywhere) {
-            self.unsupported(
-                &format!("a `{}` region contract before `par`", c.kind.keyword()),
-                c.span,
-            );
-            return Err(());
-        }
-        // v1 `and b(int j = …; a(j))`: iteration j of b waits for iteration j of a, and takes
-        // over its postcondition. Not encoded, so refused rather than dropped.
-        if let Some(w) = p.arms.iter().find_map(|a| a.wait.as_ref()) {
-            self.unsupported("a `par` arm's wait list (`; a(j)`)", w.span);
-            return Err(());
-        }
+        // Any other region clause (`context`, `requires`, `ensures`), or a v1 wait list
+        // (`and b(int j = …; a(j))`: iteration j of b starts when iteration j of a has ended),
+        // makes the block a region with a contract of its own (`region.rs`).
+        let region = p.prefix.clauses.iter().any(|c| c.kind != ClauseKind::ContextEverywhere)
+            || p.arms.iter().any(|a| a.wait.is_some());
+        let everywhere: Vec<ast::Clause> = p
+            .prefix
+            .clauses
+            .iter()
+            .filter(|c| c.kind == ClauseKind::ContextEverywhere)
+            .cloned()
+            .collect();
         let mut sites = Vec::new();
         for arm in &p.arms {
-            if p.prefix.clauses.is_empty() {
+            if everywhere.is_empty() {
                 sites.push(self.par_arm(arm)?);
             } else {
                 let mut arm = arm.clone();
-                arm.contract.splice(0..0, p.prefix.clauses.iter().cloned());
+                arm.contract.splice(0..0, everywhere.iter().cloned());
                 sites.push(self.par_arm(&arm)?);
             }
         }
-        for (label, _, _, _) in &sites {
-            out.push(Stmt::new(StmtKind::Label(label.clone()), Origin::synthetic()));
+        if region {
+            return self.par_region(p, &sites, out);
         }
-        for (_, guard, pre, _) in &mut sites {
+        for s in &sites {
+            out.push(Stmt::new(StmtKind::Label(s.label.clone()), Origin::synthetic()));
+        }
+        for s in &mut sites {
             out.push(Stmt::new(
-                StmtKind::If(guard.clone(), std::mem::take(pre), vec![]),
+                StmtKind::If(s.guard.clone(), std::mem::take(&mut s.pre), vec![]),
                 Origin::new(Role::Synthetic, Some(p.keyword)),
             ));
         }
-        for (_, guard, _, post) in sites {
+        for s in sites {
             out.push(Stmt::new(
-                StmtKind::If(guard, post, vec![]),
+                StmtKind::If(s.guard, s.post, vec![]),
                 Origin::new(Role::Synthetic, Some(p.keyword)),
             ));
         }
@@ -183,7 +202,7 @@ impl Encoder<'_> {
     }
 
     /// Encode one arm: its thread method, and its call-site (label, guard, exhales, inhales).
-    fn par_arm(&mut self, arm: &ast::ParArm) -> R<(String, Exp, Vec<Stmt>, Vec<Stmt>)> {
+    fn par_arm(&mut self, arm: &ast::ParArm) -> R<ArmSite> {
         self.check_clauses(&arm.contract, "a par block")?;
         self.par_counter += 1;
         let label = match &arm.label {
@@ -403,7 +422,16 @@ impl Encoder<'_> {
                 }
             }
             post_stmts.extend(later);
-            Ok((pre_label.clone(), nonempty, pre_stmts, post_stmts))
+            Ok(ArmSite {
+                label: pre_label.clone(),
+                guard: nonempty,
+                pre: pre_stmts,
+                post: post_stmts,
+                iters: iters.clone(),
+                bounds: bounds.clone(),
+                conj_pre: arm_pre.clone(),
+                conj_post: arm_post.clone(),
+            })
         })();
         self.everywhere.truncate(saved_every);
         self.frames.pop();
