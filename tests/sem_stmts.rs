@@ -974,3 +974,18 @@ fn a_barrier_body_runs_once_with_the_pooled_resources_and_the_invariant() {
     let r = run_with(&no_inv, "go", &[("n", InVal::Int(3))]);
     assert!(codes(&r).contains(&"R-PERM-WRITE"), "{:?}", codes(&r));
 }
+
+/// Magic wands are ghost: `create` and `apply` run nothing and a wand in a contract holds no
+/// permission of its own, so a program with wands runs as it computes; a write to what the wand
+/// holds in the verifier's view is still a write the run checks against the loop's holdings.
+#[test]
+fn magic_wands_are_ghost_and_their_programs_run() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/verify_front_types/");
+    let ok = std::fs::read_to_string(format!("{dir}wand_ok.pvl")).expect("fixture");
+    let r = run1(&ok, "lend");
+    assert!(r.errors.is_empty() && r.status == Status::Ok, "{:?} {:?}", r.status, codes(&r));
+    let bad = std::fs::read_to_string(format!("{dir}wand_bad_loop.pvl")).expect("fixture");
+    let r =
+        runs(&bad, "lend", 5).into_iter().find(|r| r.status != Status::Ok).expect("a failing run");
+    assert!(codes(&r).contains(&"R-PERM-WRITE"), "{:?}", codes(&r));
+}

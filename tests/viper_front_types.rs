@@ -32,6 +32,9 @@
 //!   the invariant, fails (`barrier_body_*`); refused: a body that reads a thread variable
 //!   (`unsupported_barrier_body_thread`) or assigns a thread's local
 //!   (`rejected_barrier_body_local`);
+//! * magic wands: `create { use …; qed A -* B; }`, a wand in a loop invariant, `apply`; applying
+//!   without the left side, packaging what does not follow, and writing what the wand holds fail
+//!   (`wand_*`);
 //! * VerCors 1 parallel regions: a contract before `par` split by iteration, and arms that
 //!   wait for each other (`region_wait_*`); without the wait, or with a region postcondition
 //!   the arms do not give, they fail; refused: a wait for another iteration, a region resource

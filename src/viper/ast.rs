@@ -115,6 +115,9 @@ impl std::fmt::Display for Ty {
     }
 }
 
+/// The operator of a magic wand `A --* B` (a [`ExpKind::Binary`]).
+pub const WAND: &str = "--*";
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Exp {
     pub kind: ExpKind,
@@ -236,10 +239,11 @@ impl Exp {
     /// Does an accessibility predicate whose amount satisfies `amount` occur?
     fn any_acc(&self, amount: impl Fn(&Exp) -> bool) -> bool {
         let mut found = false;
-        self.visit(&mut |e| {
-            if let ExpKind::Acc(_, p) = &e.kind {
-                found |= amount(p);
-            }
+        self.visit(&mut |e| match &e.kind {
+            ExpKind::Acc(_, p) => found |= amount(p),
+            // A magic wand is a resource held once, as a full permission is.
+            ExpKind::Binary(op, ..) if *op == WAND => found |= amount(&Exp::synth(ExpKind::Write)),
+            _ => {}
         });
         found
     }
@@ -400,6 +404,10 @@ pub enum StmtKind {
     Assume(Exp),
     Fold(Exp),
     Unfold(Exp),
+    /// `package A --* B { proof }`
+    Package(Exp, Vec<Stmt>),
+    /// `apply A --* B`
+    Apply(Exp),
     If(Exp, Vec<Stmt>, Vec<Stmt>),
     While(Exp, Vec<Contract>, Vec<Stmt>),
     Label(String),

@@ -109,6 +109,8 @@ const KINDS: &[(&str, &[&str])] = &[
     ("invariant.not.preserved", &["might not be preserved"]),
     ("not.wellformed", &["Contract might not be well-formed", "might not be well-formed"]),
     ("fold.failed", &["Folding"]),
+    ("package.failed", &["Packaging wand might fail"]),
+    ("apply.failed", &["Applying wand might fail"]),
     ("unfold.failed", &["Unfolding"]),
     ("call.failed", &["Method call might fail"]),
     ("while.failed", &["While statement might fail"]),
@@ -315,6 +317,14 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
         ),
         "fold.failed" => ("V-FOLD", "folding the predicate may fail".to_string()),
         "unfold.failed" => ("V-UNFOLD", "unfolding the predicate may fail".to_string()),
+        "package.failed" => (
+            "V-WAND",
+            "the magic wand may not be created: its right side may not follow from its left side and what the proof keeps".to_string(),
+        ),
+        "apply.failed" => (
+            "V-WAND",
+            "the magic wand may not be applied: the wand or its left side may not be held".to_string(),
+        ),
         _ => match reason {
             "insufficient.permission" => {
                 ("V-PERM-READ", "insufficient permission to read a location".to_string())
@@ -424,6 +434,7 @@ pub fn help_for(code: &str) -> Option<&'static str> {
         "V-DIV0" => "state that the divisor is not zero",
         "V-NOT-INJECTIVE" => "make the quantified locations distinct per value (or per thread), e.g. an index that is injective in the variable",
         "V-FOLD" | "V-UNFOLD" => "hold the predicate's body (fold) or the predicate itself (unfold) at this point",
+        "V-WAND" => "for `create`, make the proof script establish the right side from the left side (and `use` the facts it needs); for `apply`, hold the wand and its left side",
         "V-FAIL" => "see Silicon's message in the note",
         "V-TIMEOUT" => "raise the time limit (`verify --timeout S`, `--verify-timeout S` of apply and batch; 0 for none), or help the prover: non-linear index arithmetic (i * n + j) is a common cause",
         "E-BACKEND" => "run `alpine-rs backend install`, or `alpine-rs backend doctor` to see what is missing",
@@ -474,6 +485,7 @@ mod help_tests {
             "V-NOT-INJECTIVE",
             "V-FOLD",
             "V-UNFOLD",
+            "V-WAND",
             "V-FAIL",
             "V-TIMEOUT",
             "E-BACKEND",

@@ -367,9 +367,24 @@ impl Printer {
                 self.record_stmt(es, ee, &s.origin, e.span);
                 exp_span = e.span;
             }
-            StmtKind::Fold(e) | StmtKind::Unfold(e) => {
-                self.w(if matches!(s.kind, StmtKind::Fold(_)) { "fold " } else { "unfold " });
+            StmtKind::Fold(e) | StmtKind::Unfold(e) | StmtKind::Apply(e) => {
+                self.w(match s.kind {
+                    StmtKind::Fold(_) => "fold ",
+                    StmtKind::Unfold(_) => "unfold ",
+                    _ => "apply ",
+                });
                 self.exp(e, false);
+            }
+            StmtKind::Package(e, proof) => {
+                self.w("package ");
+                self.exp(e, false);
+                let end = self.pos();
+                self.record_stmt(start, end, &s.origin, e.span);
+                self.w(" {");
+                self.stmts(proof, indent + 1);
+                self.nl(indent);
+                self.w("}");
+                return;
             }
             StmtKind::If(c, t, e) => {
                 self.w("if (");

@@ -163,6 +163,24 @@ pub fn parse_expr_at(src: &str, span: Span, dialect: Dialect) -> Result<Expr, Ve
     }
 }
 
+/// Parse `src[span]` as one statement (spans are offsets in `src`): a block kept as text by
+/// the parser, such as the body of a v1 `create { … }`, read when it is encoded.
+pub fn parse_stmt_at(src: &str, span: Span, dialect: Dialect) -> Result<Stmt, Vec<Diagnostic>> {
+    let lexed = lex_at(src, span);
+    if !lexed.errors.is_empty() {
+        return Err(lexed.errors);
+    }
+    let mut p = Parser::new(src, lexed.tokens, dialect);
+    let s = p.parse_stmt();
+    if s.is_ok() && !p.at_eof() {
+        p.error_expected("end of statement");
+    }
+    match s {
+        Ok(s) if p.diags.is_empty() => Ok(s),
+        _ => Err(p.diags),
+    }
+}
+
 /// Parse `body`, a part of `src` (a ghost declaration comment), as top-level declarations.
 pub fn parse_decls_at(src: &str, body: Span, dialect: Dialect) -> (Vec<Item>, Vec<Diagnostic>) {
     let lexed = lex_at(src, body);

@@ -84,9 +84,11 @@ impl<'a> Compiler<'a> {
             ExprKind::Binary(op, l, r) => {
                 let (l, r) = (self.bx(l, pre), self.bx(r, pre));
                 match op {
-                    BinOp::Wand | BinOp::Pow => {
-                        CE::Unsupported(format!("operator `{}`", op.symbol()), span)
-                    }
+                    // A magic wand is a ghost resource the interpreter does not track: its
+                    // footprint stays with its holder (`create` and `apply` run nothing), so
+                    // the program's values are the same and no permission is lost.
+                    BinOp::Wand => CE::Bool(true),
+                    BinOp::Pow => CE::Unsupported(format!("operator `{}`", op.symbol()), span),
                     _ => CE::Bin(*op, l, r, span),
                 }
             }

@@ -410,6 +410,9 @@ impl<'a> Compiler<'a> {
                 "label" => self.label_stmt(o),
                 "goto" => self.goto_stmt(o),
                 "lock" | "unlock" | "wait" | "notify" | "fork" | "join" => self.sync_stmt(o),
+                // Ghost: packaging and applying a magic wand change no program state (wands
+                // are not tracked, see `expr.rs`).
+                "create" | "apply" => {}
                 crate::front::ast::UNDECLARED_CALL => self.code.push(Instr::Unsupported(
                     format!(
                         "a call to `{}`, which is not declared",

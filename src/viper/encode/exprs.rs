@@ -322,6 +322,18 @@ impl Encoder<'_> {
 
     fn binary(&mut self, op: BinOp, a: &Expr, b: &Expr, code: bool, span: Span) -> R<Exp> {
         let sp = Some(span);
+        if op == BinOp::Wand {
+            // A resource, as Viper's `A --* B` (packaged by `create`, used by `apply`).
+            if code {
+                self.unsupported("a magic wand outside a specification", span);
+                return Err(());
+            }
+            let (x, y) = (self.expr(a, false)?, self.expr(b, false)?);
+            return Ok(Exp::new(
+                ExpKind::Binary(crate::viper::ast::WAND, Box::new(x), Box::new(y)),
+                sp,
+            ));
+        }
         if op == BinOp::Frac {
             let e = Expr::new(ExprKind::Binary(op, Box::new(a.clone()), Box::new(b.clone())), span);
             return self.perm_amount(&e);

@@ -309,12 +309,12 @@ impl Encoder<'_> {
         }
     }
 
-    fn flush_pending(&mut self, out: &mut Vec<Stmt>) {
+    pub(super) fn flush_pending(&mut self, out: &mut Vec<Stmt>) {
         out.append(&mut self.pending);
     }
 
     /// The operand of an opaque `kw e;` statement, parsed with its spans in the file.
-    fn opaque_operand(&mut self, op: &ast::Opaque) -> R<Expr> {
+    pub(super) fn opaque_operand(&mut self, op: &ast::Opaque) -> R<Expr> {
         let body = op.text.strip_prefix(op.keyword.as_str()).unwrap_or("");
         let body = body.trim_end();
         let body = body.strip_suffix(';').unwrap_or(body);

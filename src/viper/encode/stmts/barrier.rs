@@ -241,7 +241,9 @@ fn assigned_vars(s: &Stmt, out: &mut Vec<String>) {
         StmtKind::Call(ts, _, _) => out.extend(ts.iter().cloned()),
         StmtKind::New(x, _) => out.push(x.clone()),
         StmtKind::If(_, t, e) => t.iter().chain(e).for_each(|s| assigned_vars(s, out)),
-        StmtKind::While(_, _, b) => b.iter().for_each(|s| assigned_vars(s, out)),
+        StmtKind::While(_, _, b) | StmtKind::Package(_, b) => {
+            b.iter().for_each(|s| assigned_vars(s, out))
+        }
         _ => {}
     }
 }

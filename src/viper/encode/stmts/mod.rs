@@ -12,6 +12,7 @@ mod par;
 mod region;
 mod vars;
 mod vec;
+mod wands;
 
 use super::{quant, CallKind, Encoder, R};
 use crate::front::ast::{self, ClauseKind, Expr, ExprKind, SpecKind, StmtKind as P, TypeKind};
@@ -226,7 +227,7 @@ impl Encoder<'_> {
                 return Err(());
             }
             P::Opaque(op) => {
-                if self.sync_stmt(op, out)? {
+                if self.sync_stmt(op, out)? || self.wand_stmt(op, out)? {
                     return Ok(());
                 }
                 self.unsupported(&format!("the `{}` statement", op.keyword), s.span);

@@ -56,7 +56,12 @@ pub fn stmt_vars(s: &Stmt, out: &mut Vec<String>) {
         | StmtKind::Assert(e)
         | StmtKind::Assume(e)
         | StmtKind::Fold(e)
-        | StmtKind::Unfold(e) => exp_vars(e, &mut b, out),
+        | StmtKind::Unfold(e)
+        | StmtKind::Apply(e) => exp_vars(e, &mut b, out),
+        StmtKind::Package(e, proof) => {
+            exp_vars(e, &mut b, out);
+            proof.iter().for_each(|s| stmt_vars(s, out));
+        }
         StmtKind::If(c, t, e) => {
             exp_vars(c, &mut b, out);
             t.iter().chain(e).for_each(|s| stmt_vars(s, out));
