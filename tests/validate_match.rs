@@ -279,3 +279,23 @@ fn a_program_without_permissions_is_compared_without_permission_checks() {
     let d = row(&v, "Acc.add")["detail"].as_str().unwrap_or_default().to_string();
     assert!(d.contains("fails its own checks") && !d.contains("without permission checks"), "{d}");
 }
+
+/// `--with` joins a file of the same program; a class restated there is one class, as in
+/// `verify --program`, and a member declared differently is a conflict, not a silent choice.
+#[test]
+fn a_class_restated_in_a_with_file_is_one_class() {
+    let lib = tmp("with_lib.pvl", "class Counter {\n  int x;\n  requires Perm(x, write);\n  ensures Perm(x, write) ** x == \\old(x) + 1;\n  void incr() { x = x + 1; }\n}\n");
+    let user = tmp(
+        "with_user.pvl",
+        "class Counter {\n  int x;\n}\nclass User {\n  requires c != null ** Perm(c.x, write);\n  ensures Perm(c.x, write) ** c.x == \\old(c.x) + 2;\n  void twice(Counter c) { c.incr(); c.incr(); }\n}\n",
+    );
+    let (code, v) = rows(&user, &user, &["--with", s(&lib), "--random", "4"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(row(&v, "User.twice")["verdict"], "equivalent", "{v}");
+    let other =
+        tmp("with_other.pvl", "class Counter {\n  int x;\n  void incr() { x = x + 2; }\n}\n");
+    let (code, _, err) =
+        common::run_cli(&["run", s(&user), "--with", s(&lib), "--with", s(&other)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("declared in two files with different `incr`"), "{err}");
+}

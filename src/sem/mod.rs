@@ -75,9 +75,17 @@ pub struct Loaded {
 }
 
 pub fn load(src: &str) -> Result<Loaded, SemError> {
-    let parsed = parse(src, &ParseOptions::default());
+    let mut parsed = parse(src, &ParseOptions::default());
     if parsed.has_errors() {
         return Err(SemError::Parse(parsed.errors().cloned().collect()));
+    }
+    // The files of a program (`--with`) are joined into `src`: a class declared in several of
+    // them is one class, as `verify --program` has it (`front::merge`). Each declaration counts
+    // as its own file here, since the joined text no longer says where the files meet.
+    let starts: Vec<usize> = parsed.program.items.iter().map(|i| i.span().start()).collect();
+    let conflicts = crate::front::merge::merge_split_classes(&mut parsed.program, src, &starts);
+    if !conflicts.is_empty() {
+        return Err(SemError::Parse(conflicts));
     }
     // ADTs are uninterpreted functions constrained by axioms: nothing to execute.
     if let Some(a) = parsed.program.items.iter().find_map(|i| match i {
