@@ -148,17 +148,28 @@ pub struct Fragment {
 
 /// Parse the expression at `span` of `src` (spans are offsets in `src`), on the calling thread.
 pub fn parse_expr_at(src: &str, span: Span, dialect: Dialect) -> Result<Expr, Vec<Diagnostic>> {
+    parse_one_at(src, span, dialect, "end of expression", Parser::parse_expr)
+}
+
+/// `src[span]` as exactly one construct read by `read` (spans are offsets in `src`).
+fn parse_one_at<'s, T>(
+    src: &'s str,
+    span: Span,
+    dialect: Dialect,
+    end: &str,
+    read: impl FnOnce(&mut Parser<'s>) -> PResult<T>,
+) -> Result<T, Vec<Diagnostic>> {
     let lexed = lex_at(src, span);
     if !lexed.errors.is_empty() {
         return Err(lexed.errors);
     }
     let mut p = Parser::new(src, lexed.tokens, dialect);
-    let e = p.parse_expr();
-    if e.is_ok() && !p.at_eof() {
-        p.error_expected("end of expression");
+    let x = read(&mut p);
+    if x.is_ok() && !p.at_eof() {
+        p.error_expected(end);
     }
-    match e {
-        Ok(e) if p.diags.is_empty() => Ok(e),
+    match x {
+        Ok(x) if p.diags.is_empty() => Ok(x),
         _ => Err(p.diags),
     }
 }
@@ -166,19 +177,7 @@ pub fn parse_expr_at(src: &str, span: Span, dialect: Dialect) -> Result<Expr, Ve
 /// Parse `src[span]` as one statement (spans are offsets in `src`): a block kept as text by
 /// the parser, such as the body of a v1 `create { … }`, read when it is encoded.
 pub fn parse_stmt_at(src: &str, span: Span, dialect: Dialect) -> Result<Stmt, Vec<Diagnostic>> {
-    let lexed = lex_at(src, span);
-    if !lexed.errors.is_empty() {
-        return Err(lexed.errors);
-    }
-    let mut p = Parser::new(src, lexed.tokens, dialect);
-    let s = p.parse_stmt();
-    if s.is_ok() && !p.at_eof() {
-        p.error_expected("end of statement");
-    }
-    match s {
-        Ok(s) if p.diags.is_empty() => Ok(s),
-        _ => Err(p.diags),
-    }
+    parse_one_at(src, span, dialect, "end of statement", Parser::parse_stmt)
 }
 
 /// Parse `body`, a part of `src` (a ghost declaration comment), as top-level declarations.
