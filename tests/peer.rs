@@ -36,7 +36,12 @@ const CI_TIMEOUT_S: u64 = 60;
 /// deterministic across machines and loads): a lost agreement there is reported, not failed.
 /// relaxed_prefix: the `ret := false` path of `isRelaxedPrefix` needs an existential
 /// postcondition disproved; recorded as verified and as V-POST in different runs.
-const UNSTABLE: &[&str] = &["known-problems/verifythis/2015/relaxed_prefix.pvl"];
+/// 2017 challenge1: the same Viper verified in under two minutes in one run and timed out after
+/// ten in another.
+const UNSTABLE: &[&str] = &[
+    "known-problems/verifythis/2015/relaxed_prefix.pvl",
+    "verifythis/2017/submission/challenge1.pvl",
+];
 
 struct Row {
     file: String,
