@@ -22,6 +22,16 @@ const CASES: &[(&str, &str, &str)] = &[
     ("argument_type", "class C {\n  void f(boolean b) { }\n  void m() {\n    f(1);\n  }\n}\n", "V-TYPE"),
     ("condition", "class C {\n  void m(int n) {\n    if (n) { }\n  }\n}\n", "V-TYPE"),
     ("loop_condition", "class C {\n  void m(int n) {\n    while (n + 1) { }\n  }\n}\n", "V-TYPE"),
+    // Found by the encoder fuzzer: the instance of a generic function whose body was
+    // `c ? 0 : (d ? 1 : 0) <= f(…)` reached Silicon, which rejected its types.
+    ("conditional_branches", "class C {\n  pure int f(int x) = x == 0 ? 0 : (x > 1 ? 1 : 0) <= x;\n}\n", "V-TYPE"),
+    ("conditional_branches_generic", "pure int occ<T>(seq<T> xs, T x) =\n  |xs| == 0 ? 0 : (xs[0] == x ? 1 : 0) <= occ<T>(xs[1..], x);\nrequires occ<int>([1], 3) == 0;\nvoid m() { }\n", "V-TYPE"),
+    // Also found by the encoder fuzzer with Silicon: arithmetic on tuples, `++` on integers.
+    ("tuple_arithmetic", "class C {\n  void m() {\n    tuple<int, boolean> t = tuple<int, boolean>{3, true};\n    assert t / t;\n  }\n}\n", "V-TYPE"),
+    ("tuple_projections", "class C {\n  void m() {\n    tuple<int, boolean> t = tuple<int, boolean>{3, true};\n    assert t.fst == 3 && t.snd && t == t;\n  }\n}\n", ""),
+    ("concat_integers", "class C {\n  void m(int j) {\n    int k = j ++ 2;\n  }\n}\n", "V-TYPE"),
+    ("append_element", "class C {\n  void m(seq<int> s) {\n    seq<int> t = s ++ 2;\n  }\n}\n", ""),
+    ("conditional_null_and_object", "class C {\n  C m(boolean b) {\n    return b ? null : this;\n  }\n}\n", ""),
     ("compare_int_bool", "class C {\n  void m() {\n    assert 1 == true;\n  }\n}\n", "V-TYPE"),
     ("resource_in_and", "class C {\n  int x;\n  given frac p;\n  requires Perm(x, 1) ** Perm(x, p) && p > 0;\n  void m() { }\n}\n", "V-TYPE"),
     ("resource_in_forall", "class C {\n  int x;\n  void m() {\n    assert (\\forall int i; true; Value(x));\n  }\n}\n", "V-TYPE"),

@@ -78,6 +78,20 @@ impl Checker {
                     (Ty::Int, Ty::Frac) | (Ty::Frac, Ty::Int) => Ty::Frac,
                     (Ty::Bool, Ty::Resource) | (Ty::Resource, Ty::Bool) => Ty::Resource,
                     _ if ta == tb => ta,
+                    // `c ? 0 : x <= y` has no type (Silicon rejects its encoding).
+                    _ if !self.fits(&ta, &tb) && !self.fits(&tb, &ta) => {
+                        self.mismatch(
+                            b.span,
+                            format!(
+                                "the branches of `?:` have different types: `{}` and `{}`",
+                                ta.name(),
+                                tb.name()
+                            ),
+                            format!("this has type `{}`", tb.name()),
+                            "give both branches the same type",
+                        );
+                        Ty::Unknown
+                    }
                     _ => Ty::Unknown,
                 }
             }
@@ -281,6 +295,8 @@ impl Checker {
         let to = self.receiver(o);
         match &to {
             Ty::Array(_) | Ty::Seq(_) if f == "length" => Ty::Int,
+            Ty::Tuple(a, _) if f == "fst" => (**a).clone(),
+            Ty::Tuple(_, b) if f == "snd" => (**b).clone(),
             Ty::Class(c) => {
                 let Some(ce) = self.env.classes.get(c) else { return Ty::Unknown };
                 match ce.fields.get(f) {
@@ -530,6 +546,17 @@ impl Checker {
             }
             // `m ++ (k, v)`: the map with one entry updated.
             BinOp::Concat => {
+                // `j ++ 2` on integers reached Silicon as an ill-typed program (found by the
+                // encoder fuzzer with Silicon). `s ++ x` appends an element: one side suffices.
+                let seqish = |t: &Ty| matches!(t, Ty::Seq(_) | Ty::Map(..) | Ty::Unknown);
+                if !seqish(&ta) && !seqish(&tb) {
+                    self.mismatch(
+                        a.span.to(b.span),
+                        format!("`++` cannot be applied to `{}` and `{}`", ta.name(), tb.name()),
+                        format!("`{}` and `{}`", ta.name(), tb.name()),
+                        "`++` concatenates sequences, appends to one, or updates a map",
+                    );
+                }
                 if let (Ty::Map(kt, vt), ExprKind::Tuple(kv)) = (&ta, &b.kind) {
                     if let [k, v] = kv.as_slice() {
                         let (tk, tv) = (self.ty(k), self.ty(v));

@@ -68,6 +68,10 @@ pub(crate) enum Ty {
     /// unknown and so fit a boolean: `assert b ==> getOption(o);` reached Silicon as an
     /// ill-typed program (found by the fuzzer, `fixtures/fuzz/`).
     Option(Box<Ty>),
+    /// `tuple<A, B>`: only `.fst`/`.snd` and equality. Without it, `t / u` of two tuples was
+    /// unknown and fit arithmetic: it reached Silicon as an ill-typed program (found by the
+    /// encoder fuzzer with Silicon).
+    Tuple(Box<Ty>, Box<Ty>),
     Unknown,
 }
 
@@ -86,6 +90,7 @@ impl Ty {
             TypeKind::Generic1(ast::Generic1::Bag, e) => Ty::Bag(Box::new(Ty::of(e))),
             TypeKind::Map(k, v) => Ty::Map(Box::new(Ty::of(k)), Box::new(Ty::of(v))),
             TypeKind::Generic1(ast::Generic1::Option, e) => Ty::Option(Box::new(Ty::of(e))),
+            TypeKind::Tuple(a, b) => Ty::Tuple(Box::new(Ty::of(a)), Box::new(Ty::of(b))),
             _ => Ty::Unknown,
         }
     }
@@ -123,6 +128,7 @@ impl Ty {
             Ty::Bag(e) => format!("bag<{}>", e.name()),
             Ty::Map(k, v) => format!("map<{}, {}>", k.name(), v.name()),
             Ty::Option(e) => format!("option<{}>", e.name()),
+            Ty::Tuple(a, b) => format!("tuple<{}, {}>", a.name(), b.name()),
             Ty::Unknown => "?".into(),
         }
     }
@@ -162,6 +168,7 @@ impl Checker {
             | (Ty::Set(a), Ty::Set(b))
             | (Ty::Bag(a), Ty::Bag(b))
             | (Ty::Option(a), Ty::Option(b)) => self.fits(a, b) || self.fits(b, a),
+            (Ty::Tuple(a, b), Ty::Tuple(a2, b2)) => self.fits(a, a2) && self.fits(b, b2),
             (Ty::Map(k, v), Ty::Map(k2, v2)) => {
                 (self.fits(k, k2) || self.fits(k2, k)) && (self.fits(v, v2) || self.fits(v2, v))
             }
