@@ -525,6 +525,22 @@ impl Checker {
                     t.numeric() || (t.collection() && (seq_ok || !matches!(t, Ty::Seq(_))))
                 };
                 operands(self, &ok, "arithmetic needs numbers (sequences have `+` and `++` only)");
+                // A number and a collection do not mix: `a[k] + [k]` reached Silicon (found by
+                // the encoder fuzzer with Silicon).
+                let num = |t: &Ty| matches!(t, Ty::Int | Ty::Frac);
+                if (num(&ta) && tb.collection()) || (ta.collection() && num(&tb)) {
+                    self.mismatch(
+                        a.span.to(b.span),
+                        format!(
+                            "`{}` cannot combine `{}` and `{}`",
+                            op.symbol(),
+                            ta.name(),
+                            tb.name()
+                        ),
+                        format!("`{}` and `{}`", ta.name(), tb.name()),
+                        "arithmetic combines two numbers, or two collections of one kind",
+                    );
+                }
                 match (&ta, &tb) {
                     _ if op == BinOp::Frac => Ty::Frac,
                     (Ty::Frac, _) | (_, Ty::Frac) => Ty::Frac,

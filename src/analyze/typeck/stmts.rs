@@ -178,6 +178,18 @@ impl Checker {
                 self.stmts(body);
                 self.scopes.pop();
             }
+            // Checked like a `par` arm (its body went unchecked: `ar[j] = c > c;` and a bound
+            // that is an array reached Silicon, found by the encoder fuzzer with Silicon).
+            S::Vec { iter, body } => {
+                self.scopes.push(Default::default());
+                for x in [&iter.lo, &iter.hi] {
+                    let t = self.ty(x);
+                    self.expect(x.span, &Ty::Int, &t, "a `vec` range bound");
+                }
+                self.declare(&iter.name, Ty::of(&iter.ty), false);
+                self.block(body);
+                self.scopes.pop();
+            }
             S::Barrier(b) => {
                 self.clauses(&b.contract);
                 if let Some(body) = &b.body {
