@@ -30,6 +30,8 @@ pub(crate) struct Env {
     /// The program declares things the checker does not model (opaque declarations such as
     /// `enum` or VeyMont's, global fields): unresolved names are then not errors.
     pub open: bool,
+    /// The names of the program's `enum`s: `E.C` has type `E`.
+    pub enums: std::collections::HashSet<String>,
     pub diags: Vec<Diagnostic>,
 }
 
@@ -80,7 +82,13 @@ impl Env {
                 ast::Item::Method(m) => {
                     env.globals.entry(m.name.name.clone()).or_default().push(sig(m, None));
                 }
-                ast::Item::Field(_) | ast::Item::Adt(_) | ast::Item::Opaque(_) => env.open = true,
+                ast::Item::Adt(a) => {
+                    if a.is_enum {
+                        env.enums.insert(a.name.name.clone());
+                    }
+                    env.open = true;
+                }
+                ast::Item::Field(_) | ast::Item::Opaque(_) => env.open = true,
             }
         }
         env

@@ -292,6 +292,13 @@ impl Checker {
     }
 
     fn field(&mut self, o: &Expr, f: &str, span: Span) -> Ty {
+        // An enum constant `E.C` (`if (Phase.Compute)` reached Silicon, found by the encoder
+        // fuzzer with Silicon).
+        if let ExprKind::Name(id) = &o.kind {
+            if self.lookup(&id.name).is_none() && self.env.enums.contains(&id.name) {
+                return Ty::Class(id.name.clone());
+            }
+        }
         let to = self.receiver(o);
         match &to {
             Ty::Array(_) | Ty::Seq(_) if f == "length" => Ty::Int,
@@ -491,7 +498,15 @@ impl Checker {
                 }
             }
             BinOp::Eq | BinOp::Ne => {
-                if !self.fits(&ta, &tb) && !self.fits(&tb, &ta) {
+                // `b == Perm(…)` reached Silicon (found by the encoder fuzzer with Silicon).
+                if ta == Ty::Resource || tb == Ty::Resource {
+                    self.mismatch(
+                        a.span.to(b.span),
+                        format!("`{}` cannot compare resources", op.symbol()),
+                        "a resource is held, not compared".into(),
+                        "compare values; join resources with `**`",
+                    );
+                } else if !self.fits(&ta, &tb) && !self.fits(&tb, &ta) {
                     self.mismatch(
                         a.span.to(b.span),
                         format!("`{}` and `{}` cannot be compared", ta.name(), tb.name()),
