@@ -1,7 +1,7 @@
 //! Barriers: the contract checks and the barrier-consistency method of each barrier.
 
 use super::par::Conj;
-use super::vars::exp_vars;
+use super::vars::captured;
 
 use crate::front::ast;
 use crate::front::span::Span;
@@ -139,18 +139,13 @@ impl Encoder<'_> {
         ));
         pres.extend(all_threads(&pre, Role::BarrierConsPre));
         let mut posts = all_threads(&post, Role::BarrierConsPost);
-        let mut used = Vec::new();
-        let mut bound = Vec::new();
-        for c in pres.iter().chain(&posts) {
-            exp_vars(&c.exp, &mut bound, &mut used);
-        }
         let mut stmts = Vec::new();
         if let Some(body) = body {
             stmts = self.barrier_body(b, body, &iters, &mut pres, &mut posts)?;
-            for s in &stmts {
-                super::vars::stmt_vars(s, &mut used);
-            }
         }
+        // After the body: the invariants it adds to the contract may name more variables.
+        let contracts: Vec<&Contract> = pres.iter().chain(&posts).collect();
+        let used = captured(&contracts, &stmts);
         let params: Vec<(String, Ty)> =
             used.into_iter().filter_map(|n| self.vtypes.get(&n).map(|t| (n, t.clone()))).collect();
         self.out.methods.push(Method {

@@ -1,7 +1,7 @@
 //! `par` blocks: per-thread contracts as conjuncts, quantified over all threads, and the
 //! thread methods that check each arm.
 
-use super::vars::{exp_vars, stmt_vars};
+use super::vars::captured;
 
 use crate::front::ast::{self, ClauseKind, TypeKind};
 use crate::front::span::Span;
@@ -209,9 +209,7 @@ impl Encoder<'_> {
             Some(l) => l.name.clone(),
             None => format!("par{}", self.par_counter),
         };
-        let host = self.frames_method_name().unwrap_or_else(|| {
-            self.member_name(self.class.clone().as_deref(), &self.method_name.clone())
-        });
+        let host = self.host_method_name();
         let mname = self.global_name(format!("{host}_{label}"));
         let pre_label = self.fresh_name(&format!("{label}_pre"));
         // Everything visible here: the enclosing method's names, and for a nested par block,
@@ -355,15 +353,8 @@ impl Encoder<'_> {
             stmts.extend(body);
 
             // Captured values: what the thread mentions from the enclosing method.
-            let mut used = Vec::new();
-            let mut b = Vec::new();
-            for c in pres.iter().chain(&posts) {
-                exp_vars(&c.exp, &mut b, &mut used);
-            }
-            for s in &stmts {
-                stmt_vars(s, &mut used);
-            }
-            let used: HashSet<String> = used.into_iter().collect();
+            let contracts: Vec<&Contract> = pres.iter().chain(&posts).collect();
+            let used: HashSet<String> = captured(&contracts, &stmts).into_iter().collect();
             for n in &outer_names {
                 if used.contains(n) {
                     if let Some(t) = self.vtypes.get(n) {
@@ -439,8 +430,12 @@ impl Encoder<'_> {
         r
     }
 
-    /// The Viper name of the method currently being built, when it is a thread method.
-    fn frames_method_name(&self) -> Option<String> {
-        self.pars.last().map(|p| p.method.clone())
+    /// The Viper name of the method currently being built: the innermost thread method, or
+    /// the member itself (methods generated for a block inside it are named after it).
+    pub(super) fn host_method_name(&self) -> String {
+        match self.pars.last() {
+            Some(p) => p.method.clone(),
+            None => self.member_name(self.class.as_deref(), &self.method_name),
+        }
     }
 }

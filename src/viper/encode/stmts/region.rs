@@ -17,7 +17,7 @@
 //! that reads the heap outside a quantifier over the iterations.
 
 use super::par::{replace_old, ArmSite, Conj};
-use super::vars::{exp_vars, stmt_vars};
+use super::vars::captured;
 
 use crate::front::ast::{self, Expr, ExprKind, QuantKind};
 use crate::viper::ast::*;
@@ -174,24 +174,15 @@ impl Encoder<'_> {
             }
         }
 
-        let mut used = Vec::new();
-        let mut bound = Vec::new();
-        for c in pres.iter().chain(&posts) {
-            exp_vars(&c.exp, &mut bound, &mut used);
-        }
-        for s in &body {
-            stmt_vars(s, &mut used);
-        }
+        let contracts: Vec<&Contract> = pres.iter().chain(&posts).collect();
         let mut params = vec![(j.clone(), Ty::Int)];
         params.extend(
-            used.into_iter()
+            captured(&contracts, &body)
+                .into_iter()
                 .filter(|n| *n != j)
                 .filter_map(|n| self.vtypes.get(&n).map(|t| (n, t.clone()))),
         );
-        let host = match self.pars.last() {
-            Some(f) => f.method.clone(),
-            None => self.member_name(self.class.clone().as_deref(), &self.method_name.clone()),
-        };
+        let host = self.host_method_name();
         let name = self.global_name(format!("{host}_region"));
         self.out.methods.push(Method {
             name,

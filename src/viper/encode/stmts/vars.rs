@@ -29,6 +29,20 @@ pub fn exp_vars(e: &Exp, bound: &mut Vec<String>, out: &mut Vec<String>) {
     }
 }
 
+/// Free variables of a generated method's contract and body, in order of first occurrence:
+/// what it must take as parameters from the method it is generated for.
+pub fn captured(contracts: &[&Contract], body: &[Stmt]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut bound = Vec::new();
+    for c in contracts {
+        exp_vars(&c.exp, &mut bound, &mut out);
+    }
+    for s in body {
+        stmt_vars(s, &mut out);
+    }
+    out
+}
+
 pub fn stmt_vars(s: &Stmt, out: &mut Vec<String>) {
     let mut b = Vec::new();
     let push = |n: &String, out: &mut Vec<String>| {
