@@ -388,16 +388,37 @@ fn has_local(e: &CE) -> bool {
     found
 }
 
+/// How [`generate`] draws an input.
+#[derive(Clone, Copy)]
+pub struct Draw<'a> {
+    /// `--bound`/`--set` ranges.
+    pub bounds: &'a [InputBound],
+    /// An object input the contract says nothing of is never null (runs without permission
+    /// checks: a program without permissions says nothing of which objects exist).
+    pub all_objects: bool,
+    /// Start with small cell values (0..2) instead of random ones (after runs that did not
+    /// end in time).
+    pub small: bool,
+}
+
+impl<'a> Draw<'a> {
+    /// The draw for `cfg`'s bounds and checks.
+    pub fn of(cfg: &'a crate::sem::interp::Config, small: bool) -> Self {
+        Draw { bounds: &cfg.bounds, all_objects: !cfg.checks.perms, small }
+    }
+}
+
 /// Generate candidate input `attempt` for `method` (semantics.md §10.2 stages 1 and 2), within
-/// the user's `bounds` where they name an input of the method.
+/// the user's `bounds` where they name an input of the method; see [`Draw`].
 pub fn generate(
     prog: &CProgram,
     method: u32,
     seed: u64,
     attempt: u32,
     input_index: u64,
-    bounds: &[InputBound],
+    draw: Draw<'_>,
 ) -> Result<Input, String> {
+    let Draw { bounds, all_objects, small } = draw;
     let m = &prog.methods[method as usize];
     let mut rng = Rng::new(seed ^ (attempt as u64).wrapping_mul(0x9E37_79B9));
     let mut cfg = z3::Config::new();
@@ -559,7 +580,7 @@ pub fn generate(
             .and_then(|x| x.as_bool())
             .unwrap_or_else(|| rng.chance(50))
     };
-    let fill = match (attempt / 3) % 4 {
+    let fill = match (attempt / 3 + if small { 2 } else { 0 }) % 4 {
         0 => Fill::Random,
         1 => Fill::NonNeg,
         2 => Fill::Small,
@@ -618,8 +639,11 @@ pub fn generate(
             {
                 fill_vec(t, 1, fill, &mut rng, &vars.classes).pop().unwrap_or(InVal::Null)
             }
-            // An object input the contract reads no field of: null or a fresh object.
-            Ty::Class(c) if rng.chance(60) => object(c, fill, &mut rng, &vars.classes, 0),
+            // An object input the contract reads no field of: null or a fresh object (always an
+            // object when asked: a program without permissions says nothing of which exist).
+            Ty::Class(c) if all_objects || rng.chance(60) => {
+                object(c, fill, &mut rng, &vars.classes, 0, all_objects)
+            }
             _ => InVal::Null,
         };
         vals.insert(n.clone(), v);
@@ -770,7 +794,7 @@ fn fill_vec(elem: &Ty, len: usize, fill: Fill, rng: &mut Rng, classes: &Classes)
             // Elements of a class type are objects whose scalar fields are drawn like cells
             // (a contract over `a[i].f` needs the objects; one that allows null elements
             // accepts objects too).
-            Ty::Class(c) => object(c, fill, rng, classes, 0),
+            Ty::Class(c) => object(c, fill, rng, classes, 0, false),
             _ => InVal::Null,
         })
         .collect()
@@ -778,8 +802,9 @@ fn fill_vec(elem: &Ty, len: usize, fill: Fill, rng: &mut Rng, classes: &Classes)
 
 /// A fresh object of class `c`: scalar fields drawn like cells; a field of a class type is
 /// null or, at random and up to a small depth, another fresh object (a list of a few nodes,
-/// so that code past `next != null` runs); other fields stay null.
-fn object(c: &str, fill: Fill, rng: &mut Rng, classes: &Classes, depth: u32) -> InVal {
+/// so that code past `next != null` runs), or always up to that depth when `all`; other fields
+/// stay null.
+fn object(c: &str, fill: Fill, rng: &mut Rng, classes: &Classes, depth: u32, all: bool) -> InVal {
     let Some(fields) = classes.get(c) else { return InVal::Null };
     InVal::Object(
         c.to_string(),
@@ -790,8 +815,8 @@ fn object(c: &str, fill: Fill, rng: &mut Rng, classes: &Classes, depth: u32) -> 
                     Ty::Int | Ty::Bool => {
                         fill_vec(t, 1, fill, rng, &Classes::new()).pop().unwrap_or(InVal::Null)
                     }
-                    Ty::Class(d) if depth < 3 && rng.chance(50) => {
-                        object(d, fill, rng, classes, depth + 1)
+                    Ty::Class(d) if depth < 3 && (all || rng.chance(50)) => {
+                        object(d, fill, rng, classes, depth + 1, all)
                     }
                     _ => InVal::Null,
                 };

@@ -361,7 +361,14 @@ pub fn run_generated(l: &Loaded, method: u32, seed: u64, index: u64, cfg: &Confi
                 format!("no valid input found in the time given ({attempt} candidates): {why}");
             return no_input(l, method, index, msg);
         }
-        let input = match inputs::generate(&l.prog, method, s, attempt, index, &cfg.bounds) {
+        let input = match inputs::generate(
+            &l.prog,
+            method,
+            s,
+            attempt,
+            index,
+            inputs::Draw::of(cfg, false),
+        ) {
             Ok(i) => Arc::new(i),
             Err(msg) => return no_input(l, method, index, msg),
         };

@@ -191,9 +191,10 @@ fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> Valid
 
 /// Compare method `mo` of ORIG with method `mp` of OPT.
 ///
-/// When ORIG fails its own checks on every input, and only by reading or writing a location it
-/// holds no permission for, the comparison is run again without permission checks (races,
-/// contracts and divergence are still checked), and its result says so. Such a program is
+/// When no input could be compared, ORIG failing its own checks each time for want of a
+/// permission among other faults (or stopping undecided after such a fault), the comparison is run again without
+/// permission checks (races, contracts, null and bounds checks and divergence still hold: an
+/// input with another fault stays ORIG-faulty), and its result says so. Such a program is
 /// written without permissions, as VeyMont's global programs are (VerCors generates theirs);
 /// what it computes is still defined, and that is what validation compares.
 pub(super) fn compare_methods(
@@ -205,11 +206,8 @@ pub(super) fn compare_methods(
     opts: &ValidateOptions,
 ) -> ValidateOutcome {
     let (out, perm_only) = compare_methods_with(lo, lp, mo, mp, orig_src, opts);
-    let all_faulty = out.verdict == Verdict::Inconclusive
-        && out.equivalent == 0
-        && out.orig_faulty > 0
-        && out.inconclusive == 0;
-    if !(all_faulty && perm_only && opts.config.checks.perms) {
+    let nothing_compared = out.verdict == Verdict::Inconclusive && out.equivalent == 0;
+    if !(nothing_compared && perm_only && opts.config.checks.perms) {
         return out;
     }
     let mut config = opts.config.clone();
@@ -234,7 +232,8 @@ pub(super) fn compare_methods(
 }
 
 /// [`compare_methods`] with the checks of `opts`; also says whether every run in which ORIG
-/// failed its own checks failed only by reading or writing without permission.
+/// failed its own checks lacked a permission (to read, to write, or to hand over), and some
+/// failed or undecided run did.
 fn compare_methods_with(
     lo: &Loaded,
     lp: &Loaded,
@@ -243,7 +242,7 @@ fn compare_methods_with(
     orig_src: &str,
     opts: &ValidateOptions,
 ) -> (ValidateOutcome, bool) {
-    let mut perm_only = true;
+    let (mut perm_only, mut perm_seen) = (true, false);
     let adapter = match super::adapter::Adapter::between(
         (orig_src, &lp.src),
         &lo.prog,
@@ -271,13 +270,24 @@ fn compare_methods_with(
     for (k, i) in opts.inputs.iter().enumerate() {
         cases.push((opts.random as u64 + k as u64, Some(i.clone())));
     }
-    for (id, user) in cases {
+    let n_cases = cases.len();
+    for (k, (id, user)) in cases.into_iter().enumerate() {
+        // ORIG's run gets a share of the time left (a quarter, or less when fewer runs are
+        // left), so that inputs whose runs never end in time (a method without contract run on
+        // large values) leave time to the others.
+        let share = deadline.map(|d| {
+            let now = std::time::Instant::now();
+            now + d.saturating_duration_since(now) / (n_cases - k).clamp(1, 4) as u32
+        });
+        let run_cfg = Config { deadline: share, ..opts.config.clone() };
+        let small = out.inconclusive > 0 && k % 2 == 1;
         let (ro, input) = match user {
             Some(i) => {
                 let i = Arc::new(i);
-                (run_one(lo, mo, &i, id, &opts.config), i)
+                (run_one(lo, mo, &i, id, &run_cfg), i)
             }
-            None => match generate_valid(lo, mo, opts.seed, id, &opts.config, &mut rejections) {
+            // Once a run did not end in time, every other input is drawn with small values.
+            None => match generate_valid(lo, mo, opts.seed, id, &run_cfg, small, &mut rejections) {
                 Some(x) => x,
                 None => {
                     out.skipped += 1;
@@ -291,16 +301,14 @@ fn compare_methods_with(
                 continue;
             }
             Status::Error if !ro.race => {
-                perm_only &= ro
-                    .errors
-                    .iter()
-                    .filter(|d| d.is_error())
-                    .all(|d| d.code == "R-PERM-READ" || d.code == "R-PERM-WRITE");
+                perm_only &= lacks_perm(&ro);
+                perm_seen |= lacks_perm(&ro);
                 out.orig_faulty += 1;
                 faulty = faulty.or_else(|| first_error_at(&ro, &lo.src));
                 continue;
             }
             Status::Inconclusive => {
+                perm_seen |= lacks_perm(&ro);
                 out.inconclusive += 1;
                 undecided = undecided.or_else(|| first_error(&ro, "ORIG"));
                 continue;
@@ -449,7 +457,14 @@ fn compare_methods_with(
             Verdict::Inconclusive => "INCONCLUSIVE",
         }
     );
-    (out, perm_only)
+    (out, perm_only && perm_seen)
+}
+
+/// Did the run report a missing permission (to read, to write, or to hand over)?
+fn lacks_perm(r: &RunResult) -> bool {
+    r.errors
+        .iter()
+        .any(|d| matches!(d.code.as_str(), "R-PERM-READ" | "R-PERM-WRITE" | "R-PERM-TRANSFER"))
 }
 
 /// The first error of a run that failed its own checks, as `CODE message (line N)`.
@@ -514,6 +529,7 @@ fn generate_valid(
     seed: u64,
     id: u64,
     cfg: &Config,
+    small: bool,
     rej: &mut Rejections,
 ) -> Option<(RunResult, Arc<Input>)> {
     let s = input_seed(seed, id);
@@ -523,7 +539,8 @@ fn generate_valid(
         if attempt > 0 && cfg.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
             return None;
         }
-        let input = match inputs::generate(&l.prog, m, s, attempt, id, &cfg.bounds) {
+        let input = match inputs::generate(&l.prog, m, s, attempt, id, inputs::Draw::of(cfg, small))
+        {
             Ok(i) => Arc::new(i),
             Err(e) => {
                 rej.unsat = Some(e);

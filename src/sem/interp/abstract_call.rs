@@ -21,6 +21,14 @@ enum Cand {
     Object(u32),
 }
 
+/// Who asks for a result: a method (it may allocate one; `\old` reads the heap given when the
+/// call changed fields) or a pure function.
+#[derive(Clone, Copy)]
+enum Caller<'h> {
+    Method(Option<&'h Heap>),
+    Function,
+}
+
 /// What a postcondition says about `\result`.
 #[derive(Default)]
 struct Said {
@@ -34,7 +42,7 @@ struct Said {
 
 /// The value next to a bound `x op k`, closest to it: `x > k` gives `k + 1`, `x < k` gives
 /// `k - 1`, `x <= k` and `x >= k` give `k`.
-fn next_to(op: BinOp, k: i64) -> Option<i64> {
+pub(super) fn next_to(op: BinOp, k: i64) -> Option<i64> {
     match op {
         BinOp::Gt => k.checked_add(1),
         BinOp::Lt => k.checked_sub(1),
@@ -71,7 +79,12 @@ fn elem_def(body: &CE, slot: u32) -> Option<&CE> {
 impl Interp {
     /// `e` evaluated, failures (errors, missing permissions) read as "no value": the
     /// diagnostics it would report are dropped.
-    fn quiet_ev(&mut self, e: &CE, env: &mut Env, pv: PV) -> Result<Option<Value>, Stop> {
+    pub(super) fn quiet_ev(
+        &mut self,
+        e: &CE,
+        env: &mut Env,
+        pv: PV,
+    ) -> Result<Option<Value>, Stop> {
         let before = (self.errors.len(), self.suppressed);
         let r = self.ev(e, env, pv);
         let clean = self.errors.len() == before.0 && self.suppressed == before.1;
@@ -218,19 +231,25 @@ impl Interp {
             }
             _ => {}
         }
+        // Null first, except without permission checks: a program written without permissions
+        // (VeyMont's) dereferences what its abstract methods return with no contract saying
+        // it is not null, and a verified one cannot tell a fresh object from null without one.
+        let fresh_first = !self.cfg.checks.perms;
+        let with_null = |out: &mut Vec<Cand>, fresh: Cand| {
+            if fresh_first {
+                out.extend([fresh, Cand::Val(Value::Null)]);
+            } else {
+                out.extend([Cand::Val(Value::Null), fresh]);
+            }
+        };
         match &md.ret {
             Ty::Int => out.extend([0, 1, -1, 2, -2, 3].map(|i| Cand::Val(Value::Int(i)))),
             Ty::Bool => out.extend([false, true].map(|b| Cand::Val(Value::Bool(b)))),
-            Ty::Class(c) => {
-                out.push(Cand::Val(Value::Null));
-                if let Some(k) = self.prog.classes.iter().position(|k| k.name == *c) {
-                    out.push(Cand::Object(k as u32));
-                }
-            }
-            Ty::Array(elem) => {
-                out.push(Cand::Val(Value::Null));
-                out.push(Cand::Array((**elem).clone(), Vec::new()));
-            }
+            Ty::Class(c) => match self.prog.classes.iter().position(|k| k.name == *c) {
+                Some(k) => with_null(&mut out, Cand::Object(k as u32)),
+                None => out.push(Cand::Val(Value::Null)),
+            },
+            Ty::Array(elem) => with_null(&mut out, Cand::Array((**elem).clone(), Vec::new())),
             t => out.push(Cand::Val(default_of(t))),
         }
         Ok(out)
@@ -245,9 +264,10 @@ impl Interp {
         this: &Value,
         result: &Value,
         view: &Holder,
+        old: Option<&Heap>,
     ) -> Result<Option<Span>, Stop> {
         let before = (self.errors.len(), self.suppressed);
-        let mut env = Env::contract(store, this, result, None);
+        let mut env = Env::contract(store, this, result, old);
         // The resource clauses walk the assertion with a copy of the view, made when one
         // comes; the pure ones are evaluated against the view itself.
         let mut x: Option<Xfer> = None;
@@ -267,6 +287,15 @@ impl Interp {
             match r {
                 Ok(true) => {}
                 Ok(false) | Err(Stop::Error(_)) => {
+                    // A clause that is false because it reads what the callee may not read is
+                    // the contract's fault, not the choice's: the run ends with the read.
+                    let unreadable =
+                        self.errors[before.0..].iter().find(|d| d.code == "R-PERM-READ").cloned();
+                    if let Some(d) = unreadable {
+                        self.errors.truncate(before.0);
+                        self.suppressed = before.1;
+                        return Err(Stop::Error(Box::new(d)));
+                    }
                     bad = Some(c.span);
                     break;
                 }
@@ -295,15 +324,19 @@ impl Interp {
         store: &mut Vec<Value>,
         this: &Value,
         callee: &mut Holder,
-        allocate: bool,
+        caller: Caller,
         span: Span,
     ) -> Result<Value, Stop> {
         let cands = self.candidates(md, store, this, PV::One(callee))?;
+        let old = match caller {
+            Caller::Method(old) => old,
+            Caller::Function => None,
+        };
         let mut first_bad = None;
         for c in cands {
             let v = match c {
                 Cand::Val(v) => v,
-                _ if !allocate => continue,
+                _ if matches!(caller, Caller::Function) => continue,
                 Cand::Array(elem, data) => {
                     let id = self.heap.alloc_array(elem, data);
                     callee.grant_all(id, self.heap.len_of(id));
@@ -317,7 +350,7 @@ impl Interp {
                     Value::Ref(id)
                 }
             };
-            match self.post_false(&md.post, store, this, &v, callee)? {
+            match self.post_false(&md.post, store, this, &v, callee, old)? {
                 None => return Ok(v),
                 Some(s) => first_bad = first_bad.or(Some(s)),
             }
@@ -501,12 +534,14 @@ impl Interp {
         callee: &mut Holder,
         span: Span,
     ) -> Result<Value, Stop> {
+        let old = self.abstract_fields(&md.post, store, this, callee)?;
+        let old = old.as_ref();
         let attempt = |me: &mut Self,
                        store: &mut Vec<Value>,
                        callee: &mut Holder|
          -> Result<Value, Stop> {
             Ok(if md.is_ctor || md.ret == Ty::Void {
-                match me.post_false(&md.post, store, this, &Value::Null, callee)? {
+                match me.post_false(&md.post, store, this, &Value::Null, callee, old)? {
                     None => Value::Null,
                     Some(s) => {
                         let line = me.line_of(s);
@@ -521,7 +556,7 @@ impl Interp {
                     }
                 }
             } else {
-                me.choose_result(md, store, this, callee, true, span)?
+                me.choose_result(md, store, this, callee, Caller::Method(old), span)?
             })
         };
         let writable = self.writable_arrays(callee);
@@ -599,6 +634,6 @@ impl Interp {
             }
             PV::Unchecked => Holder::default(),
         };
-        self.choose_result(md, &mut store, &this, &mut callee, false, span)
+        self.choose_result(md, &mut store, &this, &mut callee, Caller::Function, span)
     }
 }

@@ -27,6 +27,7 @@ use crate::front::Span;
 use std::rc::Rc;
 
 mod abstract_call;
+mod abstract_fields;
 mod assertion;
 mod blocks;
 mod bulk;

@@ -1,0 +1,145 @@
+//! The fields an abstract method's postcondition sets. A method without body whose
+//! postcondition says `n == \old(n) + 1`, `left < v`, or `c ? f == x : f == \old(f)` changes
+//! the fields it names; running it as "the heap stays as it is" makes every such call
+//! inconclusive (R-ABSTRACT). Here the postcondition's conjuncts that bound a field are read
+//! as assignments: `o.f == e` sets `o.f` to `e`, `o.f < e` (and `>`, `<=`, `>=`) moves a field
+//! that breaks the bound to the value next to it; a conditional is followed into the branch its
+//! condition selects, an implication only when its condition holds. Right-hand sides are
+//! evaluated with `\old` reading the heap before the call, and the passes repeat (three at
+//! most) so that a field set from another settles. Only fields the callee may write are set
+//! (any field when permissions are not checked). The choice is deterministic, so two programs
+//! calling the same abstract method in the same state get the same heap; whether the
+//! postcondition holds is then checked as before.
+
+use super::abstract_call::next_to;
+use super::*;
+
+/// `o.f op e` with `op` turned around when the field is on the right: the field access, the
+/// operator as seen from the field, and the bound.
+fn field_bound(e: &CE) -> Option<(&CE, BinOp, &CE)> {
+    let CE::Bin(op, a, b, _) = e else { return None };
+    let flip = match op {
+        BinOp::Eq => BinOp::Eq,
+        BinOp::Lt => BinOp::Gt,
+        BinOp::Gt => BinOp::Lt,
+        BinOp::Le => BinOp::Ge,
+        BinOp::Ge => BinOp::Le,
+        _ => return None,
+    };
+    match (&**a, &**b) {
+        (f @ CE::Field(..), y) if !mentions_result_or_old_field(y, f) => Some((f, *op, y)),
+        (y, f @ CE::Field(..)) if !mentions_result_or_old_field(y, f) => Some((f, flip, y)),
+        _ => None,
+    }
+}
+
+/// Does `y` mention `\result` (chosen later), or is it the field itself (`f == f`)?
+fn mentions_result_or_old_field(y: &CE, f: &CE) -> bool {
+    fn result(e: &CE) -> bool {
+        if matches!(e, CE::Result) {
+            return true;
+        }
+        let mut found = false;
+        e.for_each_sub(&mut |x| found |= result(x));
+        found
+    }
+    result(y) || y == f
+}
+
+impl Interp {
+    /// Set the fields `post` bounds (see the module documentation). Returns the heap before
+    /// the call when a field changed, for `\old` in the postcondition's check.
+    pub(super) fn abstract_fields(
+        &mut self,
+        post: &[CClause],
+        store: &mut Vec<Value>,
+        this: &Value,
+        callee: &Holder,
+    ) -> Result<Option<Heap>, Stop> {
+        let mut conj = Vec::new();
+        for c in post {
+            c.e.conjuncts(&mut conj);
+        }
+        let mut old: Option<Heap> = None;
+        for _ in 0..3 {
+            let mut sets = Vec::new();
+            {
+                let null = Value::Null;
+                let mut env = Env::contract(store, this, &null, old.as_ref());
+                for e in &conj {
+                    self.settle(e, &mut env, callee, &mut sets)?;
+                }
+            }
+            sets.retain(|(l, v)| self.heap.get(*l) != *v);
+            if sets.is_empty() {
+                break;
+            }
+            if old.is_none() {
+                old = Some(self.heap.clone());
+            }
+            for (l, v) in sets {
+                self.heap.set(l, v);
+            }
+        }
+        Ok(old)
+    }
+
+    /// The assignments conjunct `e` asks for, in the state `env` sees.
+    fn settle(
+        &mut self,
+        e: &CE,
+        env: &mut Env,
+        callee: &Holder,
+        sets: &mut Vec<(Loc, Value)>,
+    ) -> Result<(), Stop> {
+        match e {
+            CE::Bin(BinOp::And | BinOp::Star, a, b, _) => {
+                self.settle(a, env, callee, sets)?;
+                self.settle(b, env, callee, sets)
+            }
+            CE::Cond(c, a, b) => match self.quiet_ev(c, env, PV::Unchecked)? {
+                Some(Value::Bool(true)) => self.settle(a, env, callee, sets),
+                Some(Value::Bool(false)) => self.settle(b, env, callee, sets),
+                _ => Ok(()),
+            },
+            CE::Bin(BinOp::Implies, c, a, _) => match self.quiet_ev(c, env, PV::Unchecked)? {
+                Some(Value::Bool(true)) => self.settle(a, env, callee, sets),
+                _ => Ok(()),
+            },
+            _ => {
+                let Some((CE::Field(o, f, span), op, y)) = field_bound(e) else { return Ok(()) };
+                let Some(ov @ Value::Ref(_)) = self.quiet_ev(o, env, PV::Unchecked)? else {
+                    return Ok(());
+                };
+                let Ok(loc) = self.field_loc(ov, *f, *span) else { return Ok(()) };
+                if self.cfg.checks.perms && !callee.can_write(loc) {
+                    return Ok(());
+                }
+                // A field set earlier in this pass keeps its first value.
+                if sets.iter().any(|(l, _)| *l == loc) {
+                    return Ok(());
+                }
+                let Some(k) = self.quiet_ev(y, env, PV::Unchecked)? else { return Ok(()) };
+                let now = self.heap.get(loc);
+                let v = match (op, &k, &now) {
+                    (BinOp::Eq, _, _) => k,
+                    (_, Value::Int(k), Value::Int(n)) => {
+                        let holds = match op {
+                            BinOp::Lt => n < k,
+                            BinOp::Gt => n > k,
+                            BinOp::Le => n <= k,
+                            _ => n >= k,
+                        };
+                        match next_to(op, *k) {
+                            Some(x) if !holds => Value::Int(x),
+                            _ => return Ok(()),
+                        }
+                    }
+                    _ => return Ok(()),
+                };
+                sets.push((loc, v));
+                Ok(())
+            }
+        }
+    }
+}
