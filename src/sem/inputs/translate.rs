@@ -8,6 +8,9 @@ use crate::front::ast::{BinOp, QuantKind};
 use std::collections::BTreeMap;
 use z3::ast::{Ast, Bool, Int};
 
+/// The key under which an inlined call's frame keeps its receiver (no parameter has this slot).
+const THIS_SLOT: u32 = u32::MAX;
+
 pub(super) struct Vars<'c> {
     pub(super) ctx: &'c z3::Context,
     pub(super) ints: BTreeMap<String, Int<'c>>,
@@ -20,7 +23,7 @@ pub(super) struct Vars<'c> {
     /// Pure functions the translation inlines: the callee's parameter slots and its body.
     pub(super) funcs: Vec<Option<(Vec<u32>, CE)>>,
     /// Inlined calls, innermost last: each maps the callee's parameter slots to the caller's
-    /// arguments, which are translated one level further out.
+    /// arguments, and [`THIS_SLOT`] to its receiver, which are translated one level further out.
     pub(super) subst: Vec<BTreeMap<u32, CE>>,
     /// The level names are resolved at: `subst.len()` while translating the innermost body.
     pub(super) level: std::cell::Cell<usize>,
@@ -47,6 +50,16 @@ impl<'c> Vars<'c> {
                 r
             }
             CE::Local(s) => self.slot_names.get(s).cloned(),
+            // `this` in an inlined body is the call's receiver, one level out.
+            CE::Field(o, f, span) if matches!(**o, CE::This) && self.level.get() > 0 => {
+                let l = self.level.get();
+                let r = self.subst[l - 1].get(&THIS_SLOT)?;
+                let x = CE::Field(Box::new(r.clone()), *f, *span);
+                self.level.set(l - 1);
+                let n = self.var_name(&x);
+                self.level.set(l);
+                n
+            }
             CE::Field(o, f, _) if matches!(**o, CE::This) => {
                 let n = self.field_names.get(*f as usize)?;
                 let t = self.this_fields.get(n)?;
@@ -102,14 +115,16 @@ impl<'c> Vars<'c> {
         args: &[CE],
         f: impl FnOnce(&mut Self, &CE) -> Option<T>,
     ) -> Option<T> {
-        if recv.is_some_and(|r| !matches!(r, CE::This)) || self.subst.len() >= 3 {
+        if self.subst.len() >= 3 {
             return None;
         }
         let (params, body) = self.funcs.get(method as usize)?.clone()?;
         if params.len() != args.len() || self.level.get() != self.subst.len() {
             return None;
         }
-        self.subst.push(params.into_iter().zip(args.iter().cloned()).collect());
+        let mut frame: BTreeMap<u32, CE> = params.into_iter().zip(args.iter().cloned()).collect();
+        frame.insert(THIS_SLOT, recv.cloned().unwrap_or(CE::This));
+        self.subst.push(frame);
         self.level.set(self.subst.len());
         let r = f(self, &body);
         self.subst.pop();

@@ -257,7 +257,7 @@ impl Interp {
 
     /// The first clause of `post` that is false with `result`: its span (`None`: all hold).
     /// Only truth is checked here, not permissions.
-    fn post_false(
+    pub(super) fn post_false(
         &mut self,
         post: &[CClause],
         store: &mut Vec<Value>,
@@ -534,7 +534,8 @@ impl Interp {
         callee: &mut Holder,
         span: Span,
     ) -> Result<Value, Stop> {
-        let old = self.abstract_fields(&md.post, store, this, callee)?;
+        let search = md.is_ctor || md.ret == Ty::Void;
+        let old = self.abstract_fields(&md.post, store, this, callee, search)?;
         let old = old.as_ref();
         let attempt = |me: &mut Self,
                        store: &mut Vec<Value>,

@@ -7,9 +7,12 @@
 //! condition selects, an implication only when its condition holds. Right-hand sides are
 //! evaluated with `\old` reading the heap before the call, and the passes repeat (three at
 //! most) so that a field set from another settles. Only fields the callee may write are set
-//! (any field when permissions are not checked). The choice is deterministic, so two programs
-//! calling the same abstract method in the same state get the same heap; whether the
-//! postcondition holds is then checked as before.
+//! (any field when permissions are not checked). When the result still breaks the
+//! postcondition of a method without result (`ensures 0 <= move.i && move.i <= 2; ensures
+//! cell(move.i) == -1`), the fields it bounds on both sides within a small range are searched,
+//! in order, for a state that meets it. The choice is deterministic, so two programs calling
+//! the same abstract method in the same state get the same heap; whether the postcondition
+//! holds is then checked as before.
 
 use super::abstract_call::next_to;
 use super::*;
@@ -55,6 +58,7 @@ impl Interp {
         store: &mut Vec<Value>,
         this: &Value,
         callee: &Holder,
+        search: bool,
     ) -> Result<Option<Heap>, Stop> {
         let mut conj = Vec::new();
         for c in post {
@@ -81,7 +85,99 @@ impl Interp {
                 self.heap.set(l, v);
             }
         }
+        if search
+            && self.post_false(post, store, this, &Value::Null, callee, old.as_ref())?.is_some()
+        {
+            let mut ranges = Vec::new();
+            {
+                let null = Value::Null;
+                let mut env = Env::contract(store, this, &null, old.as_ref());
+                for e in &conj {
+                    self.bounds_of(e, &mut env, callee, &mut ranges)?;
+                }
+            }
+            ranges.retain(
+                |(_, lo, hi)| matches!((lo, hi), (Some(l), Some(h)) if l <= h && h - l < 16),
+            );
+            ranges.truncate(4);
+            if !ranges.is_empty() {
+                let old = old.get_or_insert_with(|| self.heap.clone());
+                let at: Vec<(Loc, i64, i64)> = ranges
+                    .iter()
+                    .map(|(l, lo, hi)| (*l, lo.unwrap_or(0), hi.unwrap_or(0)))
+                    .collect();
+                let start: Vec<Value> = at.iter().map(|(l, ..)| self.heap.get(*l)).collect();
+                let mut idx: Vec<i64> = at.iter().map(|(_, lo, _)| *lo).collect();
+                let mut found = false;
+                'states: loop {
+                    for ((l, ..), v) in at.iter().zip(&idx) {
+                        self.heap.set(*l, Value::Int(*v));
+                    }
+                    if self
+                        .post_false(post, store, this, &Value::Null, callee, Some(old))?
+                        .is_none()
+                    {
+                        found = true;
+                        break;
+                    }
+                    // The next state, the last field fastest.
+                    for k in (0..at.len()).rev() {
+                        if idx[k] < at[k].2 {
+                            idx[k] += 1;
+                            continue 'states;
+                        }
+                        idx[k] = at[k].1;
+                    }
+                    break;
+                }
+                if !found {
+                    for ((l, ..), v) in at.iter().zip(start) {
+                        self.heap.set(*l, v);
+                    }
+                }
+            }
+        }
         Ok(old)
+    }
+
+    /// The integer bounds conjunct `e` puts on fields the callee may write: the field and its
+    /// least and greatest value.
+    fn bounds_of(
+        &mut self,
+        e: &CE,
+        env: &mut Env,
+        callee: &Holder,
+        out: &mut Vec<(Loc, Option<i64>, Option<i64>)>,
+    ) -> Result<(), Stop> {
+        if let CE::Bin(BinOp::And | BinOp::Star, a, b, _) = e {
+            self.bounds_of(a, env, callee, out)?;
+            return self.bounds_of(b, env, callee, out);
+        }
+        let Some((CE::Field(o, f, span), op, y)) = field_bound(e) else { return Ok(()) };
+        if op == BinOp::Eq {
+            return Ok(());
+        }
+        let Some(ov @ Value::Ref(_)) = self.quiet_ev(o, env, PV::Unchecked)? else { return Ok(()) };
+        let Ok(loc) = self.field_loc(ov, *f, *span) else { return Ok(()) };
+        if self.cfg.checks.perms && !callee.can_write(loc) {
+            return Ok(());
+        }
+        let Some(Value::Int(k)) = self.quiet_ev(y, env, PV::Unchecked)? else { return Ok(()) };
+        let i = match out.iter().position(|(l, ..)| *l == loc) {
+            Some(i) => i,
+            None => {
+                out.push((loc, None, None));
+                out.len() - 1
+            }
+        };
+        let (_, lo, hi) = &mut out[i];
+        match op {
+            BinOp::Ge => *lo = Some(lo.map_or(k, |x| x.max(k))),
+            BinOp::Gt => *lo = k.checked_add(1).map(|k| lo.map_or(k, |x| x.max(k))),
+            BinOp::Le => *hi = Some(hi.map_or(k, |x| x.min(k))),
+            _ => *hi = k.checked_sub(1).map(|k| hi.map_or(k, |x| x.min(k))),
+        }
+        Ok(())
     }
 
     /// The assignments conjunct `e` asks for, in the state `env` sees.
