@@ -237,6 +237,24 @@ fn a_changed_constructor_is_compared_on_the_object_it_builds() {
     assert_eq!(row(&v, "P.P")["verdict"], "equivalent", "{v}");
 }
 
+/// A program all of whose code is in a constructor: against itself, the constructor is
+/// compared (there is nothing else to run), not "no runnable method".
+#[test]
+fn a_program_of_constructors_only_is_compared_on_them() {
+    let orig = tmp("ctor_only.pvl", CTOR);
+    let (code, v) = rows(&orig, &orig, &[]);
+    assert_eq!(code, 0, "{v}");
+    let r = row(&v, "P.P");
+    assert_eq!(r["verdict"], "equivalent", "{v}");
+    assert_eq!(r["inputs_executed"], 20, "{v}");
+    // With a method beside it, that method is what runs (as before).
+    let with = CTOR.replace("class P {", "class P {\n  int get() { return 1; }");
+    let both = tmp("ctor_and_method.pvl", &with);
+    let (code, v) = rows(&both, &both, &[]);
+    assert_eq!(code, 0, "{v}");
+    assert!(v.to_string().contains("P.get") && !v.to_string().contains("\"P.P\""), "{v}");
+}
+
 /// A program written without permissions (as VeyMont's global programs are): ORIG fails its
 /// permission checks on every input, so the methods are compared without them, and the row
 /// says so. A mutant still differs; a program failing a contract is not compared.

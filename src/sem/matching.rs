@@ -274,6 +274,15 @@ pub(super) fn validate_matched(
         .filter(|&o| !runnable(&lo.prog, o))
         .collect();
     let reach = callers(lo, &unrunnable);
+    let ctor = |l: &Loaded, m: u32| {
+        let md = &l.prog.methods[m as usize];
+        md.is_ctor && matches!(md.body, super::compile::Body::Code(_))
+    };
+    let only_ctors = !paired_change
+        && !plan.iter().any(|p| match (p.orig, p.opt) {
+            (Some(o), Some(q)) => runnable(&lo.prog, o) && runnable(&lp.prog, q),
+            _ => false,
+        });
     let mut rows = Vec::new();
     for p in &plan {
         let (o, q) = match (p.orig, p.opt) {
@@ -286,13 +295,11 @@ pub(super) fn validate_matched(
             (None, None) => continue,
         };
         // A changed constructor is also compared on its own: the new object's fields are its
-        // observable result (its callers are compared too, through `reach`).
-        let ctor = |l: &Loaded, m: u32| {
-            let md = &l.prog.methods[m as usize];
-            md.is_ctor && matches!(md.body, super::compile::Body::Code(_))
-        };
+        // observable result (its callers are compared too, through `reach`). So is every
+        // constructor when nothing changed and no method can run (a program all of whose code
+        // is in constructors).
         let run = (runnable(&lo.prog, o) && runnable(&lp.prog, q))
-            || (p.changed && ctor(lo, o) && ctor(lp, q));
+            || ((p.changed || only_ctors) && ctor(lo, o) && ctor(lp, q));
         let via = reach.iter().find(|(c, t)| *c == o && *t != o).map(|&(_, t)| t);
         let row = |kind, outcome, note| MethodRow { method: p.name.clone(), kind, outcome, note };
         if run && (!paired_change || p.changed || via.is_some()) {
