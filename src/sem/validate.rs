@@ -275,19 +275,23 @@ fn compare_methods_with(
         // ORIG's run gets a share of the time left (a quarter, or less when fewer runs are
         // left), so that inputs whose runs never end in time (a method without contract run on
         // large values) leave time to the others.
-        let share = deadline.map(|d| {
-            let now = std::time::Instant::now();
-            now + d.saturating_duration_since(now) / (n_cases - k).clamp(1, 4) as u32
-        });
-        let run_cfg = Config { deadline: share, ..opts.config.clone() };
+        let share = (n_cases - k).clamp(1, 4) as u32;
         let small = out.inconclusive > 0 && k % 2 == 1;
         let (ro, input) = match user {
             Some(i) => {
                 let i = Arc::new(i);
-                (run_one(lo, mo, &i, id, &run_cfg), i)
+                (run_one(lo, mo, &i, id, &time_share(&opts.config, share)), i)
             }
             // Once a run did not end in time, every other input is drawn with small values.
-            None => match generate_valid(lo, mo, opts.seed, id, &run_cfg, small, &mut rejections) {
+            None => match generate_valid(
+                lo,
+                mo,
+                opts.seed,
+                id,
+                &opts.config,
+                (small, share),
+                &mut rejections,
+            ) {
                 Some(x) => x,
                 None => {
                     out.skipped += 1;
@@ -529,7 +533,7 @@ fn generate_valid(
     seed: u64,
     id: u64,
     cfg: &Config,
-    small: bool,
+    (small, share): (bool, u32),
     rej: &mut Rejections,
 ) -> Option<(RunResult, Arc<Input>)> {
     let s = input_seed(seed, id);
@@ -547,13 +551,23 @@ fn generate_valid(
                 return None;
             }
         };
-        let r = run_one(l, m, &input, id, cfg);
+        let r = run_one(l, m, &input, id, &time_share(cfg, share));
         rej.add(&r);
         if r.status != Status::InvalidInput {
             return Some((r, input));
         }
     }
     None
+}
+
+/// `cfg` with its deadline brought forward to `1 / share` of the time left before it (drawing
+/// inputs keeps the whole time; a run gets its share when it starts).
+fn time_share(cfg: &Config, share: u32) -> Config {
+    let deadline = cfg.deadline.map(|d| {
+        let now = std::time::Instant::now();
+        now + d.saturating_duration_since(now) / share.max(1)
+    });
+    Config { deadline, ..cfg.clone() }
 }
 
 /// Rerun `r` (a run of method `m` of `l` on `input`) under `opts.schedules` random warp orders.
