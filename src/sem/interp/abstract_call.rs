@@ -50,7 +50,7 @@ pub(super) fn next_to(op: BinOp, k: i64) -> Option<i64> {
     }
 }
 
-fn mentions_result(e: &CE) -> bool {
+pub(super) fn mentions_result(e: &CE) -> bool {
     if matches!(e, CE::Result) {
         return true;
     }

@@ -14,7 +14,7 @@
 //! the same abstract method in the same state get the same heap; whether the postcondition
 //! holds is then checked as before.
 
-use super::abstract_call::next_to;
+use super::abstract_call::{mentions_result, next_to};
 use super::*;
 
 /// `o.f op e` with `op` turned around when the field is on the right: the field access, the
@@ -38,15 +38,7 @@ fn field_bound(e: &CE) -> Option<(&CE, BinOp, &CE)> {
 
 /// Does `y` mention `\result` (chosen later), or is it the field itself (`f == f`)?
 fn mentions_result_or_old_field(y: &CE, f: &CE) -> bool {
-    fn result(e: &CE) -> bool {
-        if matches!(e, CE::Result) {
-            return true;
-        }
-        let mut found = false;
-        e.for_each_sub(&mut |x| found |= result(x));
-        found
-    }
-    result(y) || y == f
+    mentions_result(y) || y == f
 }
 
 impl Interp {
