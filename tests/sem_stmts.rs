@@ -1045,3 +1045,47 @@ fn magic_wands_are_ghost_and_their_programs_run() {
         runs(&bad, "lend", 5).into_iter().find(|r| r.status != Status::Ok).expect("a failing run");
     assert!(codes(&r).contains(&"R-PERM-WRITE"), "{:?}", codes(&r));
 }
+
+// ---- quantifiers without a bound
+
+const UNBOUNDED: &str = r#"
+class Q {
+  void keys() {
+    map<int,int> a = map<int,int>{};
+    int i = 0;
+    loop_invariant 0 <= i && i <= 5;
+    loop_invariant (\forall int k; true; (0 <= k && k < i) == k in keysMap(a));
+    while (i < 5) { a = a ++ (i, i * i); i = i + 1; }
+    assert (\forall int k; k >= 5; !(k in keysMap(a)));
+    assert (\exists int k; k > 3; k in keysMap(a));
+  }
+
+  void wrong() {
+    map<int,int> a = map<int,int>{1 -> 1};
+    assert (\forall int k; k != 1; !(k in keysMap(a)));
+    assert (\forall int k; k < 5; !((k + 1) in keysMap(a)));
+  }
+
+  void nonlinear() {
+    assert (\forall int k; true; k * k >= 0);
+  }
+}
+"#;
+
+/// A quantifier over all integers whose binder is only compared with values free of it, or
+/// tested for membership, is decided at those values and their neighbours (exact: the formula
+/// is constant between them); any other use stays inconclusive (R-QUANT-UNBOUNDED).
+#[test]
+fn unbounded_quantifiers_over_comparisons_and_members_are_decided() {
+    let r = run1(UNBOUNDED, "Q.keys");
+    assert_eq!(r.status, Status::Ok, "{:?}", codes(&r));
+    // `k + 1 in keys` for k = 0: the second assertion fails, the first holds.
+    let r = run1(UNBOUNDED, "Q.wrong");
+    assert_eq!(r.status, Status::Error, "{:?}", codes(&r));
+    assert_eq!(codes(&r), ["R-ASSERT"]);
+    let shown = sem::render("test.pvl", UNBOUNDED, &r.errors);
+    assert!(shown.contains("(k + 1) in keysMap(a)") && !shown.contains("k != 1"), "{shown}");
+    let r = run1(UNBOUNDED, "Q.nonlinear");
+    assert_eq!(r.status, Status::Inconclusive, "{:?}", codes(&r));
+    assert!(codes(&r).contains(&"R-QUANT-UNBOUNDED"), "{:?}", codes(&r));
+}

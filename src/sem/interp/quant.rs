@@ -28,7 +28,17 @@ impl Interp {
                     }
                     return Ok(Value::Bool(res));
                 }
-                let tuples = self.enumerate(binders, cond.as_deref(), *implied, *span, env, pv)?;
+                let tuples = match binders.as_slice() {
+                    [b] if b.lows.is_empty() || b.highs.is_empty() => {
+                        match self.pieces(b, cond.as_deref(), body, env, pv)? {
+                            Some(points) => points,
+                            None => {
+                                self.enumerate(binders, cond.as_deref(), *implied, *span, env, pv)?
+                            }
+                        }
+                    }
+                    _ => self.enumerate(binders, cond.as_deref(), *implied, *span, env, pv)?,
+                };
                 let mut res = *kind != QuantKind::Exists;
                 let mut from = 0;
                 if let [b] = &binders[..] {
@@ -256,6 +266,146 @@ impl Interp {
             cur.pop();
         }
         Ok(())
+    }
+}
+
+impl Interp {
+    /// An integer binder without one of its bounds (`\forall int k; true; (0 <= k && k < i) ==
+    /// k in keysMap(a)`) whose every use is a comparison `k + c op e` or a membership `k in xs`
+    /// with `c`, `e`, `xs` free of it: the quantified formula is then constant between the
+    /// values those uses name, so checking each named value and its two neighbours (and the
+    /// bounds the binder has) decides it exactly. The points, ascending; `None` when some use
+    /// is of another kind.
+    fn pieces(
+        &mut self,
+        b: &Binder,
+        cond: Option<&CE>,
+        body: &CE,
+        env: &mut Env,
+        pv: PV,
+    ) -> Result<Option<Vec<i64>>, Stop> {
+        let mut marks = Vec::new();
+        for e in cond.into_iter().chain([body]) {
+            if !self.marks(b.slot, e, env, pv, &mut marks)? {
+                return Ok(None);
+            }
+        }
+        let mut bounds = (i64::MIN, i64::MAX);
+        for x in &b.lows {
+            let v = self.ev(x, env, pv)?;
+            let v = self.as_int(v, Span::DUMMY)?;
+            bounds.0 = bounds.0.max(v);
+            marks.push(v);
+        }
+        for x in &b.highs {
+            let v = self.ev(x, env, pv)?;
+            let v = self.as_int(v, Span::DUMMY)?;
+            bounds.1 = bounds.1.min(v);
+            marks.push(v);
+        }
+        if marks.is_empty() {
+            marks.push(0);
+        }
+        let mut points: Vec<i64> = marks
+            .iter()
+            .flat_map(|&m| [m.checked_sub(1), Some(m), m.checked_add(1)])
+            .flatten()
+            .filter(|&p| bounds.0 <= p && p < bounds.1)
+            .collect();
+        points.sort_unstable();
+        points.dedup();
+        self.tick(points.len() as u64 + 1, Span::DUMMY)?;
+        // The condition filters the points, as it filters an enumerated range.
+        let mut kept = Vec::with_capacity(points.len());
+        for p in points {
+            env.store[b.slot as usize] = Value::Int(p);
+            if self.cond_holds(cond, Span::DUMMY, env, pv)? {
+                kept.push(p);
+            }
+        }
+        Ok(Some(kept))
+    }
+
+    /// Collect into `out` the values at which `e` may change as binder `slot` varies (see
+    /// [`Self::pieces`]); false when `e` uses the binder otherwise.
+    fn marks(
+        &mut self,
+        slot: u32,
+        e: &CE,
+        env: &mut Env,
+        pv: PV,
+        out: &mut Vec<i64>,
+    ) -> Result<bool, Stop> {
+        if !e.reads_local(slot) {
+            return Ok(true);
+        }
+        // `k`, `k + c`, `c + k`, `k - c`: the offset `c` (free of `k`), or `None`.
+        let shifted = |me: &mut Self, x: &CE, env: &mut Env| -> Result<Option<i64>, Stop> {
+            let off = match x {
+                CE::Local(s) if *s == slot => return Ok(Some(0)),
+                CE::Bin(BinOp::Add, a, c, _) | CE::Bin(BinOp::Add, c, a, _)
+                    if matches!(**a, CE::Local(s) if s == slot) && !c.reads_local(slot) =>
+                {
+                    me.ev(c, env, pv)?
+                }
+                CE::Bin(BinOp::Sub, a, c, _)
+                    if matches!(**a, CE::Local(s) if s == slot) && !c.reads_local(slot) =>
+                {
+                    match me.ev(c, env, pv)? {
+                        Value::Int(c) => Value::Int(c.saturating_neg()),
+                        _ => return Ok(None),
+                    }
+                }
+                _ => return Ok(None),
+            };
+            Ok(match off {
+                Value::Int(c) => Some(c),
+                _ => None,
+            })
+        };
+        match e {
+            CE::Not(x) => self.marks(slot, x, env, pv, out),
+            CE::Cond(c, a, b) => Ok(self.marks(slot, c, env, pv, out)?
+                && self.marks(slot, a, env, pv, out)?
+                && self.marks(slot, b, env, pv, out)?),
+            CE::Bin(BinOp::In, x, coll, _) if !coll.reads_local(slot) => {
+                let Some(c) = shifted(self, x, env)? else { return Ok(false) };
+                let elems = match self.ev(coll, env, pv)? {
+                    Value::Seq(v) | Value::Set(v) | Value::Bag(v) => v.to_vec(),
+                    Value::Map(m) => m.entries.iter().map(|(k, _)| k.clone()).collect(),
+                    _ => return Ok(false),
+                };
+                for v in elems {
+                    let Value::Int(v) = v else { return Ok(false) };
+                    out.push(v.saturating_sub(c));
+                }
+                Ok(true)
+            }
+            CE::Bin(op, x, y, _) => {
+                let cmp = matches!(
+                    op,
+                    BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne
+                );
+                for (k, other) in [(x, y), (y, x)] {
+                    if cmp && !other.reads_local(slot) {
+                        if let Some(c) = shifted(self, k, env)? {
+                            let Value::Int(v) = self.ev(other, env, pv)? else { return Ok(false) };
+                            out.push(v.saturating_sub(c));
+                            return Ok(true);
+                        }
+                    }
+                }
+                // Connectives (and `==` between two conditions): each side on its own.
+                let logic = matches!(
+                    op,
+                    BinOp::And | BinOp::Or | BinOp::Implies | BinOp::Eq | BinOp::Ne | BinOp::Star
+                );
+                Ok(logic
+                    && self.marks(slot, x, env, pv, out)?
+                    && self.marks(slot, y, env, pv, out)?)
+            }
+            _ => Ok(false),
+        }
     }
 }
 
