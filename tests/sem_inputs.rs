@@ -476,3 +476,32 @@ fn pure_calls_on_object_inputs_are_solved_through_their_bodies() {
     let rs = runs(&wrong, 20);
     assert!(rs.iter().all(|r| r.status == Status::Ok), "{:?}", codes(&rs));
 }
+
+/// Map entries over a range with values that must differ (`a[i] != b[i]`), of maps whose drawn
+/// value is empty: the keys come from the map's declared value type, and each value is set
+/// apart from the other map's. Random values never meet it for 50 keys.
+const MAP_APART: &str = r#"
+class M {
+  requires (\forall int i; 0 <= i && i < 50; i in keysMap(a) && i in keysMap(b) && a[i] != b[i]);
+  requires (\forall int i; 0 <= i && i < 50; i in keysMap(c) && i in keysMap(d) && c[i] != d[i]);
+  ensures \result == 100;
+  int count(map<int, boolean> a, map<int, boolean> b, map<int, int> c, map<int, int> d) {
+    int n = 0;
+    int i = 0;
+    loop_invariant 0 <= i && i <= 50 && n == 2 * i;
+    while (i < 50) {
+      if (a[i] != b[i]) { n = n + 1; }
+      if (c[i] != d[i]) { n = n + 1; }
+      i = i + 1;
+    }
+    return n;
+  }
+}
+"#;
+
+#[test]
+fn map_entries_set_apart_by_the_precondition_are_computed() {
+    let rs = runs(MAP_APART, 20);
+    assert_eq!(rs.len(), 20);
+    assert!(rs.iter().all(|r| r.status == Status::Ok), "{:?}", codes(&rs));
+}

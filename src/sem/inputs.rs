@@ -652,7 +652,16 @@ pub fn generate(
     let names: BTreeMap<u32, String> =
         m.params.iter().chain(&m.yields).map(|p| (p.0, p.1.clone())).collect();
     let fixed: Vec<&CClause> = m.pre.iter().chain(&m.everywhere).collect();
-    contents::solve(&fixed, &names, &vars.funcs, &mut vals);
+    let map_values: BTreeMap<String, Ty> = m
+        .params
+        .iter()
+        .chain(&m.yields)
+        .filter_map(|p| match &p.2 {
+            Ty::Map(_, v) => Some((p.1.clone(), (**v).clone())),
+            _ => None,
+        })
+        .collect();
+    contents::solve(&fixed, &names, &vars.funcs, &map_values, &mut vals);
     let mut input = Input { seed, ..Input::default() };
     for (n, t) in &top {
         let v = assemble(n, t, &mut vals, &objects, &vars.classes);

@@ -6,12 +6,13 @@
 //! compute is left as drawn: the precondition still filters the input afterwards.
 //!
 //! Maps likewise: `(\forall int i; lo <= i && i < hi; i in keysMap(m) && m[i] == E)` gives
-//! `m` the keys `[lo, hi)`, with the values `E` where an equation fixes them (the type's
-//! default otherwise).
+//! `m` the keys `[lo, hi)`, with the values `E` where an equation fixes them, a value other
+//! than `E` where `m[i] != E` asks for one (`!E`, `E + 1`), and the value type's default
+//! otherwise.
 
 use super::InVal;
 use crate::front::ast::{BinOp, QuantKind};
-use crate::sem::compile::{Binder, CClause, GOp, CE};
+use crate::sem::compile::{Binder, CClause, GOp, Ty, CE};
 use std::collections::BTreeMap;
 
 /// What the evaluator sees: input values by name, the names of the entry's parameter slots,
@@ -57,6 +58,20 @@ impl Scope<'_> {
         match e {
             CE::Local(s) => self.vals.get(self.names.get(s)?),
             _ => None,
+        }
+    }
+
+    /// `e`'s value: an integer as [`Self::int`] computes it, a boolean literal, or the value
+    /// of an existing entry `m[k]` of a map input.
+    fn value(&self, e: &CE) -> Option<InVal> {
+        match e {
+            CE::Bool(b) => Some(InVal::Bool(*b)),
+            CE::Index(m, k, _) if matches!(self.var(m), Some(InVal::Map(_))) => {
+                let Some(InVal::Map(es)) = self.var(m) else { return None };
+                let k = InVal::Int(self.int(k)?);
+                es.iter().find(|(x, _)| *x == k).map(|(_, v)| v.clone())
+            }
+            _ => self.int(e).map(InVal::Int),
         }
     }
 
@@ -107,17 +122,26 @@ pub(super) fn solve(
     clauses: &[&CClause],
     names: &BTreeMap<u32, String>,
     bodies: &[Option<(Vec<u32>, CE)>],
+    map_values: &BTreeMap<String, Ty>,
     vals: &mut BTreeMap<String, InVal>,
 ) {
+    let cx = Cx { bodies, map_values };
     for c in clauses {
-        solve_expr(&c.e, names, bodies, vals, 0);
+        solve_expr(&c.e, names, &cx, vals, 0);
     }
+}
+
+/// What every level of [`solve_expr`] needs: predicate bodies, and the value type of each map
+/// input (by name).
+struct Cx<'a> {
+    bodies: &'a [Option<(Vec<u32>, CE)>],
+    map_values: &'a BTreeMap<String, Ty>,
 }
 
 fn solve_expr(
     e: &CE,
     names: &BTreeMap<u32, String>,
-    bodies: &[Option<(Vec<u32>, CE)>],
+    cx: &Cx,
     vals: &mut BTreeMap<String, InVal>,
     depth: u32,
 ) {
@@ -136,12 +160,12 @@ fn solve_expr(
                 }
             }
             if depth < 2 {
-                solve_expr(body, &inner, bodies, vals, depth + 1);
+                solve_expr(body, &inner, cx, vals, depth + 1);
             }
             continue;
         }
         if let CE::Pred { pred: m, recv: None, args, .. } = e {
-            let Some(Some((params, body))) = bodies.get(*m as usize) else { continue };
+            let Some(Some((params, body))) = cx.bodies.get(*m as usize) else { continue };
             if depth >= 2 || params.len() != args.len() {
                 continue;
             }
@@ -154,7 +178,7 @@ fn solve_expr(
                     _ => None,
                 })
                 .collect();
-            solve_expr(body, &inner, bodies, vals, depth + 1);
+            solve_expr(body, &inner, cx, vals, depth + 1);
             continue;
         }
         let CE::Quant { kind: QuantKind::Forall, binders, cond, body, .. } = e else {
@@ -163,7 +187,7 @@ fn solve_expr(
         let [b] = binders.as_slice() else { continue };
         let mut eqs = Vec::new();
         body.conjuncts(&mut eqs);
-        map_entries(b, cond.as_deref(), &eqs, names, vals);
+        map_entries(b, cond.as_deref(), &eqs, names, cx.map_values, vals);
         for eq in eqs {
             let CE::Bin(BinOp::Eq, l, r, _) = eq else { continue };
             for (cell, value) in [(l, r), (r, l)] {
@@ -238,6 +262,7 @@ fn map_entries(
     cond: Option<&CE>,
     conjuncts: &[&CE],
     names: &BTreeMap<u32, String>,
+    map_values: &BTreeMap<String, Ty>,
     vals: &mut BTreeMap<String, InVal>,
 ) {
     let bare = |e: &CE| matches!(e, CE::Local(s) if *s == b.slot);
@@ -254,9 +279,10 @@ fn map_entries(
         let CE::Bin(BinOp::In, k, keys, _) = c else { continue };
         let Some(m) = map_of(keys, GOp::Keys).filter(|_| bare(k)) else { continue };
         let Some(name) = names.get(&m) else { continue };
-        // The value each key's equation gives, if any.
+        // The value each key's equation (`m[i] == E`) or disequation (`m[i] != E`) gives, if
+        // any: `E`, or a value other than `E`.
         let value = conjuncts.iter().find_map(|e| {
-            let CE::Bin(BinOp::Eq, l, r, _) = e else { return None };
+            let CE::Bin(op @ (BinOp::Eq | BinOp::Ne), l, r, _) = e else { return None };
             // `m[i]` (an index the interpreter resolves on the map) or `getFromMap(m, i)`.
             let at = |x: &CE, i: &CE| matches!(x, CE::Local(x) if *x == m) && bare(i);
             [(l, r), (r, l)].into_iter().find_map(|(get, v)| {
@@ -267,7 +293,7 @@ fn map_entries(
                     }
                     _ => false,
                 };
-                (hit && !v.reads_local(m)).then_some(&**v)
+                (hit && !v.reads_local(m)).then_some((*op == BinOp::Ne, &**v))
             })
         });
         let entries = {
@@ -285,14 +311,23 @@ fn map_entries(
                     Some(None) => break,
                     _ => {}
                 }
-                entries.push((i, value.and_then(|v| sc.int(v))));
+                let v = value.and_then(|(ne, v)| match sc.value(v)? {
+                    InVal::Bool(x) if ne => Some(InVal::Bool(!x)),
+                    InVal::Int(x) if ne => x.checked_add(1).map(InVal::Int),
+                    x => Some(x),
+                });
+                entries.push((i, v));
             }
             entries
         };
         let Some(InVal::Map(es)) = vals.get_mut(name) else { continue };
-        // The value type's default for a key no equation fixes is known from the other
-        // entries only; with none, such keys are left to the drawn map and the filter.
-        let typed = es.first().map(|(_, x)| matches!(x, InVal::Bool(_)));
+        // The value type's default for a key no equation fixes: from the input's type, else
+        // from the other entries; with neither, such keys are left to the drawn map.
+        let typed = match map_values.get(name) {
+            Some(Ty::Bool) => Some(true),
+            Some(Ty::Int) => Some(false),
+            _ => es.first().map(|(_, x)| matches!(x, InVal::Bool(_))),
+        };
         for (k, v) in entries {
             if v.is_none() && typed.is_none() {
                 continue;
@@ -300,16 +335,21 @@ fn map_entries(
             let key = InVal::Int(k);
             match es.iter_mut().find(|(x, _)| *x == key) {
                 Some((_, x)) => {
-                    if let (Some(v), InVal::Int(_)) = (v, &*x) {
-                        *x = InVal::Int(v);
+                    if let Some(v) = v.filter(|v| same_kind(v, x)) {
+                        *x = v;
                     }
                 }
                 // A new key: the computed value, or the value type's default.
                 None => {
                     let dflt = if typed == Some(true) { InVal::Bool(false) } else { InVal::Int(0) };
-                    es.push((key, v.map_or(dflt, InVal::Int)));
+                    es.push((key, v.filter(|v| same_kind(v, &dflt)).unwrap_or(dflt)));
                 }
             }
         }
     }
+}
+
+/// Are `a` and `b` both integers or both booleans?
+fn same_kind(a: &InVal, b: &InVal) -> bool {
+    matches!((a, b), (InVal::Int(_), InVal::Int(_)) | (InVal::Bool(_), InVal::Bool(_)))
 }
