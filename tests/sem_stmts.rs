@@ -1089,3 +1089,81 @@ fn unbounded_quantifiers_over_comparisons_and_members_are_decided() {
     assert_eq!(r.status, Status::Inconclusive, "{:?}", codes(&r));
     assert!(codes(&r).contains(&"R-QUANT-UNBOUNDED"), "{:?}", codes(&r));
 }
+
+// ---- threads that wait
+
+const WAIT_NOTIFY: &str = r#"
+class Box {
+  int data;
+  boolean full;
+
+  resource lock_invariant() = Perm(data, 1) ** Perm(full, 1);
+
+  Box() { data = 0; full = false; }
+
+  void put(int x) {
+    lock this;
+    loop_invariant Perm(data, 1) ** Perm(full, 1) ** held(this);
+    while (full) { wait this; }
+    data = x;
+    full = true;
+    notify this;
+    unlock this;
+  }
+
+  int take() {
+    int r;
+    lock this;
+    loop_invariant Perm(data, 1) ** Perm(full, 1) ** held(this);
+    while (!full) { wait this; }
+    r = data;
+    full = false;
+    notify this;
+    unlock this;
+    return r;
+  }
+}
+
+class Taker {
+  Box b;
+  int got;
+
+  ensures Perm(b, 1\2) ** Perm(got, 1) ** b == box;
+  Taker(Box box) { b = box; }
+
+  context Perm(b, 1\2) ** Perm(got, 1) ** b != null;
+  void run() {
+    got = b.take();
+    got = got + b.take();
+  }
+}
+
+class Main {
+  static int twoThreads() {
+    Box box = new Box();
+    Taker t = new Taker(box);
+    fork t;
+    box.put(3);
+    box.put(4);
+    join t;
+    return t.got;
+  }
+
+  static int alone() {
+    Box box = new Box();
+    return box.take();
+  }
+}
+"#;
+
+/// A forked thread that waits stops there and runs again once notified, when the thread
+/// running blocks: the taker waits for each value the main thread puts (before, `fork` ran
+/// `run` to its end at once and its `wait` spun until out of fuel). (A `wait` with no other
+/// thread to run still wakes up at once, spuriously: `Main.alone` spins until out of fuel, too
+/// slow to run here.)
+#[test]
+fn forked_threads_wait_and_are_notified() {
+    let r = run1(WAIT_NOTIFY, "Main.twoThreads");
+    assert_eq!(r.status, Status::Ok, "{:?}", codes(&r));
+    assert_eq!(int(&r), 7);
+}

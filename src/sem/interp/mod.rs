@@ -41,6 +41,7 @@ mod num;
 mod quant;
 mod sched;
 mod sync;
+mod threads;
 mod warp;
 
 pub use assertion::{Fail, Mode, Report, Who, Xfer};
@@ -189,6 +190,8 @@ pub struct Interp {
     locks: FxMap<u32, LockState>,
     /// The postconditions of forked threads that have not been joined, by thread object.
     joinable: FxMap<u32, Holder>,
+    /// Forked threads that wait (see `threads`), in the order they stopped.
+    waiting: Vec<threads::Waiting>,
     /// `fork`s so far (each forked thread's number).
     fork_serial: u32,
     /// Work done (fuel spent, quantifier values enumerated, function calls), and the amount
@@ -242,6 +245,7 @@ impl Interp {
             moves: Vec::new(),
             locks: FxMap::default(),
             joinable: FxMap::default(),
+            waiting: Vec::new(),
             fork_serial: 0,
             cost,
         }
@@ -441,6 +445,8 @@ impl Interp {
             pool: Holder::default(),
             cost: Default::default(),
             sigma: 0,
+            thread: false,
+            regions: Vec::new(),
         };
         if !matches!(md.body, Body::Code(_)) {
             return Err(unsupported("entry method has no body", md.span));

@@ -104,6 +104,8 @@ impl Interp {
                 pool: Holder::default(),
                 cost: Default::default(),
                 sigma: 0,
+                thread: false,
+                regions: Vec::new(),
             });
         }
         let mut epoch = 0u32;

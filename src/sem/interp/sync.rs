@@ -8,11 +8,13 @@
 //!   checked (R-LOCK-INV); `wait o` gives them back and takes them again (a thread woken up
 //!   holds whatever the invariant says); `notify o` needs the lock. Taking a lock this thread
 //!   holds is a deadlock, releasing one it does not hold an error (R-LOCK).
-//! * Threads run one at a time: `fork t` runs `t.run()` to completion at once (its
-//!   precondition and the token `idle(t)` are taken, its postcondition is kept for `join`, and
-//!   the forking thread gets `running(t)`); `join t` trades `running(t)` for the postcondition
-//!   and `idle(t)` (R-THREAD when the tokens are missing). A lock held by another thread is
-//!   therefore one whose holder cannot run until this one blocks: the run is inconclusive.
+//! * Threads run one at a time: `fork t` runs `t.run()` at once (its precondition and the
+//!   token `idle(t)` are taken, its postcondition is kept for `join`, and the forking thread
+//!   gets `running(t)`), to its end or, forked from host code, to a `wait`, where it stops
+//!   until notified (`threads`); `join t` first runs woken threads until `t` ends (R-DEADLOCK
+//!   when it cannot), then trades `running(t)` for the postcondition and `idle(t)` (R-THREAD
+//!   when the tokens are missing). A lock held by another thread is therefore one whose holder
+//!   cannot run until this one blocks: the run is inconclusive.
 //!   Forked threads run on the forking lane, and their accesses are not recorded for the
 //!   race detector: only permissions keep them apart (with `--checks` without `perms`, races
 //!   between threads go unnoticed).
@@ -23,7 +25,7 @@ use super::*;
 #[derive(Default)]
 pub(super) struct LockState {
     inv: Holder,
-    held_by: Option<ThreadKey>,
+    pub(super) held_by: Option<ThreadKey>,
 }
 
 /// A thread: the lane's path (`None` on the host) and the serial number of the `fork` that
@@ -35,7 +37,7 @@ const HELD_ELSEWHERE: Option<ThreadKey> = Some((None, u32::MAX));
 
 /// The race detector's atomic-section id of the lock of object `obj` (apart from the ids of
 /// `invariant` blocks, which count up from 0).
-fn lock_section(obj: u32) -> u32 {
+pub(super) fn lock_section(obj: u32) -> u32 {
     (1 << 31) | obj
 }
 
@@ -45,7 +47,7 @@ impl Interp {
     }
 
     /// The location of token `pred` (one of [`Tokens`]) of object `obj`.
-    fn token_loc(&mut self, pred: u32, obj: u32) -> Loc {
+    pub(super) fn token_loc(&mut self, pred: u32, obj: u32) -> Loc {
         let key = (obj, pred, Vec::new());
         let n = self.pred_store.len() as u32;
         let id = *self.preds.entry(key).or_insert(n);
@@ -55,7 +57,7 @@ impl Interp {
         Loc::new(PRED_SPACE, id)
     }
 
-    fn tokens(&self) -> Tokens {
+    pub(super) fn tokens(&self) -> Tokens {
         self.prog.tokens.unwrap_or(Tokens { held: u32::MAX, idle: u32::MAX, running: u32::MAX })
     }
 
@@ -74,7 +76,7 @@ impl Interp {
     }
 
     /// The object a `lock`/`fork`/… operand denotes in lane `l`.
-    fn sync_object(
+    pub(super) fn sync_object(
         &mut self,
         w: &mut Warp,
         l: usize,
@@ -243,17 +245,20 @@ impl Interp {
     }
 
     /// `lock`, `unlock`, `wait`, `notify`, `fork` or `join` for the active lanes.
+    /// A `lock`, `unlock`, `wait`, `notify`, `fork` or `join`; `Some(o)` when this thread's own
+    /// warp stops at a `wait` on `o` (see `threads`).
     pub(super) fn exec_sync(
         &mut self,
         w: &mut Warp,
         op: SyncOp,
         obj: &CE,
         span: Span,
-    ) -> Result<(), Stop> {
+    ) -> Result<Option<u32>, Stop> {
         let m = w.mask;
         self.stmts += m.count_ones() as u64;
         if op == SyncOp::Fork {
-            return self.fork(w, obj, span);
+            self.fork(w, obj, span)?;
+            return Ok(None);
         }
         for l in lanes_of(m) {
             let id = self.sync_object(w, l, obj, op, span)?;
@@ -275,8 +280,15 @@ impl Interp {
                 SyncOp::Wait => {
                     // Give the lock away and take it again: another thread may have run in
                     // between, so what the invariant does not protect may have changed, and
-                    // the invariant is all that is known of what it protects.
+                    // the invariant is all that is known of what it protects. A thread on a
+                    // warp of its own stops here; another lets the woken threads run first.
                     self.release(w, l, id, span, "wait")?;
+                    if w.thread {
+                        return Ok(Some(id));
+                    }
+                    // When no other thread can run, this one wakes up at once (a spurious
+                    // wake-up, which Java's `wait` allows and the loop around it must bear).
+                    let _ = self.run_woken(None)?;
                     self.acquire(w, l, id, span)?;
                 }
                 SyncOp::Notify => {
@@ -291,16 +303,23 @@ impl Interp {
                         .with_primary(span, "the lock is not held here");
                         self.report(d);
                     }
+                    self.wake(id);
                 }
                 SyncOp::Join => self.join(w, l, id, span)?,
                 SyncOp::Fork => unreachable!("handled above"),
             }
         }
-        Ok(())
+        Ok(None)
     }
 
     /// Lane `l` takes the lock of `obj`: the invariant's permissions and `held(obj)`.
-    fn acquire(&mut self, w: &mut Warp, l: usize, obj: u32, span: Span) -> Result<(), Stop> {
+    pub(super) fn acquire(
+        &mut self,
+        w: &mut Warp,
+        l: usize,
+        obj: u32,
+        span: Span,
+    ) -> Result<(), Stop> {
         let me = Self::thread_key(w, l);
         let has_inv =
             self.class_of(obj).is_some_and(|c| self.prog.classes[c as usize].lock_inv.is_some());
@@ -351,7 +370,7 @@ impl Interp {
     }
 
     /// Lane `l` gives the lock of `obj` back: `held(obj)` and the invariant, which must hold.
-    fn release(
+    pub(super) fn release(
         &mut self,
         w: &mut Warp,
         l: usize,
@@ -481,6 +500,12 @@ impl Interp {
         self.enter_call(w, run, None, Some(&objs), &[], None, span)?;
         if w.frames.len() > depth {
             w.frames.last_mut().expect("frame").fork = self.fork_serial;
+            // Host code: the thread gets a warp of its own, so that it may stop at `wait`.
+            if let [(l, id)] = objs[..] {
+                if w.lanes.len() == 1 && w.lanes[l].path.is_none() {
+                    return self.spawn(w, l, id);
+                }
+            }
         }
         Ok(())
     }
@@ -495,6 +520,20 @@ impl Interp {
     }
 
     fn join(&mut self, w: &mut Warp, l: usize, obj: u32, span: Span) -> Result<(), Stop> {
+        if self.is_waiting(obj) {
+            let _ = self.run_woken(Some(obj))?;
+            if self.is_waiting(obj) {
+                return Err(err(
+                    "R-DEADLOCK",
+                    format!(
+                        "`join` of {}, which waits for a `notify` that no thread can still give",
+                        self.object_name(obj)
+                    ),
+                    span,
+                    "joined here",
+                ));
+            }
+        }
         let t = self.tokens();
         let (running, idle) = (self.token_loc(t.running, obj), self.token_loc(t.idle, obj));
         let top = w.lanes[l].holders.last_mut().expect("holder");

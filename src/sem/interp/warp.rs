@@ -63,12 +63,20 @@ pub struct Warp {
     /// The cost model's counts of this warp, and its running span σ (semantics.md §9.6).
     pub(super) cost: crate::sem::cost::Counts,
     pub(super) sigma: u64,
+    /// A forked thread's own warp (see `threads`): its `run` frame is its bottom frame, and a
+    /// `wait` suspends it.
+    pub(super) thread: bool,
+    /// A thread's open lock regions, innermost last: the frame depth and `LockEnd` pc of each,
+    /// the object, and the atomic section it replaced.
+    pub(super) regions: Vec<(usize, usize, u32, Option<u32>)>,
 }
 
 pub(super) enum WarpStop {
     Finished,
     Barrier(Rc<BarrierC>, Vec<u32>),
     AtomicDone,
+    /// A forked thread waits on the lock of this object (its lock given back).
+    Wait(u32),
 }
 
 fn lane_list(mask: u64) -> String {
@@ -609,14 +617,20 @@ impl Interp {
                     w.frames.last_mut().expect("frame").pc = end_pc + 1;
                     continue;
                 }
+                Instr::LockEnd { span } if w.thread => self.thread_unlock(w, depth, pc, *span)?,
                 Instr::AtomicEnd | Instr::LockEnd { .. } => {}
                 Instr::Sync { op, obj, span } => {
                     // A `fork` enters the thread's `run` like a call.
                     w.frames.last_mut().expect("frame").pc = next;
                     if w.mask != 0 {
-                        self.exec_sync(w, *op, obj, *span)?;
+                        if let Some(o) = self.exec_sync(w, *op, obj, *span)? {
+                            return Ok(WarpStop::Wait(o));
+                        }
                     }
                     continue;
+                }
+                Instr::LockBegin { obj, end_pc, span } if w.thread => {
+                    self.thread_lock(w, obj, *end_pc, *span, depth)?;
                 }
                 Instr::LockBegin { obj, end_pc, span } => {
                     self.lock_region(w, obj, *end_pc, *span, depth, pc)?;
@@ -641,6 +655,10 @@ impl Interp {
                 }
                 Instr::EndMethod => {
                     if w.frames.len() == 1 {
+                        // A thread's `run` ends like a call: its postcondition waits for `join`.
+                        if w.thread {
+                            self.leave_call(w)?;
+                        }
                         return Ok(WarpStop::Finished);
                     }
                     self.leave_call(w)?;
