@@ -192,9 +192,9 @@ fn validate_here(orig_src: &str, opt_src: &str, opts: &ValidateOptions) -> Valid
 /// Compare method `mo` of ORIG with method `mp` of OPT.
 ///
 /// When no input could be compared, ORIG failing its own checks each time for want of a
-/// permission among other faults (or stopping undecided after such a fault), the comparison is run again without
-/// permission checks (races, contracts, null and bounds checks and divergence still hold: an
-/// input with another fault stays ORIG-faulty), and its result says so. Such a program is
+/// permission among other faults (or stopping undecided after such a fault), the comparison is
+/// run again without permission checks (races, contracts, null and bounds checks and divergence
+/// still hold: an input with another fault stays ORIG-faulty), and its result says so. Such a program is
 /// written without permissions, as VeyMont's global programs are (VerCors generates theirs);
 /// what it computes is still defined, and that is what validation compares.
 pub(super) fn compare_methods(

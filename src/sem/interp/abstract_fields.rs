@@ -132,6 +132,25 @@ impl Interp {
         Ok(old)
     }
 
+    /// Conjunct `e` as a bound on a field the callee may write (see [`field_bound`]): the
+    /// field's location, the operator as seen from it, and the bound.
+    fn writable_bound<'e>(
+        &mut self,
+        e: &'e CE,
+        env: &mut Env,
+        callee: &Holder,
+    ) -> Result<Option<(Loc, BinOp, &'e CE)>, Stop> {
+        let Some((CE::Field(o, f, span), op, y)) = field_bound(e) else { return Ok(None) };
+        let Some(ov @ Value::Ref(_)) = self.quiet_ev(o, env, PV::Unchecked)? else {
+            return Ok(None);
+        };
+        let Ok(loc) = self.field_loc(ov, *f, *span) else { return Ok(None) };
+        if self.cfg.checks.perms && !callee.can_write(loc) {
+            return Ok(None);
+        }
+        Ok(Some((loc, op, y)))
+    }
+
     /// The integer bounds conjunct `e` puts on fields the callee may write: the field and its
     /// least and greatest value.
     fn bounds_of(
@@ -145,13 +164,8 @@ impl Interp {
             self.bounds_of(a, env, callee, out)?;
             return self.bounds_of(b, env, callee, out);
         }
-        let Some((CE::Field(o, f, span), op, y)) = field_bound(e) else { return Ok(()) };
+        let Some((loc, op, y)) = self.writable_bound(e, env, callee)? else { return Ok(()) };
         if op == BinOp::Eq {
-            return Ok(());
-        }
-        let Some(ov @ Value::Ref(_)) = self.quiet_ev(o, env, PV::Unchecked)? else { return Ok(()) };
-        let Ok(loc) = self.field_loc(ov, *f, *span) else { return Ok(()) };
-        if self.cfg.checks.perms && !callee.can_write(loc) {
             return Ok(());
         }
         let Some(Value::Int(k)) = self.quiet_ev(y, env, PV::Unchecked)? else { return Ok(()) };
@@ -195,14 +209,9 @@ impl Interp {
                 _ => Ok(()),
             },
             _ => {
-                let Some((CE::Field(o, f, span), op, y)) = field_bound(e) else { return Ok(()) };
-                let Some(ov @ Value::Ref(_)) = self.quiet_ev(o, env, PV::Unchecked)? else {
+                let Some((loc, op, y)) = self.writable_bound(e, env, callee)? else {
                     return Ok(());
                 };
-                let Ok(loc) = self.field_loc(ov, *f, *span) else { return Ok(()) };
-                if self.cfg.checks.perms && !callee.can_write(loc) {
-                    return Ok(());
-                }
                 // A field set earlier in this pass keeps its first value.
                 if sets.iter().any(|(l, _)| *l == loc) {
                     return Ok(());

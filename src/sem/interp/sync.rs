@@ -15,8 +15,8 @@
 //!   when it cannot), then trades `running(t)` for the postcondition and `idle(t)` (R-THREAD
 //!   when the tokens are missing). A lock held by another thread is therefore one whose holder
 //!   cannot run until this one blocks: the run is inconclusive.
-//!   Forked threads run on the forking lane, and their accesses are not recorded for the
-//!   race detector: only permissions keep them apart (with `--checks` without `perms`, races
+//!   Forked threads run on the forking lane (from host code, on a warp of their own), and
+//!   their accesses are not recorded for the race detector: only permissions keep them apart (with `--checks` without `perms`, races
 //!   between threads go unnoticed).
 
 use super::*;
@@ -25,7 +25,7 @@ use super::*;
 #[derive(Default)]
 pub(super) struct LockState {
     inv: Holder,
-    pub(super) held_by: Option<ThreadKey>,
+    held_by: Option<ThreadKey>,
 }
 
 /// A thread: the lane's path (`None` on the host) and the serial number of the `fork` that
@@ -244,9 +244,8 @@ impl Interp {
         r
     }
 
-    /// `lock`, `unlock`, `wait`, `notify`, `fork` or `join` for the active lanes.
-    /// A `lock`, `unlock`, `wait`, `notify`, `fork` or `join`; `Some(o)` when this thread's own
-    /// warp stops at a `wait` on `o` (see `threads`).
+    /// `lock`, `unlock`, `wait`, `notify`, `fork` or `join` for the active lanes; `Some(o)` when
+    /// this thread's own warp stops at a `wait` on `o` (see `threads`).
     pub(super) fn exec_sync(
         &mut self,
         w: &mut Warp,
@@ -288,7 +287,7 @@ impl Interp {
                     }
                     // When no other thread can run, this one wakes up at once (a spurious
                     // wake-up, which Java's `wait` allows and the loop around it must bear).
-                    let _ = self.run_woken(None)?;
+                    self.run_woken(None)?;
                     self.acquire(w, l, id, span)?;
                 }
                 SyncOp::Notify => {
@@ -310,6 +309,11 @@ impl Interp {
             }
         }
         Ok(None)
+    }
+
+    /// Is the lock of `obj` free (or not a lock yet)?
+    pub(super) fn lock_free(&self, obj: u32) -> bool {
+        self.locks.get(&obj).is_none_or(|s| s.held_by.is_none())
     }
 
     /// Lane `l` takes the lock of `obj`: the invariant's permissions and `held(obj)`.
@@ -521,7 +525,7 @@ impl Interp {
 
     fn join(&mut self, w: &mut Warp, l: usize, obj: u32, span: Span) -> Result<(), Stop> {
         if self.is_waiting(obj) {
-            let _ = self.run_woken(Some(obj))?;
+            self.run_woken(Some(obj))?;
             if self.is_waiting(obj) {
                 return Err(err(
                     "R-DEADLOCK",

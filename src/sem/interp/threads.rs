@@ -69,20 +69,16 @@ impl Interp {
 
     /// Run woken threads, the first woken whose lock is free first, each until it ends or
     /// waits again, until thread `until` has ended (with `None`: until none can run).
-    /// Returns whether some thread ran.
-    pub(super) fn run_woken(&mut self, until: Option<u32>) -> Result<bool, Stop> {
-        let mut ran = false;
+    pub(super) fn run_woken(&mut self, until: Option<u32>) -> Result<(), Stop> {
         loop {
             if until.is_some_and(|t| !self.is_waiting(t)) {
-                return Ok(ran);
+                return Ok(());
             }
-            let free = |it: &Self, o: u32| it.locks.get(&o).is_none_or(|s| s.held_by.is_none());
             let Some(i) = (0..self.waiting.len())
-                .find(|&i| self.waiting[i].woken && free(self, self.waiting[i].on))
+                .find(|&i| self.waiting[i].woken && self.lock_free(self.waiting[i].on))
             else {
-                return Ok(ran);
+                return Ok(());
             };
-            ran = true;
             let Waiting { obj, mut warp, on, .. } = self.waiting.remove(i);
             // The thread takes its lock back where `wait` left it.
             let span = warp.frames.last().map_or(Span::DUMMY, |f| f.span);
