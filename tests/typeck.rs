@@ -12,6 +12,8 @@ const CASES: &[(&str, &str, &str)] = &[
     ("duplicate_field", "class C {\n  int f;\n  boolean f;\n}\n", "V-DUPLICATE"),
     ("duplicate_parameter", "class C {\n  void m(int a, int a) { }\n}\n", "V-DUPLICATE"),
     ("constructor_name", "class Name1 {\n  Name2() { }\n}\n", "V-CONSTRUCTOR-NAME"),
+    ("lock_invariant_without_constructor", "class C {\n  int f;\n  resource lock_invariant() = Perm(f, write);\n}\n", "V-LOCK-CONSTRUCTOR"),
+    ("lock_invariant_with_constructor", "class C {\n  int f;\n  resource lock_invariant() = Perm(f, write);\n  C() { f = 1; }\n}\n", ""),
     ("undeclared_name", "class C {\n  void m() {\n    int x = y + 1;\n  }\n}\n", "V-UNDECLARED"),
     ("undeclared_field", "class D { int g; }\nclass C {\n  requires Perm(d.h, write);\n  void m(D d) { }\n}\n", "V-UNDECLARED"),
     // An unknown class may be declared in another file: the encoder reports it (V-BAD-INPUT).

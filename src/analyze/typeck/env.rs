@@ -139,7 +139,44 @@ impl Env {
                 }
             }
         }
+        self.lock_constructor(c);
         ce
+    }
+
+    /// VerCors rejects a class with a lock invariant and no constructor (its example
+    /// `basic/RequireConstructor.pvl` expects an error): the invariant is established where the
+    /// object is made, and a class whose invariant speaks of its fields says in a constructor
+    /// what they start as. Only a `resource lock_invariant()` counts, as the encoder reads it.
+    fn lock_constructor(&mut self, c: &ast::Class) {
+        let methods = || {
+            c.members.iter().filter_map(|m| match m {
+                ast::Member::Method(m) => Some(m),
+                ast::Member::Field(_) => None,
+            })
+        };
+        if methods().any(|m| m.kind.is_ctor()) {
+            return;
+        }
+        let Some(inv) = methods()
+            .find(|m| m.name.name == "lock_invariant" && m.is_predicate() && m.params.is_empty())
+        else {
+            return;
+        };
+        self.diags.push(
+            Diagnostic::error(
+                "V-LOCK-CONSTRUCTOR",
+                format!(
+                    "the class `{}` has a lock invariant but no constructor to establish it",
+                    c.name.name
+                ),
+            )
+            .with_primary(c.name.span, "this class declares no constructor")
+            .with_secondary(inv.name.span, "the lock invariant that a constructor must establish")
+            .with_help(format!(
+                "declare a constructor `{}() {{ ... }}` that sets the fields so that the invariant holds",
+                c.name.name
+            )),
+        );
     }
 
     fn duplicate(&mut self, name: &ast::Ident, first: Span, what: &str) {

@@ -5,9 +5,10 @@
 //!   inhales `R[this := e]` and the token `held(e)`; `unlock e` exhales both; `wait e` gives the
 //!   invariant away and takes it back (it keeps `held`); `notify e` asserts `held(e)`.
 //! * Every constructor of such a class *establishes* the invariant: it is exhaled at the end of
-//!   the body, after which the object is shared. A class with a lock invariant or a `run` method
-//!   and no constructor gets the implicit default constructor (fields at their default values),
-//!   which must establish it as well.
+//!   the body, after which the object is shared. A class with a lock invariant and no
+//!   constructor is rejected before encoding (V-LOCK-CONSTRUCTOR, `analyze::typeck`); a thread
+//!   class without one gets the implicit default constructor (fields at their default values),
+//!   which would have to establish an invariant as well if the type checker were skipped.
 //! * A class with a `void run()` method is a thread class: its constructors end with the token
 //!   `idle(this)`. `fork e` trades `idle(e)` and `run`'s precondition for `running(e)`; `join e`
 //!   trades `running(e)` for `run`'s postcondition and `idle(e)`. Both are calls of bodiless Viper
