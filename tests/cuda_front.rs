@@ -226,3 +226,54 @@ fn mutants_of_cuda_files_never_panic() {
     }
     assert!(runs > 1000, "{runs} mutants");
 }
+
+/// VerCors' C loops with an iteration contract (an annotation between the `for` header and the
+/// body) are parallel loops: the front end reads them as `par` blocks (src/front/cuda/
+/// iteration.rs), in files that have no directive at all (read as C for their `/*@` comments).
+/// Both oracles check them, and the optimizations refuse them by name.
+#[test]
+fn c_loops_with_iteration_contracts_are_parallel_loops() {
+    let cases = [
+        ("iteration/ok_iteration_contract.c", "Verified", ""),
+        // The iteration writes its neighbour's cell, which its contract does not give it.
+        ("iteration/reject_iteration_contract_neighbour.c", "Failed", "V-PERM-WRITE"),
+        ("iteration/reject_iteration_contract_post.c", "Failed", ""),
+    ];
+    let paths: Vec<PathBuf> = cases.iter().map(|(f, _, _)| PathBuf::from(fixture(f))).collect();
+    for ((f, want, code), (verdict, report)) in cases.iter().zip(verify(&paths)) {
+        assert_eq!(verdict, *want, "{f}:\n{report:#}");
+        if !code.is_empty() {
+            assert_eq!(report["diagnostics"][0]["code"], *code, "{f}:\n{report:#}");
+        }
+    }
+    // VerCors' own: a loop zeroing part of an array, and one over a pointer argument.
+    let peer = common::root().join("../shared/peer/vercors-v1.4.1");
+    let paths =
+        [peer.join("carp/zero-sub-array.c"), peer.join("basic/par-pointer-simplification.c")];
+    for (p, (verdict, report)) in paths.iter().zip(verify(&paths)) {
+        assert_eq!(verdict, "Verified", "{}:\n{report:#}", p.display());
+    }
+
+    // The interpreter runs the iterations as threads with their contracts.
+    let ok = fixture("iteration/ok_iteration_contract.c");
+    let (code, out, err) = run_cli(&["run", &ok]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("races pass") && out.contains("contracts pass"), "{out}");
+    let bad = fixture("iteration/reject_iteration_contract_neighbour.c");
+    let (code, out, err) = run_cli(&["run", &bad]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(format!("{out}{err}").contains("R-PERM-WRITE"), "{out}{err}");
+
+    // A loop that is not a counted range cannot be a parallel block: refused, never run as a
+    // sequential loop that ignores its contract.
+    let step = fixture("iteration/unsupported_iteration_contract_step.c");
+    let (code, _, err) = run_cli(&["verify", &step]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("A0014") && err.contains("iteration contract"), "{err}");
+
+    // The optimizations say why they do not take the loop.
+    let (code, _, err) =
+        run_cli(&["apply", "--opt", "unroll", "--factor", "2", "--at", "line:11", &ok]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("A0005") && err.contains("iteration contract"), "{err}");
+}

@@ -661,6 +661,15 @@ pub fn resolve_at(src: &str, parsed: &Parsed, opt: Opt, at: &At) -> Result<Site,
         }
     }
     let mut d = Diagnostic::error("A0005", format!("no {what} at line {}", at.line));
+    let parallel_loop =
+        crate::analyze::sites::iteration_contract_loops(&parsed.program).into_iter().find(|sp| {
+            line_of(sp.start()) <= at.line && at.line <= line_of(sp.end().saturating_sub(1))
+        });
+    if let Some(sp) = parallel_loop {
+        return Err(d
+            .with_secondary(sp, "this loop has an iteration contract: it is a parallel loop")
+            .with_help("the optimizations do not rewrite C loops with iteration contracts yet; write the loop as a kernel, or optimize the PVL form of the program"));
+    }
     if let Some(near) = all
         .iter()
         .filter(|s| kinds.contains(&s.kind))

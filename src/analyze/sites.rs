@@ -63,6 +63,24 @@ pub fn sites(program: &Program) -> Vec<Site> {
     out
 }
 
+/// The C loops with an iteration contract (read as `par` blocks, and no sites): for the message
+/// of a request that names one.
+pub fn iteration_contract_loops(program: &Program) -> Vec<Span> {
+    let mut out = Vec::new();
+    for (_, m) in program.methods() {
+        if let MethodBody::Block(b) = &m.body {
+            for s in &b.stmts {
+                walk_stmts(s, &mut |t: &Stmt| {
+                    if matches!(&t.kind, StmtKind::Par(p) if p.loop_form) {
+                        out.push(t.span);
+                    }
+                });
+            }
+        }
+    }
+    out
+}
+
 fn stmt_sites(s: &Stmt, class: Option<&Class>, m: &Method, depth: usize, out: &mut Vec<Site>) {
     let mk = |kind, name: String, keyword: Span, annotations: Vec<Annotation>| Site {
         kind,
@@ -86,7 +104,8 @@ fn stmt_sites(s: &Stmt, class: Option<&Class>, m: &Method, depth: usize, out: &m
         }
         // The block-level `par` of a CUDA kernel's form has no text of its own (an empty
         // keyword): not a site; the thread-level one inside it is the kernel's.
-        StmtKind::Par(p) if p.keyword.is_empty() => {
+        // Nor is a C loop read as a `par` (an iteration contract): its text is a loop.
+        StmtKind::Par(p) if p.keyword.is_empty() || p.loop_form => {
             for a in &p.arms {
                 stmt_sites(&a.body, class, m, depth, out);
             }

@@ -748,6 +748,9 @@ pub struct Par {
     pub arms: Vec<ParArm>,
     /// Span of the first `par` keyword.
     pub keyword: Span,
+    /// A C loop with an iteration contract (`front::cuda::iteration`): its text is a `for` loop,
+    /// which the span-based rewrites cannot treat as a `par`, so it is no optimization site.
+    pub loop_form: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]

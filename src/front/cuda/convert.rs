@@ -510,7 +510,15 @@ impl<'a> Conv<'a> {
                     body,
                     keyword,
                 };
-                out.stmts.push(Stmt { kind: StmtKind::For(l), span });
+                // An annotation between the header and the body: invariants or an iteration
+                // contract (`iteration.rs`).
+                let body_start = self.sp(f.node.statement.span).start();
+                out.stmts.push(self.loop_with_header_annotations(
+                    l,
+                    span.start(),
+                    body_start,
+                    span,
+                ));
             }
             c::Statement::Return(e) => {
                 let v = e.as_ref().and_then(|e| self.expr(e).ok());

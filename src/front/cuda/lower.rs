@@ -1016,6 +1016,7 @@ fn kernel_form(mut m: Method, diags: &mut Vec<Diagnostic>, flat: bool) -> Method
         }],
         // The kernel's threads are named by the body's opening brace (sites, `--at`).
         keyword: Span::new(body_span.start(), body_span.start() + 1),
+        loop_form: false,
     };
     // The launch sizes: the grid's, then the block's, one per dimension used.
     for v in bvars.iter().chain(&tvar_names) {
@@ -1052,6 +1053,7 @@ fn kernel_form(mut m: Method, diags: &mut Vec<Diagnostic>, flat: bool) -> Method
         }],
         // Empty (no `par` text): not a site; placed at the kernel's name for reports.
         keyword: Span::new(m.name.span.start(), m.name.span.start()),
+        loop_form: false,
     };
     // The block-level par has no text: it is named by the kernel's name (its reports point
     // there), and does not start where the thread-level par does (statements are found by their

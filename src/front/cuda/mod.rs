@@ -12,6 +12,7 @@
 
 mod convert;
 pub mod emit;
+mod iteration;
 mod lower;
 pub mod prep;
 
@@ -90,12 +91,25 @@ pub fn builtin_name(base: &str, field: &str) -> Option<&'static str> {
 }
 
 /// Does this text look like C or CUDA rather than PVL? A directive at the start of a line, or a
-/// CUDA/OpenCL kernel qualifier, never occurs in PVL.
+/// CUDA/OpenCL kernel qualifier, never occurs in PVL. Nor does a plain C file (VerCors' own
+/// examples have no directive) need one: specifications in annotation comments (`/*@`, `//@`
+/// starting a line) with no PVL class or kernel declaration mark C too. PVL writes its contracts
+/// as plain text, and a PVL file that uses `/*@` as an ordinary comment declares a class.
 pub fn looks_like_cuda(src: &str) -> bool {
-    src.lines().any(|l| {
-        let t = l.trim_start();
-        t.starts_with("#include") || t.starts_with("#define")
-    }) || ["__global__", "__kernel", "__device__", "__syncthreads"].iter().any(|w| src.contains(w))
+    let lines = || src.lines().map(str::trim_start);
+    let directive = lines().any(|t| t.starts_with("#include") || t.starts_with("#define"));
+    let kernel = ["__global__", "__kernel", "__device__", "__syncthreads"];
+    directive
+        || kernel.iter().any(|w| src.contains(w))
+        || (lines().any(|t| t.starts_with("/*@") || t.starts_with("//@"))
+            && !lines().any(declares_pvl_class))
+}
+
+/// A line that starts a PVL class or kernel declaration (`class C`, `final class C`, `kernel K`).
+fn declares_pvl_class(line: &str) -> bool {
+    let mut words = line.split_whitespace().skip_while(|w| matches!(*w, "final" | "abstract"));
+    matches!(words.next(), Some("class" | "kernel"))
+        && words.next().is_some_and(|n| n.starts_with(|c: char| c.is_alphabetic() || c == '_'))
 }
 
 /// Parse a C/CUDA file. Always returns a program (possibly partial) and diagnostics.
@@ -610,4 +624,22 @@ fn normalise_annotations(src: &str, prep: &prep::Prepared) -> String {
         }
     }
     String::from_utf8(b).unwrap_or_else(|_| src.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::looks_like_cuda;
+
+    #[test]
+    fn c_is_told_from_pvl_without_directives() {
+        // VerCors' C examples have annotation comments and no `#include`.
+        assert!(looks_like_cuda("/*@ requires n > 0; @*/\nvoid f(int n) { }\n"));
+        assert!(looks_like_cuda("//@ requires n > 0;\nint f(int n) { return n; }\n"));
+        assert!(looks_like_cuda("#include <cuda.h>\n"));
+        // PVL writes contracts as text; a class with a `/*@` comment is still PVL.
+        assert!(!looks_like_cuda("class C {\n  requires n > 0;\n  void f(int n) { }\n}\n"));
+        assert!(!looks_like_cuda("/*@\n  a note\n@*/\nclass C { }\n"));
+        assert!(!looks_like_cuda("/*@ note @*/\nfinal class C { }\n"));
+        assert!(!looks_like_cuda("requires n > 0;\nvoid f(int n) { }\n"));
+    }
 }

@@ -440,7 +440,7 @@ impl<'s> Parser<'s> {
             }
         }
         Ok(Stmt {
-            kind: StmtKind::Par(Par { prefix, arms, keyword: kw }),
+            kind: StmtKind::Par(Par { prefix, arms, keyword: kw, loop_form: false }),
             span: self.span_from(lo),
         })
     }

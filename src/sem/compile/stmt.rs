@@ -331,7 +331,8 @@ impl<'a> Compiler<'a> {
                             )),
                         }
                     }
-                    let p = Par { prefix: Prefix::default(), arms, keyword: span };
+                    let p =
+                        Par { prefix: Prefix::default(), arms, keyword: span, loop_form: false };
                     self.par(&p, span);
                 }
             }

@@ -311,7 +311,7 @@ impl<'a> Compiler<'a> {
                 })
                 .collect();
             let prefix = Prefix { clauses, ..p.prefix.clone() };
-            self.par(&Par { prefix, arms, keyword: p.keyword }, span);
+            self.par(&Par { prefix, arms, keyword: p.keyword, loop_form: p.loop_form }, span);
         }
         true
     }

@@ -202,6 +202,11 @@ impl Backend {
             Err(e) => return (Verdict::Crash(e.to_string()), 0),
         };
         let path = tmp.path().join("input.vpr");
+        // For debugging the encoding: `ALPINE_RS_DUMP_VIPER=FILE` keeps a copy of what Silicon
+        // is given (the last one when several files are verified).
+        if let Some(keep) = std::env::var_os("ALPINE_RS_DUMP_VIPER") {
+            let _ = fs::write(keep, text);
+        }
         if let Err(e) = fs::write(&path, text) {
             return (Verdict::Crash(format!("cannot write {}: {e}", path.display())), 0);
         }

@@ -161,7 +161,12 @@ impl Encoder<'_> {
                         }
                     }
                 }
-                let p = ast::Par { prefix: ast::Prefix::default(), arms, keyword: s.span };
+                let p = ast::Par {
+                    prefix: ast::Prefix::default(),
+                    arms,
+                    keyword: s.span,
+                    loop_form: false,
+                };
                 self.par(&p, out)?;
             }
             P::Barrier(b) => self.barrier(b, s.span, out)?,

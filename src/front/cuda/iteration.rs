@@ -1,0 +1,148 @@
+//! VerCors' iteration contracts in C: an annotation between a `for` header and its body.
+//!
+//! ```c
+//! for (int i = 0; i < len; i++)
+//!   /*@ context Perm(ar[i], write); ensures ar[i] == 0; @*/
+//! { ar[i] = 0; }
+//! ```
+//!
+//! A contract of `requires`/`ensures`/`context` there says what each iteration needs and gives,
+//! on its own: the iterations are independent, and VerCors verifies the loop as the parallel
+//! block `par (int i = 0 .. len) contract { body }` (its C examples `zero-loop.c`,
+//! `forward-loop.c`, the `*-ic-*` array examples). The front end builds exactly that block, so
+//! the verifier, the interpreter (which runs the iterations as threads and checks that they do
+//! not race) and the sites see one construct. Loop invariants there are the loop's own
+//! (`l.prefix`). What cannot be read as a parallel block is refused (A0014) rather than run as
+//! a sequential loop that ignores its contract.
+
+use super::convert::Conv;
+use crate::front::ast::*;
+use crate::front::parser::FragItem;
+use crate::front::span::Span;
+
+impl Conv<'_> {
+    /// `l` with the annotations between its header (from `start`) and its body (at `body`):
+    /// a loop with those invariants, or the parallel block of an iteration contract.
+    pub(super) fn loop_with_header_annotations(
+        &mut self,
+        mut l: Loop,
+        start: usize,
+        body: usize,
+        span: Span,
+    ) -> Stmt {
+        let frags = self.annotations_in(start, body);
+        if frags.is_empty() {
+            return Stmt { kind: StmtKind::For(l), span };
+        }
+        let mut prefix = Prefix { span: Span::new(body, body), ..Prefix::default() };
+        for f in frags {
+            match f {
+                FragItem::Prefix(p) => {
+                    prefix.span = if prefix.clauses.is_empty() && prefix.annotations.is_empty() {
+                        p.span
+                    } else {
+                        prefix.span.to(p.span)
+                    };
+                    prefix.clauses.extend(p.clauses);
+                    prefix.annotations.extend(p.annotations);
+                }
+                FragItem::Stmt(s) => {
+                    self.unsupported("a statement between a loop header and its body", s.span)
+                }
+            }
+        }
+        let invariant =
+            |c: &Clause| matches!(c.kind, ClauseKind::LoopInvariant | ClauseKind::Decreases);
+        if prefix.clauses.iter().all(invariant) {
+            prefix.clauses.extend(std::mem::take(&mut l.prefix.clauses));
+            prefix.annotations.extend(std::mem::take(&mut l.prefix.annotations));
+            l.prefix = prefix;
+            return Stmt { kind: StmtKind::For(l), span };
+        }
+        if let Some(c) = prefix.clauses.iter().find(|c| invariant(c)) {
+            self.unsupported("an iteration contract with loop invariants", c.span);
+            return Stmt { kind: StmtKind::For(l), span };
+        }
+        let Some(iter) = counted(&l, span) else {
+            self.unsupported(
+                "an iteration contract on a loop other than `for (int i = lo; i < hi; i++)`",
+                l.keyword,
+            );
+            return Stmt { kind: StmtKind::For(l), span };
+        };
+        let arm = ParArm {
+            label: None,
+            iters: vec![iter],
+            wait: None,
+            contract: prefix.clauses,
+            body: l.body,
+            span,
+        };
+        let par = Par {
+            prefix: Prefix { annotations: prefix.annotations, ..Prefix::default() },
+            arms: vec![arm],
+            keyword: l.keyword,
+            loop_form: true,
+        };
+        Stmt { kind: StmtKind::Par(par), span }
+    }
+}
+
+/// `for (int i = lo; i < hi; i++)` (also `i <= hi`, `hi > i`, `++i`, `i += 1`, `i = i + 1`)
+/// as the range `int i = lo .. hi`, when the body does not assign `i`.
+fn counted(l: &Loop, span: Span) -> Option<Iter> {
+    let [Stmt { kind: StmtKind::Decl { ty, vars }, .. }] = l.init.as_slice() else { return None };
+    let [Declarator { name, init: Some(lo), .. }] = vars.as_slice() else { return None };
+    if !matches!(ty.kind, TypeKind::Int) {
+        return None;
+    }
+    let var = name.name.as_str();
+    let is_var = |e: &Expr| e.as_name() == Some(var);
+    let hi = match &l.cond.as_ref()?.kind {
+        ExprKind::Binary(BinOp::Lt, a, b) if is_var(a) => (**b).clone(),
+        ExprKind::Binary(BinOp::Gt, a, b) if is_var(b) => (**a).clone(),
+        ExprKind::Binary(BinOp::Le, a, b) if is_var(a) => plus_one(b),
+        ExprKind::Binary(BinOp::Ge, a, b) if is_var(b) => plus_one(a),
+        _ => return None,
+    };
+    if crate::analyze::loops::expr_names(&hi).contains(var) {
+        return None;
+    }
+    let one = |e: &Expr| e.as_int().is_some_and(|v| *v == 1.into());
+    let step = match l.update.as_slice() {
+        [Stmt { kind: StmtKind::IncDec { target, inc: true }, .. }] => is_var(target),
+        [Stmt { kind: StmtKind::CompoundAssign { target, op: CompoundOp::Add, value }, .. }] => {
+            is_var(target) && one(value)
+        }
+        [Stmt { kind: StmtKind::Assign { target, value }, .. }] => {
+            is_var(target)
+                && matches!(&value.kind, ExprKind::Binary(BinOp::Add, a, b)
+                    if (is_var(a) && one(b)) || (one(a) && is_var(b)))
+        }
+        _ => false,
+    };
+    if !step || assigns(&l.body, var) {
+        return None;
+    }
+    Some(Iter { ty: ty.clone(), name: name.clone(), lo: lo.clone(), hi, span })
+}
+
+/// `e + 1`, synthesised (no span: it is not text of the file).
+fn plus_one(e: &Expr) -> Expr {
+    Expr::bin(BinOp::Add, e.clone(), Expr::int(1))
+}
+
+/// Does `s` assign the variable `var` (which a parallel block could not express)?
+fn assigns(s: &Stmt, var: &str) -> bool {
+    let mut found = false;
+    crate::front::visit::walk_stmts(s, &mut |t: &Stmt| {
+        let target = match &t.kind {
+            StmtKind::Assign { target, .. }
+            | StmtKind::CompoundAssign { target, .. }
+            | StmtKind::IncDec { target, .. } => Some(target),
+            _ => None,
+        };
+        found |= target.is_some_and(|t| t.as_name() == Some(var));
+    });
+    found
+}
