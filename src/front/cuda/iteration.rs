@@ -105,7 +105,9 @@ fn counted(l: &Loop, span: Span) -> Option<Iter> {
         ExprKind::Binary(BinOp::Ge, a, b) if is_var(b) => plus_one(a),
         _ => return None,
     };
-    if crate::analyze::loops::expr_names(&hi).contains(var) {
+    let mut hi_reads_var = false;
+    crate::front::visit::walk_expr(&hi, &mut |e: &Expr| hi_reads_var |= is_var(e));
+    if hi_reads_var {
         return None;
     }
     let one = |e: &Expr| e.as_int().is_some_and(|v| *v == 1.into());
