@@ -193,6 +193,8 @@ fn truncated_and_spliced_cuda_never_panics() {
 #[test]
 fn mutants_of_cuda_files_never_panic() {
     let mut inputs = common::files(&common::root().join("fixtures/cuda"), "cu");
+    // Plain C with iteration contracts (read as C for their annotation comments alone).
+    inputs.extend(common::files(&common::root().join("fixtures/cuda/iteration"), "c"));
     for e in std::fs::read_dir(gpgpu()).expect("peer gpgpu folder") {
         let p = e.expect("entry").path();
         if matches!(p.extension().and_then(|x| x.to_str()), Some("cu" | "c")) {
