@@ -148,3 +148,81 @@ fn assigns(s: &Stmt, var: &str) -> bool {
     });
     found
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::front::ast::*;
+
+    /// The statements of the only function of a C file.
+    fn body(c: &str) -> (Vec<Stmt>, usize) {
+        let parsed = crate::front::cuda::parse_cuda(c);
+        let errors = parsed.errors().count();
+        let stmts = parsed
+            .program
+            .methods()
+            .find_map(|(_, m)| match &m.body {
+                MethodBody::Block(b) => Some(b.stmts.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        (stmts, errors)
+    }
+
+    fn with_loop(header: &str, body_stmt: &str) -> String {
+        format!(
+            "/*@ context_everywhere a != NULL; @*/\nvoid f(int a[], int n) {{\n  for ({header})\n    /*@ context Perm(a[i], write); @*/\n  {{\n    {body_stmt}\n  }}\n}}\n"
+        )
+    }
+
+    #[test]
+    fn counted_loops_become_par_blocks() {
+        for (header, hi) in [
+            ("int i = 0; i < n; i++", "n"),
+            ("int i = 0; n > i; ++i", "n"),
+            ("int i = 1; i <= n; i += 1", "n + 1"),
+            ("int i = 0; i < n; i = i + 1", "n"),
+        ] {
+            let (stmts, errors) = body(&with_loop(header, "a[i] = 0;"));
+            assert_eq!(errors, 0, "{header}");
+            let Some(StmtKind::Par(p)) = stmts.first().map(|s| &s.kind) else {
+                panic!("{header}: {stmts:?}")
+            };
+            assert!(p.loop_form && p.arms.len() == 1, "{header}");
+            let it = &p.arms[0].iters[0];
+            assert_eq!(it.name.name, "i", "{header}");
+            assert_eq!(
+                crate::front::printer::print_expr(&it.hi, crate::front::Dialect::V2),
+                hi,
+                "{header}"
+            );
+            assert_eq!(p.arms[0].contract.len(), 1, "{header}");
+        }
+    }
+
+    #[test]
+    fn other_loops_with_iteration_contracts_are_refused() {
+        for (header, body_stmt) in [
+            ("int i = 0; i < n; i += 2", "a[i] = 0;"),
+            ("int i = 0; i < n; i--", "a[i] = 0;"),
+            ("int i = 0; i < i + n; i++", "a[i] = 0;"),
+            ("int i = 0; i < n; i++", "a[i] = 0; i = i + 1;"),
+            ("; i < n; i++", "a[i] = 0;"),
+        ] {
+            let parsed = crate::front::cuda::parse_cuda(&with_loop(header, body_stmt));
+            assert!(
+                parsed.errors().any(|d| d.code == "A0014"),
+                "{header}: {:?}",
+                parsed.diagnostics
+            );
+        }
+    }
+
+    #[test]
+    fn invariants_between_header_and_body_stay_the_loops() {
+        let c = "void f(int n) {\n  int s = 0;\n  for (int i = 0; i < n; i++)\n    /*@ loop_invariant 0 <= i && i <= n; @*/\n  {\n    s = s + 1;\n  }\n}\n";
+        let (stmts, errors) = body(c);
+        assert_eq!(errors, 0);
+        let Some(StmtKind::For(l)) = stmts.get(1).map(|s| &s.kind) else { panic!("{stmts:?}") };
+        assert_eq!(l.prefix.clauses.len(), 1);
+    }
+}
