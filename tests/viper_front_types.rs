@@ -27,6 +27,8 @@
 //! * a block-stride walk `a[b * 64 + (t + i * 16)]` over blocks, threads and steps, whose cells
 //!   are distinct only once the block is solved from the cell; overlapping blocks fail
 //!   (`strided_*`);
+//! * cells in bounds only by a bound quantified over blocks and cells, whose largest instance
+//!   the encoder adds (`quant/extreme.rs`); a bound one cell short fails (`bound_instance_*`);
 //! * a barrier with a body, which runs once for all threads with the resources of the
 //!   invariants it names; a body that keeps what it should hand out, or writes without naming
 //!   the invariant, fails (`barrier_body_*`); refused: a body that reads a thread variable

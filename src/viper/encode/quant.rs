@@ -4,6 +4,7 @@
 //! permission chunks whose receivers are shifted. So every quantifier is re-indexed until a
 //! subscript of the bound variable is the bare variable, which then becomes the trigger.
 
+mod extreme;
 mod invert;
 mod modular;
 
@@ -572,6 +573,13 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
     // Let Silicon choose triggers.
     if !trig.is_empty() && covered.iter().all(|c| *c) {
         return forall(vars, vec![trig], whole);
+    }
+    // A bound without a subscript (arithmetic only) is never instantiated: its instance at the
+    // extreme point of the guards goes with it (see `extreme`).
+    if subs.is_empty() {
+        if let Some(inst) = extreme::instance(&vars, &guards, &body) {
+            return Exp::and(forall(vars, vec![], whole), inst);
+        }
     }
     forall(vars, vec![], whole)
 }
