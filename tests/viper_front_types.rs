@@ -29,6 +29,9 @@
 //!   (`strided_*`);
 //! * cells in bounds only by a bound quantified over blocks and cells, whose largest instance
 //!   the encoder adds (`quant/extreme.rs`); a bound one cell short fails (`bound_instance_*`);
+//! * a column-major matrix filled row by row, whose invariant ranges rows up to the loop
+//!   counter (`r < i`): re-indexed to cells where the range is at most a column wide; a wrong
+//!   last cell fails (`grid_window_*`);
 //! * a barrier with a body, which runs once for all threads with the resources of the
 //!   invariants it names; a body that keeps what it should hand out, or writes without naming
 //!   the invariant, fails (`barrier_body_*`); refused: a body that reads a thread variable

@@ -239,6 +239,31 @@ fn literal_range(guards: &[Exp], v: &str) -> Option<(BigInt, BigInt)> {
     Some((lo?, hi?))
 }
 
+/// A literal start `lo <= v` and a symbolic end `v < e` (or `v <= e`) of `v`'s range among the
+/// guards: `lo` and the condition `e <= lo + k` (`e < lo + k`) under which the range is at
+/// most `k` wide, so that `K * u + v` determines `u` and `v`.
+fn symbolic_window(guards: &[Exp], v: &str, vars: &[String], k: &BigInt) -> Option<(BigInt, Exp)> {
+    let is_v = |e: &Exp| matches!(&e.kind, ExpKind::Var(n) if n == v);
+    let lo = guards.iter().find_map(|g| match &g.kind {
+        ExpKind::Binary("<=", l, x) if is_v(x) => lit(l),
+        _ => None,
+    })?;
+    let end = guards.iter().find_map(|g| match &g.kind {
+        ExpKind::Binary(op @ ("<" | "<="), x, e)
+            if is_v(x) && !vars.iter().any(|u| e.mentions_var(u)) =>
+        {
+            Some((*op, (**e).clone()))
+        }
+        _ => None,
+    })?;
+    let top = int(&(lo.clone() + k));
+    let cond = match end {
+        ("<", e) => Exp::bin("<=", e, top),
+        (_, e) => Exp::bin("<", e, top),
+    };
+    Some((lo, cond))
+}
+
 /// Fresh-name source for bound variables.
 pub trait Fresh {
     fn fresh(&mut self, base: &str) -> String;
@@ -477,6 +502,8 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
             let shifted = Exp::bin("-", jv.clone(), c.clone());
             let mut extra = Vec::new();
             let mut substs: Vec<(String, Exp)> = Vec::new();
+            // A condition under which the re-indexing keeps every instance (see the grid rule).
+            let mut window: Option<Exp> = None;
             let ok = if nz.len() == 1 && vars.len() == 1 {
                 let k = &lin.coeffs[nz[0]];
                 if k.is_one() {
@@ -497,12 +524,18 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
                 let (a, b) = (nz[0], nz[1]);
                 let (outer, inner) = if lin.coeffs[b].is_one() { (a, b) } else { (b, a) };
                 let k = lin.coeffs[outer].clone();
-                match literal_range(&guards, &vars[inner]) {
-                    Some((lo, hi))
-                        if lin.coeffs[inner].is_one()
-                            && k.is_positive()
-                            && hi.clone() - lo.clone() == k =>
-                    {
+                // The inner range exactly K wide; or from a literal `lo` to a symbolic end
+                // (`r < i`, a loop's progress), which is at most K wide where `window` holds.
+                let range = match literal_range(&guards, &vars[inner]) {
+                    Some((lo, hi)) if hi.clone() - lo.clone() == k => Some(lo),
+                    Some(_) => None,
+                    None => symbolic_window(&guards, &vars[inner], &vars, &k).map(|(lo, w)| {
+                        window = Some(w);
+                        lo
+                    }),
+                };
+                match range {
+                    Some(lo) if lin.coeffs[inner].is_one() && k.is_positive() => {
                         let base = Exp::bin("-", shifted.clone(), int(&lo));
                         substs.push((vars[outer].clone(), Exp::bin("\\", base.clone(), int(&k))));
                         substs.push((
@@ -527,8 +560,19 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
                 let nb = replace_index(nb, &from, &jv);
                 let arr = subs[0].0.clone();
                 let trig = Exp::app("aloc", vec![arr, jv.clone()]);
-                let whole = Exp::implies(Exp::and_all(ng), nb);
-                return forall(vec![j], vec![vec![trig]], whole);
+                let cells = Exp::implies(Exp::and_all(ng), nb);
+                let q = forall(vec![j], vec![vec![trig]], cells);
+                return match window {
+                    None => q,
+                    // Where the window may not hold, the quantifier as it was.
+                    Some(w) => {
+                        let not_w = Exp::synth(ExpKind::Unary("!", Box::new(w.clone())));
+                        Exp::and(
+                            Exp::implies(w, q),
+                            Exp::implies(not_w, forall(vars, vec![], whole)),
+                        )
+                    }
+                };
             }
         }
     }
