@@ -279,3 +279,23 @@ fn c_loops_with_iteration_contracts_are_parallel_loops() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("A0005") && err.contains("iteration contract"), "{err}");
 }
+
+/// A failure in a clause the encoder lifts from a kernel's threads to the whole kernel (a node
+/// with no text of its own) is shown at that clause, not at line 1 of the file.
+#[test]
+fn a_failure_in_a_lifted_kernel_clause_points_at_the_clause() {
+    let d = common::tmpdir("cuda_front", "lifted");
+    let k = d.join("k.cu");
+    // No `x != NULL`: the cells of the permission are not well-defined.
+    let text = "#include <cuda.h>\n\n/*@\n  context_everywhere blockDim.x == 4 && gridDim.x == 1;\n  context (\\forall* int i; 0 <= i && i < 2; Perm(x[threadIdx.x + i], write));\n@*/\n__global__ void k(int *x) {\n  x[threadIdx.x] = 1;\n}\n";
+    std::fs::write(&k, text).expect("writable");
+    let reports = common::verify_json(&[], &[k]);
+    let ds = reports[0]["diagnostics"].as_array().expect("diagnostics");
+    assert!(!ds.is_empty(), "{:#}", reports[0]);
+    for diag in ds {
+        let spans = diag["spans"].as_array().expect("spans");
+        let primary = spans.iter().find(|s| s["primary"] == true);
+        let line = primary.and_then(|s| s["line"].as_u64());
+        assert_eq!(line, Some(5), "{diag:#}");
+    }
+}

@@ -42,6 +42,12 @@ impl Span {
         self.hi == self.lo
     }
 
+    /// Whether this is [`Span::DUMMY`], the span of a node with no text of its own. (`==` on
+    /// spans is always true, so that trees compare by shape: it cannot tell.)
+    pub fn is_dummy(self) -> bool {
+        self.lo == 0 && self.hi == 0
+    }
+
     /// The smallest span covering both.
     pub fn to(self, other: Span) -> Span {
         Span { lo: self.lo.min(other.lo), hi: self.hi.max(other.hi) }

@@ -199,8 +199,15 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
     let stmt = exact.iter().find(|x| x.is_stmt).copied().or_else(|| map.stmt_at(e.start));
     let expr = exact.iter().find(|x| !x.is_stmt).copied();
     let role = stmt.and_then(|s| s.role).unwrap_or(Role::Code);
-    let span = stmt.and_then(|s| s.span).or_else(|| expr.and_then(|x| x.span)).or(member.span);
     let clause = stmt.and_then(|s| s.clause);
+    // A node the encoder built with no text of its own (a contract lifted from a kernel's threads
+    // to the whole kernel) carries the empty span at the start of the file: blame its clause
+    // (or the member) instead of line 1.
+    let real = |s: Option<Span>| s.filter(|s| !s.is_dummy());
+    let span = real(stmt.and_then(|s| s.span))
+        .or_else(|| real(expr.and_then(|x| x.span)))
+        .or(real(clause))
+        .or(real(member.span));
     let label = stmt.and_then(|s| s.label.clone());
     let reason = reason_kind(e);
     let msg_reason = e

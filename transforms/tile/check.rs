@@ -109,7 +109,7 @@ pub(super) fn check<'a>(
     // a tile loop it would skip the thread's later cells.
     walk_stmts(&arm.body, &mut |s| {
         if let StmtKind::If { cond, .. } = &s.kind {
-            if s.span == Span::DUMMY {
+            if s.span.is_dummy() {
                 if let ExprKind::Unary(UnOp::Not, c) = &cond.kind {
                     blockers.push((c.span, "a `return`"));
                 }
