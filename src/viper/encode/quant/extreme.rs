@@ -13,9 +13,10 @@
 //! a point outside `G` only makes the instance vacuous: its choice is a matter of usefulness,
 //! never of soundness.
 
-use super::{linear, Linear};
+use super::{int, linear, lit, Linear};
 use crate::viper::ast::{Exp, ExpKind};
 use num_bigint::BigInt;
+use num_integer::Integer;
 use num_traits::{One, Signed, Zero};
 
 /// `Σ coeffs · vars <= rhs`, from a guard `a < b` or `a <= b` (or `>`/`>=`) whose sides are
@@ -49,7 +50,7 @@ fn le(g: &Exp, vars: &[String]) -> Option<Le> {
 /// printed into the Viper program, and read when it fails).
 fn minus(a: Exp, b: Exp) -> Exp {
     match (lit(&a), lit(&b)) {
-        (Some(x), Some(y)) => int(x - y),
+        (Some(x), Some(y)) => int(&(x - y)),
         (_, Some(y)) if y.is_zero() => a,
         (Some(x), _) if x.is_zero() => negate(b),
         _ => Exp::bin("-", a, b),
@@ -58,15 +59,15 @@ fn minus(a: Exp, b: Exp) -> Exp {
 
 fn times(k: &BigInt, x: Exp) -> Exp {
     match lit(&x) {
-        Some(v) => int(k * v),
+        Some(v) => int(&(k * v)),
         None if k.is_one() => x,
-        None => Exp::bin("*", int(k.clone()), x),
+        None => Exp::bin("*", int(k), x),
     }
 }
 
 fn negate(e: Exp) -> Exp {
     if let Some(v) = lit(&e) {
-        return int(-v);
+        return int(&-v);
     }
     match e.kind {
         ExpKind::Unary("-", x) => *x,
@@ -75,32 +76,12 @@ fn negate(e: Exp) -> Exp {
     }
 }
 
-fn lit(e: &Exp) -> Option<BigInt> {
-    match &e.kind {
-        ExpKind::Int(v) => Some(v.clone()),
-        ExpKind::Unary("-", a) => lit(a).map(|v| -v),
-        ExpKind::Binary(op @ ("+" | "-" | "*"), a, b) => {
-            let (a, b) = (lit(a)?, lit(b)?);
-            Some(match *op {
-                "+" => a + b,
-                "-" => a - b,
-                _ => a * b,
-            })
-        }
-        _ => None,
-    }
-}
-
-fn int(v: BigInt) -> Exp {
-    Exp::synth(ExpKind::Int(v))
-}
-
 /// The largest (`upper`) or smallest value of variable `k` that the constraints allow, given
 /// the values chosen so far and the ranges of the others; `None` when nothing bounds it.
 fn extreme_value(
     k: usize,
     upper: bool,
-    cons: &[Le],
+    cons: &[&Le],
     chosen: &[Option<Exp>],
     ranges: &[(Option<Exp>, Option<Exp>)],
 ) -> Option<Exp> {
@@ -140,15 +121,15 @@ fn extreme_value(
         // Viper's `\\` is floor division for a positive divisor.
         let pos = ck.abs();
         let quotient = match lit(&room) {
-            Some(n) => int(n.div_floor_pos(&pos)),
+            Some(n) => int(&n.div_floor(&pos)),
             None if pos.is_one() => room,
-            None => Exp::bin("\\", room, int(pos)),
+            None => Exp::bin("\\", room, int(&pos)),
         };
         let bound = if ck.is_positive() { quotient } else { negate(quotient) };
         best = match best {
             None => Some(bound),
             Some(b) => match (lit(&b), lit(&bound)) {
-                (Some(x), Some(y)) => Some(int(if upper { x.min(y) } else { x.max(y) })),
+                (Some(x), Some(y)) => Some(int(&if upper { x.min(y) } else { x.max(y) })),
                 // Two bounds, not both literal: which is tighter depends on the state. An
                 // instance at a conditional point costs the solver more than it gives (and is
                 // quantified again where a thread's contract is lifted to its block): none.
@@ -157,22 +138,6 @@ fn extreme_value(
         };
     }
     best
-}
-
-trait DivFloor {
-    fn div_floor_pos(&self, d: &BigInt) -> BigInt;
-}
-
-impl DivFloor for BigInt {
-    /// Floor division by a positive divisor.
-    fn div_floor_pos(&self, d: &BigInt) -> BigInt {
-        let q = self / d;
-        if (self % d).is_negative() {
-            q - 1
-        } else {
-            q
-        }
-    }
 }
 
 /// For a quantifier `forall vars :: guards ==> body` whose body is a comparison of a term
@@ -192,18 +157,15 @@ pub(super) fn instance(vars: &[String], guards: &[Exp], body: &Exp) -> Option<Ex
     };
     let Linear { coeffs, .. } = linear(term, vars)?;
     let cons: Vec<Le> = guards.iter().filter_map(|g| le(g, vars)).collect();
+    let all: Vec<&Le> = cons.iter().collect();
     // Each variable's own range, for the room the others leave.
     let n = vars.len();
     let none = vec![None; n];
     let ranges: Vec<(Option<Exp>, Option<Exp>)> = (0..n)
         .map(|k| {
-            let single: Vec<&Le> = cons
+            let own: Vec<&Le> = cons
                 .iter()
                 .filter(|c| c.coeffs.iter().enumerate().all(|(m, x)| m == k || x.is_zero()))
-                .collect();
-            let own: Vec<Le> = single
-                .iter()
-                .map(|c| Le { coeffs: c.coeffs.clone(), rhs: c.rhs.clone() })
                 .collect();
             (extreme_value(k, false, &own, &none, &[]), extreme_value(k, true, &own, &none, &[]))
         })
@@ -216,7 +178,7 @@ pub(super) fn instance(vars: &[String], guards: &[Exp], body: &Exp) -> Option<Ex
         // Up where the term grows with the variable (for an upper bound), down otherwise; a
         // variable the term does not mention takes its smallest value.
         let up = !coeffs[k].is_zero() && (coeffs[k].is_positive() == upper);
-        chosen[k] = Some(extreme_value(k, up, &cons, &chosen, &ranges)?);
+        chosen[k] = Some(extreme_value(k, up, &all, &chosen, &ranges)?);
     }
     let point: Vec<Exp> = chosen.into_iter().collect::<Option<_>>()?;
     let at = |e: &Exp| vars.iter().zip(&point).fold(e.clone(), |e, (v, x)| e.subst(v, x));
