@@ -64,7 +64,15 @@ fn measure(
         let mut times = vec![Vec::new(); bins.len()];
         let mut outs = Vec::new();
         for rep in 0..reps {
-            for (i, b) in bins.iter().enumerate() {
+            // Which binary goes first alternates: the first run after another file's is slower
+            // (measured: the same binary as its own baseline came out 10% apart).
+            let order: Vec<usize> = if rep % 2 == 0 {
+                (0..bins.len()).collect()
+            } else {
+                (0..bins.len()).rev().collect()
+            };
+            for i in order {
+                let b = &bins[i];
                 let (ms, code, out) = run(b, args, f);
                 times[i].push(ms);
                 if rep == 0 {
@@ -114,7 +122,10 @@ fn report(what: &str, bins: &[PathBuf], per_bin: &[Vec<(f64, PathBuf)>], differ:
 }
 
 fn main() {
-    let this = PathBuf::from(env!("CARGO_BIN_EXE_alpine-rs"));
+    // `APPLY_BENCH_BIN` times another binary as "this": copies of both on one file system
+    // compare fairly (the same binary ran 12% faster from /tmp than from the build folder).
+    let this = std::env::var_os("APPLY_BENCH_BIN")
+        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_alpine-rs")), PathBuf::from);
     let mut bins = vec![this];
     if let Some(b) = std::env::var_os("APPLY_BENCH_BASELINE") {
         bins.push(PathBuf::from(b));

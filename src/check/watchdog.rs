@@ -26,6 +26,10 @@ struct Entry {
 struct State {
     next_id: u64,
     running: Vec<Entry>,
+    /// When the watchdog wakes next by itself (`None`: it is not waiting). A query whose
+    /// deadline is later needs no wake-up: waking the thread for each of a file's hundred
+    /// queries was most of the process's context switches.
+    wakes_at: Option<Instant>,
 }
 
 struct Watchdog {
@@ -64,10 +68,12 @@ impl Watchdog {
             let next = st.running.iter().filter(|e| !e.fired).map(|e| e.deadline).min();
             let wait = next
                 .map_or(Duration::from_secs(3600), |d| d.saturating_duration_since(Instant::now()));
+            st.wakes_at = Instant::now().checked_add(wait);
             st = match self.wake.wait_timeout(st, wait) {
                 Ok((g, _)) => g,
                 Err(_) => return,
             };
+            st.wakes_at = None;
         }
     }
 }
@@ -122,12 +128,40 @@ pub(crate) fn watch(ctx: &'static Context, limit: Duration) -> Guard {
     };
     st.next_id += 1;
     let id = st.next_id;
-    st.running.push(Entry {
-        id,
-        deadline: Instant::now() + limit,
-        handle: ctx.handle(),
-        fired: false,
-    });
-    w.wake.notify_one();
+    let deadline = Instant::now() + limit;
+    st.running.push(Entry { id, deadline, handle: ctx.handle(), fired: false });
+    // The watchdog looks at every entry when it wakes; it only has to be woken sooner when this
+    // deadline comes before its own (or it is between two waits, holding no lock: it then sees
+    // the entry before it waits again, so `None` needs no wake-up either).
+    if st.wakes_at.is_some_and(|t| deadline < t) {
+        w.wake.notify_one();
+    }
     Guard { id: Some(id) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fresh() -> &'static Context {
+        Box::leak(Box::new(Context::new(&z3::Config::new())))
+    }
+
+    /// The watchdog is only woken for a deadline earlier than the one it sleeps until: a short
+    /// query registered while a long one runs is still interrupted on time, and the long one is
+    /// not.
+    #[test]
+    fn a_shorter_deadline_wakes_the_watchdog() {
+        let long = watch(fresh(), Duration::from_secs(60));
+        // Let the watchdog settle into its wait for the long deadline.
+        std::thread::sleep(Duration::from_millis(50));
+        let short = watch(fresh(), Duration::from_millis(1));
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(short.fired(), "the short query's deadline passed");
+        let later = watch(fresh(), Duration::from_secs(120));
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!long.fired() && !later.fired());
+        assert!(short.finish());
+        assert!(!long.finish() && !later.finish());
+    }
 }

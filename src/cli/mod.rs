@@ -69,6 +69,11 @@ pub enum Command {
 }
 
 pub fn main() -> u8 {
+    // The whole command runs on the parser's large-stack thread (see `front::worker::run_all`).
+    crate::front::worker::run_all(main_here)
+}
+
+fn main_here() -> u8 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
