@@ -221,20 +221,30 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
             }
             if post {
                 // \old values of cells not yet handled are preserved.
-                group.iter().for_each(|c| {
-                    walk_expr(c, &mut |s| {
-                        if let ExprKind::Old(inner, None) = &s.kind {
-                            let it_text = subst_group(&[inner], &cj);
-                            let inv = format!(
-                                "(\\forall int {j}; {}; {it_text} == \\old({it_text}))",
-                                todo(&j)
-                            );
-                            if !inv_old.contains(&inv) {
-                                inv_old.push(inv);
-                            }
-                        }
-                    })
-                });
+                // An \old under a quantifier of the clause keeps that quantifier's binding
+                // (`(\forall int c; 0 <= c && c < 6; m[t][c] == 3 * \old(m[t][c]))`).
+                let mut olds = Vec::new();
+                group.iter().for_each(|c| old_frames(c, &mut Vec::new(), &mut olds));
+                for (inner, binders) in olds {
+                    let it_text = subst_group(&[inner], &cj);
+                    let mut frame = format!("{it_text} == \\old({it_text})");
+                    for b in binders.iter().rev() {
+                        let Some(wrapped) =
+                            wrap_binder(b, &frame, src, &mut |e| subst_group(&[e], &cj))
+                        else {
+                            frame.clear();
+                            break;
+                        };
+                        frame = wrapped;
+                    }
+                    if frame.is_empty() {
+                        continue;
+                    }
+                    let inv = format!("(\\forall int {j}; {}; {frame})", todo(&j));
+                    if !inv_old.contains(&inv) {
+                        inv_old.push(inv);
+                    }
+                }
             }
         }
     }
@@ -500,4 +510,53 @@ fn span_groups(conjuncts: Vec<&Expr>) -> Vec<Vec<&Expr>> {
         }
     }
     out
+}
+
+/// Every `\old(e)` in `e` with the quantifiers of `e` it stands under, outermost first.
+fn old_frames<'a>(
+    e: &'a Expr,
+    binders: &mut Vec<&'a Expr>,
+    out: &mut Vec<(&'a Expr, Vec<&'a Expr>)>,
+) {
+    match &e.kind {
+        ExprKind::Old(inner, None) => out.push((inner, binders.clone())),
+        ExprKind::Quant { .. } => {
+            binders.push(e);
+            crate::front::visit::for_each_child(e, &mut |c, _| old_frames(c, binders, out));
+            binders.pop();
+        }
+        _ => crate::front::visit::for_each_child(e, &mut |c, _| old_frames(c, binders, out)),
+    }
+}
+
+/// `body` under the binding of the quantifier `q` (as a `\forall`, with its condition; ranged
+/// bindings as conditions), `text` giving the substituted text of a sub-expression; `None` for
+/// a binding without a written type.
+fn wrap_binder(
+    q: &Expr,
+    body: &str,
+    src: &str,
+    text: &mut dyn FnMut(&Expr) -> String,
+) -> Option<String> {
+    let ExprKind::Quant { bindings, cond, .. } = &q.kind else { return None };
+    let mut decls = Vec::new();
+    let mut conds = Vec::new();
+    for b in bindings {
+        let ty = src.get(b.ty.span.range()).filter(|t| !t.is_empty())?;
+        decls.push(format!("{ty} {}", b.name.name));
+        if let Some((lo, hi)) = &b.range {
+            conds.push(format!(
+                "{} <= {} && {} < {}",
+                text(lo),
+                b.name.name,
+                b.name.name,
+                text(hi)
+            ));
+        }
+    }
+    if let Some(c) = cond {
+        conds.push(text(c));
+    }
+    let cond = if conds.is_empty() { "true".to_string() } else { conds.join(" && ") };
+    Some(format!("(\\forall {}; {cond}; {body})", decls.join(", ")))
 }
