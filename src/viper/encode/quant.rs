@@ -5,8 +5,10 @@
 //! subscript of the bound variable is the bare variable, which then becomes the trigger.
 
 mod extreme;
+mod ground;
 mod invert;
 mod modular;
+mod rows;
 
 use crate::viper::ast::{Exp, ExpKind, Ty};
 use crate::viper::print::Printer;
@@ -298,16 +300,25 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
     // Drop variables the body and guards do not mention.
     vars.retain(|v| body.mentions_var(v) || guards.iter().any(|g| g.mentions_var(v)));
 
-    // One-point rule: a guard `v == e` with e free of v.
+    // One-point rule: a guard `v == e` with e free of v. An `e` free of every variable first;
+    // then one naming others (`r == t + i * 2`, what `ground` names in an inner quantifier that
+    // an outer one then binds `t` and `i` of: the rules below re-index the subscript again).
     loop {
         let mut hit = None;
-        'outer: for (gi, g) in guards.iter().enumerate() {
-            if let ExpKind::Binary("==", a, b) = &g.kind {
-                for (x, e) in [(a, b), (b, a)] {
-                    if let ExpKind::Var(n) = &x.kind {
-                        if vars.contains(n) && !vars.iter().any(|v| e.mentions_var(v)) {
-                            hit = Some((gi, n.clone(), (**e).clone()));
-                            break 'outer;
+        'outer: for others in [false, true] {
+            for (gi, g) in guards.iter().enumerate() {
+                if let ExpKind::Binary("==", a, b) = &g.kind {
+                    for (x, e) in [(a, b), (b, a)] {
+                        if let ExpKind::Var(n) = &x.kind {
+                            let free = if others {
+                                !e.mentions_var(n)
+                            } else {
+                                !vars.iter().any(|v| e.mentions_var(v))
+                            };
+                            if vars.contains(n) && free {
+                                hit = Some((gi, n.clone(), (**e).clone()));
+                                break 'outer;
+                            }
                         }
                     }
                 }
@@ -487,9 +498,9 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
         && subs.first().is_some_and(|(_, i)| matches!(i.kind, ExpKind::Var(_)))
     {
         if vars.len() == 1 {
-            return forall(vars, vec![vec![trig.swap_remove(0)]], whole);
+            return ground::triggered(fresh, vars, vec![trig.swap_remove(0)], whole);
         }
-        return forall(vars, vec![trig], whole);
+        return ground::triggered(fresh, vars, trig, whole);
     }
 
     // Re-index through the first linear subscript.
@@ -591,6 +602,12 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
     if let Some(q) = symbolic_grid(fresh, &vars, &guards, &body, &subs) {
         return q;
     }
+    // A cell `A[E][c]` whose row E combines some of the variables (see `rows`).
+    if !covered.iter().all(|c| *c) {
+        if let Some(q) = rows::rows(fresh, &vars, &guards, &body, &subs) {
+            return q;
+        }
+    }
     // No rule applies. A subscript with a symbolic stride that mentions every variable becomes
     // `aloc(A, vct_stride(c, v, k))`, the form concrete accesses have, and is the trigger.
     if trig.is_empty() || !covered.iter().all(|c| *c) {
@@ -616,7 +633,7 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
     }
     // Let Silicon choose triggers.
     if !trig.is_empty() && covered.iter().all(|c| *c) {
-        return forall(vars, vec![trig], whole);
+        return ground::triggered(fresh, vars, trig, whole);
     }
     // A bound without a subscript (arithmetic only) is never instantiated: its instance at the
     // extreme point of the guards goes with it (see `extreme`).
