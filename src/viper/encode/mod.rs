@@ -884,11 +884,17 @@ impl<'a> Encoder<'a> {
             }
         }
         if ok {
-            let (mut facts, kept) = self.type_facts(m)?;
+            let (mut facts, kept, held) = self.type_facts(m)?;
             facts.extend(pres);
             let mut results = self.yields_facts(m);
             results.extend(kept);
             results.extend(posts);
+            if !held.is_empty() {
+                facts = self.after_row_grants(facts, &held);
+                results = self.after_row_grants(results, &held);
+                let everywhere = std::mem::take(&mut self.everywhere);
+                self.everywhere = self.after_row_grants(everywhere, &held);
+            }
             Ok((facts, results))
         } else {
             Err(())
@@ -905,7 +911,10 @@ impl<'a> Encoder<'a> {
     /// permissions itself gets only the length, since both together could exceed 1.
     /// Returns the preconditions and the postconditions (the array facts, which the member
     /// keeps: a postcondition must frame its own reads of rows).
-    fn type_facts(&mut self, m: &ast::Method) -> R<(Vec<Contract>, Vec<Contract>)> {
+    fn type_facts(
+        &mut self,
+        m: &ast::Method,
+    ) -> R<(Vec<Contract>, Vec<Contract>, Vec<matrix::HeldRows>)> {
         let at = m.name.span;
         // Parameters and `given` ones; not `yields` (results, which the body sets).
         let given = m.prefix.clauses.iter().filter_map(|c| match (&c.kind, &c.body) {
@@ -919,7 +928,7 @@ impl<'a> Encoder<'a> {
             .filter_map(|n| self.lookup(n).map(|l| (l.viper.clone(), n, l.ty.clone())))
             .collect();
         typed.sort_by(|a, b| a.0.cmp(&b.0));
-        let (mut out, mut kept) = (Vec::new(), Vec::new());
+        let (mut out, mut kept, mut held) = (Vec::new(), Vec::new(), Vec::new());
         for (v, src, ty) in typed {
             let exp = match &ty.kind {
                 TypeKind::Frac | TypeKind::ZFrac => frac_range(&v, ty.kind == TypeKind::Frac),
@@ -940,6 +949,15 @@ impl<'a> Encoder<'a> {
                             let x = n.unwrap_or_else(|| Exp::app("alen", vec![var.clone()]));
                             Some(self.matrix_shape(&var, &x, y.as_ref()))
                         }
+                        // The member's own row permissions: the shape of the rows it holds,
+                        // after each clause that grants them (`matrix::after_row_grants`).
+                        Some(y) => {
+                            let y = y.map(|y| self.spec(y)).transpose()?;
+                            let x =
+                                n.clone().unwrap_or_else(|| Exp::app("alen", vec![var.clone()]));
+                            held.push(matrix::HeldRows { var: v.clone(), rows: x, len: y });
+                            length
+                        }
                         _ => length,
                     };
                     let Some(shape) = shape else { continue };
@@ -956,7 +974,7 @@ impl<'a> Encoder<'a> {
             };
             out.push(Contract { exp, origin: Origin::new(Role::Pre, Some(at)) });
         }
-        Ok((out, kept))
+        Ok((out, kept, held))
     }
 
     /// The range of a `frac`/`zfrac` `yields` result, which the member establishes (a
