@@ -13,6 +13,7 @@ mod locks;
 mod maps;
 mod matrix;
 mod names;
+mod order;
 mod quant;
 mod sat;
 mod stmts;
@@ -895,7 +896,9 @@ impl<'a> Encoder<'a> {
                 let everywhere = std::mem::take(&mut self.everywhere);
                 self.everywhere = self.after_row_grants(everywhere, &held);
             }
-            Ok((facts, results))
+            let everywhere = std::mem::take(&mut self.everywhere);
+            self.everywhere = order::pure_first(everywhere);
+            Ok((order::pure_first(facts), order::pure_first(results)))
         } else {
             Err(())
         }
