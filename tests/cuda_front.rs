@@ -299,3 +299,22 @@ fn a_failure_in_a_lifted_kernel_clause_points_at_the_clause() {
         assert_eq!(line, Some(5), "{diag:#}");
     }
 }
+
+/// `verify` chooses the language of a file by its extension, as VerCors does: a `.c` file with
+/// neither annotation nor directive is C (`int inline;` is invalid C, an Error in VerCors'
+/// `technical/keywords/disallowed-c-inline.c`), while the same text in a `.pvl` file is a PVL
+/// top-level method whose local is named `inline`.
+#[test]
+fn the_extension_chooses_c_for_verification() {
+    let dir = common::tmpdir("cuda_front", "extension");
+    let text = "void test() {\n  int inline;\n}\n";
+    let c = dir.join("inline.c");
+    let pvl = dir.join("inline.pvl");
+    std::fs::write(&c, text).expect("write");
+    std::fs::write(&pvl, text).expect("write");
+    let reports = verify(&[c.clone(), pvl.clone()]);
+    let (verdict, report) = &reports[0];
+    assert_eq!(verdict, "Unsupported", "{report:#}");
+    assert_eq!(report["diagnostics"][0]["code"], "A0001", "{report:#}");
+    assert_eq!(reports[1].0, "Verified", "{:#}", reports[1].1);
+}

@@ -18,6 +18,8 @@ pub mod worker;
 pub use cuda::{looks_like_cuda, parse_cuda};
 pub use dialect::{Dialect, DialectChoice};
 pub use parser::annot::OperandReader;
-pub use parser::{parse, parse_for_verification, ParseOptions, Parsed};
+pub use parser::{
+    parse, parse_file_for_verification, parse_for_verification, ParseOptions, Parsed,
+};
 pub use span::Span;
 pub use worker::dispose;

@@ -239,7 +239,8 @@ fn verify_source_inner(
     opts: &VerifyOptions,
 ) -> VerifyReport {
     let start = Instant::now();
-    let mut parsed = crate::front::parse_for_verification(
+    let mut parsed = crate::front::parse_file_for_verification(
+        &src.name,
         &src.text,
         &crate::front::ParseOptions { dialect: opts.dialect },
     );
@@ -393,7 +394,8 @@ fn verify_program_via(
     let start = Instant::now();
     let mut syntax = Vec::new();
     for (i, src) in srcs.iter().enumerate() {
-        let parsed = crate::front::parse_for_verification(
+        let parsed = crate::front::parse_file_for_verification(
+            &src.name,
             &src.text,
             &crate::front::ParseOptions { dialect: opts.dialect },
         );
@@ -466,7 +468,8 @@ fn verify_batch_inner(
     let mut units = Vec::new();
     let mut unit_of = Vec::new();
     for (i, src) in srcs.iter().enumerate() {
-        let parsed = crate::front::parse_for_verification(
+        let parsed = crate::front::parse_file_for_verification(
+            &src.name,
             &src.text,
             &crate::front::ParseOptions { dialect: opts.dialect },
         );

@@ -373,6 +373,20 @@ impl<'a> Conv<'a> {
             self.shared_decl(d, span, out);
             return;
         }
+        // C11 6.7.4: a function specifier only declares functions. lang-c parses `int inline;`
+        // (VerCors' `technical/keywords/disallowed-c-inline.c`, an Error there) without a word.
+        if let Some(f) = d.node.specifiers.iter().find_map(|s| match &s.node {
+            c::DeclarationSpecifier::Function(f) => Some(f),
+            _ => None,
+        }) {
+            let at = self.sp(f.span);
+            self.diags.push(
+                Diagnostic::error("A0001", "a function specifier in a declaration of no function")
+                    .with_primary(at, "`inline` and `_Noreturn` only declare functions")
+                    .with_help("`inline` is a C keyword: give the variable another name"),
+            );
+            return;
+        }
         let base = self.base_type(&d.node.specifiers, span);
         let mut vars = Vec::new();
         let mut ty = base.clone();

@@ -68,6 +68,25 @@ pub fn parse_for_verification(src: &str, opts: &ParseOptions) -> Parsed {
     parse(src, opts)
 }
 
+/// [`parse_for_verification`] for a named file: a C or CUDA file name (`.c`, `.h`, `.cu`,
+/// `.cuh`, `.cl`) is read as C whatever its text looks like, as VerCors chooses the language by
+/// the extension (`void test() { int inline; }` in a `.c` file is a C syntax error, not a PVL
+/// method).
+pub fn parse_file_for_verification(name: &str, src: &str, opts: &ParseOptions) -> Parsed {
+    if is_c_file_name(name) {
+        return crate::front::cuda::parse_cuda_for_verification(src);
+    }
+    parse_for_verification(src, opts)
+}
+
+/// Whether a file name has a C or CUDA extension.
+pub fn is_c_file_name(name: &str) -> bool {
+    std::path::Path::new(name)
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e, "c" | "h" | "cu" | "cuh" | "cl"))
+}
+
 fn parse_here(src: &str, opts: &ParseOptions) -> Parsed {
     let lexed = lex(src);
     let (dialect, settled) = dialect::select(src, &lexed.tokens, opts.dialect);
