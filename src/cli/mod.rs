@@ -69,8 +69,9 @@ pub enum Command {
 }
 
 pub fn main() -> u8 {
-    // The whole command runs on the parser's large-stack thread (see `front::worker::run_all`).
-    crate::front::worker::run_all(main_here)
+    // The whole command runs on the parser's large-stack thread, so that its parses (a hundred
+    // short expressions per `apply`) run in place instead of a round trip each.
+    crate::front::worker::run(main_here)
 }
 
 fn main_here() -> u8 {

@@ -78,7 +78,7 @@ fn start() -> Option<mpsc::Sender<Job>> {
 /// Run `f` on the parser's thread and wait for its result; on the current thread if no thread
 /// can be started. A panic in `f` is passed on to the caller.
 pub(crate) fn run<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    // Already on a large stack (the command line runs all of a command here, see [`run_all`]):
+    // Already on a large stack (the command line runs all of a command here, `cli::main`):
     // no round trip, and one heap for the trees and the rest of the work.
     if IS_WORKER.try_with(Cell::get).unwrap_or(false) {
         return f();
@@ -112,11 +112,4 @@ pub(crate) fn run<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 /// worker).
 pub fn dispose<T: Send + 'static>(value: T) {
     let _ = submit(Box::new(move || drop(value)));
-}
-
-/// Run all of `f` on the parser's thread: every parse it makes then runs in place. The command
-/// line does this; an `apply` parses a hundred short expressions and several programs, and a
-/// round trip to another thread for each was a fifth of its time.
-pub fn run_all<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    run(f)
 }

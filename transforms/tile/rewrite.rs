@@ -529,9 +529,9 @@ fn old_frames<'a>(
     }
 }
 
-/// `body` under the binding of the quantifier `q` (as a `\forall`, with its condition; ranged
-/// bindings as conditions), `text` giving the substituted text of a sub-expression; `None` for
-/// a binding without a written type.
+/// `body` under the bindings of the quantifier `q` (as `\forall`s, one per binding, the innermost
+/// with its condition and ranged bindings as conditions), `text` giving the substituted text of a
+/// sub-expression; `None` for a binding without a written type.
 fn wrap_binder(
     q: &Expr,
     body: &str,
@@ -543,20 +543,20 @@ fn wrap_binder(
     let mut conds = Vec::new();
     for b in bindings {
         let ty = src.get(b.ty.span.range()).filter(|t| !t.is_empty())?;
-        decls.push(format!("{ty} {}", b.name.name));
+        let x = &b.name.name;
+        decls.push(format!("{ty} {x}"));
         if let Some((lo, hi)) = &b.range {
-            conds.push(format!(
-                "{} <= {} && {} < {}",
-                text(lo),
-                b.name.name,
-                b.name.name,
-                text(hi)
-            ));
+            conds.push(format!("{} <= {x} && {x} < {}", text(lo), text(hi)));
         }
     }
     if let Some(c) = cond {
         conds.push(text(c));
     }
     let cond = if conds.is_empty() { "true".to_string() } else { conds.join(" && ") };
-    Some(format!("(\\forall {}; {cond}; {body})", decls.join(", ")))
+    let mut out = body.to_string();
+    for (n, d) in decls.iter().enumerate().rev() {
+        let c = if n + 1 == decls.len() { cond.as_str() } else { "true" };
+        out = format!("(\\forall {d}; {c}; {out})");
+    }
+    Some(out)
 }

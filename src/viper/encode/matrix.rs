@@ -11,39 +11,16 @@ impl Encoder<'_> {
         let i = self.fresh_name("i");
         let k = self.fresh_name("k");
         let iv = Exp::var(&i);
-        let kv = Exp::var(&k);
-        let range = |v: &Exp| {
-            Exp::and(Exp::bin("<=", Exp::int(0), v.clone()), Exp::bin("<", v.clone(), x.clone()))
-        };
-        let row = |v: &Exp| Exp::field(Exp::app("aloc", vec![m.clone(), v.clone()]), "arr_val");
-        let trig = |v: &Exp| vec![vec![Exp::app("aloc", vec![m.clone(), v.clone()])]];
-        let forall = |vars: Vec<(String, Ty)>, trig: Vec<Vec<Exp>>, body: Exp| {
-            Exp::synth(ExpKind::Forall(vars, trig, Box::new(body)))
-        };
-        let perm = forall(
+        let range = |v: &Exp| in_rows(v, x);
+        let perm = Exp::synth(ExpKind::Forall(
             vec![(i.clone(), Ty::Int)],
-            trig(&iv),
-            Exp::implies(range(&iv), Exp::acc(row(&iv), Exp::synth(ExpKind::Wildcard))),
-        );
-        let some = Exp::bin("!=", row(&iv), Exp::app("anull", vec![]));
-        let shape_body = match y {
-            Some(y) => Exp::and(some, Exp::bin("==", Exp::app("alen", vec![row(&iv)]), y.clone())),
-            None => some,
-        };
-        let shape =
-            forall(vec![(i.clone(), Ty::Int)], trig(&iv), Exp::implies(range(&iv), shape_body));
-        let both = vec![vec![
-            Exp::app("aloc", vec![m.clone(), iv.clone()]),
-            Exp::app("aloc", vec![m.clone(), kv.clone()]),
-        ]];
-        let distinct = forall(
-            vec![(i, Ty::Int), (k, Ty::Int)],
-            both,
-            Exp::implies(
-                Exp::and_all([range(&iv), range(&kv), Exp::bin("!=", iv.clone(), kv.clone())]),
-                Exp::bin("!=", row(&iv), row(&kv)),
-            ),
-        );
+            vec![vec![aloc(m, &iv)]],
+            Box::new(Exp::implies(
+                range(&iv),
+                Exp::acc(row(m, &iv), Exp::synth(ExpKind::Wildcard)),
+            )),
+        ));
+        let (shape, distinct) = rows_facts(m, (i, k), y, &range);
         Exp::and_all([
             Exp::bin("!=", m.clone(), Exp::app("anull", vec![])),
             Exp::bin("==", Exp::app("alen", vec![m.clone()]), x.clone()),
@@ -92,7 +69,6 @@ impl Encoder<'_> {
     /// single `[c ==>] acc(aloc(m, e).arr_val, p)`.
     fn granted_shape(&mut self, grant: &Exp, h: &HeldRows) -> Option<Exp> {
         let m = Exp::var(&h.var);
-        let row = |v: &Exp| Exp::field(Exp::app("aloc", vec![m.clone(), v.clone()]), "arr_val");
         let is_row_acc = |e: &Exp, idx: &mut Option<Exp>| match &e.kind {
             ExpKind::Acc(loc, _) => match &loc.kind {
                 ExpKind::Field(r, f) if f == "arr_val" => match &r.kind {
@@ -110,19 +86,7 @@ impl Encoder<'_> {
             },
             _ => false,
         };
-        let shape_of = |r: Exp| {
-            let some = Exp::bin("!=", r.clone(), Exp::app("anull", vec![]));
-            match &h.len {
-                Some(y) => Exp::and(some, Exp::bin("==", Exp::app("alen", vec![r]), y.clone())),
-                None => some,
-            }
-        };
-        let range = |v: &Exp| {
-            Exp::and(
-                Exp::bin("<=", Exp::int(0), v.clone()),
-                Exp::bin("<", v.clone(), h.rows.clone()),
-            )
-        };
+        let range = |v: &Exp| in_rows(v, &h.rows);
         // `guard ==> acc(row)` or `acc(row)`.
         let split = |e: &Exp| -> Option<(Option<Exp>, Exp)> {
             let mut idx = None;
@@ -142,32 +106,66 @@ impl Encoder<'_> {
                     return None;
                 }
                 let guard = guard.unwrap_or_else(|| Exp::bool(true));
-                let i = self.fresh_name("i");
-                let j = self.fresh_name("k");
-                let (iv, jv) = (Exp::var(&i), Exp::var(&j));
+                let names = (self.fresh_name("i"), self.fresh_name("k"));
                 let g = |v: &Exp| Exp::and(range(v), guard.clone().subst(k, v));
-                let trig = |v: &Exp| Exp::app("aloc", vec![m.clone(), v.clone()]);
-                let shape = Exp::synth(ExpKind::Forall(
-                    vec![(i.clone(), Ty::Int)],
-                    vec![vec![trig(&iv)]],
-                    Box::new(Exp::implies(g(&iv), shape_of(row(&iv)))),
-                ));
-                let distinct = Exp::synth(ExpKind::Forall(
-                    vec![(i, Ty::Int), (j, Ty::Int)],
-                    vec![vec![trig(&iv), trig(&jv)]],
-                    Box::new(Exp::implies(
-                        Exp::and_all([g(&iv), g(&jv), Exp::bin("!=", iv.clone(), jv.clone())]),
-                        Exp::bin("!=", row(&iv), row(&jv)),
-                    )),
-                ));
+                let (shape, distinct) = rows_facts(&m, names, h.len.as_ref(), &g);
                 Some(Exp::and(shape, distinct))
             }
             _ => {
                 let (guard, idx) = split(grant)?;
                 let mut conds = vec![range(&idx)];
                 conds.extend(guard);
-                Some(Exp::implies(Exp::and_all(conds), shape_of(row(&idx))))
+                Some(Exp::implies(Exp::and_all(conds), row_shape(row(&m, &idx), h.len.as_ref())))
             }
         }
     }
+}
+
+/// `0 <= v && v < x`.
+fn in_rows(v: &Exp, x: &Exp) -> Exp {
+    Exp::and(Exp::bin("<=", Exp::int(0), v.clone()), Exp::bin("<", v.clone(), x.clone()))
+}
+
+/// `aloc(m, v)`.
+fn aloc(m: &Exp, v: &Exp) -> Exp {
+    Exp::app("aloc", vec![m.clone(), v.clone()])
+}
+
+/// Row `v` of `m`: `aloc(m, v).arr_val`.
+fn row(m: &Exp, v: &Exp) -> Exp {
+    Exp::field(aloc(m, v), "arr_val")
+}
+
+/// A row `r` is non-null (and `y` long when given).
+fn row_shape(r: Exp, y: Option<&Exp>) -> Exp {
+    let some = Exp::bin("!=", r.clone(), Exp::app("anull", vec![]));
+    match y {
+        Some(y) => Exp::and(some, Exp::bin("==", Exp::app("alen", vec![r]), y.clone())),
+        None => some,
+    }
+}
+
+/// Over the rows `guard` admits, with bound variables named `i` and `k`: each row's shape, and
+/// rows pairwise distinct.
+fn rows_facts(
+    m: &Exp,
+    (i, k): (String, String),
+    y: Option<&Exp>,
+    guard: &dyn Fn(&Exp) -> Exp,
+) -> (Exp, Exp) {
+    let (iv, kv) = (Exp::var(&i), Exp::var(&k));
+    let shape = Exp::synth(ExpKind::Forall(
+        vec![(i.clone(), Ty::Int)],
+        vec![vec![aloc(m, &iv)]],
+        Box::new(Exp::implies(guard(&iv), row_shape(row(m, &iv), y))),
+    ));
+    let distinct = Exp::synth(ExpKind::Forall(
+        vec![(i, Ty::Int), (k, Ty::Int)],
+        vec![vec![aloc(m, &iv), aloc(m, &kv)]],
+        Box::new(Exp::implies(
+            Exp::and_all([guard(&iv), guard(&kv), Exp::bin("!=", iv.clone(), kv.clone())]),
+            Exp::bin("!=", row(m, &iv), row(m, &kv)),
+        )),
+    ));
+    (shape, distinct)
 }
