@@ -4,6 +4,7 @@
 pub mod exprtext;
 pub mod facts;
 pub mod generics;
+pub mod genperms;
 pub mod loops;
 pub mod names;
 pub mod scope;

@@ -1,5 +1,6 @@
 //! `alpine-rs verify FILE…`: encode PVL into Viper, run Silicon, report on the PVL text.
 
+use crate::analyze::genperms::GenPerms;
 use crate::diag::{render, to_json, Diagnostic, SourceFile};
 use crate::front::ast;
 use crate::viper::{self, Verdict, VerifyOptions};
@@ -36,6 +37,15 @@ pub struct VerifyArgs {
     /// `--disable-sat`); a precondition that is literally `false` is never checked.
     #[arg(long)]
     pub disable_sat: bool,
+    /// Verify with write permission to every field the objects reach, generated for each
+    /// method, function and loop (as VeyMont does for its global programs). By default this is
+    /// done only for a sequential program that states no permission and has a global program's
+    /// shape (roles built in a constructor, run by `void run()`).
+    #[arg(long, conflicts_with = "no_generate_permissions")]
+    pub generate_permissions: bool,
+    /// Never generate permissions: verify the program exactly as written.
+    #[arg(long)]
+    pub no_generate_permissions: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -62,6 +72,11 @@ pub fn main(args: VerifyArgs) -> u8 {
         no_sat: args.disable_sat,
         dialect: args.dialect,
         jobs,
+        gen_perms: match (args.generate_permissions, args.no_generate_permissions) {
+            (true, _) => GenPerms::Always,
+            (_, true) => GenPerms::Never,
+            _ => GenPerms::Auto,
+        },
     };
     if args.program {
         return main_program(&args, &opts);

@@ -11,6 +11,7 @@ pub mod errors;
 pub mod print;
 mod session;
 
+use crate::analyze::genperms::{self, GenPerms};
 use crate::diag::{Diagnostic, SourceFile};
 use crate::front::ast::Program;
 use crate::front::span::Span;
@@ -100,6 +101,8 @@ pub struct VerifyOptions {
     pub dialect: crate::front::DialectChoice,
     /// How many files to verify at once, in one JVM (`--jobs`); 0: the number of cores.
     pub jobs: usize,
+    /// Generate permissions for permission-free sequential programs (`--generate-permissions`).
+    pub gen_perms: GenPerms,
 }
 
 /// Encoder version, part of the result-cache key (§8.3).
@@ -261,23 +264,58 @@ fn verify_source_inner(
             };
         }
     }
-    let enc_opts = EncodeOptions { no_sat: opts.no_sat, ..EncodeOptions::default() };
+    let (gen_perms, note) = generation(&parsed.program, opts.gen_perms);
+    let enc_opts = EncodeOptions { no_sat: opts.no_sat, gen_perms, ..EncodeOptions::default() };
     let enc = match encode_with(&parsed.program, src, enc_opts) {
         Ok(e) => e,
-        Err(ds) => {
+        Err(mut ds) => {
+            ds.extend(note);
             return VerifyReport {
                 verdict: Verdict::Unsupported,
                 diagnostics: ds,
                 time: start.elapsed(),
-            }
+            };
         }
     };
+    let mut r = verify_encoded(found, src, &enc, opts, start);
+    r.diagnostics.extend(note);
+    r
+}
+
+/// Whether permissions are generated for `prog` (decided once, here, so that the encoder does
+/// not detect the program's shape again), and the note that says so when the user did not ask.
+fn generation(prog: &Program, mode: GenPerms) -> (GenPerms, Option<Diagnostic>) {
+    if mode != GenPerms::Auto {
+        return (mode, None);
+    }
+    if !genperms::is_global_program(prog) {
+        return (GenPerms::Never, None);
+    }
+    let note = Diagnostic::note(
+        "V-GENERATED-PERMS",
+        "no permission is stated anywhere in this global program: verified with permissions \
+         generated as VeyMont does (write permission to all that each method's objects reach)",
+    )
+    .with_help(
+        "state permissions yourself, or pass --no-generate-permissions to verify it as written",
+    );
+    (GenPerms::Always, Some(note))
+}
+
+/// Run Silicon on an encoded program and map its verdict.
+fn verify_encoded(
+    found: Option<&Found>,
+    src: &SourceFile,
+    enc: &Encoded,
+    opts: &VerifyOptions,
+    start: Instant,
+) -> VerifyReport {
     if let Some(d) = &opts.keep_vpr {
         let stem = Path::new(&src.name)
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "program".into());
-        if let Err(e) = write_kept(d, &stem, &enc) {
+        if let Err(e) = write_kept(d, &stem, enc) {
             return VerifyReport {
                 verdict: Verdict::Crash,
                 diagnostics: vec![Diagnostic::error(
@@ -297,7 +335,7 @@ fn verify_source_inner(
         Err(RunError::Crash(m)) => (Verdict::Crash, vec![crash_diagnostic(m)]),
         Ok(SiliconOutcome::Verified) | Ok(SiliconOutcome::Failed(_)) => {
             let (es, unsat) = encode::settle_sat(&enc.posmap, outcome_errors(outcome));
-            let mut ds = map_errors(&enc, &es);
+            let mut ds = map_errors(enc, &es);
             ds.extend(unsat.into_iter().map(|m| m.diagnostic));
             ds.sort_by_key(errors::sort_key);
             let internal = ds.iter().any(|d| d.code == "E-INTERNAL");
@@ -465,6 +503,7 @@ fn verify_batch_inner(
 ) -> Vec<VerifyReport> {
     let start = Instant::now();
     let mut reports: Vec<Option<VerifyReport>> = vec![None; srcs.len()];
+    let mut notes: Vec<Option<Diagnostic>> = vec![None; srcs.len()];
     let mut units = Vec::new();
     let mut unit_of = Vec::new();
     for (i, src) in srcs.iter().enumerate() {
@@ -481,7 +520,9 @@ fn verify_batch_inner(
             });
             continue;
         }
-        let opts = EncodeOptions { prefix: format!("u{i}_"), no_sat: opts.no_sat };
+        let (gen_perms, note) = generation(&parsed.program, opts.gen_perms);
+        notes[i] = note;
+        let opts = EncodeOptions { prefix: format!("u{i}_"), no_sat: opts.no_sat, gen_perms };
         match encode::encode_program(&parsed.program, src, opts) {
             Ok(p) => {
                 units.push(p);
@@ -567,12 +608,15 @@ fn verify_batch_inner(
     }
     reports
         .into_iter()
-        .map(|r| {
-            r.unwrap_or(VerifyReport {
+        .zip(notes)
+        .map(|(r, note)| {
+            let mut r = r.unwrap_or(VerifyReport {
                 verdict: Verdict::Crash,
                 diagnostics: vec![],
                 time: Duration::ZERO,
-            })
+            });
+            r.diagnostics.extend(note);
+            r
         })
         .collect()
 }

@@ -38,6 +38,9 @@ pub struct EncodeOptions {
     pub prefix: String,
     /// Leave out the contract-satisfiability checks ([`sat`]; `verify --disable-sat`).
     pub no_sat: bool,
+    /// Generate permissions for a permission-free sequential program
+    /// ([`crate::analyze::genperms`]).
+    pub gen_perms: crate::analyze::genperms::GenPerms,
 }
 
 /// `0 < v <= 1` (`strict`, a `frac`) or `0 <= v <= 1` (a `zfrac`) for the permission variable `v`.
@@ -1165,6 +1168,8 @@ pub fn encode_program(
             .collect::<Vec<_>>()
     })?;
     let prog = mono.as_ref().unwrap_or(prog);
+    let generated = crate::analyze::genperms::generate(prog, opts.gen_perms);
+    let prog = generated.as_ref().unwrap_or(prog);
     // Resolution and types first: an ill-typed program is the user's error (exit 2), and
     // encoding it would hand Silicon an ill-typed Viper program (our error).
     let ds = crate::analyze::typeck::check(prog);
