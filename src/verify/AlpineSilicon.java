@@ -6,7 +6,7 @@
 // file, and verifies several files at a time in it, each with its own SiliconRunnerInstance (as
 // ViperServer runs concurrent jobs in one JVM). Usage:
 //
-//   java -Xss32m -XX:+UseSerialGC [-Dalpine.workers=N] -cp silicon.jar:<dir> AlpineSilicon \
+//   java -Xss256m -XX:+UseSerialGC [-Dalpine.workers=N] -cp silicon.jar:<dir> AlpineSilicon \
 //        --z3Exe Z3 [silicon options]
 //
 // alpine.workers (default 1) is the number of requests verified at once; further requests wait in
@@ -73,8 +73,13 @@ import viper.silver.verifier.VerificationResult;
 public final class AlpineSilicon {
     private AlpineSilicon() {}
 
-    /** Stack of a worker thread: Silicon recurses over the program, as with -Xss32m on main. */
-    private static final long WORKER_STACK = 32L << 20;
+    /**
+     * Stack of a worker thread: Silicon recurses over the program, as with -Xss256m on main (its
+     * own verifier threads take -Xss). 32 MB overflowed on a method with some 300 generated
+     * contract conjuncts (VerCors' veymont-global-programs/k-nucleotide-4.pvl); the stack is
+     * reserved, not committed, so a large one costs nothing until it is used.
+     */
+    private static final long WORKER_STACK = 256L << 20;
 
     private static final boolean TEST_FAULTS = Boolean.getBoolean("alpine.testFaults");
 

@@ -13,7 +13,12 @@
 //!   descent, because a finite formula cannot describe an unbounded structure;
 //! - through a field of array type, the array is non-null and its cells are held;
 //! - a constructor ensures the same of the new object, and a loop inside a constructor holds
-//!   the referenced objects only where the fields are no longer null (they may not be set yet).
+//!   the referenced objects only where the fields are no longer null (they may not be set yet);
+//! - a method that returns an object or an array hands it over with all it reaches (a new
+//!   object, a clone); a function holds read permission, to `this` and to its parameters;
+//! - a method's parameters get nothing: callers pass their roles' own fields, which `this`
+//!   already reaches, and write permission to both would ask for one location twice;
+//! - each arm of a `par` block gets what its text touches (`par.rs`).
 //!
 //! Write permission everywhere gives up framing, never soundness: a call may change anything
 //! its object reaches, so a caller keeps only what the callee's contract states. A program

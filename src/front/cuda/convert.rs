@@ -27,6 +27,8 @@ pub(super) struct Conv<'a> {
     pub prep: &'a Prepared,
     pub diags: Vec<Diagnostic>,
     pub used: Vec<bool>,
+    /// The `#pragma` lines (`prep.pragmas`) a construct has taken into account.
+    pub pragma_used: Vec<bool>,
     pub defines: HashMap<String, Expr>,
     /// Offsets of the names of functions called with a launch configuration.
     pub launches: HashMap<usize, usize>,
@@ -390,15 +392,15 @@ impl<'a> Conv<'a> {
         let base = self.base_type(&d.node.specifiers, span);
         let mut vars = Vec::new();
         let mut ty = base.clone();
+        let mut after = Vec::new();
         for id in &d.node.declarators {
             let (name, t) = self.declarator(&base, &id.node.declarator);
             let Some(name) = name else { continue };
             let mut init = match &id.node.initializer {
                 Some(Node { node: c::Initializer::Expression(e), .. }) => self.expr(e).ok(),
-                Some(i) => {
-                    let s = self.sp(i.span);
-                    self.unsupported("an initializer list", s);
-                    None
+                Some(Node { node: c::Initializer::List(items), span: at }) => {
+                    let at = self.sp(*at);
+                    self.array_initializer(&name, &t, items, at, &mut after)
                 }
                 None => None,
             };
@@ -413,6 +415,7 @@ impl<'a> Conv<'a> {
         if !vars.is_empty() {
             out.stmts.push(Stmt { kind: StmtKind::Decl { ty, vars }, span });
         }
+        out.stmts.extend(after);
     }
 
     /// `__shared__ T buf[N];`: memory of the thread block, allocated by the block with unknown
@@ -527,12 +530,9 @@ impl<'a> Conv<'a> {
                 // An annotation between the header and the body: invariants or an iteration
                 // contract (`iteration.rs`).
                 let body_start = self.sp(f.node.statement.span).start();
-                out.stmts.push(self.loop_with_header_annotations(
-                    l,
-                    span.start(),
-                    body_start,
-                    span,
-                ));
+                let st = self.loop_with_header_annotations(l, span.start(), body_start, span);
+                let st = self.omp_loop(st);
+                out.stmts.push(st);
             }
             c::Statement::Return(e) => {
                 let v = e.as_ref().and_then(|e| self.expr(e).ok());
@@ -636,6 +636,9 @@ impl<'a> Conv<'a> {
                     }),
                     span,
                 });
+            }
+            n if super::stdio::OUTPUT.contains(&n) && !self.functions.contains(&name) => {
+                self.output_call(call, span, out)
             }
             "atomicAdd" | "atomicSub" | "atomicExch" | "atomicMin" | "atomicMax"
                 if !self.functions.contains(&name) && call.node.arguments.len() == 2 =>

@@ -63,12 +63,26 @@ impl Conv<'_> {
             self.unsupported("an iteration contract with loop invariants", c.span);
             return Stmt { kind: StmtKind::For(l), span };
         }
-        let Some(iter) = counted(&l, span) else {
+        let Some((iter, declared)) = counted(&l, span) else {
             self.unsupported(
                 "an iteration contract on a loop other than `for (int i = lo; i < hi; i++)`",
                 l.keyword,
             );
             return Stmt { kind: StmtKind::For(l), span };
+        };
+        // `for (i = lo; …)` on a variable declared before: C leaves it at the end of the range
+        // afterwards, which the block states by assigning it. That value is only known when the
+        // bounds read no memory the iterations may change.
+        let after = match declared {
+            true => None,
+            false if heap_free(&iter.lo) && heap_free(&iter.hi) => Some(end_value(&iter)),
+            false => {
+                self.unsupported(
+                    "an iteration contract on a loop over a variable declared before it, whose bounds read memory",
+                    l.keyword,
+                );
+                return Stmt { kind: StmtKind::For(l), span };
+            }
         };
         let arm = ParArm {
             label: None,
@@ -84,15 +98,56 @@ impl Conv<'_> {
             keyword: l.keyword,
             loop_form: true,
         };
-        Stmt { kind: StmtKind::Par(par), span }
+        let par = Stmt { kind: StmtKind::Par(par), span };
+        match after {
+            None => par,
+            Some(set) => {
+                let block = Block { stmts: vec![par, set], span };
+                Stmt { kind: StmtKind::Block(block), span }
+            }
+        }
     }
 }
 
+/// Does `e` read no memory (only variables, literals and arithmetic)?
+fn heap_free(e: &Expr) -> bool {
+    let mut ok = true;
+    crate::front::visit::walk_expr(e, &mut |x: &Expr| {
+        ok &= matches!(
+            x.kind,
+            ExprKind::Name(_) | ExprKind::Int(_) | ExprKind::Unary(..) | ExprKind::Binary(..)
+        );
+    });
+    ok
+}
+
+/// `i = lo < hi ? hi : lo;`: the loop variable after a loop over `lo .. hi` (synthesised).
+fn end_value(it: &Iter) -> Stmt {
+    let var = Expr::name(&it.name.name);
+    let nonempty = Expr::bin(BinOp::Lt, it.lo.clone(), it.hi.clone());
+    let value = Expr::synth(ExprKind::Cond(
+        Box::new(nonempty),
+        Box::new(it.hi.clone()),
+        Box::new(it.lo.clone()),
+    ));
+    Stmt { kind: StmtKind::Assign { target: var, value }, span: crate::front::span::Span::DUMMY }
+}
+
 /// `for (int i = lo; i < hi; i++)` (also `i <= hi`, `hi > i`, `++i`, `i += 1`, `i = i + 1`)
-/// as the range `int i = lo .. hi`, when the body does not assign `i`.
-fn counted(l: &Loop, span: Span) -> Option<Iter> {
-    let [Stmt { kind: StmtKind::Decl { ty, vars }, .. }] = l.init.as_slice() else { return None };
-    let [Declarator { name, init: Some(lo), .. }] = vars.as_slice() else { return None };
+/// as the range `int i = lo .. hi`, when the body does not assign `i`; also `for (i = lo; …)`
+/// over a variable declared before (then `false`: not declared by the loop).
+fn counted(l: &Loop, span: Span) -> Option<(Iter, bool)> {
+    let (ty, name, lo, declared) = match l.init.as_slice() {
+        [Stmt { kind: StmtKind::Decl { ty, vars }, .. }] => {
+            let [Declarator { name, init: Some(lo), .. }] = vars.as_slice() else { return None };
+            (ty.clone(), name.clone(), lo, true)
+        }
+        [Stmt { kind: StmtKind::Assign { target, value }, .. }] => {
+            let ExprKind::Name(name) = &target.kind else { return None };
+            (Type::int(), name.clone(), value, false)
+        }
+        _ => return None,
+    };
     if !matches!(ty.kind, TypeKind::Int) {
         return None;
     }
@@ -126,7 +181,7 @@ fn counted(l: &Loop, span: Span) -> Option<Iter> {
     if !step || assigns(&l.body, var) {
         return None;
     }
-    Some(Iter { ty: ty.clone(), name: name.clone(), lo: lo.clone(), hi, span })
+    Some((Iter { ty, name, lo: lo.clone(), hi, span }, declared))
 }
 
 /// `e + 1`, synthesised (no span: it is not text of the file).

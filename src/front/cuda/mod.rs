@@ -12,9 +12,13 @@
 
 mod convert;
 pub mod emit;
+mod ignore;
+mod initializer;
 mod iteration;
 mod lower;
+mod openmp;
 pub mod prep;
+mod stdio;
 
 use crate::diag::Diagnostic;
 use crate::front::ast::*;
@@ -219,6 +223,7 @@ fn parse_here(src: &str, flat: bool) -> Parsed {
         prep: &prep,
         diags,
         used: vec![false; prep.annots.len()],
+        pragma_used: vec![false; prep.pragmas.len()],
         defines,
         launches,
         functions,
@@ -261,6 +266,8 @@ fn parse_here(src: &str, flat: bool) -> Parsed {
             );
         }
     }
+    cv.unused_pragmas();
+    ignore::strip(&mut items, src, &mut cv.diags);
     launch_dimensions(&mut items, &cv.launched, &mut cv.diags);
     runtime_models(&mut items, &cv.functions);
     lower::shared_allocators(&mut items);

@@ -86,6 +86,8 @@ pub(crate) struct Prepared {
     /// Directives other than `#include` and object-like `#define` (function-like macros,
     /// conditionals): reported, since their effect is not modelled.
     pub other_directives: Vec<Span>,
+    /// `#pragma` lines, whole (OpenMP's change what the code means: `openmp.rs`).
+    pub pragmas: Vec<Span>,
     /// An unterminated comment or launch configuration.
     pub unterminated: Option<Span>,
 }
@@ -272,7 +274,8 @@ fn directive(src: &str, i: usize, out: &mut [u8], p: &mut Prepared) -> usize {
     let word: String =
         trimmed.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
     match word.as_str() {
-        "include" | "pragma" | "" => {}
+        "include" | "" => {}
+        "pragma" => p.pragmas.push(Span::new(i, end)),
         "define" => {
             let rest_at = word_at + word.len();
             let rest = &src[rest_at..end];

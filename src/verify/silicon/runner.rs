@@ -416,10 +416,11 @@ fn throughput_for(cfg: &BackendConfig, first: &Path) -> bool {
 
 /// The JVM options of a JVM tuned for throughput: full JIT, no class-data archive (the archive
 /// was dumped by a C1-only JVM).
-pub(crate) const THROUGHPUT_JVM_ARGS: [&str; 2] = ["-Xss32m", "-XX:+UseSerialGC"];
+pub(crate) const THROUGHPUT_JVM_ARGS: [&str; 2] = ["-Xss256m", "-XX:+UseSerialGC"];
 
 pub(crate) fn per_file_jvm_args(cmd: &mut Command, cds: Option<&Path>) {
-    cmd.args(["-Xss32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]);
+    // Silicon's recursion over a long method needs a deep stack (AlpineSilicon.java says why).
+    cmd.args(["-Xss256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]);
     if let Some(jsa) = cds {
         // A stale archive is rejected by the JVM with a warning and ignored (§2.4).
         cmd.arg(format!("-XX:SharedArchiveFile={}", jsa.display()));

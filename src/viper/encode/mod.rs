@@ -134,6 +134,10 @@ pub(crate) struct Encoder<'a> {
     pub frames: Vec<Frame>,
     /// Encoded context_everywhere conjuncts in force (method's, then par arms').
     pub everywhere: Vec<Contract>,
+    /// The method's precondition facts that hold for its whole run: they read no heap and
+    /// name only parameters it never assigns (`alen(ar) >= len` of `\pointer(ar, len, p)`).
+    /// Every `par` thread of the method knows them (`stmts/par.rs`).
+    pub fixed_facts: Vec<Contract>,
     pub pars: Vec<ParFrame>,
     pub method_name: String,
     pub ret: Option<Type>,
@@ -255,6 +259,7 @@ impl<'a> Encoder<'a> {
             used: HashSet::new(),
             frames: Vec::new(),
             everywhere: Vec::new(),
+            fixed_facts: Vec::new(),
             pars: Vec::new(),
             method_name: String::new(),
             ret: None,
@@ -813,6 +818,43 @@ impl<'a> Encoder<'a> {
         }
     }
 
+    /// The conjuncts of `pres` that hold for the whole run of `m` ([`Encoder::fixed_facts`]).
+    fn fixed(&self, m: &ast::Method, pres: &[Contract]) -> Vec<Contract> {
+        let MethodBody::Block(body) = &m.body else { return Vec::new() };
+        let mut assigned = HashSet::new();
+        for s in &body.stmts {
+            crate::front::visit::walk_stmts(s, &mut |st| match &st.kind {
+                ast::StmtKind::Assign { target, .. }
+                | ast::StmtKind::CompoundAssign { target, .. }
+                | ast::StmtKind::IncDec { target, .. } => {
+                    if let Some(n) = target.as_name() {
+                        assigned.insert(n.to_string());
+                    }
+                }
+                _ => {}
+            });
+        }
+        let fixed: HashSet<String> = m
+            .params
+            .iter()
+            .filter(|p| !assigned.contains(&p.name.name))
+            .filter_map(|p| self.lookup(&p.name.name).map(|l| l.viper.clone()))
+            .collect();
+        pres.iter()
+            .filter(|c| c.origin.role == Role::Pre && order::heap_free(&c.exp))
+            .filter(|c| {
+                let mut ok = true;
+                c.exp.visit(&mut |e| {
+                    if let ExpKind::Var(v) = &e.kind {
+                        ok &= fixed.contains(v.as_str());
+                    }
+                });
+                ok
+            })
+            .cloned()
+            .collect()
+    }
+
     /// Encoded conjuncts of a member's contract, one per line (`requires`, `ensures`).
     fn method_contract(
         &mut self,
@@ -901,7 +943,9 @@ impl<'a> Encoder<'a> {
             }
             let everywhere = std::mem::take(&mut self.everywhere);
             self.everywhere = order::pure_first(everywhere);
-            Ok((order::pure_first(facts), order::pure_first(results)))
+            let facts = order::pure_first(facts);
+            self.fixed_facts = self.fixed(m, &facts);
+            Ok((facts, order::pure_first(results)))
         } else {
             Err(())
         }

@@ -21,7 +21,7 @@ pub(super) fn pure_first(list: Vec<Contract>) -> Vec<Contract> {
 /// Whether `e` reads nothing of the heap and holds no permission: no field, no `acc`, no
 /// `perm`, no `old`, and no function but the array domain's `alen` and `anull` (a function may
 /// read the heap, and its precondition may need what comes before it).
-fn heap_free(e: &Exp) -> bool {
+pub(super) fn heap_free(e: &Exp) -> bool {
     let mut free = true;
     e.visit(&mut |n| {
         free &= match &n.kind {

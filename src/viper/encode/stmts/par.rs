@@ -262,8 +262,15 @@ impl Encoder<'_> {
             // context_everywhere of the method holds in every thread: its pure parts, and read
             // access by wildcard (`\matrix` rows), which any number of threads can share and
             // which the call site asserts without giving it away.
-            let every: Vec<Contract> =
-                self.everywhere.iter().filter(|c| !c.exp.has_counted_acc()).cloned().collect();
+            // So do the method's fixed facts (`Encoder::fixed_facts`): true at the block, and
+            // nothing the threads do can change them.
+            let every: Vec<Contract> = self
+                .everywhere
+                .iter()
+                .filter(|c| !c.exp.has_counted_acc())
+                .chain(&self.fixed_facts)
+                .cloned()
+                .collect();
             let arm_pre = self.contract_conjs(&arm.contract, true)?;
             let arm_post = self.contract_conjs(&arm.contract, false)?;
             for c in &arm.contract {

@@ -1,0 +1,52 @@
+//! C input the verifier reads as VerCors does, verified with Silicon. The programs are in
+//! `fixtures/verify_c/`; the file name gives the verdict: `*_ok` verifies, `*_bad_*` fails,
+//! `unsupported_*` is refused with A0014 and `rejected_*` with A0001.
+//!
+//! * `#pragma omp parallel for` before a loop with an iteration contract is that loop's
+//!   parallel block, also over a variable declared before the loop, which ends at the end of
+//!   the range; other OpenMP directives, a parallel loop without an iteration contract and a
+//!   reduction are refused, never verified as sequential code (`omp_*`, `unsupported_omp_*`);
+//! * the iterations know the function's precondition facts on parameters it never assigns
+//!   (`\pointer(a, len, p)` bounds `a[i]`); an assigned parameter's are not carried
+//!   (`omp_bad_assigned_bound`), and an index past them fails (`omp_bad_oob`);
+//! * initializer lists of local arrays, zero past the list (`omp_bad_initializer`);
+//! * `printf`/`puts`/`putchar` check their arguments' reads; `%n` is refused;
+//! * `//@ spec_ignore {` … `//@ spec_ignore }` leaves the code between out; an unmatched
+//!   marker is an error.
+
+mod common;
+
+use common::root;
+
+fn expected(name: &str) -> &'static str {
+    if name.starts_with("unsupported_") || name.starts_with("rejected_") {
+        "Unsupported"
+    } else if name.contains("_bad_") {
+        "Failed"
+    } else {
+        "Verified"
+    }
+}
+
+#[test]
+fn c_constructs_verify_and_their_violations_fail() {
+    let dir = root().join("fixtures/verify_c");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("fixture folder")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "fixtures missing in {}", dir.display());
+    let results = common::verify_json(&["--no-cache"], &files);
+    for (path, got) in files.iter().zip(&results) {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        assert_eq!(got["verdict"], expected(name), "{name}: {got}");
+        let first = &got["diagnostics"][0]["code"];
+        if name.starts_with("unsupported_") {
+            assert_eq!(first, "A0014", "{name}: {got}");
+        } else if name.starts_with("rejected_") {
+            assert_eq!(first, "A0001", "{name}: {got}");
+        }
+    }
+}
