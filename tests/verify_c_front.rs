@@ -16,37 +16,7 @@
 
 mod common;
 
-use common::root;
-
-fn expected(name: &str) -> &'static str {
-    if name.starts_with("unsupported_") || name.starts_with("rejected_") {
-        "Unsupported"
-    } else if name.contains("_bad_") {
-        "Failed"
-    } else {
-        "Verified"
-    }
-}
-
 #[test]
 fn c_constructs_verify_and_their_violations_fail() {
-    let dir = root().join("fixtures/verify_c");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("fixture folder")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "c"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 10, "fixtures missing in {}", dir.display());
-    let results = common::verify_json(&["--no-cache"], &files);
-    for (path, got) in files.iter().zip(&results) {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        assert_eq!(got["verdict"], expected(name), "{name}: {got}");
-        let first = &got["diagnostics"][0]["code"];
-        if name.starts_with("unsupported_") {
-            assert_eq!(first, "A0014", "{name}: {got}");
-        } else if name.starts_with("rejected_") {
-            assert_eq!(first, "A0001", "{name}: {got}");
-        }
-    }
+    common::assert_named_verdicts("fixtures/verify_c", "c", "A0014", "A0001");
 }

@@ -49,36 +49,12 @@
 
 mod common;
 
-use common::root;
-
-fn expected(name: &str) -> &'static str {
-    if name.starts_with("unsupported_") || name.starts_with("rejected_") {
-        "Unsupported"
-    } else if name.contains("_bad") {
-        "Failed"
-    } else {
-        "Verified"
-    }
-}
-
 #[test]
 fn front_type_constructs_verify_and_their_violations_fail() {
-    let dir = root().join("fixtures/verify_front_types");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("fixture folder")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "pvl"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 10, "fixtures missing in {}", dir.display());
-    let results = common::verify_json(&["--no-cache"], &files);
-    for (path, got) in files.iter().zip(&results) {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        assert_eq!(got["verdict"], expected(name), "{name}: {got}");
-        if name.starts_with("unsupported_") {
-            assert_eq!(got["diagnostics"][0]["code"], "V-UNSUPPORTED", "{name}: {got}");
-        } else if name.starts_with("rejected_") {
-            assert_eq!(got["diagnostics"][0]["code"], "V-BAD-INPUT", "{name}: {got}");
-        }
-    }
+    common::assert_named_verdicts(
+        "fixtures/verify_front_types",
+        "pvl",
+        "V-UNSUPPORTED",
+        "V-BAD-INPUT",
+    );
 }

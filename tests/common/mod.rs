@@ -67,6 +67,31 @@ pub fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
     out
 }
 
+/// Verify every `ext` file of the fixture folder `dir` (relative to the repository) in one run
+/// and check each verdict against its name: `unsupported_*` and `rejected_*` are refused
+/// (exit 2) with the codes `refused` gives for them, `*_bad*` fails, every other file verifies.
+pub fn assert_named_verdicts(dir: &str, ext: &str, unsupported: &str, rejected: &str) {
+    let files = files(&root().join(dir), ext);
+    assert!(files.len() >= 10, "fixtures missing in {dir}");
+    let results = verify_json(&["--no-cache"], &files);
+    for (path, got) in files.iter().zip(&results) {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let (verdict, code) = if name.starts_with("unsupported_") {
+            ("Unsupported", Some(unsupported))
+        } else if name.starts_with("rejected_") {
+            ("Unsupported", Some(rejected))
+        } else if name.contains("_bad") {
+            ("Failed", None)
+        } else {
+            ("Verified", None)
+        };
+        assert_eq!(got["verdict"], verdict, "{name}: {got}");
+        if let Some(code) = code {
+            assert_eq!(got["diagnostics"][0]["code"], code, "{name}: {got}");
+        }
+    }
+}
+
 /// The values of the `// key: value` lines of the file header (the `//` lines the file starts
 /// with), in order. Any number of slashes and spaces may precede the key, and spaces may
 /// surround it: `//key:`, `/// key :` count.
