@@ -12,7 +12,9 @@
 //! * initializer lists of local arrays, zero past the list (`omp_bad_initializer`);
 //! * `printf`/`puts`/`putchar` check their arguments' reads; `%n` is refused;
 //! * `//@ spec_ignore {` … `//@ spec_ignore }` leaves the code between out; an unmatched
-//!   marker is an error.
+//!   marker is an error;
+//! * labelled statements (`T2: if …`) and `send`/`recv` in an iteration loop, here a backward
+//!   dependence (`sendrecv_backward_ok`).
 
 mod common;
 

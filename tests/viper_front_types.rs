@@ -45,7 +45,12 @@
 //!   the arms do not give, they fail; refused: a wait for another iteration, a region resource
 //!   not split over the iterations (`unsupported_region_*`), a wait list without a region
 //!   contract (`unsupported_par_wait`), a comprehension over an
-//!   infinite domain (`unsupported_set_comprehension`).
+//!   infinite domain (`unsupported_set_comprehension`);
+//! * VerCors 1's `send φ to L, d;` / `recv ψ from L, d;` between iterations of a par block:
+//!   iteration i's half of `a[i]` with its value handed to iteration i + 1 (`sendrecv_ok`);
+//!   receiving more than was sent, a value that was not sent, or from an iteration that sends
+//!   nothing fails (`sendrecv_bad_*`); an assertion naming an iteration's local, and a `recv`
+//!   without a `send`, are refused.
 
 mod common;
 

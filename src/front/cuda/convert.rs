@@ -542,6 +542,11 @@ impl<'a> Conv<'a> {
             c::Statement::Break => out.stmts.push(self.opaque_stmt("break", span)),
             c::Statement::Continue => out.stmts.push(self.opaque_stmt("continue", span)),
             c::Statement::Switch(_) => out.stmts.push(self.opaque_stmt("switch", span)),
+            // `L: stmt`: the statement (the label names it for VerCors 1's `send`/`recv`);
+            // a `goto` to it is refused where it stands.
+            c::Statement::Labeled(l) if matches!(l.node.label.node, c::Label::Identifier(_)) => {
+                self.stmt(&l.node.statement, out)
+            }
             c::Statement::Goto(_) | c::Statement::Labeled(_) => {
                 out.stmts.push(self.opaque_stmt("goto", span))
             }

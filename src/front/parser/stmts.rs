@@ -36,6 +36,14 @@ impl<'s> Parser<'s> {
             let span = b.span;
             return Ok(Stmt { kind: StmtKind::Block(b), span });
         }
+        // `L: stmt`, a C-style label (VerCors 1 ghost code names the statements of a loop
+        // iteration that `send … to L` and `recv … from L` connect): the statement itself. The
+        // label means nothing else; `goto` is refused wherever it appears.
+        if self.is_ident() && self.is_punct_at(1, ":") && !self.is_punct_at(2, ":") {
+            self.bump();
+            self.bump();
+            return self.parse_stmt();
+        }
         // A prefix (annotations, contract clauses) belongs to the loop or par that follows.
         if self.is_word("gpuopt") || self.at_clause() {
             let prefix = self.parse_prefix()?;

@@ -138,6 +138,10 @@ pub(crate) struct Encoder<'a> {
     /// name only parameters it never assigns (`alen(ar) >= len` of `\pointer(ar, len, p)`).
     /// Every `par` thread of the method knows them (`stmts/par.rs`).
     pub fixed_facts: Vec<Contract>,
+    /// The PVL names of the current method's parameters that it never assigns.
+    pub fixed_params: HashSet<String>,
+    /// The `send`/`recv` statements (by span) whose par block checked them (`stmts/sendrecv.rs`).
+    pub transfers_ok: HashSet<(usize, usize)>,
     pub pars: Vec<ParFrame>,
     pub method_name: String,
     pub ret: Option<Type>,
@@ -260,6 +264,8 @@ impl<'a> Encoder<'a> {
             frames: Vec::new(),
             everywhere: Vec::new(),
             fixed_facts: Vec::new(),
+            fixed_params: HashSet::new(),
+            transfers_ok: HashSet::new(),
             pars: Vec::new(),
             method_name: String::new(),
             ret: None,
@@ -819,8 +825,8 @@ impl<'a> Encoder<'a> {
     }
 
     /// The conjuncts of `pres` that hold for the whole run of `m` ([`Encoder::fixed_facts`]).
-    fn fixed(&self, m: &ast::Method, pres: &[Contract]) -> Vec<Contract> {
-        let MethodBody::Block(body) = &m.body else { return Vec::new() };
+    fn fixed(&self, m: &ast::Method, pres: &[Contract]) -> (HashSet<String>, Vec<Contract>) {
+        let MethodBody::Block(body) = &m.body else { return Default::default() };
         let mut assigned = HashSet::new();
         for s in &body.stmts {
             crate::front::visit::walk_stmts(s, &mut |st| match &st.kind {
@@ -834,13 +840,16 @@ impl<'a> Encoder<'a> {
                 _ => {}
             });
         }
-        let fixed: HashSet<String> = m
+        let names: HashSet<String> = m
             .params
             .iter()
-            .filter(|p| !assigned.contains(&p.name.name))
-            .filter_map(|p| self.lookup(&p.name.name).map(|l| l.viper.clone()))
+            .map(|p| p.name.name.clone())
+            .filter(|n| !assigned.contains(n))
             .collect();
-        pres.iter()
+        let fixed: HashSet<String> =
+            names.iter().filter_map(|n| self.lookup(n).map(|l| l.viper.clone())).collect();
+        let facts = pres
+            .iter()
             .filter(|c| c.origin.role == Role::Pre && order::heap_free(&c.exp))
             .filter(|c| {
                 let mut ok = true;
@@ -852,7 +861,8 @@ impl<'a> Encoder<'a> {
                 ok
             })
             .cloned()
-            .collect()
+            .collect();
+        (names, facts)
     }
 
     /// Encoded conjuncts of a member's contract, one per line (`requires`, `ensures`).
@@ -944,7 +954,7 @@ impl<'a> Encoder<'a> {
             let everywhere = std::mem::take(&mut self.everywhere);
             self.everywhere = order::pure_first(everywhere);
             let facts = order::pure_first(facts);
-            self.fixed_facts = self.fixed(m, &facts);
+            (self.fixed_params, self.fixed_facts) = self.fixed(m, &facts);
             Ok((facts, order::pure_first(results)))
         } else {
             Err(())

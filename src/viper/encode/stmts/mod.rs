@@ -10,6 +10,7 @@ mod jumps;
 mod loop_reads;
 mod par;
 mod region;
+mod sendrecv;
 mod vars;
 mod vec;
 mod wands;
@@ -232,7 +233,10 @@ impl Encoder<'_> {
                 return Err(());
             }
             P::Opaque(op) => {
-                if self.sync_stmt(op, out)? || self.wand_stmt(op, out)? {
+                if self.sync_stmt(op, out)?
+                    || self.wand_stmt(op, out)?
+                    || self.sendrecv_stmt(op, out)?
+                {
                     return Ok(());
                 }
                 self.unsupported(&format!("the `{}` statement", op.keyword), s.span);

@@ -345,6 +345,12 @@ impl Encoder<'_> {
                     origin: Origin::new(Role::Invariant, Some(it.span)),
                 });
             }
+            // `send`/`recv` between iterations, checked once for the block.
+            if let ([it], [v], [(lo, hi)]) =
+                (arm.iters.as_slice(), iters.as_slice(), bounds.as_slice())
+            {
+                self.transfers(arm, &it.name.name, v, lo, hi, &every, &outer_names, &mname)?;
+            }
             self.pars.push(ParFrame {
                 label: label.clone(),
                 iters: iters.clone(),
