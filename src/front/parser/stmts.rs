@@ -39,7 +39,9 @@ impl<'s> Parser<'s> {
         // `L: stmt`, a C-style label (VerCors 1 ghost code names the statements of a loop
         // iteration that `send … to L` and `recv … from L` connect): the statement itself. The
         // label means nothing else; `goto` is refused wherever it appears.
-        if self.is_ident() && self.is_punct_at(1, ":") && !self.is_punct_at(2, ":") {
+        // Only before a word or a block: `x := 3` (v2 assignment) and `x :: …` are no labels.
+        let labelled = self.tok_at(2).kind == TokKind::Word || self.is_punct_at(2, "{");
+        if self.is_ident() && self.is_punct_at(1, ":") && labelled {
             self.bump();
             self.bump();
             return self.parse_stmt();
