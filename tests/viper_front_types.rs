@@ -50,7 +50,8 @@
 //!   iteration i's half of `a[i]` with its value handed to iteration i + 1 (`sendrecv_ok`);
 //!   receiving more than was sent, a value that was not sent, or from an iteration that sends
 //!   nothing fails (`sendrecv_bad_*`); an assertion naming an iteration's local, and a `recv`
-//!   without a `send`, are refused.
+//!   without a `send`, are refused;
+//! * `exhale` of a permission with the value it frames is one exhale (`exhale_framed_*`).
 
 mod common;
 

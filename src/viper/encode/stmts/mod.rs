@@ -275,7 +275,16 @@ impl Encoder<'_> {
 
     fn spec_stmt(&mut self, kind: SpecKind, e: &Expr, span: Span, out: &mut Vec<Stmt>) -> R<()> {
         match kind {
-            SpecKind::Assert | SpecKind::Assume | SpecKind::Inhale | SpecKind::Exhale => {
+            // One exhale for the whole assertion: exhaling `Perm(x.f, 1)` first would leave
+            // `x.f == 1` after it unframed (the state before the exhale frames every part).
+            SpecKind::Exhale => {
+                let parts =
+                    e.conjuncts().into_iter().map(|c| self.spec(c)).collect::<R<Vec<Exp>>>()?;
+                let x = Exp::and_all(parts);
+                let origin = Origin::new(Role::Code, Some(e.span)).with_clause(span);
+                out.push(Stmt::new(StmtKind::Exhale(x), origin));
+            }
+            SpecKind::Assert | SpecKind::Assume | SpecKind::Inhale => {
                 for c in e.conjuncts() {
                     let x = self.spec(c)?;
                     let origin = Origin::new(
