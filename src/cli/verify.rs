@@ -37,10 +37,11 @@ pub struct VerifyArgs {
     /// `--disable-sat`); a precondition that is literally `false` is never checked.
     #[arg(long)]
     pub disable_sat: bool,
-    /// Verify with write permission to every field the objects reach, generated for each
-    /// method, function and loop (as VeyMont does for its global programs). By default this is
-    /// done only for a sequential program that states no permission and has a global program's
-    /// shape (roles built in a constructor, run by `void run()`).
+    /// Verify with generated permissions, as VeyMont does for its global programs: write
+    /// permission to all that each method's object reaches (read in functions), and for each
+    /// `par` arm what it touches. By default this is done only for a program that states no
+    /// permission, takes no lock, starts no thread, and has a global program's shape (roles
+    /// built in a constructor, run by `void run()`).
     #[arg(long, conflicts_with = "no_generate_permissions")]
     pub generate_permissions: bool,
     /// Never generate permissions: verify the program exactly as written.
