@@ -89,12 +89,15 @@ impl Gen<'_> {
         let Some(path) = self.path(e, locals) else { return };
         let last = path.len().saturating_sub(1);
         for (i, (key, loc, ty)) in path.into_iter().enumerate() {
-            let how = if i == last && !cells { how } else { Use::Read };
-            add(acc, key, Access { loc, ty, cells: false, how });
-        }
-        if cells {
-            if let Some((key, loc, ty)) = self.path(e, locals).and_then(|p| p.into_iter().last()) {
+            if i == last && cells {
+                // The array itself is read; its cells are what the access reads or writes.
+                let array =
+                    Access { loc: loc.clone(), ty: ty.clone(), cells: false, how: Use::Read };
+                add(acc, key.clone(), array);
                 add(acc, format!("{key}[]"), Access { loc, ty, cells: true, how });
+            } else {
+                let how = if i == last { how } else { Use::Read };
+                add(acc, key, Access { loc, ty, cells: false, how });
             }
         }
     }

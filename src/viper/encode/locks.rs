@@ -319,9 +319,7 @@ impl Encoder<'_> {
         let body = op.text.strip_prefix(op.keyword.as_str()).unwrap_or("");
         let body = body.trim_end();
         let body = body.strip_suffix(';').unwrap_or(body);
-        let start = op.span.start() + op.keyword.len();
-        // Padding keeps the parsed spans equal to the file's offsets.
-        let text = format!("{}{body}", " ".repeat(start));
+        let text = at_offset(op.span.start() + op.keyword.len(), body);
         let parsed = crate::front::parser::parse_expr_text(&text, Dialect::V1)
             .or_else(|_| crate::front::parser::parse_expr_text(&text, Dialect::V2));
         match parsed {
@@ -477,4 +475,10 @@ fn has_old(e: &Exp) -> bool {
     let mut found = false;
     e.visit(&mut |x| found |= matches!(x.kind, ExpKind::Old(..)));
     found
+}
+
+/// `text` preceded by `start` spaces: parsed, its spans are the file's offsets of the text
+/// found at `start` (the operands of opaque statements, kept as text).
+pub(super) fn at_offset(start: usize, text: &str) -> String {
+    format!("{}{text}", " ".repeat(start))
 }

@@ -43,8 +43,8 @@ impl Encoder<'_> {
             let (phi, rest) = (&body[..at], &body[at + word.len()..]);
             let (_label, d) = rest.split_once(',')?;
             let d: i64 = d.trim().parse().ok().filter(|d| *d > 0)?;
-            // Padding keeps the parsed spans equal to the file's offsets.
-            let text = format!("{}{phi}", " ".repeat(op.span.start() + op.keyword.len()));
+            let text =
+                crate::viper::encode::locks::at_offset(op.span.start() + op.keyword.len(), phi);
             let e = crate::front::parser::parse_expr_text(&text, Dialect::V1).ok()?;
             Some((e, d))
         });
