@@ -81,6 +81,14 @@ pub fn facts_at(program: &Program, class: Option<&Class>, method: &Method, point
     for p in &method.params {
         tr.declare(&p.name.name, &p.ty);
     }
+    // Ghost parameters (`given seq<int> s;`) are typed like the others: untyped, a sequence
+    // read as an integer gave Z3 terms of mismatched sorts.
+    for c in &method.prefix.clauses {
+        if let (ClauseKind::Given | ClauseKind::Yields, ClauseBody::Decl(ty, n)) = (c.kind, &c.body)
+        {
+            tr.declare(&n.name, ty);
+        }
+    }
     let mut facts =
         Facts { tr, facts: Vec::new(), enclosing_par: Vec::new(), enclosing_loops: Vec::new() };
     // Sized parameter types give length facts; lengths are non-negative.

@@ -1,6 +1,7 @@
 //! Analysis shared by the optimizations: sites and annotation placement, scopes, and the fact
 //! context Γ(P) handed to the Z3 layer.
 
+pub mod builtins;
 pub mod exprtext;
 pub mod facts;
 pub mod generics;

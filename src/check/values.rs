@@ -286,10 +286,17 @@ impl Translator {
             }
             (None, None) => return Err(Unsupported("empty literal without a type".into())),
         };
-        let ty = coll_type(kind, el);
+        let ty = coll_type(kind, el.clone());
         let refs: Vec<&Term> = vals.iter().collect();
         if refs.iter().any(|v| !same_sort(v, refs[0])) {
             return Err(Unsupported("literal with elements of different types".into()));
+        }
+        // An element whose term does not have the declared element type's sort (a name the
+        // translator could not type) must not reach Z3's equality, which panics on it.
+        if let Some(first) = refs.first() {
+            if z3_sort(&el).is_some_and(|s| first.dynamic().get_sort() != s) {
+                return Err(Unsupported("literal element of another type than declared".into()));
+            }
         }
         let res = self.apply(&format!("lit{}", vals.len()), &ty, &refs, &ty)?;
         let n = self.size(&res)?;

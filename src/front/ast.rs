@@ -164,10 +164,24 @@ pub struct Opaque {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Class {
+    /// VerCors 2's class contract, written before `class` (`lock_invariant R;`).
+    pub contract: Vec<Clause>,
     pub name: Ident,
     pub type_params: Vec<Ident>,
     pub members: Vec<Member>,
     pub span: Span,
+}
+
+impl Class {
+    /// The lock invariant of a VerCors 2 class contract (its `lock_invariant` clauses, in
+    /// order), whose lock is shared by `commit` rather than at the end of a constructor.
+    pub fn contract_lock_invariant(&self) -> Vec<&Expr> {
+        self.contract
+            .iter()
+            .filter(|c| c.kind == ClauseKind::LockInvariant)
+            .filter_map(Clause::expr)
+            .collect()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -944,6 +958,8 @@ pub enum Builtin {
     Head,
     Tail,
     Held,
+    /// VerCors 2's `committed(o)`: `o`'s lock invariant was committed (`commit o;`).
+    Committed,
     Idle,
     Running,
     Some,
@@ -970,6 +986,7 @@ impl Builtin {
             Builtin::Head => "head",
             Builtin::Tail => "tail",
             Builtin::Held => "held",
+            Builtin::Committed => "committed",
             Builtin::Idle => "idle",
             Builtin::Running => "running",
             Builtin::Some => "Some",
@@ -995,6 +1012,7 @@ impl Builtin {
             "head" => Builtin::Head,
             "tail" => Builtin::Tail,
             "held" => Builtin::Held,
+            "committed" => Builtin::Committed,
             "idle" => Builtin::Idle,
             "running" => Builtin::Running,
             "Some" => Builtin::Some,
@@ -1017,6 +1035,7 @@ impl Builtin {
             Builtin::LengthFn => (1, 1),
             Builtin::Head | Builtin::Tail => (1, 1),
             Builtin::Held
+            | Builtin::Committed
             | Builtin::Idle
             | Builtin::Running
             | Builtin::Some

@@ -75,6 +75,7 @@ pub const SPEC_WORDS: &[&str] = &[
 
 /// Statement words kept opaque (pvl.md §7).
 pub const OPAQUE_STMT_WORDS: &[&str] = &[
+    "commit",
     "lock",
     "unlock",
     "wait",

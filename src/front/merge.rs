@@ -62,6 +62,15 @@ pub fn merge_split_classes(prog: &mut Program, text: &str, bases: &[usize]) -> V
             ));
             continue;
         }
+        // A class contract is stated once: another declaration may repeat it, not change it.
+        let contract = |c: &super::ast::Class| -> Vec<String> {
+            c.contract.iter().map(|k| norm(k.span)).collect()
+        };
+        if !other.contract.is_empty() && contract(keep) != contract(other) {
+            let at = |c: &super::ast::Class| c.contract.first().map_or(c.name.span, |k| k.span);
+            diags.push(conflict(&keep.name.name, "class contract", at(keep), at(other)));
+            continue;
+        }
         let mut extra = Vec::new();
         for m in &other.members {
             let names = member_names(m);

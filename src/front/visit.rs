@@ -1,4 +1,6 @@
-//! Read-only traversal helpers over statements and expressions.
+//! Traversal helpers over statements and expressions: read-only (`walk_*`, `for_each_child`)
+//! and rewriting (`map_*`: a callback that may replace an expression in place). Every pass
+//! that reads or rewrites the tree uses these, so a new construct is added in one place.
 
 use super::ast::*;
 
@@ -180,4 +182,206 @@ pub fn for_each_child<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr, bool)) {
 /// Every expression in `s` and its nested statements.
 pub fn all_exprs<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Expr)) {
     walk_stmts(s, &mut |st| stmt_exprs(st, &mut |e| walk_expr(e, f)));
+}
+
+/// Apply `f` to `e` and, where it declines (returns `false`), to every sub-expression.
+pub fn map_expr(e: &mut Expr, f: &mut dyn FnMut(&mut Expr) -> bool) {
+    if f(e) {
+        return;
+    }
+    let mut go = |x: &mut Expr| map_expr(x, f);
+    match &mut e.kind {
+        ExprKind::Unary(_, a)
+        | ExprKind::Field(a, _)
+        | ExprKind::Old(a, _)
+        | ExprKind::Length(a)
+        | ExprKind::Trigger(_, a)
+        | ExprKind::Labelled(_, a) => go(a),
+        ExprKind::Binary(_, a, b)
+        | ExprKind::Index(a, b)
+        | ExprKind::Unfolding(a, b)
+        | ExprKind::Scale(a, b)
+        | ExprKind::Range(_, a, b)
+        | ExprKind::TupleLit(_, a, b) => {
+            go(a);
+            go(b);
+        }
+        ExprKind::Cond(a, b, c) | ExprKind::SeqUpdate(a, b, c) => {
+            go(a);
+            go(b);
+            go(c);
+        }
+        ExprKind::Slice(a, b, c) => {
+            go(a);
+            b.iter_mut().chain(c.iter_mut()).for_each(|x| go(x));
+        }
+        ExprKind::Call { recv, args, .. } => {
+            if let Some(r) = recv {
+                go(r);
+            }
+            args.iter_mut().for_each(go);
+        }
+        ExprKind::Builtin(_, args)
+        | ExprKind::NewObject(_, args, _)
+        | ExprKind::NewArray(_, args)
+        | ExprKind::Tuple(args)
+        | ExprKind::Collection { elems: args, .. } => args.iter_mut().for_each(go),
+        ExprKind::Quant { bindings, cond, body, .. } => {
+            for b in bindings {
+                if let Some((lo, hi)) = &mut b.range {
+                    go(lo);
+                    go(hi);
+                }
+            }
+            if let Some(c) = cond {
+                go(c);
+            }
+            go(body);
+        }
+        ExprKind::Let { value, body, .. } => {
+            go(value);
+            go(body);
+        }
+        ExprKind::Sum { cond, body, .. } => {
+            go(cond);
+            go(body);
+        }
+        ExprKind::MapLit { entries, .. } => {
+            for (k, v) in entries {
+                go(k);
+                go(v);
+            }
+        }
+        ExprKind::SetComprehension(c) => {
+            go(&mut c.body);
+            c.gens.iter_mut().filter_map(|g| g.source.as_mut()).for_each(|x| go(x));
+            if let Some(x) = &mut c.cond {
+                go(x);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The expressions of a statement and of the statements inside it, mutably (contracts of
+/// loops, par blocks and barriers included).
+pub fn map_stmt(s: &mut Stmt, f: &mut dyn FnMut(&mut Expr) -> bool) {
+    let clauses = |cs: &mut Vec<Clause>, f: &mut dyn FnMut(&mut Expr) -> bool| {
+        for c in cs {
+            map_clause(c, f);
+        }
+    };
+    let block = |b: &mut Block, f: &mut dyn FnMut(&mut Expr) -> bool| {
+        b.stmts.iter_mut().for_each(|s| map_stmt(s, f))
+    };
+    match &mut s.kind {
+        StmtKind::Block(b) => block(b, f),
+        StmtKind::Decl { vars, .. } => {
+            for v in vars {
+                if let Some(i) = &mut v.init {
+                    map_expr(i, f);
+                }
+            }
+        }
+        StmtKind::Assign { target, value } | StmtKind::CompoundAssign { target, value, .. } => {
+            map_expr(target, f);
+            map_expr(value, f);
+        }
+        StmtKind::IncDec { target, .. } => map_expr(target, f),
+        StmtKind::Expr(e) | StmtKind::Spec { expr: e, .. } | StmtKind::Return(Some(e)) => {
+            map_expr(e, f)
+        }
+        StmtKind::If { cond, then, els } => {
+            map_expr(cond, f);
+            map_stmt(then, f);
+            if let Some(e) = els {
+                map_stmt(e, f);
+            }
+        }
+        StmtKind::While(l) | StmtKind::For(l) => {
+            clauses(&mut l.prefix.clauses, f);
+            l.init.iter_mut().for_each(|s| map_stmt(s, f));
+            if let Some(c) = &mut l.cond {
+                map_expr(c, f);
+            }
+            l.update.iter_mut().for_each(|s| map_stmt(s, f));
+            map_stmt(&mut l.body, f);
+        }
+        StmtKind::RangedFor { prefix, lo, hi, body, .. } => {
+            clauses(&mut prefix.clauses, f);
+            map_expr(lo, f);
+            map_expr(hi, f);
+            map_stmt(body, f);
+        }
+        StmtKind::Barrier(b) => {
+            clauses(&mut b.contract, f);
+            if let Some(body) = &mut b.body {
+                block(body, f);
+            }
+        }
+        StmtKind::Ghost(g) => map_stmt(g, f),
+        StmtKind::Par(p) => {
+            clauses(&mut p.prefix.clauses, f);
+            for a in &mut p.arms {
+                for it in &mut a.iters {
+                    map_expr(&mut it.lo, f);
+                    map_expr(&mut it.hi, f);
+                }
+                clauses(&mut a.contract, f);
+                map_stmt(&mut a.body, f);
+            }
+        }
+        StmtKind::Parallel { body, .. } => body.iter_mut().for_each(|s| map_stmt(s, f)),
+        StmtKind::Invariant { resource, body, .. } => {
+            map_expr(resource, f);
+            block(body, f);
+        }
+        StmtKind::Atomic { body, .. } => block(body, f),
+        StmtKind::Vec { iter, body } => {
+            map_expr(&mut iter.lo, f);
+            map_expr(&mut iter.hi, f);
+            block(body, f);
+        }
+        _ => {}
+    }
+}
+
+pub fn map_clause(c: &mut Clause, f: &mut dyn FnMut(&mut Expr) -> bool) {
+    match &mut c.body {
+        ClauseBody::Expr(e) | ClauseBody::Signals(_, _, e) => map_expr(e, f),
+        ClauseBody::List(es) => es.iter_mut().for_each(|e| map_expr(e, f)),
+        _ => {}
+    }
+}
+
+/// A method's contract and body, mutably.
+pub fn map_method(m: &mut Method, f: &mut dyn FnMut(&mut Expr) -> bool) {
+    for c in &mut m.prefix.clauses {
+        map_clause(c, f);
+    }
+    match &mut m.body {
+        MethodBody::Block(b) => b.stmts.iter_mut().for_each(|s| map_stmt(s, f)),
+        MethodBody::Expr(e) => map_expr(e, f),
+        MethodBody::Abstract => {}
+    }
+}
+
+/// Every expression of a program (methods, fields' initialisers excluded: PVL has none), mutably.
+pub fn map_program(p: &mut Program, f: &mut dyn FnMut(&mut Expr) -> bool) {
+    for item in &mut p.items {
+        match item {
+            Item::Method(m) => map_method(m, f),
+            Item::Class(c) => {
+                for m in &mut c.members {
+                    if let Member::Method(m) = m {
+                        map_method(m, f);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(b) = &mut p.main {
+        b.stmts.iter_mut().for_each(|s| map_stmt(s, f));
+    }
 }

@@ -501,6 +501,9 @@ pub fn generate(
     let class = (input_index as u32 + attempt / 8) % 4;
     // The user's range for solver variable `key` where there is one, else the default one.
     let user = |key: &str| bounds.iter().find(|b| bound_var(&b.name) == key).map(|b| (b.lo, b.hi));
+    // The default length limit yields to the sizes the user asks for: `--set n=32768` with
+    // `a.length == n` must not meet a hidden cap below it.
+    let len_hi = bounds.iter().map(|b| b.hi).fold(4096, i64::max);
     let range = |v: &Int, key: &str, dflt: (i64, i64)| {
         let (lo, hi) = user(key).unwrap_or(dflt);
         opt.assert(&v.ge(&Int::from_i64(&ctx, lo)));
@@ -522,7 +525,7 @@ pub fn generate(
                 let key = format!("len:{n}");
                 let len = vars.int(&key);
                 let nn = vars.boolean(&format!("nn:{n}"));
-                range(&len, &key, (0, 4096));
+                range(&len, &key, (0, len_hi));
                 opt.assert_soft(&nn, 4u64, None);
                 let target = match class {
                     0 => 32 * rng.range(1, 4),
@@ -587,7 +590,7 @@ pub fn generate(
         _ => Fill::Zero,
     };
     // Lengths stay within 4096 cells unless the user asks for more.
-    let cap = |key: &str| user(key).map_or(4096, |(_, hi)| hi.max(0));
+    let cap = |key: &str| user(key).map_or(len_hi, |(_, hi)| hi.max(0));
     let mut vals: BTreeMap<String, InVal> = BTreeMap::new();
     for (n, t) in &inputs {
         let v = match t {

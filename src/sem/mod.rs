@@ -87,6 +87,19 @@ pub fn load(src: &str) -> Result<Loaded, SemError> {
     if !conflicts.is_empty() {
         return Err(SemError::Parse(conflicts));
     }
+    // A VerCors 2 class contract's lock is shared by `commit`, which the interpreter's lock
+    // model (shared at the end of the constructor) does not follow: refused, not misread.
+    if let Some(c) = parsed.program.items.iter().find_map(|i| match i {
+        crate::front::ast::Item::Class(c) if !c.contract.is_empty() => Some(c),
+        _ => None,
+    }) {
+        return Err(SemError::Parse(vec![Diagnostic::error(
+            "R-UNSUPPORTED",
+            format!("the class contract of `{}` (VerCors 2's lock invariant) is not run by the interpreter", c.name.name),
+        )
+        .with_primary(c.contract[0].span, "not supported by `alpine-rs run`")
+        .with_help("state the lock invariant as a member, `resource lock_invariant() = …;`, established by every constructor")]));
+    }
     // ADTs are uninterpreted functions constrained by axioms: nothing to execute.
     if let Some(a) = parsed.program.items.iter().find_map(|i| match i {
         crate::front::ast::Item::Adt(a) => Some(a),
@@ -122,10 +135,12 @@ pub fn load(src: &str) -> Result<Loaded, SemError> {
     let program = mono.as_ref().unwrap_or(&parsed.program);
     // The verifier's resolution and types: an ill-typed program is bad input (exit 2), not a
     // program to run (`verify` refuses it the same way).
-    let ds = crate::analyze::typeck::check(program);
+    let (ds, core) = crate::analyze::typeck::check_members(program);
     if ds.iter().any(|d| d.is_error()) {
         return Err(SemError::Parse(ds.into_iter().filter(|d| d.is_error()).collect()));
     }
+    // The value types' built-in members (`xs.head`, `m.keys`) in their core form.
+    let program = core.as_ref().unwrap_or(program);
     let prog = compile::compile(program).map_err(SemError::Compile)?;
     Ok(Loaded { prog: Rc::new(prog), src: Rc::from(src) })
 }

@@ -124,7 +124,7 @@ fn mentions_permissions_or_threads(prog: &Program) -> bool {
         walk_expr(e, &mut |x| {
             if matches!(
                 &x.kind,
-                ExprKind::Builtin(b, _) if b.is_resource() || matches!(b, Builtin::PermOf | Builtin::Held | Builtin::Idle | Builtin::Running)
+                ExprKind::Builtin(b, _) if b.is_resource() || matches!(b, Builtin::PermOf | Builtin::Held | Builtin::Committed | Builtin::Idle | Builtin::Running)
             ) || matches!(x.kind, ExprKind::Scale(..))
             {
                 found = true;
@@ -140,6 +140,8 @@ fn mentions_permissions_or_threads(prog: &Program) -> bool {
                     return true;
                 }
             }
+            // A class contract states a lock invariant.
+            Item::Class(c) if !c.contract.is_empty() => return true,
             Item::Class(c) => {
                 for m in &c.members {
                     if let Member::Method(m) = m {

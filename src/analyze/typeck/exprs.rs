@@ -95,7 +95,7 @@ impl Checker {
                     _ => Ty::Unknown,
                 }
             }
-            ExprKind::Field(o, f) => self.field(o, &f.name, f.span),
+            ExprKind::Field(o, f) => self.field(o, &f.name, f.span, e.span),
             ExprKind::Index(a, i) => {
                 let ta = self.ty(a);
                 let ti = self.ty(i);
@@ -133,7 +133,14 @@ impl Checker {
                 let Some(sig) = self.callee(recv.as_deref(), &name.name, name.span) else {
                     return match recv {
                         None => self.map_library(&name.name, &ts),
-                        Some(_) => Ty::Unknown,
+                        Some(r) => {
+                            // `callee` typed the receiver and reported its errors already.
+                            let saved = self.diags.len();
+                            let tr = self.receiver(r);
+                            self.diags.truncate(saved);
+                            self.builtin_member(&tr, r, &name.name, Some(args), e.span)
+                                .unwrap_or(Ty::Unknown)
+                        }
                     };
                 };
                 self.arguments(&sig, &ts, &name.name, e.span);
@@ -291,7 +298,34 @@ impl Checker {
         self.ty(r)
     }
 
-    fn field(&mut self, o: &Expr, f: &str, span: Span) -> Ty {
+    /// A built-in member of a value type (`analyze::builtins`), used at `at`: recorded, and
+    /// typed as the core form it stands for. `None` when `to` has no such member.
+    fn builtin_member(&mut self, to: &Ty, o: &Expr, f: &str, args: Option<&[Expr]>, at: Span) -> Option<Ty> {
+        use crate::analyze::builtins::{member, Recv};
+        let kind = match to {
+            Ty::Seq(_) => Recv::Seq,
+            Ty::Set(_) => Recv::Set,
+            Ty::Bag(_) => Recv::Bag,
+            Ty::Map(..) => Recv::Map,
+            Ty::Option(_) => Recv::Opt,
+            _ => return None,
+        };
+        let Some(core) = member(kind, o, f, args) else {
+            let shown = if args.is_some() { format!("{f}(…)") } else { f.to_string() };
+            let msg = format!("the type `{}` has no member `{shown}`", to.name());
+            self.undeclared(at, msg, crate::analyze::builtins::HELP);
+            return Some(Ty::Unknown);
+        };
+        // The receiver and the arguments were typed (and their errors reported) already: the
+        // core form is typed for its result alone.
+        let saved = self.diags.len();
+        let t = self.ty(&core);
+        self.diags.truncate(saved);
+        self.members.record(at, core);
+        Some(t)
+    }
+
+    fn field(&mut self, o: &Expr, f: &str, span: Span, at: Span) -> Ty {
         // An enum constant `E.C` (`if (Phase.Compute)` reached Silicon, found by the encoder
         // fuzzer with Silicon).
         if let ExprKind::Name(id) = &o.kind {
@@ -300,6 +334,11 @@ impl Checker {
             }
         }
         let to = self.receiver(o);
+        if f != "length" {
+            if let Some(t) = self.builtin_member(&to, o, f, None, at) {
+                return t;
+            }
+        }
         match &to {
             Ty::Array(_) | Ty::Seq(_) if f == "length" => Ty::Int,
             Ty::Tuple(a, _) if f == "fst" => (**a).clone(),

@@ -25,12 +25,23 @@ use std::collections::HashMap;
 
 /// Check a parsed program; the errors found (empty: nothing to report).
 pub fn check(prog: &ast::Program) -> Vec<Diagnostic> {
+    check_members(prog).0
+}
+
+/// Check a parsed program, and resolve its uses of the value types' built-in members
+/// (`xs.head`, `m.keys`, …; `analyze::builtins`): the errors found, and the program with those
+/// uses in their core form where it has any. Generic code is checked through its instances,
+/// and then the instances are what is returned.
+pub fn check_members(prog: &ast::Program) -> (Vec<Diagnostic>, Option<ast::Program>) {
     // Generic code is checked through its instances (what both oracles run). Generic code the
     // instantiation refuses is refused by both oracles before they type-check (V-UNSUPPORTED,
     // R-UNSUPPORTED), and its types mention parameters this checker does not model.
     match crate::analyze::generics::monomorphise(prog) {
-        Ok(Some(mono)) => return check(&mono),
-        Err(_) => return Vec::new(),
+        Ok(Some(mono)) => {
+            let (ds, core) = check_members(&mono);
+            return (ds, Some(core.unwrap_or(mono)));
+        }
+        Err(_) => return (Vec::new(), None),
         Ok(None) => {}
     }
     let env = Env::collect(prog);
@@ -41,9 +52,11 @@ pub fn check(prog: &ast::Program) -> Vec<Diagnostic> {
         scopes: Vec::new(),
         ret: Ty::Unknown,
         lenient: false,
+        members: Default::default(),
     };
     ck.program(prog);
-    ck.diags
+    let core = crate::analyze::builtins::desugar(prog, &ck.members);
+    (ck.diags, core)
 }
 
 /// The types the checker tells apart. `Unknown` fits everywhere (see the module doc).
@@ -153,6 +166,8 @@ pub(crate) struct Checker {
     /// The member has a statement the checker does not model (it may declare names):
     /// unresolved names are not reported in it.
     pub lenient: bool,
+    /// The built-in member uses resolved so far (`analyze::builtins`).
+    pub members: crate::analyze::builtins::Uses,
 }
 
 impl Checker {

@@ -123,7 +123,7 @@ impl<'a> Conv<'a> {
 
     /// The same in an expression read from the text (a launch configuration).
     fn substitute_defines_in(&self, e: &mut Expr) {
-        super::lower::map_expr(e, &mut |x| self.define_value(x));
+        crate::front::visit::map_expr(e, &mut |x| self.define_value(x));
     }
 
     /// Object-like `#define` constants used in an annotation stand for their value, as in code.
@@ -135,10 +135,10 @@ impl<'a> Conv<'a> {
         match item {
             FragItem::Prefix(p) => {
                 for c in &mut p.clauses {
-                    super::lower::map_clause(c, &mut f);
+                    crate::front::visit::map_clause(c, &mut f);
                 }
             }
-            FragItem::Stmt(s) => super::lower::map_stmt(s, &mut f),
+            FragItem::Stmt(s) => crate::front::visit::map_stmt(s, &mut f),
         }
     }
 

@@ -449,7 +449,7 @@ fn launch_dimensions(
         if let Item::Method(m) = item {
             if let MethodBody::Block(b) = &mut m.body {
                 for st in &mut b.stmts {
-                    lower::map_stmt(st, &mut fix);
+                    crate::front::visit::map_stmt(st, &mut fix);
                 }
             }
         }

@@ -16,7 +16,7 @@ impl<'s> Parser<'s> {
                     Ok(b) => main = Some(b),
                     Err(_) => self.recover(false),
                 }
-            } else if self.is_word("class") {
+            } else if self.is_word("class") || (self.at_clause() && self.class_after_clauses()) {
                 match self.parse_class() {
                     Ok(c) => items.push(Item::Class(c)),
                     Err(_) => self.recover(false),
@@ -172,7 +172,43 @@ impl<'s> Parser<'s> {
         })
     }
 
+    /// Do the contract clauses from here on stand before `class` (a VerCors 2 class contract,
+    /// `lock_invariant R; class C { … }`) rather than before a method?
+    fn class_after_clauses(&self) -> bool {
+        let mut depth = 0i32;
+        let mut i = 0;
+        loop {
+            let t = self.tok_at(i);
+            if t.kind == TokKind::Eof {
+                return false;
+            }
+            match self.text_of(t) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => depth -= 1,
+                ";" if depth == 0 => {
+                    let next = self.tok_at(i + 1);
+                    let word = self.text_of(next);
+                    if next.kind != TokKind::Word {
+                        return false;
+                    }
+                    if word == "class" {
+                        return true;
+                    }
+                    if !crate::front::keywords::CLAUSE_WORDS.contains(&word) {
+                        return false;
+                    }
+                }
+                _ => {}
+            }
+            if depth < 0 {
+                return false;
+            }
+            i += 1;
+        }
+    }
+
     fn parse_class(&mut self) -> PResult<Class> {
+        let contract = self.parse_prefix()?.clauses;
         let lo = self.bump().span.start(); // `class`
         let name = self.expect_ident("a class name")?;
         let type_params = self.parse_type_params()?;
@@ -195,7 +231,7 @@ impl<'s> Parser<'s> {
                 .with_help("close the class body with `}`")
             },
         );
-        Ok(Class { name, type_params, members, span: self.span_from(lo) })
+        Ok(Class { contract, name, type_params, members, span: self.span_from(lo) })
     }
 
     fn parse_type_params(&mut self) -> PResult<Vec<Ident>> {

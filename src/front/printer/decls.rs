@@ -148,6 +148,7 @@ impl Printer {
     }
 
     fn class(&self, out: &mut String, c: &Class) {
+        self.clauses(out, &c.contract, "");
         out.push_str("class ");
         out.push_str(&self.ident(&c.name));
         self.type_params(out, &c.type_params);

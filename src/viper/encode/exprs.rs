@@ -531,7 +531,7 @@ impl Encoder<'_> {
     fn builtin(&mut self, b: Builtin, args: &[Expr], code: bool, span: Span) -> R<Exp> {
         let sp = Some(span);
         match (b, args) {
-            (Builtin::Held | Builtin::Idle | Builtin::Running, _) => {
+            (Builtin::Held | Builtin::Committed | Builtin::Idle | Builtin::Running, _) => {
                 self.token_builtin(b.name(), args, span)
             }
             (Builtin::Perm, [l, p]) => {

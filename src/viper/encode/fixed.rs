@@ -34,8 +34,12 @@ impl Encoder<'_> {
             .map(|p| p.name.name.clone())
             .filter(|n| !assigned.contains(n))
             .collect();
-        let fixed: HashSet<String> =
+        let mut fixed: HashSet<String> =
             names.iter().filter_map(|n| self.lookup(n).map(|l| l.viper.clone())).collect();
+        // The receiver is never assigned: `committed(this)`, `this != null` hold throughout.
+        if !m.has_modifier(ast::Modifier::Static) && !m.kind.is_ctor() {
+            fixed.insert("this".into());
+        }
         let facts = pres
             .iter()
             .filter(|c| c.origin.role == Role::Pre && order::heap_free(&c.exp))

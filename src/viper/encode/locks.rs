@@ -15,6 +15,14 @@
 //!   methods generated next to `run` (`C_fork`, `C_join`), so that a class may be forked before
 //!   its declaration is encoded.
 //!
+//! * VerCors 2 states the invariant as a class contract (`lock_invariant R; class C { … }`)
+//!   and shares the lock explicitly: `commit e;` exhales `R[this := e]` and makes
+//!   `committed(e)` true, which `lock e` needs. Constructors establish nothing of their own
+//!   accord, and a class contract needs no constructor. `committed(e)` is knowledge, not a
+//!   resource: once committed, an object stays committed, so it is a heap-independent Viper
+//!   function (`vct_committed`, no body), assumed at `commit` and asserted at `lock`; a thread
+//!   of a `par` block knows it like the other heap-free facts of its method's precondition.
+//!
 //! The tokens are abstract Viper predicates. Predicate permissions are not bounded by 1 in
 //! Viper, which is why every token is exhaled (never only asserted) where it is consumed: a
 //! second `fork` of the same object finds no `idle` left.
@@ -31,11 +39,22 @@ use std::collections::HashMap;
 pub(crate) const TOKENS: [(&str, &str); 3] =
     [("held", "vct_held"), ("idle", "vct_idle"), ("running", "vct_running")];
 
+/// The Viper function that stands for VerCors 2's `committed(e)`.
+pub(super) const COMMITTED: &str = "vct_committed";
+
 impl Encoder<'_> {
     /// Record a class's lock invariant and thread method, and declare the implicit default
     /// constructor where one is needed (see the module doc).
     pub(super) fn collect_sync(&mut self, c: &ast::Class) {
         let class = c.name.name.clone();
+        let contract = c.contract_lock_invariant();
+        if let Some(first) = contract.first() {
+            let inv = contract[1..]
+                .iter()
+                .fold((*first).clone(), |acc, e| Expr::bin(ast::BinOp::Star, acc, (*e).clone()));
+            self.lock_invs.insert(class.clone(), inv);
+            self.committed_locks.insert(class.clone());
+        }
         let mut has_ctor = false;
         for m in &c.members {
             let ast::Member::Method(m) = m else { continue };
@@ -104,6 +123,35 @@ impl Encoder<'_> {
         )
     }
 
+    /// `vct_committed(recv)` (the function declared on first use).
+    fn committed(&mut self, recv: Exp, span: Option<Span>) -> Exp {
+        if !self.out.functions.iter().any(|f| f.name == COMMITTED) {
+            self.out.functions.push(Function {
+                name: COMMITTED.into(),
+                params: vec![("r".into(), Ty::Ref)],
+                ret: Ty::Bool,
+                pres: vec![],
+                posts: vec![],
+                body: None,
+                span: None,
+            });
+        }
+        Exp::new(ExpKind::App(COMMITTED.into(), vec![recv]), span)
+    }
+
+    /// The class of `e` when its lock is a VerCors 2 class contract's (`what` names the use).
+    fn committed_class(&mut self, e: &Expr, what: &str) -> R<String> {
+        let c = self.object_class(e, what)?;
+        if !self.committed_locks.contains(&c) {
+            self.bad(
+                format!("{what} needs an object whose class states `lock_invariant` before `class`, and `{c}` does not"),
+                e.span,
+            );
+            return Err(());
+        }
+        Ok(c)
+    }
+
     /// The class of an object expression, for the lock and thread statements.
     fn object_class(&mut self, e: &Expr, what: &str) -> R<String> {
         let c = match &e.kind {
@@ -128,6 +176,11 @@ impl Encoder<'_> {
             self.bad(format!("`{name}` takes one object"), span);
             return Err(());
         };
+        if name == "committed" {
+            self.committed_class(arg, "`committed`")?;
+            let x = self.spec(arg)?;
+            return Ok(self.committed(x, Some(span)));
+        }
         let c = self.object_class(arg, &format!("`{name}`"))?;
         if name != "held" && !self.runnable.contains(&c) {
             self.bad(
@@ -178,10 +231,14 @@ impl Encoder<'_> {
     /// front end: the operand is parsed here, at its place in the file).
     pub(super) fn sync_stmt(&mut self, op: &ast::Opaque, out: &mut Vec<Stmt>) -> R<bool> {
         let kw = op.keyword.as_str();
-        if !matches!(kw, "lock" | "unlock" | "wait" | "notify" | "fork" | "join") {
+        if !matches!(kw, "lock" | "unlock" | "wait" | "notify" | "fork" | "join" | "commit") {
             return Ok(false);
         }
         let e = self.opaque_operand(op)?;
+        if kw == "commit" {
+            self.commit(&e, op.span, out)?;
+            return Ok(true);
+        }
         // Before its constructor ends, an object's lock invariant is not established: taking
         // the lock there would inhale the invariant on top of the fields it protects.
         if self.method_name == "constructor" && matches!(e.kind, ExprKind::This) {
@@ -208,6 +265,11 @@ impl Encoder<'_> {
         // inhaling the invariant of `null` (`acc(null.f)` is false) makes that code vacuous.
         match kw {
             "lock" => {
+                // A class contract's lock is taken only once it is committed.
+                if self.committed_locks.contains(&class) {
+                    let c = self.committed(obj.clone(), sp);
+                    out.push(Self::tok_stmt(StmtKind::Assert(c), "committed", op.span));
+                }
                 if let Some(inv) = self.lock_inv(&class, &obj)? {
                     out.push(Stmt::new(StmtKind::Inhale(inv), Origin::new(Role::Code, sp)));
                 }
@@ -274,6 +336,31 @@ impl Encoder<'_> {
             }
         }
         Ok(true)
+    }
+
+    /// `commit e;`: the invariant of `e`'s class contract is established and given to the lock,
+    /// which may be taken from then on.
+    fn commit(&mut self, e: &Expr, span: Span, out: &mut Vec<Stmt>) -> R<()> {
+        let class = self.committed_class(e, "`commit`")?;
+        let x = self.code(e)?;
+        self.flush_pending(out);
+        let obj = match &x.kind {
+            ExpKind::Var(_) => x,
+            _ => {
+                let t = self.temp("obj", Ty::Ref);
+                out.push(Stmt::new(
+                    StmtKind::Assign(Exp::var(&t), x),
+                    Origin::new(Role::Code, Some(span)),
+                ));
+                Exp::var(t)
+            }
+        };
+        if let Some(inv) = self.lock_inv(&class, &obj)? {
+            self.push_lock_inv(inv, span, out);
+        }
+        let c = self.committed(obj, Some(span));
+        out.push(Stmt::new(StmtKind::Inhale(c), Origin::new(Role::Code, Some(span))));
+        Ok(())
     }
 
     /// `vct_thread_rd(t)`: the positive `read` amount a thread's `run` holds, fixed per thread
@@ -349,6 +436,10 @@ impl Encoder<'_> {
     /// Constructor epilogue: the object is shared, so its lock invariant must hold.
     pub(super) fn ctor_epilogue(&mut self, span: Span, out: &mut Vec<Stmt>) -> R<()> {
         let Some(c) = self.class.clone() else { return Ok(()) };
+        // A class contract's invariant is established by `commit`, not here.
+        if self.committed_locks.contains(&c) {
+            return Ok(());
+        }
         if let Some(inv) = self.lock_inv(&c, &Exp::var("this"))? {
             self.push_lock_inv(inv, span, out);
         }
@@ -364,8 +455,20 @@ impl Encoder<'_> {
         });
         let Some(c) = self.class.clone() else { return };
         if self.runnable.contains(&c) {
-            let t = self.token_acc("idle", Exp::var("this"), None);
-            posts.push(Contract { exp: t, origin: Origin::new(Role::Post, Some(span)) });
+            // VerCors 2 users state `ensures idle(this);` themselves: the token is given once.
+            let idle = self.token("idle");
+            let stated = posts.iter().any(|p| {
+                let mut found = false;
+                p.exp.visit(&mut |e| {
+                    found |= matches!(&e.kind, ExpKind::App(f, xs) if *f == idle
+                        && matches!(xs.as_slice(), [x] if matches!(&x.kind, ExpKind::Var(v) if v == "this")));
+                });
+                found
+            });
+            if !stated {
+                let t = self.token_acc("idle", Exp::var("this"), None);
+                posts.push(Contract { exp: t, origin: Origin::new(Role::Post, Some(span)) });
+            }
         }
     }
 

@@ -173,6 +173,9 @@ pub(crate) struct Encoder<'a> {
     pub read_var: Option<String>,
     /// Classes' `lock_invariant` bodies (`locks.rs`).
     pub lock_invs: HashMap<String, Expr>,
+    /// Classes whose lock invariant is a VerCors 2 class contract: shared by `commit`, not at
+    /// the end of every constructor (`locks.rs`).
+    pub committed_locks: HashSet<String>,
     /// Thread classes: those with a `void run()` method.
     pub runnable: HashSet<String>,
     /// Classes that get an implicit default constructor, with the span of their name.
@@ -284,6 +287,7 @@ impl<'a> Encoder<'a> {
             fence: 0,
             in_barrier_body: false,
             lock_invs: HashMap::new(),
+            committed_locks: HashSet::new(),
             runnable: HashSet::new(),
             default_ctors: Vec::new(),
             adts: HashMap::new(),
@@ -1186,10 +1190,12 @@ pub fn encode_program(
     let prog = generated.as_ref().unwrap_or(prog);
     // Resolution and types first: an ill-typed program is the user's error (exit 2), and
     // encoding it would hand Silicon an ill-typed Viper program (our error).
-    let ds = crate::analyze::typeck::check(prog);
+    let (ds, core) = crate::analyze::typeck::check_members(prog);
     if ds.iter().any(|d| d.is_error()) {
         return Err(ds);
     }
+    // The value types' built-in members (`xs.head`, `m.keys`) in their core form.
+    let prog = core.as_ref().unwrap_or(prog);
     let no_sat = opts.no_sat;
     let mut enc = Encoder::new(src, opts);
     enc.program(prog);

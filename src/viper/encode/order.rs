@@ -31,7 +31,7 @@ pub(super) fn heap_free(e: &Exp) -> bool {
             | ExpKind::Old(..)
             | ExpKind::Wildcard
             | ExpKind::Unfolding(..) => false,
-            ExpKind::App(f, _) => f == "alen" || f == "anull",
+            ExpKind::App(f, _) => f == "alen" || f == "anull" || f == super::locks::COMMITTED,
             _ => true,
         }
     });
