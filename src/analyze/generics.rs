@@ -98,69 +98,84 @@ pub fn monomorphise(prog: &Program) -> Result<Option<Program>, Vec<Problem>> {
         m.rename_block(&mut b, None, &HashMap::new());
         b
     });
-    // Instantiate until nothing new is asked for.
+    // Instantiate until nothing new is asked for. Generic code that the program never
+    // instantiates is verified once for abstract types (a Viper domain per type parameter, of
+    // which nothing is known): what holds for an arbitrary type holds for every instance, as
+    // VerCors verifies generic code itself. Nothing generic is dropped unchecked.
     let mut extra_members: HashMap<String, Vec<Member>> = HashMap::new();
-    while let Some(job) = m.queue.pop() {
-        if m.done.len() > MAX_INSTANCES {
-            m.problems.push((
-                "generic instantiations that keep growing (polymorphic recursion)".into(),
-                job.span,
-            ));
-            break;
-        }
-        match job.kind {
-            JobKind::Class => {
-                let Some(generic) = m.classes.get(&job.name).cloned() else { continue };
-                let subst = bind(&generic.type_params, &job.args);
-                let mut c = generic;
-                c.name.name = job.mangled.clone();
-                c.type_params.clear();
-                for mem in &mut c.members {
-                    if let Member::Method(md) = mem {
-                        if md.kind == MethodKind::CtorV1 {
-                            md.name.name = job.mangled.clone();
+    let mut abstract_types: Vec<String> = Vec::new();
+    loop {
+        while let Some(job) = m.queue.pop() {
+            if m.done.len() > MAX_INSTANCES {
+                m.problems.push((
+                    "generic instantiations that keep growing (polymorphic recursion)".into(),
+                    job.span,
+                ));
+                break;
+            }
+            match job.kind {
+                JobKind::Class => {
+                    m.used_types.insert(job.name.clone());
+                    let Some(generic) = m.classes.get(&job.name).cloned() else { continue };
+                    let subst = bind(&generic.type_params, &job.args);
+                    let mut c = generic;
+                    c.name.name = job.mangled.clone();
+                    c.type_params.clear();
+                    for mem in &mut c.members {
+                        if let Member::Method(md) = mem {
+                            if md.kind == MethodKind::CtorV1 {
+                                md.name.name = job.mangled.clone();
+                            }
                         }
                     }
-                }
-                // Generic methods of the instance are instantiated on demand, like any other.
-                let (generic_methods, rest): (Vec<_>, Vec<_>) = c.members.into_iter().partition(
-                    |mem| matches!(mem, Member::Method(md) if !md.type_params.is_empty()),
-                );
-                c.members = rest;
-                for gm in generic_methods {
-                    if let Member::Method(mut md) = gm {
-                        m.subst_method_types(&mut md, &subst);
-                        m.methods.insert((Some(job.mangled.clone()), md.name.name.clone()), md);
+                    // Generic methods of the instance are instantiated on demand, like any other.
+                    let (generic_methods, rest): (Vec<_>, Vec<_>) = c.members.into_iter().partition(
+                        |mem| matches!(mem, Member::Method(md) if !md.type_params.is_empty()),
+                    );
+                    c.members = rest;
+                    for gm in generic_methods {
+                        if let Member::Method(mut md) = gm {
+                            m.subst_method_types(&mut md, &subst);
+                            m.methods.insert((Some(job.mangled.clone()), md.name.name.clone()), md);
+                        }
                     }
+                    m.rename_class(&mut c, &subst);
+                    items.push(Item::Class(c));
                 }
-                m.rename_class(&mut c, &subst);
-                items.push(Item::Class(c));
-            }
-            JobKind::Adt => {
-                let Some(generic) = m.adts.get(&job.name).cloned() else { continue };
-                let subst = bind(&generic.type_params, &job.args);
-                let mut a = generic;
-                a.name.name = job.mangled.clone();
-                a.type_params.clear();
-                m.rename_adt(&mut a, &subst);
-                items.push(Item::Adt(a));
-            }
-            JobKind::Method(owner) => {
-                let Some(generic) = m.methods.get(&(owner.clone(), job.name.clone())).cloned()
-                else {
-                    continue;
-                };
-                let subst = bind(&generic.type_params, &job.args);
-                let mut md = generic;
-                md.name.name = job.mangled.clone();
-                md.type_params.clear();
-                m.rename_method(&mut md, owner.as_deref(), &subst);
-                match owner {
-                    None => items.push(Item::Method(md)),
-                    Some(c) => extra_members.entry(c).or_default().push(Member::Method(md)),
+                JobKind::Adt => {
+                    m.used_types.insert(job.name.clone());
+                    let Some(generic) = m.adts.get(&job.name).cloned() else { continue };
+                    let subst = bind(&generic.type_params, &job.args);
+                    let mut a = generic;
+                    a.name.name = job.mangled.clone();
+                    a.type_params.clear();
+                    m.rename_adt(&mut a, &subst);
+                    items.push(Item::Adt(a));
+                }
+                JobKind::Method(owner) => {
+                    m.used_methods.insert((owner.clone(), job.name.clone()));
+                    let Some(generic) = m.methods.get(&(owner.clone(), job.name.clone())).cloned()
+                    else {
+                        continue;
+                    };
+                    let subst = bind(&generic.type_params, &job.args);
+                    let mut md = generic;
+                    md.name.name = job.mangled.clone();
+                    md.type_params.clear();
+                    m.rename_method(&mut md, owner.as_deref(), &subst);
+                    match owner {
+                        None => items.push(Item::Method(md)),
+                        Some(c) => extra_members.entry(c).or_default().push(Member::Method(md)),
+                    }
                 }
             }
         }
+        if !m.problems.is_empty() || !m.queue_unused(&mut abstract_types) {
+            break;
+        }
+    }
+    for t in &abstract_types {
+        items.push(Item::Adt(abstract_adt(t)));
     }
     for item in &mut items {
         if let Item::Class(c) = item {
@@ -169,12 +184,12 @@ pub fn monomorphise(prog: &Program) -> Result<Option<Program>, Vec<Problem>> {
             }
         }
     }
-    // A generic body is checked through its instances only: one that has none would be
-    // dropped unverified, so it is reported instead.
+    // A generic body is checked through its instances only: one that has none (possible only
+    // when instantiation stopped at a problem) is reported, never dropped unverified.
     let mut unused: Vec<Problem> = Vec::new();
     let generic_types = m.classes.values().map(|c| ("class", &c.name));
     for (what, name) in generic_types.chain(m.adts.values().map(|a| ("adt", &a.name))) {
-        if !m.done.iter().any(|d| d.starts_with(&format!("{}__", name.name))) {
+        if !m.used_types.contains(&name.name) {
             unused.push((
                 format!(
                     "the generic {what} `{}` with no instance (`{}<int>`, …) in the program",
@@ -184,9 +199,9 @@ pub fn monomorphise(prog: &Program) -> Result<Option<Program>, Vec<Problem>> {
             ));
         }
     }
-    for ((owner, name), md) in &m.methods {
-        let is_instance_owner = owner.as_ref().is_some_and(|o| o.contains("__"));
-        if !is_instance_owner && !m.done.iter().any(|d| d.starts_with(&format!("{name}__"))) {
+    for (key, md) in &m.methods {
+        if !m.used_methods.contains(key) {
+            let name = &key.1;
             unused.push((
                 format!("the generic method `{name}` with no call `{name}<…>(…)` in the program"),
                 md.name.span,
@@ -228,6 +243,9 @@ struct Mono {
     methods: HashMap<(Option<String>, String), Method>,
     /// Mangled names already queued.
     done: HashSet<String>,
+    /// Generic classes and ADTs, and generic methods (by owner), with an instance.
+    used_types: HashSet<String>,
+    used_methods: HashSet<(Option<String>, String)>,
     queue: Vec<Job>,
     problems: Vec<Problem>,
 }
@@ -274,10 +292,81 @@ fn instance_name(base: &str, args: &[Type]) -> String {
     s
 }
 
+/// The name of the abstract type that stands for type parameter `p` in generic code the
+/// program never instantiates (`__` keeps it apart from the program's names, like instances').
+fn abstract_name(p: &str) -> String {
+    format!("{p}__abstract")
+}
+
+/// The Viper domain of an abstract type: no function, no axiom.
+fn abstract_adt(name: &str) -> Adt {
+    Adt {
+        name: Ident::synth(name),
+        type_params: Vec::new(),
+        functions: Vec::new(),
+        axioms: Vec::new(),
+        is_enum: false,
+        text: format!("adt {name} {{}}"),
+        span: Span::DUMMY,
+    }
+}
+
 impl Mono {
+    /// Queue an instance over abstract types of every generic class, ADT and method that has
+    /// none (`types` collects the abstract types used); whether anything was queued.
+    fn queue_unused(&mut self, types: &mut Vec<String>) -> bool {
+        let mut args_of = |params: &[Ident]| -> Vec<Type> {
+            params
+                .iter()
+                .map(|p| {
+                    let n = abstract_name(&p.name);
+                    if !types.contains(&n) {
+                        types.push(n.clone());
+                    }
+                    Type::new(TypeKind::Class(Ident::synth(n), Vec::new()))
+                })
+                .collect()
+        };
+        let mut jobs = Vec::new();
+        let mut names: Vec<&String> = self.classes.keys().collect();
+        names.sort();
+        for n in names.into_iter().filter(|n| !self.used_types.contains(*n)) {
+            let c = &self.classes[n];
+            jobs.push((JobKind::Class, n.clone(), args_of(&c.type_params), c.name.span));
+        }
+        let mut names: Vec<&String> = self.adts.keys().collect();
+        names.sort();
+        for n in names.into_iter().filter(|n| !self.used_types.contains(*n)) {
+            let a = &self.adts[n];
+            jobs.push((JobKind::Adt, n.clone(), args_of(&a.type_params), a.name.span));
+        }
+        let mut keys: Vec<&(Option<String>, String)> = self.methods.keys().collect();
+        keys.sort();
+        for k in keys.into_iter().filter(|k| !self.used_methods.contains(*k)) {
+            let md = &self.methods[k];
+            let args = args_of(&md.type_params);
+            jobs.push((JobKind::Method(k.0.clone()), k.1.clone(), args, md.name.span));
+        }
+        let queued = !jobs.is_empty();
+        for (kind, name, args, span) in jobs {
+            // Marked now, so that an instance that is already queued is not asked for again.
+            match &kind {
+                JobKind::Method(owner) => self.used_methods.insert((owner.clone(), name.clone())),
+                _ => self.used_types.insert(name.clone()),
+            };
+            self.queue(kind, &name, args, span);
+        }
+        queued
+    }
+
     fn queue(&mut self, kind: JobKind, name: &str, args: Vec<Type>, span: Span) -> String {
         let mangled = instance_name(name, &args);
-        if self.done.insert(mangled.clone()) {
+        // Methods of two classes may share a name: an instance is one per owner.
+        let key = match &kind {
+            JobKind::Method(Some(owner)) => format!("{owner}.{mangled}"),
+            _ => mangled.clone(),
+        };
+        if self.done.insert(key) {
             self.queue.push(Job {
                 kind,
                 name: name.to_string(),

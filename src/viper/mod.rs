@@ -265,7 +265,8 @@ fn verify_source_inner(
         }
     }
     let (gen_perms, note) = generation(&parsed.program, opts.gen_perms);
-    let enc_opts = EncodeOptions { no_sat: opts.no_sat, gen_perms, ..EncodeOptions::default() };
+    let v2 = parsed.dialect == crate::front::Dialect::V2;
+    let enc_opts = EncodeOptions { no_sat: opts.no_sat, gen_perms, v2, ..EncodeOptions::default() };
     let enc = match encode_with(&parsed.program, src, enc_opts) {
         Ok(e) => e,
         Err(mut ds) => {
@@ -522,7 +523,8 @@ fn verify_batch_inner(
         }
         let (gen_perms, note) = generation(&parsed.program, opts.gen_perms);
         notes[i] = note;
-        let opts = EncodeOptions { prefix: format!("u{i}_"), no_sat: opts.no_sat, gen_perms };
+        let v2 = parsed.dialect == crate::front::Dialect::V2;
+        let opts = EncodeOptions { prefix: format!("u{i}_"), no_sat: opts.no_sat, gen_perms, v2 };
         match encode::encode_program(&parsed.program, src, opts) {
             Ok(p) => {
                 units.push(p);

@@ -1065,7 +1065,11 @@ impl Encoder<'_> {
                 )),
                 _ if kind == QuantKind::ForallStar || b.has_acc() => {
                     let q = quant::quantify(self, vars, guards, b);
-                    super::inject::assume_injective(self, q)
+                    if !self.v2 {
+                        super::inject::assume_injective(self, q)
+                    } else {
+                        q
+                    }
                 }
                 _ => quant::quantify(self, vars, guards, b),
             })

@@ -2,9 +2,12 @@
 //! sequence (`\forall* int i; …; Perm(xs[i].f, p)`, `idle(ts[i])`).
 //!
 //! Silicon checks that such a receiver is injective wherever the assertion is inhaled, also
-//! where the program has no way to prove it (a method's own precondition). VerCors verifies
+//! where the program has no way to prove it (a method's own precondition). VerCors 1.4 verifies
 //! these programs: injectivity is assumed where the permission is received and checked where it
 //! is given away, as Silicon's `--assumeInjectivityOnInhale` does (our Silicon predates it).
+//! VerCors 2 checks it where it is received too (its `seq-item-access.pvl` expects the failure,
+//! and its `array-item-access.pvl` states injectivity to verify): for a VerCors 2 program the
+//! rewrite is left out (`Encoder::v2`).
 //! The encoding states it: `inj ? QP : false`, where `inj` says that distinct values of the
 //! variables denote distinct receivers. Inhaled, the `false` branch is infeasible, so `inj` is
 //! assumed; exhaled, the `false` branch fails, so `inj` must hold, which is what Silicon checks

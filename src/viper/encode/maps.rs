@@ -14,9 +14,9 @@
 //! |                                      | with a literal `b`: `!(k in domain(a))` per key    |
 //! | `equalsMap(a, b)`, `a == b`          | `a == b` (Viper's map equality is extensional)     |
 //!
-//! VerCors' lookup is total (a key outside the domain gives an unspecified value), Viper's `m[k]`
-//! requires `k in domain(m)`. Lookups therefore go through the generic domain function
-//! `vct_map_get`, which agrees with `m[k]` on the domain and is unconstrained elsewhere. Viper has
+//! VerCors 1's lookup is total (a key outside the domain gives an unspecified value), Viper's
+//! `m[k]` requires `k in domain(m)`, as VerCors 2's does (a VerCors 2 program gets Viper's
+//! lookup). VerCors 1 lookups therefore go through the generic domain function `vct_map_get`, which agrees with `m[k]` on the domain and is unconstrained elsewhere. Viper has
 //! no removal: `vct_map_remove(m, k)` has the domain `domain(m) setminus Set(k)` and agrees
 //! with `m` on it, which determines it up to (extensional) map equality. Both live in the domain
 //! `VctMap`, declared on first use (with the batch name prefix, so that several programs can
@@ -134,6 +134,10 @@ impl Encoder<'_> {
     pub(super) fn map_get(&mut self, m: Exp, k: &Expr, mt: &Type, code: bool) -> R<ExpKind> {
         let kt = map_types(mt).map(|(k, _)| k);
         let kx = self.expr_to(k, kt.as_ref(), code)?;
+        // VerCors 2 checks that the key is in the map (its `mapKey` error): Viper's lookup.
+        if self.v2 {
+            return Ok(ExpKind::SeqIndex(Box::new(m), Box::new(kx)));
+        }
         Ok(ExpKind::App(self.map_fn("vct_map_get"), vec![m, kx]))
     }
 

@@ -42,6 +42,10 @@ pub struct EncodeOptions {
     /// Generate permissions for a permission-free sequential program
     /// ([`crate::analyze::genperms`]).
     pub gen_perms: crate::analyze::genperms::GenPerms,
+    /// A VerCors 2 program (`inject.rs`: injectivity of quantified permissions is then checked
+    /// where they are received too). A program that uses VerCors 2's built-in members or
+    /// generics is one whatever this says.
+    pub v2: bool,
 }
 
 /// `0 < v <= 1` (`strict`, a `frac`) or `0 <= v <= 1` (a `zfrac`) for the permission variable `v`.
@@ -171,6 +175,10 @@ pub(crate) struct Encoder<'a> {
     pub expanding: Vec<String>,
     /// While encoding a method contract: the permission parameter that stands for `read`.
     pub read_var: Option<String>,
+    /// A VerCors 2 program, read by VerCors 2's rules where the two generations differ: the
+    /// injectivity of a quantified permission is checked where it is received too
+    /// (`inject.rs`), and a map lookup outside the map's keys is an error (`maps.rs`).
+    pub v2: bool,
     /// Classes' `lock_invariant` bodies (`locks.rs`).
     pub lock_invs: HashMap<String, Expr>,
     /// Classes whose lock invariant is a VerCors 2 class contract: shared by `commit`, not at
@@ -286,6 +294,7 @@ impl<'a> Encoder<'a> {
             ret_label: None,
             fence: 0,
             in_barrier_body: false,
+            v2: false,
             lock_invs: HashMap::new(),
             committed_locks: HashSet::new(),
             runnable: HashSet::new(),
@@ -1197,7 +1206,9 @@ pub fn encode_program(
     // The value types' built-in members (`xs.head`, `m.keys`) in their core form.
     let prog = core.as_ref().unwrap_or(prog);
     let no_sat = opts.no_sat;
+    let v2 = opts.v2 || core.is_some();
     let mut enc = Encoder::new(src, opts);
+    enc.v2 = v2;
     enc.program(prog);
     if enc.diags.iter().any(|d| d.is_error()) {
         return Err(enc.diags);

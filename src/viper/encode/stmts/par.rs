@@ -18,6 +18,14 @@ pub(super) fn replace_old(e: Exp, label: &str) -> Exp {
     })
 }
 
+/// `e` with `old(x)` (unlabelled) read as `x`: in the state the old expressions refer to.
+fn strip_old(e: Exp) -> Exp {
+    e.map(&mut |n| match n.kind {
+        ExpKind::Old(None, x) => Exp { kind: x.kind, span: n.span },
+        k => Exp { kind: k, span: n.span },
+    })
+}
+
 /// Multiply every accessibility predicate's amount by `n` (all threads together).
 fn scale(e: Exp, n: &Exp) -> Exp {
     e.map(&mut |x| match x.kind {
@@ -271,7 +279,14 @@ impl Encoder<'_> {
                 .chain(&self.fixed_facts)
                 .cloned()
                 .collect();
-            let arm_pre = self.contract_conjs(&arm.contract, true)?;
+            // `\old` in a thread's contract is the state where the block starts (its
+            // postconditions say so with the block's label): in a precondition, evaluated
+            // there, it is the current state.
+            let arm_pre: Vec<Conj> = self
+                .contract_conjs(&arm.contract, true)?
+                .into_iter()
+                .map(|c| Conj { exp: strip_old(c.exp), ..c })
+                .collect();
             let arm_post = self.contract_conjs(&arm.contract, false)?;
             for c in &arm.contract {
                 if c.kind == ClauseKind::ContextEverywhere {
