@@ -7,9 +7,11 @@
 //! Covered: generic classes and methods (monomorphised), `run` blocks of thread classes,
 //! `parallel`/`sequential` regions, call-site `given {…}` / `yields {…}`, range binders and
 //! numbered triggers, `[e, …]` and `[t: T]` literals, `\let`, members named like the Viper
-//! prelude's parameters, ADTs (Viper domains; the interpreter refuses them); refused by name: a
-//! generic `adt`, `model`, `prover_type`, tuples, `either`, generic code with no instance or
-//! called without type arguments; a class the program does not declare is bad input.
+//! prelude's parameters, ADTs (Viper domains; the interpreter refuses them), generic code with
+//! no instance (verified over abstract types), the value types' built-in members (`xs.head`,
+//! `m.keys`), class contracts with `commit`/`committed`, `decreases;`, `\old` in par contracts;
+//! refused by name: `model`, `prover_type`, tuples, `either`, generic code called without type
+//! arguments; a class the program does not declare is bad input.
 
 mod common;
 

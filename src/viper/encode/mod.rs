@@ -818,10 +818,16 @@ impl<'a> Encoder<'a> {
     /// A `decreases` clause as the components of a Viper termination measure (checked by
     /// Silicon's termination plugin; a tuple is ordered lexicographically, as in VerCors).
     /// `decreases assume;` asks to assume termination: no measure, nothing checked, as asked.
-    /// `decreases;` without a measure is refused rather than dropped.
+    /// `decreases;` without a measure (VerCors 2) says the member terminates without
+    /// recursing: the constant measure `0`, which any (mutually) recursive call fails to
+    /// decrease, while calls of other members need nothing.
     pub(super) fn measure(&mut self, c: &ast::Clause) -> R<Vec<Contract>> {
         match &c.body {
             ast::ClauseBody::DecreasesAssume => Ok(Vec::new()),
+            ast::ClauseBody::List(es) if es.is_empty() => Ok(vec![Contract {
+                exp: Exp::int(0),
+                origin: Origin::new(Role::Decreases, Some(c.span)).with_clause(c.span),
+            }]),
             ast::ClauseBody::List(es) if !es.is_empty() => es
                 .iter()
                 .map(|e| {
@@ -832,7 +838,7 @@ impl<'a> Encoder<'a> {
                 })
                 .collect(),
             _ => {
-                self.unsupported("`decreases;` without a termination measure", c.span);
+                self.unsupported("this `decreases` clause", c.span);
                 Err(())
             }
         }
