@@ -65,6 +65,8 @@ fn fixtures_get_their_verdicts() {
         ("reject_dim3_block_too_small.cu", "Failed"),
         ("ok_grid_symbolic_block.cu", "Verified"),
         ("reject_grid_symbolic_block_remainder.cu", "Failed"),
+        ("ok_annotation_after_if.cu", "Verified"),
+        ("reject_annotation_after_if.cu", "Failed"),
     ];
     let paths: Vec<PathBuf> = cases.iter().map(|(f, _)| PathBuf::from(fixture(f))).collect();
     for ((f, want), (verdict, report)) in cases.iter().zip(verify(&paths)) {

@@ -277,6 +277,13 @@ impl<'a> Conv<'a> {
         let mut cursor = span.start();
         for item in items {
             let ispan = self.sp(item.span);
+            // lang-c's span of an `if` without `else` reaches over what follows it up to the
+            // next token (it looked for an `else`): an annotation there belongs to the next
+            // statement, so the item ends where its last branch does.
+            let ispan = match &item.node {
+                c::BlockItem::Statement(st) => Span::new(ispan.start(), self.stmt_end(st).max(ispan.start())),
+                _ => ispan,
+            };
             let frags = self.annotations_in(cursor, ispan.start());
             self.place(frags, &mut stmts, &mut pending);
             let mut body = Body { stmts: Vec::new() };
@@ -456,6 +463,17 @@ impl<'a> Conv<'a> {
         let ty = Type { kind: TypeKind::Array(elem.clone(), None), span: t.span };
         let var = Declarator { name, init: Some(call), span: self.sp(id.span) };
         out.stmts.push(Stmt { kind: StmtKind::Decl { ty, vars: vec![var] }, span });
+    }
+
+    /// Where statement `s` ends: its span's end, or for an `if`, its last branch's.
+    fn stmt_end(&self, s: &Node<c::Statement>) -> usize {
+        match &s.node {
+            c::Statement::If(i) => match &i.node.else_statement {
+                Some(e) => self.stmt_end(e),
+                None => self.stmt_end(&i.node.then_statement),
+            },
+            _ => self.sp(s.span).end(),
+        }
     }
 
     pub fn stmt(&mut self, s: &Node<c::Statement>, out: &mut Body) {

@@ -645,7 +645,10 @@ impl<'s> Parser<'s> {
                 return self.finish_builtin(lo, b, t.span);
             }
         }
-        if !self.is_ident_tok(t) {
+        // `in` is an operator between operands; where an operand starts it can only be a name
+        // (a C parameter `int *in`, as VerCors' own CUDA examples call one).
+        let c_name = s == "in" && t.kind == TokKind::Word;
+        if !self.is_ident_tok(t) && !c_name {
             let found = self.describe(t);
             let mut d = syntax_error(
                 format!("expected an expression, found {found}"),
