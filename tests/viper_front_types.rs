@@ -5,6 +5,8 @@
 //! verify). Runs Silicon (the
 //! backend `.ci/run` installs).
 //!
+//! * facts of two par blocks over the even and the odd cells, found from either array they
+//!   relate (`even_odd_*`, issue 54's regression);
 //! * `Perm(a[*], p)`: every element of `a`, also with `read` in a loop invariant and in a
 //!   called method's contract (`star_*`);
 //! * `vec (int j = lo .. hi) { … }`: lock-step lanes, reads before writes (`vec_*`);

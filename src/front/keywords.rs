@@ -76,6 +76,7 @@ pub const SPEC_WORDS: &[&str] = &[
 /// Statement words kept opaque (pvl.md §7).
 pub const OPAQUE_STMT_WORDS: &[&str] = &[
     "commit",
+    "extract",
     "lock",
     "unlock",
     "wait",

@@ -170,6 +170,15 @@ pub fn lex(src: &str) -> Lexed {
             space = true;
             continue;
         }
+        // VerCors' test markers `[/expect code]` and `[/end]` are trivia for its lexer too,
+        // also outside comments.
+        if b == b'[' && bytes.get(i + 1) == Some(&b'/') {
+            if let Some(n) = expect_marker(&src[i..]) {
+                i += n;
+                space = true;
+                continue;
+            }
+        }
         if b == b'#' {
             // v1 "embedded LaTeX" comment: `#…#` on one line.
             let line_end = src[i + 1..].find('\n').map_or(bytes.len(), |e| i + 1 + e);
@@ -351,5 +360,27 @@ mod tests {
     fn comments_are_trivia() {
         assert_eq!(texts("a /* x */ + 1 // y\n#tex# b"), vec!["a", "+", "1", "b"]);
         assert_eq!(lex("/* open").errors.len(), 1);
+    }
+}
+
+/// The length of a VerCors test marker at the start of `s`: `[/expect name]` (letters and
+/// `:`) or `[/end]`.
+fn expect_marker(s: &str) -> Option<usize> {
+    if s.starts_with("[/end]") {
+        return Some(6);
+    }
+    let rest = s.strip_prefix("[/expect ")?;
+    let n = rest.bytes().take_while(|c| c.is_ascii_alphabetic() || *c == b':').count();
+    (n > 0 && rest.as_bytes().get(n) == Some(&b']')).then_some("[/expect ".len() + n + 1)
+}
+
+#[cfg(test)]
+mod marker_tests {
+    #[test]
+    fn vercors_test_markers_are_trivia() {
+        assert_eq!(super::expect_marker("[/expect assertFailed:false] x"), Some(28));
+        assert_eq!(super::expect_marker("[/end] x"), Some(6));
+        assert_eq!(super::expect_marker("[/expect ] x"), None);
+        assert_eq!(super::expect_marker("[/x]"), None);
     }
 }

@@ -251,6 +251,9 @@ impl<'s> Parser<'s> {
     /// Opaque statement: up to the `;` that ends it, or through a balanced block.
     fn parse_opaque_stmt(&mut self, lo: usize) -> Stmt {
         let kw = self.text().to_string();
+        // `extract frame requires …; ensures …; { … }`: its clauses end in `;`, the statement
+        // with its block.
+        let framed = matches!(kw.as_str(), "extract" | "frame");
         let mut depth = 0i32;
         while !self.at_eof() {
             if self.is_punct("(") || self.is_punct("[") || self.is_punct("{") || self.is_punct("{*")
@@ -267,7 +270,7 @@ impl<'s> Parser<'s> {
                     self.bump();
                     break;
                 }
-            } else if self.is_punct(";") && depth <= 0 {
+            } else if self.is_punct(";") && depth <= 0 && !framed {
                 self.bump();
                 break;
             }

@@ -977,7 +977,31 @@ fn trigger_term_ok(e: &Exp) -> bool {
 fn forall(vars: Vec<String>, trig: Vec<Vec<Exp>>, body: Exp) -> Exp {
     // A trigger set with an invalid term is dropped (Silicon then chooses its own): triggers
     // only guide instantiation, so this costs completeness at worst, never soundness.
-    let trig = trig.into_iter().filter(|ts| ts.iter().all(trigger_term_ok)).collect();
+    let mut trig: Vec<Vec<Exp>> =
+        trig.into_iter().filter(|ts| ts.iter().all(trigger_term_ok)).collect();
+    // A pure fact about several arrays' cells at the variable (`a[j] == b[j]`) is found from
+    // any of them: one trigger per cell term, so that a query about `b[j]` instantiates it as
+    // well as one about `a[j]` (with only the first, a par block's `ensures a[2t+1] ==
+    // b[2t+1]` told nothing about `b`).
+    if !trig.is_empty() && !body.has_acc() {
+        if let [v] = vars.as_slice() {
+            let mut extra: Vec<Exp> = Vec::new();
+            body.visit(&mut |n| {
+                if let ExpKind::App(f, args) = &n.kind {
+                    let at_v = matches!(args.as_slice(), [_, i] if matches!(&i.kind, ExpKind::Var(x) if x == v));
+                    if f == "aloc"
+                        && at_v
+                        && trigger_term_ok(n)
+                        && !trig.iter().any(|ts| ts.len() == 1 && ts[0] == *n)
+                        && !extra.contains(n)
+                    {
+                        extra.push(n.clone());
+                    }
+                }
+            });
+            trig.extend(extra.into_iter().map(|t| vec![t]));
+        }
+    }
     Exp::synth(ExpKind::Forall(
         vars.into_iter().map(|v| (v, Ty::Int)).collect(),
         trig,
