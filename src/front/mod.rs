@@ -4,6 +4,7 @@ pub mod ast;
 pub mod ast_comp;
 pub mod cuda;
 pub mod dialect;
+pub mod iteration;
 pub mod keywords;
 pub mod lexer;
 pub mod lint;

@@ -368,10 +368,32 @@ impl<'s> Parser<'s> {
         let update = self.comma_list_unless(")", Self::parse_simple)?;
         self.expect_punct(")")?;
         let body = Box::new(self.parse_stmt()?);
-        Ok(Stmt {
-            kind: StmtKind::For(Loop { prefix, init, cond, update, body, keyword: kw.span }),
-            span: self.span_from(lo),
-        })
+        let span = self.span_from(lo);
+        // VerCors 2's iteration contract (`context Perm(a[i], write); for (…)`): the loop is a
+        // parallel block (`front::iteration`). Where it cannot be one, the loop keeps the
+        // clauses, which the oracles then refuse by name.
+        let iteration = prefix
+            .clauses
+            .iter()
+            .any(|c| matches!(c.kind, ClauseKind::Requires | ClauseKind::Ensures | ClauseKind::Context));
+        let l = Loop {
+            prefix: if iteration { Prefix::default() } else { prefix.clone() },
+            init,
+            cond,
+            update,
+            body,
+            keyword: kw.span,
+        };
+        if iteration {
+            return Ok(match crate::front::iteration::parallel_loop(l, prefix.clone(), span) {
+                Ok(st) => st,
+                Err((mut l, _, _)) => {
+                    l.prefix = prefix;
+                    Stmt { kind: StmtKind::For(l), span }
+                }
+            });
+        }
+        Ok(Stmt { kind: StmtKind::For(l), span })
     }
 
     fn is_ranged_for(&self) -> bool {
