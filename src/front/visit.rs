@@ -215,14 +215,18 @@ pub fn map_expr(e: &mut Expr, f: &mut dyn FnMut(&mut Expr) -> bool) {
             go(a);
             b.iter_mut().chain(c.iter_mut()).for_each(|x| go(x));
         }
-        ExprKind::Call { recv, args, .. } => {
+        ExprKind::Call { recv, args, ghost, .. } => {
             if let Some(r) = recv {
                 go(r);
             }
+            args.iter_mut().for_each(&mut go);
+            map_ghost(ghost, f);
+        }
+        ExprKind::NewObject(_, args, ghost) => {
             args.iter_mut().for_each(go);
+            map_ghost(ghost, f);
         }
         ExprKind::Builtin(_, args)
-        | ExprKind::NewObject(_, args, _)
         | ExprKind::NewArray(_, args)
         | ExprKind::Tuple(args)
         | ExprKind::Collection { elems: args, .. } => args.iter_mut().for_each(go),
@@ -260,6 +264,14 @@ pub fn map_expr(e: &mut Expr, f: &mut dyn FnMut(&mut Expr) -> bool) {
             }
         }
         _ => {}
+    }
+}
+
+/// The ghost arguments of a call: `given { x = e }` values and `with`/`then` blocks.
+fn map_ghost(g: &mut GhostArgs, f: &mut dyn FnMut(&mut Expr) -> bool) {
+    g.given.iter_mut().for_each(|(_, e)| map_expr(e, f));
+    for b in [&mut g.with, &mut g.then].into_iter().flatten() {
+        b.stmts.iter_mut().for_each(|s| map_stmt(s, f));
     }
 }
 

@@ -128,7 +128,12 @@ impl Checker {
                 self.ty(v);
                 ts
             }
-            ExprKind::Call { recv, name, args, .. } => {
+            ExprKind::Call { recv, name, args, ghost, .. } => {
+                // Ghost argument values are expressions like the others (their built-in
+                // members are resolved here too).
+                for (_, g) in &ghost.given {
+                    self.ty(g);
+                }
                 let ts: Vec<(Ty, Span)> = args.iter().map(|a| (self.ty(a), a.span)).collect();
                 let Some(sig) = self.callee(recv.as_deref(), &name.name, name.span) else {
                     return match recv {
