@@ -312,7 +312,8 @@ impl<'a> Encoder<'a> {
                 "V-UNSUPPORTED",
                 format!("{what} is not supported by the Viper encoding yet"),
             )
-            .with_primary(span, "not supported by `alpine-rs verify`"),
+            .with_primary(span, "not supported by `alpine-rs verify`")
+            .with_help(UNSUPPORTED_HELP),
         );
     }
 
@@ -726,6 +727,14 @@ impl<'a> Encoder<'a> {
     }
 
     fn function(&mut self, m: &ast::Method, info: &Callable) -> R<()> {
+        // Ghost parameters of a function would be Viper function parameters that every call
+        // supplies from `given { … }`: not encoded yet, so refused before its body is read.
+        if let Some(c) = m.prefix.clauses.iter().find(|c| {
+            matches!(c.kind, ast::ClauseKind::Given | ast::ClauseKind::Yields)
+        }) {
+            self.unsupported("a `given`/`yields` parameter of a pure function", c.span);
+            return Err(());
+        }
         self.in_function = true;
         self.ret = Some(m.ret.clone());
         let params = self.params(m, info)?;
@@ -1182,6 +1191,10 @@ fn split_conj(x: Exp, span: Span, out: &mut Vec<(Exp, Span)>) {
     }
 }
 
+/// What a refusal of a construct tells the user.
+const UNSUPPORTED_HELP: &str = "alpine-rs does not encode this construct: express it with the ones it does (README, \
+     \"Commands\" and \"Locks and threads\"), or verify this program with VerCors itself";
+
 /// Encode a parsed program.
 pub fn encode_program(
     prog: &ast::Program,
@@ -1197,10 +1210,31 @@ pub fn encode_program(
                     format!("{what} is not supported by the Viper encoding yet"),
                 )
                 .with_primary(span, "not supported by `alpine-rs verify`")
+                .with_help(UNSUPPORTED_HELP)
             })
             .collect::<Vec<_>>()
     })?;
     let prog = mono.as_ref().unwrap_or(prog);
+    // A declaration kept as text (a `model`, a `prover_type`, a choreography) is refused by
+    // name, and alone: what uses it would only be reported as unknown names after it.
+    let opaque: Vec<Diagnostic> = prog
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            ast::Item::Opaque(o) => Some(
+                Diagnostic::error(
+                    "V-UNSUPPORTED",
+                    format!("`{}` is not supported by the Viper encoding yet", o.keyword),
+                )
+                .with_primary(o.span, "not supported by `alpine-rs verify`")
+                .with_help(UNSUPPORTED_HELP),
+            ),
+            _ => None,
+        })
+        .collect();
+    if !opaque.is_empty() {
+        return Err(opaque);
+    }
     let generated = crate::analyze::genperms::generate(prog, opts.gen_perms);
     let prog = generated.as_ref().unwrap_or(prog);
     // Resolution and types first: an ill-typed program is the user's error (exit 2), and
