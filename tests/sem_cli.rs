@@ -313,3 +313,17 @@ fn an_abstract_allocator_returns_an_array_of_the_bounded_length() {
     let text = v.to_string();
     assert!(!text.contains("R-ABSTRACT"), "{v:#}");
 }
+
+/// Issue 55: a vector add whose arrays' lengths the contract ties to `n`, counted at the size
+/// the user asks for. The default cap on generated lengths (4096) made `--set n=32768`
+/// unsatisfiable; semantics.md §12's figures: 12,288 sectors, no conflicts, 12 per 32 of n.
+#[test]
+fn cost_at_the_size_the_user_sets() {
+    let f = fixture("vadd_tied_lengths.pvl");
+    let (code, out, err) = alpine(&["run", &f, "--cost", "--set", "n=32768"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let total = out.lines().find(|l| l.trim_start().starts_with("total")).unwrap_or_default();
+    let cols: Vec<&str> = total.split_whitespace().collect();
+    assert_eq!(cols.get(1..3), Some(&["12288", "0"][..]), "{out}");
+    assert!(out.contains("12 per 32 of n"), "{out}");
+}
