@@ -23,7 +23,8 @@ pub enum Recv {
 }
 
 /// What a user is told when a member is not among these.
-pub const HELP: &str = "sequences have head, tail, size, isEmpty, nonEmpty, contains(x), slice(i, j), \
+pub const HELP: &str =
+    "sequences have head, tail, size, isEmpty, nonEmpty, contains(x), slice(i, j), \
      take(n), drop(n), update(i, v) and removeAt(i); sets and bags size, isEmpty, nonEmpty and \
      contains(x); maps keys, values, items, size, isEmpty, get(k), add(k, v), remove(k), \
      disjoint(m) and equals(m); options get and getOrElse(d)";
@@ -48,7 +49,11 @@ pub fn member(kind: Recv, recv: &Expr, name: &str, args: Option<&[Expr]>) -> Opt
         })
     };
     let slice = |lo: Option<&Expr>, hi: Option<&Expr>| {
-        Expr::synth(ExprKind::Slice(Box::new(o()), lo.cloned().map(Box::new), hi.cloned().map(Box::new)))
+        Expr::synth(ExprKind::Slice(
+            Box::new(o()),
+            lo.cloned().map(Box::new),
+            hi.cloned().map(Box::new),
+        ))
     };
     use Recv::*;
     Some(match (kind, name, args) {

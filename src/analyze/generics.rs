@@ -129,9 +129,10 @@ pub fn monomorphise(prog: &Program) -> Result<Option<Program>, Vec<Problem>> {
                         }
                     }
                     // Generic methods of the instance are instantiated on demand, like any other.
-                    let (generic_methods, rest): (Vec<_>, Vec<_>) = c.members.into_iter().partition(
-                        |mem| matches!(mem, Member::Method(md) if !md.type_params.is_empty()),
-                    );
+                    let (generic_methods, rest): (Vec<_>, Vec<_>) =
+                        c.members.into_iter().partition(
+                            |mem| matches!(mem, Member::Method(md) if !md.type_params.is_empty()),
+                        );
                     c.members = rest;
                     for gm in generic_methods {
                         if let Member::Method(mut md) = gm {

@@ -17,7 +17,8 @@ pub fn parallel_loop(
     mut prefix: Prefix,
     span: Span,
 ) -> Result<Stmt, (Loop, &'static str, Span)> {
-    let invariant = |c: &Clause| matches!(c.kind, ClauseKind::LoopInvariant | ClauseKind::Decreases);
+    let invariant =
+        |c: &Clause| matches!(c.kind, ClauseKind::LoopInvariant | ClauseKind::Decreases);
     if prefix.clauses.iter().all(invariant) {
         prefix.clauses.extend(std::mem::take(&mut l.prefix.clauses));
         prefix.annotations.extend(std::mem::take(&mut l.prefix.annotations));
@@ -30,7 +31,11 @@ pub fn parallel_loop(
     }
     let Some((iter, declared)) = counted(&l, span) else {
         let at = l.keyword;
-        return Err((l, "an iteration contract on a loop other than `for (int i = lo; i < hi; i++)`", at));
+        return Err((
+            l,
+            "an iteration contract on a loop other than `for (int i = lo; i < hi; i++)`",
+            at,
+        ));
     };
     // `for (i = lo; …)` on a variable declared before: C leaves it at the end of the range
     // afterwards, which the block states by assigning it. That value is only known when the
@@ -165,4 +170,3 @@ fn assigns(s: &Stmt, var: &str) -> bool {
     });
     found
 }
-

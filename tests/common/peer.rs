@@ -257,8 +257,9 @@ pub fn keep_verdicts(suite: &Suite) {
             Some(w) if w != *code && suite.unstable.contains(&r.file.as_str()) => {
                 changes.push(format!("{key}: {} was {w}, now {code} (unstable)", r.vercors))
             }
-            Some(w) if agrees(&r.vercors, w) && !agrees(&r.vercors, *code) => problems
-                .push(format!("{key}: agreement lost: {} was {w}, now {code} ({first})", r.vercors)),
+            Some(w) if agrees(&r.vercors, w) && !agrees(&r.vercors, *code) => problems.push(
+                format!("{key}: agreement lost: {} was {w}, now {code} ({first})", r.vercors),
+            ),
             Some(w) if w == *code => {}
             _ => changes.push(format!("{key}: {} was {was:?}, now {code} ({first})", r.vercors)),
         }

@@ -305,7 +305,14 @@ impl Checker {
 
     /// A built-in member of a value type (`analyze::builtins`), used at `at`: recorded, and
     /// typed as the core form it stands for. `None` when `to` has no such member.
-    fn builtin_member(&mut self, to: &Ty, o: &Expr, f: &str, args: Option<&[Expr]>, at: Span) -> Option<Ty> {
+    fn builtin_member(
+        &mut self,
+        to: &Ty,
+        o: &Expr,
+        f: &str,
+        args: Option<&[Expr]>,
+        at: Span,
+    ) -> Option<Ty> {
         use crate::analyze::builtins::{member, Recv};
         let kind = match to {
             Ty::Seq(_) => Recv::Seq,

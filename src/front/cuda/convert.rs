@@ -281,7 +281,9 @@ impl<'a> Conv<'a> {
             // next token (it looked for an `else`): an annotation there belongs to the next
             // statement, so the item ends where its last branch does.
             let ispan = match &item.node {
-                c::BlockItem::Statement(st) => Span::new(ispan.start(), self.stmt_end(st).max(ispan.start())),
+                c::BlockItem::Statement(st) => {
+                    Span::new(ispan.start(), self.stmt_end(st).max(ispan.start()))
+                }
                 _ => ispan,
             };
             let frags = self.annotations_in(cursor, ispan.start());

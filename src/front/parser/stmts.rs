@@ -372,10 +372,9 @@ impl<'s> Parser<'s> {
         // VerCors 2's iteration contract (`context Perm(a[i], write); for (…)`): the loop is a
         // parallel block (`front::iteration`). Where it cannot be one, the loop keeps the
         // clauses, which the oracles then refuse by name.
-        let iteration = prefix
-            .clauses
-            .iter()
-            .any(|c| matches!(c.kind, ClauseKind::Requires | ClauseKind::Ensures | ClauseKind::Context));
+        let iteration = prefix.clauses.iter().any(|c| {
+            matches!(c.kind, ClauseKind::Requires | ClauseKind::Ensures | ClauseKind::Context)
+        });
         let l = Loop {
             prefix: if iteration { Prefix::default() } else { prefix.clone() },
             init,

@@ -729,9 +729,12 @@ impl<'a> Encoder<'a> {
     fn function(&mut self, m: &ast::Method, info: &Callable) -> R<()> {
         // Ghost parameters of a function would be Viper function parameters that every call
         // supplies from `given { … }`: not encoded yet, so refused before its body is read.
-        if let Some(c) = m.prefix.clauses.iter().find(|c| {
-            matches!(c.kind, ast::ClauseKind::Given | ast::ClauseKind::Yields)
-        }) {
+        if let Some(c) = m
+            .prefix
+            .clauses
+            .iter()
+            .find(|c| matches!(c.kind, ast::ClauseKind::Given | ast::ClauseKind::Yields))
+        {
             self.unsupported("a `given`/`yields` parameter of a pure function", c.span);
             return Err(());
         }
@@ -1192,7 +1195,8 @@ fn split_conj(x: Exp, span: Span, out: &mut Vec<(Exp, Span)>) {
 }
 
 /// What a refusal of a construct tells the user.
-const UNSUPPORTED_HELP: &str = "alpine-rs does not encode this construct: express it with the ones it does (README, \
+const UNSUPPORTED_HELP: &str =
+    "alpine-rs does not encode this construct: express it with the ones it does (README, \
      \"Commands\" and \"Locks and threads\"), or verify this program with VerCors itself";
 
 /// Encode a parsed program.
