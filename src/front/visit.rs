@@ -258,7 +258,7 @@ pub fn map_expr(e: &mut Expr, f: &mut dyn FnMut(&mut Expr) -> bool) {
         }
         ExprKind::SetComprehension(c) => {
             go(&mut c.body);
-            c.gens.iter_mut().filter_map(|g| g.source.as_mut()).for_each(|x| go(x));
+            c.gens.iter_mut().filter_map(|g| g.source.as_mut()).for_each(&mut go);
             if let Some(x) = &mut c.cond {
                 go(x);
             }

@@ -13,6 +13,7 @@
 //! A row that now agrees, or changes between two disagreeing codes, is printed; rewrite the
 //! file with `UPDATE_PEER=1` (then review the diff). Runs Silicon: one JVM, two programs at a
 //! time. Under CI (`CI` set) a missing ../shared/peer fails the test instead of skipping it.
+#![allow(dead_code)] // each suite uses one grouping
 
 use alpine_rs::diag::SourceFile;
 use alpine_rs::viper::{Session, VerifyOptions, VerifyReport};
