@@ -279,6 +279,8 @@ fn uniform(e: &Expr, t: &BTreeSet<String>) -> bool {
     let mut ok = true;
     crate::front::visit::walk_expr(e, &mut |x| match &x.kind {
         ExprKind::Name(id) if t.contains(&id.name) => ok = false,
+        // An array's length is the same for every thread when the array is (`n < a.length`).
+        ExprKind::Field(r, f) if f.name == "length" && r.as_name().is_some() => {}
         ExprKind::Field(r, f) if !matches!(r.kind, ExprKind::This) || t.contains(&f.name) => {
             ok = false
         }
