@@ -974,6 +974,11 @@ fn trigger_term_ok(e: &Exp) -> bool {
     ok
 }
 
+/// `e` without source positions (for comparing terms by shape).
+fn unspanned(e: &Exp) -> Exp {
+    e.clone().map(&mut |n| Exp { kind: n.kind, span: None })
+}
+
 fn forall(vars: Vec<String>, trig: Vec<Vec<Exp>>, body: Exp) -> Exp {
     // A trigger set with an invalid term is dropped (Silicon then chooses its own): triggers
     // only guide instantiation, so this costs completeness at worst, never soundness.
@@ -989,13 +994,15 @@ fn forall(vars: Vec<String>, trig: Vec<Vec<Exp>>, body: Exp) -> Exp {
             body.visit(&mut |n| {
                 if let ExpKind::App(f, args) = &n.kind {
                     let at_v = matches!(args.as_slice(), [_, i] if matches!(&i.kind, ExpKind::Var(x) if x == v));
+                    // Compared by shape: a term of the body has a span, a generated trigger none.
+                    let n = unspanned(n);
                     if f == "aloc"
                         && at_v
-                        && trigger_term_ok(n)
-                        && !trig.iter().any(|ts| ts.len() == 1 && ts[0] == *n)
-                        && !extra.contains(n)
+                        && trigger_term_ok(&n)
+                        && !trig.iter().any(|ts| ts.len() == 1 && unspanned(&ts[0]) == n)
+                        && !extra.contains(&n)
                     {
-                        extra.push(n.clone());
+                        extra.push(n);
                     }
                 }
             });
