@@ -197,9 +197,14 @@ fn set_and_bound_fix_the_generated_sizes() {
         assert_eq!(r.status, Status::Ok, "{}", r.input.describe());
         assert!(r.input.args.iter().any(|(k, v)| k == "n" && *v == sem::InVal::Int(5000)));
     }
-    // Beyond the default length cap and no --bound for the length: no input, and the reason
-    // names the flag that helps.
+    // Beyond the default length cap with no --bound for the length: the size the user sets
+    // lifts the cap (issue 55), so the array is as long as `n` says.
     for r in bounded(SIZES, &["n=5000"]) {
+        assert_eq!(r.status, Status::Ok, "{}", r.input.describe());
+        assert!(r.input.args.iter().any(|(k, v)| k == "n" && *v == sem::InVal::Int(5000)));
+    }
+    // Ranges that contradict the precondition: no input, and the reason names the flags.
+    for r in bounded(SIZES, &["n=5000", "a.length=0..100"]) {
         assert_eq!(r.status, Status::Inconclusive);
         assert_eq!(r.errors[0].code, "R-NO-INPUT");
         let msg: Vec<String> = r.errors.iter().map(|d| d.message.clone()).collect();

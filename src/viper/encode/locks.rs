@@ -123,6 +123,17 @@ impl Encoder<'_> {
         )
     }
 
+    /// The object a lock statement is about, evaluated once (a variable, or a temporary that
+    /// holds it): the statement's parts all refer to the same one.
+    fn evaluated_once(&mut self, x: Exp, span: Span, out: &mut Vec<Stmt>) -> Exp {
+        if let ExpKind::Var(_) = &x.kind {
+            return x;
+        }
+        let t = self.temp("obj", Ty::Ref);
+        out.push(Stmt::new(StmtKind::Assign(Exp::var(&t), x), Origin::new(Role::Code, Some(span))));
+        Exp::var(t)
+    }
+
     /// `vct_committed(recv)` (the function declared on first use).
     fn committed(&mut self, recv: Exp, span: Option<Span>) -> Exp {
         if !self.out.functions.iter().any(|f| f.name == COMMITTED) {
@@ -248,18 +259,7 @@ impl Encoder<'_> {
         let class = self.object_class(&e, &format!("`{kw}`"))?;
         let x = self.code(&e)?;
         self.flush_pending(out);
-        // Evaluate the object once: the statement's parts all refer to the same one.
-        let obj = match &x.kind {
-            ExpKind::Var(_) => x.clone(),
-            _ => {
-                let t = self.temp("obj", Ty::Ref);
-                out.push(Stmt::new(
-                    StmtKind::Assign(Exp::var(&t), x),
-                    Origin::new(Role::Code, Some(op.span)),
-                ));
-                Exp::var(t)
-            }
-        };
+        let obj = self.evaluated_once(x, op.span, out);
         let sp = Some(op.span);
         // No null check, as in VerCors: `lock null` throws, so nothing after it runs, and
         // inhaling the invariant of `null` (`acc(null.f)` is false) makes that code vacuous.
@@ -344,17 +344,7 @@ impl Encoder<'_> {
         let class = self.committed_class(e, "`commit`")?;
         let x = self.code(e)?;
         self.flush_pending(out);
-        let obj = match &x.kind {
-            ExpKind::Var(_) => x,
-            _ => {
-                let t = self.temp("obj", Ty::Ref);
-                out.push(Stmt::new(
-                    StmtKind::Assign(Exp::var(&t), x),
-                    Origin::new(Role::Code, Some(span)),
-                ));
-                Exp::var(t)
-            }
-        };
+        let obj = self.evaluated_once(x, span, out);
         if let Some(inv) = self.lock_inv(&class, &obj)? {
             self.push_lock_inv(inv, span, out);
         }
