@@ -40,11 +40,13 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "Verified",
         "",
     ),
+    // `decreases;` without a measure promises termination without recursion (VerCors 2):
+    // a method that calls itself breaks it.
     (
         "no_measure.pvl",
-        "class C {\n  decreases;\n  void m(int n) { }\n}\n",
-        "Unsupported",
-        "V-UNSUPPORTED",
+        "class C {\n  decreases;\n  void m(int n) {\n    if (n > 0) { m(n - 1); }\n  }\n}\n",
+        "Failed",
+        "V-TERMINATION",
     ),
     (
         "modifies.pvl",
