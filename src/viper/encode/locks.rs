@@ -134,19 +134,24 @@ impl Encoder<'_> {
         Exp::var(t)
     }
 
-    /// `vct_committed(recv)` (the function declared on first use).
-    fn committed(&mut self, recv: Exp, span: Option<Span>) -> Exp {
-        if !self.out.functions.iter().any(|f| f.name == COMMITTED) {
+    /// Declare the bodiless function `name(param: Ref): ret` with `posts`, unless it is.
+    fn object_function(&mut self, name: &str, param: &str, ret: Ty, posts: Vec<Contract>) {
+        if !self.out.functions.iter().any(|f| f.name == name) {
             self.out.functions.push(Function {
-                name: COMMITTED.into(),
-                params: vec![("r".into(), Ty::Ref)],
-                ret: Ty::Bool,
+                name: name.into(),
+                params: vec![(param.into(), Ty::Ref)],
+                ret,
                 pres: vec![],
-                posts: vec![],
+                posts,
                 body: None,
                 span: None,
             });
         }
+    }
+
+    /// `vct_committed(recv)` (the function declared on first use).
+    fn committed(&mut self, recv: Exp, span: Option<Span>) -> Exp {
+        self.object_function(COMMITTED, "r", Ty::Bool, vec![]);
         Exp::new(ExpKind::App(COMMITTED.into(), vec![recv]), span)
     }
 
@@ -357,20 +362,11 @@ impl Encoder<'_> {
     /// object (declared on first use).
     fn thread_rd(&mut self, t: Exp) -> Exp {
         const NAME: &str = "vct_thread_rd";
-        if !self.out.functions.iter().any(|f| f.name == NAME) {
-            self.out.functions.push(Function {
-                name: NAME.into(),
-                params: vec![("t".into(), Ty::Ref)],
-                ret: Ty::Perm,
-                pres: vec![],
-                posts: vec![Contract {
-                    exp: Exp::bin("<", Exp::synth(ExpKind::NoPerm), Exp::synth(ExpKind::Result)),
-                    origin: Origin::synthetic(),
-                }],
-                body: None,
-                span: None,
-            });
-        }
+        let positive = Contract {
+            exp: Exp::bin("<", Exp::synth(ExpKind::NoPerm), Exp::synth(ExpKind::Result)),
+            origin: Origin::synthetic(),
+        };
+        self.object_function(NAME, "t", Ty::Perm, vec![positive]);
         Exp::app(NAME, vec![t])
     }
 
