@@ -5,6 +5,8 @@
 //! verify). Runs Silicon (the
 //! backend `.ci/run` installs).
 //!
+//! * arrays a method makes and hands to a par block's threads: not null and as long as their
+//!   sized type says, asserted where the block starts (`par_local_array_*`);
 //! * facts of two par blocks over the even and the odd cells, found from either array they
 //!   relate (`even_odd_*`, issue 54's regression);
 //! * `Perm(a[*], p)`: every element of `a`, also with `read` in a loop invariant and in a

@@ -18,6 +18,41 @@ pub(super) fn replace_old(e: Exp, label: &str) -> Exp {
     })
 }
 
+impl Encoder<'_> {
+    /// The arrays a thread's contract indexes by name (`Perm(x[i], 1)`), as the threads need
+    /// them: not null (which the contract's own well-definedness needs, so the call site that
+    /// asserts it loses nothing) and, for a sized type `T[N] x`, `N` long. A local array made
+    /// before the block (`int[10] x = new int[10];`) was unknown to the threads otherwise.
+    fn indexed_array_shapes(&mut self, contract: &[ast::Clause]) -> R<Vec<Contract>> {
+        let mut named: Vec<(String, Span)> = Vec::new();
+        for c in contract {
+            let Some(e) = c.expr() else { continue };
+            crate::front::visit::walk_expr(e, &mut |x| {
+                if let ast::ExprKind::Index(a, _) = &x.kind {
+                    if let Some(n) = a.as_name() {
+                        if !named.iter().any(|(m, _)| m == n) {
+                            named.push((n.to_string(), a.span));
+                        }
+                    }
+                }
+            });
+        }
+        let mut out = Vec::new();
+        for (n, span) in named {
+            let Some(local) = self.lookup(&n).cloned() else { continue };
+            let TypeKind::Array(_, size) = &local.ty.kind else { continue };
+            let var = Exp::var(&local.viper);
+            let mut fact = Exp::bin("!=", var.clone(), Exp::app("anull", vec![]));
+            if let Some(size) = size {
+                let len = Exp::bin("==", Exp::app("alen", vec![var]), self.spec(size)?);
+                fact = Exp::and(fact, len);
+            }
+            out.push(Contract { exp: fact, origin: Origin::new(Role::Invariant, Some(span)) });
+        }
+        Ok(out)
+    }
+}
+
 /// `e` with `old(x)` (unlabelled) read as `x`: in the state the old expressions refer to.
 fn strip_old(e: Exp) -> Exp {
     e.map(&mut |n| match n.kind {
@@ -272,13 +307,14 @@ impl Encoder<'_> {
             // which the call site asserts without giving it away.
             // So do the method's fixed facts (`Encoder::fixed_facts`): true at the block, and
             // nothing the threads do can change them.
-            let every: Vec<Contract> = self
+            let mut every: Vec<Contract> = self
                 .everywhere
                 .iter()
                 .filter(|c| !c.exp.has_counted_acc())
                 .chain(&self.fixed_facts)
                 .cloned()
                 .collect();
+            every.extend(self.indexed_array_shapes(&arm.contract)?);
             // `\old` in a thread's contract is the state where the block starts (its
             // postconditions say so with the block's label): in a precondition, evaluated
             // there, it is the current state.
