@@ -315,10 +315,11 @@ impl Encoder<'_> {
                 .cloned()
                 .collect();
             // Only where some thread exists: a block of no threads needs nothing of them.
-            every.extend(self.indexed_array_shapes(&arm.contract)?.into_iter().map(|c| Contract {
-                exp: Exp::implies(nonempty.clone(), c.exp),
-                ..c
-            }));
+            every.extend(
+                self.indexed_array_shapes(&arm.contract)?
+                    .into_iter()
+                    .map(|c| Contract { exp: Exp::implies(nonempty.clone(), c.exp), ..c }),
+            );
             // `\old` in a thread's contract is the state where the block starts (its
             // postconditions say so with the block's label): in a precondition, evaluated
             // there, it is the current state.
