@@ -9,30 +9,34 @@
 use super::ast::*;
 use super::span::Span;
 
-/// `l` with the contract `prefix` as a parallel block when `prefix` is an iteration contract
-/// (`Ok(None)`: it holds only loop invariants, the loop's own); why it cannot be one
-/// otherwise, with the loop handed back.
+/// `l` with the contract `prefix` in front of it: the parallel block when `prefix` is an
+/// iteration contract, the loop itself when it holds only loop invariants (the loop's own);
+/// otherwise why it cannot be a block, with the loop handed back holding every clause.
 pub fn parallel_loop(
-    mut l: Loop,
-    mut prefix: Prefix,
+    l: Loop,
+    prefix: Prefix,
     span: Span,
 ) -> Result<Stmt, (Loop, &'static str, Span)> {
-    let invariant =
-        |c: &Clause| matches!(c.kind, ClauseKind::LoopInvariant | ClauseKind::Decreases);
-    if prefix.clauses.iter().all(invariant) {
+    // The loop with `prefix` before its own clauses.
+    let with_prefix = |mut l: Loop, mut prefix: Prefix| {
         prefix.clauses.extend(std::mem::take(&mut l.prefix.clauses));
         prefix.annotations.extend(std::mem::take(&mut l.prefix.annotations));
         l.prefix = prefix;
-        return Ok(Stmt { kind: StmtKind::For(l), span });
+        l
+    };
+    let invariant =
+        |c: &Clause| matches!(c.kind, ClauseKind::LoopInvariant | ClauseKind::Decreases);
+    if prefix.clauses.iter().all(invariant) {
+        return Ok(Stmt { kind: StmtKind::For(with_prefix(l, prefix)), span });
     }
     if let Some(c) = prefix.clauses.iter().find(|c| invariant(c)) {
         let at = c.span;
-        return Err((l, "an iteration contract with loop invariants", at));
+        return Err((with_prefix(l, prefix), "an iteration contract with loop invariants", at));
     }
     let Some((iter, declared)) = counted(&l, span) else {
         let at = l.keyword;
         return Err((
-            l,
+            with_prefix(l, prefix),
             "an iteration contract on a loop other than `for (int i = lo; i < hi; i++)`",
             at,
         ));
@@ -46,7 +50,7 @@ pub fn parallel_loop(
         false => {
             let at = l.keyword;
             return Err((
-                l,
+                with_prefix(l, prefix),
                 "an iteration contract on a loop over a variable declared before it, whose bounds read memory",
                 at,
             ));

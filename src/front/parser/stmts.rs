@@ -369,30 +369,14 @@ impl<'s> Parser<'s> {
         self.expect_punct(")")?;
         let body = Box::new(self.parse_stmt()?);
         let span = self.span_from(lo);
-        // VerCors 2's iteration contract (`context Perm(a[i], write); for (…)`): the loop is a
-        // parallel block (`front::iteration`). Where it cannot be one, the loop keeps the
+        // VerCors 2's iteration contract (`context Perm(a[i], write); for (…)`) makes the loop
+        // a parallel block (`front::iteration`). Where it cannot be one, the loop keeps the
         // clauses, which the oracles then refuse by name.
-        let iteration = prefix.clauses.iter().any(|c| {
-            matches!(c.kind, ClauseKind::Requires | ClauseKind::Ensures | ClauseKind::Context)
-        });
-        let l = Loop {
-            prefix: if iteration { Prefix::default() } else { prefix.clone() },
-            init,
-            cond,
-            update,
-            body,
-            keyword: kw.span,
-        };
-        if iteration {
-            return Ok(match crate::front::iteration::parallel_loop(l, prefix.clone(), span) {
-                Ok(st) => st,
-                Err((mut l, _, _)) => {
-                    l.prefix = prefix;
-                    Stmt { kind: StmtKind::For(l), span }
-                }
-            });
-        }
-        Ok(Stmt { kind: StmtKind::For(l), span })
+        let l = Loop { prefix: Prefix::default(), init, cond, update, body, keyword: kw.span };
+        Ok(match crate::front::iteration::parallel_loop(l, prefix, span) {
+            Ok(st) => st,
+            Err((l, _, _)) => Stmt { kind: StmtKind::For(l), span },
+        })
     }
 
     fn is_ranged_for(&self) -> bool {
