@@ -437,34 +437,21 @@ impl<'a> Conv<'a> {
             return;
         };
         let (name, t) = self.declarator(&base, &id.node.declarator);
-        let (Some(name), TypeKind::Array(elem, Some(n)), None) =
-            (name, &t.kind, &id.node.initializer)
+        let (Some(name), TypeKind::Array(elem, n), None) = (name, &t.kind, &id.node.initializer)
         else {
             out.stmts.push(self.opaque_stmt("__shared__", span));
             return;
         };
-        let word = match elem.kind {
-            TypeKind::Int => "int",
-            TypeKind::Boolean => "boolean",
-            _ => {
-                out.stmts.push(self.opaque_stmt("__shared__", span));
-                return;
-            }
+        // `extern __shared__ T buf[];`: dynamic shared memory, whose size the launch gives
+        // (`\shared_mem_size(buf)` in the contract).
+        let len = match n {
+            Some(n) => (**n).clone(),
+            None => dynamic_size(&name.name, span),
         };
-        let alloc = format!("{}{word}", super::SHARED_ALLOC);
-        let call = Expr::new(
-            ExprKind::Call {
-                recv: None,
-                name: Ident::new(alloc, span),
-                args: vec![(**n).clone()],
-                ghost: Box::default(),
-                null_safe: false,
-            },
-            span,
-        );
-        let ty = Type { kind: TypeKind::Array(elem.clone(), None), span: t.span };
-        let var = Declarator { name, init: Some(call), span: self.sp(id.span) };
-        out.stmts.push(Stmt { kind: StmtKind::Decl { ty, vars: vec![var] }, span });
+        match shared_alloc(name, elem, len, t.span, self.sp(id.span), span) {
+            Some(s) => out.stmts.push(s),
+            None => out.stmts.push(self.opaque_stmt("__shared__", span)),
+        }
     }
 
     /// Where statement `s` ends: its span's end, or for an `if`, its last branch's.
@@ -857,20 +844,15 @@ impl<'a> Conv<'a> {
         let name = id.node.name.as_str();
         // OpenCL work-item functions with dimension 0 are CUDA's built-ins.
         if !self.functions.contains(name) && call.node.arguments.len() == 1 {
-            let dim0 = matches!(&call.node.arguments[0].node, c::Expression::Constant(k)
-                if matches!(&k.node, c::Constant::Integer(i) if &*i.number == "0"));
-            let b = match name {
-                "get_local_id" => Some("threadIdx.x"),
-                "get_group_id" => Some("blockIdx.x"),
-                "get_local_size" => Some("blockDim.x"),
-                "get_num_groups" => Some("gridDim.x"),
+            let dim = match &call.node.arguments[0].node {
+                c::Expression::Constant(k) => match &k.node {
+                    c::Constant::Integer(i) => i.number.parse::<usize>().ok(),
+                    _ => None,
+                },
                 _ => None,
             };
-            if let (Some(b), true) = (b, dim0) {
-                return Ok(Expr::new(ExprKind::Name(Ident::new(b, span)), span));
-            }
-            if name == "get_global_id" && dim0 {
-                return Ok(super::lower::gtid(span));
+            if let Some(e) = dim.and_then(|d| super::lower::work_item(name, d, span)) {
+                return Ok(e);
             }
         }
         let callee_span = self.sp(id.span);
@@ -966,4 +948,42 @@ fn without_extents(t: &Type) -> Type {
         }
         k => Type { kind: k.clone(), span: t.span },
     }
+}
+
+/// The size of dynamic shared memory `buf` (`\shared_mem_size(buf)`), a launch parameter of the
+/// kernel form (see `lower::kernel`).
+pub(super) fn dynamic_size(buf: &str, span: Span) -> Expr {
+    let n = format!("{buf}{}", super::SHARED_SIZE);
+    Expr::new(ExprKind::Name(Ident::new(n, span)), span)
+}
+
+/// `T[] buf = cuda_shared_T(len);`: the block's allocation of shared array `buf` (of ints or
+/// booleans; `None` for another element type).
+pub(super) fn shared_alloc(
+    name: Ident,
+    elem: &Type,
+    len: Expr,
+    ty_span: Span,
+    decl_span: Span,
+    span: Span,
+) -> Option<Stmt> {
+    let word = match elem.kind {
+        TypeKind::Int => "int",
+        TypeKind::Boolean => "boolean",
+        _ => return None,
+    };
+    let alloc = format!("{}{word}", super::SHARED_ALLOC);
+    let call = Expr::new(
+        ExprKind::Call {
+            recv: None,
+            name: Ident::new(alloc, span),
+            args: vec![len],
+            ghost: Box::default(),
+            null_safe: false,
+        },
+        span,
+    );
+    let ty = Type { kind: TypeKind::Array(Box::new(elem.clone()), None), span: ty_span };
+    let var = Declarator { name, init: Some(call), span: decl_span };
+    Some(Stmt { kind: StmtKind::Decl { ty, vars: vec![var] }, span })
 }

@@ -46,6 +46,44 @@ pub(super) fn gtid(span: Span) -> Expr {
     )
 }
 
+/// OpenCL's work-item function `name` of dimension `dim` (0, 1 or 2) in CUDA's terms:
+/// `get_local_id(1)` is `threadIdx.y`, `get_global_id(0)` the global index along x.
+pub(super) fn work_item(name: &str, dim: usize, span: Span) -> Option<Expr> {
+    let axis = ["x", "y", "z"].get(dim)?;
+    let at = |base: &str| self::name(&format!("{base}.{axis}"), span);
+    Some(match name {
+        "get_local_id" => at("threadIdx"),
+        "get_group_id" => at("blockIdx"),
+        "get_local_size" => at("blockDim"),
+        "get_num_groups" => at("gridDim"),
+        "get_global_id" => bin(
+            BinOp::Add,
+            bin(BinOp::Mul, at("blockIdx"), at("blockDim"), span),
+            at("threadIdx"),
+            span,
+        ),
+        "get_global_size" => bin(BinOp::Mul, at("blockDim"), at("gridDim"), span),
+        _ => return None,
+    })
+}
+
+/// A work-item call of a specification (`get_local_size(1)`) in CUDA's terms (the code's are
+/// converted when read).
+fn work_item_call(e: &mut Expr) -> bool {
+    let ExprKind::Call { recv: None, name: f, args, .. } = &e.kind else { return false };
+    let [arg] = args.as_slice() else { return false };
+    let Some(d) = arg.as_int().and_then(|d| usize::try_from(d.clone()).ok()) else {
+        return false;
+    };
+    match work_item(&f.name, d, e.span) {
+        Some(w) => {
+            *e = w;
+            true
+        }
+        None => false,
+    }
+}
+
 fn int_ty() -> Type {
     Type::int()
 }
@@ -70,8 +108,13 @@ fn spelling(e: &mut Expr, null: bool) -> bool {
         ExprKind::Name(n) if n.name == "opencl_gsize" => name("blockDim.x", span),
         ExprKind::Name(n) if n.name == "opencl_gcount" => name("gridDim.x", span),
         // `\pointer_length(a)` of a pointer read as an array: its length.
+        // `\shared_mem_size(buf)`: the launch parameter that sizes dynamic shared memory.
+        ExprKind::Opaque(o) if o.keyword == "\\shared_mem_size" => {
+            let Some(a) = builtin_operand(&o.text, "\\shared_mem_size") else { return false };
+            super::convert::dynamic_size(a, span)
+        }
         ExprKind::Opaque(o) if o.keyword == "\\pointer_length" => {
-            let Some(a) = pointer_length_operand(&o.text) else { return false };
+            let Some(a) = builtin_operand(&o.text, "\\pointer_length") else { return false };
             Expr::new(ExprKind::Field(Box::new(name(a, span)), Ident::new("length", span)), span)
         }
         ExprKind::Builtin(Builtin::PointerIndex, args) if args.len() == 3 => {
@@ -150,9 +193,9 @@ fn spelling(e: &mut Expr, null: bool) -> bool {
     true
 }
 
-/// The pointer `a` of `\pointer_length(a)` (a name only).
-fn pointer_length_operand(text: &str) -> Option<&str> {
-    let inner = text.strip_prefix("\\pointer_length")?.trim();
+/// The operand `a` of `\pointer_length(a)` or `\shared_mem_size(a)` (a name only).
+fn builtin_operand<'t>(text: &'t str, builtin: &str) -> Option<&'t str> {
+    let inner = text.strip_prefix(builtin)?.trim();
     let a = inner.strip_prefix('(')?.strip_suffix(')')?.trim();
     let ident = a.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
@@ -334,7 +377,9 @@ fn quantified(e: &Expr, vars: &[&str], span: Span) -> Expr {
     // a condition of theirs nor instantiated.
     let mut reads = Vec::new();
     for c in e.conjuncts() {
-        if !mentions(c, INDICES) {
+        // A permission without an index is held by every thread: quantified below, it is
+        // scaled by the number of holders.
+        if !mentions(c, INDICES) && !has_resource(c) {
             outside.push(c.clone());
         } else if has_resource(c) {
             res.push(c.clone());
@@ -671,6 +716,12 @@ fn defining(e: &Expr, fixed: &[(&'static str, Expr)]) -> bool {
 }
 
 fn kernel_form(mut m: Method, diags: &mut Vec<Diagnostic>, flat: bool) -> Method {
+    for c in &mut m.prefix.clauses {
+        map_clause(c, &mut work_item_call);
+    }
+    if let MethodBody::Block(b) = &mut m.body {
+        b.stmts.iter_mut().for_each(|s| map_stmt(s, &mut work_item_call));
+    }
     // The dimensions the kernel indexes its threads and blocks in (`.y` implies `.x`, `.z` both).
     let dims = dimensions(&m);
     let tvars: Vec<&'static str> = ["threadIdx.x", "threadIdx.y", "threadIdx.z"][..dims].to_vec();
@@ -739,6 +790,8 @@ fn kernel_form(mut m: Method, diags: &mut Vec<Diagnostic>, flat: bool) -> Method
     let shared: Vec<String> =
         shared_decls.iter().filter_map(|s| shared_name(s).map(str::to_string)).collect();
     let shared_refs: Vec<&str> = shared.iter().map(String::as_str).collect();
+    let assigned = crate::analyze::scope::assigned_vars(&body_stmt);
+    let assigned_refs: Vec<&str> = assigned.iter().map(String::as_str).collect();
     let mut barrier = false;
     crate::front::visit::walk_stmts(&body_stmt, &mut |s| {
         barrier |= matches!(s.kind, StmtKind::Barrier(_));
@@ -813,6 +866,20 @@ fn kernel_form(mut m: Method, diags: &mut Vec<Diagnostic>, flat: bool) -> Method
                     for f in instances(&facts, &all_vars, c.span) {
                         method_clauses.push(clause(ClauseKind::ContextEverywhere, f, c.span));
                     }
+                    // Pure facts about values no thread assigns (`a != NULL`, `n > 0`, a
+                    // launch size) hold in every thread, barrier and loop of the kernel too.
+                    for x in e.conjuncts() {
+                        let pure = !mentions(x, INDICES)
+                            && !has_resource(x)
+                            && !has_old(x)
+                            && !reads_heap(x)
+                            && !mentions(x, &shared_refs)
+                            && !mentions(x, &assigned_refs);
+                        if pure {
+                            let f = x.clone();
+                            method_clauses.push(clause(ClauseKind::ContextEverywhere, f, c.span));
+                        }
+                    }
                 }
                 // The block's shared memory is its own: the derived clauses leave it out.
                 let outer = e
@@ -882,9 +949,21 @@ fn kernel_form(mut m: Method, diags: &mut Vec<Diagnostic>, flat: bool) -> Method
         keyword: Span::new(body_span.start(), body_span.start() + 1),
         loop_form: false,
     };
-    // The launch sizes: the grid's, then the block's, one per dimension used.
+    // The launch sizes: the grid's, then the block's, one per dimension used; then the sizes of
+    // dynamic shared memory.
     for v in bvars.iter().chain(&tvar_names) {
         m.params.push(Param { ty: int_ty(), name: Ident::synth(size_of(v)), span: Span::DUMMY });
+    }
+    for n in &shared {
+        let size = format!("{n}{}", super::SHARED_SIZE);
+        let dynamic = shared_decls.iter().any(|d| {
+            let mut found = false;
+            crate::front::visit::stmt_exprs(d, &mut |e| found |= mentions(e, &[&size]));
+            found
+        });
+        if dynamic {
+            m.params.push(Param { ty: int_ty(), name: Ident::synth(&size), span: Span::DUMMY });
+        }
     }
     if flat {
         m.body = MethodBody::Block(Block {

@@ -34,6 +34,9 @@ pub const BLOCK_LABEL: &str = "cuda_block";
 
 /// The allocators of `__shared__` arrays (`cuda_shared_int`, …), declared by the front end.
 pub const SHARED_ALLOC: &str = "cuda_shared_";
+/// The suffix of a dynamic shared array's size parameter (`buf.shared_mem_size`, which
+/// `\shared_mem_size(buf)` names).
+pub const SHARED_SIZE: &str = ".shared_mem_size";
 
 /// CUDA's built-in variables; `threadIdx.x` is one name in our tree (`Name("threadIdx.x")`),
 /// printed back as written.
@@ -529,7 +532,7 @@ fn function(
         return None;
     };
     let body_span = cv.sp(f.node.statement.span);
-    let body = cv.block(items, body_span);
+    let mut body = cv.block(items, body_span);
     // lang-c's span starts after the blanked qualifier: it is the word right before, or one
     // among the specifiers.
     let kernel = cv.prep.qualifiers.iter().any(|q| {
@@ -538,6 +541,31 @@ fn function(
             && (q.span.start() >= span.start()
                 || cv.src.get(q.span.end()..span.start()).is_some_and(|gap| gap.trim().is_empty()))
     });
+    let mut params = params;
+    if kernel {
+        // An OpenCL kernel's `local T* buf` parameter is memory of the work group, of the size
+        // the host sets: the block allocates it, as CUDA's `extern __shared__ T buf[];`.
+        let local = |p: &Param| {
+            cv.prep.qualifiers.iter().any(|q| {
+                q.word == "__local"
+                    && q.span.end() <= p.span.start()
+                    && cv.src.get(q.span.end()..p.span.start()).is_some_and(|g| g.trim().is_empty())
+            })
+        };
+        let (locals, rest): (Vec<Param>, Vec<Param>) = params.into_iter().partition(local);
+        params = rest;
+        for (k, p) in locals.into_iter().enumerate() {
+            let TypeKind::Array(elem, None) = &p.ty.kind else {
+                cv.unsupported("a `local` parameter that is not a pointer", p.span);
+                continue;
+            };
+            let len = convert::dynamic_size(&p.name.name, p.span);
+            match convert::shared_alloc(p.name.clone(), elem, len, p.ty.span, p.span, p.span) {
+                Some(s) => body.stmts.insert(k, s),
+                None => cv.unsupported("`local` memory of this element type", p.span),
+            }
+        }
+    }
     let method = Method {
         prefix: contract,
         modifiers: vec![],

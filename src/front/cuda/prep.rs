@@ -35,6 +35,25 @@ const QUALIFIERS: &[&str] = &[
     "__restrict",
 ];
 
+/// OpenCL C's address-space and kernel keywords without their underscores: keywords in an
+/// OpenCL file (and names a C or CUDA file may use), read as the long spelling.
+const OPENCL_SHORT: &[(&str, &str)] = &[
+    ("kernel", "__kernel"),
+    ("global", "__global"),
+    ("local", "__local"),
+    ("constant", "__constant"),
+    ("private", "__private"),
+];
+
+/// An OpenCL C file: one that includes OpenCL's header or declares a `__kernel` (or `kernel
+/// void`) function.
+fn is_opencl(src: &str) -> bool {
+    src.lines().map(str::trim_start).any(|l| {
+        l.starts_with('#') && l.contains("include") && (l.contains("opencl") || l.contains("CL/cl"))
+    }) || src.contains("__kernel")
+        || src.split_whitespace().collect::<Vec<_>>().windows(2).any(|w| w == ["kernel", "void"])
+}
+
 /// One `/*@ … @*/` or `//@ …` comment.
 #[derive(Clone, Debug)]
 pub(crate) struct AnnotComment {
@@ -112,6 +131,7 @@ fn blank(out: &mut [u8], lo: usize, hi: usize) {
 }
 
 pub(crate) fn prepare(src: &str) -> Prepared {
+    let opencl = is_opencl(src);
     let bytes = src.as_bytes();
     let mut out = bytes.to_vec();
     let mut p = Prepared::default();
@@ -188,7 +208,11 @@ pub(crate) fn prepare(src: &str) -> Prepared {
                     i += 1;
                 }
                 let word = &src[lo..i];
-                if let Some(q) = QUALIFIERS.iter().find(|q| **q == word) {
+                let q = QUALIFIERS.iter().find(|q| **q == word).copied().or_else(|| {
+                    let short = OPENCL_SHORT.iter().find(|(w, _)| *w == word);
+                    short.filter(|_| opencl).map(|(_, q)| *q)
+                });
+                if let Some(q) = q {
                     blank(&mut out, lo, i);
                     p.qualifiers.push(Qualifier { word: q, span: Span::new(lo, i) });
                 } else if word == "dim3" {

@@ -281,7 +281,17 @@ impl<'a> Compiler<'a> {
                     }
                     binders.push(binder);
                 }
-                let c = cond.as_ref().map(|c| self.expr(c, &mut None));
+                // `\forall int i; lo <= i && i < hi ==> body` states its range in the body:
+                // the same formula as `\forall int i; lo <= i && i < hi; body`.
+                let (cond, body) = match (cond, &body.kind) {
+                    (None, ExprKind::Binary(BinOp::Implies, l, r))
+                        if matches!(kind, QuantKind::Forall | QuantKind::ForallStar) =>
+                    {
+                        (Some(l), r)
+                    }
+                    _ => (cond.as_ref(), body),
+                };
+                let c = cond.map(|c| self.expr(c, &mut None));
                 let implied = match &c {
                     Some(c) => extract_bounds(c, &mut binders),
                     None => true,

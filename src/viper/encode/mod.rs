@@ -149,6 +149,9 @@ pub(crate) struct Encoder<'a> {
     pub fixed_params: HashSet<String>,
     /// The `send`/`recv` statements (by span) whose par block checked them (`stmts/sendrecv.rs`).
     pub transfers_ok: HashSet<(usize, usize)>,
+    /// What a VerCors 2 `recv L;` takes (by its span): the matching `send L, d: φ;`'s `φ` at
+    /// the sending iteration.
+    pub received: HashMap<(usize, usize), Expr>,
     pub pars: Vec<ParFrame>,
     pub method_name: String,
     pub ret: Option<Type>,
@@ -280,6 +283,7 @@ impl<'a> Encoder<'a> {
             fixed_facts: Vec::new(),
             fixed_params: HashSet::new(),
             transfers_ok: HashSet::new(),
+            received: HashMap::new(),
             pars: Vec::new(),
             method_name: String::new(),
             ret: None,

@@ -149,6 +149,31 @@ impl Encoder<'_> {
         e: Exp,
     ) -> Exp {
         let unused: Vec<usize> = (0..iters.len()).filter(|k| !e.mentions_var(&iters[*k])).collect();
+        if !unused.is_empty() && !e.has_acc() && range.len() == 2 * iters.len() {
+            // A fact that some thread variables do not appear in holds for all threads when it
+            // holds for every value of the others and those ranges are not empty: a variable
+            // quantified but never mentioned leaves the prover no term to instantiate it by.
+            let mut vars = Vec::new();
+            let mut guards = Vec::new();
+            let mut nonempty = Vec::new();
+            for (k, v) in iters.iter().enumerate() {
+                let (lo, hi) = (&range[2 * k], &range[2 * k + 1]);
+                if unused.contains(&k) {
+                    let (ExpKind::Binary("<=", l, _), ExpKind::Binary("<", _, h)) =
+                        (&lo.kind, &hi.kind)
+                    else {
+                        return quant::quantify(self, iters.to_vec(), range.to_vec(), e);
+                    };
+                    nonempty.push(Exp::bin("<", (**l).clone(), (**h).clone()));
+                } else {
+                    vars.push(v.clone());
+                    guards.push(lo.clone());
+                    guards.push(hi.clone());
+                }
+            }
+            let body = if vars.is_empty() { e } else { quant::quantify(self, vars, guards, e) };
+            return Exp::implies(Exp::and_all(nonempty), body);
+        }
         if !unused.is_empty()
             && unused.len() < iters.len()
             && e.has_acc()

@@ -14,6 +14,9 @@
 //! the method never assigns (values that mean the same in every iteration); each iteration has
 //! at most one `send` and one `recv`, outside nested loops, with the same distance `d > 0`.
 //! Anything else is refused (V-UNSUPPORTED), never verified half-way.
+//!
+//! VerCors 2 writes `send L, d: φ;` and `recv L;`: the `recv` takes what the `send` labelled
+//! `L` gives, `φ` of the sending iteration (`φ` with `i` replaced by `i - d`).
 
 use super::vars::captured;
 use crate::front::ast::{self, BinOp, Expr, ExprKind};
@@ -30,15 +33,54 @@ struct Transfer {
     distance: i64,
     guards: Vec<Expr>,
     span: Span,
+    /// VerCors 2's form: the send's label, or a `recv L;` that names one (no `what` of its
+    /// own, no distance).
+    v2: Option<String>,
+}
+
+/// One parsed `send` or `recv`.
+struct Parts {
+    send: bool,
+    what: Expr,
+    distance: i64,
+    v2: Option<String>,
+}
+
+/// `send L, d: φ` (the text after `send`) as (L, d, φ's text).
+fn v2_send(body: &str) -> Option<(&str, i64, &str)> {
+    let (label, rest) = body.split_once(',')?;
+    let (d, phi) = rest.split_once(':')?;
+    let label = label.trim();
+    let ident = label.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && label.chars().all(|c| c.is_alphanumeric() || c == '_');
+    let d: i64 = d.trim().parse().ok().filter(|d| *d > 0)?;
+    ident.then_some((label, d, phi))
 }
 
 impl Encoder<'_> {
-    /// `send φ to L, d;` / `recv φ from L, d;` as (is a send, φ, d).
-    fn transfer_parts(&mut self, op: &ast::Opaque) -> R<(bool, Expr, i64)> {
+    /// `send φ to L, d;` / `recv φ from L, d;` (VerCors 1), `send L, d: φ;` / `recv L;`
+    /// (VerCors 2). A VerCors 2 `recv` has no φ of its own: `true` until its send is found.
+    fn transfer_parts(&mut self, op: &ast::Opaque) -> R<Parts> {
         let send = op.keyword == "send";
         let word = if send { " to " } else { " from " };
         let body = op.text.strip_prefix(op.keyword.as_str()).unwrap_or("");
         let body = body.trim_end().strip_suffix(';').unwrap_or(body.trim_end());
+        let label = body.trim();
+        if !send
+            && !label.is_empty()
+            && label.chars().all(|c| c.is_alphanumeric() || c == '_')
+            && label.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        {
+            let what = Expr::new(ExprKind::Bool(true), op.span);
+            return Ok(Parts { send, what, distance: 0, v2: Some(label.to_string()) });
+        }
+        if let Some((l, d, phi)) = v2_send(body).filter(|_| send) {
+            let at = op.span.start() + op.keyword.len() + (body.len() - phi.len());
+            let text = crate::viper::encode::locks::at_offset(at, phi);
+            if let Ok(e) = crate::front::parser::parse_expr_text(&text, Dialect::V2) {
+                return Ok(Parts { send, what: e, distance: d, v2: Some(l.to_string()) });
+            }
+        }
         let parsed = body.rfind(word).and_then(|at| {
             let (phi, rest) = (&body[..at], &body[at + word.len()..]);
             let (_label, d) = rest.split_once(',')?;
@@ -49,9 +91,13 @@ impl Encoder<'_> {
             Some((e, d))
         });
         match parsed {
-            Some((e, d)) => Ok((send, e, d)),
+            Some((e, d)) => Ok(Parts { send, what: e, distance: d, v2: None }),
             None => {
-                let form = if send { "send φ to L, d;" } else { "recv φ from L, d;" };
+                let form = if send {
+                    "send L, d: φ;` or `send φ to L, d;"
+                } else {
+                    "recv L;` or `recv φ from L, d;"
+                };
                 self.bad(
                     format!(
                         "cannot read `{}`: expected `{form}` with a distance d > 0",
@@ -79,8 +125,9 @@ impl Encoder<'_> {
                     self.unsupported("`send`/`recv` inside a loop of the iteration", op.span);
                     return Err(());
                 }
-                let (send, what, distance) = self.transfer_parts(op)?;
-                out.push(Transfer { send, what, distance, guards: guards.clone(), span: op.span });
+                let Parts { send, what, distance, v2 } = self.transfer_parts(op)?;
+                let guards = guards.clone();
+                out.push(Transfer { send, what, distance, guards, span: op.span, v2 });
             }
             K::Block(b) => {
                 for x in &b.stmts {
@@ -164,12 +211,54 @@ impl Encoder<'_> {
             self.unsupported("a `recv` without a `send` in the iterations", recv.span);
             return Err(());
         };
+        // The sender, `v - d`, in PVL.
+        let shifted = Expr::bin(BinOp::Sub, Expr::name(name), Expr::int(send.distance));
+        let v2_recv;
+        let recv = match (&recv.v2, &send.v2) {
+            (Some(l), Some(sl)) if recv.distance == 0 => {
+                if l != sl {
+                    self.unsupported(&format!("a `recv {l};` whose label names no `send` of the iteration (the send is labelled `{sl}`)"), recv.span);
+                    return Err(());
+                }
+                let Some(what) = subst(&send.what, name, &shifted) else {
+                    self.unsupported(
+                        "this form in a `send` (quantifiers, calls, collections)",
+                        send.span,
+                    );
+                    return Err(());
+                };
+                // The first iterations have no sender, the last no receiver: there a `recv`
+                // takes nothing and a `send` keeps what it would give.
+                let it = &arm.iters[0];
+                let i = Expr::name(name);
+                let d = Expr::int(send.distance);
+                let has_sender = Expr::bin(BinOp::Le, it.lo.clone(), shifted.clone());
+                let has_receiver = Expr::bin(BinOp::Lt, Expr::bin(BinOp::Add, i, d), it.hi.clone());
+                for (t, cond, phi) in [(*recv, has_sender, &what), (send, has_receiver, &send.what)]
+                {
+                    let guarded = Expr::bin(BinOp::Implies, cond, phi.clone());
+                    self.received.insert((t.span.start(), t.span.end()), guarded);
+                }
+                v2_recv = Transfer {
+                    send: false,
+                    what,
+                    distance: send.distance,
+                    guards: recv.guards.clone(),
+                    span: recv.span,
+                    v2: recv.v2.clone(),
+                };
+                &v2_recv
+            }
+            (None, _) if recv.distance > 0 => *recv,
+            _ => {
+                self.unsupported("a `send` and a `recv` in different forms (VerCors 1's `send φ to L, d;` with VerCors 2's `recv L;`, or the reverse)", recv.span);
+                return Err(());
+            }
+        };
         if send.distance != recv.distance {
             self.unsupported("a `send` and a `recv` with different distances", recv.span);
             return Err(());
         }
-        // The sender, `v - d`, in PVL.
-        let shifted = Expr::bin(BinOp::Sub, Expr::name(name), Expr::int(send.distance));
         let (Some(sent), Some(sent_guards)) = (
             subst(&send.what, name, &shifted),
             send.guards.iter().map(|g| subst(g, name, &shifted)).collect::<Option<Vec<_>>>(),
@@ -190,13 +279,18 @@ impl Encoder<'_> {
             pres.push(Contract { exp: self.spec(g)?, origin: origin(Role::ThreadPre, g.span) });
         }
         let sender = Exp::bin("-", Exp::var(v), Exp::int(send.distance));
-        let mut body = vec![Stmt::new(
-            StmtKind::Assert(Exp::and(
-                Exp::bin("<=", lo.clone(), sender.clone()),
-                Exp::bin("<", sender, hi.clone()),
-            )),
-            origin(Role::UserAssert, recv.span).with_label("the sending iteration exists"),
-        )];
+        let exists =
+            Exp::and(Exp::bin("<=", lo.clone(), sender.clone()), Exp::bin("<", sender, hi.clone()));
+        let mut body = Vec::new();
+        if recv.v2.is_some() {
+            // VerCors 2: a `recv` takes something only from a sender that exists.
+            pres.push(Contract { exp: exists, origin: origin(Role::ThreadPre, recv.span) });
+        } else {
+            body.push(Stmt::new(
+                StmtKind::Assert(exists),
+                origin(Role::UserAssert, recv.span).with_label("the sending iteration exists"),
+            ));
+        }
         for g in &sent_guards {
             body.push(Stmt::new(
                 StmtKind::Assert(self.spec(g)?),
@@ -246,7 +340,10 @@ impl Encoder<'_> {
             );
             return Err(());
         }
-        let (send, what, _) = self.transfer_parts(op)?;
+        let Parts { send, mut what, .. } = self.transfer_parts(op)?;
+        if let Some(w) = self.received.get(&(op.span.start(), op.span.end())) {
+            what = w.clone();
+        }
         let x = self.spec(&what)?;
         let origin = Origin::new(Role::Code, Some(what.span)).with_clause(op.span);
         out.push(Stmt::new(if send { StmtKind::Exhale(x) } else { StmtKind::Inhale(x) }, origin));
