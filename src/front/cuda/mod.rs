@@ -108,6 +108,7 @@ pub fn looks_like_cuda(src: &str) -> bool {
     let kernel = ["__global__", "__kernel", "__device__", "__syncthreads"];
     directive
         || kernel.iter().any(|w| src.contains(w))
+        || prep::is_opencl(src)
         || (lines().any(|t| t.starts_with("/*@") || t.starts_with("//@"))
             && !lines().any(declares_pvl_class))
 }
@@ -671,6 +672,9 @@ mod tests {
         assert!(looks_like_cuda("/*@ requires n > 0; @*/\nvoid f(int n) { }\n"));
         assert!(looks_like_cuda("//@ requires n > 0;\nint f(int n) { return n; }\n"));
         assert!(looks_like_cuda("#include <cuda.h>\n"));
+        assert!(looks_like_cuda(
+            "/*@ context n > 0; @*/\nkernel void f(global int* a, int n) { }\n"
+        ));
         // PVL writes contracts as text; a class with a `/*@` comment is still PVL.
         assert!(!looks_like_cuda("class C {\n  requires n > 0;\n  void f(int n) { }\n}\n"));
         assert!(!looks_like_cuda("/*@\n  a note\n@*/\nclass C { }\n"));

@@ -47,7 +47,7 @@ const OPENCL_SHORT: &[(&str, &str)] = &[
 
 /// An OpenCL C file: one that includes OpenCL's header or declares a `__kernel` (or `kernel
 /// void`) function.
-fn is_opencl(src: &str) -> bool {
+pub(super) fn is_opencl(src: &str) -> bool {
     src.lines().map(str::trim_start).any(|l| {
         l.starts_with('#') && l.contains("include") && (l.contains("opencl") || l.contains("CL/cl"))
     }) || src.contains("__kernel")
