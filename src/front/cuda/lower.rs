@@ -117,6 +117,20 @@ fn spelling(e: &mut Expr, null: bool) -> bool {
             let Some(a) = builtin_operand(&o.text, "\\pointer_length") else { return false };
             Expr::new(ExprKind::Field(Box::new(name(a, span)), Ident::new("length", span)), span)
         }
+        // `Perm(p + i, π)`: the cell `i` places past pointer `p` (C's pointer arithmetic in a
+        // location, as `&p[i]`).
+        ExprKind::Builtin(Builtin::Perm | Builtin::PointsTo | Builtin::Value, args)
+            if args.first().and_then(pointer_offset).is_some() =>
+        {
+            if let Some((p, i)) = args.first().and_then(pointer_offset) {
+                args[0] = Expr::new(ExprKind::Index(Box::new(p), Box::new(i)), args[0].span);
+            }
+            let mut e = e.clone();
+            if let ExprKind::Builtin(_, args) = &mut e.kind {
+                args.iter_mut().for_each(|a| map_expr(a, &mut |x| spelling(x, null)));
+            }
+            e
+        }
         ExprKind::Builtin(Builtin::PointerIndex, args) if args.len() == 3 => {
             args.iter_mut().for_each(|a| map_expr(a, &mut |x| spelling(x, null)));
             let (a, i, p) = (args[0].clone(), args[1].clone(), args[2].clone());
@@ -191,6 +205,18 @@ fn spelling(e: &mut Expr, null: bool) -> bool {
     };
     *e = new;
     true
+}
+
+/// `p + i` (also `p + i + j`, read as `p + (i + j)`) for a pointer name `p`: `(p, i)`.
+fn pointer_offset(e: &Expr) -> Option<(Expr, Expr)> {
+    let ExprKind::Binary(BinOp::Add, l, r) = &e.kind else { return None };
+    match &l.kind {
+        ExprKind::Name(_) => Some(((**l).clone(), (**r).clone())),
+        _ => {
+            let (p, i) = pointer_offset(l)?;
+            Some((p, bin(BinOp::Add, i, (**r).clone(), e.span)))
+        }
+    }
 }
 
 /// The operand `a` of `\pointer_length(a)` or `\shared_mem_size(a)` (a name only).
