@@ -649,6 +649,12 @@ impl<'a> Conv<'a> {
                     span,
                 });
             }
+            // `assert(e)` of <assert.h>: a program that gets past it knows `e`, and one that
+            // can fail it aborts; VerCors verifies it as an assertion.
+            "assert" if !self.functions.contains(&name) && call.node.arguments.len() == 1 => {
+                let Ok(e) = self.expr(&call.node.arguments[0]) else { return };
+                out.stmts.push(Stmt { kind: StmtKind::Spec { kind: SpecKind::Assert, expr: e }, span });
+            }
             n if super::stdio::OUTPUT.contains(&n) && !self.functions.contains(&name) => {
                 self.output_call(call, span, out)
             }

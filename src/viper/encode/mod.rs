@@ -152,6 +152,8 @@ pub(crate) struct Encoder<'a> {
     /// What a VerCors 2 `recv L;` takes (by its span): the matching `send L, d: φ;`'s `φ` at
     /// the sending iteration.
     pub received: HashMap<(usize, usize), Expr>,
+    /// Re-indexed quantifiers (by their text) and what they were (`quant::Fresh::record`).
+    pub reindexed: HashMap<String, quant::Original>,
     pub pars: Vec<ParFrame>,
     pub method_name: String,
     pub ret: Option<Type>,
@@ -260,6 +262,12 @@ impl quant::Fresh for Encoder<'_> {
     fn uses_stride(&mut self) {
         self.use_stride();
     }
+    fn record(&mut self, key: String, original: quant::Original) {
+        self.reindexed.insert(key, original);
+    }
+    fn original(&self, key: &str) -> Option<quant::Original> {
+        self.reindexed.get(key).cloned()
+    }
 }
 
 impl<'a> Encoder<'a> {
@@ -284,6 +292,7 @@ impl<'a> Encoder<'a> {
             fixed_params: HashSet::new(),
             transfers_ok: HashSet::new(),
             received: HashMap::new(),
+            reindexed: HashMap::new(),
             pars: Vec::new(),
             method_name: String::new(),
             ret: None,

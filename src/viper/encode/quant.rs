@@ -274,7 +274,18 @@ pub trait Fresh {
     /// Called when the output uses the stride function (`STRIDE_FN`), so that the encoder
     /// emits its definition.
     fn uses_stride(&mut self) {}
+    /// Remember that the quantifier printed as `key` is a re-indexing of `forall vars ::
+    /// guards ==> body`: an enclosing quantifier that flattens it re-indexes all the variables
+    /// together (a grid's blocks around a block's threads).
+    fn record(&mut self, _key: String, _original: Original) {}
+    /// The quantifier `key` was re-indexed from, if it was.
+    fn original(&self, _key: &str) -> Option<Original> {
+        None
+    }
 }
+
+/// A quantifier before re-indexing: its variables, guards and body.
+pub type Original = (Vec<String>, Vec<Exp>, Exp);
 
 /// Build `forall vars :: guard ==> body` with re-indexing and an automatic trigger.
 ///
@@ -294,8 +305,15 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
             parts.into_iter().map(|p| quantify(fresh, vars.clone(), guards.clone(), p)).collect();
         return Exp::and_all(qs);
     }
-    // Flatten nested universal quantifiers.
-    while let ExpKind::Forall(vs, _, b) = body.kind {
+    // Flatten nested universal quantifiers (one that was re-indexed, as it was written).
+    while matches!(body.kind, ExpKind::Forall(..)) {
+        if let Some((ovars, oguards, obody)) = fresh.original(&text(&body)) {
+            vars.extend(ovars);
+            guards.extend(oguards);
+            body = peel_guards(obody, &mut guards);
+            continue;
+        }
+        let ExpKind::Forall(vs, _, b) = body.kind else { break };
         vars.extend(vs.into_iter().map(|(n, _)| n));
         body = peel_guards(*b, &mut guards);
     }
@@ -532,6 +550,24 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
                 } else {
                     false
                 }
+            } else if let Some(digits) = mixed_radix(&lin, &vars, &guards) {
+                // Every variable a digit of the index in a mixed radix (`(by * 16 + ty) * 64
+                // + bx * 16 + tx` over a 2-D grid of 2-D blocks): each one is read back from
+                // `j`, and the guards, substituted, keep exactly the instances.
+                let base = Exp::bin("-", shifted.clone(), digits.offset);
+                for d in &digits.digits {
+                    let q = if d.stride.is_one() {
+                        base.clone()
+                    } else {
+                        Exp::bin("\\", base.clone(), int(&d.stride))
+                    };
+                    let q = match &d.modulus {
+                        Some(m) => Exp::bin("%", q, int(m)),
+                        None => q,
+                    };
+                    substs.push((vars[d.var].clone(), Exp::bin("+", q, int(&d.lo))));
+                }
+                true
             } else if nz.len() == 2 && vars.len() == 2 {
                 // `K * v1 + v2 + c` with v2 ranging over [lo, lo + K): the row-major grid rule.
                 let (a, b) = (nz[0], nz[1]);
@@ -563,6 +599,7 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
                 false
             };
             if ok && k_fits(&lin) {
+                let original = (vars.clone(), guards.clone(), body.clone());
                 let from = text(&substs.iter().fold(idx.clone(), |e, (v, r)| e.subst(v, r)));
                 let mut ng: Vec<Exp> = extra;
                 for g in guards {
@@ -576,7 +613,10 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
                 let cells = Exp::implies(Exp::and_all(ng), nb);
                 let q = forall(vec![j], vec![vec![trig]], cells);
                 return match window {
-                    None => q,
+                    None => {
+                        fresh.record(text(&q), original);
+                        q
+                    }
                     // Where the window may not hold, the quantifier as it was.
                     Some(w) => {
                         let not_w = Exp::synth(ExpKind::Unary("!", Box::new(w.clone())));
@@ -645,6 +685,62 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
         }
     }
     forall(vars, vec![], whole)
+}
+
+/// One variable of a mixed-radix index: `lo + (base \\ stride) % modulus` (no modulus for the
+/// most significant digit).
+struct Digit {
+    var: usize,
+    stride: BigInt,
+    modulus: Option<BigInt>,
+    lo: BigInt,
+}
+
+struct Digits {
+    digits: Vec<Digit>,
+    /// `Σ stride * lo`: the index of the first instance past the constant.
+    offset: Exp,
+}
+
+/// The variables of a linear index `Σ k_v * v + c` as the digits of a mixed radix: every
+/// variable has a positive coefficient and a literal range `[lo, lo + w)`, and ordered by
+/// coefficient, each coefficient divides the next and leaves room for the digit below it
+/// (`k_v * w_v <= k_next`). Then distinct instances have distinct indices, and each variable
+/// is `lo_v + ((j - c - offset) \\ k_v) % (k_next / k_v)`. Two or more variables; `None`
+/// otherwise.
+fn mixed_radix(lin: &Linear, vars: &[String], guards: &[Exp]) -> Option<Digits> {
+    if vars.len() < 2 || lin.coeffs.iter().any(|k| !k.is_positive()) {
+        return None;
+    }
+    let mut order: Vec<(usize, BigInt, BigInt, BigInt)> = Vec::new();
+    for (v, k) in vars.iter().zip(&lin.coeffs).enumerate().map(|(i, (_, k))| (i, k)) {
+        let (lo, hi) = literal_range(guards, &vars[v])?;
+        let w = hi - lo.clone();
+        if !w.is_positive() {
+            return None;
+        }
+        order.push((v, k.clone(), lo, w));
+    }
+    order.sort_by(|a, b| a.1.cmp(&b.1));
+    if !order[0].1.is_one() {
+        return None;
+    }
+    let mut digits = Vec::new();
+    let mut offset = BigInt::zero();
+    for (n, (v, k, lo, w)) in order.iter().enumerate() {
+        let modulus = match order.get(n + 1) {
+            Some((_, next, _, _)) => {
+                if !(next % k).is_zero() || k * w > *next {
+                    return None;
+                }
+                Some(next / k)
+            }
+            None => None,
+        };
+        offset += k * lo;
+        digits.push(Digit { var: *v, stride: k.clone(), modulus, lo: lo.clone() });
+    }
+    Some(Digits { digits, offset: int(&offset) })
 }
 
 /// The Viper function that stands for a subscript `c + v * k` with two symbolic factors.
