@@ -36,6 +36,11 @@ pub(super) struct Conv<'a> {
     pub functions: HashSet<String>,
     /// The spans of the calls made by launches `k<<<g, b>>>(…)`.
     pub launched: HashSet<(u32, u32)>,
+    /// Labels whose jumps were all read as structured code (`forward_goto`): no label needed.
+    pub structured_labels: HashSet<String>,
+    /// The labels some `goto` of the file names (a label nothing jumps to only names a
+    /// statement, as VerCors 1's `send`/`recv` do).
+    pub goto_targets: HashSet<String>,
 }
 
 pub(super) type R<T> = Result<T, ()>;
@@ -275,7 +280,31 @@ impl<'a> Conv<'a> {
         let mut stmts = Vec::new();
         let mut pending: Option<Prefix> = None;
         let mut cursor = span.start();
-        for item in items {
+        let mut k = 0;
+        while k < items.len() {
+            let item = &items[k];
+            k += 1;
+            // `goto L;` or `if (c) goto L;` to a label later in this block: the statements in
+            // between run only when the jump is not taken.
+            if let Some((cond, target)) = self.forward_goto(items, k - 1) {
+                let ispan = self.sp(item.span);
+                let frags = self.annotations_in(cursor, ispan.start());
+                self.place(frags, &mut stmts, &mut pending);
+                self.attach(pending.take(), &mut Vec::new());
+                let skipped = &items[k..target];
+                let lo = skipped.first().map_or(ispan.end(), |i| self.sp(i.span).start());
+                let hi = items.get(target).map_or(span.end(), |i| self.sp(i.span).start());
+                let inner = self.block(skipped, Span::new(lo, hi.max(lo)));
+                let not = Expr::new(ExprKind::Unary(UnOp::Not, Box::new(cond)), ispan);
+                let then = Box::new(Stmt {
+                    kind: StmtKind::Block(inner),
+                    span: Span::new(lo, hi.max(lo)),
+                });
+                stmts.push(Stmt { kind: StmtKind::If { cond: not, then, els: None }, span: ispan });
+                cursor = hi.max(lo);
+                k = target;
+                continue;
+            }
             let ispan = self.sp(item.span);
             // lang-c's span of an `if` without `else` reaches over what follows it up to the
             // next token (it looked for an `else`): an annotation there belongs to the next
@@ -305,6 +334,52 @@ impl<'a> Conv<'a> {
         self.place(frags, &mut stmts, &mut pending);
         self.attach(pending.take(), &mut Vec::new());
         Block { stmts, span }
+    }
+
+    /// Item `k` of a block as a forward jump: `goto L;` (condition `true`) or `if (c) goto L;`
+    /// (condition `c`) with `L: …` a later item of the same block, and the index of that item.
+    /// A label in between is not supported (another jump could land there).
+    fn forward_goto(&mut self, items: &[Node<c::BlockItem>], k: usize) -> Option<(Expr, usize)> {
+        let c::BlockItem::Statement(st) = &items[k].node else { return None };
+        let goto_label = |s: &Node<c::Statement>| match &s.node {
+            c::Statement::Goto(l) => Some(l.node.name.clone()),
+            c::Statement::Compound(b) => match b.as_slice() {
+                [Node { node: c::BlockItem::Statement(g), .. }] => match &g.node {
+                    c::Statement::Goto(l) => Some(l.node.name.clone()),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        };
+        let (cond, label) = match &st.node {
+            c::Statement::Goto(l) => (None, l.node.name.clone()),
+            c::Statement::If(i) if i.node.else_statement.is_none() => {
+                (Some(&i.node.condition), goto_label(&i.node.then_statement)?)
+            }
+            _ => return None,
+        };
+        let labelled = |it: &Node<c::BlockItem>| match &it.node {
+            c::BlockItem::Statement(s) => match &s.node {
+                c::Statement::Labeled(l) => match &l.node.label.node {
+                    c::Label::Identifier(id) => Some(id.node.name.clone()),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        };
+        let target =
+            (k + 1..items.len()).find(|&j| labelled(&items[j]).as_deref() == Some(&label))?;
+        if (k + 1..target).any(|j| labelled(&items[j]).is_some()) {
+            return None;
+        }
+        let cond = match cond {
+            Some(c) => self.expr(c).ok()?,
+            None => Expr::new(ExprKind::Bool(true), self.sp(items[k].span)),
+        };
+        self.structured_labels.insert(label);
+        Some((cond, target))
     }
 
     /// Annotation items in statement position: statements go in place, clauses wait for the
@@ -552,7 +627,27 @@ impl<'a> Conv<'a> {
             // `L: stmt`: the statement (the label names it for VerCors 1's `send`/`recv`);
             // a `goto` to it is refused where it stands.
             c::Statement::Labeled(l) if matches!(l.node.label.node, c::Label::Identifier(_)) => {
-                self.stmt(&l.node.statement, out)
+                // Annotations between the label and its statement belong to the statement.
+                let label_end = self.sp(l.node.label.span).end();
+                let inner = self.sp(l.node.statement.span).start();
+                let frags = self.annotations_in(label_end, inner.max(label_end));
+                let mut pending = None;
+                self.place(frags, &mut out.stmts, &mut pending);
+                // A label another jump may target: `label L;`, which the verifier and the
+                // interpreter check jumps against (a loop made of jumps is refused there).
+                if let c::Label::Identifier(id) = &l.node.label.node {
+                    let name = &id.node.name;
+                    if self.goto_targets.contains(name) && !self.structured_labels.contains(name) {
+                        let at = self.sp(l.node.label.span);
+                        let text = format!("label {};", id.node.name);
+                        let op = Opaque { keyword: "label".into(), text, span: at };
+                        out.stmts.push(Stmt { kind: StmtKind::Opaque(op), span: at });
+                    }
+                }
+                let mut body = Body { stmts: Vec::new() };
+                self.stmt(&l.node.statement, &mut body);
+                self.attach(pending, &mut body.stmts);
+                out.stmts.extend(body.stmts);
             }
             c::Statement::Goto(_) | c::Statement::Labeled(_) => {
                 out.stmts.push(self.opaque_stmt("goto", span))
@@ -653,7 +748,8 @@ impl<'a> Conv<'a> {
             // can fail it aborts; VerCors verifies it as an assertion.
             "assert" if !self.functions.contains(&name) && call.node.arguments.len() == 1 => {
                 let Ok(e) = self.expr(&call.node.arguments[0]) else { return };
-                out.stmts.push(Stmt { kind: StmtKind::Spec { kind: SpecKind::Assert, expr: e }, span });
+                out.stmts
+                    .push(Stmt { kind: StmtKind::Spec { kind: SpecKind::Assert, expr: e }, span });
             }
             n if super::stdio::OUTPUT.contains(&n) && !self.functions.contains(&name) => {
                 self.output_call(call, span, out)
@@ -992,4 +1088,13 @@ pub(super) fn shared_alloc(
     let ty = Type { kind: TypeKind::Array(Box::new(elem.clone()), None), span: ty_span };
     let var = Declarator { name, init: Some(call), span: decl_span };
     Some(Stmt { kind: StmtKind::Decl { ty, vars: vec![var] }, span })
+}
+
+/// The names after every `goto` of masked C text (comments and strings are blank there).
+pub(super) fn goto_targets(masked: &str) -> HashSet<String> {
+    let words: Vec<&str> = masked
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.windows(2).filter(|w| w[0] == "goto").map(|w| w[1].to_string()).collect()
 }

@@ -228,6 +228,8 @@ fn parse_here(src: &str, flat: bool) -> Parsed {
         diags,
         used: vec![false; prep.annots.len()],
         pragma_used: vec![false; prep.pragmas.len()],
+        structured_labels: HashSet::new(),
+        goto_targets: convert::goto_targets(&prep.c_text),
         defines,
         launches,
         functions,
