@@ -166,7 +166,8 @@ impl Holder {
         self.map.insert(l, a.clone());
     }
 
-    /// Move the small entries of `l`'s object to a dense vector if that layout pays off.
+    /// Move `l`'s object to a dense vector if that layout pays off (judged by its small
+    /// entries, as the map is usually empty).
     fn densify(&mut self, l: Loc) -> bool {
         let obj = l.obj();
         let mut count = 1;
@@ -180,17 +181,11 @@ impl Holder {
         if count < DENSE_MIN || max + 1 > DENSE_SPREAD * count {
             return false;
         }
-        let mut d = DenseObj { obj, amts: vec![Amt::NONE; max + 1], ..DenseObj::default() };
-        self.small.retain(|(k, a)| {
-            if k.obj() == obj {
-                d.amts[k.idx() as usize] = a.clone();
-                d.nonzero += 1;
-                false
-            } else {
-                true
-            }
-        });
-        self.dense.push(d);
+        // Through `make_dense`, which also takes the object's entries out of the map: an
+        // earlier add may have put one there while the object had too few small entries, and
+        // left there it would be hidden behind the dense vector (`get`, `take` and `add` look
+        // no further), so the permission would be lost.
+        self.make_dense(obj, max + 1);
         true
     }
 
@@ -553,6 +548,38 @@ mod tests {
         let want: Vec<(Loc, Amt)> = reference.into_iter().collect();
         assert_eq!(got, want);
         assert!(!h.dense.is_empty() && !h.map.is_empty());
+    }
+
+    #[test]
+    fn densifying_an_object_keeps_its_entries_in_the_map() {
+        // Object 1 gets an entry into the hash map while it has too few small entries for a
+        // dense vector (the small list full of object 0), and a dense vector later: the entry
+        // must move with the others, not stay hidden behind the vector.
+        let mut h = Holder::default();
+        let mut added = Vec::new();
+        let mut add = |h: &mut Holder, obj, i| {
+            h.add(Loc::new(obj, i), &Amt::write());
+            added.push(Loc::new(obj, i));
+        };
+        for i in 0..5 {
+            add(&mut h, 1, i);
+        }
+        for i in 0..11 {
+            add(&mut h, 0, i);
+        }
+        add(&mut h, 1, 5);
+        assert!(!h.map.is_empty(), "the entry went to the map");
+        // Object 0 goes dense, leaving room in the small list for object 1 until it does too.
+        add(&mut h, 0, 11);
+        for i in 6..20 {
+            add(&mut h, 1, i);
+        }
+        assert!(h.map.is_empty() && h.dense.len() == 2, "{h:?}");
+        for l in &added {
+            assert_eq!(h.amount(*l), Amt::write(), "{l:?}");
+        }
+        assert_eq!(h.entries().count(), added.len());
+        assert!(h.take(Loc::new(1, 5), &Amt::write()));
     }
 
     #[test]

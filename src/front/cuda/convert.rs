@@ -41,6 +41,10 @@ pub(super) struct Conv<'a> {
     /// The labels some `goto` of the file names (a label nothing jumps to only names a
     /// statement, as VerCors 1's `send`/`recv` do).
     pub goto_targets: HashSet<String>,
+    /// Inside a `#pragma omp parallel` region (`openmp.rs`).
+    pub omp_region: bool,
+    /// The `omp for` loops of regions, by the start of their converted statement.
+    pub omp_fors: HashMap<usize, super::openmp::OmpFor>,
 }
 
 pub(super) type R<T> = Result<T, ()>;
@@ -429,6 +433,11 @@ impl<'a> Conv<'a> {
         }
         match stmts.first_mut().map(|s| &mut s.kind) {
             Some(StmtKind::For(l) | StmtKind::While(l)) => l.prefix = prefix,
+            // The contract of an OpenMP parallel region, before its first loop (`openmp.rs`).
+            Some(StmtKind::Par(p)) if self.omp_region && p.loop_form => {
+                p.prefix.clauses = prefix.clauses;
+                p.prefix.span = prefix.span;
+            }
             Some(StmtKind::Barrier(b)) if prefix.annotations.is_empty() => {
                 b.contract = prefix.clauses;
             }
@@ -544,6 +553,10 @@ impl<'a> Conv<'a> {
         let span = self.sp(s.span);
         match &s.node {
             c::Statement::Compound(items) => {
+                if let Some(region) = self.omp_region(items, span) {
+                    out.stmts.push(region);
+                    return;
+                }
                 let b = self.block(items, span);
                 out.stmts.push(Stmt { kind: StmtKind::Block(b), span });
             }

@@ -230,6 +230,8 @@ fn parse_here(src: &str, flat: bool) -> Parsed {
         pragma_used: vec![false; prep.pragmas.len()],
         structured_labels: HashSet::new(),
         goto_targets: convert::goto_targets(&prep.c_text),
+        omp_region: false,
+        omp_fors: HashMap::new(),
         defines,
         launches,
         functions,

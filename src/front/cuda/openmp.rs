@@ -6,18 +6,42 @@
 //! say nothing that block does not: each thread has its own loop variable and locals, and
 //! shares the memory its contract grants. VerCors reads such loops the same way.
 //!
-//! Every other OpenMP directive changes what the code means in ways not modelled here (a
-//! `parallel` region run by a team, `sections`, `simd`, `nowait`, reductions), and a loop
-//! marked parallel without an iteration contract would be verified as if it ran sequentially.
-//! They are refused (A0014), never ignored. Pragmas of other tools (`#pragma unroll`,
-//! `#pragma once`) do not change the meaning and stay ignored.
+//! A `#pragma omp parallel` region whose statements are `#pragma omp for` loops with iteration
+//! contracts is a sequence of those parallel blocks: with a barrier between two loops (no
+//! `nowait`), one after the other; a `nowait` loop followed by a loop over the same range, both
+//! `schedule(static)`, hands iteration `i` of the first to iteration `i` of the second on the
+//! same thread (OpenMP's static schedule gives both to the same thread), which VerCors reads as
+//! a parallel region whose second arm waits for the first (`and L2(int i = …; L1(i))`). The
+//! annotation before the first loop is that region's contract.
+//!
+//! Every other OpenMP directive changes what the code means in ways not modelled here (other
+//! statements in a `parallel` region, `sections`, `nowait` without a static schedule,
+//! reductions), and a loop marked parallel without an iteration contract would be verified as
+//! if it ran sequentially. They are refused (A0014), never ignored. Pragmas of other tools
+//! (`#pragma unroll`, `#pragma once`) do not change the meaning and stay ignored.
 
 use super::convert::Conv;
 use crate::diag::Diagnostic;
 use crate::front::ast::*;
+use crate::front::printer::print_expr;
+use crate::front::span::Span;
+use crate::front::Dialect;
 
 /// Clauses of `omp parallel for` that change nothing the parallel block does not say.
 const NEUTRAL_CLAUSES: [&str; 5] = ["private", "shared", "schedule", "num_threads", "default"];
+
+/// Clauses of an `omp for` inside a region that change nothing the parallel block does not say
+/// (`simd` vectorises iterations the contract already shows independent); `nowait` is read
+/// by the region.
+const FOR_CLAUSES: [&str; 6] = ["private", "schedule", "nowait", "simd", "simdlen", "safelen"];
+
+/// An `omp for` loop of a parallel region: whether threads go on without a barrier after it,
+/// and whether its schedule is static.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct OmpFor {
+    nowait: bool,
+    static_schedule: bool,
+}
 
 impl Conv<'_> {
     /// `st` (a converted `for` loop) with the OpenMP directive right before it taken into
@@ -36,8 +60,116 @@ impl Conv<'_> {
             if parallel_for(&words) && is_par(&st) {
                 self.pragma_used[k] = true;
             }
+            if self.omp_region && region_for(&words) && is_par(&st) {
+                self.pragma_used[k] = true;
+                let nowait = words.iter().any(|w| w == "nowait");
+                let static_schedule = words.iter().any(|w| {
+                    w.strip_prefix("schedule(")
+                        .is_some_and(|r| r.trim_start().starts_with("static"))
+                });
+                self.omp_fors.insert(st.span.start(), OmpFor { nowait, static_schedule });
+            }
         }
         st
+    }
+
+    /// `#pragma omp parallel` before the block `items` at `span`: the region of parallel
+    /// blocks its `omp for` loops make (module doc), or `None` (no such pragma) for an
+    /// ordinary block. A region of anything else is left to `unused_pragmas` (refused).
+    pub(super) fn omp_region(
+        &mut self,
+        items: &[lang_c::span::Node<lang_c::ast::BlockItem>],
+        span: Span,
+    ) -> Option<Stmt> {
+        let k = self.pragma_before(span.start())?;
+        let words = omp_words(self.pragma_text(k))?;
+        let [first, clauses @ ..] = words.as_slice() else { return None };
+        let neutral = clauses.iter().all(|c| {
+            let name = c.split('(').next().unwrap_or_default().trim();
+            ["private", "shared", "num_threads", "default"].contains(&name)
+        });
+        if first != "parallel" || !neutral {
+            return None;
+        }
+        let outer = std::mem::replace(&mut self.omp_region, true);
+        let b = self.block(items, span);
+        self.omp_region = outer;
+        let mut loops: Vec<(Par, Vec<Stmt>, OmpFor)> = Vec::new();
+        for st in b.stmts {
+            let info = self.omp_fors.get(&st.span.start()).copied();
+            let (par, after) = match (st.kind, info) {
+                (StmtKind::Par(p), Some(_)) if p.loop_form => (p, vec![]),
+                (StmtKind::Block(mut bl), Some(_)) if matches!(bl.stmts.first().map(|s| &s.kind), Some(StmtKind::Par(p)) if p.loop_form) =>
+                {
+                    let StmtKind::Par(p) = bl.stmts.remove(0).kind else { return None };
+                    (p, bl.stmts)
+                }
+                _ => {
+                    // Something other than an `omp for` loop: the region is not modelled.
+                    self.pragma_used[k] = false;
+                    self.unsupported("a statement in an OpenMP parallel region other than an `omp for` loop with an iteration contract", st.span);
+                    return None;
+                }
+            };
+            loops.push((par, after, info.unwrap_or_default()));
+        }
+        self.pragma_used[k] = true;
+        Some(self.region_of(loops, span))
+    }
+
+    /// The parallel blocks of a region's loops: a loop after a `nowait` loop with the same
+    /// range and static schedules joins its block as an arm waiting for it.
+    fn region_of(&mut self, loops: Vec<(Par, Vec<Stmt>, OmpFor)>, span: Span) -> Stmt {
+        let mut out: Vec<Stmt> = Vec::new();
+        let mut group: Option<(Par, Vec<Stmt>, OmpFor)> = None;
+        let mut n = 0;
+        for (mut par, after, info) in loops {
+            n += 1;
+            if let Some(a) = par.arms.first_mut() {
+                a.label.get_or_insert_with(|| Ident::synth(format!("omp_for{n}")));
+            }
+            let joins = group.as_ref().is_some_and(|(g, _, last)| {
+                last.nowait
+                    && last.static_schedule
+                    && info.static_schedule
+                    && par.prefix.clauses.is_empty()
+                    && same_range(g, &par)
+            });
+            if joins {
+                let (g, g_after, last) = group.as_mut().expect("a group");
+                let prev = g.arms.last().and_then(|a| a.label.clone());
+                let mut arm = par.arms.remove(0);
+                if let (Some(p), Some(it)) = (prev, arm.iters.first()) {
+                    let text = format!("{}({})", p.name, it.name.name);
+                    arm.wait = Some(Opaque { keyword: "wait".into(), text, span: arm.span });
+                }
+                g.arms.push(arm);
+                g_after.extend(after);
+                *last = info;
+                continue;
+            }
+            if let Some((last, _, prev)) = &group {
+                if prev.nowait {
+                    // A `nowait` loop whose successor may start iterations it has not finished.
+                    let at = last.keyword;
+                    self.unsupported("`nowait` on an `omp for` loop not followed by a loop over the same range with `schedule(static)` on both", at);
+                }
+            }
+            if let Some((g, g_after, _)) = group.take() {
+                out.push(Stmt {
+                    kind: StmtKind::Par(g),
+                    span: g_after.first().map_or(span, |_| span),
+                });
+                out.extend(g_after);
+            }
+            group = Some((par, after, info));
+        }
+        if let Some((g, g_after, last)) = group.take() {
+            let _ = last;
+            out.push(Stmt { kind: StmtKind::Par(g), span });
+            out.extend(g_after);
+        }
+        Stmt { kind: StmtKind::Block(Block { stmts: out, span }), span }
     }
 
     /// The pragma that ends right before offset `at`, with only white space between.
@@ -106,6 +238,27 @@ fn omp_words(text: &str) -> Option<Vec<String>> {
         words.push(cur);
     }
     Some(words)
+}
+
+/// `for` followed only by clauses an `omp for` in a region may have.
+fn region_for(words: &[String]) -> bool {
+    let [first, clauses @ ..] = words else { return false };
+    first == "for"
+        && clauses.iter().all(|c| {
+            let name = c.split('(').next().unwrap_or_default().trim();
+            FOR_CLAUSES.contains(&name)
+        })
+}
+
+/// Whether two single-arm loop blocks range over the same bounds (as written).
+fn same_range(a: &Par, b: &Par) -> bool {
+    let bounds = |p: &Par| {
+        p.arms
+            .first()
+            .and_then(|a| a.iters.first())
+            .map(|it| (print_expr(&it.lo, Dialect::V2), print_expr(&it.hi, Dialect::V2)))
+    };
+    matches!((bounds(a), bounds(b)), (Some(x), Some(y)) if x == y)
 }
 
 /// `parallel for` followed only by neutral clauses.

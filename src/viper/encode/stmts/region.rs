@@ -94,7 +94,11 @@ impl Encoder<'_> {
             ),
             origin: Origin::new(Role::ThreadPre, Some(p.keyword)),
         }];
-        for c in self.everywhere.iter().filter(|c| !c.exp.has_counted_acc()) {
+        // What every iteration knows: the `context_everywhere` facts and the method's facts
+        // about parameters it never assigns (as the arms' threads do, `par`).
+        for c in
+            self.everywhere.iter().chain(&self.fixed_facts).filter(|c| !c.exp.has_counted_acc())
+        {
             pres.push(Contract {
                 exp: c.exp.clone(),
                 origin: Origin { role: Role::ThreadPre, ..c.origin.clone() },
@@ -135,7 +139,10 @@ impl Encoder<'_> {
             body.push(Stmt::new(StmtKind::Label(l.clone()), Origin::synthetic()));
             let s = &sites[k];
             let name = p.arms[k].label.as_ref().map_or(String::new(), |l| l.name.clone());
-            for c in &s.conj_pre {
+            // The facts first, while the permissions that frame them are still held.
+            let (res, facts): (Vec<&Conj>, Vec<&Conj>) =
+                s.conj_pre.iter().partition(|c| c.exp.has_acc());
+            for c in facts.into_iter().chain(res) {
                 let o =
                     Origin::new(Role::ParPre, Some(c.span)).with_clause(c.clause).with_label(&name);
                 let kind = if c.exp.has_acc() {
