@@ -506,3 +506,60 @@ fn contract_failures_say_where_the_contract_was_checked() {
     let src = fixture("old_in_kernel.pvl");
     assert_eq!(secondary(&src, &r.errors[0]), [("checked when the block ends here", "}")]);
 }
+
+/// A CUDA transpose through shared memory: at the barrier, thread (x, y) gives `tile[y*8+x]`
+/// and takes `tile[x*8+y]`, with two `in` clauses before them in the barrier contract.
+const TRANSPOSE_8X8: &str = r#"#include <cuda.h>
+/*@
+  context blockDim.x == 8 && blockDim.y == 8 && gridDim.x == 1 && gridDim.y == 1;
+  context in != NULL && \pointer_length(in) == 64;
+  context Perm(&in[threadIdx.y * 8 + threadIdx.x], 1\4);
+  context Perm(&in[threadIdx.x * 8 + threadIdx.y], 1\4);
+  requires Perm(&tile[threadIdx.y * 8 + threadIdx.x], write);
+@*/
+__global__ void t(int *in) {
+  __shared__ int tile[64];
+  tile[threadIdx.y * 8 + threadIdx.x] = 0;
+  /*@
+    context Perm(&in[threadIdx.y * 8 + threadIdx.x], 1\4);
+    context Perm(&in[threadIdx.x * 8 + threadIdx.y], 1\4);
+    requires Perm(&tile[threadIdx.y * 8 + threadIdx.x], write);
+    ensures Perm(&tile[threadIdx.x * 8 + threadIdx.y], write);
+  @*/
+  __syncthreads();
+}
+"#;
+
+#[test]
+fn a_barrier_pooling_many_warps_hands_every_permission_back() {
+    // Two warps' pools, each a permission holder that saw its `tile` cells go first to the
+    // hash map (too few of them among the many `in` cells) and later to a dense vector: a cell
+    // left behind in the map was lost, and a thread was refused its transposed cell.
+    let dir = std::env::temp_dir().join(format!("alpine-rs-sem_checks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let run_cu = |name: &str, src: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, src).expect("writable temp file");
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_alpine-rs"))
+            .arg("run")
+            .arg(&p)
+            .output()
+            .expect("runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.code(), text)
+    };
+    let (code, out) = run_cu("transpose_8x8_ok.cu", TRANSPOSE_8X8);
+    assert_eq!(code, Some(0), "{out}");
+    // The wrong twin: the barrier hands out half of `tile[0]` more than it was given.
+    let taken = "ensures Perm(&tile[threadIdx.x * 8 + threadIdx.y], write);";
+    assert!(TRANSPOSE_8X8.contains(taken));
+    let twin = TRANSPOSE_8X8.replace(
+        taken,
+        "ensures Perm(&tile[threadIdx.x * 8 + threadIdx.y], write) ** Perm(&tile[0], 1\\2);",
+    );
+    let (code, out) = run_cu("transpose_8x8_bad_post.cu", &twin);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("error[R-BAR-INCONSISTENT]"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -14,7 +14,13 @@
 //! * `//@ spec_ignore {` … `//@ spec_ignore }` leaves the code between out; an unmatched
 //!   marker is an error;
 //! * labelled statements (`T2: if …`) and `send`/`recv` in an iteration loop, here a backward
-//!   dependence (`sendrecv_backward_ok`).
+//!   dependence (`sendrecv_backward_ok`), and VerCors 2's `send L, d: φ;` / `recv L;`
+//!   (`sendrecv_v2_*`: the first iteration receives nothing, the last keeps what it sends);
+//! * an OpenMP parallel region of `omp for` loops, a `nowait` loop paired iteration by
+//!   iteration with the next one under static schedules (`omp_region_*`); `nowait` without
+//!   them is refused (`unsupported_omp_nowait_dynamic`);
+//! * permissions located by pointer arithmetic, `Perm(p + i, π)` (`pointer_offset_perm_*`);
+//! * forward `goto`s within a block, read as the code they skip (`goto_forward_*`).
 
 mod common;
 
