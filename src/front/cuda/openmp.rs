@@ -94,8 +94,9 @@ impl Conv<'_> {
         let outer = std::mem::replace(&mut self.omp_region, true);
         let b = self.block(items, span);
         self.omp_region = outer;
-        let mut loops: Vec<(Par, Vec<Stmt>, OmpFor)> = Vec::new();
+        let mut loops: Vec<(Par, Vec<Stmt>, OmpFor, Span)> = Vec::new();
         for st in b.stmts {
+            let at = st.span;
             let info = self.omp_fors.get(&st.span.start()).copied();
             let (par, after) = match (st.kind, info) {
                 (StmtKind::Par(p), Some(_)) if p.loop_form => (p, vec![]),
@@ -111,7 +112,7 @@ impl Conv<'_> {
                     return None;
                 }
             };
-            loops.push((par, after, info.unwrap_or_default()));
+            loops.push((par, after, info.unwrap_or_default(), at));
         }
         self.pragma_used[k] = true;
         Some(self.region_of(loops, span))
@@ -119,16 +120,14 @@ impl Conv<'_> {
 
     /// The parallel blocks of a region's loops: a loop after a `nowait` loop with the same
     /// range and static schedules joins its block as an arm waiting for it.
-    fn region_of(&mut self, loops: Vec<(Par, Vec<Stmt>, OmpFor)>, span: Span) -> Stmt {
+    fn region_of(&mut self, loops: Vec<(Par, Vec<Stmt>, OmpFor, Span)>, span: Span) -> Stmt {
         let mut out: Vec<Stmt> = Vec::new();
-        let mut group: Option<(Par, Vec<Stmt>, OmpFor)> = None;
-        let mut n = 0;
-        for (mut par, after, info) in loops {
-            n += 1;
+        let mut group: Option<(Par, Vec<Stmt>, OmpFor, Span)> = None;
+        for (n, (mut par, after, info, at)) in loops.into_iter().enumerate() {
             if let Some(a) = par.arms.first_mut() {
-                a.label.get_or_insert_with(|| Ident::synth(format!("omp_for{n}")));
+                a.label.get_or_insert_with(|| Ident::synth(format!("omp_for{}", n + 1)));
             }
-            let joins = group.as_ref().is_some_and(|(g, _, last)| {
+            let joins = group.as_ref().is_some_and(|(g, _, last, _)| {
                 last.nowait
                     && last.static_schedule
                     && info.static_schedule
@@ -136,7 +135,7 @@ impl Conv<'_> {
                     && same_range(g, &par)
             });
             if joins {
-                let (g, g_after, last) = group.as_mut().expect("a group");
+                let (g, g_after, last, _) = group.as_mut().expect("a group");
                 let prev = g.arms.last().and_then(|a| a.label.clone());
                 let mut arm = par.arms.remove(0);
                 if let (Some(p), Some(it)) = (prev, arm.iters.first()) {
@@ -148,25 +147,21 @@ impl Conv<'_> {
                 *last = info;
                 continue;
             }
-            if let Some((last, _, prev)) = &group {
+            if let Some((last, _, prev, _)) = &group {
                 if prev.nowait {
                     // A `nowait` loop whose successor may start iterations it has not finished.
-                    let at = last.keyword;
-                    self.unsupported("`nowait` on an `omp for` loop not followed by a loop over the same range with `schedule(static)` on both", at);
+                    let kw = last.keyword;
+                    self.unsupported("`nowait` on an `omp for` loop not followed by a loop over the same range with `schedule(static)` on both", kw);
                 }
             }
-            if let Some((g, g_after, _)) = group.take() {
-                out.push(Stmt {
-                    kind: StmtKind::Par(g),
-                    span: g_after.first().map_or(span, |_| span),
-                });
+            if let Some((g, g_after, _, gs)) = group.take() {
+                out.push(Stmt { kind: StmtKind::Par(g), span: gs });
                 out.extend(g_after);
             }
-            group = Some((par, after, info));
+            group = Some((par, after, info, at));
         }
-        if let Some((g, g_after, last)) = group.take() {
-            let _ = last;
-            out.push(Stmt { kind: StmtKind::Par(g), span });
+        if let Some((g, g_after, _, gs)) = group.take() {
+            out.push(Stmt { kind: StmtKind::Par(g), span: gs });
             out.extend(g_after);
         }
         Stmt { kind: StmtKind::Block(Block { stmts: out, span }), span }
