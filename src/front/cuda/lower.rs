@@ -350,6 +350,24 @@ fn mentions(e: &Expr, vars: &[&str]) -> bool {
     found
 }
 
+/// The variables `s` assigns or declares (a kernel's parameters it changes are no facts for
+/// the whole kernel).
+fn assigned_names(s: &Stmt) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    crate::front::visit::walk_stmts(s, &mut |st| match &st.kind {
+        StmtKind::Assign { target, .. }
+        | StmtKind::CompoundAssign { target, .. }
+        | StmtKind::IncDec { target, .. } => {
+            if let ExprKind::Name(id) = &target.kind {
+                out.insert(id.name.clone());
+            }
+        }
+        StmtKind::Decl { vars, .. } => out.extend(vars.iter().map(|d| d.name.name.clone())),
+        _ => {}
+    });
+    out
+}
+
 /// The first and the last thread's instances of thread facts, guarded by the grid being
 /// non-empty: consequences of `\forall threads; facts` that the prover can use without
 /// instantiating it (a pure quantifier over arithmetic has no trigger). For an index growing
@@ -816,7 +834,7 @@ fn kernel_form(mut m: Method, diags: &mut Vec<Diagnostic>, flat: bool) -> Method
     let shared: Vec<String> =
         shared_decls.iter().filter_map(|s| shared_name(s).map(str::to_string)).collect();
     let shared_refs: Vec<&str> = shared.iter().map(String::as_str).collect();
-    let assigned = crate::analyze::scope::assigned_vars(&body_stmt);
+    let assigned = assigned_names(&body_stmt);
     let assigned_refs: Vec<&str> = assigned.iter().map(String::as_str).collect();
     let mut barrier = false;
     crate::front::visit::walk_stmts(&body_stmt, &mut |s| {

@@ -307,11 +307,18 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
     }
     // Flatten nested universal quantifiers (one that was re-indexed, as it was written).
     while matches!(body.kind, ExpKind::Forall(..)) {
+        // Only where all the variables together are a mixed radix: other rules work on the
+        // re-indexed form.
         if let Some((ovars, oguards, obody)) = fresh.original(&text(&body)) {
-            vars.extend(ovars);
-            guards.extend(oguards);
-            body = peel_guards(obody, &mut guards);
-            continue;
+            let mut v2 = vars.clone();
+            v2.extend(ovars);
+            let mut g2 = guards.clone();
+            g2.extend(oguards);
+            let b2 = peel_guards(obody, &mut g2);
+            if radix_applies(&v2, &g2, &b2) {
+                (vars, guards, body) = (v2, g2, b2);
+                continue;
+            }
         }
         let ExpKind::Forall(vs, _, b) = body.kind else { break };
         vars.extend(vs.into_iter().map(|(n, _)| n));
@@ -685,6 +692,16 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
         }
     }
     forall(vars, vec![], whole)
+}
+
+/// Whether the first subscript of `forall vars :: guards ==> body` is a mixed radix of
+/// `vars` (see [`mixed_radix`]).
+fn radix_applies(vars: &[String], guards: &[Exp], body: &Exp) -> bool {
+    let whole = Exp::implies(Exp::and_all(guards.to_vec()), body.clone());
+    let subs = subscripts(&whole, vars);
+    subs.first()
+        .and_then(|(_, idx)| linear(idx, vars))
+        .is_some_and(|lin| mixed_radix(&lin, vars, guards).is_some())
 }
 
 /// One variable of a mixed-radix index: `lo + (base \\ stride) % modulus` (no modulus for the
