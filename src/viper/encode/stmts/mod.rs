@@ -718,6 +718,31 @@ impl Encoder<'_> {
         }
     }
 
+    /// In a thread of a par block: the bounds of the products in the invariants over the
+    /// threads' ranged variables (`bounds`: valid arithmetic, which Z3 does not derive), as
+    /// invariants before the ones that index with them. A loop inside a kernel indexes with
+    /// `blockIdx.x * blockDim.x + i` as its barriers and contracts do.
+    fn product_bounds(&mut self, invs: &mut Vec<Contract>) {
+        if self.pars.is_empty() {
+            return;
+        }
+        let known: Vec<Exp> = self
+            .pars
+            .iter()
+            .flat_map(|p| p.range.chunks(2))
+            .filter_map(|c| match c {
+                [lo, hi] => Some(Exp::and(lo.clone(), hi.clone())),
+                _ => None,
+            })
+            .collect();
+        let exps: Vec<&Exp> = invs.iter().map(|c| &c.exp).collect();
+        let facts = bounds::facts_from(known.iter(), &exps);
+        let at = self.everywhere.len().min(invs.len());
+        let origin = Origin::new(Role::Invariant, None);
+        let facts = facts.into_iter().map(|exp| Contract { exp, origin: origin.clone() });
+        invs.splice(at..at, facts);
+    }
+
     fn loop_(&mut self, l: &ast::Loop, span: Span, out: &mut Vec<Stmt>) -> R<()> {
         self.scopes.push(HashMap::new());
         let r = (|| {
@@ -726,8 +751,9 @@ impl Encoder<'_> {
             }
             let mut stmts: Vec<&ast::Stmt> = vec![&l.body];
             stmts.extend(l.update.iter());
-            let invs = self
+            let mut invs = self
                 .with_loop_reads(&l.prefix, &stmts, &[], out, |me| me.loop_invariants(&l.prefix))?;
+            self.product_bounds(&mut invs);
             let cond = match &l.cond {
                 Some(c) => self.code(c)?,
                 None => Exp::bool(true),
