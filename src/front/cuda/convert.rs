@@ -8,6 +8,7 @@
 
 use super::builtin_name;
 use super::prep::{AnnotComment, Prepared};
+use super::types::{sized_dims, without_extents};
 use crate::diag::Diagnostic;
 use crate::front::ast::*;
 use crate::front::dialect::Dialect;
@@ -45,6 +46,8 @@ pub(super) struct Conv<'a> {
     pub omp_region: bool,
     /// The `omp for` loops of regions, by the start of their converted statement.
     pub omp_fors: HashMap<usize, super::openmp::OmpFor>,
+    /// Local vector variables and their numbers of lanes (`vectors.rs`).
+    pub vectors: HashMap<String, usize>,
 }
 
 pub(super) type R<T> = Result<T, ()>;
@@ -155,126 +158,6 @@ impl<'a> Conv<'a> {
     // Types and declarators
     // -----------------------------------------------------------------------------------------
 
-    /// The type its specifiers name, spanning the specifiers (`int`, `unsigned long`).
-    pub fn base_type(&mut self, specs: &[Node<c::DeclarationSpecifier>], span: Span) -> Type {
-        let mut words = Vec::new();
-        let mut at: Option<Span> = None;
-        for s in specs {
-            if let c::DeclarationSpecifier::TypeSpecifier(t) = &s.node {
-                words.push(&t.node);
-                let sp = self.sp(t.span);
-                at = Some(at.map_or(sp, |a| a.to(sp)));
-            }
-        }
-        self.type_of_specifiers(&words, at.unwrap_or(span))
-    }
-
-    pub fn type_of_specifiers(&mut self, words: &[&c::TypeSpecifier], span: Span) -> Type {
-        use c::TypeSpecifier as T;
-        let mut kind = None;
-        for w in words {
-            let k = match w {
-                T::Void => TypeKind::Void,
-                T::Bool => TypeKind::Boolean,
-                T::Float => TypeKind::Float32,
-                T::Double => TypeKind::Float64,
-                T::Char | T::Short | T::Int | T::Long | T::Signed | T::Unsigned => TypeKind::Int,
-                T::TypedefName(n) => match n.node.name.as_str() {
-                    "bool" => TypeKind::Boolean,
-                    "dim3" | "size_t" | "cudaError_t" | "cudaEvent_t" | "cudaStream_t" | "uint"
-                    | "int32_t" | "uint32_t" | "int64_t" | "uint64_t" => TypeKind::Int,
-                    other => TypeKind::Class(Ident::new(other, self.sp(n.span)), Vec::new()),
-                },
-                T::Struct(s) => match &s.node.identifier {
-                    Some(id) => {
-                        TypeKind::Class(Ident::new(&id.node.name, self.sp(id.span)), Vec::new())
-                    }
-                    None => {
-                        self.unsupported("an anonymous struct type", span);
-                        TypeKind::Int
-                    }
-                },
-                _ => {
-                    self.unsupported("this type", span);
-                    TypeKind::Int
-                }
-            };
-            // `unsigned long int` and friends: the first integer word decides.
-            if kind.is_none() || !matches!(k, TypeKind::Int) {
-                kind = Some(k);
-            }
-        }
-        Type { kind: kind.unwrap_or(TypeKind::Int), span }
-    }
-
-    /// The name and type a declarator gives to `base` (pointers and arrays become arrays; a
-    /// sized array keeps its extent).
-    pub fn declarator(&mut self, base: &Type, d: &Node<c::Declarator>) -> (Option<Ident>, Type) {
-        // Pointers bind looser than array suffixes: `int *p[3]` is an array of 3 pointers and
-        // `int m[2][3]` an array of 2 rows of 3, so pointers wrap first, then the suffixes from
-        // the last (the innermost dimension) to the first.
-        // A derived type spans the specifiers to the end of the declarator (`int **g`): C
-        // writes a type around the name, so that is the text that states it.
-        let whole = base.span.to(self.sp(d.span));
-        let mut ty = base.clone();
-        let mut sizes = Vec::new();
-        for der in &d.node.derived {
-            match &der.node {
-                c::DerivedDeclarator::Pointer(_) => {
-                    ty = Type { kind: TypeKind::Array(Box::new(ty), None), span: whole };
-                }
-                c::DerivedDeclarator::Array(a) => {
-                    let size = match &a.node.size {
-                        c::ArraySize::VariableExpression(e) | c::ArraySize::StaticExpression(e) => {
-                            self.expr(e).ok().map(Box::new)
-                        }
-                        _ => None,
-                    };
-                    sizes.push(size);
-                }
-                c::DerivedDeclarator::Function(_) | c::DerivedDeclarator::KRFunction(_) => {}
-                c::DerivedDeclarator::Block(_) => {
-                    self.unsupported("a block pointer", self.sp(der.span))
-                }
-            }
-        }
-        for size in sizes.into_iter().rev() {
-            ty = Type { kind: TypeKind::Array(Box::new(ty), size), span: whole };
-        }
-        let name = match &d.node.kind.node {
-            c::DeclaratorKind::Identifier(id) => Some(Ident::new(&id.node.name, self.sp(id.span))),
-            c::DeclaratorKind::Declarator(inner) => {
-                let (n, t) = self.declarator(&ty, inner);
-                ty = t;
-                n
-            }
-            c::DeclaratorKind::Abstract => None,
-        };
-        (name, ty)
-    }
-
-    pub fn params(&mut self, d: &Node<c::Declarator>) -> Option<Vec<Param>> {
-        let f = d.node.derived.iter().find_map(|der| match &der.node {
-            c::DerivedDeclarator::Function(f) => Some(f),
-            _ => None,
-        })?;
-        let mut out = Vec::new();
-        for p in &f.node.parameters {
-            let span = self.sp(p.span);
-            let base = self.base_type(&p.node.specifiers, span);
-            let Some(decl) = &p.node.declarator else {
-                // `f(void)`.
-                continue;
-            };
-            let (name, ty) = self.declarator(&base, decl);
-            match name {
-                Some(name) => out.push(Param { ty, name, span }),
-                None => self.unsupported("an unnamed parameter", span),
-            }
-        }
-        Some(out)
-    }
-
     // -----------------------------------------------------------------------------------------
     // Statements
     // -----------------------------------------------------------------------------------------
@@ -338,52 +221,6 @@ impl<'a> Conv<'a> {
         self.place(frags, &mut stmts, &mut pending);
         self.attach(pending.take(), &mut Vec::new());
         Block { stmts, span }
-    }
-
-    /// Item `k` of a block as a forward jump: `goto L;` (condition `true`) or `if (c) goto L;`
-    /// (condition `c`) with `L: …` a later item of the same block, and the index of that item.
-    /// A label in between is not supported (another jump could land there).
-    fn forward_goto(&mut self, items: &[Node<c::BlockItem>], k: usize) -> Option<(Expr, usize)> {
-        let c::BlockItem::Statement(st) = &items[k].node else { return None };
-        let goto_label = |s: &Node<c::Statement>| match &s.node {
-            c::Statement::Goto(l) => Some(l.node.name.clone()),
-            c::Statement::Compound(b) => match b.as_slice() {
-                [Node { node: c::BlockItem::Statement(g), .. }] => match &g.node {
-                    c::Statement::Goto(l) => Some(l.node.name.clone()),
-                    _ => None,
-                },
-                _ => None,
-            },
-            _ => None,
-        };
-        let (cond, label) = match &st.node {
-            c::Statement::Goto(l) => (None, l.node.name.clone()),
-            c::Statement::If(i) if i.node.else_statement.is_none() => {
-                (Some(&i.node.condition), goto_label(&i.node.then_statement)?)
-            }
-            _ => return None,
-        };
-        let labelled = |it: &Node<c::BlockItem>| match &it.node {
-            c::BlockItem::Statement(s) => match &s.node {
-                c::Statement::Labeled(l) => match &l.node.label.node {
-                    c::Label::Identifier(id) => Some(id.node.name.clone()),
-                    _ => None,
-                },
-                _ => None,
-            },
-            _ => None,
-        };
-        let target =
-            (k + 1..items.len()).find(|&j| labelled(&items[j]).as_deref() == Some(&label))?;
-        if (k + 1..target).any(|j| labelled(&items[j]).is_some()) {
-            return None;
-        }
-        let cond = match cond {
-            Some(c) => self.expr(c).ok()?,
-            None => Expr::new(ExprKind::Bool(true), self.sp(items[k].span)),
-        };
-        self.structured_labels.insert(label);
-        Some((cond, target))
     }
 
     /// Annotation items in statement position: statements go in place, clauses wait for the
@@ -482,6 +319,9 @@ impl<'a> Conv<'a> {
             );
             return;
         }
+        if self.vector_decl(d, span, out) {
+            return;
+        }
         let base = self.base_type(&d.node.specifiers, span);
         let mut vars = Vec::new();
         let mut ty = base.clone();
@@ -509,33 +349,6 @@ impl<'a> Conv<'a> {
             out.stmts.push(Stmt { kind: StmtKind::Decl { ty, vars }, span });
         }
         out.stmts.extend(after);
-    }
-
-    /// `__shared__ T buf[N];`: memory of the thread block, allocated by the block with unknown
-    /// contents (`T[] buf = cuda_shared_T(N);`, an allocator [`super::lower`] declares and
-    /// hoists out of the threads). Only one-dimensional arrays of a known extent.
-    fn shared_decl(&mut self, d: &Node<c::Declaration>, span: Span, out: &mut Body) {
-        let base = self.base_type(&d.node.specifiers, span);
-        let [id] = d.node.declarators.as_slice() else {
-            out.stmts.push(self.opaque_stmt("__shared__", span));
-            return;
-        };
-        let (name, t) = self.declarator(&base, &id.node.declarator);
-        let (Some(name), TypeKind::Array(elem, n), None) = (name, &t.kind, &id.node.initializer)
-        else {
-            out.stmts.push(self.opaque_stmt("__shared__", span));
-            return;
-        };
-        // `extern __shared__ T buf[];`: dynamic shared memory, whose size the launch gives
-        // (`\shared_mem_size(buf)` in the contract).
-        let len = match n {
-            Some(n) => (**n).clone(),
-            None => dynamic_size(&name.name, span),
-        };
-        match shared_alloc(name, elem, len, t.span, self.sp(id.span), span) {
-            Some(s) => out.stmts.push(s),
-            None => out.stmts.push(self.opaque_stmt("__shared__", span)),
-        }
     }
 
     /// Where statement `s` ends: its span's end, or for an `if`, its last branch's.
@@ -702,6 +515,9 @@ impl<'a> Conv<'a> {
                         return;
                     }
                 };
+                if self.vector_assign(&b.node.lhs, &b.node.rhs, op, span, out) {
+                    return;
+                }
                 let (Ok(target), Ok(value)) = (self.expr(&b.node.lhs), self.expr(&b.node.rhs))
                 else {
                     return;
@@ -763,6 +579,9 @@ impl<'a> Conv<'a> {
                 let Ok(e) = self.expr(&call.node.arguments[0]) else { return };
                 out.stmts
                     .push(Stmt { kind: StmtKind::Spec { kind: SpecKind::Assert, expr: e }, span });
+            }
+            n if n.starts_with("vstore") && !self.functions.contains(&name) => {
+                self.vector_store(call, span, out)
             }
             n if super::stdio::OUTPUT.contains(&n) && !self.functions.contains(&name) => {
                 self.output_call(call, span, out)
@@ -841,6 +660,12 @@ impl<'a> Conv<'a> {
     pub fn expr(&mut self, e: &Node<c::Expression>) -> R<Expr> {
         use c::Expression as E;
         let span = self.sp(e.span);
+        if let Some(lane) = self.lane_access(e) {
+            return lane;
+        }
+        if self.is_vector(e) {
+            return Ok(self.opaque_expr("a vector value where a scalar is expected", span));
+        }
         let kind = match &e.node {
             E::Identifier(id) => {
                 let n = id.node.name.as_str();
@@ -1041,73 +866,4 @@ impl<'a> Conv<'a> {
             span,
         ))
     }
-}
-
-/// The element type and the extents of a sized (possibly nested) array type: `int[2][3]` →
-/// (`int`, [2, 3]); no extents when the outermost one is unknown.
-fn sized_dims(t: &Type) -> (Type, Vec<Expr>) {
-    let mut dims = Vec::new();
-    let mut cur = t;
-    while let TypeKind::Array(inner, Some(n)) = &cur.kind {
-        dims.push((**n).clone());
-        cur = inner;
-    }
-    (cur.clone(), dims)
-}
-
-/// The same type without extents (`int[][]`), as PVL declares arrays.
-fn without_extents(t: &Type) -> Type {
-    match &t.kind {
-        TypeKind::Array(inner, _) => {
-            Type { kind: TypeKind::Array(Box::new(without_extents(inner)), None), span: t.span }
-        }
-        k => Type { kind: k.clone(), span: t.span },
-    }
-}
-
-/// The size of dynamic shared memory `buf` (`\shared_mem_size(buf)`), a launch parameter of the
-/// kernel form (see `lower::kernel`).
-pub(super) fn dynamic_size(buf: &str, span: Span) -> Expr {
-    let n = format!("{buf}{}", super::SHARED_SIZE);
-    Expr::new(ExprKind::Name(Ident::new(n, span)), span)
-}
-
-/// `T[] buf = cuda_shared_T(len);`: the block's allocation of shared array `buf` (of ints or
-/// booleans; `None` for another element type).
-pub(super) fn shared_alloc(
-    name: Ident,
-    elem: &Type,
-    len: Expr,
-    ty_span: Span,
-    decl_span: Span,
-    span: Span,
-) -> Option<Stmt> {
-    let word = match elem.kind {
-        TypeKind::Int => "int",
-        TypeKind::Boolean => "boolean",
-        _ => return None,
-    };
-    let alloc = format!("{}{word}", super::SHARED_ALLOC);
-    let call = Expr::new(
-        ExprKind::Call {
-            recv: None,
-            name: Ident::new(alloc, span),
-            args: vec![len],
-            ghost: Box::default(),
-            null_safe: false,
-        },
-        span,
-    );
-    let ty = Type { kind: TypeKind::Array(Box::new(elem.clone()), None), span: ty_span };
-    let var = Declarator { name, init: Some(call), span: decl_span };
-    Some(Stmt { kind: StmtKind::Decl { ty, vars: vec![var] }, span })
-}
-
-/// The names after every `goto` of masked C text (comments and strings are blank there).
-pub(super) fn goto_targets(masked: &str) -> HashSet<String> {
-    let words: Vec<&str> = masked
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter(|w| !w.is_empty())
-        .collect();
-    words.windows(2).filter(|w| w[0] == "goto").map(|w| w[1].to_string()).collect()
 }

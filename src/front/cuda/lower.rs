@@ -22,17 +22,19 @@
 //! `\pointer_index(a, i, π)` are spelled out as array permissions (`a` non-null, long enough,
 //! and `Perm` on the cells).
 
+pub(super) use super::sizes::work_item;
+use super::sizes::{fix_sizes, unit_dimensions, work_item_call};
 use super::{BLOCK_LABEL, SHARED_ALLOC};
 use crate::diag::Diagnostic;
 use crate::front::ast::*;
 use crate::front::span::Span;
 use crate::front::visit::{map_clause, map_expr, map_stmt};
 
-fn name(n: &str, span: Span) -> Expr {
+pub(super) fn name(n: &str, span: Span) -> Expr {
     Expr::new(ExprKind::Name(Ident::new(n, span)), span)
 }
 
-fn bin(op: BinOp, l: Expr, r: Expr, span: Span) -> Expr {
+pub(super) fn bin(op: BinOp, l: Expr, r: Expr, span: Span) -> Expr {
     Expr::new(ExprKind::Binary(op, Box::new(l), Box::new(r)), span)
 }
 
@@ -44,44 +46,6 @@ pub(super) fn gtid(span: Span) -> Expr {
         name("threadIdx.x", span),
         span,
     )
-}
-
-/// OpenCL's work-item function `name` of dimension `dim` (0, 1 or 2) in CUDA's terms:
-/// `get_local_id(1)` is `threadIdx.y`, `get_global_id(0)` the global index along x.
-pub(super) fn work_item(name: &str, dim: usize, span: Span) -> Option<Expr> {
-    let axis = ["x", "y", "z"].get(dim)?;
-    let at = |base: &str| self::name(&format!("{base}.{axis}"), span);
-    Some(match name {
-        "get_local_id" => at("threadIdx"),
-        "get_group_id" => at("blockIdx"),
-        "get_local_size" => at("blockDim"),
-        "get_num_groups" => at("gridDim"),
-        "get_global_id" => bin(
-            BinOp::Add,
-            bin(BinOp::Mul, at("blockIdx"), at("blockDim"), span),
-            at("threadIdx"),
-            span,
-        ),
-        "get_global_size" => bin(BinOp::Mul, at("blockDim"), at("gridDim"), span),
-        _ => return None,
-    })
-}
-
-/// A work-item call of a specification (`get_local_size(1)`) in CUDA's terms (the code's are
-/// converted when read).
-fn work_item_call(e: &mut Expr) -> bool {
-    let ExprKind::Call { recv: None, name: f, args, .. } = &e.kind else { return false };
-    let [arg] = args.as_slice() else { return false };
-    let Some(d) = arg.as_int().and_then(|d| usize::try_from(d.clone()).ok()) else {
-        return false;
-    };
-    match work_item(&f.name, d, e.span) {
-        Some(w) => {
-            *e = w;
-            true
-        }
-        None => false,
-    }
 }
 
 fn int_ty() -> Type {
@@ -111,7 +75,7 @@ fn spelling(e: &mut Expr, null: bool) -> bool {
         // `\shared_mem_size(buf)`: the launch parameter that sizes dynamic shared memory.
         ExprKind::Opaque(o) if o.keyword == "\\shared_mem_size" => {
             let Some(a) = builtin_operand(&o.text, "\\shared_mem_size") else { return false };
-            super::convert::dynamic_size(a, span)
+            super::shared::dynamic_size(a, span)
         }
         ExprKind::Opaque(o) if o.keyword == "\\pointer_length" => {
             let Some(a) = builtin_operand(&o.text, "\\pointer_length") else { return false };
@@ -228,27 +192,9 @@ fn builtin_operand<'t>(text: &'t str, builtin: &str) -> Option<&'t str> {
     ident.then_some(a)
 }
 
-/// Launch sizes (`blockDim.x`, …) that a `context_everywhere` conjunct `size == K` fixes to an
-/// integer literal K.
-fn fixed_sizes(clauses: &[Clause]) -> Vec<(&'static str, Expr)> {
-    let mut out: Vec<(&'static str, Expr)> = Vec::new();
-    for c in clauses.iter().filter(|c| c.kind == ClauseKind::ContextEverywhere) {
-        let Some(e) = c.expr() else { continue };
-        for x in e.conjuncts() {
-            for n in INDICES.iter().map(|v| size_of(v)) {
-                let value = super::size_fact(x, n).filter(|b| b.as_int().is_some());
-                if let Some(b) = value.filter(|_| !out.iter().any(|(m, _)| *m == n)) {
-                    out.push((n, Expr::new(b.kind.clone(), Span::DUMMY)));
-                }
-            }
-        }
-    }
-    out
-}
-
 /// The size a thread or block index ranges below: `threadIdx.y` → `blockDim.y`, `blockIdx.x` →
 /// `gridDim.x`.
-fn size_of(v: &str) -> &'static str {
+pub(super) fn size_of(v: &str) -> &'static str {
     match v {
         "threadIdx.x" => "blockDim.x",
         "threadIdx.y" => "blockDim.y",
@@ -273,7 +219,7 @@ fn size(v: &str, span: Span) -> Expr {
 }
 
 /// Every thread and block index (what a conjunct depends on to be about one thread).
-const INDICES: &[&str] =
+pub(super) const INDICES: &[&str] =
     &["threadIdx.x", "threadIdx.y", "threadIdx.z", "blockIdx.x", "blockIdx.y", "blockIdx.z", GID];
 
 /// The flat spelling of a one-dimensional kernel's indices: `blockIdx.x * blockDim.x +
@@ -565,7 +511,7 @@ fn dimensions(m: &Method) -> usize {
 }
 
 /// The name a `__shared__` declaration allocates, if `s` is one (`T[] buf = cuda_shared_T(N);`).
-fn shared_name(s: &Stmt) -> Option<&str> {
+pub(super) fn shared_name(s: &Stmt) -> Option<&str> {
     let StmtKind::Decl { vars, .. } = &s.kind else { return None };
     let [v] = vars.as_slice() else { return None };
     match &v.init.as_ref()?.kind {
@@ -695,68 +641,15 @@ fn early_exits(stmts: Vec<Stmt>) -> Vec<Stmt> {
 /// A kernel in its internal form; `verifying`: the verifier's form (flat where blocks are
 /// independent, launch sizes the contract fixes replaced by their values).
 pub(super) fn kernel(m: Method, diags: &mut Vec<Diagnostic>, verifying: bool) -> Method {
+    let mut m = m;
+    if verifying {
+        unit_dimensions(&mut m);
+    }
     let mut m = kernel_form(m, diags, verifying);
     if verifying {
         fix_sizes(&mut m);
     }
     m
-}
-
-/// For the verifier: a launch size that the kernel's contract fixes to a number (`blockDim.x
-/// == 64`) is that number everywhere but in the conjunct that fixes it (which each launch must
-/// establish). Equivalent under the contract; the threads' ranges and indices become linear in
-/// the other variables (`threadIdx.y * 8 + threadIdx.x`, a tiled cell `t + j * 32`), which the
-/// verifier's rules for quantified permissions need to see the stride.
-fn fix_sizes(m: &mut Method) {
-    let fixed = fixed_sizes(&m.prefix.clauses);
-    if fixed.is_empty() {
-        return;
-    }
-    let mut f = |e: &mut Expr| {
-        if defining(e, &fixed) {
-            return true;
-        }
-        if let ExprKind::Name(n) = &e.kind {
-            if let Some((_, k)) = fixed.iter().find(|(s, _)| n.name == *s) {
-                *e = Expr { span: e.span, ..k.clone() };
-                return true;
-            }
-        }
-        false
-    };
-    for c in &mut m.prefix.clauses {
-        map_clause(c, &mut f);
-    }
-    if let MethodBody::Block(b) = &mut m.body {
-        for s in &mut b.stmts {
-            map_stmt(s, &mut f);
-            fix_iters(s, &fixed);
-        }
-    }
-}
-
-/// The par ranges below a fixed launch size (statements' iterators are not expressions
-/// `map_stmt` visits).
-fn fix_iters(s: &mut Stmt, fixed: &[(&'static str, Expr)]) {
-    match &mut s.kind {
-        StmtKind::Par(p) => {
-            for a in &mut p.arms {
-                for it in &mut a.iters {
-                    if let Some((_, k)) = fixed.iter().find(|(n, _)| it.hi.as_name() == Some(n)) {
-                        it.hi = Expr { span: it.hi.span, ..k.clone() };
-                    }
-                }
-                fix_iters(&mut a.body, fixed);
-            }
-        }
-        StmtKind::Block(b) => b.stmts.iter_mut().for_each(|s| fix_iters(s, fixed)),
-        _ => {}
-    }
-}
-
-/// `size == K` (either side) for a fixed size: the conjunct that fixes it.
-fn defining(e: &Expr, fixed: &[(&'static str, Expr)]) -> bool {
-    fixed.iter().any(|(n, _)| super::size_fact(e, n).is_some_and(|b| b.as_int().is_some()))
 }
 
 fn kernel_form(mut m: Method, diags: &mut Vec<Diagnostic>, flat: bool) -> Method {

@@ -15,10 +15,15 @@ pub mod emit;
 mod ignore;
 mod initializer;
 mod iteration;
+mod jumps;
 mod lower;
 mod openmp;
 pub mod prep;
+mod shared;
+mod sizes;
 mod stdio;
+mod types;
+mod vectors;
 
 use crate::diag::Diagnostic;
 use crate::front::ast::*;
@@ -229,9 +234,10 @@ fn parse_here(src: &str, flat: bool) -> Parsed {
         used: vec![false; prep.annots.len()],
         pragma_used: vec![false; prep.pragmas.len()],
         structured_labels: HashSet::new(),
-        goto_targets: convert::goto_targets(&prep.c_text),
+        goto_targets: jumps::goto_targets(&prep.c_text),
         omp_region: false,
         omp_fors: HashMap::new(),
+        vectors: HashMap::new(),
         defines,
         launches,
         functions,
@@ -564,8 +570,8 @@ fn function(
                 cv.unsupported("a `local` parameter that is not a pointer", p.span);
                 continue;
             };
-            let len = convert::dynamic_size(&p.name.name, p.span);
-            match convert::shared_alloc(p.name.clone(), elem, len, p.ty.span, p.span, p.span) {
+            let len = shared::dynamic_size(&p.name.name, p.span);
+            match shared::shared_alloc(p.name.clone(), elem, len, p.ty.span, p.span, p.span) {
                 Some(s) => body.stmts.insert(k, s),
                 None => cv.unsupported("`local` memory of this element type", p.span),
             }

@@ -15,7 +15,10 @@ use crate::front::span::Span;
 pub(super) const PRELUDE: &str = "typedef int dim3; typedef unsigned long size_t; \
 typedef int cudaError_t; typedef int cudaEvent_t; typedef int cudaStream_t; \
 typedef _Bool bool; typedef unsigned int uint; typedef int int32_t; typedef unsigned int uint32_t; \
-typedef long int64_t; typedef unsigned long uint64_t;\n";
+typedef long int64_t; typedef unsigned long uint64_t; \
+typedef int int2; typedef int int3; typedef int int4; typedef int int8; typedef int int16; \
+typedef int uint2; typedef int uint3; typedef int uint4; typedef int uint8; typedef int uint16; \
+typedef int __v2si; typedef int __v4si; typedef int __v8si;\n";
 
 /// Words blanked before parsing: what they qualify is recorded as a [`Qualifier`].
 const QUALIFIERS: &[&str] = &[
