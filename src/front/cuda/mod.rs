@@ -367,6 +367,10 @@ pub(super) const RUNTIME_WITHOUT_EFFECT: &[&str] = &[
     "cudaDeviceSynchronize",
     "cudaDeviceReset",
     "cudaGetLastError",
+    // OpenMP's queries of the team: some number, which a contract cannot rely on.
+    "omp_get_thread_num",
+    "omp_get_num_threads",
+    "omp_get_max_threads",
 ];
 
 /// Declare the effect-free runtime functions the file calls without declaring them, with the
