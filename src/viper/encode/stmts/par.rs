@@ -149,67 +149,34 @@ impl Encoder<'_> {
         e: Exp,
     ) -> Exp {
         let unused: Vec<usize> = (0..iters.len()).filter(|k| !e.mentions_var(&iters[*k])).collect();
-        if !unused.is_empty() && !e.has_acc() && range.len() == 2 * iters.len() {
-            // A fact that some thread variables do not appear in holds for all threads when it
-            // holds for every value of the others and those ranges are not empty: a variable
-            // quantified but never mentioned leaves the prover no term to instantiate it by.
-            let mut vars = Vec::new();
-            let mut guards = Vec::new();
-            let mut nonempty = Vec::new();
-            for (k, v) in iters.iter().enumerate() {
-                let (lo, hi) = (&range[2 * k], &range[2 * k + 1]);
-                if unused.contains(&k) {
-                    let (ExpKind::Binary("<=", l, _), ExpKind::Binary("<", _, h)) =
-                        (&lo.kind, &hi.kind)
-                    else {
-                        return quant::quantify(self, iters.to_vec(), range.to_vec(), e);
-                    };
-                    nonempty.push(Exp::bin("<", (**l).clone(), (**h).clone()));
-                } else {
-                    vars.push(v.clone());
-                    guards.push(lo.clone());
-                    guards.push(hi.clone());
-                }
+        let split = if unused.is_empty() { None } else { split_unused(iters, range, &unused) };
+        if let Some((vars, guards, bounds)) = split {
+            if !e.has_acc() {
+                // A fact that some thread variables do not appear in holds for all threads
+                // when it holds for every value of the others and those ranges are not empty:
+                // a variable quantified but never mentioned leaves the prover no term to
+                // instantiate it by.
+                let nonempty = bounds.into_iter().map(|(l, h)| Exp::bin("<", l, h));
+                let body =
+                    if vars.is_empty() { e } else { quant::quantify(self, vars, guards, e) };
+                return Exp::implies(Exp::and_all(nonempty), body);
             }
-            let body = if vars.is_empty() { e } else { quant::quantify(self, vars, guards, e) };
-            return Exp::implies(Exp::and_all(nonempty), body);
-        }
-        if !unused.is_empty()
-            && unused.len() < iters.len()
-            && e.has_acc()
-            && range.len() == 2 * iters.len()
-        {
-            // A resource that depends on some thread variables only (a row `Perm(g[r], read)`
-            // in a 2-D block over (r, c)) is held once per value of the others: quantify over
-            // the variables it mentions and scale by the extents of the rest. Quantifying over
-            // all of them would give a receiver that is not injective.
-            let mut vars = Vec::new();
-            let mut guards = Vec::new();
-            let mut factor: Option<Exp> = None;
-            for (k, v) in iters.iter().enumerate() {
-                let (lo, hi) = (&range[2 * k], &range[2 * k + 1]);
-                if unused.contains(&k) {
-                    let (ExpKind::Binary("<=", l, _), ExpKind::Binary("<", _, h)) =
-                        (&lo.kind, &hi.kind)
-                    else {
-                        return quant::quantify(self, iters.to_vec(), range.to_vec(), e);
-                    };
-                    let extent = Exp::bin("-", (**h).clone(), (**l).clone());
-                    factor = Some(match factor {
-                        Some(f) => Exp::bin("*", f, extent),
-                        None => extent,
-                    });
-                } else {
-                    vars.push(v.clone());
-                    guards.push(lo.clone());
-                    guards.push(hi.clone());
-                }
+            if !vars.is_empty() {
+                // A resource that depends on some thread variables only (a row `Perm(g[r],
+                // read)` in a 2-D block over (r, c)) is held once per value of the others:
+                // quantify over the variables it mentions and scale by the extents of the
+                // rest. Quantifying over all of them would give a receiver that is not
+                // injective.
+                let factor = bounds
+                    .into_iter()
+                    .map(|(l, h)| Exp::bin("-", h, l))
+                    .reduce(|f, x| Exp::bin("*", f, x));
+                let scaled = match factor {
+                    Some(f) => scale(e, &f),
+                    None => e,
+                };
+                return quant::quantify(self, vars, guards, scaled);
             }
-            let scaled = match factor {
-                Some(f) => scale(e, &f),
-                None => e,
-            };
-            return quant::quantify(self, vars, guards, scaled);
         }
         if iters.iter().any(|v| e.mentions_var(v)) {
             quant::quantify(self, iters.to_vec(), range.to_vec(), e)
@@ -532,4 +499,32 @@ impl Encoder<'_> {
             None => self.member_name(self.class.as_deref(), &self.method_name),
         }
     }
+}
+
+/// The thread variables other than `unused` with their range conjuncts, and the bounds
+/// `(lo, hi)` of the `unused` ones; `None` when a range is not `lo <= v` and `v < hi`.
+fn split_unused(
+    iters: &[String],
+    range: &[Exp],
+    unused: &[usize],
+) -> Option<(Vec<String>, Vec<Exp>, Vec<(Exp, Exp)>)> {
+    if range.len() != 2 * iters.len() {
+        return None;
+    }
+    let (mut vars, mut guards, mut bounds) = (Vec::new(), Vec::new(), Vec::new());
+    for (k, v) in iters.iter().enumerate() {
+        let (lo, hi) = (&range[2 * k], &range[2 * k + 1]);
+        if unused.contains(&k) {
+            let (ExpKind::Binary("<=", l, _), ExpKind::Binary("<", _, h)) = (&lo.kind, &hi.kind)
+            else {
+                return None;
+            };
+            bounds.push(((**l).clone(), (**h).clone()));
+        } else {
+            vars.push(v.clone());
+            guards.push(lo.clone());
+            guards.push(hi.clone());
+        }
+    }
+    Some((vars, guards, bounds))
 }
