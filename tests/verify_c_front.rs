@@ -20,7 +20,9 @@
 //!   iteration with the next one under static schedules (`omp_region_*`); `nowait` without
 //!   them is refused (`unsupported_omp_nowait_dynamic`);
 //! * permissions located by pointer arithmetic, `Perm(p + i, π)` (`pointer_offset_perm_*`);
-//! * forward `goto`s within a block, read as the code they skip (`goto_forward_*`).
+//! * forward `goto`s within a block, read as the code they skip (`goto_forward_*`);
+//! * `/*@ pure @*/` functions whose bodies are declarations, `if`/`else` and `return`
+//!   (`pure_function_*`), and OpenMP's team queries as unknown numbers (`omp_thread_num_*`).
 
 mod common;
 

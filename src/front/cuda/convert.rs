@@ -48,6 +48,8 @@ pub(super) struct Conv<'a> {
     pub omp_fors: HashMap<usize, super::openmp::OmpFor>,
     /// Local vector variables and their numbers of lanes (`vectors.rs`).
     pub vectors: HashMap<String, usize>,
+    /// Modifiers (`/*@ pure @*/`) an annotation gave the next function (`pure.rs`).
+    pub next_modifiers: Vec<Modifier>,
 }
 
 pub(super) type R<T> = Result<T, ()>;

@@ -19,6 +19,7 @@ mod jumps;
 mod lower;
 mod openmp;
 pub mod prep;
+mod pure;
 mod shared;
 mod sizes;
 mod stdio;
@@ -238,6 +239,7 @@ fn parse_here(src: &str, flat: bool) -> Parsed {
         omp_region: false,
         omp_fors: HashMap::new(),
         vectors: HashMap::new(),
+        next_modifiers: Vec::new(),
         defines,
         launches,
         functions,
@@ -257,6 +259,7 @@ fn parse_here(src: &str, flat: bool) -> Parsed {
                 }
             }
             c::ExternalDeclaration::Declaration(d) => {
+                cv.next_modifiers.clear();
                 declaration(&mut cv, d, contract, span, &mut items)
             }
             c::ExternalDeclaration::StaticAssert(_) => cv.unsupported("_Static_assert", span),
@@ -313,6 +316,11 @@ fn top_annotations(cv: &mut Conv, lo: usize, hi: usize, items: &mut Vec<Item>) -
             .chars()
             .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
             .collect();
+        // `/*@ pure @*/`: modifiers of the function that follows.
+        if let Some(ms) = pure::modifiers_only(a.body.text(cv.norm)) {
+            cv.next_modifiers.extend(ms);
+            continue;
+        }
         let clause =
             crate::front::keywords::CLAUSE_WORDS.contains(&first.as_str()) || first == "gpuopt";
         if clause {
@@ -581,15 +589,23 @@ fn function(
             }
         }
     }
+    // `/*@ pure @*/` before the function (`top_annotations`) or among its specifiers.
+    let mut modifiers = std::mem::take(&mut cv.next_modifiers);
+    modifiers.extend(cv.modifier_annotations(span.start(), body_span.start()));
+    let body = if modifiers.contains(&Modifier::Pure) {
+        MethodBody::Expr(cv.pure_body(&body, body_span)?)
+    } else {
+        MethodBody::Block(body)
+    };
     let method = Method {
         prefix: contract,
-        modifiers: vec![],
+        modifiers,
         kind: MethodKind::Method,
         ret,
         name: name_id,
         type_params: vec![],
         params,
-        body: MethodBody::Block(body),
+        body,
         span,
     };
     Some(if kernel { lower::kernel(method, &mut cv.diags, cv.flat) } else { lower::host(method) })

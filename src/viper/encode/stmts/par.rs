@@ -157,8 +157,7 @@ impl Encoder<'_> {
                 // a variable quantified but never mentioned leaves the prover no term to
                 // instantiate it by.
                 let nonempty = bounds.into_iter().map(|(l, h)| Exp::bin("<", l, h));
-                let body =
-                    if vars.is_empty() { e } else { quant::quantify(self, vars, guards, e) };
+                let body = if vars.is_empty() { e } else { quant::quantify(self, vars, guards, e) };
                 return Exp::implies(Exp::and_all(nonempty), body);
             }
             if !vars.is_empty() {
