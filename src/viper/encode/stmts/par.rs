@@ -500,13 +500,13 @@ impl Encoder<'_> {
     }
 }
 
+/// Thread variables split by a clause: those it names, their range conjuncts, and the bounds
+/// `(lo, hi)` of the others.
+type Split = (Vec<String>, Vec<Exp>, Vec<(Exp, Exp)>);
+
 /// The thread variables other than `unused` with their range conjuncts, and the bounds
 /// `(lo, hi)` of the `unused` ones; `None` when a range is not `lo <= v` and `v < hi`.
-fn split_unused(
-    iters: &[String],
-    range: &[Exp],
-    unused: &[usize],
-) -> Option<(Vec<String>, Vec<Exp>, Vec<(Exp, Exp)>)> {
+fn split_unused(iters: &[String], range: &[Exp], unused: &[usize]) -> Option<Split> {
     if range.len() != 2 * iters.len() {
         return None;
     }
