@@ -903,8 +903,8 @@ impl Encoder<'_> {
         }
     }
 
-    /// `\typeof(this) == C`: PVL classes have no subclasses, so the dynamic type of `this` is
-    /// its class. `None` when `a == b` is no such test; other `\typeof` operands (which may be
+    /// `\typeof(this) == C` (or `== \type(C)`): PVL classes have no subclasses, so the dynamic
+    /// type of `this` is its class. `None` when `a == b` is no such test; other `\typeof` operands (which may be
     /// `null`) are refused.
     fn typeof_test(&mut self, a: &Expr, b: &Expr) -> Option<R<bool>> {
         let ExprKind::Builtin(Builtin::TypeOf, args) = &a.kind else {
@@ -914,6 +914,12 @@ impl Encoder<'_> {
         let class = match &b.kind {
             ExprKind::Name(c) if self.lookup(&c.name).is_none() => {
                 self.classes.contains_key(&c.name).then(|| c.name.clone())
+            }
+            // VerCors 2's type value `\type(C)` of a class.
+            ExprKind::Opaque(o) if o.keyword == "\\type" => {
+                let inner = o.text.trim().strip_prefix("\\type").map(str::trim);
+                let name = inner.and_then(|t| t.strip_prefix('(')?.strip_suffix(')')).map(str::trim);
+                name.filter(|n| self.classes.contains_key(*n)).map(str::to_string)
             }
             _ => None,
         };
