@@ -7,8 +7,9 @@ mod common;
 use common::{run_cli, tmpdir};
 use std::path::{Path, PathBuf};
 
-/// A par block whose threads each run a four-step loop: unrolling saves loop heads (improved),
-/// tiling with a literal size is refused (A503: not provably below the symbolic thread count).
+/// A par block whose threads each run a four-step loop: keeping the cell in a register saves its
+/// rereads, unrolling saves loop heads (both improved), tiling with a literal size is refused
+/// (A503: not provably below the symbolic thread count).
 const KERNEL: &str = "class Inc {
   context_everywhere a != null && a.length == n;
   context n > 0;
@@ -87,9 +88,11 @@ fn suggest_ranks_applied_candidates_with_their_apply_commands() {
     let improved: Vec<&str> =
         rows.iter().filter(|r| r.split_whitespace().any(|w| w == "improved")).copied().collect();
     assert!(!improved.is_empty(), "no improved row:\n{out}");
-    // The first row is the best one: an unrolling that improves.
-    assert!(rows[0].starts_with("1 ") && rows[0].contains("unroll"), "{out}");
+    // The first row is the best one: the cell every iteration rereads kept in a register
+    // (candidates by what executes); an unrolling improves too, by less.
+    assert!(rows[0].starts_with("1 ") && rows[0].contains("prefetch"), "{out}");
     assert!(rows[0].split_whitespace().any(|w| w == "improved"), "{out}");
+    assert!(rows.iter().any(|r| r.contains("unroll") && r.contains("improved")), "{out}");
     // Its command performs exactly that attempt.
     for row in improved {
         let at = row.find("alpine-rs apply").unwrap_or_else(|| panic!("no command in `{row}`"));
@@ -165,4 +168,17 @@ fn suggest_exit_codes() {
     let (code, out, err) = run_cli(&["suggest", s(&plain)]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("no optimization applies"), "{out}");
+}
+
+/// Candidates by what executes: a cell a kernel's loop reads on every iteration is read again by
+/// the next one, so prefetching it into a register is proposed (and here ranked first: it saves
+/// most of the global memory sectors).
+#[test]
+fn suggest_proposes_prefetching_a_cell_a_loop_rereads() {
+    let p = common::root().join("fixtures/cuda/prefetch/ok_loop_register.cu");
+    let (code, out, err) = run_cli(&["suggest", s(&p), "--set", "k=8"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let first = out.lines().find(|l| l.starts_with("1 ")).unwrap_or_else(|| panic!("{out}"));
+    assert!(first.contains("prefetch") && first.contains("array=y locations=t"), "{out}");
+    assert!(first.contains("improved"), "{out}");
 }

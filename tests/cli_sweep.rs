@@ -65,6 +65,8 @@ fn sweep_lists_applied_and_refused_attempts() {
         "reject_statement_between.pvl 21:5 tile mode=inter tile_size=2 refused A503",
         "reject_statement_between.pvl 21:5 tile mode=intra tile_size=2 refused A503",
         "ok_fuse_unroll_prefetch.pvl 21:8 prefetch array=y locations=tid applied",
+        // `a[tid - 1]`, which the loop of `tally` reads on every iteration (reads as executed).
+        "ok_fuse_unroll_prefetch.pvl 21:8 prefetch array=a locations=tid - 1 applied",
         "ok_fuse_unroll_prefetch.pvl 23:5 fuse kernels=2 applied",
         "ok_fuse_unroll_prefetch.pvl 23:5 tile mode=inter tile_size=2 applied",
         "ok_fuse_unroll_prefetch.pvl 23:5 tile mode=inter tile_size=32 applied",
@@ -73,6 +75,7 @@ fn sweep_lists_applied_and_refused_attempts() {
         "ok_fuse_unroll_prefetch.pvl 23:5 tile mode=intra tile_size=32 applied",
         "ok_fuse_unroll_prefetch.pvl 23:5 tile mode=intra tile_size=3 applied",
         "ok_fuse_unroll_prefetch.pvl 30:5 prefetch array=y locations=tid applied",
+        "ok_fuse_unroll_prefetch.pvl 30:5 prefetch array=a locations=tid - 1 applied",
         "ok_fuse_unroll_prefetch.pvl 30:5 tile mode=inter tile_size=2 applied",
         "ok_fuse_unroll_prefetch.pvl 30:5 tile mode=inter tile_size=32 applied",
         "ok_fuse_unroll_prefetch.pvl 30:5 tile mode=inter tile_size=3 applied",
@@ -89,7 +92,7 @@ fn sweep_lists_applied_and_refused_attempts() {
     let summary = report["summary"].as_array().expect("summary");
     let names: Vec<&str> = summary.iter().filter_map(|c| c["optimization"].as_str()).collect();
     assert_eq!(names, ["fuse", "merge", "prefetch", "tile", "unroll"]);
-    assert_eq!(summary[2]["applied"], 2);
+    assert_eq!(summary[2]["applied"], 4);
     let tile = &summary[3];
     assert_eq!((tile["applied"].as_u64(), tile["refused"].as_u64()), (Some(12), Some(4)));
     assert_eq!(tile["refusal_codes"][0]["code"], "A503");
@@ -100,7 +103,7 @@ fn sweep_lists_applied_and_refused_attempts() {
     assert_eq!(code, 0);
     assert!(text.contains("refused A602"), "{text}");
     assert!(text.contains("A503 x4"), "{text}");
-    assert!(text.contains("2 files (0 bad input), 24 attempts"), "{text}");
+    assert!(text.contains("2 files (0 bad input), 26 attempts"), "{text}");
     // Deterministic: the same report twice.
     assert_eq!(run_cli(&["sweep", s(&between), s(&chain)]).1, text);
 }

@@ -232,6 +232,9 @@ fn repeated_reads(program: &Program, site: &Site, dialect: Dialect) -> Vec<(Stri
                 }
                 if let Some(seg) = segments.last_mut() {
                     walk_stmts(s, &mut |st| stmt_reads(st, dialect, seg));
+                    // Reads as executed: a cell a loop reads on every iteration (its index
+                    // names nothing the loop assigns) is read again by the next iteration.
+                    walk_stmts(s, &mut |st| loop_invariant_reads(st, dialect, seg));
                 }
             }
             for seg in &segments {
@@ -244,6 +247,39 @@ fn repeated_reads(program: &Program, site: &Site, dialect: Dialect) -> Vec<(Stri
         }
     }
     out
+}
+
+/// The reads in the body of loop `s` whose location names no variable the loop assigns (the
+/// same cell on every iteration), once more each.
+fn loop_invariant_reads(s: &Stmt, dialect: Dialect, out: &mut Vec<(String, String)>) {
+    let (StmtKind::While(l) | StmtKind::For(l)) = &s.kind else { return };
+    let mut assigned: Vec<String> = Vec::new();
+    let mut note = |st: &Stmt| match &st.kind {
+        StmtKind::Assign { target, .. }
+        | StmtKind::CompoundAssign { target, .. }
+        | StmtKind::IncDec { target, .. } => {
+            if let ExprKind::Name(n) = &target.kind {
+                assigned.push(n.name.clone());
+            }
+        }
+        StmtKind::Decl { vars, .. } => assigned.extend(vars.iter().map(|d| d.name.name.clone())),
+        _ => {}
+    };
+    l.init
+        .iter()
+        .chain(&l.update)
+        .chain(std::iter::once(&*l.body))
+        .for_each(|x| walk_stmts(x, &mut note));
+    let mut inside = Vec::new();
+    walk_stmts(&l.body, &mut |st| stmt_reads(st, dialect, &mut inside));
+    for (arr, loc) in inside {
+        let names_assigned = loc
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+            .any(|w| assigned.iter().any(|a| a == w));
+        if !names_assigned {
+            out.push((arr, loc));
+        }
+    }
 }
 
 /// The array reads of the code a statement holds directly (not its annotations).

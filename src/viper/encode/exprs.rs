@@ -918,7 +918,8 @@ impl Encoder<'_> {
             // VerCors 2's type value `\type(C)` of a class.
             ExprKind::Opaque(o) if o.keyword == "\\type" => {
                 let inner = o.text.trim().strip_prefix("\\type").map(str::trim);
-                let name = inner.and_then(|t| t.strip_prefix('(')?.strip_suffix(')')).map(str::trim);
+                let name =
+                    inner.and_then(|t| t.strip_prefix('(')?.strip_suffix(')')).map(str::trim);
                 name.filter(|n| self.classes.contains_key(*n)).map(str::to_string)
             }
             _ => None,
