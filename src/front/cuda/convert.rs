@@ -266,7 +266,7 @@ impl<'a> Conv<'a> {
         }
         let lo = prefix.span.start();
         if let Some(s) = stmts.first_mut() {
-            if matches!(s.kind, StmtKind::For(_) | StmtKind::While(_)) {
+            if matches!(s.kind, StmtKind::For(_) | StmtKind::While(_) | StmtKind::Barrier(_)) {
                 s.span = Span::new(lo, s.span.end());
             }
         }
@@ -381,6 +381,10 @@ impl<'a> Conv<'a> {
                 let Ok(cond) = self.expr(&i.node.condition) else { return };
                 let then = Box::new(self.single(&i.node.then_statement));
                 let els = i.node.else_statement.as_ref().map(|e| Box::new(self.single(e)));
+                // lang-c's span of an `if` without `else` reaches up to the next token, over
+                // the annotations in between: the statement ends where its last branch does,
+                // so that code inserted after it stays before those annotations.
+                let span = Span::new(span.start(), self.stmt_end(s).max(span.start()));
                 out.stmts.push(Stmt { kind: StmtKind::If { cond, then, els }, span });
             }
             c::Statement::While(w) => {
