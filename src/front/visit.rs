@@ -397,3 +397,20 @@ pub fn map_program(p: &mut Program, f: &mut dyn FnMut(&mut Expr) -> bool) {
         b.stmts.iter_mut().for_each(|s| map_stmt(s, f));
     }
 }
+
+/// The variables `s` assigns (as a whole: `x = …`, `x += …`, `x++`) or declares, anywhere in it.
+pub fn assigned_names(s: &Stmt) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    walk_stmts(s, &mut |st| match &st.kind {
+        StmtKind::Assign { target, .. }
+        | StmtKind::CompoundAssign { target, .. }
+        | StmtKind::IncDec { target, .. } => {
+            if let ExprKind::Name(id) = &target.kind {
+                out.insert(id.name.clone());
+            }
+        }
+        StmtKind::Decl { vars, .. } => out.extend(vars.iter().map(|d| d.name.name.clone())),
+        _ => {}
+    });
+    out
+}

@@ -253,29 +253,16 @@ fn repeated_reads(program: &Program, site: &Site, dialect: Dialect) -> Vec<(Stri
 /// same cell on every iteration), once more each.
 fn loop_invariant_reads(s: &Stmt, dialect: Dialect, out: &mut Vec<(String, String)>) {
     let (StmtKind::While(l) | StmtKind::For(l)) = &s.kind else { return };
-    let mut assigned: Vec<String> = Vec::new();
-    let mut note = |st: &Stmt| match &st.kind {
-        StmtKind::Assign { target, .. }
-        | StmtKind::CompoundAssign { target, .. }
-        | StmtKind::IncDec { target, .. } => {
-            if let ExprKind::Name(n) = &target.kind {
-                assigned.push(n.name.clone());
-            }
-        }
-        StmtKind::Decl { vars, .. } => assigned.extend(vars.iter().map(|d| d.name.name.clone())),
-        _ => {}
-    };
-    l.init
-        .iter()
-        .chain(&l.update)
-        .chain(std::iter::once(&*l.body))
-        .for_each(|x| walk_stmts(x, &mut note));
+    let mut assigned = crate::front::visit::assigned_names(&l.body);
+    for st in l.init.iter().chain(&l.update) {
+        assigned.extend(crate::front::visit::assigned_names(st));
+    }
     let mut inside = Vec::new();
     walk_stmts(&l.body, &mut |st| stmt_reads(st, dialect, &mut inside));
     for (arr, loc) in inside {
         let names_assigned = loc
             .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
-            .any(|w| assigned.iter().any(|a| a == w));
+            .any(|w| assigned.contains(w));
         if !names_assigned {
             out.push((arr, loc));
         }

@@ -296,24 +296,6 @@ fn mentions(e: &Expr, vars: &[&str]) -> bool {
     found
 }
 
-/// The variables `s` assigns or declares (a kernel's parameters it changes are no facts for
-/// the whole kernel).
-fn assigned_names(s: &Stmt) -> std::collections::BTreeSet<String> {
-    let mut out = std::collections::BTreeSet::new();
-    crate::front::visit::walk_stmts(s, &mut |st| match &st.kind {
-        StmtKind::Assign { target, .. }
-        | StmtKind::CompoundAssign { target, .. }
-        | StmtKind::IncDec { target, .. } => {
-            if let ExprKind::Name(id) = &target.kind {
-                out.insert(id.name.clone());
-            }
-        }
-        StmtKind::Decl { vars, .. } => out.extend(vars.iter().map(|d| d.name.name.clone())),
-        _ => {}
-    });
-    out
-}
-
 /// The first and the last thread's instances of thread facts, guarded by the grid being
 /// non-empty: consequences of `\forall threads; facts` that the prover can use without
 /// instantiating it (a pure quantifier over arithmetic has no trigger). For an index growing
@@ -479,35 +461,46 @@ fn dimensions(m: &Method) -> usize {
             }
         }
     };
-    for c in &m.prefix.clauses {
-        if let Some(e) = c.expr() {
-            crate::front::visit::walk_expr(e, &mut check);
-        }
-    }
-    if let MethodBody::Block(b) = &m.body {
-        for s in &b.stmts {
-            crate::front::visit::walk_stmts(s, &mut |s| {
-                crate::front::visit::stmt_exprs(s, &mut |e| {
-                    crate::front::visit::walk_expr(e, &mut check)
-                });
-                if let StmtKind::For(l) | StmtKind::While(l) = &s.kind {
-                    for c in &l.prefix.clauses {
-                        if let Some(e) = c.expr() {
-                            crate::front::visit::walk_expr(e, &mut check);
-                        }
-                    }
-                }
-                if let StmtKind::Barrier(b) = &s.kind {
-                    for c in &b.contract {
-                        if let Some(e) = c.expr() {
-                            crate::front::visit::walk_expr(e, &mut check);
-                        }
-                    }
-                }
-            });
-        }
-    }
+    walk_kernel(m, &mut check);
     dims
+}
+
+/// Every expression of a kernel: its contract, its code, and the contracts of its loops and
+/// barriers.
+pub(super) fn walk_kernel(m: &Method, f: &mut dyn FnMut(&Expr)) {
+    let clause = |c: &Clause, f: &mut dyn FnMut(&Expr)| {
+        if let Some(e) = c.expr() {
+            crate::front::visit::walk_expr(e, f);
+        }
+    };
+    for c in &m.prefix.clauses {
+        clause(c, f);
+    }
+    let MethodBody::Block(b) = &m.body else { return };
+    for s in &b.stmts {
+        crate::front::visit::walk_stmts(s, &mut |s| {
+            crate::front::visit::stmt_exprs(s, &mut |e| crate::front::visit::walk_expr(e, f));
+            let clauses: &[Clause] = match &s.kind {
+                StmtKind::For(l) | StmtKind::While(l) => &l.prefix.clauses,
+                StmtKind::Barrier(b) => &b.contract,
+                _ => &[],
+            };
+            for c in clauses {
+                clause(c, f);
+            }
+        });
+    }
+}
+
+/// Rewrite every expression of a kernel's contract and code with `f` (`map_clause`, `map_stmt`:
+/// loop and barrier contracts included).
+pub(super) fn map_kernel(m: &mut Method, f: &mut dyn FnMut(&mut Expr) -> bool) {
+    for c in &mut m.prefix.clauses {
+        map_clause(c, f);
+    }
+    if let MethodBody::Block(b) = &mut m.body {
+        b.stmts.iter_mut().for_each(|s| map_stmt(s, f));
+    }
 }
 
 /// The name a `__shared__` declaration allocates, if `s` is one (`T[] buf = cuda_shared_T(N);`).
@@ -642,6 +635,9 @@ fn early_exits(stmts: Vec<Stmt>) -> Vec<Stmt> {
 /// independent, launch sizes the contract fixes replaced by their values).
 pub(super) fn kernel(m: Method, diags: &mut Vec<Diagnostic>, verifying: bool) -> Method {
     let mut m = m;
+    // OpenCL's work-item calls of the specifications in CUDA's terms first: the dimensions
+    // are read from the names.
+    map_kernel(&mut m, &mut work_item_call);
     if verifying {
         unit_dimensions(&mut m);
     }
@@ -653,12 +649,6 @@ pub(super) fn kernel(m: Method, diags: &mut Vec<Diagnostic>, verifying: bool) ->
 }
 
 fn kernel_form(mut m: Method, diags: &mut Vec<Diagnostic>, flat: bool) -> Method {
-    for c in &mut m.prefix.clauses {
-        map_clause(c, &mut work_item_call);
-    }
-    if let MethodBody::Block(b) = &mut m.body {
-        b.stmts.iter_mut().for_each(|s| map_stmt(s, &mut work_item_call));
-    }
     // The dimensions the kernel indexes its threads and blocks in (`.y` implies `.x`, `.z` both).
     let dims = dimensions(&m);
     let tvars: Vec<&'static str> = ["threadIdx.x", "threadIdx.y", "threadIdx.z"][..dims].to_vec();
@@ -727,7 +717,8 @@ fn kernel_form(mut m: Method, diags: &mut Vec<Diagnostic>, flat: bool) -> Method
     let shared: Vec<String> =
         shared_decls.iter().filter_map(|s| shared_name(s).map(str::to_string)).collect();
     let shared_refs: Vec<&str> = shared.iter().map(String::as_str).collect();
-    let assigned = assigned_names(&body_stmt);
+    // A kernel's parameters it changes are no facts for the whole kernel.
+    let assigned = crate::front::visit::assigned_names(&body_stmt);
     let assigned_refs: Vec<&str> = assigned.iter().map(String::as_str).collect();
     let mut barrier = false;
     crate::front::visit::walk_stmts(&body_stmt, &mut |s| {

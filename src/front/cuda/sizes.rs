@@ -2,10 +2,9 @@
 //! terms, dimensions the contract fixes to size 1 dropped, and sizes it fixes to numbers
 //! replaced by them, for the verifier.
 
-use super::lower::{bin, name, shared_name, size_of, INDICES};
+use super::lower::{bin, map_kernel, name, shared_name, size_of, walk_kernel, INDICES};
 use crate::front::ast::*;
 use crate::front::span::Span;
-use crate::front::visit::{map_clause, map_stmt};
 
 /// OpenCL's work-item function `name` of dimension `dim` (0, 1 or 2) in CUDA's terms:
 /// `get_local_id(1)` is `threadIdx.y`, `get_global_id(0)` the global index along x.
@@ -72,11 +71,7 @@ fn fixed_sizes(clauses: &[Clause]) -> Vec<(&'static str, Expr)> {
 /// dimension stays refused (`launch_dimensions`: a dimension the kernel does not index must be
 /// 1). Kernels with barriers keep their dimensions (the flat form is not theirs).
 pub(super) fn unit_dimensions(m: &mut Method) {
-    for c in &mut m.prefix.clauses {
-        map_clause(c, &mut work_item_call);
-    }
-    let MethodBody::Block(b) = &mut m.body else { return };
-    b.stmts.iter_mut().for_each(|s| map_stmt(s, &mut work_item_call));
+    let MethodBody::Block(b) = &m.body else { return };
     let mut blocks_share = false;
     for st in &b.stmts {
         crate::front::visit::walk_stmts(st, &mut |s| {
@@ -105,34 +100,13 @@ pub(super) fn unit_dimensions(m: &mut Method) {
         }
     }
     let mut named: Vec<String> = Vec::new();
-    let mut note = |e: &Expr| {
+    walk_kernel(m, &mut |e: &Expr| {
         if let ExprKind::Name(n) = &e.kind {
             if !named.contains(&n.name) {
                 named.push(n.name.clone());
             }
         }
-    };
-    for c in &m.prefix.clauses {
-        if let Some(e) = c.expr() {
-            crate::front::visit::walk_expr(e, &mut note);
-        }
-    }
-    if let MethodBody::Block(b) = &m.body {
-        for st in &b.stmts {
-            crate::front::visit::walk_stmts(st, &mut |s| {
-                crate::front::visit::stmt_exprs(s, &mut |e| {
-                    crate::front::visit::walk_expr(e, &mut note)
-                });
-                if let StmtKind::For(l) | StmtKind::While(l) = &s.kind {
-                    for c in &l.prefix.clauses {
-                        if let Some(e) = c.expr() {
-                            crate::front::visit::walk_expr(e, &mut note);
-                        }
-                    }
-                }
-            });
-        }
-    }
+    });
     let mut values: Vec<(String, i64)> = Vec::new();
     // z first: y goes only if z went too (dimensions count up from x).
     for d in ["z", "y"] {
@@ -151,7 +125,7 @@ pub(super) fn unit_dimensions(m: &mut Method) {
     if values.is_empty() {
         return;
     }
-    let mut f = |e: &mut Expr| {
+    map_kernel(m, &mut |e: &mut Expr| {
         if let ExprKind::Name(n) = &e.kind {
             if let Some((_, v)) = values.iter().find(|(k, _)| *k == n.name) {
                 *e = Expr::new(ExprKind::Int((*v).into()), e.span);
@@ -159,15 +133,7 @@ pub(super) fn unit_dimensions(m: &mut Method) {
             }
         }
         false
-    };
-    for c in &mut m.prefix.clauses {
-        map_clause(c, &mut f);
-    }
-    if let MethodBody::Block(b) = &mut m.body {
-        for st in &mut b.stmts {
-            map_stmt(st, &mut f);
-        }
-    }
+    });
 }
 
 /// For the verifier: a launch size that the kernel's contract fixes to a number (`blockDim.x
@@ -192,14 +158,9 @@ pub(super) fn fix_sizes(m: &mut Method) {
         }
         false
     };
-    for c in &mut m.prefix.clauses {
-        map_clause(c, &mut f);
-    }
+    map_kernel(m, &mut f);
     if let MethodBody::Block(b) = &mut m.body {
-        for s in &mut b.stmts {
-            map_stmt(s, &mut f);
-            fix_iters(s, &fixed);
-        }
+        b.stmts.iter_mut().for_each(|s| fix_iters(s, &fixed));
     }
 }
 

@@ -12,6 +12,7 @@
 //! parameters and results, pointers to vectors, and swizzles of several lanes (`v.xy`).
 
 use super::convert::{Body, Conv, R};
+use super::lower::name;
 use crate::front::ast::*;
 use crate::front::span::Span;
 use lang_c::ast as c;
@@ -56,10 +57,6 @@ fn lane_index(component: &str) -> Option<usize> {
 /// The variable holding lane `k` of vector `v`.
 fn lane_name(v: &str, k: usize) -> String {
     format!("{v}.{k}")
-}
-
-fn name(n: &str, span: Span) -> Expr {
-    Expr::new(ExprKind::Name(Ident::new(n, span)), span)
 }
 
 impl Conv<'_> {

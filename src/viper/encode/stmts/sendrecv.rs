@@ -51,10 +51,14 @@ fn v2_send(body: &str) -> Option<(&str, i64, &str)> {
     let (label, rest) = body.split_once(',')?;
     let (d, phi) = rest.split_once(':')?;
     let label = label.trim();
-    let ident = label.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
-        && label.chars().all(|c| c.is_alphanumeric() || c == '_');
     let d: i64 = d.trim().parse().ok().filter(|d| *d > 0)?;
-    ident.then_some((label, d, phi))
+    is_label(label).then_some((label, d, phi))
+}
+
+/// Whether `s` is a label name (an identifier).
+fn is_label(s: &str) -> bool {
+    s.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
 
 impl Encoder<'_> {
@@ -66,11 +70,7 @@ impl Encoder<'_> {
         let body = op.text.strip_prefix(op.keyword.as_str()).unwrap_or("");
         let body = body.trim_end().strip_suffix(';').unwrap_or(body.trim_end());
         let label = body.trim();
-        if !send
-            && !label.is_empty()
-            && label.chars().all(|c| c.is_alphanumeric() || c == '_')
-            && label.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
-        {
+        if !send && is_label(label) {
             let what = Expr::new(ExprKind::Bool(true), op.span);
             return Ok(Parts { send, what, distance: 0, v2: Some(label.to_string()) });
         }
