@@ -22,7 +22,9 @@
 //! * permissions located by pointer arithmetic, `Perm(p + i, π)` (`pointer_offset_perm_*`);
 //! * forward `goto`s within a block, read as the code they skip (`goto_forward_*`);
 //! * `/*@ pure @*/` functions whose bodies are declarations, `if`/`else` and `return`
-//!   (`pure_function_*`), and OpenMP's team queries as unknown numbers (`omp_thread_num_*`).
+//!   (`pure_function_*`), and OpenMP's team queries as unknown numbers (`omp_thread_num_*`);
+//! * C's `/` and `%`, which truncate toward zero, in code and specifications, beside
+//!   `\euclidean_div`/`\euclidean_mod`; a zero divisor is V-DIV0 (`c_division_*`).
 
 mod common;
 

@@ -324,6 +324,8 @@ fn update_form(s: &Stmt, var: &str) -> Option<(UpdOp, Expr)> {
         BinOp::Add => Some(UpdOp::Add),
         BinOp::Sub => Some(UpdOp::Sub),
         BinOp::Mul => Some(UpdOp::Mul),
+        // C's truncating `/` is left out: the analysis computes Euclidean quotients (the C front
+        // end keeps `Div` where the counter is never negative).
         BinOp::Div => Some(UpdOp::Div),
         _ => None,
     };

@@ -471,6 +471,9 @@ impl Translator {
             },
             BinOp::Div => Term::Int(self.int(l)?.div(&self.int(r)?)),
             BinOp::Mod => Term::Int(self.int(l)?.modulo(&self.int(r)?)),
+            BinOp::TruncDiv | BinOp::TruncMod => {
+                Term::Int(truncated(op == BinOp::TruncDiv, &self.int(l)?, &self.int(r)?))
+            }
             BinOp::Frac => Term::Real(self.real(l)?.div(&self.real(r)?)),
             _ => return Err(Unsupported(format!("operator `{}`", op.symbol()))),
         })
@@ -830,5 +833,24 @@ fn kind_name(e: &Expr) -> &'static str {
         ExprKind::Result => "`\\result`",
         ExprKind::Unary(..) => "an operator on values of this type",
         _ => "an unsupported form",
+    }
+}
+
+/// C's truncating `a / b` (`div`) or `a % b`, over Z3's Euclidean `div` and `mod`: equal when
+/// `a >= 0` or `b` divides `a`, else the quotient is one nearer zero and the remainder `|b|`
+/// lower (linear in the two Euclidean terms; see `viper::encode::coerce`).
+pub fn truncated<'c>(div: bool, a: &Int<'c>, b: &Int<'c>) -> Int<'c> {
+    let c = a.get_ctx();
+    let (zero, one) = (Int::from_i64(c, 0), Int::from_i64(c, 1));
+    let rem = a.modulo(b);
+    let exact = Bool::or(c, &[&a.ge(&zero), &rem._eq(&zero)]);
+    let positive = b.gt(&zero);
+    if div {
+        let q = a.div(b);
+        let step = positive.ite(&one, &one.unary_minus());
+        exact.ite(&q, &Int::add(c, &[&q, &step]))
+    } else {
+        let abs = positive.ite(b, &b.unary_minus());
+        exact.ite(&rem, &Int::sub(c, &[&rem, &abs]))
     }
 }

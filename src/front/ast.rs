@@ -588,6 +588,9 @@ pub enum CompoundOp {
     Mul,
     Div,
     Mod,
+    /// C's `/=` and `%=` (see [`BinOp::TruncDiv`]).
+    TruncDiv,
+    TruncMod,
 }
 
 impl CompoundOp {
@@ -598,6 +601,8 @@ impl CompoundOp {
             CompoundOp::Mul => BinOp::Mul,
             CompoundOp::Div => BinOp::Div,
             CompoundOp::Mod => BinOp::Mod,
+            CompoundOp::TruncDiv => BinOp::TruncDiv,
+            CompoundOp::TruncMod => BinOp::TruncMod,
         }
     }
 
@@ -835,8 +840,16 @@ pub enum BinOp {
     Add,
     Sub,
     Mul,
+    /// `/` on integers: Euclidean (SMT-LIB `div`), PVL's division.
     Div,
+    /// `%`: the Euclidean remainder, in `[0, |b|)`.
     Mod,
+    /// C's `/`, which truncates toward zero (`-7 / 2 == -3`). The C front end writes it where
+    /// the dividend may be negative; where it cannot be, the two agree and `Div` is kept
+    /// (`front::cuda::division`).
+    TruncDiv,
+    /// C's `%`, whose sign is the dividend's (`-7 % 2 == -1`).
+    TruncMod,
     /// `\`: rational division (fractions).
     Frac,
     /// `^^` (opaque).
@@ -877,8 +890,8 @@ impl BinOp {
             BinOp::Add => "+",
             BinOp::Sub => "-",
             BinOp::Mul => "*",
-            BinOp::Div => "/",
-            BinOp::Mod => "%",
+            BinOp::Div | BinOp::TruncDiv => "/",
+            BinOp::Mod | BinOp::TruncMod => "%",
             BinOp::Frac => "\\",
             BinOp::Pow => "^^",
             BinOp::Cons => "::",
@@ -891,7 +904,31 @@ impl BinOp {
     }
 
     pub fn is_arith(self) -> bool {
-        matches!(self, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod | BinOp::Frac)
+        matches!(
+            self,
+            BinOp::Add
+                | BinOp::Sub
+                | BinOp::Mul
+                | BinOp::Div
+                | BinOp::Mod
+                | BinOp::TruncDiv
+                | BinOp::TruncMod
+                | BinOp::Frac
+        )
+    }
+
+    /// Integer division or remainder, of either rounding.
+    pub fn is_division(self) -> bool {
+        matches!(self, BinOp::Div | BinOp::Mod | BinOp::TruncDiv | BinOp::TruncMod)
+    }
+
+    /// The Euclidean operator that agrees with `self` on non-negative dividends.
+    pub fn euclidean(self) -> BinOp {
+        match self {
+            BinOp::TruncDiv => BinOp::Div,
+            BinOp::TruncMod => BinOp::Mod,
+            other => other,
+        }
     }
 }
 

@@ -68,7 +68,7 @@ pub fn binary(op: BinOp, dialect: Dialect) -> OpPrec {
         Lt | Le | Gt | Ge => ((REL, Left), (REL, Left)),
         In => ((IN, Left), (IN, Left)),
         Add | Sub => ((ADD, Left), (ADD, Left)),
-        Mul | Div | Mod | Frac => ((MUL, Left), (MUL, Left)),
+        Mul | Div | Mod | TruncDiv | TruncMod | Frac => ((MUL, Left), (MUL, Left)),
         Pow => ((POW, Left), (POW, Left)),
         Cons => ((SEQ, Right), (SEQ, Right)),
         Concat => ((SEQ, Left), (SEQ, Left)),

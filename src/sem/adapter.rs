@@ -282,6 +282,8 @@ fn eval(e: &Expr, env: &BTreeMap<String, i64>) -> Option<i64> {
                 BinOp::Mul => a.checked_mul(b),
                 BinOp::Div if b != 0 => Some(a.div_euclid(b)),
                 BinOp::Mod if b != 0 => Some(a.rem_euclid(b)),
+                BinOp::TruncDiv => a.checked_div(b),
+                BinOp::TruncMod => a.checked_rem(b),
                 _ => None,
             }
         }

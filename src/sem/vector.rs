@@ -541,7 +541,13 @@ fn binary(cx: &mut Ctx, mask: u64, op: BinOp, l: &CE, r: &CE, out: &mut Col) -> 
                     }
                     out.kind = Kind::Bool;
                 }
-                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
+                BinOp::Add
+                | BinOp::Sub
+                | BinOp::Mul
+                | BinOp::Div
+                | BinOp::Mod
+                | BinOp::TruncDiv
+                | BinOp::TruncMod => {
                     if ak != Kind::Int || b.kind != Kind::Int {
                         return None;
                     }
@@ -557,7 +563,9 @@ fn binary(cx: &mut Ctx, mask: u64, op: BinOp, l: &CE, r: &CE, out: &mut Col) -> 
                             BinOp::Sub => x.checked_sub(y),
                             BinOp::Mul => x.checked_mul(y),
                             BinOp::Div => x.checked_div_euclid(y),
-                            _ => x.checked_rem_euclid(y),
+                            BinOp::Mod => x.checked_rem_euclid(y),
+                            BinOp::TruncDiv => x.checked_div(y),
+                            _ => x.checked_rem(y),
                         }?;
                     }
                 }

@@ -259,6 +259,12 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
                 ("V-OOB", "an index in the terms of this `\\sum` may be out of bounds".to_string())
             }
         }
+        "application.precondition"
+            if e.message.contains("function vct_c_div") || e.message.contains("function vct_c_mod") =>
+        {
+            // C's `/` and `%` (`encode::coerce::truncated`): their precondition is `b != 0`.
+            ("V-DIV0", "the divisor may be zero".to_string())
+        }
         "application.precondition" => {
             if e.message.contains("function aloc") {
                 if e.message.contains("anull()") {

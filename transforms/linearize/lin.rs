@@ -83,7 +83,13 @@ impl<'a> Lin<'a> {
                     || matches!(
                         min_e.kind,
                         K::Binary(
-                            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod,
+                            BinOp::Add
+                                | BinOp::Sub
+                                | BinOp::Mul
+                                | BinOp::Div
+                                | BinOp::Mod
+                                | BinOp::TruncDiv
+                                | BinOp::TruncMod,
                             ..
                         )
                     ) {

@@ -584,7 +584,14 @@ impl Checker {
                     _ => Ty::Bool,
                 }
             }
-            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod | BinOp::Frac => {
+            BinOp::Add
+            | BinOp::Sub
+            | BinOp::Mul
+            | BinOp::Div
+            | BinOp::Mod
+            | BinOp::TruncDiv
+            | BinOp::TruncMod
+            | BinOp::Frac => {
                 // Sequences have `+` (concatenation) only; sets and bags their algebra.
                 let seq_ok = op == BinOp::Add;
                 let ok = |t: &Ty| {

@@ -736,8 +736,8 @@ fn kernel_form(mut m: Method, diags: &mut Vec<Diagnostic>, flat: bool) -> Method
             crate::front::visit::walk_expr(e, &mut |x| {
                 if matches!(&x.kind, ExprKind::Builtin(b, _) if b.is_resource()) {
                     crate::front::visit::walk_expr(x, &mut |y| {
-                        split |= matches!(&y.kind, ExprKind::Binary(BinOp::Div | BinOp::Mod, g, _)
-                            if matches!(&g.kind, ExprKind::Name(n) if n.name == GID));
+                        split |= matches!(&y.kind, ExprKind::Binary(op, g, _) if op.is_division()
+                            && matches!(&g.kind, ExprKind::Name(n) if n.name == GID));
                     });
                 }
             });

@@ -11,6 +11,7 @@
 //! the typedef prelude ([`prep::PRELUDE`]).
 
 mod convert;
+mod division;
 pub mod emit;
 mod ignore;
 mod initializer;
@@ -284,6 +285,15 @@ fn parse_here(src: &str, flat: bool) -> Parsed {
         }
     }
     cv.unused_pragmas();
+    // Functions declared without a body: their contracts divide as C does too (the defined
+    // ones were settled before their kernel form added divisions of its own).
+    for item in &mut items {
+        if let Item::Method(m) = item {
+            if matches!(m.body, MethodBody::Abstract) {
+                division::settle(m, src);
+            }
+        }
+    }
     ignore::strip(&mut items, src, &mut cv.diags);
     launch_dimensions(&mut items, &cv.launched, &mut cv.diags);
     runtime_models(&mut items, &cv.functions);
@@ -597,7 +607,7 @@ fn function(
     } else {
         MethodBody::Block(body)
     };
-    let method = Method {
+    let mut method = Method {
         prefix: contract,
         modifiers,
         kind: MethodKind::Method,
@@ -608,6 +618,7 @@ fn function(
         body,
         span,
     };
+    division::settle(&mut method, cv.src);
     Some(if kernel { lower::kernel(method, &mut cv.diags, cv.flat) } else { lower::host(method) })
 }
 

@@ -56,8 +56,10 @@ fn fold_binary(op: BinOp, l: Expr, r: Expr, span: crate::front::span::Span) -> E
             BinOp::Add => Some(a + b),
             BinOp::Sub => Some(a - b),
             BinOp::Mul => Some(a * b),
-            BinOp::Div | BinOp::Mod if !a.is_negative() && b.is_positive() => {
-                Some(if op == BinOp::Div { a / b } else { a % b })
+            BinOp::Div | BinOp::Mod | BinOp::TruncDiv | BinOp::TruncMod
+                if !a.is_negative() && b.is_positive() =>
+            {
+                Some(if matches!(op, BinOp::Div | BinOp::TruncDiv) { a / b } else { a % b })
             }
             _ => None,
         };
@@ -85,7 +87,9 @@ fn fold_binary(op: BinOp, l: Expr, r: Expr, span: crate::front::span::Span) -> E
                 return r;
             }
         }
-        BinOp::Mul | BinOp::Div if rv.as_ref().is_some_and(One::is_one) => return l,
+        BinOp::Mul | BinOp::Div | BinOp::TruncDiv if rv.as_ref().is_some_and(One::is_one) => {
+            return l
+        }
         _ => {}
     }
     Expr::new(ExprKind::Binary(op, Box::new(l), Box::new(r)), span)

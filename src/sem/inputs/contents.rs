@@ -104,8 +104,8 @@ impl Scope<'_> {
                     BinOp::Sub => a.checked_sub(b),
                     BinOp::Mul => a.checked_mul(b),
                     // PVL's `/` and `%` on negative operands are left to the filter.
-                    BinOp::Div if a >= 0 && b > 0 => Some(a / b),
-                    BinOp::Mod if a >= 0 && b > 0 => Some(a % b),
+                    BinOp::Div | BinOp::TruncDiv if a >= 0 && b > 0 => Some(a / b),
+                    BinOp::Mod | BinOp::TruncMod if a >= 0 && b > 0 => Some(a % b),
                     _ => None,
                 }
             }

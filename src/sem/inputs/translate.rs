@@ -199,6 +199,9 @@ impl<'c> Vars<'c> {
                     BinOp::Mul => Int::mul(self.ctx, &[&a, &b]),
                     BinOp::Div => a.div(&b),
                     BinOp::Mod => a.modulo(&b),
+                    BinOp::TruncDiv | BinOp::TruncMod => {
+                        crate::check::translate::truncated(*op == BinOp::TruncDiv, &a, &b)
+                    }
                     _ => return None,
                 }
             }

@@ -96,6 +96,22 @@ impl Interp {
                     a.checked_rem_euclid(b)
                 }
             }
+            // C's operators truncate toward zero, as Rust's do.
+            BinOp::TruncDiv | BinOp::TruncMod => {
+                if b == 0 {
+                    return Err(err(
+                        "R-DIV0",
+                        format!("division by zero in `{}`", self.text(span)),
+                        span,
+                        "the divisor is 0",
+                    ));
+                }
+                if op == BinOp::TruncDiv {
+                    a.checked_div(b)
+                } else {
+                    a.checked_rem(b)
+                }
+            }
             _ => None,
         };
         r.ok_or_else(|| {
@@ -573,7 +589,13 @@ impl Interp {
             (BinOp::Gt, Value::Int(a), Value::Int(b)) => Value::Bool(a > b),
             (BinOp::Ge, Value::Int(a), Value::Int(b)) => Value::Bool(a >= b),
             (
-                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod,
+                BinOp::Add
+                | BinOp::Sub
+                | BinOp::Mul
+                | BinOp::Div
+                | BinOp::Mod
+                | BinOp::TruncDiv
+                | BinOp::TruncMod,
                 Value::Int(a),
                 Value::Int(b),
             ) => Value::Int(self.arith(op, a, b, span)?),

@@ -26,6 +26,8 @@ impl Interp {
         if !rational {
             return self.big_binary(op, a, b, span);
         }
+        // On amounts, C's `/` is the same division as PVL's.
+        let op = op.euclidean();
         let (Some(x), Some(y)) = (a.amount(), b.amount()) else {
             return Err(self.bad_operands(op, a, b, span));
         };
@@ -102,7 +104,7 @@ impl Interp {
             BinOp::Add => Value::big(x + y),
             BinOp::Sub => Value::big(x - y),
             BinOp::Mul => Value::big(x * y),
-            BinOp::Div | BinOp::Mod => {
+            BinOp::Div | BinOp::Mod | BinOp::TruncDiv | BinOp::TruncMod => {
                 if y == BigInt::from(0) {
                     return Err(err(
                         "R-DIV0",
@@ -110,6 +112,10 @@ impl Interp {
                         span,
                         "the divisor is 0",
                     ));
+                }
+                if matches!(op, BinOp::TruncDiv | BinOp::TruncMod) {
+                    // C truncates toward zero, as BigInt's `/` and `%` do.
+                    return Ok(Value::big(if op == BinOp::TruncDiv { x / y } else { x % y }));
                 }
                 // Euclidean (semantics.md §4.8): 0 <= r < |y|.
                 let r = x.mod_floor(&y.magnitude().clone().into());

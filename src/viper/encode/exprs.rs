@@ -430,6 +430,11 @@ impl Encoder<'_> {
         let frac = Type::new(TypeKind::Frac);
         let perm = (op.is_comparison() || op.is_arith())
             && (ta.as_ref().is_some_and(is_perm) || tb.as_ref().is_some_and(is_perm));
+        // A permission divided by C's `/` is the same permission division.
+        let op = if perm { op.euclidean() } else { op };
+        if matches!(op, BinOp::TruncDiv | BinOp::TruncMod) {
+            return self.truncated(op, a, b, code, span);
+        }
         let (want_a, want_b) = match op {
             _ if perm && op == BinOp::Div => (Some(&frac), None),
             _ if perm => (Some(&frac), Some(&frac)),

@@ -11,12 +11,15 @@ mod invert;
 mod modular;
 mod radix;
 mod rows;
+mod stride;
 
 use crate::viper::ast::{Exp, ExpKind};
 use crate::viper::print::Printer;
 use forall::{forall, trigger_term_ok};
 use num_bigint::BigInt;
 use num_traits::{One, Signed, ToPrimitive, Zero};
+use stride::{expand_strides, wrap_strides};
+pub use stride::{stride_body, wrap_index, STRIDE_FN};
 
 /// Structural equality of Viper expressions, ignoring origins.
 pub fn same(a: &Exp, b: &Exp) -> bool {
@@ -353,7 +356,15 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
             }
         }
         let Some((gi, v, e)) = hit else { break };
+        // `v`'s range was not empty: said first, it keeps a division by a size defined
+        // (`i % (blockDim * gridDim)` for `gid` in `0 .. gridDim * blockDim`).
+        let nonempty = symbolic_range(&guards, &v, &vars)
+            .filter(|_| divides_by_symbol(&e))
+            .map(|(lo, hi)| Exp::bin("<", lo, hi));
         guards.remove(gi);
+        if let Some(n) = nonempty {
+            guards.insert(0, n);
+        }
         guards = guards.into_iter().map(|g| g.subst(&v, &e)).collect();
         body = body.subst(&v, &e);
         vars.retain(|x| x != &v);
@@ -695,77 +706,15 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
     forall(vars, vec![], whole)
 }
 
-/// The Viper function that stands for a subscript `c + v * k` with two symbolic factors.
-/// Viper forbids arithmetic in triggers, and a quantified permission over such a receiver
-/// needs one (Silicon cannot prove it injective otherwise); a function application is a valid
-/// trigger. Concrete accesses are encoded through the same function, so that the trigger
-/// matches them.
-pub const STRIDE_FN: &str = "vct_stride";
-
-/// `c + v * k` as the body of `STRIDE_FN` over its parameters `c`, `v`, `k`.
-pub fn stride_body() -> Exp {
-    Exp::bin("+", Exp::var("c"), Exp::bin("*", Exp::var("v"), Exp::var("k")))
-}
-
-fn non_literal(e: &Exp) -> bool {
-    lit(e).is_none()
-}
-
-/// A subscript `X + Y * Z` (summands in any order and sign, the product positive, its factors
-/// not literals) as `vct_stride(X, Y, Z)`; anything else unchanged.
-pub fn wrap_index(i: Exp) -> Exp {
-    let mut parts = Vec::new();
-    summands(&i, false, &mut parts);
-    let products: Vec<usize> = (0..parts.len())
-        .filter(|k| {
-            matches!(&parts[*k].1.kind, ExpKind::Binary("*", a, b) if non_literal(a) && non_literal(b))
-        })
-        .collect();
-    let [p] = products[..] else { return i };
-    if parts[p].0 {
-        return i;
-    }
-    let (y, z) = match &parts[p].1.kind {
-        ExpKind::Binary("*", a, b) => ((**a).clone(), (**b).clone()),
-        _ => return i,
-    };
-    let mut rest: Option<Exp> = None;
-    for (k, (neg, t)) in parts.into_iter().enumerate() {
-        if k == p {
-            continue;
+/// `e` divides by something other than a literal (`%` or `\\`).
+fn divides_by_symbol(e: &Exp) -> bool {
+    let mut found = false;
+    e.visit(&mut |x| {
+        if let ExpKind::Binary("%" | "\\", _, d) = &x.kind {
+            found |= !matches!(d.kind, ExpKind::Int(_));
         }
-        rest = Some(match (rest, neg) {
-            (None, false) => t,
-            (None, true) => Exp::bin("-", Exp::int(0), t),
-            (Some(r), false) => Exp::bin("+", r, t),
-            (Some(r), true) => Exp::bin("-", r, t),
-        });
-    }
-    Exp::app(STRIDE_FN, vec![rest.unwrap_or_else(|| Exp::int(0)), y, z])
-}
-
-/// Every `aloc(A, I)` with `I` wrapped by `wrap_index`.
-fn wrap_strides(e: Exp) -> Exp {
-    map_aloc_index(e, wrap_index)
-}
-
-/// Every `vct_stride(c, v, k)` back as `c + v * k`.
-fn expand_strides(e: Exp) -> Exp {
-    e.map(&mut |n| match n.kind {
-        ExpKind::App(f, args) if f == STRIDE_FN && args.len() == 3 => {
-            let mut it = args.into_iter();
-            let (c, v, k) = match (it.next(), it.next(), it.next()) {
-                (Some(c), Some(v), Some(k)) => (c, v, k),
-                _ => return Exp::int(0),
-            };
-            let prod = Exp::bin("*", v, k);
-            match lit(&c) {
-                Some(z) if z.is_zero() => prod,
-                _ => Exp::bin("+", c, prod),
-            }
-        }
-        k => Exp { kind: k, span: n.span },
-    })
+    });
+    found
 }
 
 /// `d` as `rest - K * t` (t's only occurrence, K free of `vars`): (K, rest).

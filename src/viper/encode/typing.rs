@@ -119,11 +119,11 @@ impl Encoder<'_> {
                     }
                 }
                 BinOp::Cons => self.type_of(b)?,
-                BinOp::Div => match self.type_of(a) {
+                BinOp::Div | BinOp::TruncDiv => match self.type_of(a) {
                     Some(t) if is_perm(&t) => t,
                     _ => Type::int(),
                 },
-                BinOp::Mod => Type::int(),
+                BinOp::Mod | BinOp::TruncMod => Type::int(),
                 BinOp::Frac => Type::new(TypeKind::Frac),
                 _ => Type::boolean(),
             },
