@@ -22,7 +22,11 @@ pub(super) fn settle(m: &mut Method, src: &str) {
     let mut known: HashSet<String> =
         m.params.iter().filter(|p| unsigned(&p.ty, src)).map(|p| p.name.name.clone()).collect();
     if let MethodBody::Block(b) = &m.body {
-        known.extend(non_negative_locals(&b.stmts, src));
+        // A local of an inner block may share a signed parameter's name: the name then
+        // stands for both, and the parameter may be negative.
+        let mut locals = non_negative_locals(&b.stmts, src);
+        locals.retain(|n| !m.params.iter().any(|p| &p.name.name == n && !unsigned(&p.ty, src)));
+        known.extend(locals);
     }
     let mut f = |e: &mut Expr| settle_expr(e, &known, src);
     crate::front::visit::map_method(m, &mut f);
@@ -182,8 +186,26 @@ fn settle_expr(e: &mut Expr, known: &HashSet<String>, src: &str) -> bool {
             *op = if *op == BinOp::Div { BinOp::TruncDiv } else { BinOp::TruncMod };
             false
         }
+        // A bound name hides a local of the same name.
+        ExprKind::Let { name, value, body, .. } => {
+            map_expr(value, &mut |x| settle_expr(x, known, src));
+            let mut inner = known.clone();
+            inner.remove(&name.name);
+            map_expr(body, &mut |x| settle_expr(x, &inner, src));
+            true
+        }
+        ExprKind::Sum { name, cond, body, .. } => {
+            let mut inner = known.clone();
+            inner.remove(&name.name);
+            map_expr(cond, &mut |x| settle_expr(x, &inner, src));
+            map_expr(body, &mut |x| settle_expr(x, &inner, src));
+            true
+        }
         ExprKind::Quant { bindings, cond, body, .. } => {
             let mut inner = known.clone();
+            for b in bindings.iter() {
+                inner.remove(&b.name.name);
+            }
             for b in bindings.iter() {
                 let from_range = b.range.as_ref().is_some_and(|(lo, _)| non_negative(lo, known));
                 let guard = cond.as_deref().or(match &body.kind {
@@ -221,5 +243,72 @@ fn lower_bound(g: &Expr, var: &str, known: &HashSet<String>) -> bool {
             x.as_name() == Some(var) && non_negative(lo, known)
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::front::ast::*;
+
+    /// The division operators of `src`'s expressions, in source order.
+    fn ops(src: &str) -> Vec<BinOp> {
+        let mut p = super::super::parse_cuda(src);
+        assert!(!p.has_errors(), "{:?}", p.diagnostics);
+        let mut out: Vec<(usize, BinOp)> = Vec::new();
+        crate::front::visit::map_program(&mut p.program, &mut |e| {
+            if let ExprKind::Binary(op, _, _) = &e.kind {
+                if op.is_division() {
+                    out.push((e.span.start(), *op));
+                }
+            }
+            false
+        });
+        out.sort_by_key(|(at, _)| *at);
+        out.into_iter().map(|(_, op)| op).collect()
+    }
+
+    #[test]
+    fn a_dividend_that_may_be_negative_truncates() {
+        let src = "/*@ requires y != 0; @*/\nint f(int x, int y) { return x / y + x % y; }\n";
+        assert_eq!(ops(src), [BinOp::TruncDiv, BinOp::TruncMod]);
+    }
+
+    #[test]
+    fn counters_indices_and_unsigned_values_keep_the_euclidean_form() {
+        let src = "/*@ requires n > 0; @*/\n\
+            void g(int *a, unsigned u, int n) {\n\
+              for (int i = 0; i < 10; i++) { a[i % 4] = i / 2 + u / 3; }\n\
+              int t = threadIdx.x + blockIdx.x * blockDim.x;\n\
+              int q = t / 32;\n\
+            }\n";
+        assert_eq!(ops(src), [BinOp::Mod, BinOp::Div, BinOp::Div, BinOp::Div]);
+    }
+
+    #[test]
+    fn a_local_that_may_become_negative_or_hides_a_parameter_truncates() {
+        let src = "/*@ requires true; @*/\n\
+            void h(int x) {\n\
+              int k = 0;\n\
+              k -= 1;\n\
+              int a = k / 2;\n\
+              { int x = 5; }\n\
+              int b = x / 2;\n\
+            }\n";
+        assert_eq!(ops(src), [BinOp::TruncDiv, BinOp::TruncDiv]);
+    }
+
+    #[test]
+    fn quantified_variables_bounded_below_and_euclidean_builtins() {
+        let src = "/*@\n\
+              context \\pointer(a, n, write);\n\
+              ensures (\\forall int j; 0 <= j && j < n; a[j / 2] == j % 2);\n\
+              ensures (\\forall int j; j < n; j / 2 < n);\n\
+              ensures \\result == \\euclidean_div(n - 5, 2) + (n - 5) / 2;\n\
+            @*/\n\
+            int e(int *a, int n);\n";
+        assert_eq!(
+            ops(src),
+            [BinOp::Div, BinOp::Mod, BinOp::TruncDiv, BinOp::Div, BinOp::TruncDiv]
+        );
     }
 }

@@ -755,11 +755,13 @@ fn kernel_form(mut m: Method, diags: &mut Vec<Diagnostic>, flat: bool) -> Method
     let mut thread = Vec::new();
     let mut block = Vec::new();
     let mut whole = Vec::new();
-    // Launch sizes are not negative (a permission held once per block is scaled by them).
+    // Launch sizes are positive: CUDA refuses a launch with an empty grid or block (the kernel
+    // does not run), so a launch site proves it, and the kernel's clauses may divide by them
+    // (a permission held once per thread is `write \ (blockDim.x * gridDim.x)`).
     let sizes = bvars
         .iter()
         .chain(&tvar_names)
-        .map(|v| bin(BinOp::Le, Expr::int(0), name(size_of(v), m.name.span), m.name.span))
+        .map(|v| bin(BinOp::Lt, Expr::int(0), name(size_of(v), m.name.span), m.name.span))
         .reduce(|a, b| bin(BinOp::And, a, b, m.name.span))
         .unwrap_or_else(|| Expr::int(0));
     method_clauses.push(clause(ClauseKind::ContextEverywhere, sizes, m.name.span));
