@@ -50,6 +50,9 @@ pub(super) struct Conv<'a> {
     pub vectors: HashMap<String, usize>,
     /// Modifiers (`/*@ pure @*/`) an annotation gave the next function (`pure.rs`).
     pub next_modifiers: Vec<Modifier>,
+    /// The element type of every pointer (or array) variable declared so far, by name: what
+    /// `free(p)` frees (`host.rs`).
+    pub pointee: HashMap<String, TypeKind>,
 }
 
 pub(super) type R<T> = Result<T, ()>;
@@ -90,7 +93,7 @@ impl<'a> Conv<'a> {
         }
     }
 
-    fn opaque_expr(&self, keyword: &str, span: Span) -> Expr {
+    pub(super) fn opaque_expr(&self, keyword: &str, span: Span) -> Expr {
         Expr::new(
             ExprKind::Opaque(Opaque {
                 keyword: keyword.to_string(),
@@ -564,6 +567,10 @@ impl<'a> Conv<'a> {
             c::Expression::Identifier(id) => id.node.name.clone(),
             _ => String::new(),
         };
+        if let Some(s) = self.host_memory(&name, &call.node.arguments, span) {
+            out.stmts.push(s);
+            return;
+        }
         match name.as_str() {
             "__syncthreads" | "barrier" if !self.functions.contains(&name) => {
                 let keyword = self.sp(call.node.callee.span);
@@ -671,6 +678,9 @@ impl<'a> Conv<'a> {
         }
         if self.is_vector(e) {
             return Ok(self.opaque_expr("a vector value where a scalar is expected", span));
+        }
+        if let Some(a) = self.allocation(e, span) {
+            return a;
         }
         let kind = match &e.node {
             E::Identifier(id) => {

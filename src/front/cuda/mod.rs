@@ -13,6 +13,7 @@
 mod convert;
 mod division;
 pub mod emit;
+mod host;
 mod ignore;
 mod initializer;
 mod iteration;
@@ -240,6 +241,7 @@ fn parse_here(src: &str, flat: bool) -> Parsed {
         omp_region: false,
         omp_fors: HashMap::new(),
         vectors: HashMap::new(),
+        pointee: HashMap::new(),
         next_modifiers: Vec::new(),
         defines,
         launches,
@@ -298,6 +300,7 @@ fn parse_here(src: &str, flat: bool) -> Parsed {
     launch_dimensions(&mut items, &cv.launched, &mut cv.diags);
     runtime_models(&mut items, &cv.functions);
     lower::shared_allocators(&mut items);
+    host::host_models(&mut items);
     let program =
         Program { items, main: None, span: Span::new(0, src.len()), memo: Default::default() };
     let diags = std::mem::take(&mut cv.diags);

@@ -107,6 +107,9 @@ impl Conv<'_> {
             }
             c::DeclaratorKind::Abstract => None,
         };
+        if let (Some(n), TypeKind::Array(elem, _)) = (&name, &ty.kind) {
+            self.pointee.insert(n.name.clone(), elem.kind.clone());
+        }
         (name, ty)
     }
 
