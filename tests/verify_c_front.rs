@@ -24,7 +24,9 @@
 //! * `/*@ pure @*/` functions whose bodies are declarations, `if`/`else` and `return`
 //!   (`pure_function_*`), and OpenMP's team queries as unknown numbers (`omp_thread_num_*`);
 //! * C's `/` and `%`, which truncate toward zero, in code and specifications, beside
-//!   `\euclidean_div`/`\euclidean_mod`; a zero divisor is V-DIV0 (`c_division_*`).
+//!   `\euclidean_div`/`\euclidean_mod`; a zero divisor is V-DIV0 (`c_division_*`);
+//! * host memory: `malloc`'s cells are unknown, `calloc`'s zero, and a block is freed once
+//!   (`host_memory_*`).
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! Host memory as C and CUDA programs manage it, read as VerCors reads C: `malloc(n *
 //! sizeof(T))` and `cudaMalloc(&p, n * sizeof(T))` give a fresh block of `n` cells of `T` with
-//! write permission to each and nothing known of their contents (the allocation succeeds);
+//! write permission to each and nothing known of their contents (the allocation succeeds),
+//! `calloc(n, sizeof(T))` one of zeroes;
 //! `free(p)` and `cudaFree(p)` take that permission back, so a later access fails;
 //! `cudaMemcpy(dst, src, n * sizeof(T), kind)` copies `n` cells, reading `src` and writing
 //! `dst` (half of each source cell is enough). Each is a call of an abstract method the front end declares ([`host_models`]);
@@ -85,18 +86,29 @@ impl Conv<'_> {
         Some((n, size))
     }
 
-    /// `malloc(bytes)` under any pointer casts, as an allocation; `None` when `e` is no call of
-    /// `malloc` (or the file declares its own).
+    /// `malloc(bytes)` or `calloc(n, sizeof(T))` under any pointer casts, as an allocation;
+    /// `None` when `e` is no call of either (or the file declares its own).
     pub(super) fn allocation(&mut self, e: &Node<c::Expression>, span: Span) -> Option<R<Expr>> {
         let c::Expression::Call(k) = &strip_casts(e).node else { return None };
         let c::Expression::Identifier(id) = &k.node.callee.node else { return None };
-        if id.node.name != "malloc" || self.functions.contains("malloc") {
+        let name = id.node.name.as_str();
+        if !matches!(name, "malloc" | "calloc") || self.functions.contains(name) {
             return None;
         }
-        let [bytes] = k.node.arguments.as_slice() else { return None };
-        Some(Ok(match self.cells(bytes) {
-            Some((n, w)) => call(&format!("{ALLOC}{w}"), vec![n], span),
-            None => self.opaque_expr("`malloc` of other than a count of `sizeof(int)`", span),
+        Some(Ok(match (name, k.node.arguments.as_slice()) {
+            ("malloc", [bytes]) => match self.cells(bytes) {
+                Some((n, w)) => call(&format!("{ALLOC}{w}"), vec![n], span),
+                None => self.opaque_expr("`malloc` of other than a count of `sizeof(int)`", span),
+            },
+            // Zeroed cells: PVL's `new T[n]`.
+            ("calloc", [count, size]) => match (self.sizeof_elem(size), self.expr(count)) {
+                (Some(w), Ok(n)) => {
+                    let elem = if w == "boolean" { Type::boolean() } else { Type::int() };
+                    Expr::new(ExprKind::NewArray(elem, vec![n]), span)
+                }
+                _ => self.opaque_expr("`calloc` of other than `sizeof(int)` cells", span),
+            },
+            _ => self.opaque_expr("this allocation", span),
         }))
     }
 
