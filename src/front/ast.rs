@@ -904,17 +904,12 @@ impl BinOp {
     }
 
     pub fn is_arith(self) -> bool {
-        matches!(
-            self,
-            BinOp::Add
-                | BinOp::Sub
-                | BinOp::Mul
-                | BinOp::Div
-                | BinOp::Mod
-                | BinOp::TruncDiv
-                | BinOp::TruncMod
-                | BinOp::Frac
-        )
+        self.is_int_arith() || self == BinOp::Frac
+    }
+
+    /// `+ - * / %` (either division): the operators of integer arithmetic.
+    pub fn is_int_arith(self) -> bool {
+        matches!(self, BinOp::Add | BinOp::Sub | BinOp::Mul) || self.is_division()
     }
 
     /// Integer division or remainder, of either rounding.

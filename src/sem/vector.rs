@@ -541,13 +541,7 @@ fn binary(cx: &mut Ctx, mask: u64, op: BinOp, l: &CE, r: &CE, out: &mut Col) -> 
                     }
                     out.kind = Kind::Bool;
                 }
-                BinOp::Add
-                | BinOp::Sub
-                | BinOp::Mul
-                | BinOp::Div
-                | BinOp::Mod
-                | BinOp::TruncDiv
-                | BinOp::TruncMod => {
+                _ if op.is_int_arith() => {
                     if ak != Kind::Int || b.kind != Kind::Int {
                         return None;
                     }

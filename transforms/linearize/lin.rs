@@ -80,19 +80,8 @@ impl<'a> Lin<'a> {
                         paren(&major)
                     };
                 let min = if is_atomic(src, min_e)
-                    || matches!(
-                        min_e.kind,
-                        K::Binary(
-                            BinOp::Add
-                                | BinOp::Sub
-                                | BinOp::Mul
-                                | BinOp::Div
-                                | BinOp::Mod
-                                | BinOp::TruncDiv
-                                | BinOp::TruncMod,
-                            ..
-                        )
-                    ) {
+                    || matches!(min_e.kind, K::Binary(op, ..) if op.is_int_arith())
+                {
                     minor
                 } else {
                     paren(&minor)

@@ -584,14 +584,7 @@ impl Checker {
                     _ => Ty::Bool,
                 }
             }
-            BinOp::Add
-            | BinOp::Sub
-            | BinOp::Mul
-            | BinOp::Div
-            | BinOp::Mod
-            | BinOp::TruncDiv
-            | BinOp::TruncMod
-            | BinOp::Frac => {
+            _ if op.is_arith() => {
                 // Sequences have `+` (concatenation) only; sets and bags their algebra.
                 let seq_ok = op == BinOp::Add;
                 let ok = |t: &Ty| {

@@ -154,17 +154,7 @@ fn non_negative(e: &Expr, known: &HashSet<String>) -> bool {
         ExprKind::Old(x, _) => non_negative(x, known),
         ExprKind::Cond(_, a, b) => non_negative(a, known) && non_negative(b, known),
         ExprKind::Binary(op, a, b) => {
-            matches!(
-                op,
-                BinOp::Add
-                    | BinOp::Mul
-                    | BinOp::Div
-                    | BinOp::Mod
-                    | BinOp::TruncDiv
-                    | BinOp::TruncMod
-                    | BinOp::Frac
-            ) && non_negative(a, known)
-                && non_negative(b, known)
+            op.is_arith() && *op != BinOp::Sub && non_negative(a, known) && non_negative(b, known)
         }
         _ => false,
     }

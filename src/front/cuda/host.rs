@@ -207,28 +207,17 @@ pub(super) fn host_models(items: &mut Vec<Item>) {
                 d,
             )
         };
-        let result = || Expr::new(ExprKind::Result, d);
         let null = || Expr::new(ExprKind::Null, d);
         let write = || Expr::new(ExprKind::Write, d);
         let c = |kind, e| Clause { kind, body: ClauseBody::Expr(e), span: d };
         let p = |t: &Type, n: &str| Param { ty: t.clone(), name: Ident::synth(n), span: d };
         let star = QuantKind::ForallStar;
-        let (clauses, params, ret) = if f.starts_with(ALLOC) {
-            let fresh = bin(
-                BinOp::And,
-                bin(BinOp::Ne, result(), null()),
-                bin(BinOp::Eq, len(result()), name("n")),
-            );
-            (
-                vec![
-                    c(ClauseKind::Requires, bin(BinOp::Le, Expr::int(0), name("n"))),
-                    c(ClauseKind::Ensures, fresh),
-                    c(ClauseKind::Ensures, all(star, name("n"), perm(result(), write()))),
-                ],
-                vec![p(&Type::int(), "n")],
-                arr.clone(),
-            )
-        } else if f.starts_with(FREE) {
+        if f.starts_with(ALLOC) {
+            // As `__shared__` memory: fresh cells of unknown contents.
+            items.push(Item::Method(super::lower::fresh_block(f)));
+            continue;
+        }
+        let (clauses, params, ret) = if f.starts_with(FREE) {
             // `free(NULL)` does nothing; a block is freed whole.
             let owned = all(star, len(name("p")), perm(name("p"), write()));
             (

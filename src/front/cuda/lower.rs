@@ -524,57 +524,56 @@ pub(super) fn shared_allocators(items: &mut Vec<Item>) {
         .map(|(n, _)| n)
         .filter(|n| n.starts_with(SHARED_ALLOC))
         .collect();
+    items.extend(used.into_iter().map(|f| Item::Method(fresh_block(f))));
+}
+
+/// `T[] f(int n)`, abstract: a fresh array of length `n` with write permission to every cell
+/// and nothing known of its contents (`T` is `boolean` when `f` ends so, else `int`).
+pub(super) fn fresh_block(f: String) -> Method {
     let d = Span::DUMMY;
-    for f in used {
-        let elem = if f.ends_with("boolean") { Type::boolean() } else { Type::int() };
-        let result = || Expr::synth(ExprKind::Result);
-        let len = Expr::synth(ExprKind::Field(Box::new(result()), Ident::synth("length")));
-        let i = name("i", d);
-        let cell = Expr::synth(ExprKind::Index(Box::new(result()), Box::new(i.clone())));
-        let perm =
-            Expr::synth(ExprKind::Builtin(Builtin::Perm, vec![cell, Expr::synth(ExprKind::Write)]));
-        let range = bin(
-            BinOp::And,
-            bin(BinOp::Le, Expr::int(0), i.clone(), d),
-            bin(BinOp::Lt, i, name("n", d), d),
-            d,
-        );
-        let all = Expr::synth(ExprKind::Quant {
-            kind: QuantKind::ForallStar,
-            bindings: vec![Binding {
-                ty: Type::int(),
-                name: Ident::synth("i"),
-                range: None,
-                span: d,
-            }],
-            cond: Some(Box::new(range)),
-            body: Box::new(perm),
-        });
-        let fresh = bin(
-            BinOp::And,
-            bin(BinOp::Ne, result(), Expr::synth(ExprKind::Null), d),
-            bin(BinOp::Eq, len, name("n", d), d),
-            d,
-        );
-        let c = |kind, e| Clause { kind, body: ClauseBody::Expr(e), span: d };
-        items.push(Item::Method(Method {
-            prefix: Prefix {
-                clauses: vec![
-                    c(ClauseKind::Requires, bin(BinOp::Le, Expr::int(0), name("n", d), d)),
-                    c(ClauseKind::Ensures, fresh),
-                    c(ClauseKind::Ensures, all),
-                ],
-                ..Prefix::default()
-            },
-            modifiers: vec![],
-            kind: MethodKind::Method,
-            ret: Type::new(TypeKind::Array(Box::new(elem), None)),
-            name: Ident::synth(f),
-            type_params: vec![],
-            params: vec![Param { ty: Type::int(), name: Ident::synth("n"), span: d }],
-            body: MethodBody::Abstract,
-            span: d,
-        }));
+    let elem = if f.ends_with("boolean") { Type::boolean() } else { Type::int() };
+    let result = || Expr::synth(ExprKind::Result);
+    let len = Expr::synth(ExprKind::Field(Box::new(result()), Ident::synth("length")));
+    let i = name("i", d);
+    let cell = Expr::synth(ExprKind::Index(Box::new(result()), Box::new(i.clone())));
+    let perm =
+        Expr::synth(ExprKind::Builtin(Builtin::Perm, vec![cell, Expr::synth(ExprKind::Write)]));
+    let range = bin(
+        BinOp::And,
+        bin(BinOp::Le, Expr::int(0), i.clone(), d),
+        bin(BinOp::Lt, i, name("n", d), d),
+        d,
+    );
+    let all = Expr::synth(ExprKind::Quant {
+        kind: QuantKind::ForallStar,
+        bindings: vec![Binding { ty: Type::int(), name: Ident::synth("i"), range: None, span: d }],
+        cond: Some(Box::new(range)),
+        body: Box::new(perm),
+    });
+    let fresh = bin(
+        BinOp::And,
+        bin(BinOp::Ne, result(), Expr::synth(ExprKind::Null), d),
+        bin(BinOp::Eq, len, name("n", d), d),
+        d,
+    );
+    let c = |kind, e| Clause { kind, body: ClauseBody::Expr(e), span: d };
+    Method {
+        prefix: Prefix {
+            clauses: vec![
+                c(ClauseKind::Requires, bin(BinOp::Le, Expr::int(0), name("n", d), d)),
+                c(ClauseKind::Ensures, fresh),
+                c(ClauseKind::Ensures, all),
+            ],
+            ..Prefix::default()
+        },
+        modifiers: vec![],
+        kind: MethodKind::Method,
+        ret: Type::new(TypeKind::Array(Box::new(elem), None)),
+        name: Ident::synth(f),
+        type_params: vec![],
+        params: vec![Param { ty: Type::int(), name: Ident::synth("n"), span: d }],
+        body: MethodBody::Abstract,
+        span: d,
     }
 }
 

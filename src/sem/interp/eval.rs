@@ -588,17 +588,9 @@ impl Interp {
             (BinOp::Le, Value::Int(a), Value::Int(b)) => Value::Bool(a <= b),
             (BinOp::Gt, Value::Int(a), Value::Int(b)) => Value::Bool(a > b),
             (BinOp::Ge, Value::Int(a), Value::Int(b)) => Value::Bool(a >= b),
-            (
-                BinOp::Add
-                | BinOp::Sub
-                | BinOp::Mul
-                | BinOp::Div
-                | BinOp::Mod
-                | BinOp::TruncDiv
-                | BinOp::TruncMod,
-                Value::Int(a),
-                Value::Int(b),
-            ) => Value::Int(self.arith(op, a, b, span)?),
+            (_, Value::Int(a), Value::Int(b)) if op.is_int_arith() => {
+                Value::Int(self.arith(op, a, b, span)?)
+            }
             (BinOp::In, x, Value::Seq(s)) => Value::Bool(s.contains(&x)),
             (BinOp::Concat | BinOp::Add, Value::Seq(a), Value::Seq(b)) => {
                 let mut v = (*a).clone();
