@@ -302,6 +302,20 @@ fn a_failure_in_a_lifted_kernel_clause_points_at_the_clause() {
     }
 }
 
+/// A launch whose grid may be empty fails at the launch, and says that the kernel's
+/// precondition includes non-empty launch sizes (CUDA runs no kernel on an empty grid).
+#[test]
+fn an_empty_grid_is_reported_at_the_launch() {
+    let f = common::root().join("fixtures/cuda/kernels/host_iota_bad_grid.cu");
+    let reports = common::verify_json(&[], &[f]);
+    let d = &reports[0]["diagnostics"][0];
+    assert_eq!(d["code"], "V-PRE", "{:#}", reports[0]);
+    let message = d["message"].as_str().unwrap_or_default();
+    assert!(message.contains("launch") && message.contains("empty"), "{d:#}");
+    let line = d["spans"].as_array().and_then(|s| s.iter().find(|s| s["primary"] == true));
+    assert_eq!(line.and_then(|s| s["line"].as_u64()), Some(26), "{d:#}");
+}
+
 /// `verify` chooses the language of a file by its extension, as VerCors does: a `.c` file with
 /// neither annotation nor directive is C (`int inline;` is invalid C, an Error in VerCors'
 /// `technical/keywords/disallowed-c-inline.c`), while the same text in a `.pvl` file is a PVL

@@ -306,6 +306,12 @@ pub fn map_error(map: &PosMap, e: &SiliconError, vpr_path: Option<&str>) -> Mapp
                 "the precondition of `run` may not hold, or the thread may not be idle".to_string(),
             ),
             Some("join") => ("V-SYNC", token_text(Some("running"))),
+            Some("launch") => (
+                "V-PRE",
+                "the kernel's precondition may not hold at this launch (its grid and block must \
+                 not be empty either)"
+                    .to_string(),
+            ),
             _ => ("V-PRE", "the precondition of the called method may not hold".to_string()),
         },
         "invariant.not.established" => {

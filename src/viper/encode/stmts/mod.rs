@@ -627,10 +627,13 @@ impl Encoder<'_> {
             yscope.insert(y.clone(), super::Local { viper: tv.clone(), ty: t.clone() });
             targets.push(tv);
         }
-        out.push(Stmt::new(
-            StmtKind::Call(targets, c.viper.clone(), xs),
-            Origin::new(Role::Call, Some(e.span)),
-        ));
+        // A kernel's launch (the C front end gives a kernel its launch sizes as parameters):
+        // its failures say so.
+        let mut origin = Origin::new(Role::Call, Some(e.span));
+        if c.param_names.iter().any(|n| n.starts_with("gridDim.")) {
+            origin = origin.with_label("launch");
+        }
+        out.push(Stmt::new(StmtKind::Call(targets, c.viper.clone(), xs), origin));
         out.extend(after);
         if let Some(t) = &ghost.then {
             // `then { x = y; }` stores a yielded value `y` into the caller's `x`: the right
