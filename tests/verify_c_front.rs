@@ -34,3 +34,21 @@ mod common;
 fn c_constructs_verify_and_their_violations_fail() {
     common::assert_named_verdicts("fixtures/verify_c", "c", "A0014", "A0001");
 }
+
+/// The interpreter divides as the verifier does: C's truncation where the C front end says so,
+/// and host memory as its models say (a block freed twice is a permission error).
+#[test]
+fn the_interpreter_agrees_on_division_and_host_memory() {
+    let file = |n: &str| common::root().join("fixtures/verify_c").join(n).display().to_string();
+    for (name, entry, want) in [
+        ("c_division_ok.c", "constants", 0),
+        ("c_division_ok.c", "halves", 0),
+        ("c_division_bad_euclid.c", "constants", 1),
+        ("host_memory_ok.c", "zeroes", 0),
+        ("host_memory_bad_double_free.c", "twice", 1),
+    ] {
+        let f = file(name);
+        let (code, out, err) = common::run_cli(&["run", &f, "--entry", entry, "--set", "n=5"]);
+        assert_eq!(code, want, "{name} {entry}:\n{out}{err}");
+    }
+}

@@ -80,7 +80,7 @@ impl Interp {
             BinOp::Add => a.checked_add(b),
             BinOp::Sub => a.checked_sub(b),
             BinOp::Mul => a.checked_mul(b),
-            BinOp::Div | BinOp::Mod => {
+            _ if op.is_division() => {
                 if b == 0 {
                     return Err(err(
                         "R-DIV0",
@@ -89,27 +89,13 @@ impl Interp {
                         "the divisor is 0",
                     ));
                 }
-                // Euclidean, as pvl.md fixes for PVL (semantics.md §4.8).
-                if op == BinOp::Div {
-                    a.checked_div_euclid(b)
-                } else {
-                    a.checked_rem_euclid(b)
-                }
-            }
-            // C's operators truncate toward zero, as Rust's do.
-            BinOp::TruncDiv | BinOp::TruncMod => {
-                if b == 0 {
-                    return Err(err(
-                        "R-DIV0",
-                        format!("division by zero in `{}`", self.text(span)),
-                        span,
-                        "the divisor is 0",
-                    ));
-                }
-                if op == BinOp::TruncDiv {
-                    a.checked_div(b)
-                } else {
-                    a.checked_rem(b)
+                match op {
+                    // Euclidean, as pvl.md fixes for PVL (semantics.md §4.8).
+                    BinOp::Div => a.checked_div_euclid(b),
+                    BinOp::Mod => a.checked_rem_euclid(b),
+                    // C's operators truncate toward zero, as Rust's do.
+                    BinOp::TruncDiv => a.checked_div(b),
+                    _ => a.checked_rem(b),
                 }
             }
             _ => None,
