@@ -9,6 +9,7 @@
 //! other form stays refused by name.
 
 use super::convert::{Conv, R};
+use super::lower;
 use crate::front::ast::*;
 use crate::front::span::Span;
 use lang_c::ast as c;
@@ -33,6 +34,12 @@ fn strip_casts(e: &Node<c::Expression>) -> &Node<c::Expression> {
         c::Expression::Cast(k) => strip_casts(&k.node.expression),
         _ => e,
     }
+}
+
+/// `1\2`: the share of a source cell a copy reads (a `read` amount, Viper's wildcard, would
+/// come back as another, and the caller could no longer free the block).
+fn half() -> Expr {
+    lower::bin(BinOp::Frac, Expr::int(1), Expr::int(2), Span::DUMMY)
 }
 
 fn call(id: &str, args: Vec<Expr>, span: Span) -> Expr {
@@ -178,8 +185,8 @@ pub(super) fn host_models(items: &mut Vec<Item>) {
         let elem = if f.ends_with("boolean") { Type::boolean() } else { Type::int() };
         let arr = Type::new(TypeKind::Array(Box::new(elem), None));
         let d = Span::DUMMY;
-        let name = |n: &str| Expr::new(ExprKind::Name(Ident::synth(n)), d);
-        let bin = |op, a, b| Expr::new(ExprKind::Binary(op, Box::new(a), Box::new(b)), d);
+        let name = |n: &str| lower::name(n, d);
+        let bin = |op, a, b| lower::bin(op, a, b, d);
         let index = |a: Expr, i: Expr| Expr::new(ExprKind::Index(Box::new(a), Box::new(i)), d);
         let len = |a: Expr| Expr::new(ExprKind::Field(Box::new(a), Ident::synth("length")), d);
         let perm = |a: Expr, p: Expr| {
@@ -236,13 +243,7 @@ pub(super) fn host_models(items: &mut Vec<Item>) {
                     bin(BinOp::Le, name("n"), len(name(a))),
                 )
             };
-            // Half of each source cell, given back whole: a `read` amount (Viper's wildcard)
-            // would come back as another, and the caller could no longer free the block.
-            let half = Expr::new(
-                ExprKind::Binary(BinOp::Frac, Box::new(Expr::int(1)), Box::new(Expr::int(2))),
-                d,
-            );
-            let reads = all(star, name("n"), perm(name("src"), half));
+            let reads = all(star, name("n"), perm(name("src"), half()));
             let writes = all(star, name("n"), perm(name("dst"), write()));
             let same = bin(BinOp::Eq, index(name("dst"), name("i")), index(name("src"), name("i")));
             let copied = all(QuantKind::Forall, name("n"), same);
@@ -277,21 +278,12 @@ pub(super) fn host_models(items: &mut Vec<Item>) {
 /// its permission the caller keeps).
 fn copy_body() -> Block {
     let d = Span::DUMMY;
-    let name = |n: &str| Expr::new(ExprKind::Name(Ident::synth(n)), d);
+    let name = |n: &str| lower::name(n, d);
     let cell = |a: &str| Expr::new(ExprKind::Index(Box::new(name(a)), Box::new(name("i"))), d);
     let perm = |a: &str, p: Expr| Expr::new(ExprKind::Builtin(Builtin::Perm, vec![cell(a), p]), d);
-    let half =
-        Expr::new(ExprKind::Binary(BinOp::Frac, Box::new(Expr::int(1)), Box::new(Expr::int(2))), d);
-    let both = Expr::new(
-        ExprKind::Binary(
-            BinOp::Star,
-            Box::new(perm("dst", Expr::new(ExprKind::Write, d))),
-            Box::new(perm("src", half)),
-        ),
-        d,
-    );
-    let same =
-        Expr::new(ExprKind::Binary(BinOp::Eq, Box::new(cell("dst")), Box::new(cell("src"))), d);
+    let both =
+        lower::bin(BinOp::Star, perm("dst", Expr::new(ExprKind::Write, d)), perm("src", half()), d);
+    let same = lower::bin(BinOp::Eq, cell("dst"), cell("src"), d);
     let clause = |kind, e| Clause { kind, body: ClauseBody::Expr(e), span: d };
     let assign =
         Stmt { kind: StmtKind::Assign { target: cell("dst"), value: cell("src") }, span: d };
