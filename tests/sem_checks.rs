@@ -563,3 +563,16 @@ fn a_barrier_pooling_many_warps_hands_every_permission_back() {
     assert!(out.contains("error[R-BAR-INCONSISTENT]"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_read_permission_splits_among_any_number_of_threads_and_never_writes() {
+    // The method holds a[0] `read` once and hands it to every thread (Viper's wildcard).
+    for r in run("read_shared_by_threads.pvl", Checks::default()) {
+        assert_eq!(r.status, Status::Ok, "{}", r.input.describe());
+    }
+    // Split reads are still reads: the write is refused wherever a thread makes it.
+    let runs = run("read_shared_write_bad.pvl", Checks::default());
+    assert!(runs.iter().any(|r| codes(r).contains(&"R-PERM-WRITE".to_string())));
+    // … and only the write: handing the read to every thread is fine.
+    assert!(runs.iter().all(|r| !codes(r).contains(&"R-PERM-TRANSFER".to_string())));
+}

@@ -209,8 +209,16 @@ impl Holder {
     }
 
     /// Remove `a` from `l`; returns false (and removes nothing) when not enough is held.
+    ///
+    /// A holder of nothing but reads (a `read` is a wildcard: some positive amount) gives
+    /// reads away and keeps its own, as Viper splits a wildcard: its reads only count how many
+    /// were given to it, and without a fraction it can never write. So a kernel whose every
+    /// thread reads a cell `read` runs with the launch holding it `read` once.
     pub fn take(&mut self, l: Loc, a: &Amt) -> bool {
         if a.is_zero() {
+            return true;
+        }
+        if a.is_read_only() && self.get(l).is_some_and(Amt::is_read_only) {
             return true;
         }
         if let Some(di) = self.dense_of(l.obj()) {
@@ -263,6 +271,21 @@ impl Holder {
     /// (and removes nothing) when one of them is not held enough.
     pub fn take_range(&mut self, obj: u32, lo: u32, hi: u32, a: &Amt) -> bool {
         if a.is_zero() || lo >= hi {
+            return true;
+        }
+        // Reads from a holder of reads only are kept (see `take`): element by element when
+        // some of the range is held so.
+        if a.is_read_only()
+            && (lo..hi).any(|i| self.get(Loc::new(obj, i)).is_some_and(Amt::is_read_only))
+        {
+            let enough =
+                |e: Option<&Amt>| e.is_some_and(|e| e.is_read_only() || (!e.is_zero() && *e >= *a));
+            if !(lo..hi).all(|i| enough(self.get(Loc::new(obj, i)))) {
+                return false;
+            }
+            for i in lo..hi {
+                self.take(Loc::new(obj, i), a);
+            }
             return true;
         }
         if let Some(di) = self.dense_of(obj) {

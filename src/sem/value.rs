@@ -577,6 +577,11 @@ impl Amt {
             _ => self == o,
         }
     }
+    /// Reads and no fraction: `k·read` with `k > 0`.
+    #[inline]
+    pub fn is_read_only(&self) -> bool {
+        self.q.is_zero() && self.k > 0
+    }
     /// Enough to read: amount > (0, 0).
     #[inline]
     pub fn can_read(&self) -> bool {

@@ -174,6 +174,10 @@ impl Printer {
             }
         }
         for d in &p.domains {
+            // A batch joins programs that may declare the same synthesized domain.
+            if !self.declared.insert(format!("domain {d}")) {
+                continue;
+            }
             self.w("\n");
             self.w(d);
             if !d.ends_with('\n') {

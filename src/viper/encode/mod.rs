@@ -17,6 +17,7 @@ mod maps;
 mod matrix;
 mod names;
 mod order;
+mod products;
 mod quant;
 mod sat;
 mod stmts;
@@ -337,20 +338,16 @@ impl<'a> Encoder<'a> {
         self.diags.push(Diagnostic::error("V-BAD-INPUT", msg.clone()).with_primary(span, msg));
     }
 
-    /// Emit the definition of `quant::STRIDE_FN` (once).
+    /// Emit the definition of `quant::STRIDE_FN` (once), as a domain function so that it can
+    /// carry, besides its definition, the fact that makes a strided receiver injective: two
+    /// subscripts `c + v * k` with `0 <= c < k` are equal only when their `c` and `v` are
+    /// (division with remainder is unique). Silicon cannot find that for symbolic `k` (it is
+    /// non-linear), and every matrix kernel `C[row * n + col]` over a grid needs it.
     pub fn use_stride(&mut self) {
-        if self.out.functions.iter().any(|f| f.name == quant::STRIDE_FN) {
+        if self.out.domains.iter().any(|d| d.starts_with(quant::STRIDE_DOMAIN_HEAD)) {
             return;
         }
-        self.out.functions.push(crate::viper::ast::Function {
-            name: quant::STRIDE_FN.to_string(),
-            params: ["c", "v", "k"].iter().map(|p| (p.to_string(), Ty::Int)).collect(),
-            ret: Ty::Int,
-            pres: vec![],
-            posts: vec![],
-            body: Some(quant::stride_body()),
-            span: None,
-        });
+        self.out.domains.push(quant::stride_domain());
     }
 
     // ------------------------------------------------------------------------------------------
@@ -948,6 +945,9 @@ pub fn encode_program(
     if !no_sat {
         let checks = sat::checks(&enc.out.methods);
         enc.out.methods.extend(checks);
+    }
+    if products::wrap_sizes(&mut enc.out) {
+        enc.use_stride();
     }
     Ok(enc.out)
 }

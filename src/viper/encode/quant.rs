@@ -19,7 +19,7 @@ use forall::{forall, trigger_term_ok};
 use num_bigint::BigInt;
 use num_traits::{One, Signed, ToPrimitive, Zero};
 use stride::{expand_strides, wrap_strides};
-pub use stride::{stride_body, wrap_index, STRIDE_FN};
+pub use stride::{stride_domain, wrap_index, STRIDE_DOMAIN_HEAD, STRIDE_FN};
 
 /// Structural equality of Viper expressions, ignoring origins.
 pub fn same(a: &Exp, b: &Exp) -> bool {

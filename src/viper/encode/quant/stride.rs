@@ -1,9 +1,10 @@
 //! Subscripts `c + v * k` with two symbolic factors as applications of `vct_stride`: Viper
 //! forbids arithmetic in triggers, and a function application is a valid one.
 
-use super::{lit, map_aloc_index, summands};
+use super::{int, lit, map_aloc_index, summands};
 use crate::viper::ast::{Exp, ExpKind};
-use num_traits::Zero;
+use num_bigint::BigInt;
+use num_traits::{One, Zero};
 
 /// The Viper function that stands for a subscript `c + v * k` with two symbolic factors.
 /// Viper forbids arithmetic in triggers, and a quantified permission over such a receiver
@@ -12,9 +13,40 @@ use num_traits::Zero;
 /// matches them.
 pub const STRIDE_FN: &str = "vct_stride";
 
-/// `c + v * k` as the body of `STRIDE_FN` over its parameters `c`, `v`, `k`.
-pub fn stride_body() -> Exp {
-    Exp::bin("+", Exp::var("c"), Exp::bin("*", Exp::var("v"), Exp::var("k")))
+/// The first line of the domain that declares `STRIDE_FN`.
+pub const STRIDE_DOMAIN_HEAD: &str = "domain VctStride {";
+
+/// The domain declaring `STRIDE_FN`: its definition `c + v * k`, and its injectivity in
+/// `(c, v)` for a fixed `k` when both `c` lie in `[0, k)` (true of the integers: the quotient
+/// and remainder of a division by a positive `k` are unique). Both axioms are triggered by
+/// applications only, and none concludes a new application, so none loops. The bound axioms
+/// meet a subscript and a size written as a stride (`vct_stride(0, w, k)`, see `products`):
+/// `c + v * k` lies in `[0, w * k)` when `c` lies in `[0, k)` and `v` in `[0, w)`, which Z3
+/// cannot find for a symbolic `k` (non-linear).
+pub fn stride_domain() -> String {
+    format!(
+        "{STRIDE_DOMAIN_HEAD}
+  function {f}(c: Int, v: Int, k: Int): Int
+  axiom {f}_def {{
+    forall c: Int, v: Int, k: Int :: {{ {f}(c, v, k) }} {f}(c, v, k) == c + v * k &&
+      (0 <= c && 0 <= v && 0 <= k ==> 0 <= {f}(c, v, k))
+  }}
+  axiom {f}_below {{
+    forall c: Int, v: Int, k: Int, w: Int :: {{ {f}(c, v, k), {f}(0, w, k) }}
+      0 <= c && c < k && 0 <= v && v < w ==> {f}(c, v, k) < {f}(0, w, k)
+  }}
+  axiom {f}_below_swapped {{
+    forall c: Int, v: Int, k: Int, w: Int :: {{ {f}(c, v, k), {f}(0, k, w) }}
+      0 <= c && c < k && 0 <= v && v < w ==> {f}(c, v, k) < {f}(0, k, w)
+  }}
+  axiom {f}_inj {{
+    forall c1: Int, v1: Int, c2: Int, v2: Int, k: Int :: {{ {f}(c1, v1, k), {f}(c2, v2, k) }}
+      0 <= c1 && c1 < k && 0 <= c2 && c2 < k && {f}(c1, v1, k) == {f}(c2, v2, k) ==> c1 == c2 && v1 == v2
+  }}
+}}
+",
+        f = STRIDE_FN
+    )
 }
 
 fn non_literal(e: &Exp) -> bool {
@@ -51,7 +83,36 @@ pub fn wrap_index(i: Exp) -> Exp {
             (Some(r), true) => Exp::bin("-", r, t),
         });
     }
-    Exp::app(STRIDE_FN, vec![rest.unwrap_or_else(|| Exp::int(0)), y, z])
+    let rest = rest.unwrap_or_else(|| Exp::int(0));
+    Exp::app(STRIDE_FN, vec![digits(rest), digits(y), z])
+}
+
+/// `x * K + y` (a positive literal `K`, `x` and `y` not literals, in any order) as
+/// `vct_stride(y, x, K)`, recursively in `x` and `y`; anything else unchanged. Inside a
+/// symbolic stride this is what lets Silicon take a matrix cell apart: the row and column
+/// `by * 16 + ty` and `bx * 16 + tx` of a 2-D grid are equal for two threads only when their
+/// digits are, which the stride's injectivity axiom states and linear arithmetic cannot see
+/// (it reasons over the rationals first). Applied to the arguments of a symbolic stride only,
+/// so every other subscript keeps the linear form the re-indexing rules read.
+fn digits(e: Exp) -> Exp {
+    let mut parts = Vec::new();
+    summands(&e, false, &mut parts);
+    let [(false, a), (false, b)] = &parts[..] else { return e };
+    let scaled = |t: &Exp| {
+        let ExpKind::Binary("*", a, b) = &t.kind else { return None };
+        let (x, k) = match (lit(a), lit(b)) {
+            (None, Some(k)) => (a, k),
+            (Some(k), None) => (b, k),
+            _ => return None,
+        };
+        (k > BigInt::one()).then(|| ((**x).clone(), k))
+    };
+    let ((x, k), y) = match (scaled(a), scaled(b)) {
+        (Some(xk), None) if non_literal(b) => (xk, b.clone()),
+        (None, Some(xk)) if non_literal(a) => (xk, a.clone()),
+        _ => return e,
+    };
+    Exp::app(STRIDE_FN, vec![digits(y), digits(x), int(&k)])
 }
 
 /// Every `aloc(A, I)` with `I` wrapped by `wrap_index`.
