@@ -358,6 +358,40 @@ pub fn map_stmt(s: &mut Stmt, f: &mut dyn FnMut(&mut Expr) -> bool) {
     }
 }
 
+/// Every statement of `s`, nested ones first, given to `f` to change in place.
+pub fn map_stmts(s: &mut Stmt, f: &mut dyn FnMut(&mut Stmt)) {
+    let block = |b: &mut Block, f: &mut dyn FnMut(&mut Stmt)| {
+        b.stmts.iter_mut().for_each(|s| map_stmts(s, f))
+    };
+    match &mut s.kind {
+        StmtKind::Block(b) => block(b, f),
+        StmtKind::If { then, els, .. } => {
+            map_stmts(then, f);
+            if let Some(e) = els {
+                map_stmts(e, f);
+            }
+        }
+        StmtKind::While(l) | StmtKind::For(l) => {
+            l.init.iter_mut().for_each(|s| map_stmts(s, f));
+            l.update.iter_mut().for_each(|s| map_stmts(s, f));
+            map_stmts(&mut l.body, f);
+        }
+        StmtKind::RangedFor { body, .. } | StmtKind::Ghost(body) => map_stmts(body, f),
+        StmtKind::Barrier(b) => {
+            if let Some(body) = &mut b.body {
+                block(body, f);
+            }
+        }
+        StmtKind::Par(p) => p.arms.iter_mut().for_each(|a| map_stmts(&mut a.body, f)),
+        StmtKind::Parallel { body, .. } => body.iter_mut().for_each(|s| map_stmts(s, f)),
+        StmtKind::Invariant { body, .. }
+        | StmtKind::Atomic { body, .. }
+        | StmtKind::Vec { body, .. } => block(body, f),
+        _ => {}
+    }
+    f(s);
+}
+
 pub fn map_clause(c: &mut Clause, f: &mut dyn FnMut(&mut Expr) -> bool) {
     match &mut c.body {
         ClauseBody::Expr(e) | ClauseBody::Signals(_, _, e) => map_expr(e, f),

@@ -625,7 +625,12 @@ impl<'a> Conv<'a> {
                         StmtKind::If { cond, then: Box::new(assign), els: None }
                     }
                 };
-                out.stmts.push(Stmt { kind, span });
+                // Atomic over the kernel's resource invariant: the lowering keeps the block in
+                // a kernel that has one, and unwraps it elsewhere (then the cell needs write
+                // permission, never weaker than the atomic).
+                let body = Block { stmts: vec![Stmt { kind, span }], span };
+                let names = vec![Ident::synth(super::KERNEL_INVARIANT)];
+                out.stmts.push(Stmt { kind: StmtKind::Atomic { names, body }, span });
             }
             _ if self.undeclared(&name)
                 && !self.launches.contains_key(&self.sp(call.node.callee.span).end()) =>

@@ -585,6 +585,7 @@ pub(super) fn host(mut m: Method) -> Method {
     if let MethodBody::Block(b) = &mut m.body {
         for s in &mut b.stmts {
             map_stmt(s, &mut kernel_spelling);
+            unwrap_atomics(s);
         }
     }
     m
@@ -640,11 +641,48 @@ pub(super) fn kernel(m: Method, diags: &mut Vec<Diagnostic>, verifying: bool) ->
     if verifying {
         unit_dimensions(&mut m);
     }
+    // The kernel's resource invariant: its `kernel_invariant` clauses that hold permissions,
+    // which CUDA's atomic functions take for their update (VerCors' reading of them).
+    let invariant = m
+        .prefix
+        .clauses
+        .iter()
+        .filter(|c| c.kind == ClauseKind::KernelInvariant)
+        .filter_map(|c| c.expr().filter(|e| has_resource(e)).cloned())
+        .reduce(|a, b| bin(BinOp::Star, a, b, Span::DUMMY));
     let mut m = kernel_form(m, diags, verifying);
     if verifying {
         fix_sizes(&mut m);
     }
+    if let MethodBody::Block(b) = &mut m.body {
+        match invariant {
+            // The whole launch inside `invariant kernel.invariant(R) { … }`: the kernel's
+            // caller holds R (the clause is also the kernel's context), its threads reach it
+            // in their atomics only.
+            Some(mut resource) => {
+                map_expr(&mut resource, &mut kernel_spelling);
+                let span = b.span;
+                let body = Block { stmts: std::mem::take(&mut b.stmts), span };
+                let name = Ident::synth(super::KERNEL_INVARIANT);
+                b.stmts = vec![Stmt { kind: StmtKind::Invariant { name, resource, body }, span }];
+            }
+            None => b.stmts.iter_mut().for_each(unwrap_atomics),
+        }
+    }
     m
+}
+
+/// The atomic functions of code without a resource invariant are plain updates of their cell
+/// (which then needs write permission: never weaker than the atomic).
+fn unwrap_atomics(s: &mut Stmt) {
+    crate::front::visit::map_stmts(s, &mut |s| {
+        if let StmtKind::Atomic { names, body } = &mut s.kind {
+            if names.len() == 1 && names[0].name == super::KERNEL_INVARIANT {
+                s.kind =
+                    StmtKind::Block(std::mem::replace(body, Block { stmts: vec![], span: s.span }));
+            }
+        }
+    });
 }
 
 fn kernel_form(mut m: Method, diags: &mut Vec<Diagnostic>, flat: bool) -> Method {

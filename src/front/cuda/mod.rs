@@ -40,6 +40,10 @@ use std::collections::{HashMap, HashSet};
 /// The label of the thread-level `par` of a kernel, named by its barriers.
 pub const BLOCK_LABEL: &str = "cuda_block";
 
+/// The name of a kernel's resource invariant (its `kernel_invariant` clauses that hold
+/// permissions): CUDA's atomic functions are `atomic` blocks over it. Not a C identifier.
+pub const KERNEL_INVARIANT: &str = "kernel.invariant";
+
 /// The allocators of `__shared__` arrays (`cuda_shared_int`, …), declared by the front end.
 pub const SHARED_ALLOC: &str = "cuda_shared_";
 /// The suffix of a dynamic shared array's size parameter (`buf.shared_mem_size`, which
