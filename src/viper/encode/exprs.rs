@@ -135,13 +135,21 @@ impl Encoder<'_> {
                 match at {
                     Some(t) if is_array(&t) => {
                         let et = elem(&t);
-                        let Some(f) = et.as_ref().and_then(elem_field) else {
-                            let what = match et {
-                                Some(et) => format!("an array of `{}`", self.src_text(et.span)),
-                                None => "this array".to_string(),
-                            };
-                            self.unsupported(&what, e.span);
-                            return Err(());
+                        let f = match et.as_ref().and_then(elem_field) {
+                            Some(f) => f.to_string(),
+                            None => match et.as_ref().map(|et| self.value_field(et)) {
+                                Some(Some(f)) => f,
+                                _ => {
+                                    let what = match et {
+                                        Some(et) => {
+                                            format!("an array of `{}`", self.src_text(et.span))
+                                        }
+                                        None => "this array".to_string(),
+                                    };
+                                    self.unsupported(&what, e.span);
+                                    return Err(());
+                                }
+                            },
                         };
                         if f == REF_FIELD && !self.out.fields.iter().any(|(n, _)| n == REF_FIELD) {
                             self.out.fields.push((REF_FIELD.to_string(), Ty::Ref));
@@ -187,11 +195,18 @@ impl Encoder<'_> {
                 }
             }
             ExprKind::Call { recv, name, args, ghost, null_safe } => {
-                if !ghost.is_empty() {
+                // `given { g = e }` of a pure function: its ghost parameters. Other ghost
+                // arguments (`then`, `yields`) have no meaning in an expression.
+                let given_only = ghost.then.is_none() && ghost.yields.is_empty();
+                let function = given_only
+                    && self
+                        .callee(recv.as_deref(), &name.name, args)
+                        .is_some_and(|c| c.kind == CallKind::Function && !c.given.is_empty());
+                if !ghost.is_empty() && !function {
                     self.unsupported("ghost arguments (`with`/`then`) in an expression", e.span);
                     return Err(());
                 }
-                let call = self.call_expr(recv.as_deref(), name, args, code, e.span)?;
+                let call = self.call_expr(recv.as_deref(), name, args, ghost, code, e.span)?;
                 // `x->P(…)` (v1) of a predicate or a boolean function: `x != null ==> x.P(…)`,
                 // a call on a possibly-null receiver. Other results keep the plain call.
                 if let (true, Some(r)) = (*null_safe, recv.as_deref()) {
@@ -601,6 +616,7 @@ impl Encoder<'_> {
                 let x = self.expr(x, code)?;
                 Ok(Exp::new(ExpKind::SeqLit(et, vec![x]), sp))
             }
+            (Builtin::Values, [a, lo, hi]) => self.values(a, lo, hi, code, span),
             (Builtin::LengthFn, [s]) => {
                 let s = self.expr(s, code)?;
                 Ok(Exp::new(ExpKind::Len(Box::new(s)), sp))
@@ -728,6 +744,7 @@ impl Encoder<'_> {
         recv: Option<&Expr>,
         name: &ast::Ident,
         args: &[Expr],
+        ghost: &ast::GhostArgs,
         code: bool,
         span: Span,
     ) -> R<Exp> {
@@ -807,6 +824,10 @@ impl Encoder<'_> {
                 }
                 for (a, t) in args.iter().zip(Self::param_types(&c, args.len())) {
                     xs.push(self.expr_to(a, t.as_ref(), code)?);
+                }
+                // Ghost parameters after the others, as the function declares them.
+                if !c.given.is_empty() {
+                    xs.extend(self.given_args(&c, ghost, span, None)?);
                 }
                 Ok(Exp::new(ExpKind::App(c.viper.clone(), xs), Some(span)))
             }

@@ -7,20 +7,19 @@ use crate::viper::ast::*;
 
 impl Encoder<'_> {
     pub(super) fn function(&mut self, m: &ast::Method, info: &Callable) -> R<()> {
-        // Ghost parameters of a function would be Viper function parameters that every call
-        // supplies from `given { … }`: not encoded yet, so refused before its body is read.
-        if let Some(c) = m
-            .prefix
-            .clauses
-            .iter()
-            .find(|c| matches!(c.kind, ast::ClauseKind::Given | ast::ClauseKind::Yields))
-        {
-            self.unsupported("a `given`/`yields` parameter of a pure function", c.span);
+        // A function's `given` parameters are Viper parameters after the others, which every
+        // call supplies from `given { … }` (a call without them is V-BAD-INPUT). A function
+        // has one result: `yields` are refused before its body is read.
+        if let Some(c) = m.prefix.clauses.iter().find(|c| c.kind == ast::ClauseKind::Yields) {
+            self.unsupported("a `yields` parameter of a pure function", c.span);
             return Err(());
         }
         self.in_function = true;
         self.ret = Some(m.ret.clone());
-        let params = self.params(m, info)?;
+        let mut params = self.params(m, info)?;
+        for (g, t) in &info.given {
+            params.push(self.bind_param(g, t)?);
+        }
         let ret = self.viper_ty(&m.ret)?;
         let (mut pres, mut posts) = self.method_contract(m, Role::Pre, Role::Post)?;
         // A function takes no permission from its caller (its precondition is checked, not

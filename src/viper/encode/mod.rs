@@ -24,6 +24,7 @@ mod stmts;
 mod sum;
 mod triggers;
 mod typing;
+mod values;
 
 pub use quant::{quantify, same, text};
 pub use sat::settle as settle_sat;

@@ -3,6 +3,7 @@
 
 use super::coerce::is_perm;
 use super::Encoder;
+use crate::viper::ast::Ty;
 
 /// The element field of arrays of objects; declared only by encodings that use it.
 pub(super) const REF_FIELD: &str = "ref_val";
@@ -36,6 +37,29 @@ pub(super) fn elem_field(t: &Type) -> Option<&'static str> {
 }
 
 impl Encoder<'_> {
+    /// The field that holds the cells of an array of a value type other than the built-in
+    /// ones (`seq<int>[]`: `seq_int_val: Seq[Int]`), declared on first use; `None` for a type
+    /// Viper cannot store in a field.
+    pub(super) fn value_field(&mut self, t: &Type) -> Option<String> {
+        let ty = self.viper_ty(t).ok()?;
+        if !matches!(ty, Ty::Seq(_) | Ty::Set(_) | Ty::Multiset(_) | Ty::Map(..) | Ty::Domain(_)) {
+            return None;
+        }
+        let mut name = String::new();
+        for c in ty.to_string().chars() {
+            match c {
+                c if c.is_ascii_alphanumeric() => name.push(c.to_ascii_lowercase()),
+                _ if !name.ends_with('_') => name.push('_'),
+                _ => {}
+            }
+        }
+        let name = format!("{}_val", name.trim_end_matches('_'));
+        if !self.out.fields.iter().any(|(n, _)| *n == name) {
+            self.out.fields.push((name.clone(), ty));
+        }
+        Some(name)
+    }
+
     /// The element type of a collection literal: as declared, else that of its first element.
     pub(super) fn elem_type(&self, declared: Option<&Type>, elems: &[Expr]) -> Option<Type> {
         declared.cloned().or_else(|| elems.first().and_then(|x| self.type_of(x)))
@@ -138,6 +162,10 @@ impl Encoder<'_> {
             ExprKind::Builtin(Builtin::PermOf, _) => Type::new(TypeKind::Rational),
             ExprKind::Builtin(Builtin::Head, a) => elem(&self.type_of(a.first()?)?)?,
             ExprKind::Builtin(Builtin::Tail, a) => self.type_of(a.first()?)?,
+            ExprKind::Builtin(Builtin::Values, a) => Type::new(TypeKind::Generic1(
+                ast::Generic1::Seq,
+                Box::new(elem(&self.type_of(a.first()?)?)?),
+            )),
             ExprKind::Builtin(Builtin::Some, a) => Type::new(TypeKind::Generic1(
                 ast::Generic1::Option,
                 Box::new(self.type_of(a.first()?)?),

@@ -516,7 +516,7 @@ impl Encoder<'_> {
     /// The `given` arguments of a call of `c` (in `c`'s order) from its ghost arguments: v1's
     /// `with { g = e; }` and v2's `given { g = e }`. A `with` assignment to one of the callee's
     /// `yields` goes to `with_yields` where the caller takes them, and is refused elsewhere.
-    fn given_args<'e>(
+    pub(in crate::viper::encode) fn given_args<'e>(
         &mut self,
         c: &super::Callable,
         ghost: &'e ast::GhostArgs,
