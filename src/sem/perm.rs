@@ -544,8 +544,10 @@ mod tests {
             if step % 3 == 0 {
                 let ok = h.take(l, &a);
                 let r = reference.get(&l).cloned().unwrap_or_else(Amt::none);
-                assert_eq!(ok, r >= a && !r.is_zero() || a.is_zero());
-                if ok {
+                // A holder of reads only keeps them when it gives reads (a wildcard splits).
+                let keeps = a.is_read_only() && r.is_read_only();
+                assert_eq!(ok, keeps || r >= a && !r.is_zero() || a.is_zero());
+                if ok && !keeps {
                     let mut n = r;
                     n.sub(&a);
                     if n.is_zero() {
@@ -571,6 +573,27 @@ mod tests {
         let want: Vec<(Loc, Amt)> = reference.into_iter().collect();
         assert_eq!(got, want);
         assert!(!h.dense.is_empty() && !h.map.is_empty());
+    }
+
+    #[test]
+    fn a_holder_of_reads_gives_reads_of_a_range_and_keeps_them() {
+        let mut h = Holder::default();
+        h.add_range(0, 0, 64, &Amt::read());
+        h.add(Loc::new(0, 64), &Amt::frac(1, 2));
+        assert!(h.take_range(0, 0, 64, &Amt::read()));
+        assert!(h.take_range(0, 0, 64, &Amt::read()));
+        assert_eq!(h.amount(Loc::new(0, 5)), Amt::read());
+        // Reads are not a fraction: none of it can be taken.
+        assert!(!h.take_range(0, 0, 64, &Amt::frac(1, 2)));
+        // A range held partly as reads, partly as a fraction: the fraction gives its read.
+        assert!(h.take_range(0, 60, 65, &Amt::read()));
+        assert_eq!(h.amount(Loc::new(0, 60)), Amt::read());
+        let mut half_minus_read = Amt::frac(1, 2);
+        half_minus_read.sub(&Amt::read());
+        assert_eq!(h.amount(Loc::new(0, 64)), half_minus_read);
+        // All or nothing: a cell held not at all fails the range, and nothing is taken.
+        assert!(!h.take_range(0, 60, 70, &Amt::read()));
+        assert_eq!(h.amount(Loc::new(0, 64)), half_minus_read);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 mod adts;
 mod alloc;
+mod calls;
 mod coerce;
 mod comprehension;
 mod contracts;

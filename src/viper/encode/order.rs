@@ -5,17 +5,32 @@
 //! permission whose subscript needs it (VerCors' own `carp/zero-sub-matrix.c`:
 //! `Perm(matrix[i][j], write)` for `j < N`, then `step >= N`, the rows being `step` long). A
 //! fact that reads no heap means the same wherever it stands in a separating conjunction, so
-//! such facts go first, in their own order; everything else keeps its order after them.
+//! such facts go first, in their own order; everything else keeps its order after them. Only
+//! facts that are defined everywhere move: one that indexes a sequence or divides may need
+//! the conjuncts before it (`\result < n() ==> graph[\result][0] == pos` after
+//! `0 <= \result`), and keeps its place.
 
 use crate::viper::ast::{Contract, Exp, ExpKind, Role};
 
 /// `list` with its heap-free facts (precondition, postcondition and invariant conjuncts) first.
 pub(super) fn pure_first(list: Vec<Contract>) -> Vec<Contract> {
     let (mut pure, rest): (Vec<Contract>, Vec<Contract>) = list.into_iter().partition(|c| {
-        matches!(c.origin.role, Role::Pre | Role::Post | Role::Invariant) && heap_free(&c.exp)
+        matches!(c.origin.role, Role::Pre | Role::Post | Role::Invariant)
+            && heap_free(&c.exp)
+            && total(&c.exp)
     });
     pure.extend(rest);
     pure
+}
+
+/// Whether `e` is defined in every state: no sequence index and no division, whose
+/// well-definedness may rest on the conjuncts before it.
+fn total(e: &Exp) -> bool {
+    let mut total = true;
+    e.visit(&mut |n| {
+        total &= !matches!(&n.kind, ExpKind::SeqIndex(..) | ExpKind::Binary("\\" | "%" | "/", _, _))
+    });
+    total
 }
 
 /// Whether `e` reads nothing of the heap and holds no permission: no field, no `acc`, no
