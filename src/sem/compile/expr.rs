@@ -255,6 +255,7 @@ impl<'a> Compiler<'a> {
                     (Builtin::LengthFn, 1) => CE::Length(Box::new(a.remove(0)), span),
                     (Builtin::Head, 1) => CE::Head(Box::new(a.remove(0)), span),
                     (Builtin::Tail, 1) => CE::Tail(Box::new(a.remove(0)), span),
+                    (Builtin::Values, 3) => CE::Ghost(GOp::ArrayValues, a, span),
                     (Builtin::Held | Builtin::Idle | Builtin::Running, 1) => {
                         self.token(*b, a.remove(0), span)
                     }

@@ -125,6 +125,9 @@ pub enum GOp {
     Values,
     /// `itemsMap(m)`: the set of `(k, v)` tuples.
     Items,
+    /// `\values(a, lo, hi)`: the cells `lo .. hi` of an array as a sequence, each read (with
+    /// its permission check).
+    ArrayValues,
     /// `disjointMap(a, b)`: no key in both.
     Disjoint,
     /// The value of an expression of type `frac`, `zfrac` or `rational` (a variable, a field,
@@ -152,6 +155,7 @@ impl GOp {
             GOp::Keys => "keysMap",
             GOp::Values => "valuesMap",
             GOp::Items => "itemsMap",
+            GOp::ArrayValues => "\\values",
             GOp::Disjoint => "disjointMap",
             GOp::ToRat => "rational",
         }

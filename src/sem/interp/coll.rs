@@ -96,6 +96,23 @@ impl Interp {
             v.push(self.ev(a, env, pv)?);
         }
         Ok(match (op, v.as_slice()) {
+            (GOp::ArrayValues, [a, Value::Int(lo), Value::Int(hi)]) => {
+                let len = match a {
+                    Value::Ref(id) => self.heap.len_of(*id) as i64,
+                    _ => 0,
+                };
+                if !(0 <= *lo && lo <= hi && *hi <= len) {
+                    let msg =
+                        format!("`\\values` of cells {lo} .. {hi} of an array of length {len}");
+                    return Err(err("R-OOB", msg, span, "out of bounds"));
+                }
+                let mut cells = Vec::with_capacity((hi - lo) as usize);
+                for i in *lo..*hi {
+                    let l = self.index_loc(a.clone(), i, span)?;
+                    cells.push(self.read(l, span, env, pv));
+                }
+                Value::Seq(Rc::new(cells))
+            }
             (GOp::SetLit, _) => Value::set(v),
             (GOp::BagLit, _) => Value::bag(v),
             (GOp::Tuple, _) => Value::Tuple(Rc::new(v)),

@@ -223,7 +223,7 @@ impl Interp {
         }
     }
 
-    fn read(&mut self, l: Loc, span: Span, env: &Env, pv: PV) -> Value {
+    pub(super) fn read(&mut self, l: Loc, span: Span, env: &Env, pv: PV) -> Value {
         if env.in_old {
             if let Some(h) = env.old {
                 if (l.obj() as usize) < h.objs.len() {
