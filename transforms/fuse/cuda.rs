@@ -11,9 +11,13 @@
 //! `\\pointer_index(a, i, p)` is written as its bounds and `Perm(a[i], p)`, which fusion analyses
 //! per cell; the fused contract keeps that form.
 //!
-//! Supported: one-dimensional kernels of one block (`<<<1, B>>>`, since `__syncthreads()`
-//! synchronises one block), no `__shared__` memory or barrier of their own, and bodies and
-//! contracts that read as PVL (array indexing, scalars, loops). The rest is refused (A609).
+//! Supported: one-dimensional kernels without `__shared__` memory or barriers of their own, and
+//! bodies and contracts that read as PVL (array indexing, scalars, loops). Launched with one
+//! block (`<<<1, B>>>`), the fused kernel may synchronise its threads with `__syncthreads()`.
+//! Launched with the same grid of several blocks, the PVL text is the threads of one block
+//! `vct_bid` (any block of the grid): fusion must then need no barrier, since nothing
+//! synchronises blocks, so each thread of the second kernel reads only what the same thread of
+//! the first wrote or what the first leaves alone. The rest is refused (A609).
 
 use crate::analyze::names::NameGen;
 use crate::analyze::sites::{sites, Site, SiteKind};
@@ -30,6 +34,8 @@ const SPELLINGS: &[(&str, &str)] = &[
     ("blockDim.x", "blockDim_x"),
     ("opencl_gsize", "blockDim_x"),
     ("gridDim.x", "gridDim_x"),
+    ("blockIdx.x", "vct_bid"),
+    ("\\gtid", "(vct_bid * blockDim_x + vct_tid)"),
     ("NULL", "null"),
 ];
 
@@ -38,6 +44,7 @@ const BACK: &[(&str, &str)] = &[
     ("vct_tid", "threadIdx.x"),
     ("blockDim_x", "blockDim.x"),
     ("gridDim_x", "gridDim.x"),
+    ("vct_bid", "blockIdx.x"),
     ("null", "NULL"),
 ];
 
@@ -93,18 +100,25 @@ pub(super) fn fuse_launches(ctx: &mut Ctx, site: &Site, params: &Params) -> Outc
             help,
         );
     };
+    // One block, or the same grid of blocks for both launches (then no barrier may be needed).
+    let one_block = [&a, &b].iter().all(|k| k.grid.as_int().is_some_and(|v| v.to_string() == "1"));
+    if !one_block && a.grid.span.text(src).trim() != b.grid.span.text(src).trim() {
+        return refuse(
+            "A603",
+            "cannot fuse: the two launches have different grids".into(),
+            b.grid.span,
+            "launch both kernels with the same grid and block sizes",
+        );
+    }
+    let refused_words: &[&str] = if one_block {
+        &["__syncthreads", "__shared__", "blockIdx", "atomic", "\\gtid"]
+    } else {
+        &["__syncthreads", "__shared__", "atomic", "blockIdx.y", "blockIdx.z"]
+    };
     for k in [&a, &b] {
-        if k.grid.as_int().map(|v| v.to_string()).as_deref() != Some("1") {
-            return refuse(
-                "A609",
-                "cannot fuse: the kernels are launched with more than one block".into(),
-                k.grid.span,
-                "`__syncthreads()` synchronises one block: launch both kernels as `<<<1, B>>>`",
-            );
-        }
         let body = k.arm.body.span.text(src);
         let contract = k.method.prefix.clauses.iter().map(|c| c.span.text(src)).collect::<String>();
-        for word in ["__syncthreads", "__shared__", "blockIdx", "atomic", "\\gtid"] {
+        for word in refused_words {
             if body.contains(word) || contract.contains(word) {
                 return refuse(
                     "A609",
@@ -170,6 +184,11 @@ pub(super) fn fuse_launches(ctx: &mut Ctx, site: &Site, params: &Params) -> Outc
     }
     ps.push("int blockDim_x".into());
     ps.push("int gridDim_x".into());
+    if !one_block {
+        // The threads of one block, any block of the grid.
+        t.push_str("  context_everywhere 0 <= vct_bid && vct_bid < gridDim_x;\n");
+        ps.push("int vct_bid".into());
+    }
     t.push_str(&format!("  void vct_launch({}) {{\n", ps.join(", ")));
     // The threads of the launch: a number where the launch gives one (after `#define`s), which
     // keeps the analysis linear.
@@ -184,6 +203,14 @@ pub(super) fn fuse_launches(ctx: &mut Ctx, site: &Site, params: &Params) -> Outc
     t.push_str("  }\n}\n");
     // ---- PVL fusion on that text
     let fused = match pvl_fusion(&t, ctx, params) {
+        Ok(x) if !one_block && x.body.contains("barrier") => {
+            return refuse(
+                "A609",
+                "cannot fuse: a thread of the second kernel reads what another thread of the first wrote, and the launches have several blocks".into(),
+                site.keyword,
+                "nothing synchronises the blocks of a grid: fuse kernels whose threads read only their own results, or launch one block (`<<<1, B>>>`)",
+            );
+        }
         Ok(x) => x,
         Err(ds) => {
             // Positions in the PVL text mean nothing in the user's file: the refusal points at
@@ -385,7 +412,9 @@ fn pointer_index_as_perm(text: &str) -> String {
 
 /// PVL text of the fused kernel back in CUDA's spelling.
 fn from_pvl(text: &str) -> String {
-    replace_words(text, BACK)
+    // `\gtid` went in as this expression (see `SPELLINGS`) and comes back as written.
+    let gtid = SPELLINGS.iter().find(|(c, _)| *c == "\\gtid").map_or("", |(_, p)| p);
+    replace_words(&text.replace(gtid, "\\gtid"), BACK)
 }
 
 /// Replace whole words (a word may contain `.` or start with `\`), in one pass.
