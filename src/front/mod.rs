@@ -2,6 +2,7 @@
 
 pub mod ast;
 pub mod ast_comp;
+pub mod ast_ops;
 pub mod cuda;
 pub mod dialect;
 pub mod iteration;

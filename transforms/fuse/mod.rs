@@ -62,6 +62,7 @@
 
 mod affine;
 mod check;
+mod complement;
 mod cuda;
 mod junction;
 mod lin;
