@@ -127,6 +127,43 @@ impl<'a> Conv<'a> {
         out
     }
 
+    /// VerCors' ghost block after an atomic call, `atomicAdd(…) /*@ then { … } @*/;`, in
+    /// `[lo, hi)`: its statements, which run inside the atomic (updating ghost state together
+    /// with the cell). Empty when there is none.
+    fn then_block(&mut self, lo: usize, hi: usize) -> Vec<Stmt> {
+        let mut out = Vec::new();
+        for k in 0..self.prep.annots.len() {
+            let AnnotComment { span, body } = self.prep.annots[k].clone();
+            if self.used[k] || span.start() < lo || span.end() > hi {
+                continue;
+            }
+            let text = body.text(self.norm);
+            let lead = text.len() - text.trim_start().len();
+            let Some(rest) = text.trim_start().strip_prefix("then") else { continue };
+            if rest.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+                continue;
+            }
+            self.used[k] = true;
+            let inner = Span::new(body.start() + lead + "then".len(), body.end());
+            let frag = parse_fragment(self.norm, inner, Dialect::V2);
+            self.diags.extend(frag.diagnostics);
+            for mut item in frag.items {
+                self.substitute_defines(&mut item);
+                match item {
+                    FragItem::Stmt(s) => out.push(s),
+                    FragItem::Prefix(p) => self.diags.push(
+                        Diagnostic::error("A0001", "contract clauses in an atomic's `then` block")
+                            .with_primary(p.span, "a `then` block holds ghost statements")
+                            .with_help(
+                                "write the ghost statements the atomic runs: `then { x = e; }`",
+                            ),
+                    ),
+                }
+            }
+        }
+        out
+    }
+
     /// One node of [`Self::substitute_defines`]: a `#define`d name stands for its value.
     fn define_value(&self, e: &mut Expr) -> bool {
         if let ExprKind::Name(n) = &e.kind {
@@ -628,7 +665,9 @@ impl<'a> Conv<'a> {
                 // Atomic over the kernel's resource invariant: the lowering keeps the block in
                 // a kernel that has one, and unwraps it elsewhere (then the cell needs write
                 // permission, never weaker than the atomic).
-                let body = Block { stmts: vec![Stmt { kind, span }], span };
+                let mut stmts = vec![Stmt { kind, span }];
+                stmts.extend(self.then_block(self.sp(call.span).end(), span.end()));
+                let body = Block { stmts, span };
                 let names = vec![Ident::synth(super::KERNEL_INVARIANT)];
                 out.stmts.push(Stmt { kind: StmtKind::Atomic { names, body }, span });
             }

@@ -641,15 +641,21 @@ pub(super) fn kernel(m: Method, diags: &mut Vec<Diagnostic>, verifying: bool) ->
     if verifying {
         unit_dimensions(&mut m);
     }
-    // The kernel's resource invariant: its `kernel_invariant` clauses that hold permissions,
-    // which CUDA's atomic functions take for their update (VerCors' reading of them).
-    let invariant = m
+    // The kernel's resource invariant when its `kernel_invariant` clauses hold permissions:
+    // all of them (facts about the cells with the cells), which CUDA's atomic functions take
+    // for their update (VerCors' reading of them).
+    let kernel_invariants: Vec<Expr> = m
         .prefix
         .clauses
         .iter()
         .filter(|c| c.kind == ClauseKind::KernelInvariant)
-        .filter_map(|c| c.expr().filter(|e| has_resource(e)).cloned())
-        .reduce(|a, b| bin(BinOp::Star, a, b, Span::DUMMY));
+        .filter_map(|c| c.expr().cloned())
+        .collect();
+    let invariant = kernel_invariants
+        .iter()
+        .any(has_resource)
+        .then(|| kernel_invariants.into_iter().reduce(|a, b| bin(BinOp::Star, a, b, Span::DUMMY)))
+        .flatten();
     let mut m = kernel_form(m, diags, verifying);
     if verifying {
         fix_sizes(&mut m);
