@@ -486,3 +486,66 @@ pub struct Program {
     /// members and locals), so that Silicon's messages can name the user's identifiers.
     pub names: Vec<(String, String)>,
 }
+
+impl Program {
+    /// Every expression of the program (contracts, bodies and statements of its functions,
+    /// predicates and methods), given to `f` to change in place.
+    pub fn exps_mut(&mut self, f: &mut dyn FnMut(&mut Exp)) {
+        for func in &mut self.functions {
+            func.pres.iter_mut().chain(func.posts.iter_mut()).for_each(|c| f(&mut c.exp));
+            if let Some(b) = &mut func.body {
+                f(b);
+            }
+        }
+        for p in &mut self.predicates {
+            if let Some(b) = &mut p.body {
+                f(b);
+            }
+        }
+        for m in &mut self.methods {
+            m.pres.iter_mut().chain(m.posts.iter_mut()).for_each(|c| f(&mut c.exp));
+            if let Some(body) = &mut m.body {
+                stmt_exps_mut(body, f);
+            }
+        }
+    }
+}
+
+/// Every expression of `body`, nested statements included, given to `f` to change in place.
+pub fn stmt_exps_mut(body: &mut [Stmt], f: &mut dyn FnMut(&mut Exp)) {
+    for s in body {
+        match &mut s.kind {
+            StmtKind::Assign(a, b) => {
+                f(a);
+                f(b);
+            }
+            StmtKind::Call(_, _, args) => args.iter_mut().for_each(&mut *f),
+            StmtKind::Inhale(e)
+            | StmtKind::Exhale(e)
+            | StmtKind::Assert(e)
+            | StmtKind::Assume(e)
+            | StmtKind::Fold(e)
+            | StmtKind::Unfold(e)
+            | StmtKind::Apply(e) => f(e),
+            StmtKind::Package(e, proof) => {
+                f(e);
+                stmt_exps_mut(proof, f);
+            }
+            StmtKind::If(c, then, els) => {
+                f(c);
+                stmt_exps_mut(then, f);
+                stmt_exps_mut(els, f);
+            }
+            StmtKind::While(c, invs, b) => {
+                f(c);
+                invs.iter_mut().for_each(|i| f(&mut i.exp));
+                stmt_exps_mut(b, f);
+            }
+            StmtKind::VarDecl(..)
+            | StmtKind::New(..)
+            | StmtKind::Label(_)
+            | StmtKind::Goto(_)
+            | StmtKind::Comment(_) => {}
+        }
+    }
+}

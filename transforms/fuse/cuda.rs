@@ -26,6 +26,7 @@ use crate::edit::{EditSet, Layout};
 use crate::front::ast::*;
 use crate::front::span::Span;
 use crate::transforms::{Applied, Ctx, Outcome, Params};
+use num_traits::One;
 
 /// Dotted CUDA names and the identifiers that stand for them in the PVL text.
 const SPELLINGS: &[(&str, &str)] = &[
@@ -101,7 +102,7 @@ pub(super) fn fuse_launches(ctx: &mut Ctx, site: &Site, params: &Params) -> Outc
         );
     };
     // One block, or the same grid of blocks for both launches (then no barrier may be needed).
-    let one_block = [&a, &b].iter().all(|k| k.grid.as_int().is_some_and(|v| v.to_string() == "1"));
+    let one_block = [&a, &b].iter().all(|k| k.grid.as_int().is_some_and(|v| v.is_one()));
     if !one_block && a.grid.span.text(src).trim() != b.grid.span.text(src).trim() {
         return refuse(
             "A603",

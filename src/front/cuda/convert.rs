@@ -116,15 +116,21 @@ impl<'a> Conv<'a> {
             if self.used[k] || span.start() < lo || span.end() > hi {
                 continue;
             }
-            self.used[k] = true;
-            let mut frag = parse_fragment(self.norm, body, Dialect::V2);
-            self.diags.extend(frag.diagnostics);
-            for item in &mut frag.items {
-                self.substitute_defines(item);
-            }
-            out.extend(frag.items);
+            out.extend(self.parse_annotation(k, body));
         }
         out
+    }
+
+    /// Annotation comment `k`, whose text to read is `body`: marked as attached, parsed, with
+    /// `#define`d constants substituted.
+    fn parse_annotation(&mut self, k: usize, body: Span) -> Vec<FragItem> {
+        self.used[k] = true;
+        let mut frag = parse_fragment(self.norm, body, Dialect::V2);
+        self.diags.extend(frag.diagnostics);
+        for item in &mut frag.items {
+            self.substitute_defines(item);
+        }
+        frag.items
     }
 
     /// VerCors' ghost block after an atomic call, `atomicAdd(…) /*@ then { … } @*/;`, in
@@ -143,12 +149,8 @@ impl<'a> Conv<'a> {
             if rest.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
                 continue;
             }
-            self.used[k] = true;
             let inner = Span::new(body.start() + lead + "then".len(), body.end());
-            let frag = parse_fragment(self.norm, inner, Dialect::V2);
-            self.diags.extend(frag.diagnostics);
-            for mut item in frag.items {
-                self.substitute_defines(&mut item);
+            for item in self.parse_annotation(k, inner) {
                 match item {
                     FragItem::Stmt(s) => out.push(s),
                     FragItem::Prefix(p) => self.diags.push(

@@ -651,11 +651,10 @@ pub(super) fn kernel(m: Method, diags: &mut Vec<Diagnostic>, verifying: bool) ->
         .filter(|c| c.kind == ClauseKind::KernelInvariant)
         .filter_map(|c| c.expr().cloned())
         .collect();
-    let invariant = kernel_invariants
-        .iter()
-        .any(has_resource)
-        .then(|| kernel_invariants.into_iter().reduce(|a, b| bin(BinOp::Star, a, b, Span::DUMMY)))
-        .flatten();
+    let invariant = match kernel_invariants.iter().any(has_resource) {
+        true => kernel_invariants.into_iter().reduce(|a, b| bin(BinOp::Star, a, b, Span::DUMMY)),
+        false => None,
+    };
     let mut m = kernel_form(m, diags, verifying);
     if verifying {
         fix_sizes(&mut m);

@@ -2,7 +2,7 @@
 
 use super::coerce::{is_perm, is_set_or_bag};
 use super::maps::is_map;
-use super::typing::{elem, elem_field, is_array, is_seq, REF_FIELD};
+use super::typing::{elem, is_array, is_seq, REF_FIELD};
 use super::{quant, CallKind, Encoder, R};
 use crate::front::ast::{
     self, BinOp, Builtin, CollKind, Expr, ExprKind, QuantKind, Type, TypeKind, UnOp,
@@ -135,21 +135,13 @@ impl Encoder<'_> {
                 match at {
                     Some(t) if is_array(&t) => {
                         let et = elem(&t);
-                        let f = match et.as_ref().and_then(elem_field) {
-                            Some(f) => f.to_string(),
-                            None => match et.as_ref().map(|et| self.value_field(et)) {
-                                Some(Some(f)) => f,
-                                _ => {
-                                    let what = match et {
-                                        Some(et) => {
-                                            format!("an array of `{}`", self.src_text(et.span))
-                                        }
-                                        None => "this array".to_string(),
-                                    };
-                                    self.unsupported(&what, e.span);
-                                    return Err(());
-                                }
-                            },
+                        let Some(f) = et.as_ref().and_then(|et| self.array_field(et)) else {
+                            let what = match et {
+                                Some(et) => format!("an array of `{}`", self.src_text(et.span)),
+                                None => "this array".to_string(),
+                            };
+                            self.unsupported(&what, e.span);
+                            return Err(());
                         };
                         if f == REF_FIELD && !self.out.fields.iter().any(|(n, _)| n == REF_FIELD) {
                             self.out.fields.push((REF_FIELD.to_string(), Ty::Ref));

@@ -13,7 +13,7 @@
 //! change which instances its quantifier gets.
 
 use super::quant::STRIDE_FN;
-use crate::viper::ast::{Exp, ExpKind, Program, Stmt, StmtKind};
+use crate::viper::ast::{Exp, ExpKind, Program};
 
 /// Rewrite every product of two sizes in the program; whether any was rewritten (the caller
 /// then declares the stride domain).
@@ -33,62 +33,8 @@ pub(super) fn wrap_sizes(prog: &mut Program) -> bool {
             kind => Exp { kind, span: n.span },
         });
     };
-    for f in &mut prog.functions {
-        f.pres.iter_mut().chain(f.posts.iter_mut()).for_each(|c| exp(&mut c.exp));
-        if let Some(b) = &mut f.body {
-            exp(b);
-        }
-    }
-    for p in &mut prog.predicates {
-        if let Some(b) = &mut p.body {
-            exp(b);
-        }
-    }
-    for m in &mut prog.methods {
-        m.pres.iter_mut().chain(m.posts.iter_mut()).for_each(|c| exp(&mut c.exp));
-        if let Some(body) = &mut m.body {
-            stmts(body, &mut exp);
-        }
-    }
+    prog.exps_mut(&mut exp);
     any
-}
-
-fn stmts(body: &mut [Stmt], exp: &mut dyn FnMut(&mut Exp)) {
-    for s in body {
-        match &mut s.kind {
-            StmtKind::Assign(a, b) => {
-                exp(a);
-                exp(b);
-            }
-            StmtKind::Call(_, _, args) => args.iter_mut().for_each(&mut *exp),
-            StmtKind::Inhale(e)
-            | StmtKind::Exhale(e)
-            | StmtKind::Assert(e)
-            | StmtKind::Assume(e)
-            | StmtKind::Fold(e)
-            | StmtKind::Unfold(e)
-            | StmtKind::Apply(e) => exp(e),
-            StmtKind::Package(e, proof) => {
-                exp(e);
-                stmts(proof, exp);
-            }
-            StmtKind::If(c, t, f) => {
-                exp(c);
-                stmts(t, exp);
-                stmts(f, exp);
-            }
-            StmtKind::While(c, invs, b) => {
-                exp(c);
-                invs.iter_mut().for_each(|i| exp(&mut i.exp));
-                stmts(b, exp);
-            }
-            StmtKind::VarDecl(..)
-            | StmtKind::New(..)
-            | StmtKind::Label(_)
-            | StmtKind::Goto(_)
-            | StmtKind::Comment(_) => {}
-        }
-    }
 }
 
 /// The variables some quantifier or `let` of `e` binds.

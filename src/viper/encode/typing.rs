@@ -37,6 +37,12 @@ pub(super) fn elem_field(t: &Type) -> Option<&'static str> {
 }
 
 impl Encoder<'_> {
+    /// The field that holds the cells of an array of `et`: a built-in one ([`elem_field`]), or
+    /// one declared for a value type ([`Self::value_field`]).
+    pub(super) fn array_field(&mut self, et: &Type) -> Option<String> {
+        elem_field(et).map(str::to_string).or_else(|| self.value_field(et))
+    }
+
     /// The field that holds the cells of an array of a value type other than the built-in
     /// ones (`seq<int>[]`: `seq_int_val: Seq[Int]`), declared on first use; `None` for a type
     /// Viper cannot store in a field.

@@ -2,7 +2,7 @@
 //! element field (`vct_values_int_val`) declared on first use. Like any read of the cells it
 //! needs some permission on each of them; its result is the sequence of their values.
 
-use super::typing::{elem, elem_field, is_array};
+use super::typing::{elem, is_array};
 use super::{Encoder, R};
 use crate::front::ast::Expr;
 use crate::front::span::Span;
@@ -18,10 +18,7 @@ impl Encoder<'_> {
         span: Span,
     ) -> R<Exp> {
         let et = self.type_of(a).filter(is_array).and_then(|t| elem(&t));
-        let field = match et.as_ref().and_then(elem_field) {
-            Some(f) => Some(f.to_string()),
-            None => et.as_ref().and_then(|t| self.value_field(t)),
-        };
+        let field = et.as_ref().and_then(|t| self.array_field(t));
         let (Some(et), Some(field)) = (et, field) else {
             self.unsupported("`\\values` of this array", span);
             return Err(());
