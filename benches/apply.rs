@@ -12,9 +12,6 @@
 //!
 //! `cargo bench --bench apply` (release build of the binary under test).
 
-#[path = "../tests/common/mod.rs"]
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -133,18 +130,18 @@ fn main() {
     let reps: usize =
         std::env::var("APPLY_BENCH_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(5).max(1);
 
-    let corpus: Vec<PathBuf> = common::files(&common::corpus_dir(), "pvl")
+    let corpus: Vec<PathBuf> = testkit::files(&testkit::corpus_dir(), "pvl")
         .into_iter()
         .filter(|p| {
             let text = std::fs::read_to_string(p).unwrap_or_default();
-            common::header(&text, "expect").is_some_and(|v| v == "ok")
+            testkit::header(&text, "expect").is_some_and(|v| v == "ok")
         })
         .collect();
     let (per_bin, differ) = measure(&bins, &["apply"], &corpus, reps);
     report("apply", &bins, &per_bin, &differ);
 
-    let peer = common::root().join("../shared/peer");
-    let peer_files = common::files(&peer, "pvl");
+    let peer = testkit::root().join("../shared/peer");
+    let peer_files = testkit::files(&peer, "pvl");
     let (per_bin, differ) = measure(&bins, &["list"], &peer_files, reps);
     report("list", &bins, &per_bin, &differ);
 }

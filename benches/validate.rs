@@ -8,10 +8,7 @@
 //!
 //! Run with `cargo bench --bench validate`.
 
-#[path = "../tests/common/mod.rs"]
-mod common;
-
-use alpine_rs::sem::validate::{validate, ValidateOptions, Verdict};
+use alpine_rs::sem::validate::{validate, Verdict};
 use alpine_rs::transforms::driver::{apply, DriverOptions};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -21,12 +18,12 @@ const FOLDERS: &[&str] = &["unroll", "merge", "prefetch", "linearize", "tile", "
 fn main() {
     let filter = std::env::var("VALIDATE_BENCH_FILTER").unwrap_or_default();
     let mut pairs = Vec::new();
-    for base in [common::corpus_dir(), common::root().join("fixtures")] {
+    for base in [testkit::corpus_dir(), testkit::root().join("fixtures")] {
         for dir in FOLDERS.iter().map(|f| base.join(f)).filter(|d| d.is_dir()) {
-            for f in common::files(&dir, "pvl") {
+            for f in testkit::files(&dir, "pvl") {
                 let name = f.display().to_string();
                 let src = std::fs::read_to_string(&f).unwrap_or_default();
-                if common::header(&src, "args").is_some() || !name.contains(&filter) {
+                if testkit::header(&src, "args").is_some() || !name.contains(&filter) {
                     continue;
                 }
                 let res = apply(&name, &src, &DriverOptions::default());
@@ -36,7 +33,7 @@ fn main() {
             }
         }
     }
-    let opts = ValidateOptions::default();
+    let opts = alpine_rs::validate_options();
     let mut times: Vec<(Duration, String)> = Vec::new();
     let mut verdicts: BTreeMap<String, usize> = BTreeMap::new();
     let mut judged_otherwise = Vec::new();

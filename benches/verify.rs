@@ -11,8 +11,6 @@
 //! Needs the backend (`alpine-rs backend install`). `VERIFY_BENCH_N` limits the file count.
 
 // The corpus helpers of the integration tests (this bench uses none of `benches/common`).
-#[path = "../tests/common/mod.rs"]
-mod common;
 
 use alpine_rs::diag::SourceFile;
 use alpine_rs::viper::{verify_batch, verify_each, Verdict, VerifyOptions};
@@ -20,9 +18,9 @@ use std::time::Instant;
 
 fn main() {
     let mut files = Vec::new();
-    for p in common::files(&common::corpus_dir(), "pvl") {
+    for p in testkit::files(&testkit::corpus_dir(), "pvl") {
         let text = std::fs::read_to_string(&p).unwrap_or_default();
-        if common::header(&text, "verifies").is_some_and(|v| v.starts_with("yes")) {
+        if testkit::header(&text, "verifies").is_some_and(|v| v.starts_with("yes")) {
             files.push(SourceFile::new(p.display().to_string(), text));
         }
     }

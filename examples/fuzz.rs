@@ -13,8 +13,7 @@
 //! when anything was found. The targets and generators are the stable suites' own
 //! (`tests/common/fuzz/`), so a finding here reproduces there.
 
-#[path = "../tests/common/fuzz/mod.rs"]
-mod fuzz;
+use testkit::fuzz;
 
 use alpine_rs::front::DialectChoice;
 use fuzz::plan::apply_requests;

@@ -9,17 +9,27 @@
 #![allow(clippy::result_large_err, clippy::large_enum_variant)]
 
 pub mod allocator;
-pub mod analyze;
-pub mod check;
 pub mod cli;
-pub mod codes;
-pub mod diag;
-pub mod edit;
-pub mod front;
 pub mod review;
-pub mod verify;
-pub mod viper;
 
-pub mod sem;
-#[path = "../transforms/mod.rs"]
-pub mod transforms;
+// The stages, re-exported under the names the CLI and the tests use (`alpine_rs::front::…`).
+pub use analyze;
+pub use check;
+pub use diag;
+pub use diag::codes;
+pub use edit;
+pub use front;
+pub use sem;
+pub use transforms;
+pub use verify;
+pub use viper;
+
+/// Validation's defaults with what the later stages pass in: the linearization transform's
+/// reader of matrix layouts (validation, in `sem`, cannot import `transforms`). Everything that
+/// validates optimizer outputs starts from this.
+pub fn validate_options() -> sem::ValidateOptions {
+    sem::ValidateOptions {
+        matrix_layout: transforms::registry::matrix_layout(),
+        ..sem::ValidateOptions::default()
+    }
+}

@@ -1,4 +1,4 @@
-//! The diagnostic registry (src/codes/): every code the sources emit is registered, every
+//! The diagnostic registry (crates/diag/src/codes/): every code the sources emit is registered, every
 //! registered code is emitted somewhere or marked reserved, and `explain` knows every code a
 //! refusal of the corpus or of our fixtures shows.
 
@@ -27,10 +27,11 @@ fn is_code(s: &str) -> bool {
 /// The code literals of the sources (the registry's own tables aside).
 fn emitted() -> BTreeSet<String> {
     let mut files = common::files(&root().join("src"), "rs");
+    files.extend(common::files(&root().join("crates"), "rs"));
     files.extend(common::files(&root().join("transforms"), "rs"));
     let mut out = BTreeSet::new();
     for f in files {
-        if f.starts_with(root().join("src/codes")) {
+        if f.starts_with(root().join("crates/diag/src/codes")) {
             continue;
         }
         let text = std::fs::read_to_string(&f).expect("readable");
@@ -102,8 +103,8 @@ fn explain_knows_every_code_a_refusal_shows() {
     assert_eq!(status, 2, "{err}");
 }
 
-/// The README's table of diagnostic codes, generated from the registry.
-fn readme_table() -> String {
+/// The table of diagnostic codes in docs/codes.md, generated from the registry.
+fn codes_table() -> String {
     let mut out = String::from("| code | severity | exit | what it means |\n|---|---|---|---|\n");
     for area in codes::tables() {
         for c in &area.codes {
@@ -123,24 +124,24 @@ fn readme_table() -> String {
     out
 }
 
-/// The README lists every code as the registry has it (`UPDATE_README=1 cargo test --test codes`
-/// rewrites the table).
+/// docs/codes.md lists every code as the registry has it (`UPDATE_DOCS=1 cargo test --test codes`
+/// rewrites the table between its markers).
 #[test]
-fn the_readme_table_is_the_registry() {
-    let path = root().join("README.md");
-    let readme = std::fs::read_to_string(&path).expect("README");
+fn the_docs_codes_table_is_the_registry() {
+    let path = root().join("docs/codes.md");
+    let doc = std::fs::read_to_string(&path).expect("docs/codes.md");
     let (begin, end) = ("<!-- codes:begin -->\n", "<!-- codes:end -->");
-    let start = readme.find(begin).expect("the codes table markers") + begin.len();
-    let stop = readme[start..].find(end).expect("the end marker") + start;
-    let table = readme_table();
-    if std::env::var_os("UPDATE_README").is_some() {
-        let updated = format!("{}{table}{}", &readme[..start], &readme[stop..]);
-        std::fs::write(&path, updated).expect("writable README");
+    let start = doc.find(begin).expect("the codes table markers in docs/codes.md") + begin.len();
+    let stop = doc[start..].find(end).expect("the end marker in docs/codes.md") + start;
+    let table = codes_table();
+    if std::env::var_os("UPDATE_DOCS").is_some() {
+        let updated = format!("{}{table}{}", &doc[..start], &doc[stop..]);
+        std::fs::write(&path, updated).expect("writable docs/codes.md");
         return;
     }
     assert_eq!(
-        &readme[start..stop],
+        &doc[start..stop],
         table,
-        "the README's table of codes is stale: run UPDATE_README=1 cargo test --test codes"
+        "the table of codes in docs/codes.md is stale: run UPDATE_DOCS=1 cargo test --test codes"
     );
 }

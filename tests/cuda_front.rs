@@ -232,7 +232,7 @@ fn mutants_of_cuda_files_never_panic() {
 }
 
 /// VerCors' C loops with an iteration contract (an annotation between the `for` header and the
-/// body) are parallel loops: the front end reads them as `par` blocks (src/front/cuda/
+/// body) are parallel loops: the front end reads them as `par` blocks (crates/front/src/cuda/
 /// iteration.rs), in files that have no directive at all (read as C for their `/*@` comments).
 /// Both oracles check them, and the optimizations refuse them by name.
 #[test]

@@ -8,6 +8,7 @@
 //! last `{` on it (a kernel's thread block is named by its body's brace).
 
 mod common;
+use alpine_rs::transforms::registry;
 use alpine_rs::verify::backend::cuda::{compile_ptx_with, locate_nvcc, PtxOptions};
 use common::{files, header, root, run_cli, tmpdir};
 use std::path::{Path, PathBuf};
@@ -73,8 +74,9 @@ fn check_fixture(
     // where the optimization rewrites the contract: linearization, tiling).
     let first_diff = src.bytes().zip(text.bytes()).take_while(|(a, b)| a == b).count();
     let contract_end = src.find("@*/").unwrap_or(0);
-    let rewrites_contract =
-        header(&src, "apply").is_some_and(|a| a.starts_with("linearize") || a.starts_with("tile"));
+    let rewrites_contract = header(&src, "apply").is_some_and(|a| {
+        registry::ALL.iter().any(|o| o.meta().rewrites_contract && a.starts_with(o.meta().name))
+    });
     if first_diff < contract_end && !rewrites_contract {
         return Err(format!("an edit inside the contract:\n{text}"));
     }
@@ -130,7 +132,7 @@ fn optimizations_on_cuda_fixtures() {
     let mut failures = Vec::new();
     let mut seen = std::collections::BTreeMap::<String, (usize, usize)>::new();
     let mut to_verify = Vec::new();
-    for opt in ["unroll", "merge", "prefetch", "linearize", "tile", "fuse"] {
+    for opt in registry::ALL.iter().map(|o| o.meta().name) {
         for f in files(&root().join("fixtures/cuda").join(opt), "cu") {
             let name = format!("{opt}__{}", f.file_stem().and_then(|s| s.to_str()).unwrap_or("?"));
             match check_fixture(&f, &dir, &name) {
@@ -147,10 +149,10 @@ fn optimizations_on_cuda_fixtures() {
     failures.extend(unverified(&to_verify));
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     // Each optimization applies to two kernels at least, and has a refused case.
-    for opt in ["unroll", "merge", "prefetch", "linearize", "tile", "fuse"] {
+    for opt in registry::ALL.iter().map(|o| o.meta().name) {
         assert!(seen.get(opt).is_some_and(|(ok, _)| *ok >= 2), "{opt}: {seen:?}");
     }
-    for opt in ["unroll", "merge", "prefetch", "linearize", "tile", "fuse"] {
+    for opt in registry::ALL.iter().map(|o| o.meta().name) {
         assert!(seen.get(opt).is_some_and(|(_, no)| *no >= 1), "{opt}: {seen:?}");
     }
 }

@@ -15,8 +15,7 @@
 //! The generators are shared with the fuzz suites (`tests/common/fuzz/gen.rs`).
 
 mod common;
-#[path = "common/fuzz/mod.rs"]
-mod fuzz;
+use testkit::fuzz;
 
 use alpine_rs::diag::{render_plain, SourceFile};
 use alpine_rs::front::parser::parse_expr_text;

@@ -12,8 +12,7 @@
 //! (`examples/fuzz.rs`) runs the same targets for the big runs; the regressions are in
 //! `tests/fuzz_regressions.rs`.
 
-#[path = "common/fuzz/mod.rs"]
-mod fuzz;
+use testkit::fuzz;
 
 use alpine_rs::front::DialectChoice;
 use fuzz::plan::apply_requests;

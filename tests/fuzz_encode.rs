@@ -8,8 +8,7 @@
 //! left out): a Silicon parse, type or consistency error (E-INTERNAL) is an encoder bug. Failed
 //! verifications, timeouts and refusals are fine.
 
-#[path = "common/fuzz/mod.rs"]
-mod fuzz;
+use testkit::fuzz;
 
 use alpine_rs::diag::SourceFile;
 use fuzz::targets::{encode_target, timed};

@@ -15,8 +15,7 @@
 //! Silicon check (the encoder wrote Viper that Silicon rejects) is now refused before Silicon:
 //! its `// expect: CODE` header names the refusal the encoder must give.
 
-#[path = "common/fuzz/mod.rs"]
-mod fuzz;
+use testkit::fuzz;
 
 use alpine_rs::cli::apply::StepSpec;
 use alpine_rs::front::DialectChoice;

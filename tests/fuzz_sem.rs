@@ -4,8 +4,7 @@
 //! out-of-fuel and any verdict are fine; a panic, an input over its budget or an internal error
 //! is not.
 
-#[path = "common/fuzz/mod.rs"]
-mod fuzz;
+use testkit::fuzz;
 
 use fuzz::programs::program;
 use fuzz::targets::{interp_target, timed, validate_target};

@@ -9,10 +9,16 @@ mod common;
 
 use alpine_rs::diag::SourceFile;
 use alpine_rs::transforms::driver::{apply, DriverOptions};
+use alpine_rs::transforms::registry;
 use common::{corpus_dir, files, header, root};
 use std::path::Path;
 
-const FOLDERS: &[&str] = &["unroll", "merge", "prefetch", "linearize", "tile", "fuse", "chain"];
+/// The fixture folders: one per registered optimization, and `chain` (several per run).
+fn folders() -> Vec<&'static str> {
+    let mut out: Vec<&str> = registry::ALL.iter().map(|o| o.meta().name).collect();
+    out.push("chain");
+    out
+}
 
 /// Outputs the oracles do not accept yet, with the reason. Every entry is a bug or a limitation
 /// to fix; the test fails when an entry starts passing (so the list only shrinks) and when
@@ -42,7 +48,7 @@ fn cases() -> Vec<(String, String, String)> {
     let mut out = Vec::new();
     for base in [corpus_dir(), root().join("fixtures")] {
         // Not every optimization has fixtures of every kind (there is no fixtures/chain).
-        let dirs = FOLDERS.iter().map(|f| base.join(f)).filter(|d| d.is_dir());
+        let dirs = folders().into_iter().map(|f| base.join(f)).filter(|d| d.is_dir());
         for f in dirs.flat_map(|d| files(&d, "pvl")) {
             let src = std::fs::read_to_string(&f).expect("readable");
             let args = header(&src, "args");
@@ -80,11 +86,7 @@ fn outputs_validate_against_inputs() {
     for (name, orig, opt) in &cases {
         // No entry: the methods the optimization changed are matched by name and each is
         // compared (a file with several runnable methods needs no `// entry:` header).
-        let o = alpine_rs::sem::validate(
-            orig,
-            opt,
-            &alpine_rs::sem::validate::ValidateOptions::default(),
-        );
+        let o = alpine_rs::sem::validate(orig, opt, &alpine_rs::validate_options());
         let ok = matches!(o.verdict, alpine_rs::sem::validate::Verdict::Same);
         let known = KNOWN_INVALID.iter().any(|(k, _)| k == name);
         if ok == known {

@@ -3,8 +3,7 @@
 //! verdict and with `fixtures/peer/expectations.tsv`. The rules are in tests/common/peer.rs;
 //! `UPDATE_PEER=1 cargo test --test peer` records the current results.
 
-#[path = "common/peer.rs"]
-mod peer;
+use testkit::peer;
 
 use peer::{Grouping, Suite};
 

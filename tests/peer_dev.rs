@@ -4,8 +4,7 @@
 //! `fixtures/peer/dev-expectations.tsv`. The rules are in tests/common/peer.rs;
 //! `UPDATE_PEER=1 cargo test --test peer_dev` records the current results.
 
-#[path = "common/peer.rs"]
-mod peer;
+use testkit::peer;
 
 use peer::{Grouping, Suite};
 

@@ -153,12 +153,15 @@ fn module_examples_are_what_apply_does() {
     }
 }
 
-/// The README's list of batch step keys is the registry's parameter keys (plus `opt` and `at`).
+/// The list of batch step keys in docs/commands/batch.md is the registry's parameter keys (plus
+/// `opt` and `at`).
 #[test]
-fn readme_step_keys_are_the_schema_keys() {
-    let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
-    let start = readme.find("Step keys are apply's flags (").expect("the step keys sentence");
-    let list = &readme[start..];
+fn documented_step_keys_are_the_schema_keys() {
+    let doc = std::fs::read_to_string(root().join("docs/commands/batch.md")).expect("batch docs");
+    let start = doc
+        .find("Step keys are apply's flags (")
+        .expect("the step keys sentence in docs/commands/batch.md");
+    let list = &doc[start..];
     let list = &list[list.find('(').unwrap() + 1..list.find(')').unwrap()];
     let mut documented: Vec<String> =
         list.split(',').map(|k| k.trim().trim_matches('`').to_string()).collect();
@@ -173,4 +176,32 @@ fn readme_step_keys_are_the_schema_keys() {
     }
     keys.sort();
     assert_eq!(documented, keys);
+}
+
+/// Each optimization's code range (`Meta::codes`) holds registered codes, and every registered
+/// optimization code (`A100`–`A999`) lies in the range of exactly one optimization.
+#[test]
+fn code_ranges_are_the_registry_s() {
+    // Optimization codes have three digits (A107); general ones four (A0001, batch's A0701).
+    let number =
+        |c: &str| c.strip_prefix('A').filter(|n| n.len() == 3).and_then(|n| n.parse::<u16>().ok());
+    let registered: Vec<u16> = alpine_rs::codes::all()
+        .filter_map(|c| number(c.code))
+        .filter(|n| (100..1000).contains(n))
+        .collect();
+    for opt in ALL {
+        let base = opt.meta().codes;
+        assert!(
+            registered.iter().any(|n| n / 100 * 100 == base),
+            "{}: no code registered in A{}..A{}",
+            opt.meta().name,
+            base + 1,
+            base + 99
+        );
+    }
+    for n in &registered {
+        let owners: Vec<&str> =
+            ALL.iter().filter(|o| n / 100 * 100 == o.meta().codes).map(|o| o.meta().name).collect();
+        assert_eq!(owners.len(), 1, "A{n} belongs to {owners:?}");
+    }
 }

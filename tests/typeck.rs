@@ -1,4 +1,4 @@
-//! The type checker (src/analyze/typeck/): each error it reports, on small programs of our own,
+//! The type checker (crates/analyze/src/typeck/): each error it reports, on small programs of our own,
 //! and programs it must accept (integers as fractions, `null`, `R ** b && c`, given/yields,
 //! VerCors' built-in functions, static calls). No Silicon.
 

@@ -15,7 +15,7 @@ use alpine_rs::front::ast::{BinOp, Program};
 use alpine_rs::front::ast::{ExprKind, Method, MethodBody, Stmt, StmtKind};
 use alpine_rs::front::visit::walk_stmts;
 use alpine_rs::front::{parse, ParseOptions};
-use alpine_rs::sem::{self, ValidateOptions, Verdict};
+use alpine_rs::sem::{self, Verdict};
 use std::path::{Path, PathBuf};
 
 const MUTANTS_PER_OP: usize = 3;
@@ -173,7 +173,7 @@ fn mutants(src: &str, per_op: usize) -> Vec<Mutant> {
 }
 
 fn verdict(orig: &str, opt: &str) -> (Verdict, Option<String>) {
-    let out = sem::validate(orig, opt, &ValidateOptions::default());
+    let out = sem::validate(orig, opt, &alpine_rs::validate_options());
     (out.verdict, out.reason)
 }
 

@@ -1,5 +1,5 @@
 //! Generated permissions for VeyMont's permission-free global programs
-//! (`src/analyze/genperms`), verified with Silicon. The programs are in
+//! (`crates/analyze/src/genperms`), verified with Silicon. The programs are in
 //! `fixtures/verify_genperms/`: `global_ok` verifies (roles built in a constructor, run in a
 //! loop and side by side in `par` arms); each `global_bad_*` breaks it in one way and must fail
 //! (a wrong postcondition, a race between arms, a role left null, a property the callee does

@@ -1,4 +1,4 @@
-//! Locks, threads and several files as one program under `verify` (`src/viper/encode/locks.rs`,
+//! Locks, threads and several files as one program under `verify` (`crates/viper/src/encode/locks.rs`,
 //! `verify --program`). Each case states the verdict and, when it is not verified, the code of
 //! its first diagnostic: a wrong program must fail for the reason it is wrong. Runs Silicon.
 
@@ -119,7 +119,7 @@ fn cases() -> Vec<(&'static str, String, &'static str, &'static str)> {
         ("join_without_fork.pvl", thread("join t;"), "Failed", "V-SYNC"),
         ("fork_twice.pvl", thread("fork t;\n    fork t;"), "Failed", "V-PRE"),
         // The running thread holds `x`.
-        ("read_while_running.pvl", thread("fork t;\n    int y = t.x;"), "Failed", "V-PERM-WRITE"),
+        ("read_while_running.pvl", thread("fork t;\n    int y = t.x;"), "Failed", "V-PERM-READ"),
         ("running_before_fork.pvl", thread("assert running(t);"), "Failed", "V-ASSERT"),
         ("join_gives_post_only.pvl", thread("fork t;\n    join t;\n    assert t.x == 6;"), "Failed", "V-ASSERT"),
         // `idle` is about threads; a class without `run` has none.

@@ -1,4 +1,4 @@
-//! Maps `map<K,V>` in the Viper encoding (`src/viper/encode/maps.rs`): literals (a later entry
+//! Maps `map<K,V>` in the Viper encoding (`crates/viper/src/encode/maps.rs`): literals (a later entry
 //! wins), the total lookup, updates `m ++ (k, v)` / `buildMap`, removal, keys and values, size,
 //! disjointness and equality, maps as parameters, results and loop variables. Each feature has a
 //! program that verifies and wrong ones that must not (`itemsMap`, the set of pairs, included);

@@ -1,4 +1,5 @@
 //! VerCors 2 constructs through both oracles (issue 25): each program in `fixtures/verify_v2/`
+//! (and `fixtures/verify_barriers/`)
 //! says in its header what `verify` must answer (`// expect: verifies`, `fails [CODE]` or
 //! `refused CODE`, CODE being the first diagnostic's) and, with a `// run:` line, what the
 //! interpreter must answer (`ok`, or `error [CODE]`). Runs Silicon (the backend `.ci/run`
@@ -16,6 +17,15 @@
 mod common;
 
 use common::{files, header, root, run_cli};
+use std::path::PathBuf;
+
+/// The programs: VerCors 2's constructs, and barriers (thread-dependent locals in barrier
+/// contracts, barriers that only some threads reach; verification.md §5.10 (d)).
+fn programs() -> Vec<PathBuf> {
+    let mut out = files(&root().join("fixtures/verify_v2"), "pvl");
+    out.extend(files(&root().join("fixtures/verify_barriers"), "pvl"));
+    out
+}
 
 fn expected_verdict(expect: &str) -> (&'static str, Option<&str>) {
     let mut words = expect.split_whitespace();
@@ -30,7 +40,7 @@ fn expected_verdict(expect: &str) -> (&'static str, Option<&str>) {
 
 #[test]
 fn v2_constructs_verify_fail_or_are_refused_as_their_headers_say() {
-    let paths = files(&root().join("fixtures/verify_v2"), "pvl");
+    let paths = programs();
     assert!(paths.len() >= 20, "fixtures missing");
     let results = common::verify_json(&["--no-cache"], &paths);
     let mut wrong = Vec::new();
@@ -53,7 +63,7 @@ fn v2_constructs_verify_fail_or_are_refused_as_their_headers_say() {
 #[test]
 fn v2_constructs_run_as_their_headers_say() {
     let mut checked = 0;
-    for path in files(&root().join("fixtures/verify_v2"), "pvl") {
+    for path in programs() {
         let src = std::fs::read_to_string(&path).unwrap();
         let Some(want) = header(&src, "run") else { continue };
         let name = path.display().to_string();

@@ -11,16 +11,15 @@
 use super::params::{self, Raw, Spelling};
 use super::registry::{self, Request};
 use super::{run, Ctx, MethodPar, Opt, Params};
-use crate::analyze::names::NameGen;
-use crate::analyze::sites::{sites, Site, SiteKind};
-use crate::diag::{Diagnostic, SourceFile};
-use crate::edit::{removal_span, Edit, EditSet, Layout};
-use crate::front::ast::{Annotation, Program};
-use crate::front::dialect::{Dialect, DialectChoice};
-use crate::front::span::{LineIndex, Span};
-use crate::front::{parse, ParseOptions, Parsed};
+use analyze::names::NameGen;
+use analyze::sites::{sites, Site, SiteKind};
+use diag::{Diagnostic, SourceFile};
+use edit::{removal_span, Edit, EditSet, Layout};
+use front::ast::{Annotation, Program};
+use front::dialect::{Dialect, DialectChoice};
+use front::span::{LineIndex, Span};
+use front::{parse, ParseOptions, Parsed};
 
-#[path = "round.rs"]
 mod round;
 use round::{independent_batch, round};
 
@@ -99,11 +98,11 @@ pub struct DriverResult {
 impl DriverResult {
     /// The exit status (the project's one rule): from the registered class of each error
     /// reported (a refusal 1, bad input 2, could not decide or a bug of ours 3), combined by
-    /// [`crate::codes::combine`].
+    /// [`diag::codes::combine`].
     pub fn exit_code(&self) -> u8 {
-        let mut code = crate::codes::exit_code(self.diagnostics().map(|(_, d)| d));
+        let mut code = diag::codes::exit_code(self.diagnostics().map(|(_, d)| d));
         if self.bad_input {
-            code = crate::codes::combine(code, 2);
+            code = diag::codes::combine(code, 2);
         }
         if self.refused > 0 && code == 0 {
             code = 1;
@@ -174,7 +173,7 @@ pub fn overrides_fit(
 
 /// Run the optimizations on `src` (named `name` in diagnostics).
 pub fn apply(name: &str, src: &str, opts: &DriverOptions) -> DriverResult {
-    crate::check::reset_solver();
+    check::reset_solver();
     let mut res = DriverResult {
         output: src.to_string(),
         reports: Vec::new(),
@@ -256,7 +255,7 @@ impl State {
 
     fn timeout_ms(opts: &DriverOptions) -> u32 {
         if opts.timeout_ms == 0 {
-            crate::check::DEFAULT_TIMEOUT_MS
+            check::DEFAULT_TIMEOUT_MS
         } else {
             opts.timeout_ms
         }
@@ -441,7 +440,7 @@ fn requested_here(
     }
     if let Some(first) = diags.first_mut() {
         if !first.labels.iter().any(|l| l.span.same_place(ann.span)) {
-            first.labels.push(crate::diag::Label {
+            first.labels.push(diag::Label {
                 file: 0,
                 span: ann.span,
                 message: "requested here".into(),
@@ -549,7 +548,7 @@ fn step(
             }
             st.step += 1;
             st.text = out;
-            crate::front::dispose(std::mem::replace(&mut st.parsed, reparsed));
+            front::dispose(std::mem::replace(&mut st.parsed, reparsed));
             Ok(applied.edits)
         }
         Err(diags) => {
@@ -662,7 +661,7 @@ pub fn resolve_at(src: &str, parsed: &Parsed, opt: Opt, at: &At) -> Result<Site,
     }
     let mut d = Diagnostic::error("A0005", format!("no {what} at line {}", at.line));
     let parallel_loop =
-        crate::analyze::sites::iteration_contract_loops(&parsed.program).into_iter().find(|sp| {
+        analyze::sites::iteration_contract_loops(&parsed.program).into_iter().find(|sp| {
             line_of(sp.start()) <= at.line && at.line <= line_of(sp.end().saturating_sub(1))
         });
     if let Some(sp) = parallel_loop {

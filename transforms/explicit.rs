@@ -4,12 +4,12 @@
 //! original text as one replacement of the region that differs.
 
 use super::{Applied, Ctx, Outcome, Params};
-use crate::analyze::loops;
-use crate::analyze::sites::{sites, stmt_at, Site};
-use crate::diag::Diagnostic;
-use crate::edit::EditSet;
-use crate::front::span::Span;
-use crate::front::{parse, Dialect, DialectChoice, ParseOptions};
+use analyze::loops;
+use analyze::sites::{sites, stmt_at, Site};
+use diag::Diagnostic;
+use edit::EditSet;
+use front::span::Span;
+use front::{parse, Dialect, DialectChoice, ParseOptions};
 
 fn internal(at: Span, msg: &str) -> Diagnostic {
     Diagnostic::internal(msg).with_primary(at, "here")

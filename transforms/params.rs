@@ -7,10 +7,10 @@
 //! plans only. Values are kept in a [`Params`] by key; each optimization reads its own keys.
 
 use super::Opt;
-use crate::diag::Diagnostic;
-use crate::front::ast::{Annotation, Expr, Ident};
-use crate::front::parser::parse_expr_text;
-use crate::front::{Dialect, OperandReader, Span};
+use diag::Diagnostic;
+use front::ast::{Annotation, Expr, Ident};
+use front::parser::parse_expr_text;
+use front::{Dialect, OperandReader, Span};
 
 /// What a parameter holds, and how it is written.
 #[derive(Clone, Copy, Debug)]

@@ -1,44 +1,29 @@
 //! The optimizations, listed once.
 //!
-//! Each optimization is a folder `transforms/<name>/`, declared here as a module, and its type is
-//! listed in [`ALL`], in Alpinist's application order (optimizations.md §8): in-source
-//! annotations are applied by kind in this order. Adding an optimization is its folder and its
-//! line here (see ARCHITECTURE.md, "How to add an optimization"); nothing else names it.
+//! Each optimization is a folder `transforms/<name>/` with one line in `transforms/lib.rs`'s
+//! `optimizations!` list, which declares the module and puts its type in [`ALL`], in Alpinist's
+//! application order (optimizations.md §8). Everything else about it is in its folder's `META`
+//! (see ARCHITECTURE.md, "How to add an optimization"); nothing else names it.
 
 use super::params::{read_annotation, Params};
 use super::{Meta, Opt, Registered};
-use crate::analyze::sites::{sites, Site, SiteKind};
-use crate::diag::Diagnostic;
-use crate::front::ast::*;
-use crate::front::visit::walk_stmts;
-use crate::front::{Dialect, Parsed};
-
-#[path = "fuse/mod.rs"]
-pub mod fuse;
-#[path = "linearize/mod.rs"]
-pub mod linearize;
-#[path = "merge/mod.rs"]
-pub mod merge;
-#[path = "prefetch/mod.rs"]
-pub mod prefetch;
-#[path = "tile/mod.rs"]
-pub mod tile;
-#[path = "unroll/mod.rs"]
-pub mod unroll;
+use analyze::sites::{sites, Site, SiteKind};
+use diag::Diagnostic;
+use front::ast::*;
+use front::visit::walk_stmts;
+use front::{Dialect, Parsed};
 
 /// Every optimization, in application order.
-pub static ALL: &[&dyn Registered] = &[
-    &linearize::Linearize,
-    &fuse::Fuse,
-    &merge::Merge,
-    &prefetch::Prefetch,
-    &tile::Tile,
-    &unroll::Unroll,
-];
+pub static ALL: &[&dyn Registered] = super::REGISTERED;
 
 /// The optimization a word names: its command-line name or its Alpinist keyword.
 pub fn lookup(word: &str) -> Option<Opt> {
     ALL.iter().copied().find(|o| o.meta().name == word || o.meta().keyword == word)
+}
+
+/// The matrix-layout reader validation needs for outputs whose entry changed signature.
+pub fn matrix_layout() -> Option<super::MatrixLayout> {
+    ALL.iter().find_map(|o| o.meta().adapter)
 }
 
 /// Position in the application order.
@@ -215,8 +200,8 @@ pub fn check_annotations(src: &str, parsed: &Parsed) -> Vec<Diagnostic> {
 
 /// Parse `src` and check its annotations ([`check_annotations`]): the front end of every
 /// command that optimizes or lists, with all diagnostics in one list, in source order.
-pub fn parse(src: &str, opts: &crate::front::ParseOptions) -> Parsed {
-    let mut parsed = crate::front::parse(src, opts);
+pub fn parse(src: &str, opts: &front::ParseOptions) -> Parsed {
+    let mut parsed = front::parse(src, opts);
     let more = check_annotations(src, &parsed);
     if !more.is_empty() {
         parsed.diagnostics.extend(more);

@@ -3,8 +3,7 @@
 //! program's own annotations (tests/common/fuzz/plan.rs).
 #![no_main]
 
-#[path = "../../tests/common/fuzz/mod.rs"]
-mod fuzz;
+use testkit::fuzz;
 
 use libfuzzer_sys::fuzz_target;
 

@@ -2,8 +2,7 @@
 //! Viper or refused with a diagnostic that is not an internal error.
 #![no_main]
 
-#[path = "../../tests/common/fuzz/mod.rs"]
-mod fuzz;
+use testkit::fuzz;
 
 use libfuzzer_sys::fuzz_target;
 

@@ -3,8 +3,7 @@
 //! Run with little fuel: out of fuel is fine, a panic or an internal error is not.
 #![no_main]
 
-#[path = "../../tests/common/fuzz/mod.rs"]
-mod fuzz;
+use testkit::fuzz;
 
 use libfuzzer_sys::fuzz_target;
 

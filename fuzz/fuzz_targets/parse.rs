@@ -2,8 +2,7 @@
 //! picks the dialect. See tests/common/fuzz/targets.rs for what counts as a finding.
 #![no_main]
 
-#[path = "../../tests/common/fuzz/mod.rs"]
-mod fuzz;
+use testkit::fuzz;
 
 use alpine_rs::front::DialectChoice;
 use libfuzzer_sys::fuzz_target;

@@ -308,7 +308,7 @@ pub fn validate_pair_with(
     let opts = sem::ValidateOptions {
         entry: entry.map(str::to_string),
         adapter: adapter.map(str::to_string),
-        ..sem::ValidateOptions::default()
+        ..crate::validate_options()
     };
     sem::validate(orig, opt, &opts)
 }

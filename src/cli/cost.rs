@@ -234,7 +234,7 @@ pub fn cost_pair(orig: &str, opt: &str, entry: Option<&str>, cost: CostConfig) -
         entry: entry.map(str::to_string),
         random: 5,
         config: Config { cost: Some(cost), ..Config::default() },
-        ..ValidateOptions::default()
+        ..crate::validate_options()
     };
     let out = sem::validate(orig, opt, &opts);
     outcomes(&out, entry).iter().map(|(m, o)| judge(m, o, "time")).collect()
@@ -279,7 +279,7 @@ pub fn main(args: CostCmdArgs) -> u8 {
         inputs,
         config: Config { cost: Some(cost), ..args.exec.config(sel) },
         adapter: args.adapter.clone(),
-        ..ValidateOptions::default()
+        ..crate::validate_options()
     };
     let out = sem::validate(&orig, &opt, &opts);
     if out.verdict == Verdict::BadInput {

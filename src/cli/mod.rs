@@ -69,9 +69,30 @@ pub enum Command {
 }
 
 pub fn main() -> u8 {
+    quiet_on_closed_stdout();
     // The whole command runs on the parser's large-stack thread, so that its parses (a hundred
     // short expressions per `apply`) run in place instead of a round trip each.
     crate::front::worker::run(main_here)
+}
+
+/// `alpine-rs run F | head -1`: when the reader of our output goes away, `print!` panics with
+/// "failed printing to stdout". That is no bug of ours: end quietly, as Unix tools do (141 is
+/// the shell's status for a process ended by SIGPIPE). SIGPIPE itself stays ignored, so that a
+/// backend process that dies shows as an error on its pipe, which the driver handles.
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let text = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if text.starts_with("failed printing to stdout") && text.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
 }
 
 fn main_here() -> u8 {

@@ -268,7 +268,7 @@ pub fn main(args: SuggestArgs) -> u8 {
         seed: args.exec.seed,
         inputs,
         config: Config { cost: Some(cost), ..args.exec.config(sel) },
-        ..ValidateOptions::default()
+        ..crate::validate_options()
     };
     // The attempts, as `sweep` makes them.
     let (cands, skipped) = candidates(&file.text, &parsed);

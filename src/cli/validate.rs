@@ -76,6 +76,7 @@ pub fn main(args: ValidateArgs) -> u8 {
         schedules: args.schedules,
         compare_ghost: args.compare_ghost,
         adapter: args.adapter.clone(),
+        matrix_layout: crate::transforms::registry::matrix_layout(),
         method_time: (args.method_time > 0)
             .then(|| std::time::Duration::from_secs(args.method_time)),
     };

@@ -11,7 +11,7 @@
 
 use super::model::{Atom, Func};
 use super::solver::{big, Analysis, Undecided, Witness};
-use crate::check::ctx as z3ctx;
+use check::ctx as z3ctx;
 use z3::ast::{Bool, Int};
 
 impl Analysis<'_> {

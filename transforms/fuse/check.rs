@@ -5,14 +5,14 @@
 use super::junction::{junction, JunctionError};
 use super::model::{self, has_token, kernel_model, Kernel};
 use super::solver::{self, Analysis, Threads};
-use crate::analyze::facts::{facts_at, Point};
-use crate::analyze::sites::Site;
-use crate::check::translate::{Term, Z3Int};
-use crate::check::{self, ctx as z3ctx};
-use crate::diag::Diagnostic;
-use crate::front::ast::*;
-use crate::front::span::Span;
-use crate::transforms::{Ctx, Params};
+use crate::{Ctx, Params};
+use analyze::facts::{facts_at, Point};
+use analyze::sites::Site;
+use check::translate::{Term, Z3Int};
+use check::{self, ctx as z3ctx};
+use diag::Diagnostic;
+use front::ast::*;
+use front::span::Span;
 use z3::ast::{Ast, Bool, Int};
 
 /// A checked fusion: the kernels, and the fused kernel over the first `fused_count` of them.
@@ -52,10 +52,10 @@ pub(super) fn check<'a>(
         .with_primary(head, "fusion requested here")
         .with_help("use `gpuopt fuse F B;` with B >= 1 (with `--opt fuse`, leave out `--blocks` for one block)")]);
     }
-    let parsed: &'a crate::front::Parsed = ctx.parsed;
+    let parsed: &'a front::Parsed = ctx.parsed;
     let src = ctx.src;
     let Some((class, method)) =
-        crate::analyze::sites::find_method(&parsed.program, site.class.as_deref(), &site.method)
+        analyze::sites::find_method(&parsed.program, site.class.as_deref(), &site.method)
     else {
         return Err(vec![refuse_shape(head, "the selected par block is not inside a method")]);
     };
@@ -420,8 +420,7 @@ fn kernel_shapes<'a>(
         let names: Vec<&str> = arm.iters.iter().map(|i| i.name.name.as_str()).collect();
         if let Some(it) = arm.iters.iter().find(|it| {
             names.iter().any(|n| {
-                crate::analyze::exprtext::mentions(&it.lo, n)
-                    || crate::analyze::exprtext::mentions(&it.hi, n)
+                front::exprtext::mentions(&it.lo, n) || front::exprtext::mentions(&it.hi, n)
             })
         }) {
             return Err(vec![refuse_kernel(

@@ -4,7 +4,7 @@
 use super::lin::{Cond, Lin, Rel, Subst};
 use super::model::{Atom, Frac};
 use super::solver::*;
-use crate::check::translate::{Z3Bool, Z3Int};
+use check::translate::{Z3Bool, Z3Int};
 use num_bigint::BigInt;
 use num_traits::{One, Signed, Zero};
 use z3::ast::Ast;

@@ -19,13 +19,13 @@
 //! synchronises blocks, so each thread of the second kernel reads only what the same thread of
 //! the first wrote or what the first leaves alone. The rest is refused (A609).
 
-use crate::analyze::names::NameGen;
-use crate::analyze::sites::{sites, Site, SiteKind};
-use crate::diag::Diagnostic;
-use crate::edit::{EditSet, Layout};
-use crate::front::ast::*;
-use crate::front::span::Span;
-use crate::transforms::{Applied, Ctx, Outcome, Params};
+use crate::{Applied, Ctx, Outcome, Params};
+use analyze::names::NameGen;
+use analyze::sites::{sites, Site, SiteKind};
+use diag::Diagnostic;
+use edit::{EditSet, Layout};
+use front::ast::*;
+use front::span::Span;
 use num_traits::One;
 
 /// Dotted CUDA names and the identifiers that stand for them in the PVL text.
@@ -172,16 +172,12 @@ pub(super) fn fuse_launches(ctx: &mut Ctx, site: &Site, params: &Params) -> Outc
     }
     let mut ps: Vec<String> = Vec::new();
     for p in &a.method.params[..n1] {
-        ps.push(format!(
-            "{} {}",
-            crate::front::printer::print_type(&p.ty, ctx.dialect()),
-            p.name.name
-        ));
+        ps.push(format!("{} {}", front::printer::print_type(&p.ty, ctx.dialect()), p.name.name));
     }
     for (p, _) in &extra {
         let name =
             &renames.iter().find(|(q, _)| *q == p.name.name).map_or(&p.name.name, |(_, n)| n);
-        ps.push(format!("{} {}", crate::front::printer::print_type(&p.ty, ctx.dialect()), name));
+        ps.push(format!("{} {}", front::printer::print_type(&p.ty, ctx.dialect()), name));
     }
     ps.push("int blockDim_x".into());
     ps.push("int gridDim_x".into());
@@ -332,13 +328,12 @@ fn thread_arm(m: &Method) -> Option<&ParArm> {
     let StmtKind::Par(blocks) = &b.stmts.first()?.kind else { return None };
     let StmtKind::Par(threads) = &blocks.arms.first()?.body.kind else { return None };
     let arm = threads.arms.first()?;
-    (arm.label.as_ref().map(|l| l.name.as_str()) == Some(crate::front::cuda::BLOCK_LABEL))
-        .then_some(arm)
+    (arm.label.as_ref().map(|l| l.name.as_str()) == Some(front::cuda::BLOCK_LABEL)).then_some(arm)
 }
 
 /// The `context_everywhere` clauses the kernel's author wrote (not those the front end derives).
 fn written_everywhere<'s>(src: &'s str, m: &Method, arm: &ParArm) -> Vec<&'s str> {
-    crate::front::cuda::written_kernel_clauses(src, m, arm)
+    front::cuda::written_kernel_clauses(src, m, arm)
         .into_iter()
         .filter(|c| c.kind == ClauseKind::ContextEverywhere)
         .map(|c| c.span.text(src))
@@ -453,7 +448,7 @@ struct Fused {
 }
 
 fn pvl_fusion(text: &str, ctx: &Ctx, params: &Params) -> Result<Fused, Vec<Diagnostic>> {
-    let parsed = crate::front::parse(text, &Default::default());
+    let parsed = front::parse(text, &Default::default());
     if parsed.has_errors() {
         return Err(vec![Diagnostic::error(
             "A609",
@@ -480,7 +475,7 @@ fn pvl_fusion(text: &str, ctx: &Ctx, params: &Params) -> Result<Fused, Vec<Diagn
         .edits
         .apply(text)
         .map_err(|e| vec![Diagnostic::internal(format!("fusion text: {e}"))])?;
-    let parsed = crate::front::parse(&out, &Default::default());
+    let parsed = front::parse(&out, &Default::default());
     let (_, m) = parsed
         .program
         .methods()

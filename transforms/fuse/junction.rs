@@ -14,9 +14,9 @@ use super::affine::retain_framed;
 use super::model::{merge_dups, Atom, Frac, Func, Kernel};
 use super::rewrite::print_contract;
 use super::solver::{amount_text, Analysis, ComplementError, Undecided, Witness};
-use crate::check::translate::Z3Int;
-use crate::diag::Diagnostic;
-use crate::front::span::Span;
+use check::translate::Z3Int;
+use diag::Diagnostic;
+use front::span::Span;
 use std::collections::BTreeSet;
 
 pub(super) enum JunctionError {
@@ -678,9 +678,9 @@ mod tests {
     use super::super::model::kernel_model;
     use super::super::solver::Threads;
     use super::*;
-    use crate::analyze::facts::{facts_at, Point};
-    use crate::front::ast::*;
-    use crate::front::parser::{parse, ParseOptions};
+    use analyze::facts::{facts_at, Point};
+    use front::ast::*;
+    use front::parser::{parse, ParseOptions};
 
     /// Kernel 1 writes `a[i + 1]`; kernel 2 reads `a[i]` for `i > 0`. Cell `m` is reached only
     /// by kernel 1, so kernel 1's leftover there is the whole write permission.

@@ -7,9 +7,9 @@
 //! guards gives that guard without a quantifier. This module does the arithmetic on text so the
 //! guards come out as `t < n - 1` rather than `0 <= (t + 1) - 1 && …`.
 
-use crate::analyze::exprtext::{is_atomic, paren, subst_var};
-use crate::front::ast::*;
-use crate::front::lexer::{lex, TokKind};
+use front::ast::*;
+use front::exprtext::{is_atomic, paren, subst_var};
+use front::lexer::{lex, TokKind};
 use num_bigint::BigInt;
 use num_traits::{One, Signed, Zero};
 
@@ -292,8 +292,8 @@ impl Cond {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::front::parser::parse_expr_text;
-    use crate::front::Dialect;
+    use front::parser::parse_expr_text;
+    use front::Dialect;
 
     fn lin(s: &str) -> Lin {
         let e = parse_expr_text(s, Dialect::V1).expect("parses");

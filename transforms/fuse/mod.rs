@@ -69,10 +69,11 @@ mod lin;
 mod model;
 mod rewrite;
 mod solver;
+mod sweep;
 
-use crate::analyze::sites::SiteKind;
-use crate::transforms::params::{Kind, Param};
-use crate::transforms::{Meta, MethodPar};
+use crate::params::{Kind, Param};
+use crate::{Meta, MethodPar};
+use analyze::sites::SiteKind;
 
 pub struct Fuse;
 
@@ -89,7 +90,8 @@ static META: Meta = Meta {
         Param::option("block_size", "block-size", Kind::Expr, "the block size",
             "threads per block, for the cross-block dependency check"),
     ],
-    sites: &[SiteKind::Par], method_par: MethodPar::First, exclusive: false, allocates_names: true, explicit_loops: false,
+    sites: &[SiteKind::Par], method_par: MethodPar::First, exclusive: false, allocates_names: true, explicit_loops: false, adapter: None,
+    candidates: Some(sweep::candidates), cuda_par: Some(fuse_cuda_launches), codes: 600, rewrites_contract: false,
     placement: "right before the first `par` block of the kernels to fuse",
     dangling_help: "place it directly before a `par` block",
 };
@@ -98,9 +100,9 @@ optimization!(Fuse, check::Plan<'a>);
 
 /// Fusion of two CUDA kernels launched one after the other ([`cuda`]).
 pub fn fuse_cuda_launches(
-    ctx: &mut crate::transforms::Ctx,
-    site: &crate::analyze::sites::Site,
-    params: &crate::transforms::Params,
-) -> crate::transforms::Outcome {
+    ctx: &mut crate::Ctx,
+    site: &analyze::sites::Site,
+    params: &crate::Params,
+) -> crate::Outcome {
     cuda::fuse_launches(ctx, site, params)
 }

@@ -3,15 +3,15 @@
 //! thread variables already renamed to the fused kernel's.
 
 use super::check::refuse_shape;
-use crate::analyze::scope::mentioned_names;
-use crate::diag::Diagnostic;
-use crate::edit::indent_at;
-use crate::front::ast::*;
-use crate::front::lexer::{lex, TokKind};
-use crate::front::parser::parse_expr_text;
-use crate::front::span::Span;
-use crate::front::visit::{walk_expr, walk_stmts};
-use crate::front::Dialect;
+use analyze::scope::mentioned_names;
+use diag::Diagnostic;
+use edit::indent_at;
+use front::ast::*;
+use front::lexer::{lex, TokKind};
+use front::parser::parse_expr_text;
+use front::span::Span;
+use front::visit::{walk_expr, walk_stmts};
+use front::Dialect;
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::{One, Signed, Zero};

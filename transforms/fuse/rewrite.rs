@@ -4,10 +4,10 @@
 
 use super::check::Plan;
 use super::model::{self, Kernel};
-use crate::edit::{indent_at, EditSet};
-use crate::front::ast::*;
-use crate::front::span::Span;
-use crate::transforms::{Applied, Ctx, Outcome};
+use crate::{Applied, Ctx, Outcome};
+use edit::{indent_at, EditSet};
+use front::ast::*;
+use front::span::Span;
 
 pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
     let Plan { pars, label, need_label, mut fused, fused_count, warnings } = plan;

@@ -8,12 +8,12 @@
 
 use super::lin::{Cond, Lin, Rel, Subst};
 use super::model::{frac_text, Atom, Frac};
-use crate::analyze::exprtext::subst_var;
-use crate::check::translate::{Term, Translator, Z3Bool, Z3Int};
-use crate::check::{self, ctx as z3ctx, model_of, Counterexample};
-use crate::front::ast::*;
-use crate::front::parser::parse_expr_text;
-use crate::front::Dialect;
+use check::translate::{Term, Translator, Z3Bool, Z3Int};
+use check::{self, ctx as z3ctx, model_of, Counterexample};
+use front::ast::*;
+use front::exprtext::subst_var;
+use front::parser::parse_expr_text;
+use front::Dialect;
 use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{One, Signed, Zero};

@@ -4,18 +4,18 @@
 
 use super::lin::Lin;
 use super::model::*;
-use crate::analyze::exprtext::{paren, print_simple, subst_names};
-use crate::analyze::facts::{facts_at, Point};
-use crate::analyze::scope::assigned_vars;
-use crate::analyze::sites::{find_method, Site, SiteKind};
-use crate::check::{prove, Answer};
-use crate::diag::Diagnostic;
-use crate::edit::EditSet;
-use crate::front::ast::*;
-use crate::front::span::Span;
-use crate::front::visit::walk_expr;
-use crate::front::Dialect;
-use crate::transforms::{registry, Ctx, Opt, Params};
+use crate::{registry, Ctx, Opt, Params};
+use analyze::facts::{facts_at, Point};
+use analyze::scope::assigned_vars;
+use analyze::sites::{find_method, Site, SiteKind};
+use check::{prove, Answer};
+use diag::Diagnostic;
+use edit::EditSet;
+use front::ast::*;
+use front::exprtext::{paren, print_simple, subst_names};
+use front::span::Span;
+use front::visit::walk_expr;
+use front::Dialect;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The `layout` value of row-major.
@@ -35,7 +35,7 @@ pub(super) fn pending_lin<'m>(
     })
 }
 
-pub(super) fn prove_goal(ctx: &Ctx, fx: &mut crate::analyze::facts::Facts, goal: &Expr) -> Answer {
+pub(super) fn prove_goal(ctx: &Ctx, fx: &mut analyze::facts::Facts, goal: &Expr) -> Answer {
     match fx.tr.bool(goal) {
         Ok(z) => prove(&fx.tr, &fx.facts, &z, ctx.timeout_ms),
         Err(u) => Answer::Unknown(format!("cannot encode: {}", u.0)),
@@ -166,7 +166,7 @@ pub(super) fn check<'a>(
             .with_primary(site.keyword, "not a method")
             .with_help("place `gpuopt matrix_lin …;` before the method contract")]);
     }
-    let parsed: &'a crate::front::Parsed = ctx.parsed;
+    let parsed: &'a front::Parsed = ctx.parsed;
     let program = &parsed.program;
     let Some((class, method)) = find_method(program, site.class.as_deref(), &site.method) else {
         return Err(vec![Diagnostic::error("A401", "cannot find the annotated method")
@@ -602,7 +602,7 @@ pub(super) fn rows_quant(rows: &Expr, body: impl Fn(&str) -> Expr) -> Expr {
 /// every cell in the precondition (two equal rows would need two write permissions per cell).
 pub(super) fn rows_distinct(
     ctx: &Ctx,
-    fx: &mut crate::analyze::facts::Facts,
+    fx: &mut analyze::facts::Facts,
     m: &Method,
     g: &str,
     rows: &Expr,

@@ -1,11 +1,11 @@
 //! Text rewriting of one method for all of its matrices at once.
 
 use super::model::*;
-use crate::analyze::exprtext::{children, is_atomic, paren, splice};
-use crate::edit::{removal_span, EditSet};
-use crate::front::ast::*;
-use crate::front::span::Span;
-use crate::front::visit::{stmt_exprs, walk_stmts};
+use edit::{removal_span, EditSet};
+use front::ast::*;
+use front::exprtext::{children, is_atomic, paren, splice};
+use front::span::Span;
+use front::visit::{stmt_exprs, walk_stmts};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Text rewriting of one method, for all of its matrices at once (so nested accesses such as

@@ -59,12 +59,13 @@ mod check;
 mod lin;
 mod model;
 mod rewrite;
+mod sweep;
 
-use crate::analyze::sites::SiteKind;
-use crate::front::ast::{Annotation, Expr};
-use crate::front::Dialect;
-use crate::transforms::params::{Choice, Kind, Param};
-use crate::transforms::{Meta, MethodPar};
+use crate::params::{Choice, Kind, Param};
+use crate::{Meta, MethodPar};
+use analyze::sites::SiteKind;
+use front::ast::{Annotation, Expr};
+use front::Dialect;
 
 pub struct Linearize;
 
@@ -75,8 +76,8 @@ pub fn matrix_of(
     dialect: Dialect,
     ann: &Annotation,
 ) -> Option<(String, bool, (Expr, Expr))> {
-    let params = crate::transforms::registry::read(src, dialect, ann).ok()?;
-    if params.opt != &Linearize as crate::transforms::Opt {
+    let params = crate::registry::read(src, dialect, ann).ok()?;
+    if params.opt != &Linearize as crate::Opt {
         return None;
     }
     let [d0, d1] = params.exprs("dims") else {
@@ -109,7 +110,8 @@ static META: Meta = Meta {
         Param::option("index_fn", "index-fn", Kind::Switch, "whether to use an index function",
             "use Alpinist's index helper function instead of inline arithmetic"),
     ],
-    sites: &[SiteKind::Method], method_par: MethodPar::None, exclusive: false, allocates_names: true, explicit_loops: false,
+    sites: &[SiteKind::Method], method_par: MethodPar::None, exclusive: false, allocates_names: true, explicit_loops: false, adapter: Some(matrix_of),
+    candidates: Some(sweep::candidates), cuda_par: None, codes: 400, rewrites_contract: true,
     placement: "before the contract of the method that uses the matrix",
     dangling_help: "place it before a method's contract",
 };

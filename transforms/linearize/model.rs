@@ -1,11 +1,11 @@
 //! What linearization works on: the matrices of the plan (a matrix variable of one method, its
 //! layout and extents), the call edges between them, and helpers over methods and calls.
 
-use crate::analyze::sites::find_method;
-use crate::diag::Diagnostic;
-use crate::front::ast::*;
-use crate::front::span::Span;
-use crate::front::visit::{stmt_exprs, walk_expr, walk_stmts};
+use analyze::sites::find_method;
+use diag::Diagnostic;
+use front::ast::*;
+use front::span::Span;
+use front::visit::{stmt_exprs, walk_expr, walk_stmts};
 use std::collections::BTreeSet;
 
 /// A matrix variable of one method.

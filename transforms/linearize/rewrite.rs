@@ -5,16 +5,16 @@
 use super::check::Plan;
 use super::lin::Lin;
 use super::model::*;
-use crate::analyze::exprtext::{paren, print_simple};
-use crate::analyze::sites::find_method;
-use crate::diag::Diagnostic;
-use crate::edit::{indent_at, line_start, removal_span, EditSet};
-use crate::front::ast::*;
-use crate::front::span::Span;
-use crate::front::visit::walk_stmts;
-use crate::front::Dialect;
-use crate::transforms::params::Kind;
-use crate::transforms::{registry, Applied, Ctx, Outcome};
+use crate::params::Kind;
+use crate::{registry, Applied, Ctx, Outcome};
+use analyze::sites::find_method;
+use diag::Diagnostic;
+use edit::{indent_at, line_start, removal_span, EditSet};
+use front::ast::*;
+use front::exprtext::{paren, print_simple};
+use front::span::Span;
+use front::visit::walk_stmts;
+use front::Dialect;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Build the edits for every method of the plan.

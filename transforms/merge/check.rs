@@ -1,19 +1,17 @@
 //! Applicability of iteration merging: the loop's shape and step, and its trip count — a
 //! constant proved by simulation from the facts (exact mode) or symbolic (remainder mode).
 
-use crate::analyze::loops::{
-    self, guard_at, guard_atoms, upd_pow, upd_text, Entry, LoopShape, UpdOp,
-};
-use crate::analyze::sites::Site;
-use crate::check::translate::Term;
-use crate::check::{holds, prove, with_model, Answer};
-use crate::diag::Diagnostic;
-use crate::front::ast::*;
-use crate::front::span::Span;
-use crate::transforms::registry::unroll::{
+use crate::unroll::{
     check_steps, clean_cx, guard_text_with, loop_site, unchanged, unsupported, LoopSite,
 };
-use crate::transforms::{Ctx, Params, MAX_FACTOR};
+use crate::{Ctx, Params, MAX_FACTOR};
+use analyze::loops::{self, guard_at, guard_atoms, upd_pow, upd_text, Entry, LoopShape, UpdOp};
+use analyze::sites::Site;
+use check::translate::Term;
+use check::{holds, prove, with_model, Answer};
+use diag::Diagnostic;
+use front::ast::*;
+use front::span::Span;
 use z3::ast::{Ast, Bool, Int};
 
 /// The values of the `mode` parameter.
@@ -130,7 +128,7 @@ fn trip_count(
     header: Span,
     explain: bool,
 ) -> Result<Result<Trip, String>, Vec<Diagnostic>> {
-    let z = crate::check::ctx();
+    let z = check::ctx();
     let Some(atoms) = guard_atoms(&shape.guard, &shape.var) else {
         return Ok(Err("the guard has a shape that cannot be simulated".into()));
     };
@@ -157,7 +155,7 @@ fn trip_count(
     let facts = if explain {
         entry.facts.facts.clone()
     } else {
-        crate::check::quantifier_free(&entry.facts.facts)
+        check::quantifier_free(&entry.facts.facts)
     };
     // One model of Γ proposes the values; each is then proven to be the only one.
     let values: Option<Vec<Option<Term>>> = with_model(&facts, ctx.timeout_ms, |model| {
@@ -311,7 +309,7 @@ fn remainder(
             others.push(guard_at(&mut head, shape, &upd_pow(shape.op, &i, &c, j)).ok()?);
         }
         let refs: Vec<&Bool<'static>> = others.iter().collect();
-        let all = Bool::and(crate::check::ctx(), &refs);
+        let all = Bool::and(check::ctx(), &refs);
         Some(holds(&facts, &all, ctx.timeout_ms))
     })()
     .unwrap_or(false);
@@ -345,7 +343,7 @@ fn remainder(
     // query is the expensive kind.
     let last = upd_pow(shape.op, &entry.i0, &entry.step, m - 1);
     if let Ok(g) = guard_at(&mut entry.facts, shape, &last) {
-        let plain = crate::check::quantifier_free(&entry.facts.facts);
+        let plain = check::quantifier_free(&entry.facts.facts);
         if holds(&plain, &g.not(), ctx.timeout_ms) {
             diagnostics.push(
                 Diagnostic::warning(

@@ -48,10 +48,11 @@
 
 mod check;
 mod rewrite;
+mod sweep;
 
-use crate::analyze::sites::SiteKind;
-use crate::transforms::params::{Choice, Kind, Param};
-use crate::transforms::{Meta, MethodPar};
+use crate::params::{Choice, Kind, Param};
+use crate::{Meta, MethodPar};
+use analyze::sites::SiteKind;
 
 pub struct Merge;
 
@@ -59,7 +60,7 @@ pub struct Merge;
 static META: Meta = Meta {
     name: "merge", keyword: "iter_merge", summary: "run M iterations of a loop per pass",
     params: &[
-        crate::transforms::registry::unroll::VAR,
+        crate::unroll::VAR,
         Param::operand("factor", "factor", Kind::Count, "the number of iterations per pass", "<M>",
             "iterations per pass of the merged body (M >= 2)"),
         Param::option("mode", "mode", Kind::Choice(&[
@@ -69,7 +70,8 @@ static META: Meta = Meta {
              iterations, auto picks exact when it can")
         .or("auto"),
     ],
-    sites: &[SiteKind::Loop], method_par: MethodPar::None, exclusive: true, allocates_names: true, explicit_loops: true,
+    sites: &[SiteKind::Loop], method_par: MethodPar::None, exclusive: true, allocates_names: true, explicit_loops: true, adapter: None,
+    candidates: Some(sweep::candidates), cuda_par: None, codes: 200, rewrites_contract: false,
     placement: "right before the loop's `loop_invariant` clauses",
     dangling_help: "place it directly before a `while` or `for` loop (before its loop invariants)",
 };

@@ -3,11 +3,11 @@
 //! runs a merged loop while M more iterations are due, then the original loop.
 
 use super::check::{Plan, Trip};
-use crate::analyze::loops::{LoopShape, UpdOp};
-use crate::edit::EditSet;
-use crate::front::ast::*;
-use crate::transforms::registry::unroll::{tighten_edits, Gen};
-use crate::transforms::{Applied, Ctx, Outcome};
+use crate::unroll::{tighten_edits, Gen};
+use crate::{Applied, Ctx, Outcome};
+use analyze::loops::{LoopShape, UpdOp};
+use edit::EditSet;
+use front::ast::*;
 
 pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
     match plan {

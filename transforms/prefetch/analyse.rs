@@ -7,15 +7,15 @@ use super::perms::{
     clean_model, cover, mentions_name, paren, perm_atoms, simplify_guard, ArrPath, Cover,
 };
 use super::segments::Alt;
-use crate::analyze::facts::{facts_at, Point};
-use crate::analyze::scope::{assigned_arrays, assigned_vars};
-use crate::check::{prove, Answer};
-use crate::diag::Diagnostic;
-use crate::edit::{indent_at, line_end_incl};
-use crate::front::ast::*;
-use crate::front::span::Span;
-use crate::front::visit::{stmt_exprs, walk_expr, walk_stmts};
-use crate::transforms::Ctx;
+use crate::Ctx;
+use analyze::facts::{facts_at, Point};
+use analyze::scope::{assigned_arrays, assigned_vars};
+use check::{prove, Answer};
+use diag::Diagnostic;
+use edit::{indent_at, line_end_incl};
+use front::ast::*;
+use front::span::Span;
+use front::visit::{stmt_exprs, walk_expr, walk_stmts};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub(super) struct Segment<'a, 'b> {
@@ -303,14 +303,13 @@ pub(super) fn analyse(
     Ok(Some(SegResult { matches, guard, forall_only, loop_invariants }))
 }
 
+/// Does `e` name the array `arr`, as a variable or as a field?
 fn mentions(e: &Expr, arr: &str) -> bool {
-    let mut hit = false;
-    walk_expr(e, &mut |x| match &x.kind {
-        ExprKind::Name(id) if id.name == arr => hit = true,
-        ExprKind::Field(_, f) if f.name == arr => hit = true,
-        _ => {}
-    });
-    hit
+    front::visit::any_expr(e, &mut |x| match &x.kind {
+        ExprKind::Name(id) => id.name == arr,
+        ExprKind::Field(_, f) => f.name == arr,
+        _ => false,
+    })
 }
 
 /// The first statement in `s` that may give a permission for `base`'s cells away: an `exhale`

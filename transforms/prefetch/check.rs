@@ -6,18 +6,18 @@
 use super::analyse::{analyse, Request, SegResult, Segment};
 use super::perms::{clean_model, ArrPath};
 use super::segments::split;
-use crate::analyze::exprtext::subst_names;
-use crate::analyze::facts::{facts_at, Point};
-use crate::analyze::scope::assigned_vars;
-use crate::analyze::sites::{stmt_at, Site, SiteKind};
-use crate::check::{prove, Answer};
-use crate::diag::{Diagnostic, Severity};
-use crate::front::ast::*;
-use crate::front::printer::print_expr;
-use crate::front::span::Span;
-use crate::front::visit::{walk_expr, walk_stmts};
-use crate::front::Dialect;
-use crate::transforms::{Ctx, Params};
+use crate::{Ctx, Params};
+use analyze::facts::{facts_at, Point};
+use analyze::scope::assigned_vars;
+use analyze::sites::{stmt_at, Site, SiteKind};
+use check::{prove, Answer};
+use diag::{Diagnostic, Severity};
+use front::ast::*;
+use front::exprtext::subst_names;
+use front::printer::print_expr;
+use front::span::Span;
+use front::visit::{walk_expr, walk_stmts};
+use front::Dialect;
 use std::collections::{BTreeMap, BTreeSet};
 use z3::ast::Ast;
 
@@ -186,7 +186,7 @@ pub(super) fn check(ctx: &mut Ctx, site: &Site, params: &Params) -> Result<Plan,
             // loads the register after that declaration.
             let mut loc_names = std::collections::BTreeSet::new();
             for p in locations.iter() {
-                crate::front::visit::walk_expr(p, &mut |e| {
+                front::visit::walk_expr(p, &mut |e| {
                     if let ExprKind::Name(id) = &e.kind {
                         loc_names.insert(id.name.clone());
                     }
@@ -510,7 +510,7 @@ fn leading_index_decls(
         let mut plain = true;
         for v in vars {
             if let Some(init) = &v.init {
-                crate::front::visit::walk_expr(init, &mut |e| match &e.kind {
+                front::visit::walk_expr(init, &mut |e| match &e.kind {
                     ExprKind::Call { .. } => plain = false,
                     ExprKind::Name(id) if id.name == arr => plain = false,
                     _ => {}
@@ -534,7 +534,7 @@ fn leading_index_decls(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::front::parser::parse_expr_text;
+    use front::parser::parse_expr_text;
 
     fn e(s: &str, d: Dialect) -> Expr {
         parse_expr_text(s, d).expect("parses")

@@ -45,10 +45,11 @@ mod check;
 mod perms;
 mod rewrite;
 mod segments;
+mod sweep;
 
-use crate::analyze::sites::SiteKind;
-use crate::transforms::params::{Kind, Param};
-use crate::transforms::{Meta, MethodPar};
+use crate::params::{Kind, Param};
+use crate::{Meta, MethodPar};
+use analyze::sites::SiteKind;
 
 pub struct Prefetch;
 
@@ -64,7 +65,8 @@ static META: Meta = Meta {
             "the locations", "<loc> <loc>…",
             "index expressions to keep in registers, separated by `;` (\"tid; tid+1\")"),
     ],
-    sites: &[SiteKind::Par, SiteKind::Method], method_par: MethodPar::None, exclusive: false, allocates_names: true, explicit_loops: false,
+    sites: &[SiteKind::Par, SiteKind::Method], method_par: MethodPar::None, exclusive: false, allocates_names: true, explicit_loops: false, adapter: None,
+    candidates: Some(sweep::candidates), cuda_par: None, codes: 300, rewrites_contract: false,
     placement: "before the method contract or right before a par block",
     dangling_help: "place it directly before a `par` block",
 };

@@ -1,14 +1,13 @@
 //! Permission atoms of a segment precondition and the load guard they give (optimizations.md
 //! §4(d)4), and the array access path a location belongs to (§4(d)1).
 
-use crate::analyze::exprtext::subst_names;
-use crate::analyze::facts::Facts;
-use crate::check::translate::{Z3Bool, Z3Int};
-use crate::front::ast::*;
-use crate::front::printer::print_expr;
-use crate::front::visit::walk_expr;
-use crate::front::Dialect;
-use crate::transforms::Ctx;
+use crate::Ctx;
+use analyze::facts::Facts;
+use check::translate::{Z3Bool, Z3Int};
+use front::ast::*;
+use front::exprtext::subst_names;
+use front::printer::print_expr;
+use front::Dialect;
 use num_bigint::BigInt;
 use num_traits::ToPrimitive;
 use std::collections::BTreeMap;
@@ -65,7 +64,7 @@ impl ArrPath {
             (Some(r), Some(ri)) => {
                 let a = f.tr.int(r).ok()?;
                 let b = f.tr.int(ri).ok()?;
-                Some(Bool::and(crate::check::ctx(), &[&a._eq(&b), &eq]))
+                Some(Bool::and(check::ctx(), &[&a._eq(&b), &eq]))
             }
             (None, None) => Some(eq),
             _ => None,
@@ -118,9 +117,7 @@ pub(super) fn simplify_guard(
         for c in conds {
             for cj in c.conjuncts() {
                 let proved =
-                    f.tr.bool(cj)
-                        .map(|b| crate::check::holds(&f.facts, &b, timeout))
-                        .unwrap_or(false);
+                    f.tr.bool(cj).map(|b| check::holds(&f.facts, &b, timeout)).unwrap_or(false);
                 if !proved {
                     kept.push(cj.clone());
                 }
@@ -229,7 +226,7 @@ pub(super) fn cover<'a>(
     arr: &ArrPath,
     atom: Atom<'a>,
     p: &Expr,
-    pt: &crate::check::translate::Z3Int,
+    pt: &check::translate::Z3Int,
     conds: &[Expr],
 ) -> Cover<'a> {
     match atom {
@@ -237,7 +234,7 @@ pub(super) fn cover<'a>(
             let Some(eq) = arr.cell_eq(f, row, idx, pt) else {
                 return Cover::No;
             };
-            if crate::check::holds(&f.facts, &eq, ctx.timeout_ms) {
+            if check::holds(&f.facts, &eq, ctx.timeout_ms) {
                 Cover::Yes(conds.to_vec(), false)
             } else {
                 Cover::No
@@ -253,7 +250,7 @@ pub(super) fn cover<'a>(
                 let (Ok(a), Ok(b)) = (f.tr.int(r), f.tr.int(ri)) else {
                     return Cover::No;
                 };
-                if !crate::check::holds(&f.facts, &a._eq(&b), ctx.timeout_ms) {
+                if !check::holds(&f.facts, &a._eq(&b), ctx.timeout_ms) {
                     return Cover::No;
                 }
             }
@@ -361,12 +358,4 @@ fn affine(e: &Expr, k: &str) -> Option<(Expr, Option<Expr>)> {
     }
 }
 
-pub(super) fn mentions_name(e: &Expr, n: &str) -> bool {
-    let mut hit = false;
-    walk_expr(e, &mut |x| {
-        if x.as_name() == Some(n) {
-            hit = true;
-        }
-    });
-    hit
-}
+pub(super) use front::visit::mentions_name;

@@ -3,10 +3,10 @@
 //! replaced by the register, and a write-back at the end when the segment writes it.
 
 use super::check::{Plan, SegPlan};
-use crate::edit::line_start as body_line;
-use crate::edit::{indent_at, line_end_incl, line_start, EditSet};
-use crate::front::span::Span;
-use crate::transforms::{Applied, Ctx, Outcome};
+use crate::{Applied, Ctx, Outcome};
+use edit::line_start as body_line;
+use edit::{indent_at, line_end_incl, line_start, EditSet};
+use front::span::Span;
 
 pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
     let mut edits = EditSet::new();
@@ -88,16 +88,15 @@ fn segment(ctx: &Ctx, plan: &Plan, seg: &SegPlan, declared: &mut [bool], edits: 
         // The single statement of an unbraced branch or loop body: brace it.
         let mut open = prologue.join(" ");
         open.insert_str(0, "{ ");
-        edits
-            .insert(crate::edit::code_point(ctx.src, seg.first.start(), false), format!("{open} "));
+        edits.insert(edit::code_point(ctx.src, seg.first.start(), false), format!("{open} "));
         let close =
             if epilogue.is_empty() { String::new() } else { format!(" {}", epilogue.join(" ")) };
-        edits.insert(crate::edit::code_point(ctx.src, seg.last.end(), true), format!("{close} }}"));
+        edits.insert(edit::code_point(ctx.src, seg.last.end(), true), format!("{close} }}"));
         return;
     }
     if !prologue.is_empty() {
         // Before a ghost statement of a C file: before its comment.
-        let at = crate::edit::code_point(ctx.src, seg.first.start(), false);
+        let at = edit::code_point(ctx.src, seg.first.start(), false);
         let ls = line_start(ctx.src, at);
         if ctx.src[ls..at].trim().is_empty() {
             let text: String = prologue.iter().map(|l| format!("{ind}{l}{nl}")).collect();
@@ -107,7 +106,7 @@ fn segment(ctx: &Ctx, plan: &Plan, seg: &SegPlan, declared: &mut [bool], edits: 
         }
     }
     if !epilogue.is_empty() {
-        let end = crate::edit::code_point(ctx.src, seg.last.end(), true);
+        let end = edit::code_point(ctx.src, seg.last.end(), true);
         let le = line_end_incl(ctx.src, end);
         if ctx.src[end..le].trim().is_empty() && ctx.src[end..le].ends_with('\n') {
             let text: String = epilogue.iter().map(|l| format!("{ind}{l}{nl}")).collect();

@@ -10,10 +10,10 @@
 //! mentions a thread variable, a variable assigned from one or under such a condition, a heap
 //! read or a call) is refused (A306), as is one inside any other construct.
 
-use crate::diag::Diagnostic;
-use crate::front::ast::*;
-use crate::front::span::Span;
-use crate::front::visit::walk_stmts;
+use diag::Diagnostic;
+use front::ast::*;
+use front::span::Span;
+use front::visit::walk_stmts;
 use std::collections::BTreeSet;
 
 /// Where the permissions at the start of a run come from: a clause list (the par contract's
@@ -269,7 +269,7 @@ fn taint(s: &Stmt, ctrl: bool, t: &mut BTreeSet<String>) {
         StmtKind::Ghost(inner) => taint(inner, ctrl, t),
         // Anything else assigning a variable (atomic bodies, nested blocks of other kinds):
         // conservatively thread-dependent.
-        _ => t.extend(crate::analyze::scope::assigned_vars(s)),
+        _ => t.extend(analyze::scope::assigned_vars(s)),
     }
 }
 
@@ -277,7 +277,7 @@ fn taint(s: &Stmt, ctrl: bool, t: &mut BTreeSet<String>) {
 /// an array length, no call.
 fn uniform(e: &Expr, t: &BTreeSet<String>) -> bool {
     let mut ok = true;
-    crate::front::visit::walk_expr(e, &mut |x| match &x.kind {
+    front::visit::walk_expr(e, &mut |x| match &x.kind {
         ExprKind::Name(id) if t.contains(&id.name) => ok = false,
         // An array's length is the same for every thread when the array is (`n < a.length`).
         ExprKind::Field(r, f) if f.name == "length" && r.as_name().is_some() => {}

@@ -1,15 +1,15 @@
 //! Applicability of tiling: a `par` block with one iterator from 0, no barrier or `return` in
 //! its body, and a tile size N with 2 <= N < T proved from the facts at the block.
 
-use crate::analyze::exprtext::{mentions, paren};
-use crate::analyze::facts::{facts_at, Facts, Point};
-use crate::analyze::sites::{stmt_at, Site, SiteKind};
-use crate::check::{prove, Answer};
-use crate::diag::Diagnostic;
-use crate::front::ast::*;
-use crate::front::span::Span;
-use crate::front::visit::walk_stmts;
-use crate::transforms::{Ctx, Params};
+use crate::{Ctx, Params};
+use analyze::facts::{facts_at, Facts, Point};
+use analyze::sites::{stmt_at, Site, SiteKind};
+use check::{prove, Answer};
+use diag::Diagnostic;
+use front::ast::*;
+use front::exprtext::{mentions, paren};
+use front::span::Span;
+use front::visit::walk_stmts;
 
 /// The `mode` value of inter-tiling.
 pub(super) const INTER: &str = "inter";
@@ -41,9 +41,9 @@ pub(super) fn check<'a>(
         return Err(vec![Diagnostic::internal("no tile size")]);
     };
     let size = &size;
-    let parsed: &'a crate::front::Parsed = ctx.parsed;
+    let parsed: &'a front::Parsed = ctx.parsed;
     let Some((class, method)) =
-        crate::analyze::sites::find_method(&parsed.program, site.class.as_deref(), &site.method)
+        analyze::sites::find_method(&parsed.program, site.class.as_deref(), &site.method)
     else {
         return Err(vec![Diagnostic::error("A501", "cannot find the method of this site")
             .with_primary(site.keyword, "here")]);
@@ -226,7 +226,7 @@ fn goal_is_lower(g: &Expr) -> bool {
 
 /// The tile size as it appears in messages and generated code.
 fn size_text(e: &Expr) -> String {
-    crate::analyze::exprtext::print_simple(e)
+    front::exprtext::print_simple(e)
 }
 
 fn method_pars(m: &Method) -> Vec<&Stmt> {

@@ -6,10 +6,10 @@
 //! `blockDim.x` of the kernel into T, and the block size of every launch of the kernel in the
 //! file into N.
 
-use crate::analyze::exprtext::mentions;
-use crate::diag::Diagnostic;
-use crate::front::ast::*;
-use crate::front::span::Span;
+use diag::Diagnostic;
+use front::ast::*;
+use front::exprtext::mentions;
+use front::span::Span;
 
 /// The name the CUDA front end gives a kernel's block size.
 pub(super) const BLOCK_SIZE: &str = "blockDim.x";
@@ -38,7 +38,7 @@ pub(super) fn kernel(
     size: &Expr,
     header: Span,
 ) -> Result<Option<Kernel>, Vec<Diagnostic>> {
-    if !crate::front::looks_like_cuda(src)
+    if !front::looks_like_cuda(src)
         || arm.iters.first().map(|i| i.name.name.as_str()) != Some(THREAD)
     {
         return Ok(None);
@@ -66,12 +66,12 @@ pub(super) fn kernel(
             "tile a kernel without shared memory",
         );
     }
-    let kernel_wide = crate::front::cuda::written_kernel_clauses(src, method, arm);
+    let kernel_wide = front::cuda::written_kernel_clauses(src, method, arm);
     let mut fact = None;
     for c in kernel_wide.iter().copied().chain(arm.contract.iter()) {
         let Some(e) = c.expr() else { continue };
         for x in e.conjuncts() {
-            if let Some(count) = crate::front::cuda::size_fact(x, BLOCK_SIZE) {
+            if let Some(count) = front::cuda::size_fact(x, BLOCK_SIZE) {
                 let sizes = ["threadIdx.x", "blockIdx.x", BLOCK_SIZE, "gridDim.x"];
                 if fact.is_none() && !sizes.iter().any(|v| mentions(count, v)) {
                     fact = Some((x.span, count.clone()));
@@ -101,7 +101,7 @@ pub(super) fn kernel(
     for (_, m) in program.methods() {
         let MethodBody::Block(b) = &m.body else { continue };
         for s in &b.stmts {
-            crate::front::visit::all_exprs(s, &mut |e| {
+            front::visit::all_exprs(s, &mut |e| {
                 if let ExprKind::Call { name, args, recv: None, .. } = &e.kind {
                     if name.name == method.name.name {
                         if let Some(block) = args.last() {

@@ -49,10 +49,11 @@
 mod check;
 mod cuda;
 mod rewrite;
+mod sweep;
 
-use crate::analyze::sites::SiteKind;
-use crate::transforms::params::{Choice, Kind, Param};
-use crate::transforms::{Meta, MethodPar};
+use crate::params::{Choice, Kind, Param};
+use crate::{Meta, MethodPar};
+use analyze::sites::SiteKind;
 
 pub struct Tile;
 
@@ -73,7 +74,8 @@ static META: Meta = Meta {
             "do not rewrite the method contract's quantifiers over the threads"),
     ],
     // On a method, the annotation (and `--at`) means the method's only `par` block.
-    sites: &[SiteKind::Par, SiteKind::Method], method_par: MethodPar::Only, exclusive: false, allocates_names: true, explicit_loops: false,
+    sites: &[SiteKind::Par, SiteKind::Method], method_par: MethodPar::Only, exclusive: false, allocates_names: true, explicit_loops: false, adapter: None,
+    candidates: Some(sweep::candidates), cuda_par: None, codes: 500, rewrites_contract: true,
     placement: "before the method contract or right before a par block",
     dangling_help: "place it directly before a `par` block",
 };

@@ -3,13 +3,13 @@
 //! contract's quantifiers over the threads nested to match; the ceiling helper when needed.
 
 use super::check::Plan;
-use crate::analyze::exprtext::{collect, is_atomic, mentions, paren, splice, subst_fn, subst_var};
-use crate::diag::Diagnostic;
-use crate::edit::{indent_at, line_start, reindent, EditSet};
-use crate::front::ast::*;
-use crate::front::span::Span;
-use crate::front::visit::{stmt_exprs, walk_expr, walk_stmts};
-use crate::transforms::{Applied, Ctx, Outcome};
+use crate::{Applied, Ctx, Outcome};
+use diag::Diagnostic;
+use edit::{indent_at, line_start, reindent, EditSet};
+use front::ast::*;
+use front::exprtext::{collect, is_atomic, mentions, paren, splice, subst_fn, subst_var};
+use front::span::Span;
+use front::visit::{stmt_exprs, walk_expr, walk_stmts};
 
 /// Body of the ceiling helper (§1.5); an existing definition with this text is reused.
 const CEIL_BODY: &str = "n / d + (n % d == 0 ? 0 : 1)";
@@ -58,7 +58,7 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
             if tok != "\\gtid" && tok != "\\ltid" {
                 return None;
             }
-            let written = crate::analyze::exprtext::print_simple(x)
+            let written = front::exprtext::print_simple(x)
                 .replace(t, &paren(with))
                 .replace(super::cuda::BLOCK_SIZE, tt);
             Some(paren(&written))
@@ -294,7 +294,7 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
     // 4. method contract
     let mut diagnostics = Vec::new();
     if !keep_method_contract {
-        let callers = crate::analyze::scope::calls_of(&parsed.program, &method.name.name);
+        let callers = analyze::scope::calls_of(&parsed.program, &method.name.name);
         if !callers.is_empty() {
             let mut d = Diagnostic::note(
                 "A506",
@@ -308,7 +308,7 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
         } else {
             let vt = ctx.names.name("vct_t");
             let scope_ok = {
-                let assigned = crate::analyze::scope::assigned_vars(&Stmt {
+                let assigned = analyze::scope::assigned_vars(&Stmt {
                     kind: StmtKind::Block(match &method.body {
                         MethodBody::Block(b) => b.clone(),
                         _ => Block { stmts: vec![], span: Span::DUMMY },
@@ -449,7 +449,7 @@ fn find_helper(src: &str, c: &Class) -> Option<String> {
 /// `(\forall[*] int k; lo <= k && k < hi; B)` (or the ranged form) whose range is provably
 /// `[0, T)`: returns `k` and `B`.
 fn full_range_quant<'e>(
-    fx: &mut crate::analyze::facts::Facts,
+    fx: &mut analyze::facts::Facts,
     e: &'e Expr,
     t_hi: &Expr,
     timeout: u32,
@@ -493,7 +493,7 @@ fn full_range_quant<'e>(
         Expr::bin(BinOp::Eq, hi, t_hi.clone()),
     );
     let g = fx.tr.bool(&goal).ok()?;
-    if crate::check::holds(&fx.facts, &g, timeout) {
+    if check::holds(&fx.facts, &g, timeout) {
         Some((k, body))
     } else {
         None
@@ -522,10 +522,10 @@ fn old_frames<'a>(
         ExprKind::Old(inner, None) => out.push((inner, binders.clone())),
         ExprKind::Quant { .. } => {
             binders.push(e);
-            crate::front::visit::for_each_child(e, &mut |c, _| old_frames(c, binders, out));
+            front::visit::for_each_child(e, &mut |c, _| old_frames(c, binders, out));
             binders.pop();
         }
-        _ => crate::front::visit::for_each_child(e, &mut |c, _| old_frames(c, binders, out)),
+        _ => front::visit::for_each_child(e, &mut |c, _| old_frames(c, binders, out)),
     }
 }
 

@@ -2,16 +2,16 @@
 //! the guard holds for the first K values of the iteration variable and the step makes progress.
 //! Also the pieces iteration merging shares (step and trip checks, the ranged-`for` detour).
 
-use crate::analyze::loops::{self, guard_at, upd_pow, Entry, LoopShape, UpdOp};
-use crate::analyze::sites::{stmt_at, Site};
-use crate::check::{holds, prove, Answer};
-use crate::diag::Diagnostic;
-use crate::front::ast::*;
-use crate::front::span::Span;
-use crate::transforms::{Ctx, Params, MAX_FACTOR};
+use crate::{Ctx, Params, MAX_FACTOR};
+use analyze::loops::{self, guard_at, upd_pow, Entry, LoopShape, UpdOp};
+use analyze::sites::{stmt_at, Site};
+use check::{holds, prove, Answer};
+use diag::Diagnostic;
+use front::ast::*;
+use front::span::Span;
 
 /// The loop at a site, analysed: its method, statement, shape, and the facts at its entry.
-pub(crate) struct LoopSite<'a> {
+pub struct LoopSite<'a> {
     pub class: Option<&'a Class>,
     pub method: &'a Method,
     pub stmt: &'a Stmt,
@@ -20,16 +20,16 @@ pub(crate) struct LoopSite<'a> {
 }
 
 /// Find and analyse the loop at `site` (iteration variable `var`, inferred when `None`).
-pub(crate) fn loop_site<'a>(
+pub fn loop_site<'a>(
     ctx: &Ctx<'a>,
     site: &Site,
     var: Option<&str>,
 ) -> Result<LoopSite<'a>, Vec<Diagnostic>> {
     let header = site.keyword;
-    let parsed: &'a crate::front::Parsed = ctx.parsed;
+    let parsed: &'a front::Parsed = ctx.parsed;
     let program = &parsed.program;
     let Some((class, method)) =
-        crate::analyze::sites::find_method(program, site.class.as_deref(), &site.method)
+        analyze::sites::find_method(program, site.class.as_deref(), &site.method)
     else {
         return Err(vec![internal(header, "cannot find the method of this loop")]);
     };
@@ -43,7 +43,7 @@ pub(crate) fn loop_site<'a>(
 }
 
 /// A factor that would leave the loop as it is: the refusal `d`, labelled at the loop `header`.
-pub(crate) fn unchanged(d: Diagnostic, header: Span, note: &str, help: &str) -> Vec<Diagnostic> {
+pub fn unchanged(d: Diagnostic, header: Span, note: &str, help: &str) -> Vec<Diagnostic> {
     vec![d.with_primary(header, "loop left unchanged").with_note(note).with_help(help)]
 }
 
@@ -97,11 +97,11 @@ pub(super) fn check<'a>(
     Ok(Plan { stmt, shape, k, diagnostics })
 }
 
-pub(crate) fn internal(at: Span, msg: &str) -> Diagnostic {
+pub fn internal(at: Span, msg: &str) -> Diagnostic {
     Diagnostic::internal(msg).with_primary(at, "here")
 }
 
-pub(crate) fn unsupported(at: Span, msg: &str) -> Diagnostic {
+pub fn unsupported(at: Span, msg: &str) -> Diagnostic {
     Diagnostic::error("A0020", format!("cannot decide applicability: {msg}"))
         .with_primary(at, "loop")
         .with_help("simplify the guard, step or facts so that they can be encoded")
@@ -110,7 +110,7 @@ pub(crate) fn unsupported(at: Span, msg: &str) -> Diagnostic {
 /// The conditions of [`check_steps`] and [`check_trip`] together, proved in one query; `false`
 /// when they are not (or cannot be encoded), and the two checks then say why.
 fn steps_and_trip_hold(ctx: &Ctx, entry: &mut Entry, shape: &LoopShape, k: u64) -> bool {
-    let z = crate::check::ctx();
+    let z = check::ctx();
     let min = if matches!(shape.op, UpdOp::Add | UpdOp::Sub) { 1 } else { 2 };
     let mut all = vec![entry.step.ge(&z3::ast::Int::from_i64(z, min))];
     for j in 0..k {
@@ -125,14 +125,14 @@ fn steps_and_trip_hold(ctx: &Ctx, entry: &mut Entry, shape: &LoopShape, k: u64) 
 }
 
 /// A105: the step is at least 1 (`+`, `-`) or 2 (`*`, `/`).
-pub(crate) fn check_steps(
+pub fn check_steps(
     ctx: &Ctx,
     entry: &mut Entry,
     shape: &LoopShape,
     header: Span,
 ) -> Result<(), Vec<Diagnostic>> {
     let min = if matches!(shape.op, UpdOp::Add | UpdOp::Sub) { 1 } else { 2 };
-    let goal = entry.step.ge(&z3::ast::Int::from_i64(crate::check::ctx(), min));
+    let goal = entry.step.ge(&z3::ast::Int::from_i64(check::ctx(), min));
     match prove(&entry.facts.tr, &entry.facts.facts, &goal, ctx.timeout_ms) {
         Answer::Proved => Ok(()),
         other => {
@@ -154,7 +154,7 @@ pub(crate) fn check_steps(
 }
 
 /// A107: prove that the guard holds for the first `k` values of the iteration variable.
-pub(crate) fn check_trip(
+pub fn check_trip(
     ctx: &Ctx,
     entry: &mut Entry,
     shape: &LoopShape,
@@ -170,7 +170,7 @@ pub(crate) fn check_trip(
         all.push(guard_at(&mut entry.facts, shape, &v).map_err(|m| vec![unsupported(header, &m)])?);
     }
     let refs: Vec<&z3::ast::Bool<'static>> = all.iter().collect();
-    let conj = z3::ast::Bool::and(crate::check::ctx(), &refs);
+    let conj = z3::ast::Bool::and(check::ctx(), &refs);
     if holds(&entry.facts.facts, &conj, ctx.timeout_ms) {
         return Ok(());
     }
@@ -235,7 +235,7 @@ pub(crate) fn check_trip(
 /// The counterexample with variable versions folded into plain names (the last version wins).
 /// An array's own reference value (`a = 0` next to `a.length = 2`) says nothing to the user and
 /// is dropped, and so is the length of an array that neither the guard nor the step reads.
-pub(crate) fn clean_cx(cx: &crate::check::Counterexample, shape: &LoopShape) -> String {
+pub fn clean_cx(cx: &check::Counterexample, shape: &LoopShape) -> String {
     let mut relevant = loops::expr_names(&shape.guard);
     relevant.extend(loops::expr_names(&shape.step));
     relevant.insert(shape.var.clone());

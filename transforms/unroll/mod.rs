@@ -48,18 +48,19 @@
 
 mod check;
 mod rewrite;
+mod sweep;
 
-pub(crate) use check::{check_steps, clean_cx, loop_site, unchanged, unsupported, LoopSite};
-pub(crate) use rewrite::{guard_text_with, tighten_edits, Gen};
+pub use check::{check_steps, clean_cx, loop_site, unchanged, unsupported, LoopSite};
+pub use rewrite::{guard_text_with, tighten_edits, Gen};
 
-use crate::analyze::sites::SiteKind;
-use crate::transforms::params::{Kind, Param};
-use crate::transforms::{Meta, MethodPar};
+use crate::params::{Kind, Param};
+use crate::{Meta, MethodPar};
+use analyze::sites::SiteKind;
 
 pub struct Unroll;
 
 /// The iteration variable, shared with iteration merging.
-pub(crate) const VAR: Param = Param::operand(
+pub const VAR: Param = Param::operand(
     "var",
     "var",
     Kind::Name,
@@ -77,7 +78,8 @@ static META: Meta = Meta {
         Param::operand("factor", "factor", Kind::Count, "the number of iterations to peel", "<K>",
             "iterations peeled off the front (K >= 1)"),
     ],
-    sites: &[SiteKind::Loop], method_par: MethodPar::None, exclusive: true, allocates_names: false, explicit_loops: true,
+    sites: &[SiteKind::Loop], method_par: MethodPar::None, exclusive: true, allocates_names: false, explicit_loops: true, adapter: None,
+    candidates: Some(sweep::candidates), cuda_par: None, codes: 100, rewrites_contract: false,
     placement: "right before the loop's `loop_invariant` clauses",
     dangling_help: "place it directly before a `while` or `for` loop (before its loop invariants)",
 };

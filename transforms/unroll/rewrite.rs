@@ -4,12 +4,12 @@
 //! shares ([`Gen`]).
 
 use super::check::Plan;
-use crate::analyze::loops::{self, as_loop, lit_pow, LoopShape, UpdOp};
-use crate::edit::{indent_at, reindent, EditSet};
-use crate::front::ast::*;
-use crate::front::span::Span;
-use crate::front::visit::walk_expr;
-use crate::transforms::{Applied, Ctx, Outcome};
+use crate::{Applied, Ctx, Outcome};
+use analyze::loops::{self, as_loop, lit_pow, LoopShape, UpdOp};
+use edit::{indent_at, reindent, EditSet};
+use front::ast::*;
+use front::span::Span;
+use front::visit::walk_expr;
 
 pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
     let Plan { stmt, shape, k, diagnostics } = plan;
@@ -31,7 +31,7 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
 }
 
 /// Edits over the source that tighten the bound conjuncts for `k` updates.
-pub(crate) fn tighten_edits(src: &str, shape: &LoopShape, k: u64) -> Vec<(Span, String)> {
+pub fn tighten_edits(src: &str, shape: &LoopShape, k: u64) -> Vec<(Span, String)> {
     let mut out = Vec::new();
     if k == 0 {
         return out;
@@ -78,13 +78,7 @@ fn strict_div_bound(src: &str, e: &Expr, shape: &LoopShape, step_text: &str, k: 
 }
 
 /// The text of bound `e` moved by `k` updates (`L + c*k`, `L * c^k`, `U - c*k`, `U / c^k`).
-pub(crate) fn bound_after(
-    src: &str,
-    e: &Expr,
-    shape: &LoopShape,
-    step_text: &str,
-    k: u64,
-) -> String {
+pub fn bound_after(src: &str, e: &Expr, shape: &LoopShape, step_text: &str, k: u64) -> String {
     let text = e.span.text(src).trim().to_string();
     let lit = e.as_int().and_then(|v| i64::try_from(v.clone()).ok());
     let needs_paren = |e: &Expr| {
@@ -181,7 +175,7 @@ fn paren_cond(t: &str, e: &Expr) -> String {
 }
 
 /// The guard's text with the iteration variable replaced by `repl` (parenthesised where needed).
-pub(crate) fn guard_text_with(src: &str, guard: &Expr, var: &str, repl: &str) -> String {
+pub fn guard_text_with(src: &str, guard: &Expr, var: &str, repl: &str) -> String {
     if repl == var {
         return guard.span.text(src).to_string();
     }
@@ -216,7 +210,7 @@ pub(crate) fn guard_text_with(src: &str, guard: &Expr, var: &str, repl: &str) ->
 }
 
 /// The text of `span` with the given inner replacements (spans inside `span`, non-overlapping).
-pub(crate) fn splice(src: &str, span: Span, mut edits: Vec<(Span, String)>) -> String {
+pub fn splice(src: &str, span: Span, mut edits: Vec<(Span, String)>) -> String {
     edits.sort_by_key(|(s, _)| (s.start(), s.end()));
     let mut out = String::new();
     let mut pos = span.start();
@@ -233,7 +227,7 @@ pub(crate) fn splice(src: &str, span: Span, mut edits: Vec<(Span, String)>) -> S
 }
 
 /// Shared text generation for peeled and merged loops.
-pub(crate) struct Gen<'a> {
+pub struct Gen<'a> {
     pub src: &'a str,
     pub newline: String,
     pub unit: String,
