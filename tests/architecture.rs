@@ -97,9 +97,17 @@ fn every_crate_and_module_folder_is_named_in_architecture_md() {
         }
     }
     assert!(dirs.len() >= 20, "module folders not found");
+    // An optimization's folder is described by its registry entry and its spec (ARCHITECTURE.md
+    // describes the layout such folders share), so adding one touches no other file.
+    let registered = |name: &str| {
+        name.strip_prefix("transforms/").is_some_and(|o| {
+            alpine_rs::transforms::registry::ALL.iter().any(|opt| opt.meta().name == o)
+        })
+    };
     let missing: Vec<String> = dirs
         .iter()
         .map(|d| written_name(root, d))
+        .filter(|name| !registered(name))
         .filter(|name| {
             !text.contains(&format!("`{name}`")) && !text.contains(&format!("`{name}/`"))
         })
