@@ -83,6 +83,14 @@ impl Encoder<'_> {
                 return Ok(sum.unwrap_or_else(|| Exp::int(0)).with_span(Some(span)));
             }
         }
+        // `a[off + j]` over `[lo, hi)` is `a[i]` over `[lo + off, hi + off)`: the generated
+        // function then indexes at its own variable, whose cells Silicon can tell apart (it
+        // cannot show `aloc(a, x + k)` injective in `k`).
+        if let Some((shifted, s)) = shift(&term, &c, v) {
+            let lo = Exp::bin("+", lo, s.clone());
+            let hi = Exp::bin("+", hi, s);
+            return self.sum_function(v, &c, &shifted, lo, hi, span);
+        }
         self.sum_function(v, &c, &term, lo, hi, span)
     }
 
@@ -278,6 +286,49 @@ fn term_at(cond: &Exp, term: &Exp, k: &str, j: &Exp) -> Exp {
         ExpKind::Bool(true) => t,
         _ => Exp::synth(ExpKind::Cond(Box::new(c), Box::new(t), Box::new(Exp::int(0)))),
     }
+}
+
+/// `term` with every `s + k` (or `k + s`) written `k`, and `s`, when the variable `k` occurs in
+/// it only in that form, for one `s` free of `k`, and not in the condition `cond`.
+fn shift(term: &Exp, cond: &Exp, k: &str) -> Option<(Exp, Exp)> {
+    if cond.mentions_var(k) {
+        return None;
+    }
+    let is_k = |e: &Exp| matches!(&e.kind, ExpKind::Var(n) if n == k);
+    let offset = |e: &Exp| -> Option<Exp> {
+        match &e.kind {
+            ExpKind::Binary("+", a, b) if is_k(a) && !b.mentions_var(k) => Some((**b).clone()),
+            ExpKind::Binary("+", a, b) if is_k(b) && !a.mentions_var(k) => Some((**a).clone()),
+            // `vct_stride(k, v, K)` is `k + v * K` (a row `v` of width `K`, `quant/stride.rs`).
+            ExpKind::App(f, args)
+                if f == super::quant::STRIDE_FN
+                    && args.len() == 3
+                    && is_k(&args[0])
+                    && !args[1].mentions_var(k)
+                    && !args[2].mentions_var(k) =>
+            {
+                let zero = Exp::int(0);
+                Some(Exp::app(f, vec![zero, args[1].clone(), args[2].clone()]))
+            }
+            _ => None,
+        }
+    };
+    let (mut shifts, mut uses) = (Vec::new(), 0usize);
+    term.visit(&mut |x| {
+        if let Some(s) = offset(x) {
+            shifts.push(unspanned(s));
+        }
+        uses += usize::from(is_k(x));
+    });
+    let s = shifts.first()?.clone();
+    if shifts.len() != uses || shifts.iter().any(|x| *x != s) {
+        return None;
+    }
+    let shifted = term.clone().map(&mut |x| match offset(&x) {
+        Some(_) => Exp { kind: ExpKind::Var(k.to_string()), span: x.span },
+        None => x,
+    });
+    Some((shifted, s))
 }
 
 /// `e` without source positions: the functions of two sums at different places compare equal
