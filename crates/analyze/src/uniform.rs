@@ -267,13 +267,21 @@ impl Walk<'_> {
     }
 
     /// A statement list: after a jump under a varying condition, the rest runs in some threads.
+    /// After `if (c) { … return; }` it runs where `c` is false: that condition, which the
+    /// verifier then proves false in every thread (a guard no thread takes is no divergence).
     fn block(&mut self, stmts: &[Stmt]) -> bool {
         let depth = self.conds.len();
         let mut jumped = false;
         for s in stmts {
             if self.stmt(s) && !jumped {
                 jumped = true;
-                self.conds.push(None);
+                let skipped = match &s.kind {
+                    StmtKind::If { cond, els: None, .. } if self.varies(cond) => {
+                        Some((cond.clone(), false))
+                    }
+                    _ => None,
+                };
+                self.conds.push(skipped);
             }
         }
         self.conds.truncate(depth);
