@@ -345,6 +345,28 @@ pub(super) fn junction(
         };
         let r = clauses(&req, [&k1.fpost, &fp2_kept]);
         let e = clauses(&ens, [&k2.fpre, &fq1_kept]);
+        // In a barrier's contract `\old` is the state at the barrier, not at the kernel's start
+        // as in the kernel's own postcondition: restated there, the fact would say something
+        // else (found by writing user programs: the fused output failed both oracles).
+        // A frame fact `x == \old(x)` (under a guard `g ==> …`) says the same at the barrier
+        // (nothing changed), so it may.
+        let frame = |c: &str| {
+            let fact = c.rsplit_once(" ==> ").map_or(c, |(_, f)| f);
+            fact.split_once(" == \\old(")
+                .and_then(|(l, r)| r.strip_suffix(')').map(|r| l.trim() == r.trim()))
+                .unwrap_or(false)
+        };
+        if let Some(c) = r.iter().chain(&e).find(|c| c.contains("\\old(") && !frame(c)) {
+            return Err(JunctionError::Diag(
+                Diagnostic::error(
+                    "A609",
+                    "cannot fuse: a fact the barrier between the kernels would pass on mentions `\\old`",
+                )
+                .with_note(format!("the fact: `{c}`"))
+                .with_note("in a barrier's contract `\\old(e)` is `e` when the threads reach the barrier, not when the kernel started")
+                .with_help("state kernel 1's postcondition without `\\old` (name the values it relates to in the precondition), or fuse kernels that need no barrier"),
+            ));
+        }
         body.push("barrier(\u{0}LABEL) {".into());
         for x in r {
             body.push(format!("\u{1}requires {x};"));

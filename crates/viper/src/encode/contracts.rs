@@ -51,6 +51,13 @@ impl Encoder<'_> {
                 ok = false;
                 continue;
             }
+            if c.kind.is_pre() {
+                if let Some(why) = self.before_the_member(m, e) {
+                    self.bad(why.0, why.1);
+                    ok = false;
+                    continue;
+                }
+            }
             let Ok(cs) = self.conjuncts(e, c.span) else {
                 ok = false;
                 continue;
@@ -100,6 +107,47 @@ impl Encoder<'_> {
         } else {
             Err(())
         }
+    }
+
+    /// What a precondition cannot read, because it does not exist before the member runs:
+    /// `\result`, and in a constructor the object being built (`this`, its fields). Silicon
+    /// rejected the whole program over it (found by writing user programs); this says why.
+    fn before_the_member(&self, m: &ast::Method, e: &ast::Expr) -> Option<(String, front::Span)> {
+        let params: Vec<&str> = m.params.iter().map(|p| p.name.name.as_str()).collect();
+        let class = self.class.clone().unwrap_or_default();
+        let mut found = None;
+        front::visit::walk_expr(e, &mut |x| {
+            if found.is_some() {
+                return;
+            }
+            found = match &x.kind {
+                ast::ExprKind::Result => Some((
+                    "`\\result` is read in a precondition, before the member returns".to_string(),
+                    x.span,
+                )),
+                ast::ExprKind::This if m.kind.is_ctor() => Some((
+                    "a constructor's precondition reads `this`, the object it has not built yet"
+                        .to_string(),
+                    x.span,
+                )),
+                ast::ExprKind::Name(id)
+                    if m.kind.is_ctor()
+                        && !params.contains(&id.name.as_str())
+                        && self.field_names.contains_key(&(class.clone(), id.name.clone())) =>
+                {
+                    Some((
+                        format!(
+                            "a constructor's precondition reads the field `{}` of the object it \
+                             has not built yet",
+                            id.name
+                        ),
+                        x.span,
+                    ))
+                }
+                _ => None,
+            };
+        });
+        found
     }
 
     /// What a parameter's type says beyond its Viper sort, assumed by the member (and

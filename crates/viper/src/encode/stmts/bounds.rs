@@ -55,8 +55,22 @@ pub(super) fn facts_from<'e>(known: impl IntoIterator<Item = &'e Exp>, exps: &[&
 fn product_facts(ranged: &[(String, Exp, Exp)], exps: &[&Exp]) -> Vec<Exp> {
     let mut out: Vec<Exp> = Vec::new();
     let mut seen = Vec::new();
+    // Variables a quantifier binds: a product over one of them is no term of the state the
+    // facts are about (lifted out, it named an undeclared variable; found by writing user
+    // programs: a tiled kernel whose thread contract quantifies over its tiles).
+    let mut bound: Vec<String> = Vec::new();
+    for e in exps {
+        e.visit(&mut |x| {
+            if let ExpKind::Forall(vs, ..) | ExpKind::Exists(vs, ..) = &x.kind {
+                bound.extend(vs.iter().map(|(v, _)| v.clone()));
+            }
+        });
+    }
     for e in exps {
         e.visit(&mut |p| {
+            if bound.iter().any(|v| p.mentions_var(v)) {
+                return;
+            }
             // A product, or the product inside a strided subscript `vct_stride(c, y, z)` (its
             // body is `c + y * z`; the fact is about `y * z`, the term the body unfolds to).
             let owned;
