@@ -105,7 +105,8 @@ const DEPTH: usize = 8;
 
 /// `e` with its thread-dependent locals (other than the thread variables `iters`) replaced by
 /// their definitions; `Err(name)` names one that has none usable: written more than once, or
-/// defined from a value that may change before the barrier or that calls or allocates.
+/// defined from a value that may change before the barrier (a variable written again, a heap
+/// location), or that calls or allocates.
 pub fn inline_thread_locals(e: &Expr, u: &Uniformity, iters: &[String]) -> Result<Expr, String> {
     let mut e = e.clone();
     for _ in 0..DEPTH {
@@ -131,7 +132,8 @@ pub fn inline_thread_locals(e: &Expr, u: &Uniformity, iters: &[String]) -> Resul
                         && !iters.iter().any(|i| i == m)
                 })
             };
-            if effects(def) || any_expr(def, &mut |x| moving(x)) || binds(&e, &n) {
+            if effects(def) || reads_heap(def) || any_expr(def, &mut |x| moving(x)) || binds(&e, &n)
+            {
                 return Err(n);
             }
             defs.insert(n, def.clone());
@@ -152,6 +154,16 @@ fn binds(e: &Expr, name: &str) -> bool {
     any_expr(e, &mut |x| match &x.kind {
         ExprKind::Quant { bindings, .. } => bindings.iter().any(|b| b.name.name == name),
         ExprKind::Let { name: n, .. } => n.name == name,
+        _ => false,
+    })
+}
+
+/// Does `e` read a heap location (a cell or a field other than an array's length)? Such a
+/// definition's value can change before the barrier (`int v = a[t]; a[t] = 0;`).
+fn reads_heap(e: &Expr) -> bool {
+    any_expr(e, &mut |x| match &x.kind {
+        ExprKind::Index(..) => true,
+        ExprKind::Field(_, f) => f.name != "length",
         _ => false,
     })
 }
