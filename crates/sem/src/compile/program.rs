@@ -313,7 +313,7 @@ impl<'a> Compiler<'a> {
                     | ClauseKind::ContextEverywhere
             )
         });
-        let (pre, post) = self.pre_post(contract, |_, c, cl| {
+        let (pre, mut post) = self.pre_post(contract.clone(), |_, c, cl| {
             if c.kind == ClauseKind::ContextEverywhere {
                 everywhere.extend(cl.iter().cloned());
                 if let Some(e) = c.expr() {
@@ -321,6 +321,25 @@ impl<'a> Compiler<'a> {
                 }
             }
         });
+        // A parameter the body assigns means, in the postcondition, its value at entry (as
+        // `verify` reads it): the postcondition reads a copy the method makes as it starts.
+        let reassigned: Vec<(u32, String, Ty)> = match &md.body {
+            MethodBody::Block(b) => {
+                let names: std::collections::BTreeSet<String> =
+                    b.stmts.iter().flat_map(front::visit::assigned_names).collect();
+                params.iter().filter(|p| names.contains(&p.1)).cloned().collect()
+            }
+            _ => Vec::new(),
+        };
+        let mut entry_copies = Vec::new();
+        if !reassigned.is_empty() {
+            self.scope.push();
+            for (slot, name, ty) in &reassigned {
+                entry_copies.push((*slot, self.scope.declare(name, ty.clone())));
+            }
+            post = self.pre_post(contract, |_, _, _| {}).1;
+            self.scope.pop();
+        }
         let (pre, post) = {
             let (mut p, mut q) = (implied.clone(), implied);
             p.extend(pre);
@@ -338,6 +357,15 @@ impl<'a> Compiler<'a> {
             }
             MethodBody::Block(b) => {
                 self.jumps = Default::default();
+                for (param, copy) in &entry_copies {
+                    self.code.push(Instr::Assign {
+                        simple: true,
+                        target: Target::Local(*copy),
+                        value: CE::Local(*param),
+                        span: md.name.span,
+                        ghost: true,
+                    });
+                }
                 self.block(b, false);
                 self.code.push(Instr::EndMethod);
                 self.resolve_gotos();
