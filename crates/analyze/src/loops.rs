@@ -11,6 +11,7 @@ use check::translate::{Term, Z3Bool, Z3Int};
 use diag::Diagnostic;
 use front::ast::*;
 use front::span::Span;
+use front::visit::mentions_name as mentions;
 use front::visit::{walk_expr, walk_stmts};
 use std::collections::BTreeSet;
 use z3::ast::{Ast, Int};
@@ -89,8 +90,6 @@ fn read_arrays(e: &Expr) -> BTreeSet<String> {
     });
     out
 }
-
-use front::visit::mentions_name as mentions;
 
 /// Statements assigning `var` in the loop (body and `for` update), with the statement.
 fn updates_of<'a>(lp: &'a Loop, var: &str) -> Vec<&'a Stmt> {

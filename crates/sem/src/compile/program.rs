@@ -337,7 +337,10 @@ impl<'a> Compiler<'a> {
             for (slot, name, ty) in &reassigned {
                 entry_copies.push((*slot, self.scope.declare(name, ty.clone())));
             }
+            // The second reading of the contract reports nothing the first did not.
+            let reported = self.errors.len();
             post = self.pre_post(contract, |_, _, _| {}).1;
+            self.errors.truncate(reported);
             self.scope.pop();
         }
         let (pre, post) = {
