@@ -8,7 +8,7 @@
 //! loops first. Command-line steps run in command-line order; their `--at` lines always refer to
 //! the input file.
 
-use super::params::{self, Raw, Spelling};
+use super::params::{self, Raw, Spelling, StepError};
 use super::registry::{self, Request};
 use super::{run, Ctx, MethodPar, Opt, Params};
 use analyze::names::NameGen;
@@ -60,6 +60,31 @@ impl std::str::FromStr for At {
 pub struct CliStep {
     pub params: Params,
     pub at: At,
+}
+
+/// One optimization request in a neutral form: what `--opt … --at …` with its flags, or one
+/// step of a batch plan, asks for. Validated and built by [`build_step`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepSpec {
+    pub opt: String,
+    pub at: String,
+    /// Parameters as the user named them (flags without dashes, or plan keys) with their values.
+    pub params: Vec<(String, Raw)>,
+}
+
+/// Validate a step and build it for a file of `dialect` (expressions are parsed in it).
+pub fn build_step(
+    spec: &StepSpec,
+    spelling: Spelling,
+    dialect: Dialect,
+) -> Result<CliStep, StepError> {
+    let opt = registry::lookup(&spec.opt).ok_or_else(|| StepError::UnknownOpt(spec.opt.clone()))?;
+    let at: At = spec.at.parse().map_err(|m: String| StepError::Invalid {
+        field: "at".into(),
+        message: format!("must be line:N or line:N:COL, not {m}"),
+    })?;
+    let params = params::build(opt, &spec.params, spelling, dialect)?;
+    Ok(CliStep { params, at })
 }
 
 #[derive(Clone, Debug, Default)]

@@ -3,9 +3,10 @@
 //! and the helpers those rules share; the command line walks the sites and the registry.
 
 use crate::{Meta, Opt};
-use analyze::sites::{find_method, Site, SiteKind};
+use analyze::sites::{find_method, sites, Site, SiteKind};
 use front::ast::*;
 use front::visit::walk_stmts;
+use front::span::LineIndex;
 use front::Parsed;
 
 /// One set of parameter values to try, as plan keys and values.
@@ -122,4 +123,60 @@ pub fn pars_of<'p>(program: &'p Program, site: &Site) -> Vec<&'p Stmt> {
             .collect(),
         _ => outer_pars(program, site),
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every site of a file (`sweep`, `suggest`, the language server's code actions)
+
+/// One attempt to make: an optimization at a site with parameters (plan keys and values).
+#[derive(Clone, Debug)]
+pub struct SiteChoice {
+    pub opt: Opt,
+    pub site: Site,
+    pub line: usize,
+    pub col: usize,
+    pub params: Vec<(&'static str, String)>,
+    /// Why these values (a symbolic thread count, the dimensions' source), for the report.
+    pub note: Option<String>,
+    /// `validate --adapter` for the output (a linearized signature).
+    pub adapter: Option<String>,
+}
+
+/// A site and optimization that got no attempt, with the reason.
+#[derive(Clone, Debug)]
+pub struct Skipped {
+    pub opt: &'static str,
+    pub line: usize,
+    pub col: usize,
+    pub reason: String,
+}
+
+/// Everything to try on one parsed file, in source order of the sites and registry order of
+/// the optimizations.
+pub fn file_candidates(src: &str, parsed: &Parsed) -> (Vec<SiteChoice>, Vec<Skipped>) {
+    let lines = LineIndex::new(src);
+    let mut out = Vec::new();
+    let mut skipped = Vec::new();
+    for site in sites(&parsed.program) {
+        let (line, col) = lines.line_col(src, site.keyword.start());
+        for &opt in crate::registry::ALL {
+            let meta = opt.meta();
+            if !admits(meta, &parsed.program, &site) {
+                continue;
+            }
+            match candidates(&SweepSite { src, parsed, site: &site, opt }) {
+                Ok(choices) => out.extend(choices.into_iter().map(|c| SiteChoice {
+                    opt,
+                    site: site.clone(),
+                    line,
+                    col,
+                    params: c.params,
+                    note: c.note,
+                    adapter: c.adapter,
+                })),
+                Err(reason) => skipped.push(Skipped { opt: meta.name, line, col, reason }),
+            }
+        }
+    }
+    (out, skipped)
 }

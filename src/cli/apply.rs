@@ -8,8 +8,9 @@ use crate::diag::{self, Diagnostic, SourceFile};
 use crate::front::{Dialect, DialectChoice, ParseOptions};
 use crate::review::{annotation_ranges, review, Hunk};
 use crate::sem;
-use crate::transforms::driver::{apply_cli_or_annotations, At, CliStep, DriverOptions};
-use crate::transforms::params::{self, Raw, Spelling, StepError};
+pub use crate::transforms::driver::{build_step, StepSpec};
+use crate::transforms::driver::{apply_cli_or_annotations, CliStep, DriverOptions};
+use crate::transforms::params::{Raw, Spelling};
 use crate::transforms::registry;
 use crate::viper::{self, Verdict, VerifyOptions, VerifyReport};
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
@@ -99,31 +100,6 @@ fn usage(args: &ApplyArgs, msg: impl std::fmt::Display, help: &str) -> u8 {
     });
     report_one(&SourceFile::new(name, String::new()), &d, args.format, json, true);
     2
-}
-
-/// One optimization request in a neutral form: what `--opt … --at …` with its flags, or one
-/// step of a batch plan, asks for. Validated and built by [`build_step`].
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct StepSpec {
-    pub opt: String,
-    pub at: String,
-    /// Parameters as the user named them (flags without dashes, or plan keys) with their values.
-    pub params: Vec<(String, Raw)>,
-}
-
-/// Validate a step and build it for a file of `dialect` (expressions are parsed in it).
-pub fn build_step(
-    spec: &StepSpec,
-    spelling: Spelling,
-    dialect: Dialect,
-) -> Result<CliStep, StepError> {
-    let opt = registry::lookup(&spec.opt).ok_or_else(|| StepError::UnknownOpt(spec.opt.clone()))?;
-    let at: At = spec.at.parse().map_err(|m: String| StepError::Invalid {
-        field: "at".into(),
-        message: format!("must be line:N or line:N:COL, not {m}"),
-    })?;
-    let params = params::build(opt, &spec.params, spelling, dialect)?;
-    Ok(CliStep { params, at })
 }
 
 /// The `--opt` groups of the command line as step specs. Each `--opt` takes the next unused

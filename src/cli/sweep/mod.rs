@@ -17,7 +17,6 @@
 //! - `candidates`: what to try at each site (registry site kinds, parameter choices);
 //! - `report`: the text table and the JSON document.
 
-mod candidates;
 pub(crate) mod report;
 
 use super::apply::{build_step, validate_pair_with, StepSpec};
@@ -31,7 +30,9 @@ use crate::transforms::driver::{apply as drive, resolve_at, At, DriverOptions, D
 use crate::transforms::params::{Raw, Spelling};
 use crate::transforms::registry;
 use crate::viper::{self, VerifyOptions, VerifyReport};
-pub(crate) use candidates::{candidates, Candidate, Skipped};
+pub(crate) use crate::transforms::sweep::{
+    file_candidates as candidates, SiteChoice as Candidate, Skipped,
+};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
