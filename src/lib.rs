@@ -19,6 +19,7 @@ pub use diag;
 pub use diag::codes;
 pub use edit;
 pub use front;
+pub use lsp;
 pub use sem;
 pub use transforms;
 pub use verify;

@@ -9,6 +9,7 @@ pub mod cost;
 pub mod diff;
 pub mod explain;
 pub mod list;
+pub mod lsp;
 pub mod paramflags;
 pub mod parse;
 pub(crate) mod pool;
@@ -66,6 +67,9 @@ pub enum Command {
     Suggest(suggest::SuggestArgs),
     /// Explain a diagnostic code (`explain A603`), or list them all (`explain --list`).
     Explain(explain::ExplainArgs),
+    /// Serve the Language Server Protocol over stdio: diagnostics as you type, optimizations as
+    /// code actions, verification on save (docs/editors.md).
+    Lsp(lsp::LspArgs),
 }
 
 pub fn main() -> u8 {
@@ -119,5 +123,6 @@ fn main_here() -> u8 {
         Command::Sweep(a) => sweep::main(a),
         Command::Suggest(a) => suggest::main(a),
         Command::Explain(a) => explain::main(a),
+        Command::Lsp(a) => lsp::main(a),
     }
 }

@@ -248,45 +248,61 @@ fn verify_source_inner(
     opts: &VerifyOptions,
 ) -> VerifyReport {
     let start = Instant::now();
+    match prepare(src, bases, opts) {
+        Ok((enc, note)) => {
+            let mut r = verify_encoded(found, src, &enc, opts, start);
+            r.diagnostics.extend(note);
+            r
+        }
+        Err(diagnostics) => {
+            VerifyReport { verdict: Verdict::Unsupported, diagnostics, time: start.elapsed() }
+        }
+    }
+}
+
+/// Everything `verify` reports before it runs Silicon: syntax, resolution, types, constructs
+/// the encoding refuses (V-UNSUPPORTED), and the note on generated permissions. Empty when the
+/// program is ready for Silicon. Milliseconds: what an editor shows on every change.
+pub fn check_source(src: &SourceFile, opts: &VerifyOptions) -> Vec<Diagnostic> {
+    let mut ds = match prepare(src, &[0], opts) {
+        Ok((_, note)) => note.into_iter().collect(),
+        Err(ds) => ds,
+    };
+    errors::add_default_help(&mut ds);
+    ds
+}
+
+/// Parse, merge and encode: the Viper program and the note to add to its report, or the
+/// diagnostics that stop the program before Silicon.
+fn prepare(
+    src: &SourceFile,
+    bases: &[usize],
+    opts: &VerifyOptions,
+) -> Result<(Encoded, Option<Diagnostic>), Vec<Diagnostic>> {
     let mut parsed = front::parse_file_for_verification(
         &src.name,
         &src.text,
         &front::ParseOptions { dialect: opts.dialect },
     );
     if parsed.has_errors() {
-        return VerifyReport {
-            verdict: Verdict::Unsupported,
-            diagnostics: parsed.errors().cloned().collect(),
-            time: start.elapsed(),
-        };
+        return Err(parsed.errors().cloned().collect());
     }
     if bases.len() > 1 {
         let ds = front::merge::merge_split_classes(&mut parsed.program, &src.text, bases);
         if !ds.is_empty() {
-            return VerifyReport {
-                verdict: Verdict::Unsupported,
-                diagnostics: ds,
-                time: start.elapsed(),
-            };
+            return Err(ds);
         }
     }
     let (gen_perms, note) = generation(&parsed.program, opts.gen_perms);
     let v2 = parsed.dialect == front::Dialect::V2;
     let enc_opts = EncodeOptions { no_sat: opts.no_sat, gen_perms, v2, ..EncodeOptions::default() };
-    let enc = match encode_with(&parsed.program, src, enc_opts) {
-        Ok(e) => e,
+    match encode_with(&parsed.program, src, enc_opts) {
+        Ok(e) => Ok((e, note)),
         Err(mut ds) => {
             ds.extend(note);
-            return VerifyReport {
-                verdict: Verdict::Unsupported,
-                diagnostics: ds,
-                time: start.elapsed(),
-            };
+            Err(ds)
         }
-    };
-    let mut r = verify_encoded(found, src, &enc, opts, start);
-    r.diagnostics.extend(note);
-    r
+    }
 }
 
 /// Whether permissions are generated for `prog` (decided once, here, so that the encoder does
