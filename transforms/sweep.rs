@@ -5,8 +5,8 @@
 use crate::{Meta, Opt};
 use analyze::sites::{find_method, sites, Site, SiteKind};
 use front::ast::*;
-use front::visit::walk_stmts;
 use front::span::LineIndex;
+use front::visit::walk_stmts;
 use front::Parsed;
 
 /// One set of parameter values to try, as plan keys and values.

@@ -38,7 +38,8 @@ impl SiteAction {
 
     /// The `alpine-rs apply` command that writes the same output.
     pub fn command(&self, file: &str) -> String {
-        let mut v = format!("alpine-rs apply --opt {} --at line:{}:{}", self.opt, self.line, self.col);
+        let mut v =
+            format!("alpine-rs apply --opt {} --at line:{}:{}", self.opt, self.line, self.col);
         if let Some(opt) = transforms::registry::lookup(self.opt) {
             for (k, val) in &self.params {
                 if let Some(p) = opt.meta().params.iter().find(|p| p.is_named(k, Spelling::Key)) {

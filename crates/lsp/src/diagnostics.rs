@@ -41,10 +41,9 @@ impl CodeDocs {
 /// at the start of the document; labels in other files are left out (the editor could not show
 /// them here).
 pub fn to_lsp(doc: &Doc, d: &Diagnostic, docs: &CodeDocs) -> lsp::Diagnostic {
-    let range = d.primary_span().map_or_else(
-        || lsp::Range::default(),
-        |s| doc.range(s.lo as usize, s.hi as usize),
-    );
+    let range = d
+        .primary_span()
+        .map_or_else(lsp::Range::default, |s| doc.range(s.lo as usize, s.hi as usize));
     let mut message = d.message.clone();
     if let Some(l) = d.labels.iter().find(|l| l.primary && !l.message.is_empty()) {
         message.push_str(&format!(" ({})", l.message));

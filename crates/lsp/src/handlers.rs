@@ -14,7 +14,10 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 impl Server {
-    pub(crate) fn code_actions(&mut self, p: lsp::CodeActionParams) -> Vec<lsp::CodeActionOrCommand> {
+    pub(crate) fn code_actions(
+        &mut self,
+        p: lsp::CodeActionParams,
+    ) -> Vec<lsp::CodeActionOrCommand> {
         let uri = p.text_document.uri;
         let Some(doc) = self.docs.get(&uri) else { return Vec::new() };
         let lines = (p.range.start.line as usize + 1, p.range.end.line as usize + 1);
@@ -116,15 +119,15 @@ impl Server {
             return parsed
                 .program
                 .methods()
-                .map(|(_, m)| lens(doc.position(m.name.span.lo as usize).line, "⋯ verifying".into()))
+                .map(|(_, m)| {
+                    lens(doc.position(m.name.span.lo as usize).line, "⋯ verifying".into())
+                })
                 .collect();
         }
         match self.verified.get(&uri) {
-            Some((v, o)) if *v == doc.version => o
-                .methods
-                .iter()
-                .map(|m| lens(m.line, verification::lens_title(m, o)))
-                .collect(),
+            Some((v, o)) if *v == doc.version => {
+                o.methods.iter().map(|m| lens(m.line, verification::lens_title(m, o))).collect()
+            }
             _ => Vec::new(),
         }
     }
@@ -220,14 +223,22 @@ impl Server {
             .name("alpine-lsp-verify".into())
             .stack_size(64 << 20)
             .spawn(move || {
-                let outcome = catch_unwind(AssertUnwindSafe(|| verification::verify(&session, &doc)))
-                    .unwrap_or_else(|_| Outcome {
-                        verdict: viper::Verdict::Crash,
-                        diagnostics: vec![diag::Diagnostic::internal("a panic while verifying")],
-                        methods: Vec::new(),
-                        seconds: 0.0,
-                    });
-                let _ = tx.send(Event::Verified { uri: u, generation, version, outcome: Box::new(outcome) });
+                let outcome =
+                    catch_unwind(AssertUnwindSafe(|| verification::verify(&session, &doc)))
+                        .unwrap_or_else(|_| Outcome {
+                            verdict: viper::Verdict::Crash,
+                            diagnostics: vec![diag::Diagnostic::internal(
+                                "a panic while verifying",
+                            )],
+                            methods: Vec::new(),
+                            seconds: 0.0,
+                        });
+                let _ = tx.send(Event::Verified {
+                    uri: u,
+                    generation,
+                    version,
+                    outcome: Box::new(outcome),
+                });
             });
         if spawned.is_err() {
             self.log(lsp::MessageType::ERROR, "cannot start a verification thread");
@@ -254,7 +265,8 @@ impl Server {
                     .iter()
                     .map(|m| json!({ "name": m.name, "line": m.line, "status": m.status, "errors": m.errors }))
                     .collect();
-                let failed = outcome.methods.iter().filter(|m| m.status == MethodStatus::Failed).count();
+                let failed =
+                    outcome.methods.iter().filter(|m| m.status == MethodStatus::Failed).count();
                 self.notify(
                     crate::NOTE_VERIFICATION,
                     json!({
@@ -272,7 +284,10 @@ impl Server {
                 self.cost_jobs.remove(&uri);
                 match rows {
                     Ok(rows) if current => {
-                        self.notify(crate::NOTE_COST, json!({ "uri": uri, "version": version, "accesses": rows.len() }));
+                        self.notify(
+                            crate::NOTE_COST,
+                            json!({ "uri": uri, "version": version, "accesses": rows.len() }),
+                        );
                         self.cost.insert(uri, rows);
                     }
                     Ok(_) => {}

@@ -225,8 +225,7 @@ impl Server {
                 }
             }
             "textDocument/didClose" => {
-                if let Ok(p) = serde_json::from_value::<lsp::DidCloseTextDocumentParams>(n.params)
-                {
+                if let Ok(p) = serde_json::from_value::<lsp::DidCloseTextDocumentParams>(n.params) {
                     let uri = p.text_document.uri;
                     self.changed(&uri);
                     self.docs.remove(&uri);

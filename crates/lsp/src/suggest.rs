@@ -39,8 +39,19 @@ impl Ranked {
     pub fn suffix(&self) -> String {
         match self.change {
             Some(c) => {
-                let sign = if c < 0.0 { "−" } else if c > 0.0 { "+" } else { "±" };
-                format!(" — {} {sign}{:.1}% (rank {})", self.objective, (c * 100.0).abs(), self.rank)
+                let sign = if c < 0.0 {
+                    "−"
+                } else if c > 0.0 {
+                    "+"
+                } else {
+                    "±"
+                };
+                format!(
+                    " — {} {sign}{:.1}% (rank {})",
+                    self.objective,
+                    (c * 100.0).abs(),
+                    self.rank
+                )
             }
             None => format!(" — {} (rank {})", self.verdict, self.rank),
         }

@@ -60,7 +60,9 @@ fn outcome(doc: &Doc, r: VerifyReport) -> Outcome {
         .map(|(_, m)| {
             let inside = errors
                 .iter()
-                .filter(|d| d.primary_span().is_some_and(|s| m.span.lo <= s.lo && s.hi <= m.span.hi))
+                .filter(|d| {
+                    d.primary_span().is_some_and(|s| m.span.lo <= s.lo && s.hi <= m.span.hi)
+                })
                 .count();
             let status = match r.verdict {
                 Verdict::Verified => MethodStatus::Verified,
@@ -77,7 +79,12 @@ fn outcome(doc: &Doc, r: VerifyReport) -> Outcome {
             }
         })
         .collect();
-    Outcome { verdict: r.verdict, diagnostics: r.diagnostics, methods, seconds: r.time.as_secs_f64() }
+    Outcome {
+        verdict: r.verdict,
+        diagnostics: r.diagnostics,
+        methods,
+        seconds: r.time.as_secs_f64(),
+    }
 }
 
 /// The session's verifier, started at the first save that asks for it.

@@ -29,10 +29,10 @@ use crate::sem;
 use crate::transforms::driver::{apply as drive, resolve_at, At, DriverOptions, DriverResult};
 use crate::transforms::params::{Raw, Spelling};
 use crate::transforms::registry;
-use crate::viper::{self, VerifyOptions, VerifyReport};
 pub(crate) use crate::transforms::sweep::{
     file_candidates as candidates, SiteChoice as Candidate, Skipped,
 };
+use crate::viper::{self, VerifyOptions, VerifyReport};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
