@@ -75,22 +75,26 @@ impl Default for Settings {
     }
 }
 
+/// The settings a client may send (camel case, as editors name them).
+pub const SETTINGS: [&str; 4] = ["verifyOnSave", "verifyTimeout", "costOnSave", "z3Timeout"];
+
 impl Settings {
     /// Take what `v` sets; anything else (unknown keys, wrong types) is left as it was.
     pub fn update(&mut self, v: &serde_json::Value) {
         let v = v.get("alpine-rs").unwrap_or(v);
+        let [verify, timeout, cost, z3] = SETTINGS;
         let flag = |k: &str| v.get(k).and_then(|x| x.as_bool());
         let num = |k: &str| v.get(k).and_then(|x| x.as_u64());
-        if let Some(b) = flag("verifyOnSave") {
+        if let Some(b) = flag(verify) {
             self.verify_on_save = b;
         }
-        if let Some(b) = flag("costOnSave") {
+        if let Some(b) = flag(cost) {
             self.cost_on_save = b;
         }
-        if let Some(n) = num("verifyTimeout") {
+        if let Some(n) = num(timeout) {
             self.verify_timeout_s = n;
         }
-        if let Some(n) = num("z3Timeout") {
+        if let Some(n) = num(z3) {
             self.z3_timeout_ms = u32::try_from(n).unwrap_or(u32::MAX);
         }
     }
