@@ -310,6 +310,31 @@ fn batch_mode_timeout_then_recovers() {
 }
 
 #[test]
+fn batch_mode_cancel_withdraws_a_request_and_keeps_the_jvm() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let _g = serial();
+    let b = batch();
+    // A warm JVM first, so that the times below are Silicon's, not the JVM's start.
+    assert_eq!(b.verify_text(VERIFIES, TIMEOUT_S).verdict, Verdict::Verified);
+    let cancel = Arc::new(AtomicBool::new(false));
+    let theirs = Arc::clone(&cancel);
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        theirs.store(true, Ordering::Relaxed);
+    });
+    let t0 = std::time::Instant::now();
+    let out = b.verify_text_cancellable(&slow_program(), TIMEOUT_S, &cancel);
+    canceller.join().unwrap();
+    assert_eq!(out.verdict, Verdict::Crash("cancelled".into()), "{out:?}");
+    // Without the cancel it runs into the 180 s limit; cancelled 2 s in, it returns at once.
+    assert!(out.elapsed.as_secs() < 20, "{:?}", out.elapsed);
+    // The same JVM serves the next request.
+    let out = b.verify_text(POST_FAILS, TIMEOUT_S);
+    assert!(matches!(out.verdict, Verdict::Failed(_)), "{out:?}");
+}
+
+#[test]
 fn per_file_mode_timeout() {
     let _g = serial();
     let b = discover(RunMode::PerFile, false, "");

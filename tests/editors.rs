@@ -13,7 +13,8 @@ fn read(path: &str) -> String {
 
 #[test]
 fn the_vscode_extension_contributes_the_servers_settings() {
-    let pkg: serde_json::Value = serde_json::from_str(&read("editors/vscode/package.json")).unwrap();
+    let pkg: serde_json::Value =
+        serde_json::from_str(&read("editors/vscode/package.json")).unwrap();
     let props = &pkg["contributes"]["configuration"]["properties"];
     for s in SETTINGS {
         assert!(props.get(format!("alpine-rs.{s}")).is_some(), "package.json lacks alpine-rs.{s}");

@@ -78,6 +78,7 @@ pub fn main(args: VerifyArgs) -> u8 {
             (_, true) => GenPerms::Never,
             _ => GenPerms::Auto,
         },
+        cancel: None,
     };
     if args.program {
         return main_program(&args, &opts);

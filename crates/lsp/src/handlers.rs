@@ -219,12 +219,14 @@ impl Server {
         let session = self.verifier.session(self.settings.verify_timeout_s);
         let tx = self.events.clone();
         let (u, version) = (uri.clone(), doc.version);
+        let cancel: Cancel = Arc::new(AtomicBool::new(false));
+        let theirs = Arc::clone(&cancel);
         let spawned = std::thread::Builder::new()
             .name("alpine-lsp-verify".into())
             .stack_size(64 << 20)
             .spawn(move || {
                 let outcome =
-                    catch_unwind(AssertUnwindSafe(|| verification::verify(&session, &doc)))
+                    catch_unwind(AssertUnwindSafe(|| verification::verify(&session, &doc, theirs)))
                         .unwrap_or_else(|_| Outcome {
                             verdict: viper::Verdict::Crash,
                             diagnostics: vec![diag::Diagnostic::internal(
@@ -244,7 +246,7 @@ impl Server {
             self.log(lsp::MessageType::ERROR, "cannot start a verification thread");
             return;
         }
-        self.verifying.insert(uri.clone(), Running { generation, version });
+        self.verifying.insert(uri.clone(), Running { generation, version, cancel });
         self.notify(
             crate::NOTE_VERIFICATION,
             json!({ "uri": uri, "version": version, "status": "running" }),

@@ -31,6 +31,8 @@ pub enum Event {
 pub struct Running {
     pub generation: u64,
     pub version: i32,
+    /// Set to withdraw the request from Silicon.
+    pub cancel: Cancel,
 }
 
 /// What the client can do, from `initialize`.
@@ -332,6 +334,7 @@ impl Server {
 
     pub fn cancel_verification(&mut self, uri: &lsp::Url) {
         if let Some(r) = self.verifying.remove(uri) {
+            r.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
             self.notify(
                 crate::NOTE_VERIFICATION,
                 json!({ "uri": uri, "version": r.version, "status": "cancelled" }),
@@ -341,7 +344,8 @@ impl Server {
     }
 
     fn cancel_all(&mut self) {
-        for c in self.cost_jobs.values().chain(self.suggest_jobs.values()) {
+        let verifying = self.verifying.values().map(|r| &r.cancel);
+        for c in self.cost_jobs.values().chain(self.suggest_jobs.values()).chain(verifying) {
             c.store(true, std::sync::atomic::Ordering::Relaxed);
         }
         self.verifying.clear();

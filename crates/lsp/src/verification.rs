@@ -3,12 +3,13 @@
 //! and diagnostics on the failing clauses.
 //!
 //! A newer save or an edit cancels the running verification of a document: it is reported
-//! cancelled at once and its answer, when it comes, is dropped. The request already sent to the
-//! JVM runs to its end or its time limit (Silicon has no way to stop one request of several).
+//! cancelled at once, the JVM is told to stop the request (its Z3 processes are stopped; the JVM
+//! stays), and whatever answer still comes is dropped.
 
 use crate::text::Doc;
 use diag::{Diagnostic, SourceFile};
 use serde::Serialize;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use viper::{Session, Verdict, VerifyOptions, VerifyReport};
 
@@ -43,10 +44,10 @@ pub struct Outcome {
     pub seconds: f64,
 }
 
-/// Verify `doc` through `session` (on the caller's thread).
-pub fn verify(session: &Session, doc: &Doc) -> Outcome {
+/// Verify `doc` through `session` (on the caller's thread) until `cancel` is set.
+pub fn verify(session: &Session, doc: &Doc, cancel: Arc<AtomicBool>) -> Outcome {
     let src = SourceFile::new(doc.name.clone(), doc.text.clone());
-    let report = session.verify(&src);
+    let report = session.verify_cancellable(&src, cancel);
     outcome(doc, report)
 }
 

@@ -19,6 +19,9 @@
 //
 //   stdout at start:  READY
 //   request (stdin):  VERIFY <id> <path.vpr> <timeout_s>        (timeout 0 = none)
+//                     CANCEL <id>   stop that request: its Z3 processes are stopped, and it is
+//                                   answered at once if it has not started (an answer still
+//                                   comes, END CRASH or whatever Silicon made of the stop)
 //                     QUIT   (or end of input: answers still due are written, then the JVM exits)
 //   answer (stdout):  BEGIN <id>
 //                     ERR   <id> <fullId> <pos> <reasonPos> <message>
@@ -52,6 +55,8 @@ import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -110,6 +115,10 @@ public final class AlpineSilicon {
             if (f.length == 1 && f[0].equals("QUIT")) {
                 break;
             }
+            if (f.length == 2 && f[0].equals("CANCEL")) {
+                cancel(f[1]);
+                continue;
+            }
             if (f.length != 4 || !f[0].equals("VERIFY")) {
                 write(proto, "BAD\t" + esc(line) + "\n");
                 continue;
@@ -121,6 +130,26 @@ public final class AlpineSilicon {
         proto.flush();
         // Silicon may leave non-daemon threads behind; do not wait for them.
         System.exit(0);
+    }
+
+    /** The requests being verified, by id (CANCEL finds their runner here). */
+    private static final ConcurrentHashMap<String, SiliconRunnerInstance> RUNNING =
+            new ConcurrentHashMap<>();
+    /** Requests cancelled before they started. */
+    private static final Set<String> CANCELLED = ConcurrentHashMap.newKeySet();
+
+    /** CANCEL: stop a running request's verifier (and so its Z3 processes), or mark a queued
+     *  one so that it is answered without running. */
+    private static void cancel(String id) {
+        CANCELLED.add(id);
+        SiliconRunnerInstance r = RUNNING.get(id);
+        try {
+            if (r != null && r.verifier() != null) {
+                r.verifier().stop();
+            }
+        } catch (Throwable t) {
+            // The request ends on its own; nothing else to do.
+        }
     }
 
     /** Writes one answer as a whole, so that concurrent answers never interleave. */
@@ -143,7 +172,11 @@ public final class AlpineSilicon {
                 testFault(path);
             }
             // Inside the try: whatever goes wrong, the request gets its answer.
+            if (CANCELLED.remove(id)) {
+                throw new InterruptedException("cancelled before it started");
+            }
             runner = new SiliconRunnerInstance();
+            RUNNING.put(id, runner);
             List<String> a = new ArrayList<>(baseArgs);
             if (!timeout.equals("0")) {
                 a.add("--timeout");
@@ -157,6 +190,8 @@ public final class AlpineSilicon {
                     .append(esc(describe(t))).append('\n');
             status = "CRASH";
         } finally {
+            RUNNING.remove(id);
+            CANCELLED.remove(id);
             try {
                 // Also stops the Z3 process(es) of this run.
                 if (runner != null && runner.verifier() != null) {

@@ -109,6 +109,9 @@ pub struct VerifyOptions {
     pub jobs: usize,
     /// Generate permissions for permission-free sequential programs (`--generate-permissions`).
     pub gen_perms: GenPerms,
+    /// Set, the Silicon request is withdrawn and the verdict is a crash "cancelled" (the
+    /// language server sets it when a newer save or an edit makes the answer stale).
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// Encoder version, part of the result-cache key (§8.3).
@@ -167,7 +170,10 @@ fn run_silicon_on(
     opts: &VerifyOptions,
 ) -> Result<SiliconOutcome, RunError> {
     use verify::silicon::Verdict as V;
-    let out = backend.verify_text(text, opts.timeout_s);
+    let out = match &opts.cancel {
+        Some(c) => backend.verify_text_cancellable(text, opts.timeout_s, c),
+        None => backend.verify_text(text, opts.timeout_s),
+    };
     match out.verdict {
         V::Verified => Ok(SiliconOutcome::Verified),
         V::Timeout => Err(RunError::Timeout),

@@ -56,6 +56,17 @@ impl Session {
         verify_source_via(Some(&self.found), src, &self.opts)
     }
 
+    /// [`Session::verify`] that stops when `cancel` is set (the verdict is then a crash that
+    /// says "cancelled"); the JVM stays in service for the next request.
+    pub fn verify_cancellable(
+        &self,
+        src: &SourceFile,
+        cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> VerifyReport {
+        let opts = VerifyOptions { cancel: Some(cancel), ..self.opts.clone() };
+        verify_source_via(Some(&self.found), src, &opts)
+    }
+
     /// Verify several files as one program, as [`super::verify_program`] does.
     pub fn verify_program(&self, srcs: &[SourceFile]) -> VerifyReport {
         verify_program_via(Some(&self.found), srcs, &self.opts)

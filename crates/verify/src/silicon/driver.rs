@@ -71,7 +71,12 @@ pub(super) enum BatchResult {
     /// known to be the cause (others were in flight, or alpine-rs killed the JVM), so it deserves
     /// one more try on a fresh JVM; otherwise its crash is the result.
     Died { message: String, retry: bool },
+    /// The caller cancelled the request: the JVM was asked to stop it and stays in service.
+    Cancelled,
 }
+
+/// How often a cancellable request looks at its flag.
+const CANCEL_POLL: Duration = Duration::from_millis(50);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // The guarded data stays consistent whatever panicked while holding the lock.
@@ -168,8 +173,16 @@ impl DriverProcess {
         }
     }
 
-    /// Verifies one file; may be called from several threads at once.
-    pub(super) fn verify(&self, path: &str, timeout_s: u64, z3: &Path) -> BatchResult {
+    /// Verifies one file; may be called from several threads at once. When `cancel` is set
+    /// while the request runs, the JVM is told to stop it and [`BatchResult::Cancelled`] is
+    /// returned at once (its late answer is dropped).
+    pub(super) fn verify(
+        &self,
+        path: &str,
+        timeout_s: u64,
+        z3: &Path,
+        cancel: Option<&AtomicBool>,
+    ) -> BatchResult {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, answers) = mpsc::channel();
         {
@@ -201,10 +214,29 @@ impl DriverProcess {
         }
         let mut reply = BatchReply::new(id);
         loop {
-            let line = match deadline {
-                Some(d) => answers.recv_timeout(d.saturating_duration_since(Instant::now())),
+            if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                lock(&self.routes).waiting.remove(&id);
+                let mut stdin = lock(&self.stdin);
+                let _ = stdin
+                    .write_all(format!("CANCEL\t{id}\n").as_bytes())
+                    .and_then(|_| stdin.flush());
+                return BatchResult::Cancelled;
+            }
+            // With a cancel flag, wake up now and then to look at it.
+            let poll = cancel.map(|_| Instant::now() + CANCEL_POLL);
+            let wake = match (deadline, poll) {
+                (Some(d), Some(p)) => Some(d.min(p)),
+                (d, p) => d.or(p),
+            };
+            let line = match wake {
+                Some(w) => answers.recv_timeout(w.saturating_duration_since(Instant::now())),
                 None => answers.recv().map_err(|_| RecvTimeoutError::Disconnected),
             };
+            if matches!(line, Err(RecvTimeoutError::Timeout))
+                && deadline.is_none_or(|d| Instant::now() < d)
+            {
+                continue; // a poll of the cancel flag, not the deadline
+            }
             match line {
                 Ok(l) => {
                     if let Some(done) = reply.feed(&l) {

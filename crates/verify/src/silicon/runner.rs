@@ -5,6 +5,7 @@ use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -130,7 +131,7 @@ impl Backend {
                 }
             }
         };
-        self.verify_cached(&text, Some(file), timeout_s, t0)
+        self.verify_cached(&text, Some(file), timeout_s, t0, None)
     }
 
     /// Looks up a cached result for `text` (e.g. one verification unit, design §8.2); `None` on a
@@ -156,7 +157,19 @@ impl Backend {
 
     /// Verifies Viper source text (written to a temporary file under `<cache>/tmp`).
     pub fn verify_text(&self, vpr: &str, timeout_s: u64) -> VerifyOutcome {
-        self.verify_cached(vpr, None, timeout_s, Instant::now())
+        self.verify_cached(vpr, None, timeout_s, Instant::now(), None)
+    }
+
+    /// [`Backend::verify_text`] that stops when `cancel` is set: the request is withdrawn (in
+    /// batch mode the JVM stops its Z3 processes and stays in service) and the verdict is a
+    /// crash that says "cancelled", which is not cached.
+    pub fn verify_text_cancellable(
+        &self,
+        vpr: &str,
+        timeout_s: u64,
+        cancel: &AtomicBool,
+    ) -> VerifyOutcome {
+        self.verify_cached(vpr, None, timeout_s, Instant::now(), Some(cancel))
     }
 
     fn verify_cached(
@@ -165,6 +178,7 @@ impl Backend {
         file: Option<&Path>,
         timeout_s: u64,
         t0: Instant,
+        cancel: Option<&AtomicBool>,
     ) -> VerifyOutcome {
         let key = self.cache.as_ref().map(|c| c.key(text));
         if let (Some(cache), Some(key)) = (&self.cache, &key) {
@@ -179,8 +193,8 @@ impl Backend {
             }
         }
         let (verdict, ms) = match file {
-            Some(f) => self.run(f, timeout_s),
-            None => self.run_text(text, timeout_s),
+            Some(f) => self.run(f, timeout_s, cancel),
+            None => self.run_text(text, timeout_s, cancel),
         };
         if let (Some(cache), Some(key)) = (&self.cache, &key) {
             // A cache that cannot be written only costs time later.
@@ -195,7 +209,7 @@ impl Backend {
         }
     }
 
-    fn run_text(&self, text: &str, timeout_s: u64) -> (Verdict, u64) {
+    fn run_text(&self, text: &str, timeout_s: u64, cancel: Option<&AtomicBool>) -> (Verdict, u64) {
         let dir = self.components.layout.tmp_dir();
         let tmp = match backend::TempDir::new_in(&dir, "vpr") {
             Ok(t) => t,
@@ -210,14 +224,14 @@ impl Backend {
         if let Err(e) = fs::write(&path, text) {
             return (Verdict::Crash(format!("cannot write {}: {e}", path.display())), 0);
         }
-        self.run(&path, timeout_s)
+        self.run(&path, timeout_s, cancel)
     }
 
-    fn run(&self, file: &Path, timeout_s: u64) -> (Verdict, u64) {
+    fn run(&self, file: &Path, timeout_s: u64, cancel: Option<&AtomicBool>) -> (Verdict, u64) {
         // Silicon resolves the path against its own working directory; make it independent.
         let file = fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
         match self.mode {
-            RunMode::Batch => self.run_batch(&file, timeout_s),
+            RunMode::Batch => self.run_batch(&file, timeout_s, cancel),
             _ => self.run_per_file(&file, timeout_s),
         }
     }
@@ -279,7 +293,12 @@ impl Backend {
     // -------------------------------------------------------------------------------------------
     // Batch mode (§3.2)
 
-    fn run_batch(&self, file: &Path, timeout_s: u64) -> (Verdict, u64) {
+    fn run_batch(
+        &self,
+        file: &Path,
+        timeout_s: u64,
+        cancel: Option<&AtomicBool>,
+    ) -> (Verdict, u64) {
         let t0 = Instant::now();
         let Some(path) = file.to_str().filter(|p| !p.contains(['\t', '\n', '\r'])) else {
             return (
@@ -299,8 +318,9 @@ impl Backend {
                 Ok(d) => d,
                 Err(msg) => return (Verdict::Crash(msg), elapsed_ms(t0)),
             };
-            match driver.verify(path, timeout_s, z3) {
+            match driver.verify(path, timeout_s, z3, cancel) {
                 BatchResult::Done { verdict, ms } => return (verdict, ms),
+                BatchResult::Cancelled => return (cancelled(), elapsed_ms(t0)),
                 BatchResult::Closed => self.retire(&driver),
                 BatchResult::TimedOut => {
                     self.retire(&driver);
@@ -364,7 +384,7 @@ impl Backend {
             Ok(d) => d,
             Err(msg) => return (Verdict::Crash(msg), elapsed_ms(t0)),
         };
-        let out = match d.verify(path, timeout_s, &self.components.z3.path) {
+        let out = match d.verify(path, timeout_s, &self.components.z3.path, None) {
             BatchResult::Done { verdict, ms } => {
                 d.quit();
                 return (verdict, ms);
@@ -372,6 +392,7 @@ impl Backend {
             BatchResult::TimedOut => Verdict::Timeout,
             BatchResult::Died { message, .. } => Verdict::Crash(message),
             BatchResult::Closed => Verdict::Crash("the driver JVM exited".into()),
+            BatchResult::Cancelled => cancelled(),
         };
         d.kill();
         (out, elapsed_ms(t0))
@@ -394,6 +415,11 @@ impl Drop for Backend {
     fn drop(&mut self) {
         self.shutdown();
     }
+}
+
+/// The verdict of a cancelled request (a crash: never cached, never shown as the program's).
+fn cancelled() -> Verdict {
+    Verdict::Crash("cancelled".into())
 }
 
 fn elapsed_ms(t0: Instant) -> u64 {
