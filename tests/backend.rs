@@ -323,7 +323,6 @@ fn batch_mode_cancel_withdraws_a_request_and_keeps_the_jvm() {
         std::thread::sleep(std::time::Duration::from_secs(2));
         theirs.store(true, Ordering::Relaxed);
     });
-    let t0 = std::time::Instant::now();
     let out = b.verify_text_cancellable(&slow_program(), TIMEOUT_S, &cancel);
     canceller.join().unwrap();
     assert_eq!(out.verdict, Verdict::Crash("cancelled".into()), "{out:?}");
