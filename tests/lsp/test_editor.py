@@ -185,6 +185,29 @@ async def test_cuda_kernel_gets_diagnostics_and_actions(client: LanguageClient):
         capture_output=True, text=True, check=True,
     ).stdout
     assert out == want
+    # Saved: the kernel verifies, its lens sits on the kernel, and its accesses have costs.
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    done = await until(
+        lambda: [v for v in client.alpine["verification"]
+                 if field(v, "status") == "done" and field(v, "uri") == uri],
+        "the kernel's verification",
+    )
+    methods = field(done[-1], "methods")
+    assert field(done[-1], "verdict") == "Verified", done[-1]
+    assert [(field(m, "name"), field(m, "status")) for m in methods] == [("conv", "verified")]
+    assert field(methods[0], "line") == line_of(text, "__global__ void conv")
+    await until(lambda: client.alpine["cost"], "a cost run", 120)
+    access = line_of(text, "acc = acc + in[g + k] * w[k];")
+    col = text.splitlines()[access].index("in[g + k]")
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(access, col + 4),
+        )
+    )
+    assert hover is not None and "in[g + k]" in hover.contents.value, hover
 
 
 async def test_an_action_gives_exactly_what_apply_writes(client: LanguageClient):
