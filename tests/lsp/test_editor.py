@@ -313,3 +313,25 @@ async def test_a_failing_method_is_reported_on_its_clause(client: LanguageClient
         )
     )
     assert hover is not None and str(errors[0].code) in hover.contents.value
+
+
+async def test_suggest_ranks_the_actions_by_the_cost_model(client: LanguageClient):
+    text = KERNEL.read_text()
+    uri = open_doc(client, KERNEL)
+    await diagnostics_of(client, uri, 1)
+    await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="alpine-rs.suggest", arguments=[uri])
+    )
+    got = await until(lambda: client.alpine["suggestions"], "the ranking", 300)
+    rows = field(got[-1], "suggestions")
+    assert rows, got
+    best = rows[0]
+    # The best suggestion's action is preferred and its title carries the measured change.
+    acts = await actions_at(client, uri, field(best, "line") - 1)
+    ranked = [a for a in acts if "(rank 1)" in a.title]
+    assert len(ranked) == 1, [a.title for a in acts]
+    assert ranked[0].title.startswith(f"Apply {field(best, 'optimization')}")
+    assert ranked[0].is_preferred
+    assert "time −" in ranked[0].title or "time +" in ranked[0].title, ranked[0].title
+    # And the ranking was announced.
+    assert any("alpine-rs suggest:" in m.message for m in client.messages), client.messages
