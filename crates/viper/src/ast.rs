@@ -488,6 +488,9 @@ pub struct Program {
     /// Viper identifier → the PVL name it stands for, where they differ (mangled fields,
     /// members and locals), so that Silicon's messages can name the user's identifiers.
     pub names: Vec<(String, String)>,
+    /// Where the program first computes with floats, encoded as reals (`encode/floats.rs`): its
+    /// report says that rounding is not modelled.
+    pub reals: Option<front::span::Span>,
 }
 
 impl Program {

@@ -303,7 +303,23 @@ fn prepare(
     let v2 = parsed.dialect == front::Dialect::V2;
     let enc_opts = EncodeOptions { no_sat: opts.no_sat, gen_perms, v2, ..EncodeOptions::default() };
     match encode_with(&parsed.program, src, enc_opts) {
-        Ok(e) => Ok((e, note)),
+        Ok(e) => {
+            // Floats verified as reals: said once, with the generated-permissions note if any.
+            let reals = e.program.reals.map(|at| {
+                Diagnostic::warning(
+                    "V-FLOAT-REAL",
+                    "floats are verified as real numbers, as VerCors does: rounding, overflow, \
+                     infinities and NaN are not modelled",
+                )
+                .with_primary(at, "the first float of the program")
+                .with_help("read the verdict as one about real arithmetic (`alpine-rs explain V-FLOAT-REAL`)")
+            });
+            let note = match (note, reals) {
+                (Some(n), Some(r)) => Some(n.with_note(r.message.clone())),
+                (n, r) => n.or(r),
+            };
+            Ok((e, note))
+        }
         Err(mut ds) => {
             ds.extend(note);
             Err(ds)

@@ -53,6 +53,10 @@ pub(super) struct Conv<'a> {
     /// The element type of every pointer (or array) variable declared so far, by name: what
     /// `free(p)` frees (`host.rs`).
     pub pointee: HashMap<String, TypeKind>,
+    /// Every name declared with a float type (variables, and functions that return one), so
+    /// that a cast of such a value to an integer type is not read as the identity
+    /// (`casts.rs`).
+    pub floats: HashSet<String>,
 }
 
 pub(super) type R<T> = Result<T, ()>;
@@ -785,25 +789,7 @@ impl<'a> Conv<'a> {
                     _ => return Ok(self.opaque_expr("this operator", span)),
                 }
             }
-            E::Cast(cst) => {
-                let integral = cst.node.type_name.node.declarator.is_none()
-                    && cst.node.type_name.node.specifiers.iter().all(|s| match &s.node {
-                        c::SpecifierQualifier::TypeSpecifier(t) => matches!(
-                            t.node,
-                            c::TypeSpecifier::Int
-                                | c::TypeSpecifier::Long
-                                | c::TypeSpecifier::Signed
-                        ),
-                        _ => true,
-                    });
-                if integral {
-                    // Our integers are unbounded, as VerCors reads C's: a cast to a signed type
-                    // at least as wide as `int` is the identity. Casts that can wrap (`unsigned`,
-                    // `short`, `char`) would change values, and are refused below.
-                    return self.expr(&cst.node.expression);
-                }
-                return Ok(self.opaque_expr("cast", span));
-            }
+            E::Cast(cst) => return self.cast(cst, span),
             E::BinaryOperator(b) => {
                 use c::BinaryOperator as B;
                 let l = self.expr(&b.node.lhs)?;

@@ -10,6 +10,7 @@
 //! Spans point into the user's file; offsets lang-c reports are shifted back by the length of
 //! the typedef prelude ([`prep::PRELUDE`]).
 
+mod casts;
 mod convert;
 mod division;
 pub mod emit;
@@ -246,6 +247,7 @@ fn parse_here(src: &str, flat: bool) -> Parsed {
         omp_fors: HashMap::new(),
         vectors: HashMap::new(),
         pointee: HashMap::new(),
+        floats: HashSet::new(),
         next_modifiers: Vec::new(),
         defines,
         launches,
@@ -565,6 +567,9 @@ fn function(
     let d = &f.node.declarator;
     let name_id = decl_ident(cv, d)?;
     let ret = return_type(cv, &f.node.specifiers, d, span);
+    if matches!(ret.kind, TypeKind::Float32 | TypeKind::Float64) {
+        cv.floats.insert(name_id.name.clone());
+    }
     let params = cv.params(d).unwrap_or_default();
     let c::Statement::Compound(items) = &f.node.statement.node else {
         cv.unsupported("a function body that is not a block", span);

@@ -110,6 +110,9 @@ impl Conv<'_> {
         if let (Some(n), TypeKind::Array(elem, _)) = (&name, &ty.kind) {
             self.pointee.insert(n.name.clone(), elem.kind.clone());
         }
+        if let (Some(n), TypeKind::Float32 | TypeKind::Float64) = (&name, &ty.kind) {
+            self.floats.insert(n.name.clone());
+        }
         (name, ty)
     }
 

@@ -8,9 +8,17 @@ use crate::ast::{Contract, Exp, ExpKind, Function, Origin, Ty};
 use front::ast::{self, BinOp, Expr, Type, TypeKind};
 use front::span::Span;
 
-/// A permission-valued PVL type (`frac`, `zfrac`, `rational`): `Perm` in Viper.
+/// A type whose values are Viper's `Perm` (reals): `frac`, `zfrac`, `rational`, and the
+/// floats, which are verified as reals (`floats.rs`).
 pub(super) fn is_perm(t: &Type) -> bool {
-    matches!(t.kind, TypeKind::Frac | TypeKind::ZFrac | TypeKind::Rational)
+    matches!(
+        t.kind,
+        TypeKind::Frac
+            | TypeKind::ZFrac
+            | TypeKind::Rational
+            | TypeKind::Float32
+            | TypeKind::Float64
+    )
 }
 
 pub(super) fn is_int(t: &Type) -> bool {
@@ -45,8 +53,17 @@ impl Encoder<'_> {
         Ok(self.coerce(x, self.type_of(e), want))
     }
 
-    pub(super) fn coerce(&self, x: Exp, have: Option<Type>, want: Option<&Type>) -> Exp {
+    pub(super) fn coerce(&mut self, x: Exp, have: Option<Type>, want: Option<&Type>) -> Exp {
         match want {
+            // A float from an integer: typed `Perm` on its own (`none + x/1`), since the other
+            // side of a comparison may be an integer made a float too.
+            Some(w) if super::floats::is_float(w) && have.as_ref().is_some_and(is_int) => {
+                super::floats::int_as_real(x)
+            }
+            // An integer from a float: C truncates toward zero.
+            Some(w) if is_int(w) && have.as_ref().is_some_and(super::floats::is_float) => {
+                self.trunc(x)
+            }
             Some(w) if is_perm(w) && have.as_ref().is_some_and(is_int) => int_as_perm(x),
             Some(w) if is_class(w) && is_anull(&x) => Exp::new(ExpKind::Null, x.span),
             _ => x,

@@ -75,6 +75,11 @@ impl Encoder<'_> {
                 }
             }
             ExprKind::Name(id) => return self.name(id, e.span),
+            ExprKind::Opaque(_) if super::floats::literal(e).is_some() => {
+                let (n, d) = super::floats::literal(e).ok_or(())?;
+                self.note_float(e.span);
+                return Ok(super::floats::real(n, d).with_span(sp));
+            }
             ExprKind::Unary(op, a) => {
                 let a = self.expr(a, code)?;
                 ExpKind::Unary(if *op == UnOp::Not { "!" } else { "-" }, Box::new(a))
@@ -429,11 +434,18 @@ impl Encoder<'_> {
         // Viper has no implicit `Int` → `Perm`: with a permission on either side, both sides
         // are permissions (`Perm / Int` stays, it is Viper's permission division). Comparing
         // with `null` takes the other side's type (objects' `null` is not arrays' `anull()`).
-        let frac = Type::new(TypeKind::Frac);
         let perm = (op.is_comparison() || op.is_arith())
             && (ta.as_ref().is_some_and(is_perm) || tb.as_ref().is_some_and(is_perm));
+        // With a float on a side, an integer on the other becomes a float (`none + i/1`, typed
+        // on its own); else a fraction (`i/1`, typed by the permission beside it).
+        let float = ta.iter().chain(tb.iter()).any(super::floats::is_float);
+        let frac = Type::new(if float { TypeKind::Float64 } else { TypeKind::Frac });
         // A permission divided by C's `/` is the same permission division.
         let op = if perm { op.euclidean() } else { op };
+        if perm && matches!(op, BinOp::Mod) {
+            self.unsupported("`%` on floats or fractions", span);
+            return Err(());
+        }
         if matches!(op, BinOp::TruncDiv | BinOp::TruncMod) {
             return self.truncated(op, a, b, code, span);
         }

@@ -11,6 +11,7 @@ mod comprehension;
 mod contracts;
 mod exprs;
 mod fixed;
+pub mod floats;
 mod functions;
 mod inject;
 mod locks;
@@ -487,6 +488,10 @@ impl<'a> Encoder<'a> {
             TypeKind::Int => Ty::Int,
             TypeKind::Boolean | TypeKind::Bool => Ty::Bool,
             TypeKind::Frac | TypeKind::ZFrac | TypeKind::Rational => Ty::Perm,
+            TypeKind::Float32 | TypeKind::Float64 => {
+                self.note_float(t.span);
+                Ty::Perm
+            }
             TypeKind::Array(_, _) => Ty::Arr,
             TypeKind::Class(n, args) if args.is_empty() && self.adts.contains_key(&n.name) => {
                 Ty::Domain(self.adts[&n.name].viper.clone())

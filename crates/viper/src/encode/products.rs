@@ -19,8 +19,12 @@ use crate::ast::{Exp, ExpKind, Program};
 /// then declares the stride domain).
 pub(super) fn wrap_sizes(prog: &mut Program) -> bool {
     let mut any = false;
+    // Reals (floats, fractions) are no sizes: the stride function is over integers. By name
+    // across the program: a name that is a real anywhere is left alone everywhere.
+    let reals = real_names(prog);
     let mut exp = |e: &mut Exp| {
-        let bound = binders(e);
+        let mut bound = binders(e);
+        bound.extend(reals.iter().cloned());
         let old = std::mem::replace(e, Exp::int(0));
         *e = old.map(&mut |n| match n.kind {
             ExpKind::Binary("*", a, b) if size(&a, &bound) && size(&b, &bound) => {
@@ -35,6 +39,39 @@ pub(super) fn wrap_sizes(prog: &mut Program) -> bool {
     };
     prog.exps_mut(&mut exp);
     any
+}
+
+/// The names of the program's variables of type `Perm` (parameters, results, locals).
+fn real_names(prog: &Program) -> Vec<String> {
+    use crate::ast::{StmtKind, Ty};
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |vs: &[(String, Ty)]| {
+        out.extend(vs.iter().filter(|(_, t)| *t == Ty::Perm).map(|(n, _)| n.clone()))
+    };
+    for f in &prog.functions {
+        add(&f.params);
+    }
+    for m in &prog.methods {
+        add(&m.params);
+        add(&m.returns);
+        fn locals(ss: &[crate::ast::Stmt], out: &mut Vec<(String, Ty)>) {
+            for s in ss {
+                match &s.kind {
+                    StmtKind::VarDecl(n, t) => out.push((n.clone(), t.clone())),
+                    StmtKind::If(_, a, b) => {
+                        locals(a, out);
+                        locals(b, out);
+                    }
+                    StmtKind::While(_, _, b) | StmtKind::Package(_, b) => locals(b, out),
+                    _ => {}
+                }
+            }
+        }
+        let mut ls = Vec::new();
+        locals(m.body.as_deref().unwrap_or_default(), &mut ls);
+        add(&ls);
+    }
+    out
 }
 
 /// The variables some quantifier or `let` of `e` binds.

@@ -48,7 +48,9 @@ impl Encoder<'_> {
     /// Viper cannot store in a field.
     pub(super) fn value_field(&mut self, t: &Type) -> Option<String> {
         let ty = self.viper_ty(t).ok()?;
-        if !matches!(ty, Ty::Seq(_) | Ty::Set(_) | Ty::Multiset(_) | Ty::Map(..) | Ty::Domain(_)) {
+        let collection = matches!(ty, Ty::Seq(_) | Ty::Set(_) | Ty::Multiset(_) | Ty::Map(..));
+        // Floats (reals) too: `float[]` cells are `perm_val: Perm`.
+        if !(collection || matches!(ty, Ty::Domain(_) | Ty::Perm)) {
             return None;
         }
         let mut name = String::new();
@@ -74,6 +76,9 @@ impl Encoder<'_> {
     pub fn type_of(&self, e: &Expr) -> Option<Type> {
         Some(match &e.kind {
             ExprKind::Int(_) => Type::int(),
+            ExprKind::Opaque(_) if super::floats::literal(e).is_some() => {
+                Type::new(TypeKind::Float64)
+            }
             ExprKind::Bool(_) => Type::boolean(),
             ExprKind::Write | ExprKind::Read | ExprKind::NoPerm => Type::new(TypeKind::Frac),
             ExprKind::Name(id) => match self.lookup(&id.name) {
@@ -141,7 +146,12 @@ impl Encoder<'_> {
                     }
                 }
                 BinOp::Add | BinOp::Sub | BinOp::Mul => {
-                    let ta = self.type_of(a).or_else(|| self.type_of(b))?;
+                    // A real on either side makes the whole a real (`i * 0.5`).
+                    let (x, y) = (self.type_of(a), self.type_of(b));
+                    if let Some(t) = x.iter().chain(y.iter()).find(|t| is_perm(t)) {
+                        return Some(t.clone());
+                    }
+                    let ta = x.or(y)?;
                     if matches!(op, BinOp::Concat) || !matches!(ta.kind, TypeKind::Int) {
                         ta
                     } else {
@@ -149,8 +159,10 @@ impl Encoder<'_> {
                     }
                 }
                 BinOp::Cons => self.type_of(b)?,
-                BinOp::Div | BinOp::TruncDiv => match self.type_of(a) {
-                    Some(t) if is_perm(&t) => t,
+                BinOp::Div | BinOp::TruncDiv => match (self.type_of(a), self.type_of(b)) {
+                    (Some(t), _) if is_perm(&t) => t,
+                    // An integer divided by a float is a float (`1 / x`).
+                    (_, Some(t)) if super::floats::is_float(&t) => t,
                     _ => Type::int(),
                 },
                 BinOp::Mod | BinOp::TruncMod => Type::int(),

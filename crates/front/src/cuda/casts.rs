@@ -1,0 +1,94 @@
+//! C casts. A cast to a signed integer type at least as wide as `int` is the identity on our
+//! unbounded integers (as VerCors reads C); a cast to `float` or `double` makes the value a
+//! float: `(double) sum / n` divides reals, so the cast is kept as `e + 0.0` (a float sum of the
+//! same value; `viper/encode/floats.rs`). A cast of a float to an integer truncates, which no
+//! expression of ours spells: it is refused rather than read as the identity (`(int) x + 1`
+//! would otherwise add before truncating). An assignment `int k = x;` truncates instead.
+//! Other casts (`unsigned`, `short`, `char`, pointers) can change values and are refused.
+
+use super::convert::{Conv, R};
+use crate::ast::*;
+use lang_c::ast as c;
+use lang_c::span::Node;
+
+/// What a cast's target type is.
+enum Target {
+    Int,
+    Float,
+    Other,
+}
+
+fn target(t: &c::TypeName) -> Target {
+    if t.declarator.is_some() {
+        return Target::Other;
+    }
+    let words: Vec<&c::TypeSpecifier> = t
+        .specifiers
+        .iter()
+        .filter_map(|s| match &s.node {
+            c::SpecifierQualifier::TypeSpecifier(t) => Some(&t.node),
+            _ => None,
+        })
+        .collect();
+    let int = |w: &&c::TypeSpecifier| {
+        matches!(w, c::TypeSpecifier::Int | c::TypeSpecifier::Long | c::TypeSpecifier::Signed)
+    };
+    let float = |w: &&c::TypeSpecifier| {
+        matches!(w, c::TypeSpecifier::Float | c::TypeSpecifier::Double | c::TypeSpecifier::Long)
+    };
+    if words.iter().all(int) {
+        Target::Int
+    } else if words.iter().all(float) && words.iter().any(|w| !int(w)) {
+        Target::Float
+    } else {
+        Target::Other
+    }
+}
+
+impl Conv<'_> {
+    pub(super) fn cast(
+        &mut self,
+        cst: &Node<c::CastExpression>,
+        span: crate::span::Span,
+    ) -> R<Expr> {
+        match target(&cst.node.type_name.node) {
+            Target::Int => {
+                let e = self.expr(&cst.node.expression)?;
+                if self.may_be_float(&e) {
+                    return Ok(self.opaque_expr("cast of a float to an integer type", span));
+                }
+                Ok(e)
+            }
+            Target::Float => {
+                let e = self.expr(&cst.node.expression)?;
+                let zero = Expr::new(
+                    ExprKind::Opaque(Opaque {
+                        keyword: "floating-point literal".into(),
+                        text: "0.0".into(),
+                        span,
+                    }),
+                    span,
+                );
+                Ok(Expr::new(ExprKind::Binary(BinOp::Add, Box::new(e), Box::new(zero)), span))
+            }
+            Target::Other => Ok(self.opaque_expr("cast", span)),
+        }
+    }
+
+    /// Whether a converted expression may have a float value: it holds a floating literal, a
+    /// name declared with a float type, a cell of a float array, or a call of a function that
+    /// returns one (over-approximated by name: a refused cast is only a refusal).
+    fn may_be_float(&self, e: &Expr) -> bool {
+        crate::visit::any_expr(e, &mut |x| match &x.kind {
+            ExprKind::Opaque(o) => {
+                o.keyword.ends_with("literal") && o.text.contains(['.', 'e', 'E'])
+            }
+            ExprKind::Name(n) => self.floats.contains(&n.name),
+            ExprKind::Index(a, _) => a.as_name().is_some_and(|n| {
+                matches!(self.pointee.get(n), Some(TypeKind::Float32 | TypeKind::Float64))
+            }),
+            ExprKind::Call { name, .. } => self.floats.contains(&name.name),
+            _ => false,
+        })
+    }
+}

@@ -1,0 +1,62 @@
+//! Floats as VerCors verifies them, as real numbers (`viper/encode/floats.rs`): the kernels and
+//! programs of `fixtures/verify_floats/` (C, CUDA and PVL's `float64`) verify and their wrong
+//! twins fail; the file name gives the verdict (`*_ok`, `*_bad_*`, `unsupported_*` refused with
+//! V-UNSUPPORTED). Every report says that floats were read as reals (V-FLOAT-REAL, a warning),
+//! and the interpreter refuses floats instead of running something else. Runs Silicon.
+
+mod common;
+
+use std::path::PathBuf;
+
+fn fixtures() -> Vec<PathBuf> {
+    let dir = common::root().join("fixtures/verify_floats");
+    let mut files = Vec::new();
+    for ext in ["c", "cu", "pvl"] {
+        files.extend(common::files(&dir, ext));
+    }
+    files.sort();
+    assert!(files.len() >= 9, "float fixtures missing");
+    files
+}
+
+#[test]
+fn floats_verify_as_reals_and_their_twins_fail() {
+    let files = fixtures();
+    let reports = common::verify_json(&["--no-cache", "--jobs", "2"], &files);
+    let mut wrong = Vec::new();
+    for (p, got) in files.iter().zip(&reports) {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let want = if name.starts_with("unsupported_") {
+            "Unsupported"
+        } else if name.contains("_bad_") {
+            "Failed"
+        } else {
+            "Verified"
+        };
+        let codes: Vec<&str> = got["diagnostics"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|d| d["code"].as_str())
+            .collect();
+        if got["verdict"] != want {
+            wrong.push(format!("{name}: expected {want}, got {got}"));
+        } else if want == "Unsupported" && codes.first() != Some(&"V-UNSUPPORTED") {
+            wrong.push(format!("{name}: expected V-UNSUPPORTED first, got {codes:?}"));
+        } else if want != "Unsupported" && !codes.contains(&"V-FLOAT-REAL") {
+            wrong.push(format!("{name}: the report does not say floats are reals: {codes:?}"));
+        }
+        if name == "division_bad_zero.c" && !codes.contains(&"V-DIV0") {
+            wrong.push(format!("{name}: expected V-DIV0, got {codes:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_interpreter_refuses_floats() {
+    let f = common::root().join("fixtures/verify_floats/saxpy_ok.cu");
+    let (code, out, err) = common::run_cli(&["run", &f.display().to_string()]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(format!("{out}{err}").contains("floats"), "{out}{err}");
+}
