@@ -15,6 +15,11 @@ impl Encoder<'_> {
             TypeKind::Int => ("int", "int_val", Exp::int(0)),
             TypeKind::Boolean | TypeKind::Bool => ("bool", "bool_val", Exp::bool(false)),
             TypeKind::Class(..) => ("ref", REF_FIELD, Exp::synth(ExpKind::Null)),
+            // Floats are reals (`floats.rs`), in the `perm_val` cells `value_field` declares.
+            TypeKind::Float32 | TypeKind::Float64 => {
+                self.value_field(elem)?;
+                ("real", "perm_val", super::floats::real(0.into(), 1.into()))
+            }
             _ => return None,
         };
         match (kind, dims) {
