@@ -79,6 +79,10 @@ impl Snapshot {
 impl Drop for Snapshot {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
+        // The server's folder goes with its last snapshot (a removal fails while others live).
+        if let Some(dir) = self.0.parent() {
+            let _ = std::fs::remove_dir(dir);
+        }
     }
 }
 
