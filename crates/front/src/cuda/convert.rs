@@ -633,8 +633,22 @@ impl<'a> Conv<'a> {
             // can fail it aborts; VerCors verifies it as an assertion.
             "assert" if !self.functions.contains(&name) && call.node.arguments.len() == 1 => {
                 let Ok(e) = self.expr(&call.node.arguments[0]) else { return };
-                out.stmts
-                    .push(Stmt { kind: StmtKind::Spec { kind: SpecKind::Assert, expr: e }, span });
+                // A call of the program's functions in it is code that runs (`assert(f(x) ==
+                // 1)` calls `f`): `if (!(e)) assert false;`, whose condition is code.
+                let calls = crate::visit::any_expr(
+                    &e,
+                    &mut |x| matches!(&x.kind, ExprKind::Call { name, .. } if self.functions.contains(&name.name)),
+                );
+                let kind = if calls {
+                    let not = Expr::new(ExprKind::Unary(UnOp::Not, Box::new(e)), span);
+                    let fail = Expr::new(ExprKind::Bool(false), span);
+                    let then =
+                        Stmt { kind: StmtKind::Spec { kind: SpecKind::Assert, expr: fail }, span };
+                    StmtKind::If { cond: not, then: Box::new(then), els: None }
+                } else {
+                    StmtKind::Spec { kind: SpecKind::Assert, expr: e }
+                };
+                out.stmts.push(Stmt { kind, span });
             }
             n if n.starts_with("vstore") && !self.functions.contains(&name) => {
                 self.vector_store(call, span, out)
