@@ -80,6 +80,15 @@ fn barrier_under_tid_less_than_16_is_divergence() {
 }
 
 #[test]
+fn a_thread_that_returned_inside_a_loop_misses_the_barrier() {
+    for r in run("return_in_loop_before_barrier.pvl", Checks::default()) {
+        assert_eq!(r.status, Status::Error);
+        let d = r.errors.iter().find(|d| d.code == "R-DIVERGENCE").expect("divergence");
+        assert!(d.message.contains("lanes [3] are inactive"), "{}", d.message);
+    }
+}
+
+#[test]
 fn write_under_read_permission_is_reported() {
     let runs = run("write_under_read.pvl", Checks::default());
     assert!(runs.iter().any(|r| codes(r).iter().any(|c| c == "R-PERM-WRITE")));

@@ -382,8 +382,10 @@ impl Interp {
                 Instr::Barrier(b) => {
                     // The body runs at the resolution (`barrier_body`), not in each thread.
                     next = b.body.map_or(next, |(_, end)| end);
-                    let live = full_mask(w.lanes.len()) & !w.finished;
-                    if live != 0 {
+                    // Every thread of the warp must reach the barrier: one that has returned
+                    // (even from inside a loop, where no branch is left to blame) never will.
+                    let live = full_mask(w.lanes.len());
+                    if live & !w.finished != 0 {
                         if w.mask != live {
                             let d = Diagnostic::error(
                                 "R-DIVERGENCE",
