@@ -82,6 +82,27 @@ fn a_dim3_launch_beyond_the_kernels_dimensions_is_refused_by_name() {
     assert!(err.contains("error[A0014]") && err.contains("more dimensions"), "{out}{err}");
 }
 
+/// `__shared__` forms the kernel form does not hold (a scalar, a 2-D tile) and a barrier in a
+/// `__device__` helper are refused where they are written, by both oracles (found by a user
+/// triage: the scalar was read as a thread-local variable by `parse`, and `run` blamed the
+/// user's names).
+#[test]
+fn shared_scalars_tiles_and_device_barriers_are_refused_where_written() {
+    for (f, what, line) in [
+        ("unsupported_shared_scalar.cu", "`__shared__` scalar", 10),
+        ("unsupported_shared_2d.cu", "several dimensions", 11),
+        ("unsupported_device_barrier.cu", "a barrier outside a kernel", 5),
+    ] {
+        let p = fixture(f);
+        for cmd in ["verify", "run"] {
+            let (code, out, err) = run_cli(&[cmd, &p]);
+            assert_eq!(code, 2, "{cmd} {f}: {out}{err}");
+            assert!(err.contains("error[A0014]") && err.contains(what), "{cmd} {f}: {err}");
+            assert!(err.contains(&format!("{f}:{line}:")), "{cmd} {f}: {err}");
+        }
+    }
+}
+
 /// A call to a function the file does not declare is refused by name by both oracles (VerCors
 /// 1.4 reads gpgpu/ASSSPv3.cu's `atomicRelax(…)` as a no-op; evaluated, its argument
 /// `g_cost[g_start[tid]]` is not even known to be in bounds).

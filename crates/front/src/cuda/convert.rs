@@ -57,6 +57,9 @@ pub(super) struct Conv<'a> {
     /// that a cast of such a value to an integer type is not read as the identity
     /// (`casts.rs`).
     pub floats: HashSet<String>,
+    /// Converting the body of a kernel (`__global__`, `__kernel`): only there may the threads
+    /// of a block meet at a barrier.
+    pub in_kernel: bool,
 }
 
 pub(super) type R<T> = Result<T, ()>;
@@ -615,6 +618,15 @@ impl<'a> Conv<'a> {
             return;
         }
         match name.as_str() {
+            "__syncthreads" | "barrier" if !self.functions.contains(&name) && !self.in_kernel => {
+                // A barrier in a `__device__` helper would synchronise the threads of the
+                // kernel that calls it; the kernel form has no such barrier.
+                let at = self.sp(call.span);
+                self.unsupported(
+                    "a barrier outside a kernel's own body (in a `__device__` function)",
+                    at,
+                );
+            }
             "__syncthreads" | "barrier" if !self.functions.contains(&name) => {
                 let keyword = self.sp(call.node.callee.span);
                 out.stmts.push(Stmt {

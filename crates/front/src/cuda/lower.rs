@@ -522,10 +522,19 @@ pub(super) fn shared_allocators(items: &mut Vec<Item>) {
 }
 
 /// `T[] f(int n)`, abstract: a fresh array of length `n` with write permission to every cell
-/// and nothing known of its contents (`T` is `boolean` when `f` ends so, else `int`).
+/// and nothing known of its contents (`T` is `boolean`, `float` or `double` when `f` ends so,
+/// else `int`).
 pub(super) fn fresh_block(f: String) -> Method {
     let d = Span::DUMMY;
-    let elem = if f.ends_with("boolean") { Type::boolean() } else { Type::int() };
+    let elem = if f.ends_with("boolean") {
+        Type::boolean()
+    } else if f.ends_with("float") {
+        Type::new(TypeKind::Float32)
+    } else if f.ends_with("double") {
+        Type::new(TypeKind::Float64)
+    } else {
+        Type::int()
+    };
     let result = || Expr::synth(ExprKind::Result);
     let len = Expr::synth(ExprKind::Field(Box::new(result()), Ident::synth("length")));
     let i = name("i", d);

@@ -248,6 +248,7 @@ fn parse_here(src: &str, flat: bool) -> Parsed {
         vectors: HashMap::new(),
         pointee: HashMap::new(),
         floats: HashSet::new(),
+        in_kernel: false,
         next_modifiers: Vec::new(),
         defines,
         launches,
@@ -576,7 +577,6 @@ fn function(
         return None;
     };
     let body_span = cv.sp(f.node.statement.span);
-    let mut body = cv.block(items, body_span);
     // lang-c's span starts after the blanked qualifier: it is the word right before, or one
     // among the specifiers.
     let kernel = cv.prep.qualifiers.iter().any(|q| {
@@ -585,6 +585,9 @@ fn function(
             && (q.span.start() >= span.start()
                 || cv.src.get(q.span.end()..span.start()).is_some_and(|gap| gap.trim().is_empty()))
     });
+    cv.in_kernel = kernel;
+    let mut body = cv.block(items, body_span);
+    cv.in_kernel = false;
     let mut params = params;
     if kernel {
         // An OpenCL kernel's `local T* buf` parameter is memory of the work group, of the size

@@ -14,26 +14,42 @@ impl Conv<'_> {
     /// hoists out of the threads). Only one-dimensional arrays of a known extent.
     pub(super) fn shared_decl(&mut self, d: &Node<c::Declaration>, span: Span, out: &mut Body) {
         let base = self.base_type(&d.node.specifiers, span);
-        let [id] = d.node.declarators.as_slice() else {
+        // `__shared__ T a[N], b[M];`: one block allocation per array.
+        let mut allocs = Vec::new();
+        for id in &d.node.declarators {
+            let at = self.sp(id.span);
+            let (name, t) = self.declarator(&base, &id.node.declarator);
+            let why = match (name, &t.kind, &id.node.initializer) {
+                (_, _, Some(_)) => "a `__shared__` variable with an initializer",
+                (Some(name), TypeKind::Array(elem, n), None)
+                    if !matches!(elem.kind, TypeKind::Array(..)) =>
+                {
+                    // `extern __shared__ T buf[];`: dynamic shared memory, whose size the launch
+                    // gives (`\shared_mem_size(buf)` in the contract).
+                    let len = match n {
+                        Some(n) => (**n).clone(),
+                        None => dynamic_size(&name.name, span),
+                    };
+                    match shared_alloc(name, elem, len, t.span, at, span) {
+                        Some(s) => {
+                            allocs.push(s);
+                            continue;
+                        }
+                        None => "a `__shared__` array of this element type",
+                    }
+                }
+                (_, TypeKind::Array(..), None) => {
+                    "a `__shared__` array of several dimensions (declare it with one, `T s[N * M]`, and index `s[i * M + j]`)"
+                }
+                _ => "a `__shared__` scalar (declare an array of one cell, `T s[1]`, and use `s[0]`)",
+            };
+            // Said at the declaration: the variable would otherwise be unknown to every later
+            // use, which blames the user's names instead of this construct.
+            self.unsupported(why, at);
             out.stmts.push(self.opaque_stmt("__shared__", span));
             return;
-        };
-        let (name, t) = self.declarator(&base, &id.node.declarator);
-        let (Some(name), TypeKind::Array(elem, n), None) = (name, &t.kind, &id.node.initializer)
-        else {
-            out.stmts.push(self.opaque_stmt("__shared__", span));
-            return;
-        };
-        // `extern __shared__ T buf[];`: dynamic shared memory, whose size the launch gives
-        // (`\shared_mem_size(buf)` in the contract).
-        let len = match n {
-            Some(n) => (**n).clone(),
-            None => dynamic_size(&name.name, span),
-        };
-        match shared_alloc(name, elem, len, t.span, self.sp(id.span), span) {
-            Some(s) => out.stmts.push(s),
-            None => out.stmts.push(self.opaque_stmt("__shared__", span)),
         }
+        out.stmts.extend(allocs);
     }
 }
 
@@ -57,6 +73,8 @@ pub(super) fn shared_alloc(
     let word = match elem.kind {
         TypeKind::Int => "int",
         TypeKind::Boolean => "boolean",
+        TypeKind::Float32 => "float",
+        TypeKind::Float64 => "double",
         _ => return None,
     };
     let alloc = format!("{}{word}", super::SHARED_ALLOC);
