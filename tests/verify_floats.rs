@@ -60,3 +60,22 @@ fn the_interpreter_refuses_floats() {
     assert_eq!(code, 2, "{out}{err}");
     assert!(format!("{out}{err}").contains("floats"), "{out}{err}");
 }
+
+/// An optimization of a float kernel declares its temporaries with C's float type (found by
+/// `sweep`: prefetching wrote PVL's `float32` into the CUDA text), and its output verifies.
+#[test]
+fn prefetching_a_float_kernel_writes_c_and_verifies() {
+    let f = common::root().join("fixtures/verify_floats/loop_accumulate_ok.cu");
+    let f = f.display().to_string();
+    let line = std::fs::read_to_string(&f)
+        .unwrap()
+        .lines()
+        .position(|l| l.starts_with("__global__"))
+        .expect("a kernel")
+        + 1;
+    let at = format!("line:{line}");
+    let args = ["apply", "--opt", "prefetch", "--at", &at, "--array", "x", "--locations", "t"];
+    let (code, out, err) = common::run_cli(&[&args[..], &["--verify", &f]].concat());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("float x_reg_0;") && !out.contains("float32"), "{out}");
+}

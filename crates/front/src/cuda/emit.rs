@@ -53,8 +53,28 @@ pub fn adapt(src: &str, lo: usize, hi: usize, text: &str) -> String {
             }
             out
         }
-        Place::Code => wrap_annotations(text),
+        Place::Code => wrap_annotations(&c_type_words(text)),
     }
+}
+
+/// PVL's type words in code become C's (`float32 r = x[t];` is `float r = x[t];`): the
+/// optimizations declare temporaries with the element type they read from the tree.
+fn c_type_words(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for t in lex(text).tokens.iter().filter(|t| t.kind == TokKind::Word) {
+        let c = match t.span.text(text) {
+            "float32" => "float",
+            "float64" => "double",
+            "boolean" => "bool",
+            _ => continue,
+        };
+        out.push_str(&text[last..t.span.start()]);
+        out.push_str(c);
+        last = t.span.end();
+    }
+    out.push_str(&text[last..]);
+    out
 }
 
 /// A PVL array type (`int[]`, `int[n * m]`) replacing a C declaration of a name (`int **g`):
