@@ -123,6 +123,18 @@ def line_of(text, needle):
     raise AssertionError(needle)
 
 
+async def hover_on(client, uri, text, line_needle, needle, offset):
+    """The hover at `offset` characters into `needle` on the line holding `line_needle`."""
+    line = line_of(text, line_needle)
+    col = text.splitlines()[line].index(needle) + offset
+    return await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line, col),
+        )
+    )
+
+
 async def actions_at(client, uri, line):
     return await client.text_document_code_action_async(
         types.CodeActionParams(
@@ -199,14 +211,7 @@ async def test_cuda_kernel_gets_diagnostics_and_actions(client: LanguageClient):
     assert [(field(m, "name"), field(m, "status")) for m in methods] == [("conv", "verified")]
     assert field(methods[0], "line") == line_of(text, "__global__ void conv")
     await until(lambda: client.alpine["cost"], "a cost run", 120)
-    access = line_of(text, "acc = acc + in[g + k] * w[k];")
-    col = text.splitlines()[access].index("in[g + k]")
-    hover = await client.text_document_hover_async(
-        types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            position=types.Position(access, col + 4),
-        )
-    )
+    hover = await hover_on(client, uri, text, "acc = acc + in[g + k] * w[k];", "in[g + k]", 4)
     assert hover is not None and "in[g + k]" in hover.contents.value, hover
 
 
@@ -275,14 +280,7 @@ async def test_save_verifies_per_method_and_an_edit_cancels(client: LanguageClie
     assert lenses[0].range.start.line == line_of(text, "void bumpAll")
     # The cost run of the save: hovering an access shows its row.
     await until(lambda: client.alpine["cost"], "a cost run", 120)
-    access = line_of(text, "y[tid] = y[tid] + 2;")
-    col = text.splitlines()[access].index("y[tid] + 2")
-    hover = await client.text_document_hover_async(
-        types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            position=types.Position(access, col + 1),
-        )
-    )
+    hover = await hover_on(client, uri, text, "y[tid] = y[tid] + 2;", "y[tid] + 2", 1)
     assert hover is not None and "sectors" in hover.contents.value, hover
 
 

@@ -22,14 +22,7 @@ fn target(t: &c::TypeName) -> Target {
     if t.declarator.is_some() {
         return Target::Other;
     }
-    let words: Vec<&c::TypeSpecifier> = t
-        .specifiers
-        .iter()
-        .filter_map(|s| match &s.node {
-            c::SpecifierQualifier::TypeSpecifier(t) => Some(&t.node),
-            _ => None,
-        })
-        .collect();
+    let words = super::types::type_words(&t.specifiers);
     let int = |w: &&c::TypeSpecifier| {
         matches!(w, c::TypeSpecifier::Int | c::TypeSpecifier::Long | c::TypeSpecifier::Signed)
     };

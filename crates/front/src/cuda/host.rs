@@ -63,14 +63,7 @@ impl Conv<'_> {
         if tn.declarator.is_some() {
             return None;
         }
-        let words: Vec<&c::TypeSpecifier> = tn
-            .specifiers
-            .iter()
-            .filter_map(|s| match &s.node {
-                c::SpecifierQualifier::TypeSpecifier(t) => Some(&t.node),
-                _ => None,
-            })
-            .collect();
+        let words = super::types::type_words(&tn.specifiers);
         let ty = self.type_of_specifiers(&words, Span::DUMMY);
         elem_word(&ty.kind)
     }

@@ -160,3 +160,16 @@ pub(super) fn without_extents(t: &Type) -> Type {
         k => Type { kind: k.clone(), span: t.span },
     }
 }
+
+/// The type words of a type name's specifiers (`unsigned`, `long`, `int`), qualifiers left out.
+pub(super) fn type_words(
+    specifiers: &[lang_c::span::Node<c::SpecifierQualifier>],
+) -> Vec<&c::TypeSpecifier> {
+    specifiers
+        .iter()
+        .filter_map(|s| match &s.node {
+            c::SpecifierQualifier::TypeSpecifier(t) => Some(&t.node),
+            _ => None,
+        })
+        .collect()
+}
