@@ -23,7 +23,8 @@ pub fn front(doc: &Doc) -> Vec<Diagnostic> {
     out
 }
 
-fn same(a: &Diagnostic, b: &Diagnostic) -> bool {
+/// The same diagnostic: code, message and place.
+pub fn same(a: &Diagnostic, b: &Diagnostic) -> bool {
     a.code == b.code && a.message == b.message && a.primary_span() == b.primary_span()
 }
 

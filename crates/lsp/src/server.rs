@@ -305,7 +305,12 @@ impl Server {
         let mut all = self.front.get(uri).cloned().unwrap_or_default();
         if let Some((v, o)) = self.verified.get(uri) {
             if *v == doc.version {
-                all.extend(o.diagnostics.iter().cloned());
+                // The verifier repeats the front's warnings (V-FLOAT-REAL): each once.
+                for d in &o.diagnostics {
+                    if !all.iter().any(|a| diagnostics::same(a, d)) {
+                        all.push(d.clone());
+                    }
+                }
             }
         }
         let lsp_ds: Vec<lsp::Diagnostic> =
