@@ -9,6 +9,7 @@
 use crate::ast::*;
 use crate::span::Span;
 use crate::visit::for_each_child;
+use num_bigint::BigInt;
 use std::collections::BTreeMap;
 
 /// The direct sub-expressions of `e`, each with its "delimited position" flag.
@@ -233,5 +234,68 @@ mod tests {
         assert_eq!(paren("(a + b)"), "(a + b)");
         assert_eq!(paren("(a) + (b)"), "((a) + (b))");
         assert_eq!(paren("a + b"), "(a + b)");
+    }
+}
+
+/// The exact value of a decimal floating literal (`1.5`, `0.5f`, `2.`, `.25`, `1e-3`, `3.0L`) as
+/// numerator and denominator; `None` for anything else (hexadecimal floats included).
+pub fn decimal(text: &str) -> Option<(BigInt, BigInt)> {
+    let t = text.trim().trim_end_matches(['f', 'F', 'l', 'L']);
+    let (mantissa, exp) = match t.find(['e', 'E']) {
+        Some(i) => (&t[..i], t[i + 1..].parse::<i32>().ok()?),
+        None => (t, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if int.is_empty() && frac.is_empty()
+        || !int.chars().chain(frac.chars()).all(|c| c.is_ascii_digit())
+        || !(t.contains('.') || t.contains(['e', 'E']))
+    {
+        return None;
+    }
+    let digits: BigInt = format!("{int}{frac}0").parse::<BigInt>().ok()? / 10;
+    let scale = exp - i32::try_from(frac.len()).ok()?;
+    let ten = BigInt::from(10);
+    let (num, den) = if scale >= 0 {
+        (digits * ten.pow(scale.unsigned_abs()), BigInt::from(1))
+    } else {
+        (digits, ten.pow(scale.unsigned_abs()))
+    };
+    let g = num_integer::Integer::gcd(&num, &den);
+    if g == BigInt::from(0) {
+        return Some((num, den));
+    }
+    Some((num / &g, den / g))
+}
+
+/// The floating literal an expression is (both front ends keep one as text): its exact value.
+pub fn float_literal(e: &Expr) -> Option<(BigInt, BigInt)> {
+    match &e.kind {
+        ExprKind::Opaque(o) if o.keyword.ends_with("literal") => decimal(&o.text),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod float_tests {
+    use super::decimal;
+
+    fn d(s: &str) -> Option<(i64, i64)> {
+        decimal(s).map(|(n, d)| (n.try_into().unwrap(), d.try_into().unwrap()))
+    }
+
+    #[test]
+    fn decimal_literals_are_exact_fractions() {
+        assert_eq!(d("1.5"), Some((3, 2)));
+        assert_eq!(d("0.5f"), Some((1, 2)));
+        assert_eq!(d("0.510000"), Some((51, 100)));
+        assert_eq!(d("2."), Some((2, 1)));
+        assert_eq!(d(".25"), Some((1, 4)));
+        assert_eq!(d("1e-3"), Some((1, 1000)));
+        assert_eq!(d("2.5E2"), Some((250, 1)));
+        assert_eq!(d("0.0"), Some((0, 1)));
+        assert_eq!(d("12"), None);
+        assert_eq!(d("0x1.8p1"), None);
+        assert_eq!(d("'a'"), None);
+        assert_eq!(d("."), None);
     }
 }

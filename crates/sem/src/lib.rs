@@ -104,16 +104,6 @@ pub fn load(src: &str) -> Result<Loaded, SemError> {
         .with_primary(c.contract[0].span, "not supported by `alpine-rs run`")
         .with_help("state the lock invariant as a member, `resource lock_invariant() = …;`, established by every constructor")]));
     }
-    // Floats: `verify` reads them as reals (V-FLOAT-REAL); the interpreter has no float values
-    // yet, and running them as anything else would compare the oracles on different programs.
-    if let Some(at) = first_float(&parsed.program) {
-        return Err(SemError::Parse(vec![Diagnostic::error(
-            "R-UNSUPPORTED",
-            "floats (`float`, `double`, `float32`, `float64`) are not run by the interpreter yet",
-        )
-        .with_primary(at, "not supported by `alpine-rs run`")
-        .with_help("`alpine-rs verify` checks the program, with floats as real numbers")]));
-    }
     // ADTs are uninterpreted functions constrained by axioms: nothing to execute.
     if let Some(a) = parsed.program.items.iter().find_map(|i| match i {
         front::ast::Item::Adt(a) => Some(a),
@@ -597,46 +587,4 @@ fn rational_text(t: &str) -> Option<InVal> {
             })
         }
     }
-}
-
-/// Where a program first names a float type (a parameter, result, field or local).
-fn first_float(p: &front::ast::Program) -> Option<front::span::Span> {
-    use front::ast::{Member, StmtKind, Type, TypeKind};
-    fn float(t: &Type) -> Option<front::span::Span> {
-        match &t.kind {
-            TypeKind::Float32 | TypeKind::Float64 => Some(t.span),
-            TypeKind::Array(e, _) | TypeKind::Generic1(_, e) => float(e),
-            _ => None,
-        }
-    }
-    for item in &p.items {
-        if let front::ast::Item::Class(c) = item {
-            for m in &c.members {
-                if let Member::Field(f) = m {
-                    if let Some(s) = float(&f.ty) {
-                        return Some(s);
-                    }
-                }
-            }
-        }
-    }
-    for (_, m) in p.methods() {
-        if let Some(s) = m.params.iter().find_map(|x| float(&x.ty)).or_else(|| float(&m.ret)) {
-            return Some(s);
-        }
-        let mut found = None;
-        if let front::ast::MethodBody::Block(b) = &m.body {
-            for st in &b.stmts {
-                front::visit::walk_stmts(st, &mut |s| {
-                    if let StmtKind::Decl { ty, .. } = &s.kind {
-                        found = found.or_else(|| float(ty));
-                    }
-                });
-            }
-        }
-        if found.is_some() {
-            return found;
-        }
-    }
-    None
 }

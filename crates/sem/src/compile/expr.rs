@@ -51,6 +51,12 @@ impl<'a> Compiler<'a> {
                 None => CE::Const(Value::big(v.clone())),
             },
             ExprKind::Bool(b) => CE::Bool(*b),
+            ExprKind::Opaque(_) if front::exprtext::float_literal(e).is_some() => {
+                let zero = (0.into(), 1.into());
+                let (n, d) = front::exprtext::float_literal(e).unwrap_or(zero);
+                let q = crate::value::Q::from_big(num_rational::BigRational::new(n, d));
+                CE::Const(Value::perm(Amt { q, k: 0 }))
+            }
             ExprKind::Null => CE::Null,
             ExprKind::This => CE::This,
             ExprKind::Write => CE::Write,
@@ -82,6 +88,11 @@ impl<'a> Compiler<'a> {
                 CE::Bool(same == Some(*op == BinOp::Eq))
             }
             ExprKind::Binary(op, l, r) => {
+                // `/` of floats divides the rationals they are (`\`); on fractions `/` stays
+                // the integer operator it is in PVL.
+                let float_div = matches!(op, BinOp::Div | BinOp::TruncDiv)
+                    && (self.may_be_real(l) || self.may_be_real(r));
+                let op = if float_div { &BinOp::Frac } else { op };
                 let (l, r) = (self.bx(l, pre), self.bx(r, pre));
                 match op {
                     // A magic wand is a ghost resource the interpreter does not track: its

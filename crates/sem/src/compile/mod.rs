@@ -75,7 +75,8 @@ impl Ty {
             TypeKind::Void => Ty::Void,
             TypeKind::Frac => Ty::Frac,
             TypeKind::ZFrac => Ty::ZFrac,
-            TypeKind::Rational => Ty::Rational,
+            // Floats are exact rationals, as `verify` reads them (V-FLOAT-REAL).
+            TypeKind::Rational | TypeKind::Float32 | TypeKind::Float64 => Ty::Rational,
             TypeKind::Array(inner, _) => Ty::Array(b(inner)),
             TypeKind::Generic1(Generic1::Seq, inner) => Ty::Seq(b(inner)),
             TypeKind::Generic1(Generic1::Set, inner) => Ty::Set(b(inner)),
@@ -134,6 +135,9 @@ pub enum GOp {
     /// a function result): an integer becomes the amount it equals, so that the operators
     /// treat it as a rational.
     ToRat,
+    /// A number as an integer: a rational truncated toward zero (C's conversion of a float
+    /// assigned to an integer), an integer as it is.
+    Trunc,
 }
 
 impl GOp {
@@ -158,6 +162,7 @@ impl GOp {
             GOp::ArrayValues => "\\values",
             GOp::Disjoint => "disjointMap",
             GOp::ToRat => "rational",
+            GOp::Trunc => "truncation",
         }
     }
 }

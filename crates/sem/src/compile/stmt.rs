@@ -57,6 +57,12 @@ impl<'a> Compiler<'a> {
     /// Assignment of `value` (an AST expression) to `target`, with calls and allocations as
     /// their own instructions.
     fn assign(&mut self, target: Target, value: &Expr, span: Span, ghost: bool) {
+        self.assign_to(target, value, span, ghost, false)
+    }
+
+    /// [`Self::assign`]; `int`: the target holds an integer, so a float value is truncated
+    /// toward zero on the way in (C's `int k = x;`).
+    fn assign_to(&mut self, target: Target, value: &Expr, span: Span, ghost: bool, int: bool) {
         match &value.kind {
             ExprKind::NewArray(t, dims) => {
                 let d = self.hoisted_exprs(dims);
@@ -105,11 +111,44 @@ impl<'a> Compiler<'a> {
             }
             _ => {
                 let mut pre = Vec::new();
-                let v = self.expr(value, &mut Some(&mut pre));
+                let mut v = self.expr(value, &mut Some(&mut pre));
+                if int && self.may_be_real(value) {
+                    v = CE::Ghost(GOp::Trunc, vec![v], span);
+                }
                 self.code.extend(pre);
                 self.code.push(Instr::Assign { simple: false, target, value: v, span, ghost });
             }
         }
+    }
+
+    /// Whether `e` may have a float value: a float literal, or a local or array cell of a
+    /// float type (`rational`, which floats are here, `Ty::from_ast`) in it.
+    pub(super) fn may_be_real(&self, e: &Expr) -> bool {
+        let rational = |t: Option<(u32, &Ty)>| match t {
+            Some((_, Ty::Array(el))) => **el == Ty::Rational,
+            Some((_, t)) => *t == Ty::Rational,
+            None => false,
+        };
+        front::visit::any_expr(e, &mut |x| match &x.kind {
+            ExprKind::Name(n) => rational(self.scope.lookup(&n.name)),
+            ExprKind::Opaque(_) => front::exprtext::float_literal(x).is_some(),
+            _ => false,
+        })
+    }
+
+    /// Whether an assignment target holds integers (a local, or a cell of an array local).
+    fn int_target(&self, target: &Expr) -> bool {
+        let name = match &target.kind {
+            ExprKind::Name(n) => n,
+            ExprKind::Index(a, _) => match &a.kind {
+                ExprKind::Name(n) => {
+                    return matches!(self.scope.lookup(&n.name), Some((_, Ty::Array(el))) if **el == Ty::Int)
+                }
+                _ => return false,
+            },
+            _ => return false,
+        };
+        matches!(self.scope.lookup(&name.name), Some((_, Ty::Int)))
     }
 
     pub(super) fn call_stmt(&mut self, target: Option<Target>, e: &Expr, span: Span) {
@@ -142,7 +181,9 @@ impl<'a> Compiler<'a> {
                 for d in vars {
                     let slot = self.scope.declare(&d.name.name, t.clone());
                     match &d.init {
-                        Some(init) => self.assign(Target::Local(slot), init, d.span, ghost),
+                        Some(init) => {
+                            self.assign_to(Target::Local(slot), init, d.span, ghost, t == Ty::Int)
+                        }
                         None => {
                             let v = default_value(&t);
                             self.code.push(Instr::Assign {
@@ -161,7 +202,8 @@ impl<'a> Compiler<'a> {
                 match self.target(target, &mut Some(&mut pre)) {
                     Some(t) => {
                         self.code.extend(pre);
-                        self.assign(t, value, span, ghost)
+                        let int = self.int_target(target);
+                        self.assign_to(t, value, span, ghost, int)
                     }
                     None => {
                         self.code.push(Instr::Unsupported("assignment target".into(), target.span))

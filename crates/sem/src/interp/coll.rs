@@ -166,6 +166,10 @@ impl Interp {
             (GOp::Disjoint, [Value::Map(a), Value::Map(b)]) => {
                 Value::Bool(a.entries.iter().all(|(k, _)| b.find(k).is_err()))
             }
+            (GOp::Trunc, [Value::Perm(a)]) if a.k == 0 => {
+                Value::big(a.q.to_big().trunc().to_integer())
+            }
+            (GOp::Trunc, [x]) => x.clone(),
             (GOp::ToRat, [x]) => match x {
                 Value::Int(_) | Value::Big(_) => Value::perm(x.amount().unwrap_or(Amt::NONE)),
                 _ => x.clone(),
