@@ -1,7 +1,7 @@
 //! Floats as VerCors verifies them, as real numbers (`viper/encode/floats.rs`): the kernels and
 //! programs of `fixtures/verify_floats/` (C, CUDA and PVL's `float64`) verify and their wrong
 //! twins fail; the file name gives the verdict (`*_ok`, `*_bad_*`, `unsupported_*` refused with
-//! V-UNSUPPORTED). Every report says that floats were read as reals (V-FLOAT-REAL, a warning),
+//! V-UNSUPPORTED, `rejected_*` with V-TYPE: a float where a boolean or a permission belongs). Every report says that floats were read as reals (V-FLOAT-REAL, a warning),
 //! and the interpreter runs them as the same exact rationals. Runs Silicon.
 
 mod common;
@@ -26,7 +26,7 @@ fn floats_verify_as_reals_and_their_twins_fail() {
     let mut wrong = Vec::new();
     for (p, got) in files.iter().zip(&reports) {
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        let want = if name.starts_with("unsupported_") {
+        let want = if name.starts_with("unsupported_") || name.starts_with("rejected_") {
             "Unsupported"
         } else if name.contains("_bad_") {
             "Failed"
@@ -41,8 +41,10 @@ fn floats_verify_as_reals_and_their_twins_fail() {
             .collect();
         if got["verdict"] != want {
             wrong.push(format!("{name}: expected {want}, got {got}"));
-        } else if want == "Unsupported" && codes.first() != Some(&"V-UNSUPPORTED") {
+        } else if name.starts_with("unsupported_") && codes.first() != Some(&"V-UNSUPPORTED") {
             wrong.push(format!("{name}: expected V-UNSUPPORTED first, got {codes:?}"));
+        } else if name.starts_with("rejected_") && codes.first() != Some(&"V-TYPE") {
+            wrong.push(format!("{name}: expected V-TYPE first, got {codes:?}"));
         } else if want != "Unsupported" && !codes.contains(&"V-FLOAT-REAL") {
             wrong.push(format!("{name}: the report does not say floats are reals: {codes:?}"));
         }
@@ -61,7 +63,8 @@ fn the_interpreter_runs_floats_as_the_verifier_reads_them() {
     let mut wrong = Vec::new();
     for p in fixtures() {
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
-        let want = if name.starts_with("unsupported_") || name.starts_with("division_bad") {
+        let skip = ["unsupported_", "rejected_", "division_bad"];
+        let want = if skip.iter().any(|k| name.starts_with(k)) {
             continue;
         } else if name.contains("_bad_") {
             1

@@ -50,6 +50,7 @@ impl Checker {
     pub fn ty(&mut self, e: &Expr) -> Ty {
         match &e.kind {
             ExprKind::Int(_) => Ty::Int,
+            ExprKind::Opaque(_) if front::exprtext::float_literal(e).is_some() => Ty::Float,
             ExprKind::Bool(_) => Ty::Bool,
             ExprKind::Null => Ty::Null,
             ExprKind::This => self.class.clone().map_or(Ty::Unknown, Ty::Class),
@@ -76,6 +77,7 @@ impl Checker {
                     (Ty::Null, _) | (Ty::Unknown, _) => tb,
                     (_, Ty::Null) | (_, Ty::Unknown) => ta,
                     (Ty::Int, Ty::Frac) | (Ty::Frac, Ty::Int) => Ty::Frac,
+                    (Ty::Int, Ty::Float) | (Ty::Float, Ty::Int) => Ty::Float,
                     (Ty::Bool, Ty::Resource) | (Ty::Resource, Ty::Bool) => Ty::Resource,
                     _ if ta == tb => ta,
                     // `c ? 0 : x <= y` has no type (Silicon rejects its encoding).
@@ -593,7 +595,7 @@ impl Checker {
                 operands(self, &ok, "arithmetic needs numbers (sequences have `+` and `++` only)");
                 // A number and a collection do not mix: `a[k] + [k]` reached Silicon (found by
                 // the encoder fuzzer with Silicon).
-                let num = |t: &Ty| matches!(t, Ty::Int | Ty::Frac);
+                let num = |t: &Ty| matches!(t, Ty::Int | Ty::Frac | Ty::Float);
                 if (num(&ta) && tb.collection()) || (ta.collection() && num(&tb)) {
                     self.mismatch(
                         a.span.to(b.span),
@@ -609,6 +611,7 @@ impl Checker {
                 }
                 match (&ta, &tb) {
                     _ if op == BinOp::Frac => Ty::Frac,
+                    (Ty::Float, _) | (_, Ty::Float) => Ty::Float,
                     (Ty::Frac, _) | (_, Ty::Frac) => Ty::Frac,
                     (Ty::Int, Ty::Int) => Ty::Int,
                     (t, _) if t.collection() => ta,

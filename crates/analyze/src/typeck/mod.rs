@@ -66,6 +66,8 @@ pub enum Ty {
     Bool,
     /// `frac`, `zfrac`, `rational` and permission amounts.
     Frac,
+    /// `float32`, `float64` (C's `float`, `double`): numbers, never booleans nor permissions.
+    Float,
     Resource,
     Null,
     Void,
@@ -94,6 +96,7 @@ impl Ty {
             TypeKind::Int => Ty::Int,
             TypeKind::Boolean | TypeKind::Bool => Ty::Bool,
             TypeKind::Frac | TypeKind::ZFrac | TypeKind::Rational => Ty::Frac,
+            TypeKind::Float32 | TypeKind::Float64 => Ty::Float,
             TypeKind::Resource => Ty::Resource,
             TypeKind::Void => Ty::Void,
             TypeKind::Class(c, args) if args.is_empty() => Ty::Class(c.name.clone()),
@@ -109,7 +112,7 @@ impl Ty {
     }
 
     fn numeric(&self) -> bool {
-        matches!(self, Ty::Int | Ty::Frac | Ty::Unknown)
+        matches!(self, Ty::Int | Ty::Frac | Ty::Float | Ty::Unknown)
     }
 
     /// Definitely not a boolean (nor something that may be one).
@@ -131,6 +134,7 @@ impl Ty {
             Ty::Int => "int".into(),
             Ty::Bool => "boolean".into(),
             Ty::Frac => "frac".into(),
+            Ty::Float => "float".into(),
             Ty::Resource => "resource".into(),
             Ty::Null => "null".into(),
             Ty::Void => "void".into(),
@@ -177,6 +181,9 @@ impl Checker {
             (Ty::Unknown, _) | (_, Ty::Unknown) => true,
             (a, b) if a == b => true,
             (Ty::Frac, Ty::Int) | (Ty::Resource, Ty::Bool) => true,
+            // C converts between integers and floats implicitly (a float into an integer is
+            // truncated, `viper/encode/floats.rs`).
+            (Ty::Float, Ty::Int) | (Ty::Int, Ty::Float) => true,
             (Ty::Class(_) | Ty::Array(_), Ty::Null) => true,
             (Ty::Array(a), Ty::Array(b))
             | (Ty::Seq(a), Ty::Seq(b))
