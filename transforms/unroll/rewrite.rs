@@ -203,7 +203,12 @@ pub fn guard_text_with(src: &str, guard: &Expr, var: &str, repl: &str) -> String
             } else {
                 format!("({repl})")
             };
-            edits.push((e.span, r));
+            // C's front end may give a name's span its trailing blanks (`i ` in `i < n`): keep
+            // them, so that `i + 2 < n` keeps its space.
+            let text = e.span.text(src);
+            let blank = text.len() - text.trim_end().len();
+            let name = Span::new(e.span.start(), e.span.end() - blank);
+            edits.push((name, r));
         }
     });
     splice(src, guard.span, edits)
