@@ -200,6 +200,9 @@ impl Server {
 
     fn notification(&mut self, n: Notification) {
         match n.method.as_str() {
+            // The first Z3 query of a process costs ~100 ms of set-up: paid here, once, so that
+            // the first code action answers as fast as the others.
+            "initialized" => crate::actions::warm_up(self.settings.z3_timeout_ms),
             "textDocument/didOpen" => {
                 if let Ok(p) = serde_json::from_value::<lsp::DidOpenTextDocumentParams>(n.params) {
                     let d = p.text_document;
