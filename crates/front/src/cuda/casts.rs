@@ -85,3 +85,14 @@ impl Conv<'_> {
         })
     }
 }
+
+/// The value an integer variable is initialised with: `int k = (int) x;` is `int k = x;` (the
+/// initialisation truncates as the cast would), so the cast is left out there.
+pub(super) fn initial_value(e: &Node<c::Expression>) -> &Node<c::Expression> {
+    match &e.node {
+        c::Expression::Cast(cst) if matches!(target(&cst.node.type_name.node), Target::Int) => {
+            &cst.node.expression
+        }
+        _ => e,
+    }
+}

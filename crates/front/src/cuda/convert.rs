@@ -381,6 +381,11 @@ impl<'a> Conv<'a> {
             let (name, t) = self.declarator(&base, &id.node.declarator);
             let Some(name) = name else { continue };
             let mut init = match &id.node.initializer {
+                Some(Node { node: c::Initializer::Expression(e), .. })
+                    if t.kind == TypeKind::Int =>
+                {
+                    self.expr(super::casts::initial_value(e)).ok()
+                }
                 Some(Node { node: c::Initializer::Expression(e), .. }) => self.expr(e).ok(),
                 Some(Node { node: c::Initializer::List(items), span: at }) => {
                     let at = self.sp(*at);
