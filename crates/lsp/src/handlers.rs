@@ -113,8 +113,7 @@ impl Server {
             }),
             data: None,
         };
-        if let Some(r) = self.verifying.get(&uri).filter(|r| r.version == doc.version) {
-            let _ = r;
+        if self.verifying.get(&uri).is_some_and(|r| r.version == doc.version) {
             let parsed = transforms::registry::parse(&doc.text, &front::ParseOptions::default());
             return parsed
                 .program

@@ -35,7 +35,7 @@ impl Ranked {
         self.optimization == a.opt && self.line == a.line && self.column == a.col && mine == theirs
     }
 
-    /// " — time −6.5 % (1st)" for an action's title.
+    /// " — time −6.5% (rank 1)" for an action's title.
     pub fn suffix(&self) -> String {
         match self.change {
             Some(c) => {
