@@ -180,3 +180,28 @@ pub fn file_candidates(src: &str, parsed: &Parsed) -> (Vec<SiteChoice>, Vec<Skip
     }
     (out, skipped)
 }
+
+/// The `apply` flags that ask for `opt` with `params` (plan keys and values): `--factor 2`, a
+/// switch as its bare flag when true. What `suggest` prints and the language server's actions
+/// name, so that the command a user runs is the attempt that was measured.
+pub fn apply_flags<'a>(
+    opt: Opt,
+    params: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Vec<String> {
+    let meta = opt.meta();
+    let mut out = Vec::new();
+    for (k, val) in params {
+        let Some(p) = meta.params.iter().find(|p| p.is_named(k, crate::params::Spelling::Key))
+        else {
+            continue;
+        };
+        if p.is_switch() {
+            if val == "true" {
+                out.push(format!("--{}", p.flag));
+            }
+        } else {
+            out.extend([format!("--{}", p.flag), val.to_string()]);
+        }
+    }
+    out
+}

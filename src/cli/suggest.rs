@@ -27,7 +27,6 @@ use crate::diag::{Diagnostic, SourceFile};
 use crate::front::ParseOptions;
 use crate::sem::cost::{CostVerdict, Counts};
 use crate::sem::{self, Config, ValidateOptions, Verdict};
-use crate::transforms::params::Spelling;
 use crate::transforms::registry;
 use report::{refusals, Report, Row};
 use serde_json::json;
@@ -214,16 +213,10 @@ fn command(c: &Candidate, file: &str, z3: u32) -> Vec<String> {
     let mut v: Vec<String> =
         vec!["alpine-rs".into(), "apply".into(), "--opt".into(), meta.name.into()];
     v.extend(["--at".to_string(), format!("line:{}:{}", c.line, c.col)]);
-    for (k, val) in &c.params {
-        let Some(p) = meta.params.iter().find(|p| p.is_named(k, Spelling::Key)) else { continue };
-        if p.is_switch() {
-            if val == "true" {
-                v.push(format!("--{}", p.flag));
-            }
-        } else {
-            v.extend([format!("--{}", p.flag), val.clone()]);
-        }
-    }
+    v.extend(crate::transforms::sweep::apply_flags(
+        c.opt,
+        c.params.iter().map(|(k, val)| (*k, val.as_str())),
+    ));
     if z3 != crate::check::DEFAULT_TIMEOUT_MS {
         v.extend(["--z3-timeout".to_string(), z3.to_string()]);
     }

@@ -38,23 +38,16 @@ impl SiteAction {
 
     /// The `alpine-rs apply` command that writes the same output.
     pub fn command(&self, file: &str) -> String {
-        let mut v =
-            format!("alpine-rs apply --opt {} --at line:{}:{}", self.opt, self.line, self.col);
+        let mut v = vec![format!(
+            "alpine-rs apply --opt {} --at line:{}:{}",
+            self.opt, self.line, self.col
+        )];
         if let Some(opt) = transforms::registry::lookup(self.opt) {
-            for (k, val) in &self.params {
-                if let Some(p) = opt.meta().params.iter().find(|p| p.is_named(k, Spelling::Key)) {
-                    if p.is_switch() {
-                        if val == "true" {
-                            v.push_str(&format!(" --{}", p.flag));
-                        }
-                    } else {
-                        v.push_str(&format!(" --{} {val}", p.flag));
-                    }
-                }
-            }
+            let params = self.params.iter().map(|(k, x)| (k.as_str(), x.as_str()));
+            v.extend(transforms::sweep::apply_flags(opt, params));
         }
-        v.push_str(&format!(" {file}"));
-        v
+        v.push(file.to_string());
+        v.join(" ")
     }
 }
 

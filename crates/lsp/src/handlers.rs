@@ -3,7 +3,7 @@
 
 use crate::actions;
 use crate::hover;
-use crate::jobs::Cancel;
+use crate::jobs::{self, Cancel};
 use crate::server::{Event, Running, Server};
 use crate::suggest;
 use crate::verification::{self, MethodStatus, Outcome};
@@ -191,20 +191,14 @@ impl Server {
         }
         if self.settings.cost_on_save {
             let Some(doc) = self.docs.get(uri) else { return };
-            let cancel: Cancel = Arc::new(AtomicBool::new(false));
-            if let Some(old) = self.cost_jobs.insert(uri.clone(), Arc::clone(&cancel)) {
-                old.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
+            let cancel = jobs::replace(&mut self.cost_jobs, uri.clone());
             suggest::start_cost(self.opts.exe.clone(), doc, cancel, self.events.clone());
         }
     }
 
     fn start_suggest(&mut self, uri: &lsp::Url) {
         let Some(doc) = self.docs.get(uri) else { return };
-        let cancel: Cancel = Arc::new(AtomicBool::new(false));
-        if let Some(old) = self.suggest_jobs.insert(uri.clone(), Arc::clone(&cancel)) {
-            old.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
+        let cancel = jobs::replace(&mut self.suggest_jobs, uri.clone());
         suggest::start_suggest(self.opts.exe.clone(), doc, cancel, self.events.clone());
     }
 

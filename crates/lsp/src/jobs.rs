@@ -13,6 +13,23 @@ use std::time::{Duration, Instant};
 /// A flag a job polls; set, the job kills its child and returns.
 pub type Cancel = Arc<AtomicBool>;
 
+/// Set a job's flag: the job stops.
+pub fn cancel(c: &Cancel) {
+    c.store(true, Ordering::Relaxed);
+}
+
+/// A fresh flag for the job of `key`, cancelling the job it replaces.
+pub fn replace<K: std::hash::Hash + Eq>(
+    jobs: &mut std::collections::HashMap<K, Cancel>,
+    key: K,
+) -> Cancel {
+    let fresh: Cancel = Arc::new(AtomicBool::new(false));
+    if let Some(old) = jobs.insert(key, Arc::clone(&fresh)) {
+        cancel(&old);
+    }
+    fresh
+}
+
 /// Runs `exe ARGS… SNAPSHOT` where SNAPSHOT is a temporary file holding `text` under a name
 /// with `ext`, and reads its stdout as JSON. `Err` says why there is no answer.
 pub fn run_json(

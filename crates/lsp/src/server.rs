@@ -6,7 +6,7 @@
 use crate::actions::SiteAction;
 use crate::diagnostics::{self, CodeDocs};
 use crate::hover::AccessRow;
-use crate::jobs::Cancel;
+use crate::jobs::{self, Cancel};
 use crate::suggest::Ranked;
 use crate::text::Doc;
 use crate::transport::Incoming;
@@ -336,13 +336,13 @@ impl Server {
             self.refresh_lenses();
         }
         if let Some(c) = self.suggest_jobs.remove(uri) {
-            c.store(true, std::sync::atomic::Ordering::Relaxed);
+            jobs::cancel(&c);
         }
     }
 
     pub fn cancel_verification(&mut self, uri: &lsp::Url) {
         if let Some(r) = self.verifying.remove(uri) {
-            r.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+            jobs::cancel(&r.cancel);
             self.notify(
                 crate::NOTE_VERIFICATION,
                 json!({ "uri": uri, "version": r.version, "status": "cancelled" }),
@@ -354,7 +354,7 @@ impl Server {
     fn cancel_all(&mut self) {
         let verifying = self.verifying.values().map(|r| &r.cancel);
         for c in self.cost_jobs.values().chain(self.suggest_jobs.values()).chain(verifying) {
-            c.store(true, std::sync::atomic::Ordering::Relaxed);
+            jobs::cancel(c);
         }
         self.verifying.clear();
     }
