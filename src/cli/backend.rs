@@ -41,6 +41,7 @@ fn install_json(r: &InstallReport) -> serde_json::Value {
         "cache_dir": path(&r.cache_dir),
         "silicon": {"path": path(&r.silicon), "sha256": r.silicon_sha256, "step": step(&r.silicon_step)},
         "z3": {"path": path(&r.z3), "version": r.z3_version, "step": step(&r.z3_step)},
+        "libz3": {"path": path(&r.libz3.path), "step": step(&r.libz3.step)},
         "driver": {"path": r.driver.as_deref().map(path), "step": step(&r.driver_step)},
         "cds": {"step": step(&r.cds_step)},
         "warnings": r.warnings,
@@ -125,6 +126,10 @@ pub enum BackendAction {
         /// Use the CUDA wheels in this folder (downloaded elsewhere) instead of pip.
         #[arg(long = "cuda-wheels", requires = "cuda")]
         cuda_wheels: Option<PathBuf>,
+        /// Only the Z3 library that apply, run and the other checks open: the system's if it has
+        /// one, else libz3.so from the z3-solver wheel into the cache (no Java needed).
+        #[arg(long, conflicts_with_all = ["cuda", "from_wheel"])]
+        libz3: bool,
     },
     /// Show each component (path, version, hash) and verify a trivial file end to end.
     Doctor {
@@ -171,6 +176,26 @@ fn report_install<R>(
 pub fn main(args: BackendArgs) -> u8 {
     let mut progress = |m: &str| eprintln!("{m}");
     match args.action {
+        BackendAction::Install { libz3: true, z3, .. } => {
+            let result = crate::verify::backend::install_libz3(
+                None,
+                std::path::Path::new("python3"),
+                &z3,
+                &mut progress,
+                &crate::verify::backend::process_env,
+            )
+            .map_err(|e| e.to_string());
+            let json = |r: &crate::verify::backend::Libz3Report| {
+                serde_json::json!({
+                    "action": "install",
+                    "component": "libz3",
+                    "ok": true,
+                    "libz3": {"path": path(&r.path), "step": format!("{:?}", r.step).to_lowercase()},
+                    "diagnostics": [],
+                })
+            };
+            report_install(result, args.format, json, "Z3 library ready")
+        }
         BackendAction::Install { cuda: true, cuda_version, cuda_wheels, .. } => {
             let opts = CudaInstallOptions {
                 cache_dir: args.cache_dir,

@@ -100,6 +100,7 @@ fn quiet_on_closed_stdout() {
 }
 
 fn main_here() -> u8 {
+    check::report_missing_solver();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -117,6 +117,41 @@ thread_local! {
     static Z3_MADE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+/// Whether Z3 can be used, opening the library if no query has yet. The library is opened on
+/// the first query (crates/z3-sys); a caller that must not end the process when it is missing
+/// (the language server) asks here first.
+pub fn solver_ready() -> Result<(), String> {
+    z3_sys::library().map(|_| ()).map_err(|e| e.to_string())
+}
+
+/// Makes a query that finds no Z3 library end the process with E-Z3 on stderr and exit 3
+/// ("could not decide"): nothing has been written then, since outputs are written last.
+pub fn report_missing_solver() {
+    z3_sys::set_missing_handler(missing_solver);
+}
+
+fn missing_solver(e: &z3_sys::LoadError) -> ! {
+    let mut d = diag::Diagnostic::error("E-Z3", "the Z3 library (libz3) could not be loaded")
+        .with_help(
+            "install the system's libz3 (`apt-get install libz3-4`), run `alpine-rs backend \
+             install`, or set ALPINE_RS_LIBZ3 to a libz3.so",
+        );
+    for (place, why) in &e.tried {
+        d.notes.push(format!("tried {place}: {why}"));
+    }
+    let choice = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        codespan_reporting::term::termcolor::ColorChoice::Auto
+    } else {
+        codespan_reporting::term::termcolor::ColorChoice::Never
+    };
+    diag::render(
+        &mut codespan_reporting::term::termcolor::StandardStream::stderr(choice),
+        &[],
+        &[d],
+    );
+    std::process::exit(3)
+}
+
 /// This thread's Z3 context.
 pub fn ctx() -> &'static Context {
     Z3.with(|z| z.ctx)

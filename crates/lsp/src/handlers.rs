@@ -20,6 +20,9 @@ impl Server {
     ) -> Vec<lsp::CodeActionOrCommand> {
         let uri = p.text_document.uri;
         let Some(doc) = self.docs.get(&uri) else { return Vec::new() };
+        if check::solver_ready().is_err() {
+            return Vec::new();
+        }
         let lines = (p.range.start.line as usize + 1, p.range.end.line as usize + 1);
         let key = (uri.clone(), doc.version, lines.0, lines.1);
         let z3 = self.settings.z3_timeout_ms;

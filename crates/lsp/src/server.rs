@@ -202,7 +202,18 @@ impl Server {
         match n.method.as_str() {
             // The first Z3 query of a process costs ~100 ms of set-up: paid here, once, so that
             // the first code action answers as fast as the others.
-            "initialized" => crate::actions::warm_up(self.settings.z3_timeout_ms),
+            // Without a Z3 library the rewrites cannot be checked: said once, and code actions
+            // offer none (a query would end the process, see `check::report_missing_solver`).
+            "initialized" => match check::solver_ready() {
+                Ok(()) => crate::actions::warm_up(self.settings.z3_timeout_ms),
+                Err(why) => self.notify(
+                    "window/showMessage",
+                    lsp::ShowMessageParams {
+                        typ: lsp::MessageType::WARNING,
+                        message: format!("alpine-rs offers no rewrites (E-Z3): {why}"),
+                    },
+                ),
+            },
             "textDocument/didOpen" => {
                 if let Ok(p) = serde_json::from_value::<lsp::DidOpenTextDocumentParams>(n.params) {
                     let d = p.text_document;

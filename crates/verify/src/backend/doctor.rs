@@ -164,6 +164,7 @@ pub fn doctor_with(cfg: &BackendConfig, cuda_required: bool, env: EnvLookup) -> 
         },
         Err(e) => missing("z3", e),
     });
+    components.push(super::libz3_status());
 
     if let Ok(j) = &java {
         components.push(match find_javac(j, env) {

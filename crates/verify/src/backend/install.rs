@@ -81,6 +81,8 @@ pub struct InstallReport {
     pub z3: PathBuf,
     pub z3_version: String,
     pub z3_step: Step,
+    /// The Z3 library alpine-rs's own checks open (crates/z3-sys).
+    pub libz3: super::Libz3Report,
     pub driver: Option<PathBuf>,
     pub driver_step: Step,
     pub cds_step: Step,
@@ -129,6 +131,13 @@ pub fn install_with_env(
     // Stored now so that a failure in a later step does not lose the (expensive) jar.
     ctx.manifest.store(&ctx.layout)?;
     let (z3, z3_step) = ctx.z3()?;
+    let libz3 = super::install_libz3(
+        opts.cache_dir.as_deref(),
+        &opts.python,
+        &opts.z3_version,
+        ctx.progress,
+        env,
+    )?;
     ctx.manifest.java_path = Some(java.path.clone());
     ctx.manifest.java_version = Some(java.version.clone());
     ctx.manifest.store(&ctx.layout)?;
@@ -152,6 +161,7 @@ pub fn install_with_env(
         z3: z3.path,
         z3_version: z3.version_line,
         z3_step,
+        libz3,
         driver: driver.map(|d| d.class_dir),
         driver_step,
         cds_step,
@@ -450,7 +460,7 @@ pub(super) fn pip_download(
 
 /// Extracts the first member accepted by `pick` to `dest`, atomically, and returns its sha256;
 /// `Ok(None)` if no member matches.
-fn extract_member(
+pub(super) fn extract_member(
     wheel: &Path,
     pick: impl Fn(&str) -> bool,
     dest: &Path,

@@ -64,6 +64,11 @@ impl CacheLayout {
     pub fn z3(&self) -> PathBuf {
         self.backend_dir().join("z3").join("z3")
     }
+    /// The Z3 library that alpine-rs's own checks open when the system has none (one of the
+    /// places crates/z3-sys looks).
+    pub fn libz3(&self) -> PathBuf {
+        self.backend_dir().join("z3").join("libz3.so")
+    }
     /// The compiled driver of this alpine-rs: one folder per driver source, so that binaries
     /// with different drivers sharing a cache (two checkouts, an upgrade while an older binary
     /// runs) neither recompile each other's driver on every run nor delete the classes of a JVM

@@ -22,6 +22,7 @@ mod doctor;
 mod fsutil;
 mod install;
 mod layout;
+mod libz3;
 #[cfg(test)]
 mod tests;
 
@@ -40,6 +41,7 @@ pub use install::{
 };
 pub use layout::process_env;
 pub use layout::{cache_dir, cache_dir_with, CacheLayout, EnvLookup, FileRecord, Manifest};
+pub use libz3::{install_libz3, libz3_status, Libz3Report};
 
 use std::io;
 use std::path::PathBuf;
@@ -123,6 +125,11 @@ pub enum BackendError {
          repair it."
     )]
     Z3Damaged { path: PathBuf, detail: String },
+
+    /// Neither the system nor the cache has a Z3 library that opens, and `ALPINE_RS_LIBZ3`
+    /// names one that does not (an explicit choice is reported, not replaced by a download).
+    #[error("{detail}")]
+    Libz3 { detail: String },
 
     #[error("Silicon could not start z3 at {path}.")]
     Z3CannotStart { path: PathBuf },
