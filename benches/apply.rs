@@ -1,8 +1,10 @@
-//! What a user waits for: `alpine-rs apply` and `alpine-rs list` as processes (issue 26 part 3).
+//! What a user waits for: `alpine-rs apply`, `parse` and `list` as processes (issues 26 and 56).
 //!
-//! - `apply FILE` (the file's own `gpuopt` annotations) on every `expect: ok` program of
-//!   ../shared/corpus;
-//! - `list FILE` on every PVL file of ../shared/peer.
+//! - `apply FILE` (the file's own `gpuopt` annotations) on every program of ../shared/corpus
+//!   that has one (those refused included: a refusal is an answer too);
+//! - `apply --opt unroll --factor 1 --at line:N FILE` on the first loop of every PVL file of
+//!   ../shared/peer that has one (programs written by others; `list --format json` finds it);
+//! - `parse FILE` on the same corpus programs, `list FILE` on every PVL file of ../shared/peer.
 //!
 //! Each file runs `APPLY_BENCH_REPS` times (default 5); a file's time is its median wall time,
 //! and the report gives the median and the maximum over files. `APPLY_BENCH_BASELINE=BIN` runs
@@ -16,8 +18,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+/// One command to time: its arguments, the file last.
+type Item = (Vec<String>, PathBuf);
+
 /// One run: wall milliseconds, exit code, stdout.
-fn run(bin: &Path, args: &[&str], file: &Path) -> (f64, i32, Vec<u8>) {
+fn run(bin: &Path, args: &[String], file: &Path) -> (f64, i32, Vec<u8>) {
     let t = Instant::now();
     let out = Command::new(bin).args(args).arg(file).output();
     let ms = t.elapsed().as_secs_f64() * 1000.0;
@@ -47,17 +52,16 @@ fn stats(per_file: &[(f64, PathBuf)]) -> Stats {
     Stats { median: median(&mut t), max, slowest }
 }
 
-/// Times `args FILE` for each file with each binary; returns per binary the per-file medians, and
-/// the files whose output or exit code differ between the binaries.
+/// Times each item with each binary; returns per binary the per-file medians, and the files
+/// whose output or exit code differ between the binaries.
 fn measure(
     bins: &[PathBuf],
-    args: &[&str],
-    files: &[PathBuf],
+    items: &[Item],
     reps: usize,
 ) -> (Vec<Vec<(f64, PathBuf)>>, Vec<PathBuf>) {
     let mut per_bin = vec![Vec::new(); bins.len()];
     let mut differ = Vec::new();
-    for f in files {
+    for (args, f) in items {
         let mut times = vec![Vec::new(); bins.len()];
         let mut outs = Vec::new();
         for rep in 0..reps {
@@ -130,18 +134,39 @@ fn main() {
     let reps: usize =
         std::env::var("APPLY_BENCH_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(5).max(1);
 
-    let corpus: Vec<PathBuf> = testkit::files(&testkit::corpus_dir(), "pvl")
+    let annotated: Vec<PathBuf> = testkit::files(&testkit::corpus_dir(), "pvl")
         .into_iter()
-        .filter(|p| {
-            let text = std::fs::read_to_string(p).unwrap_or_default();
-            testkit::header(&text, "expect").is_some_and(|v| v == "ok")
-        })
+        .filter(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains("gpuopt")))
         .collect();
-    let (per_bin, differ) = measure(&bins, &["apply"], &corpus, reps);
+    let with = |args: &[&str], files: &[PathBuf]| -> Vec<Item> {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        files.iter().map(|f| (args.clone(), f.clone())).collect()
+    };
+    let (per_bin, differ) = measure(&bins, &with(&["apply"], &annotated), reps);
     report("apply", &bins, &per_bin, &differ);
 
-    let peer = testkit::root().join("../shared/peer");
-    let peer_files = testkit::files(&peer, "pvl");
-    let (per_bin, differ) = measure(&bins, &["list"], &peer_files, reps);
+    let peer_files = testkit::files(&testkit::root().join("../shared/peer"), "pvl");
+    let loops: Vec<Item> = peer_files.iter().filter_map(|f| first_loop(&bins[0], f)).collect();
+    let (per_bin, differ) = measure(&bins, &loops, reps);
+    report("peer ", &bins, &per_bin, &differ);
+
+    let (per_bin, differ) = measure(&bins, &with(&["parse"], &annotated), reps);
+    report("parse", &bins, &per_bin, &differ);
+    let (per_bin, differ) = measure(&bins, &with(&["list"], &peer_files), reps);
     report("list", &bins, &per_bin, &differ);
+}
+
+/// `apply --opt unroll --factor 1 --at line:N FILE` at the file's first `for` or `while` loop.
+fn first_loop(bin: &Path, file: &Path) -> Option<Item> {
+    let out = Command::new(bin).args(["list", "--format", "json"]).arg(file).output().ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    let site = v["sites"]
+        .as_array()?
+        .iter()
+        .find(|s| matches!(s["kind"].as_str(), Some("for" | "while")))?;
+    let line = site["line"].as_u64()?;
+    let args = ["apply", "--opt", "unroll", "--factor", "1", "--at"].map(String::from);
+    let mut args = args.to_vec();
+    args.push(format!("line:{line}"));
+    Some((args, file.to_path_buf()))
 }

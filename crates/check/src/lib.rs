@@ -134,7 +134,8 @@ fn missing_solver(e: &z3_sys::LoadError) -> ! {
     let mut d = diag::Diagnostic::error("E-Z3", "the Z3 library (libz3) could not be loaded")
         .with_help(
             "install the system's libz3 (`apt-get install libz3-4`), run `alpine-rs backend \
-             install`, or set ALPINE_RS_LIBZ3 to a libz3.so",
+             install --libz3` (it downloads one into the cache), or set ALPINE_RS_LIBZ3 to a \
+             libz3.so",
         );
     for (place, why) in &e.tried {
         d.notes.push(format!("tried {place}: {why}"));
