@@ -4,8 +4,8 @@
 //! 1. `ALPINE_RS_LIBZ3`, a path to the library (when set, nothing else is tried, so that a test
 //!    or a user can pin one);
 //! 2. the system's loader path: `libz3.so.4`, then `libz3.so` (Debian's `libz3-4` package);
-//! 3. alpine-rs's backend cache, `backend/z3/libz3.so` under `ALPINE_RS_CACHE`,
-//!    `$XDG_CACHE_HOME/alpine-rs` or `~/.cache/alpine-rs` (`alpine-rs backend install`).
+//! 3. alpine-rs's backend caches, `backend/z3/libz3.so` under `ALPINE_RS_CACHE`, then
+//!    `$XDG_CACHE_HOME/alpine-rs`, then `~/.cache/alpine-rs` (`alpine-rs backend install`).
 
 use std::ffi::c_void;
 use std::fmt;
@@ -51,12 +51,19 @@ pub fn candidates() -> Vec<PathBuf> {
         return vec![PathBuf::from(p)];
     }
     let mut out = vec![PathBuf::from("libz3.so.4"), PathBuf::from("libz3.so")];
-    let cache = std::env::var_os("ALPINE_RS_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|p| PathBuf::from(p).join("alpine-rs")))
-        .or_else(|| std::env::var_os("HOME").map(|p| PathBuf::from(p).join(".cache/alpine-rs")));
-    if let Some(c) = cache {
-        out.push(c.join("backend/z3/libz3.so"));
+    // Every cache alpine-rs may use, the chosen one first: a command run with another cache
+    // (a test's empty one, a per-project `ALPINE_RS_CACHE`) still finds the library that
+    // `backend install` put in the default one.
+    let caches = [
+        std::env::var_os("ALPINE_RS_CACHE").map(PathBuf::from),
+        std::env::var_os("XDG_CACHE_HOME").map(|p| PathBuf::from(p).join("alpine-rs")),
+        std::env::var_os("HOME").map(|p| PathBuf::from(p).join(".cache/alpine-rs")),
+    ];
+    for cache in caches.into_iter().flatten() {
+        let lib = cache.join("backend/z3/libz3.so");
+        if !out.contains(&lib) {
+            out.push(lib);
+        }
     }
     out
 }
