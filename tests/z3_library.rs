@@ -83,3 +83,50 @@ fn the_binary_does_not_link_libz3() {
     assert!(!text.contains("libz3"), "{text}");
     assert!(!text.contains("libstdc++"), "{text}");
 }
+
+/// The language server without the library: it says so once, offers no rewrites, still
+/// publishes the parse's diagnostics, and the session ends normally.
+#[test]
+fn the_language_server_goes_on_without_the_library() {
+    use std::io::{Read, Write};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_alpine-rs"))
+        .args(["lsp", "--stdio"])
+        .env("ALPINE_RS_LIBZ3", "/nonexistent/libz3.so")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("runs");
+    let text = std::fs::read_to_string(root().join(PROGRAM)).expect("readable");
+    let uri = "file:///tmp/z3-library-test.pvl";
+    let frame = |v: serde_json::Value| {
+        let body = v.to_string();
+        format!("Content-Length: {}\r\n\r\n{body}", body.len())
+    };
+    let mut input = String::new();
+    input.push_str(&frame(serde_json::json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}})));
+    input.push_str(&frame(serde_json::json!({"jsonrpc":"2.0","method":"initialized","params":{}})));
+    input.push_str(&frame(
+        serde_json::json!({"jsonrpc":"2.0","method":"textDocument/didOpen","params":{
+        "textDocument":{"uri":uri,"languageId":"pvl","version":1,"text":text}}}),
+    ));
+    let loop_line = text.lines().position(|l| l.trim_start().starts_with("while")).expect("a loop");
+    input.push_str(&frame(
+        serde_json::json!({"jsonrpc":"2.0","id":2,"method":"textDocument/codeAction","params":{
+        "textDocument":{"uri":uri},
+        "range":{"start":{"line":loop_line,"character":0},"end":{"line":loop_line,"character":0}},
+        "context":{"diagnostics":[]}}}),
+    ));
+    input.push_str(&frame(serde_json::json!({"jsonrpc":"2.0","id":3,"method":"shutdown"})));
+    input.push_str(&frame(serde_json::json!({"jsonrpc":"2.0","method":"exit"})));
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(input.as_bytes()).expect("written");
+    drop(stdin);
+    let mut out = String::new();
+    child.stdout.take().expect("stdout").read_to_string(&mut out).expect("read");
+    let status = child.wait().expect("ends");
+    assert_eq!(status.code(), Some(0), "{out}");
+    assert!(out.contains("offers no rewrites (E-Z3)"), "{out}");
+    assert!(out.contains("textDocument/publishDiagnostics"), "{out}");
+    assert!(out.contains(r#"{"id":2,"jsonrpc":"2.0","result":[]}"#), "{out}");
+}

@@ -130,6 +130,17 @@ pub fn report_missing_solver() {
     z3_sys::set_missing_handler(missing_solver);
 }
 
+/// Makes a query that finds no Z3 library panic with E-Z3's message instead: for a server,
+/// whose handlers each run under `catch_unwind`, so that one request fails and the session
+/// goes on (`solver_ready` tells beforehand).
+pub fn panic_on_missing_solver() {
+    z3_sys::set_missing_handler(panic_missing_solver);
+}
+
+fn panic_missing_solver(e: &z3_sys::LoadError) -> ! {
+    std::panic::panic_any(format!("E-Z3: {e}"))
+}
+
 fn missing_solver(e: &z3_sys::LoadError) -> ! {
     let mut d = diag::Diagnostic::error("E-Z3", "the Z3 library (libz3) could not be loaded")
         .with_help(

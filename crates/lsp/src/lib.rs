@@ -102,6 +102,8 @@ impl Settings {
 
 /// Serve one client over stdin and stdout; returns the process exit code.
 pub fn stdio(opts: Options) -> u8 {
+    // Without a Z3 library, a query fails its one request instead of ending the session.
+    check::panic_on_missing_solver();
     let (in_tx, in_rx) = crossbeam_channel::unbounded();
     let (out_tx, out_rx) = crossbeam_channel::unbounded();
     // The reader blocks on stdin; it is not joined (the process ends with the session).

@@ -11,7 +11,7 @@ use std::ffi::c_void;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use libloading::Library;
 
@@ -36,13 +36,16 @@ impl std::error::Error for LoadError {}
 /// The library and the candidate it was opened from.
 static LIBRARY: OnceLock<Result<(Library, String), LoadError>> = OnceLock::new();
 
-/// What to do when a Z3 function is called and the library cannot be opened: the binary installs
-/// a handler that prints its diagnostic and exits with "could not decide" (3).
-static MISSING: OnceLock<fn(&LoadError) -> !> = OnceLock::new();
+/// What to do when a Z3 function is called and the library cannot be opened: the command line
+/// prints its diagnostic and exits with "could not decide" (3); the language server panics
+/// instead, which its handlers catch, so that the session goes on without Z3.
+static MISSING: Mutex<Option<fn(&LoadError) -> !>> = Mutex::new(None);
 
-/// Sets the handler for a call into Z3 when the library is missing (the first setting stays).
+/// Sets the handler for a call into Z3 when the library is missing (the last setting wins).
 pub fn set_missing_handler(handler: fn(&LoadError) -> !) {
-    let _ = MISSING.set(handler);
+    if let Ok(mut h) = MISSING.lock() {
+        *h = Some(handler);
+    }
 }
 
 /// The candidates in the order they are tried.
@@ -92,7 +95,8 @@ pub fn origin() -> Result<&'static str, &'static LoadError> {
 }
 
 fn missing(err: &LoadError) -> ! {
-    match MISSING.get() {
+    let handler = MISSING.lock().ok().and_then(|h| *h);
+    match handler {
         Some(handler) => handler(err),
         None => {
             eprintln!("error: {err}");
