@@ -127,7 +127,7 @@ pub enum BackendAction {
         #[arg(long = "cuda-wheels", requires = "cuda")]
         cuda_wheels: Option<PathBuf>,
         /// Only the Z3 library that apply, run and the other checks open: the system's if it has
-        /// one, else libz3.so from the z3-solver wheel into the cache (no Java needed).
+        /// one, else libz3.so from the z3-solver 4.8.12.0 wheel into the cache (no Java needed).
         #[arg(long, conflicts_with_all = ["cuda", "from_wheel"])]
         libz3: bool,
     },
@@ -176,11 +176,10 @@ fn report_install<R>(
 pub fn main(args: BackendArgs) -> u8 {
     let mut progress = |m: &str| eprintln!("{m}");
     match args.action {
-        BackendAction::Install { libz3: true, z3, .. } => {
+        BackendAction::Install { libz3: true, .. } => {
             let result = crate::verify::backend::install_libz3(
                 None,
                 std::path::Path::new("python3"),
-                &z3,
                 &mut progress,
                 &crate::verify::backend::process_env,
             )
@@ -191,6 +190,7 @@ pub fn main(args: BackendArgs) -> u8 {
                     "component": "libz3",
                     "ok": true,
                     "libz3": {"path": path(&r.path), "step": format!("{:?}", r.step).to_lowercase()},
+                    "warnings": r.warnings,
                     "diagnostics": [],
                 })
             };
