@@ -78,6 +78,7 @@ pub(super) fn check<'a>(
 
     let pars = collect_kernels(&body.stmts[first..], f as usize, *blocks, head)?;
     let arms = kernel_shapes(&pars, head)?;
+    old_after_writes(&arms, head)?;
     let dims = arms[0].1.iters.len();
     let several_blocks = block_size.is_some() || blocks.is_some_and(|b| b > 1);
     if dims > 1 && several_blocks {
@@ -436,6 +437,46 @@ fn kernel_shapes<'a>(
         arms.push((p, arm));
     }
     Ok(arms)
+}
+
+/// A later kernel's `\old(e)` is `e` when that kernel starts; in the fused kernel it would be
+/// `e` before the first one, a different value when an earlier kernel writes what `e` reads
+/// (a postcondition `z[t] == \old(y[t]) * 2` after a kernel that increments `y[t]` would claim
+/// the value before the increment). Refused then (A609); `\old` of what no earlier kernel
+/// writes means the same in both places.
+fn old_after_writes(arms: &[(&Par, &ParArm)], head: Span) -> Result<(), Vec<Diagnostic>> {
+    let mut written: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    for (k, (p, arm)) in arms.iter().enumerate() {
+        if k > 0 {
+            let mut bad: Option<(Span, String)> = None;
+            let mut look = |e: &Expr| {
+                front::visit::walk_expr(e, &mut |x| {
+                    if let ExprKind::Old(inner, _) = &x.kind {
+                        if let Some(n) = written.iter().find(|n| front::exprtext::mentions(inner, n)) {
+                            bad.get_or_insert((x.span, n.clone()));
+                        }
+                    }
+                })
+            };
+            arm.contract.iter().filter_map(|c| c.expr()).for_each(&mut look);
+            front::visit::all_exprs(&arm.body, &mut look);
+            if let Some((at, name)) = bad {
+                return Err(vec![refuse_kernel(
+                    head,
+                    &format!(
+                        "kernel {} reads `{name}` under `\\old`, and an earlier kernel writes `{name}`",
+                        k + 1
+                    ),
+                    (at, "fused, this `\\old` would be the value before the first kernel".into()),
+                    "state this kernel's contract without `\\old` (in terms of what the earlier kernel ensures), or fuse only the earlier kernels",
+                )
+                .with_secondary(p.keyword, "this kernel")]);
+            }
+        }
+        written.extend(analyze::scope::assigned_arrays(&arm.body));
+        written.extend(analyze::scope::assigned_vars(&arm.body));
+    }
+    Ok(())
 }
 
 /// A kernel that breaks one of [`kernel_shapes`]' rules: the annotation at `head`, the part of

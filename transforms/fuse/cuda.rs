@@ -167,7 +167,7 @@ pub(super) fn fuse_launches(ctx: &mut Ctx, site: &Site, params: &Params) -> Outc
     let mut t = String::from("class VctCudaFusion {\n");
     for (k, ren) in [(&a, &none), (&b, &renames)] {
         for c in written_everywhere(src, k.method, k.arm) {
-            t.push_str(&format!("  {}\n", to_pvl(c, ren)));
+            t.push_str(&format!("  {}\n", clause_to_pvl(c, ren)));
         }
     }
     let mut ps: Vec<String> = Vec::new();
@@ -193,7 +193,7 @@ pub(super) fn fuse_launches(ctx: &mut Ctx, site: &Site, params: &Params) -> Outc
     for (k, ren) in [(&a, &none), (&b, &renames)] {
         t.push_str(&format!("    par {} (int vct_tid = 0 .. {threads})\n", k.method.name.name));
         for c in &k.arm.contract {
-            t.push_str(&format!("      {}\n", to_pvl(c.span.text(src), ren)));
+            t.push_str(&format!("      {}\n", clause_to_pvl(c.span.text(src), ren)));
         }
         t.push_str(&format!("    {}\n", to_pvl(k.arm.body.span.text(src), ren)));
     }
@@ -357,6 +357,13 @@ fn to_pvl(text: &str, renames: &[(String, String)]) -> String {
     let mut map: Vec<(&str, &str)> = SPELLINGS.to_vec();
     map.extend(renames.iter().map(|(a, b)| (a.as_str(), b.as_str())));
     replace_words(&t, &map)
+}
+
+/// A contract clause as PVL: [`to_pvl`] after the C respellings of annotations (`Perm(&x[i], p)`
+/// is the cell `x[i]`; kept, fusion would not see the permission and could drop a needed
+/// barrier).
+fn clause_to_pvl(text: &str, renames: &[(String, String)]) -> String {
+    to_pvl(&front::cuda::respell_annotation_text(text), renames)
 }
 
 /// `\\pointer_index(a, i, p)` as the bounds it states and a `Perm(a[i], p)` atom, which

@@ -261,13 +261,21 @@ pub(super) fn kernel_model(
         original: true,
         ..Kernel::default()
     };
+    // A CUDA file's contracts are read in C's spelling (`Perm(&x[i], p)`); the source text of a
+    // conjunct is respelled as the front end reads it, or its permissions would not be seen.
+    let c_file = front::looks_like_cuda(src);
     for c in &arm.contract {
         let Some(e) = c.expr() else { continue };
         if !(c.kind.is_pre() || c.kind.is_post()) {
             return Err(refuse_shape(c.span, "unsupported clause in a kernel contract"));
         }
         for conj in e.conjuncts() {
-            let text = ren(conj.span.text(src));
+            let raw = conj.span.text(src);
+            let text = if c_file {
+                ren(&front::cuda::respell_annotation_text(raw))
+            } else {
+                ren(raw)
+            };
             let pe = parse_expr_text(&text, dialect).map_err(|_| {
                 refuse_shape(conj.span, "a contract conjunct does not re-parse after renaming")
             })?;

@@ -1,6 +1,7 @@
 //! The merged loop: exact mode peels `I mod M` iterations and runs M copies per pass with a
 //! ghost counter relating the iteration variable to the completed iterations; remainder mode
-//! runs a merged loop while M more iterations are due, then the original loop.
+//! runs a merged loop while M more iterations are due, then the original loop. The loop
+//! invariants are asserted before each peeled copy and between the copies of the merged body.
 
 use super::check::{Plan, Trip};
 use crate::unroll::{tighten_edits, Gen};
@@ -74,18 +75,12 @@ fn exact(ctx: &mut Ctx, stmt: &Stmt, shape: &LoopShape, m: u64, t: &Trip) -> Edi
     let mut out: Vec<String> = Vec::new();
     out.extend(gen.init_lines(&inner));
     out.push(format!("{inner}int {g} = 0;"));
-    for j in 0..k {
+    for _ in 0..k {
+        out.extend(gen.assert_lines(&inner));
         out.extend(gen.copy_lines(&inner, true, Some(&incr)));
-        if j + 1 < k {
-            out.extend(gen.assert_lines(&inner));
-        }
     }
     // The merged body, written at the loop's original indentation (the residual re-indents it).
-    let mut lines = Vec::new();
-    for c in 0..m {
-        let upd = shape.is_for && c + 1 < m;
-        lines.extend(gen.copy_lines(&body_ind, upd, Some(&incr)));
-    }
+    let lines = merged_body(&gen, shape, m, &body_ind, Some(&incr));
     let body = gen.block(&ind, &lines);
     let invs = vec![format!("{k} <= {g} && {g} <= {i_count}"), format!("{g} % {m} == {k}"), rel];
     out.push(gen.residual(&inner, &tighten_edits(ctx.src, shape, k), None, Some(body), &invs));
@@ -97,10 +92,7 @@ fn exact(ctx: &mut Ctx, stmt: &Stmt, shape: &LoopShape, m: u64, t: &Trip) -> Edi
 fn remainder(ctx: &Ctx, stmt: &Stmt, shape: &LoopShape, m: u64, gm: String) -> EditSet {
     let gen = Gen::new(ctx, stmt, shape);
     let (ind, inner, body_ind) = (gen.ind.clone(), gen.inner(), gen.body_ind());
-    let mut lines = Vec::new();
-    for c in 0..m {
-        lines.extend(gen.copy_lines(&body_ind, shape.is_for && c + 1 < m, None));
-    }
+    let lines = merged_body(&gen, shape, m, &body_ind, None);
     let body = gen.block(&ind, &lines);
     let mut out: Vec<String> = Vec::new();
     out.extend(gen.init_lines(&inner));
@@ -109,4 +101,20 @@ fn remainder(ctx: &Ctx, stmt: &Stmt, shape: &LoopShape, m: u64, gm: String) -> E
     let mut edits = EditSet::new();
     edits.replace(stmt.span, gen.finish(out));
     edits
+}
+
+/// M copies of the body, the loop invariants asserted between each two: each copy is one
+/// iteration of the original loop, after which they hold. Without these steps the prover must
+/// carry quantified invariants across all M copies at once, which fails (V-INV-KEEP) or runs
+/// past any time limit on loops whose invariants other quantified facts depend on (sorting
+/// with a permutation, prefix sums over a recursive function).
+fn merged_body(gen: &Gen, shape: &LoopShape, m: u64, ind: &str, extra: Option<&str>) -> Vec<String> {
+    let mut lines = Vec::new();
+    for c in 0..m {
+        if c > 0 {
+            lines.extend(gen.assert_lines(ind));
+        }
+        lines.extend(gen.copy_lines(ind, shape.is_for && c + 1 < m, extra));
+    }
+    lines
 }

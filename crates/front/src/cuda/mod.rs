@@ -692,34 +692,71 @@ fn declaration(
 fn normalise_annotations(src: &str, prep: &prep::Prepared) -> String {
     let mut b = src.as_bytes().to_vec();
     for a in &prep.annots {
-        let (lo, hi) = (a.body.start(), a.body.end());
-        let mut i = lo;
-        while i < hi {
-            if b[i] == b'&' && b.get(i + 1) != Some(&b'&') && (i == lo || b[i - 1] != b'&') {
-                let prev = b[lo..i].iter().rev().find(|c| !c.is_ascii_whitespace()).copied();
-                if matches!(prev, None | Some(b'(' | b',' | b'=' | b'!' | b'?' | b':')) {
-                    b[i] = b' ';
-                }
-            } else if b[i..hi].starts_with(b"NULL")
-                && (i == lo || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
-                && b.get(i + 4).is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
-            {
-                b[i..i + 4].copy_from_slice(b"null");
-                i += 3;
-            } else if b[i..hi].starts_with(b"->") {
-                b[i] = b' ';
-                b[i + 1] = b'.';
-                i += 1;
-            }
-            i += 1;
-        }
+        respell(&mut b, a.body.start(), a.body.end());
     }
     String::from_utf8(b).unwrap_or_else(|_| src.to_string())
+}
+
+/// `text`, a piece of an annotation of a C or CUDA file (a contract conjunct an optimization
+/// re-parses on its own), with the respellings [`normalise_annotations`] makes: without them
+/// `Perm(&x[i], write)` would read as an opaque address instead of the cell `x[i]`.
+/// Unlike there, nothing maps back into the text, so the blanks the respelling leaves for `&`
+/// and `->` are dropped (`Perm(x[i], p)`, `p.f`).
+pub fn respell_annotation_text(text: &str) -> String {
+    let orig = text.as_bytes();
+    let mut b = orig.to_vec();
+    let n = b.len();
+    respell(&mut b, 0, n);
+    let kept: Vec<u8> = b
+        .iter()
+        .zip(orig)
+        .enumerate()
+        .filter(|(i, (new, old))| {
+            let blanked_amp = **old == b'&' && **new == b' ';
+            let blanked_arrow = **old == b'-' && **new == b' ' && orig.get(i + 1) == Some(&b'>');
+            !(blanked_amp || blanked_arrow)
+        })
+        .map(|(_, (new, _))| *new)
+        .collect();
+    String::from_utf8(kept).unwrap_or_else(|_| text.to_string())
+}
+
+fn respell(b: &mut [u8], lo: usize, hi: usize) {
+    let mut i = lo;
+    while i < hi {
+        if b[i] == b'&' && b.get(i + 1) != Some(&b'&') && (i == lo || b[i - 1] != b'&') {
+            let prev = b[lo..i].iter().rev().find(|c| !c.is_ascii_whitespace()).copied();
+            if matches!(prev, None | Some(b'(' | b',' | b'=' | b'!' | b'?' | b':')) {
+                b[i] = b' ';
+            }
+        } else if b[i..hi].starts_with(b"NULL")
+            && (i == lo || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+            && b.get(i + 4).is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+        {
+            b[i..i + 4].copy_from_slice(b"null");
+            i += 3;
+        } else if b[i..hi].starts_with(b"->") {
+            b[i] = b' ';
+            b[i + 1] = b'.';
+            i += 1;
+        }
+        i += 1;
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::looks_like_cuda;
+
+    #[test]
+    fn a_conjunct_is_respelled_as_the_front_end_reads_it() {
+        use super::respell_annotation_text as r;
+        assert_eq!(
+            r("Perm(&x[i], write) ** Perm(&y[i], 1\\2)"),
+            "Perm(x[i], write) ** Perm(y[i], 1\\2)"
+        );
+        assert_eq!(r("p != NULL && p->f == 1 && a && b"), "p != null && p.f == 1 && a && b");
+    }
 
     #[test]
     fn c_is_told_from_pvl_without_directives() {
