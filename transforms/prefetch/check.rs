@@ -125,7 +125,8 @@ pub(super) fn check(ctx: &mut Ctx, site: &Site, params: &Params) -> Result<Plan,
     // Register names: k counts the locations of all prefetch annotations of the method, in order
     // (§1.5). Earlier annotations have already been applied, so their registers are in the text.
     let k0 = next_register_index(ctx.text(method.span));
-    let base = sanitize(&arr_text);
+    // A name quoted because it is a keyword (`` `in` ``) gives `in_reg_0`, not `_in__reg_0`.
+    let base = sanitize(arr_text.trim_matches('`'));
     let regs: Vec<String> =
         (0..locations.len()).map(|i| ctx.names.name(&format!("{base}_reg_{}", k0 + i))).collect();
 

@@ -224,10 +224,26 @@ pub(super) fn rewrite(ctx: &mut Ctx, plan: Plan) -> Outcome {
                 // An \old under a quantifier of the clause keeps that quantifier's binding
                 // (`(\forall int c; 0 <= c && c < 6; m[t][c] == 3 * \old(m[t][c]))`).
                 let mut olds = Vec::new();
-                group.iter().for_each(|c| old_frames(c, &mut Vec::new(), &mut olds));
-                for (inner, binders) in olds {
+                group
+                    .iter()
+                    .for_each(|c| old_frames(c, &mut Vec::new(), &mut Vec::new(), &mut olds));
+                // A cell framed without a guard somewhere needs no guarded frame as well.
+                let unguarded: Vec<String> = olds
+                    .iter()
+                    .filter(|f| f.guards.is_empty())
+                    .map(|f| subst_group(&[f.inner], &cj))
+                    .collect();
+                for OldFrame { inner, binders, mut guards } in olds {
                     let it_text = subst_group(&[inner], &cj);
+                    if unguarded.contains(&it_text) {
+                        guards.clear();
+                    }
                     let mut frame = format!("{it_text} == \\old({it_text})");
+                    if !guards.is_empty() {
+                        let conds: Vec<String> =
+                            guards.iter().map(|g| format!("({})", subst_group(&[g], &cj))).collect();
+                        frame = format!("{} ==> {frame}", conds.join(" && "));
+                    }
                     for b in binders.iter().rev() {
                         let Some(wrapped) =
                             wrap_binder(b, &frame, src, &mut |e| subst_group(&[e], &cj))
@@ -512,20 +528,40 @@ fn span_groups(conjuncts: Vec<&Expr>) -> Vec<Vec<&Expr>> {
     out
 }
 
-/// Every `\old(e)` in `e` with the quantifiers of `e` it stands under, outermost first.
+/// An `\old(e)` of a clause, with the quantifiers it stands under (outermost first) and the
+/// guards of the implications it stands under.
+struct OldFrame<'a> {
+    inner: &'a Expr,
+    binders: Vec<&'a Expr>,
+    guards: Vec<&'a Expr>,
+}
+
+/// Every `\old(e)` in `e` with its quantifiers and guards. The guards matter: under
+/// `i < n ==> y[i] == … \old(y[i])` the cell `y[i]` exists only when `i < n`, and a frame
+/// `y[i] == \old(y[i])` without the guard reads out of bounds (V-OOB on a grid kernel whose
+/// last block runs past the array).
 fn old_frames<'a>(
     e: &'a Expr,
     binders: &mut Vec<&'a Expr>,
-    out: &mut Vec<(&'a Expr, Vec<&'a Expr>)>,
+    guards: &mut Vec<&'a Expr>,
+    out: &mut Vec<OldFrame<'a>>,
 ) {
     match &e.kind {
-        ExprKind::Old(inner, None) => out.push((inner, binders.clone())),
+        ExprKind::Old(inner, None) => {
+            out.push(OldFrame { inner, binders: binders.clone(), guards: guards.clone() })
+        }
         ExprKind::Quant { .. } => {
             binders.push(e);
-            front::visit::for_each_child(e, &mut |c, _| old_frames(c, binders, out));
+            front::visit::for_each_child(e, &mut |c, _| old_frames(c, binders, guards, out));
             binders.pop();
         }
-        _ => front::visit::for_each_child(e, &mut |c, _| old_frames(c, binders, out)),
+        ExprKind::Binary(BinOp::Implies, cond, rhs) => {
+            old_frames(cond, binders, guards, out);
+            guards.push(cond);
+            old_frames(rhs, binders, guards, out);
+            guards.pop();
+        }
+        _ => front::visit::for_each_child(e, &mut |c, _| old_frames(c, binders, guards, out)),
     }
 }
 

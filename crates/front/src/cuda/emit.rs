@@ -59,14 +59,20 @@ pub fn adapt(src: &str, lo: usize, hi: usize, text: &str) -> String {
 
 /// PVL's type words in code become C's (`float32 r = x[t];` is `float r = x[t];`): the
 /// optimizations declare temporaries with the element type they read from the tree.
+/// A name PVL quotes because it is one of its keywords (`` `in` ``, a common C parameter name)
+/// is plain in C code.
 fn c_type_words(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut last = 0;
-    for t in lex(text).tokens.iter().filter(|t| t.kind == TokKind::Word) {
-        let c = match t.span.text(text) {
+    let words = lex(text).tokens;
+    let words = words.iter().filter(|t| matches!(t.kind, TokKind::Word | TokKind::QuotedWord));
+    for t in words {
+        let word = t.span.text(text);
+        let c = match word {
             "float32" => "float",
             "float64" => "double",
             "boolean" => "bool",
+            _ if t.kind == TokKind::QuotedWord => word.trim_matches('`'),
             _ => continue,
         };
         out.push_str(&text[last..t.span.start()]);
