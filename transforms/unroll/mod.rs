@@ -1,21 +1,25 @@
 //! Loop unrolling: peel the first K iterations off a loop (optimizations.md §2, paper §5.1).
 //!
-//! The loop variable's initialisation is hoisted, K copies of the body follow (each but the
-//! last followed by `assert`s of the loop invariants, as in the paper's template), then the
-//! residual loop with its bound invariants tightened by the K updates. Applicability: Z3 proves
-//! from the facts at loop entry that the guard holds for the first K values of the iteration
-//! variable, and that the step makes progress.
+//! The loop variable's initialisation is hoisted, then K copies of the body, each preceded by
+//! `assert`s of the loop invariants (as in the paper's template; the first is the original's
+//! entry check), then the residual loop with its bound invariants tightened by the K updates.
+//! Only invariants the prover cannot rebuild between copies are asserted: those with a
+//! quantifier or a call, unless they state permissions only. Applicability: Z3 proves from the
+//! facts at loop entry that the guard holds for the first K values of the iteration variable,
+//! and that the step makes progress.
 //!
 //! Before:
 //! ```pvl
 //! class Fill {
 //!   context_everywhere a != null && a.length == 8;
 //!   context (\forall* int k; 0 <= k && k < 8; Perm(a[k], write));
+//!   ensures (\forall int k; 0 <= k && k < 8; a[k] == 0);
 //!   void fill(int[] a) {
 //!     int i = 0;
 //!     gpuopt loop_unroll i 2;
 //!     loop_invariant 0 <= i && i <= 8;
 //!     loop_invariant (\forall* int k; 0 <= k && k < 8; Perm(a[k], write));
+//!     loop_invariant (\forall int k; 0 <= k && k < i; a[k] == 0);
 //!     while (i < 8) {
 //!       a[i] = 0;
 //!       i = i + 1;
@@ -28,16 +32,18 @@
 //! class Fill {
 //!   context_everywhere a != null && a.length == 8;
 //!   context (\forall* int k; 0 <= k && k < 8; Perm(a[k], write));
+//!   ensures (\forall int k; 0 <= k && k < 8; a[k] == 0);
 //!   void fill(int[] a) {
 //!     int i = 0;
+//!     assert (\forall int k; 0 <= k && k < i; a[k] == 0);
 //!     a[i] = 0;
 //!     i = i + 1;
-//!     assert 0 <= i && i <= 8;
-//!     assert (\forall* int k; 0 <= k && k < 8; Perm(a[k], write));
+//!     assert (\forall int k; 0 <= k && k < i; a[k] == 0);
 //!     a[i] = 0;
 //!     i = i + 1;
 //!     loop_invariant 2 <= i && i <= 8;
 //!     loop_invariant (\forall* int k; 0 <= k && k < 8; Perm(a[k], write));
+//!     loop_invariant (\forall int k; 0 <= k && k < i; a[k] == 0);
 //!     while (i < 8) {
 //!       a[i] = 0;
 //!       i = i + 1;
