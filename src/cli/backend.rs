@@ -178,7 +178,6 @@ pub fn main(args: BackendArgs) -> u8 {
     match args.action {
         BackendAction::Install { libz3: true, .. } => {
             let result = crate::verify::backend::install_libz3(
-                None,
                 std::path::Path::new("python3"),
                 &mut progress,
                 &crate::verify::backend::process_env,

@@ -131,7 +131,7 @@ pub fn install_with_env(
     // Stored now so that a failure in a later step does not lose the (expensive) jar.
     ctx.manifest.store(&ctx.layout)?;
     let (z3, z3_step) = ctx.z3()?;
-    let libz3 = super::install_libz3(opts.cache_dir.as_deref(), &opts.python, ctx.progress, env)?;
+    let libz3 = super::install_libz3(&opts.python, ctx.progress, env)?;
     ctx.warnings.extend(libz3.warnings.iter().cloned());
     ctx.manifest.java_path = Some(java.path.clone());
     ctx.manifest.java_version = Some(java.version.clone());

@@ -21,9 +21,10 @@ pub struct Libz3Report {
 const WHEEL_MEMBER: &str = "z3/lib/libz3.so";
 
 /// Provisions the library if no candidate opens, from the z3-solver wheel
-/// [`LIBZ3_SOLVER_VERSION`].
+/// [`LIBZ3_SOLVER_VERSION`], into the cache z3-sys looks in first (`ALPINE_RS_CACHE`, else
+/// `$XDG_CACHE_HOME/alpine-rs`, else `~/.cache/alpine-rs`). A `--cache-dir` is not used for
+/// it: a library put there would never be found.
 pub fn install_libz3(
-    cache_dir: Option<&Path>,
     python: &Path,
     progress: &mut dyn FnMut(&str),
     env: EnvLookup,
@@ -43,7 +44,7 @@ pub fn install_libz3(
     if env("ALPINE_RS_LIBZ3").is_some() {
         return Err(BackendError::Libz3 { detail: tried.to_string() });
     }
-    let layout = CacheLayout::new(cache_dir_with(cache_dir, env)?);
+    let layout = CacheLayout::new(cache_dir_with(None, env)?);
     let dest = layout.libz3();
     let dir = layout.backend_dir();
     std::fs::create_dir_all(&dir)
