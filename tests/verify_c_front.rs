@@ -24,7 +24,10 @@
 //! * `/*@ pure @*/` functions whose bodies are declarations, `if`/`else` and `return`
 //!   (`pure_function_*`), and OpenMP's team queries as unknown numbers (`omp_thread_num_*`);
 //! * C's `/` and `%`, which truncate toward zero, in code and specifications, beside
-//!   `\euclidean_div`/`\euclidean_mod`; a zero divisor is V-DIV0 (`c_division_*`);
+//!   `\euclidean_div`/`\euclidean_mod`; a zero divisor is V-DIV0 (`c_division_*`); `/=` and
+//!   `%=` truncate too (`c_division_bad_compound_euclid`);
+//! * shifts and masks by constants: `>>` rounds down, also a negative value, `<<` multiplies,
+//!   `& (2^k - 1)` keeps the low bits, and their compound assignments (`c_bits_*`);
 //! * host memory: `malloc`'s cells are unknown, `calloc`'s zero, and a block is freed once
 //!   (`host_memory_*`).
 
@@ -44,6 +47,10 @@ fn the_interpreter_agrees_on_division_and_host_memory() {
         ("c_division_ok.c", "constants", 0),
         ("c_division_ok.c", "halves", 0),
         ("c_division_bad_euclid.c", "constants", 1),
+        ("c_division_bad_compound_euclid.c", "constants", 1),
+        ("c_bits_ok.c", "constants", 0),
+        ("c_bits_ok.c", "split", 0),
+        ("c_bits_bad_shift_truncates.c", "constants", 1),
         ("host_memory_ok.c", "zeroes", 0),
         ("host_memory_bad_double_free.c", "twice", 1),
     ] {

@@ -31,6 +31,8 @@ pub(super) struct Conv<'a> {
     /// The `#pragma` lines (`prep.pragmas`) a construct has taken into account.
     pub pragma_used: Vec<bool>,
     pub defines: HashMap<String, Expr>,
+    /// Function-like macros whose bodies are expressions (`macros.rs`).
+    pub fn_macros: HashMap<String, super::macros::FnMacro>,
     /// Offsets of the names of functions called with a launch configuration.
     pub launches: HashMap<usize, usize>,
     /// Names of every function defined or declared in the file.
@@ -191,10 +193,10 @@ impl<'a> Conv<'a> {
 
     /// Object-like `#define` constants used in an annotation stand for their value, as in code.
     pub fn substitute_defines(&self, item: &mut FragItem) {
-        if self.defines.is_empty() {
+        if self.defines.is_empty() && self.fn_macros.is_empty() {
             return;
         }
-        let mut f = |e: &mut Expr| self.define_value(e);
+        let mut f = |e: &mut Expr| self.define_or_macro(e);
         match item {
             FragItem::Prefix(p) => {
                 for c in &mut p.clauses {
@@ -560,6 +562,11 @@ impl<'a> Conv<'a> {
         use c::BinaryOperator as B;
         match &e.node {
             c::Expression::BinaryOperator(b) => {
+                if let Some(bit) = super::bits::BitOp::of_assign(&b.node.operator.node) {
+                    let st = self.bit_assign(bit, &b.node, span);
+                    out.stmts.push(st);
+                    return;
+                }
                 let op = match b.node.operator.node {
                     B::Assign => None,
                     B::AssignPlus => Some(CompoundOp::Add),
@@ -825,6 +832,9 @@ impl<'a> Conv<'a> {
                 use c::BinaryOperator as B;
                 let l = self.expr(&b.node.lhs)?;
                 let r = self.expr(&b.node.rhs)?;
+                if let Some(bit) = super::bits::BitOp::of(&b.node.operator.node) {
+                    return Ok(self.bit_expr(bit, l, r, span));
+                }
                 let op = match b.node.operator.node {
                     B::Index => {
                         return Ok(Expr::new(ExprKind::Index(Box::new(l), Box::new(r)), span))
@@ -879,6 +889,15 @@ impl<'a> Conv<'a> {
         // A function the file does not declare has no contract: what it does to memory is
         // unknown, and reading the call as a no-op would be unsound (VerCors 1.4 passes
         // gpgpu/ASSSPv3.cu this way). The oracles refuse it by name.
+        if launch.is_none() && !self.functions.contains(name) {
+            let mut args = Vec::new();
+            for a in &call.node.arguments {
+                args.push(self.expr(a)?);
+            }
+            if let Some(e) = self.expand_call(name, &args, span) {
+                return Ok(e);
+            }
+        }
         if launch.is_none() && self.undeclared(name) {
             return Ok(self.opaque_expr(&format!("a call to the undeclared `{name}`"), span));
         }

@@ -11,6 +11,7 @@
 //! candidate non-negative, no execution makes one negative). A C local cannot be aliased here:
 //! the front end takes no address of a scalar.
 
+use super::bits;
 use crate::ast::*;
 use crate::span::Span;
 use crate::visit::{map_expr, walk_stmts};
@@ -30,6 +31,47 @@ pub(super) fn settle(m: &mut Method, src: &str) {
     }
     let mut f = |e: &mut Expr| settle_expr(e, &known, src);
     crate::visit::map_method(m, &mut f);
+    if let MethodBody::Block(b) = &mut m.body {
+        for s in &mut b.stmts {
+            crate::visit::map_stmts(s, &mut |st| settle_compound(st, &known, src));
+        }
+    }
+}
+
+/// `x /= d` and `x %= d` divide as C does where `x` may be negative; `x >>= k` and `x &= m`
+/// (written `/=`/`%=` by the conversion, `bits.rs`) round down, written as an assignment of
+/// [`bits::floor_form`] there.
+fn settle_compound(st: &mut Stmt, known: &HashSet<String>, src: &str) {
+    let span = st.span;
+    let StmtKind::CompoundAssign { target, op: op @ (CompoundOp::Div | CompoundOp::Mod), value } =
+        &mut st.kind
+    else {
+        return;
+    };
+    if non_negative(target, known) {
+        return;
+    }
+    if matches!(bits::written_between(src, target, value), ">>=" | "&=") {
+        let bin = op.bin_op();
+        let value = bits::floor_form(bin, target.clone(), value.clone(), span);
+        st.kind = StmtKind::Assign { target: target.clone(), value };
+    } else {
+        *op = if *op == CompoundOp::Div { CompoundOp::TruncDiv } else { CompoundOp::TruncMod };
+    }
+}
+
+/// A shift or mask (`x >> k`, `x & m`, converted to `Div`/`Mod` by `bits.rs`) whose operand may
+/// be negative: its [`bits::floor_form`], operands settled.
+fn floor_of_bits(e: &mut Expr, known: &HashSet<String>, src: &str) -> Option<Expr> {
+    let span = e.span;
+    let ExprKind::Binary(op @ (BinOp::Div | BinOp::Mod), a, b) = &mut e.kind else {
+        return None;
+    };
+    if non_negative(a, known) || !matches!(bits::written_between(src, a, b), ">>" | "&") {
+        return None;
+    }
+    map_expr(a, &mut |x| settle_expr(x, known, src));
+    Some(bits::floor_form(*op, (**a).clone(), (**b).clone(), span))
 }
 
 /// VerCors' `\euclidean_div(a, b)` and `\euclidean_mod(a, b)` are the tree's own `Div` and
@@ -169,6 +211,10 @@ fn settle_expr(e: &mut Expr, known: &HashSet<String>, src: &str) -> bool {
             map_expr(a, &mut |x| settle_expr(x, known, src));
             map_expr(b, &mut |x| settle_expr(x, known, src));
         }
+        return true;
+    }
+    if let Some(floor) = floor_of_bits(e, known, src) {
+        *e = floor;
         return true;
     }
     match &mut e.kind {

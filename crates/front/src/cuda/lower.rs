@@ -643,6 +643,7 @@ pub(super) fn kernel(m: Method, diags: &mut Vec<Diagnostic>, verifying: bool) ->
     map_kernel(&mut m, &mut work_item_call);
     if verifying {
         unit_dimensions(&mut m);
+        super::params::thread_copies(&mut m);
     }
     // The kernel's resource invariant when its `kernel_invariant` clauses hold permissions:
     // all of them (facts about the cells with the cells), which CUDA's atomic functions take

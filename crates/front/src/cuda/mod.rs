@@ -10,6 +10,7 @@
 //! Spans point into the user's file; offsets lang-c reports are shifted back by the length of
 //! the typedef prelude ([`prep::PRELUDE`]).
 
+mod bits;
 mod casts;
 mod convert;
 mod division;
@@ -20,7 +21,9 @@ mod initializer;
 mod iteration;
 mod jumps;
 mod lower;
+mod macros;
 mod openmp;
+mod params;
 pub mod prep;
 mod pure;
 mod shared;
@@ -162,7 +165,7 @@ fn parse_here(src: &str, flat: bool) -> Parsed {
     for d in &prep.other_directives {
         diags.push(
             Diagnostic::warning("A0015", "preprocessor directive not evaluated")
-                .with_primary(*d, "ignored: only `#include` and object-like `#define` are understood")
+                .with_primary(*d, "ignored: only `#include` and `#define`s of values and expressions are understood")
                 .with_help("alpine-rs does not run the preprocessor; expand this directive by hand if the kernel depends on it"),
         );
     }
@@ -229,7 +232,24 @@ fn parse_here(src: &str, flat: bool) -> Parsed {
     }
     for d in &prep.defines {
         if let Ok(e) = parse_expr_at(src, d.value, Dialect::V2) {
+            let e = if macros::closed(d.value.text(src), &e) {
+                e
+            } else {
+                // `#define N 2 + 2` makes `N * 2` six: refused by name, never read as eight.
+                macros::unclosed_value(&d.name, d.value.text(src), d.value)
+            };
             defines.insert(d.name.clone(), e);
+        }
+    }
+    let mut fn_macros = HashMap::new();
+    for m in &prep.fn_defines {
+        match parse_expr_at(src, m.body, Dialect::V2) {
+            Ok(body) => {
+                let text = m.body.text(src);
+                fn_macros
+                    .insert(m.name.clone(), macros::FnMacro::new(m.params.clone(), text, body));
+            }
+            Err(_) => diags.push(macros::not_an_expression(m.span)),
         }
     }
     let mut cv = Conv {
@@ -251,6 +271,7 @@ fn parse_here(src: &str, flat: bool) -> Parsed {
         in_kernel: false,
         next_modifiers: Vec::new(),
         defines,
+        fn_macros,
         launches,
         functions,
     };

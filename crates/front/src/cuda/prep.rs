@@ -89,6 +89,16 @@ pub struct Define {
     pub value: Span,
 }
 
+/// A function-like macro `#define NAME(p, q) body` (`macros.rs` expands its uses).
+#[derive(Clone, Debug)]
+pub struct FnDefine {
+    pub name: String,
+    pub params: Vec<String>,
+    pub body: Span,
+    /// The whole directive, for a warning where the body is not an expression.
+    pub span: Span,
+}
+
 #[derive(Clone, Debug)]
 pub struct Qualifier {
     pub word: &'static str,
@@ -104,6 +114,7 @@ pub struct Prepared {
     pub launches: Vec<Launch>,
     pub dim3s: Vec<Dim3Decl>,
     pub defines: Vec<Define>,
+    pub fn_defines: Vec<FnDefine>,
     pub qualifiers: Vec<Qualifier>,
     /// Directives other than `#include` and object-like `#define` (function-like macros,
     /// conditionals): reported, since their effect is not modelled.
@@ -322,6 +333,8 @@ fn directive(src: &str, i: usize, out: &mut [u8], p: &mut Prepared) -> usize {
                         value: Span::new(v_lo, v_hi),
                     });
                 }
+            } else if let Some(f) = fn_define(src, name_lo, name_hi, i, end) {
+                p.fn_defines.push(f);
             } else {
                 p.other_directives.push(Span::new(i, end));
             }
@@ -330,6 +343,34 @@ fn directive(src: &str, i: usize, out: &mut [u8], p: &mut Prepared) -> usize {
     }
     blank(out, i, end);
     end
+}
+
+/// `#define NAME(p, q) body` with the name at `name_lo..name_hi` and `(` right after it: its
+/// parameters (plain names; `...` is not read) and the span of its body, if it has one.
+fn fn_define(src: &str, name_lo: usize, name_hi: usize, i: usize, end: usize) -> Option<FnDefine> {
+    let close = name_hi + src[name_hi..end].find(')')?;
+    let mut params = Vec::new();
+    for p in src[name_hi + 1..close].split(',') {
+        let p = p.trim();
+        if p.is_empty() && params.is_empty() && src[name_hi + 1..close].trim().is_empty() {
+            break;
+        }
+        if p.is_empty() || !p.bytes().all(is_ident) || p.as_bytes()[0].is_ascii_digit() {
+            return None;
+        }
+        params.push(p.to_string());
+    }
+    // A continued line's backslashes are blanked in the body's text by the expression parser's
+    // reading of white space: only bodies on one line are read.
+    let body = &src[close + 1..end];
+    let lo = close + 1 + (body.len() - body.trim_start().len());
+    let hi = close + 1 + body.trim_end().len();
+    (hi > lo && !src[lo..hi].contains('\\')).then(|| FnDefine {
+        name: src[name_lo..name_hi].to_string(),
+        params,
+        body: Span::new(lo, hi),
+        span: Span::new(i, end),
+    })
 }
 
 /// The launch configuration `<<<…>>>` at `i`, split into its arguments at top-level commas.
