@@ -145,7 +145,7 @@ impl<'a> Conv<'a> {
     /// VerCors' ghost block after an atomic call, `atomicAdd(…) /*@ then { … } @*/;`, in
     /// `[lo, hi)`: its statements, which run inside the atomic (updating ghost state together
     /// with the cell). Empty when there is none.
-    fn then_block(&mut self, lo: usize, hi: usize) -> Vec<Stmt> {
+    pub(super) fn then_block(&mut self, lo: usize, hi: usize) -> Vec<Stmt> {
         let mut out = Vec::new();
         for k in 0..self.prep.annots.len() {
             let AnnotComment { span, body } = self.prep.annots[k].clone();
@@ -382,6 +382,24 @@ impl<'a> Conv<'a> {
         for id in &d.node.declarators {
             let (name, t) = self.declarator(&base, &id.node.declarator);
             let Some(name) = name else { continue };
+            // `int old = atomicAdd(p, v);`: declared, then assigned inside the atomic step.
+            // (Alone in its declaration: a later declarator's initializer would run first.)
+            let alone = d.node.declarators.len() == 1;
+            if let (true, Some(Node { node: c::Initializer::Expression(e), .. })) =
+                (alone, &id.node.initializer)
+            {
+                if let Some((f, call)) = super::atomics::atomic_call(e) {
+                    if self.is_atomic(f, call) {
+                        let target = Expr::new(ExprKind::Name(name.clone()), name.span);
+                        if let Some(s) = self.atomic(f, call, self.sp(id.span), Some(target)) {
+                            after.push(s);
+                        }
+                        ty = without_extents(&t);
+                        vars.push(Declarator { name, init: None, span: self.sp(id.span) });
+                        continue;
+                    }
+                }
+            }
             let mut init = match &id.node.initializer {
                 Some(Node { node: c::Initializer::Expression(e), .. })
                     if t.kind == TypeKind::Int =>
@@ -585,6 +603,15 @@ impl<'a> Conv<'a> {
                 if self.vector_assign(&b.node.lhs, &b.node.rhs, op, span, out) {
                     return;
                 }
+                if let (None, Some((name, call))) = (op, super::atomics::atomic_call(&b.node.rhs)) {
+                    if self.is_atomic(name, call) {
+                        let Ok(target) = self.expr(&b.node.lhs) else { return };
+                        if let Some(s) = self.atomic(name, call, span, Some(target)) {
+                            out.stmts.push(s);
+                        }
+                        return;
+                    }
+                }
                 let (Ok(target), Ok(value)) = (self.expr(&b.node.lhs), self.expr(&b.node.rhs))
                 else {
                     return;
@@ -626,6 +653,10 @@ impl<'a> Conv<'a> {
             _ => String::new(),
         };
         if let Some(s) = self.host_memory(&name, &call.node.arguments, span) {
+            out.stmts.push(s);
+            return;
+        }
+        if let Some(s) = self.atomic(&name, call, span, None) {
             out.stmts.push(s);
             return;
         }
@@ -680,41 +711,6 @@ impl<'a> Conv<'a> {
             n if super::stdio::OUTPUT.contains(&n) && !self.functions.contains(&name) => {
                 self.output_call(call, span, out)
             }
-            "atomicAdd" | "atomicSub" | "atomicExch" | "atomicMin" | "atomicMax"
-                if !self.functions.contains(&name) && call.node.arguments.len() == 2 =>
-            {
-                let Ok(loc) = self.location(&call.node.arguments[0]) else { return };
-                let Ok(v) = self.expr(&call.node.arguments[1]) else { return };
-                let kind = match name.as_str() {
-                    "atomicAdd" => {
-                        StmtKind::CompoundAssign { target: loc, op: CompoundOp::Add, value: v }
-                    }
-                    "atomicSub" => {
-                        StmtKind::CompoundAssign { target: loc, op: CompoundOp::Sub, value: v }
-                    }
-                    "atomicExch" => StmtKind::Assign { target: loc, value: v },
-                    _ => {
-                        // `atomicMin(p, v)`: `if (v < *p) *p = v;` (a read and a write of the
-                        // cell, so it needs write permission: never weaker than the atomic).
-                        let op = if name == "atomicMin" { BinOp::Lt } else { BinOp::Gt };
-                        let cond = Expr::new(
-                            ExprKind::Binary(op, Box::new(v.clone()), Box::new(loc.clone())),
-                            span,
-                        );
-                        let assign =
-                            Stmt { kind: StmtKind::Assign { target: loc, value: v }, span };
-                        StmtKind::If { cond, then: Box::new(assign), els: None }
-                    }
-                };
-                // Atomic over the kernel's resource invariant: the lowering keeps the block in
-                // a kernel that has one, and unwraps it elsewhere (then the cell needs write
-                // permission, never weaker than the atomic).
-                let mut stmts = vec![Stmt { kind, span }];
-                stmts.extend(self.then_block(self.sp(call.span).end(), span.end()));
-                let body = Block { stmts, span };
-                let names = vec![Ident::synth(super::KERNEL_INVARIANT)];
-                out.stmts.push(Stmt { kind: StmtKind::Atomic { names, body }, span });
-            }
             _ if self.undeclared(&name)
                 && !self.launches.contains_key(&self.sp(call.node.callee.span).end()) =>
             {
@@ -731,27 +727,6 @@ impl<'a> Conv<'a> {
     /// runtime function).
     fn undeclared(&self, name: &str) -> bool {
         !self.functions.contains(name) && !super::RUNTIME_WITHOUT_EFFECT.contains(&name)
-    }
-
-    /// The memory cell an atomic's pointer argument names: `&a[i]`, `a + i`, `a`.
-    fn location(&mut self, e: &Node<c::Expression>) -> R<Expr> {
-        let span = self.sp(e.span);
-        match &e.node {
-            c::Expression::UnaryOperator(u)
-                if u.node.operator.node == c::UnaryOperator::Address =>
-            {
-                self.expr(&u.node.operand)
-            }
-            c::Expression::BinaryOperator(b) if b.node.operator.node == c::BinaryOperator::Plus => {
-                let a = self.expr(&b.node.lhs)?;
-                let i = self.expr(&b.node.rhs)?;
-                Ok(Expr::new(ExprKind::Index(Box::new(a), Box::new(i)), span))
-            }
-            _ => {
-                let a = self.expr(e)?;
-                Ok(Expr::new(ExprKind::Index(Box::new(a), Box::new(Expr::int(0))), span))
-            }
-        }
     }
 
     // -----------------------------------------------------------------------------------------

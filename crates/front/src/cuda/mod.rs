@@ -10,6 +10,7 @@
 //! Spans point into the user's file; offsets lang-c reports are shifted back by the length of
 //! the typedef prelude ([`prep::PRELUDE`]).
 
+mod atomics;
 mod bits;
 mod casts;
 mod convert;

@@ -584,13 +584,17 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
                         Some(m) => Exp::bin("%", q, int(m)),
                         None => q,
                     };
-                    substs.push((vars[d.var].clone(), Exp::bin("+", q, int(&d.lo))));
+                    let v = match d.mirrored {
+                        true => Exp::bin("-", int(&d.lo), q),
+                        false => Exp::bin("+", q, int(&d.lo)),
+                    };
+                    substs.push((vars[d.var].clone(), v));
                 }
                 true
             } else if nz.len() == 2 && vars.len() == 2 {
                 // `K * v1 + v2 + c` with v2 ranging over [lo, lo + K): the row-major grid rule.
                 let (a, b) = (nz[0], nz[1]);
-                let (outer, inner) = if lin.coeffs[b].is_one() { (a, b) } else { (b, a) };
+                let (outer, inner) = if lin.coeffs[b].abs().is_one() { (a, b) } else { (b, a) };
                 let k = lin.coeffs[outer].clone();
                 // The inner range exactly K wide; or from a literal `lo` to a symbolic end
                 // (`r < i`, a loop's progress), which is at most K wide where `window` holds.
@@ -609,6 +613,22 @@ pub fn quantify(fresh: &mut dyn Fresh, vars: Vec<String>, guard: Vec<Exp>, body:
                         substs.push((
                             vars[inner].clone(),
                             Exp::bin("+", Exp::bin("%", base, int(&k)), int(&lo)),
+                        ));
+                        true
+                    }
+                    // `K * v1 + c - v2` (a mirrored block, `b * 64 + 63 - t`): the digit
+                    // `top - v2` counts up, with `top = lo + K - 1`.
+                    Some(lo)
+                        if (-&lin.coeffs[inner]).is_one()
+                            && k.is_positive()
+                            && window.is_none() =>
+                    {
+                        let top = lo + &k - 1;
+                        let base = Exp::bin("+", shifted.clone(), int(&top));
+                        substs.push((vars[outer].clone(), Exp::bin("\\", base.clone(), int(&k))));
+                        substs.push((
+                            vars[inner].clone(),
+                            Exp::bin("-", int(&top), Exp::bin("%", base, int(&k))),
                         ));
                         true
                     }

@@ -43,32 +43,46 @@ pub(super) fn determined(vars: &[String], guards: &[Exp]) -> Option<(String, Exp
     None
 }
 
-/// `E \ K` for every subterm `E - v * K` (or `E - K * v`) of the guards, `K` a positive literal
-/// and `E` free of `v`; each distinct candidate once, in the order found.
+/// `E \ K` for every subterm `E - v * K` (or `E - K * v`) of the guards, and `(E - c + K - 1) \ K`
+/// for every subterm `v * K + c - E` (a mirrored block, `b * 64 + 63 - j`), `K` a positive
+/// literal and `E`, `c` free of `v`; each distinct candidate once, in the order found.
 fn candidates(v: &str, guards: &[Exp]) -> Vec<Exp> {
     let is_v = |e: &Exp| matches!(&e.kind, ExpKind::Var(n) if n == v);
+    // `v * K` or `K * v`: K.
+    let scaled = |p: &Exp| {
+        let ExpKind::Binary("*", a, b) = &p.kind else { return None };
+        let k = if is_v(a) {
+            lit(b)
+        } else if is_v(b) {
+            lit(a)
+        } else {
+            None
+        };
+        k.filter(|k| k.is_positive())
+    };
     let mut out: Vec<Exp> = Vec::new();
     let mut seen: Vec<String> = Vec::new();
     for g in guards {
         g.visit(&mut |n| {
-            let ExpKind::Binary("-", e, p) = &n.kind else { return };
-            let ExpKind::Binary("*", a, b) = &p.kind else { return };
-            let k = if is_v(a) {
-                lit(b)
-            } else if is_v(b) {
-                lit(a)
-            } else {
-                None
-            };
-            let Some(k) = k.filter(|k| k.is_positive()) else { return };
-            if e.mentions_var(v) {
+            let ExpKind::Binary("-", x, y) = &n.kind else { return };
+            let cand = if let Some(k) = scaled(y).filter(|_| !x.mentions_var(v)) {
+                Exp::bin("\\", (**x).clone(), int(&k))
+            } else if y.mentions_var(v) {
                 return;
-            }
-            let c = Exp::bin("\\", (**e).clone(), int(&k));
-            let key = text(&c);
+            } else {
+                // `v * K + c - E`, or `v * K - E`.
+                let (k, c) = match &x.kind {
+                    ExpKind::Binary("+", p, c) if !c.mentions_var(v) => (scaled(p), (**c).clone()),
+                    _ => (scaled(x), Exp::int(0)),
+                };
+                let Some(k) = k else { return };
+                let up = Exp::bin("+", Exp::bin("-", (**y).clone(), c), int(&(k.clone() - 1)));
+                Exp::bin("\\", up, int(&k))
+            };
+            let key = text(&cand);
             if !seen.contains(&key) {
                 seen.push(key);
-                out.push(c);
+                out.push(cand);
             }
         });
     }

@@ -19,12 +19,15 @@ pub(super) fn radix_applies(vars: &[String], guards: &[Exp], body: &Exp) -> bool
 }
 
 /// One variable of a mixed-radix index: `lo + (base \\ stride) % modulus` (no modulus for the
-/// most significant digit).
+/// most significant digit); mirrored, `lo - (base \\ stride) % modulus`, where `lo` is then the
+/// top of the variable's range.
 pub(super) struct Digit {
     pub(super) var: usize,
     pub(super) stride: BigInt,
     pub(super) modulus: Option<BigInt>,
     pub(super) lo: BigInt,
+    /// The variable counts down in the index (a negative coefficient: `b * 64 + 63 - t`).
+    pub(super) mirrored: bool,
 }
 
 pub(super) struct Digits {
@@ -34,23 +37,25 @@ pub(super) struct Digits {
 }
 
 /// The variables of a linear index `Σ k_v * v + c` as the digits of a mixed radix: every
-/// variable has a positive coefficient and a literal range `[lo, lo + w)`, and ordered by
-/// coefficient, each coefficient divides the next and leaves room for the digit below it
-/// (`k_v * w_v <= k_next`). Then distinct instances have distinct indices, and each variable
-/// is `lo_v + ((j - c - offset) \\ k_v) % (k_next / k_v)`. Two or more variables; `None`
-/// otherwise.
+/// variable has a literal range `[lo, lo + w)`, and ordered by the size of their coefficients,
+/// each coefficient divides the next and leaves room for the digit below it (`|k_v| * w_v <=
+/// |k_next|`). Then distinct instances have distinct indices, and each variable is read back:
+/// `lo_v + ((j - c - offset) \\ k_v) % (k_next / k_v)`. A variable with a negative coefficient
+/// (a mirrored block, `b * 64 + 63 - t`) is the digit `u = lo + w - 1 - v`, which counts up: `v`
+/// is `lo + w - 1 - u`, and the offset takes `-|k_v| * (lo + w - 1)`. Two or more variables;
+/// `None` otherwise.
 pub(super) fn mixed_radix(lin: &Linear, vars: &[String], guards: &[Exp]) -> Option<Digits> {
-    if vars.len() < 2 || lin.coeffs.iter().any(|k| !k.is_positive()) {
+    if vars.len() < 2 || lin.coeffs.iter().any(|k| k.is_zero()) {
         return None;
     }
-    let mut order: Vec<(usize, BigInt, BigInt, BigInt)> = Vec::new();
-    for (v, k) in vars.iter().zip(&lin.coeffs).enumerate().map(|(i, (_, k))| (i, k)) {
+    let mut order: Vec<(usize, BigInt, BigInt, BigInt, bool)> = Vec::new();
+    for (v, k) in lin.coeffs.iter().enumerate() {
         let (lo, hi) = literal_range(guards, &vars[v])?;
         let w = hi - lo.clone();
         if !w.is_positive() {
             return None;
         }
-        order.push((v, k.clone(), lo, w));
+        order.push((v, k.abs(), lo, w, k.is_negative()));
     }
     order.sort_by(|a, b| a.1.cmp(&b.1));
     if !order[0].1.is_one() {
@@ -58,9 +63,9 @@ pub(super) fn mixed_radix(lin: &Linear, vars: &[String], guards: &[Exp]) -> Opti
     }
     let mut digits = Vec::new();
     let mut offset = BigInt::zero();
-    for (n, (v, k, lo, w)) in order.iter().enumerate() {
+    for (n, (v, k, lo, w, mirrored)) in order.iter().enumerate() {
         let modulus = match order.get(n + 1) {
-            Some((_, next, _, _)) => {
+            Some((_, next, _, _, _)) => {
                 if !(next % k).is_zero() || k * w > *next {
                     return None;
                 }
@@ -68,8 +73,15 @@ pub(super) fn mixed_radix(lin: &Linear, vars: &[String], guards: &[Exp]) -> Opti
             }
             None => None,
         };
-        offset += k * lo;
-        digits.push(Digit { var: *v, stride: k.clone(), modulus, lo: lo.clone() });
+        let lo = if *mirrored {
+            let top = lo + w - 1;
+            offset -= k * &top;
+            top
+        } else {
+            offset += k * lo;
+            lo.clone()
+        };
+        digits.push(Digit { var: *v, stride: k.clone(), modulus, lo, mirrored: *mirrored });
     }
     Some(Digits { digits, offset: int(&offset) })
 }
