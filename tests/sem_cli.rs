@@ -327,3 +327,17 @@ fn cost_at_the_size_the_user_sets() {
     assert_eq!(cols.get(1..3), Some(&["12288", "0"][..]), "{out}");
     assert!(out.contains("12 per 32 of n"), "{out}");
 }
+
+/// A `--set` or `--bound` that names no input is an error (exit 2, the inputs listed), never
+/// ignored: a misspelt size would otherwise run with generated values the user thinks fixed.
+#[test]
+fn a_set_naming_no_input_is_refused() {
+    let f = fixture("vadd_tied_lengths.pvl");
+    let (code, out, err) = alpine(&["run", &f, "--set", "nn=32"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("`nn` is not an input") && err.contains("n"), "{err}");
+    for ok in ["n=8", "x.length=8"] {
+        let (code, out, err) = alpine(&["run", &f, "--set", ok]);
+        assert_ne!(code, 2, "{ok}: {out}{err}");
+    }
+}

@@ -444,6 +444,7 @@ pub fn run_program(src: &str, opts: &RunOptions) -> Result<Vec<RunResult>, SemEr
 fn run_program_here(src: &str, opts: &RunOptions) -> Result<Vec<RunResult>, SemError> {
     let l = load(src)?;
     let ms = entries(&l.prog, opts.entry.as_deref())?;
+    check_bounds(&l.prog, &ms, &opts.config.bounds)?;
     let mut out = Vec::new();
     for &m in &ms {
         for i in 0..opts.random as u64 {
@@ -460,6 +461,42 @@ fn run_program_here(src: &str, opts: &RunOptions) -> Result<Vec<RunResult>, SemE
         }
     }
     Ok(out)
+}
+
+/// Every `--set`/`--bound` names an input of some entry method (a parameter, a `given` or
+/// `yields` variable, its `.length`, `|xs|`, a field `o.f` of an object input, or `this.f`): a
+/// misspelt name would otherwise be ignored, and the run would use generated values the user
+/// thinks fixed.
+fn check_bounds(prog: &CProgram, ms: &[u32], bounds: &[InputBound]) -> Result<(), SemError> {
+    let inputs: Vec<&str> = ms
+        .iter()
+        .flat_map(|&m| {
+            let m = &prog.methods[m as usize];
+            m.params.iter().chain(&m.yields).map(|p| p.1.as_str())
+        })
+        .collect();
+    let names = |n: &str| {
+        let base = n
+            .strip_suffix(".length")
+            .or_else(|| n.strip_prefix('|').and_then(|x| x.strip_suffix('|')))
+            .unwrap_or(n);
+        base.starts_with("this.")
+            || inputs.contains(&base)
+            || base.split_once('.').is_some_and(|(o, _)| inputs.contains(&o))
+    };
+    match bounds.iter().find(|b| !names(&b.name)) {
+        Some(b) => {
+            let mut known: Vec<&str> = inputs.clone();
+            known.sort_unstable();
+            known.dedup();
+            Err(SemError::Input(format!(
+                "`{}` is not an input of the method run (its inputs: {}); `--set` and `--bound` take a parameter, `a.length`, `|xs|`, `o.f` or `this.f`",
+                b.name,
+                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+            )))
+        }
+        None => Ok(()),
+    }
 }
 
 /// Render a run's diagnostics (plain text).

@@ -280,7 +280,7 @@ pub(crate) fn attempt(
         }
     }));
     match run {
-        Ok(Ok(res)) => classify(fi, c, res),
+        Ok(Ok(res)) => classify(fi, c, res, &file.text),
         Ok(Err(m)) => internal(fi, c, m),
         Err(payload) => {
             let msg = payload
@@ -297,9 +297,30 @@ fn same_site(a: &Site, b: &Site) -> bool {
     a.kind == b.kind && a.keyword.same_place(b.keyword)
 }
 
-fn classify(fi: usize, c: &Candidate, res: DriverResult) -> Attempt {
+fn classify(fi: usize, c: &Candidate, res: DriverResult, input: &str) -> Attempt {
     let errors: Vec<&Diagnostic> =
         res.diagnostics().map(|(_, d)| d).filter(|d| d.is_error()).collect();
+    // A step that changes nothing (a prefetch of a cell no plain read names, A302) is no
+    // candidate: measured, it would rank as "unchanged" among the real ones.
+    if res.output == input {
+        let warned: Vec<String> = res
+            .diagnostics()
+            .map(|(_, d)| d.code.clone())
+            .filter(|code| code.starts_with('A'))
+            .collect();
+        let message = res.diagnostics().next().map(|(_, d)| d.message.clone());
+        return Attempt {
+            file: fi,
+            cand: c.clone(),
+            outcome: Outcome::Refused,
+            message: message.or_else(|| Some("the step changes nothing".into())),
+            codes: if warned.is_empty() { vec!["?".into()] } else { warned },
+            output: None,
+            verify: None,
+            validate: None,
+            finding: None,
+        };
+    }
     if let Some(d) = errors.iter().find(|d| d.code == "A0099" || d.code == "E-INTERNAL") {
         let mut a = internal(fi, c, d.message.clone());
         a.codes = vec![d.code.clone()];

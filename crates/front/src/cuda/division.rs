@@ -115,7 +115,7 @@ fn euclidean_builtin(e: &mut Expr, src: &str) -> bool {
 }
 
 /// The written type is unsigned: its values are never negative in C.
-fn unsigned(ty: &Type, src: &str) -> bool {
+pub(super) fn unsigned(ty: &Type, src: &str) -> bool {
     let text = ty.span.text(src).trim();
     text.starts_with("unsigned")
         || matches!(text, "size_t" | "uint" | "uint32_t" | "uint64_t" | "uint16_t" | "uint8_t")

@@ -31,6 +31,7 @@ mod shared;
 mod sizes;
 mod stdio;
 mod types;
+mod unsigned;
 mod vectors;
 
 use crate::ast::*;
@@ -322,6 +323,9 @@ fn parse_here(src: &str, flat: bool) -> Parsed {
         if let Item::Method(m) = item {
             if matches!(m.body, MethodBody::Abstract) {
                 division::settle(m, src);
+                if flat {
+                    unsigned::checks(m, src);
+                }
             }
         }
     }
@@ -655,6 +659,9 @@ fn function(
         span,
     };
     division::settle(&mut method, cv.src);
+    if cv.flat {
+        unsigned::checks(&mut method, cv.src);
+    }
     Some(if kernel { lower::kernel(method, &mut cv.diags, cv.flat) } else { lower::host(method) })
 }
 
