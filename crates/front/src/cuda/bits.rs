@@ -96,6 +96,11 @@ impl Conv<'_> {
     /// `l op r` for a shift or mask `op`: the arithmetic it computes, or an opaque expression
     /// naming the operator where the amount or mask is not a constant this module reads.
     pub(super) fn bit_expr(&self, op: BitOp, l: Expr, r: Expr, span: Span) -> Expr {
+        // `&` commutes: the mask may come first (`0x1f & t`).
+        let (l, r) = match op == BitOp::Mask && constant(&r).is_none() && constant(&l).is_some() {
+            true => (r, l),
+            false => (l, r),
+        };
         match op.lower(&r) {
             Some((bin, v)) => {
                 let rhs = Expr::new(ExprKind::Int(v), r.span);
@@ -114,11 +119,18 @@ pub(super) fn opaque_word(op: BitOp) -> &'static str {
     }
 }
 
-/// The operator written between `a` and `b` in `src` (`>>`, `&=`, `/`…); empty where the spans
-/// are not both from the text in order.
+/// The operator written between `a` and `b` in `src` (`>>`, `&=`, `/`…), in either order (a
+/// mask written first is the right operand of its `Mod`); empty where the spans are not both
+/// from the text, one after the other.
 pub(super) fn written_between<'s>(src: &'s str, a: &Expr, b: &Expr) -> &'s str {
-    let (lo, hi) = (a.span.end(), b.span.start());
-    if a.span.is_dummy() || b.span.is_dummy() || lo > hi || hi > src.len() {
+    if a.span.is_dummy() || b.span.is_dummy() {
+        return "";
+    }
+    let (lo, hi) = match a.span.end() <= b.span.start() {
+        true => (a.span.end(), b.span.start()),
+        false => (b.span.end(), a.span.start()),
+    };
+    if lo > hi || hi > src.len() {
         return "";
     }
     src.get(lo..hi).map_or("", |t| t.trim().trim_start_matches(')').trim_end_matches('(').trim())
