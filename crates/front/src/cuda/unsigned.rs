@@ -112,7 +112,18 @@ fn check_nested(st: &mut Stmt, names: &HashSet<String>, src: &str) {
         }
     };
     match &mut st.kind {
-        StmtKind::Block(b) => b.stmts = with_checks(std::mem::take(&mut b.stmts), names, src),
+        StmtKind::Block(b)
+        | StmtKind::Atomic { body: b, .. }
+        | StmtKind::Invariant { body: b, .. }
+        | StmtKind::Vec { body: b, .. } => {
+            b.stmts = with_checks(std::mem::take(&mut b.stmts), names, src)
+        }
+        StmtKind::Barrier(Barrier { body: Some(b), .. }) => {
+            b.stmts = with_checks(std::mem::take(&mut b.stmts), names, src)
+        }
+        StmtKind::Parallel { body, .. } => {
+            *body = with_checks(std::mem::take(body), names, src);
+        }
         StmtKind::If { then, els, .. } => {
             boxed(then);
             if let Some(e) = els {
