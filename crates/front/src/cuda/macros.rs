@@ -214,19 +214,21 @@ fn ghost_is_empty(g: &GhostArgs) -> bool {
 }
 
 /// `min(a, b)`, `max(a, b)` (and their unsigned and 64-bit spellings), `abs(x)`: CUDA's device
-/// functions on integers, as conditionals.
+/// functions on integers, as conditionals; and their float forms `fminf`/`fmin`, `fmaxf`/`fmax`,
+/// `fabsf`/`fabs`, exact on the real numbers floats are verified as (NaN, which they would
+/// skip, is not modelled: V-FLOAT-REAL says so).
 fn integer_builtin(name: &str, args: &[Expr], span: Span) -> Option<Expr> {
     let cond = |c: Expr, a: &Expr, b: &Expr| {
         Expr::new(ExprKind::Cond(Box::new(c), Box::new(a.clone()), Box::new(b.clone())), span)
     };
     match (name, args) {
-        ("min" | "umin" | "llmin" | "ullmin", [a, b]) => {
+        ("min" | "umin" | "llmin" | "ullmin" | "fminf" | "fmin", [a, b]) => {
             Some(cond(Expr::bin(BinOp::Le, a.clone(), b.clone()), a, b))
         }
-        ("max" | "umax" | "llmax" | "ullmax", [a, b]) => {
+        ("max" | "umax" | "llmax" | "ullmax" | "fmaxf" | "fmax", [a, b]) => {
             Some(cond(Expr::bin(BinOp::Ge, a.clone(), b.clone()), a, b))
         }
-        ("abs" | "llabs", [a]) => {
+        ("abs" | "llabs" | "fabsf" | "fabs", [a]) => {
             let neg = Expr::new(ExprKind::Unary(UnOp::Neg, Box::new(a.clone())), span);
             Some(cond(Expr::bin(BinOp::Lt, a.clone(), Expr::int(0)), &neg, a))
         }
