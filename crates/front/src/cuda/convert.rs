@@ -176,7 +176,7 @@ impl<'a> Conv<'a> {
     }
 
     /// One node of [`Self::substitute_defines`]: a `#define`d name stands for its value.
-    fn define_value(&self, e: &mut Expr) -> bool {
+    pub(super) fn define_value(&self, e: &mut Expr) -> bool {
         if let ExprKind::Name(n) = &e.kind {
             if let Some(v) = self.defines.get(&n.name) {
                 *e = Expr { span: e.span, ..v.clone() };

@@ -199,13 +199,7 @@ impl Conv<'_> {
 
     /// An object-like `#define` or a macro use, in an annotation.
     pub(super) fn define_or_macro(&self, e: &mut Expr) -> bool {
-        if let ExprKind::Name(n) = &e.kind {
-            if let Some(v) = self.defines.get(&n.name) {
-                *e = Expr { span: e.span, ..v.clone() };
-                return true;
-            }
-        }
-        self.expand_in_annotation(e)
+        self.define_value(e) || self.expand_in_annotation(e)
     }
 }
 
