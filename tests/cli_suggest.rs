@@ -182,3 +182,38 @@ fn suggest_proposes_prefetching_a_cell_a_loop_rereads() {
     assert!(first.contains("prefetch") && first.contains("array=y locations=t"), "{out}");
     assert!(first.contains("improved"), "{out}");
 }
+
+/// Linearization is measured on the corpus's matrix programs, in the layout whose cells the
+/// lanes of a warp touch side by side. The column-shift program's contract gives `h` a linear
+/// length (`h.length == w * d`), so generated matrices have more rows than `w`: the adapter
+/// carries over the `w x d` block the program holds permissions for.
+#[test]
+fn suggest_measures_linearization_in_the_layout_that_coalesces() {
+    let corpus = common::corpus_dir().join("linearize");
+    for file in ["ok_colmajor_update.pvl", "ok_rowmajor_fill.pvl", "ok_mixed_layout_add.pvl"] {
+        let p = corpus.join(file);
+        let (code, out, err) = run_cli(&["suggest", s(&p), "--json"]);
+        assert_eq!(code, 0, "{file}: {out}{err}");
+        let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        let rows: Vec<&serde_json::Value> = doc["suggestions"]
+            .as_array()
+            .expect("suggestions")
+            .iter()
+            .filter(|r| r["optimization"] == "linearize")
+            .collect();
+        assert!(!rows.is_empty(), "{file}: {out}");
+        for r in rows {
+            assert_eq!(r["measured"], true, "{file}: {r}");
+            assert!(r["command"].as_str().is_some_and(|c| c.contains("--layout row")), "{r}");
+            assert!(r["candidate_note"].as_str().is_some_and(|n| n.contains("row-major")), "{r}");
+            assert!(r["after"]["sectors"].as_u64() < r["before"]["sectors"].as_u64(), "{r}");
+        }
+    }
+    // A kernel whose threads each walk their own row coalesces column-major.
+    let p = common::root().join("fixtures/cuda/linearize/ok_kernel_rows.cu");
+    let (code, out, err) = run_cli(&["suggest", s(&p)]);
+    assert_eq!(code, 0, "{out}{err}");
+    let lin: Vec<&str> = out.lines().filter(|l| l.contains(" linearize ")).collect();
+    assert_eq!(lin.len(), 1, "{out}");
+    assert!(lin[0].contains("layout=col") && lin[0].contains("improved"), "{out}");
+}

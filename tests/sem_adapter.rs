@@ -76,3 +76,32 @@ fn layouts_follow_calls_to_annotated_methods() {
     let own = from_annotations(src, "K", "k", &["g".to_string()], reader());
     assert!(own["g"].dims.is_some());
 }
+
+/// A generated matrix may be larger than its extents (`h.length == w * d` in a contract, rows
+/// whose length nothing fixes): the leading block is carried over, and the cells outside it
+/// keep the input's values on the way back.
+#[test]
+fn a_matrix_larger_than_its_extents_carries_its_leading_block() {
+    let i = Input {
+        args: vec![
+            ("h".into(), InVal::Int(2)),
+            ("w".into(), InVal::Int(2)),
+            ("g".into(), mat(&[&[1, 2, 3], &[4, 5, 6], &[7, 8, 9]])),
+        ],
+        ..Input::default()
+    };
+    for (layout, cells) in [("R", [1, 2, 4, 5]), ("C", [1, 4, 2, 5])] {
+        let a = Adapter::parse(&format!("matrix_lin g {layout} h w"), reader()).unwrap();
+        let f = a.forward(&i).unwrap();
+        assert_eq!(f.args[2].1, flat(&cells), "layout {layout}");
+        // OPT doubled every cell it holds.
+        let doubled: Vec<i64> = cells.iter().map(|x| 2 * x).collect();
+        let mut obs =
+            vec![Observable { path: "g".to_string(), value: flat(&doubled), ghost: false }];
+        a.backward(&i, &mut obs);
+        assert_eq!(obs[0].value, mat(&[&[2, 4, 3], &[8, 10, 6], &[7, 8, 9]]), "layout {layout}");
+    }
+    // Extents past the input are still an error.
+    let a = Adapter::parse("matrix_lin g R (h + 2) w", reader()).unwrap();
+    assert!(matches!(a.forward(&i), Err(AdaptError::Extents { e1: 4, rows: 3, cols: 3, .. })));
+}

@@ -8,31 +8,37 @@ use super::ast::*;
 /// loop bodies and headers, par arms, ghost statements and with/then blocks are not included.
 pub fn walk_stmts<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Stmt)) {
     f(s);
+    child_stmts(s, &mut |c| walk_stmts(c, f));
+}
+
+/// Call `f` on the statements directly nested in `s` (those [`walk_stmts`] descends into), in
+/// order; for a pass that carries context down the tree (the loop or `par` a statement is in).
+pub fn child_stmts<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Stmt)) {
     match &s.kind {
-        StmtKind::Block(b) => b.stmts.iter().for_each(|x| walk_stmts(x, f)),
+        StmtKind::Block(b) => b.stmts.iter().for_each(f),
         StmtKind::If { then, els, .. } => {
-            walk_stmts(then, f);
+            f(then);
             if let Some(e) = els {
-                walk_stmts(e, f);
+                f(e);
             }
         }
         StmtKind::While(l) | StmtKind::For(l) => {
-            l.init.iter().for_each(|x| walk_stmts(x, f));
-            l.update.iter().for_each(|x| walk_stmts(x, f));
-            walk_stmts(&l.body, f);
+            l.init.iter().for_each(&mut *f);
+            l.update.iter().for_each(&mut *f);
+            f(&l.body);
         }
-        StmtKind::RangedFor { body, .. } => walk_stmts(body, f),
-        StmtKind::Par(p) => p.arms.iter().for_each(|a| walk_stmts(&a.body, f)),
-        StmtKind::Parallel { body, .. } => body.iter().for_each(|x| walk_stmts(x, f)),
+        StmtKind::RangedFor { body, .. } => f(body),
+        StmtKind::Par(p) => p.arms.iter().for_each(|a| f(&a.body)),
+        StmtKind::Parallel { body, .. } => body.iter().for_each(f),
         StmtKind::Barrier(b) => {
             if let Some(body) = &b.body {
-                body.stmts.iter().for_each(|x| walk_stmts(x, f));
+                body.stmts.iter().for_each(f);
             }
         }
         StmtKind::Invariant { body, .. }
         | StmtKind::Atomic { body, .. }
-        | StmtKind::Vec { body, .. } => body.stmts.iter().for_each(|x| walk_stmts(x, f)),
-        StmtKind::Ghost(inner) => walk_stmts(inner, f),
+        | StmtKind::Vec { body, .. } => body.stmts.iter().for_each(f),
+        StmtKind::Ghost(inner) => f(inner),
         _ => {}
     }
 }

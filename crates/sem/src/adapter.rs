@@ -171,21 +171,7 @@ impl Adapter {
             let InVal::Array(ty, rows) = &out.args[slot].1 else {
                 continue; // null stays null
             };
-            let (r, c) = shape(&m.param, rows)?;
-            if let Some((e1, e2)) = &m.dims {
-                let env = scalars(input);
-                if let (Some(x), Some(y)) = (eval(e1, &env), eval(e2, &env)) {
-                    if (x, y) != (r as i64, c as i64) {
-                        return Err(AdaptError::Extents {
-                            param: m.param.clone(),
-                            rows: r,
-                            cols: c,
-                            e1: x,
-                            e2: y,
-                        });
-                    }
-                }
-            }
+            let (r, c) = region(m, input, rows)?;
             let elem = match ty {
                 Ty::Array(e) => (**e).clone(),
                 other => other.clone(),
@@ -222,7 +208,7 @@ impl Adapter {
             else {
                 continue;
             };
-            let Ok((r, c)) = shape(&m.param, rows) else {
+            let Ok((r, c)) = region(m, input, rows) else {
                 continue;
             };
             for o in observables.iter_mut() {
@@ -242,13 +228,64 @@ impl Adapter {
                         cells[j * r + i].clone()
                     }
                 };
-                let folded = (0..r)
-                    .map(|i| InVal::Array(elem.clone(), (0..c).map(|j| at(i, j)).collect()))
+                // Cells outside the region were not carried over: OPT never saw them, so they
+                // keep the input's values (a program that wrote there differs, as it should).
+                let folded = rows
+                    .iter()
+                    .enumerate()
+                    .map(|(i, row)| match row {
+                        InVal::Array(_, old) => InVal::Array(
+                            elem.clone(),
+                            (0..old.len())
+                                .map(|j| if i < r && j < c { at(i, j) } else { old[j].clone() })
+                                .collect(),
+                        ),
+                        other => other.clone(),
+                    })
                     .collect();
                 o.value = InVal::Array(ty.clone(), folded);
             }
         }
     }
+}
+
+/// The rows and columns of the matrix input that are carried over. With extents that evaluate
+/// on the input, it is the leading E1 x E2 block: a generated matrix may be larger than its
+/// extents (a contract such as `h.length == w * d`, or rows whose length nothing fixes), and the
+/// cells past them are ones the program holds no permission for. Otherwise the whole matrix,
+/// which must then be rectangular.
+fn region(m: &MatrixMap, input: &Input, rows: &[InVal]) -> Result<(usize, usize), AdaptError> {
+    let Some((e1, e2)) = &m.dims else {
+        return shape(&m.param, rows);
+    };
+    let env = scalars(input);
+    let (Some(x), Some(y)) = (eval(e1, &env), eval(e2, &env)) else {
+        return shape(&m.param, rows);
+    };
+    let extents = |rows: usize, cols: usize| AdaptError::Extents {
+        param: m.param.clone(),
+        rows,
+        cols,
+        e1: x,
+        e2: y,
+    };
+    let (Ok(r), Ok(c)) = (usize::try_from(x), usize::try_from(y)) else {
+        return Err(extents(rows.len(), 0));
+    };
+    if rows.len() < r {
+        let (r, c) = shape(&m.param, rows)?;
+        return Err(extents(r, c));
+    }
+    for row in &rows[..r] {
+        match row {
+            InVal::Array(_, v) if v.len() >= c => {}
+            _ => {
+                let (r, c) = shape(&m.param, rows)?;
+                return Err(extents(r, c));
+            }
+        }
+    }
+    Ok((r, c))
 }
 
 /// Rows and columns of a rectangular matrix value.
