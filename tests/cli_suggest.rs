@@ -217,3 +217,64 @@ fn suggest_measures_linearization_in_the_layout_that_coalesces() {
     assert_eq!(lin.len(), 1, "{out}");
     assert!(lin[0].contains("layout=col") && lin[0].contains("improved"), "{out}");
 }
+
+/// `--apply K` performs row K's command with both oracles: the output is written only when it
+/// verifies (Silicon) and behaves as the file does, and it is the printed command's output.
+#[test]
+fn suggest_apply_writes_a_suggestion_only_after_both_oracles_pass() {
+    let dir = tmpdir("suggest", "apply");
+    let src = common::root().join("fixtures/cuda/prefetch/ok_loop_register.cu");
+    let file = dir.join("loop.cu");
+    std::fs::copy(&src, &file).expect("copy the kernel");
+    let out = dir.join("loop_opt.cu");
+    let (code, table, _) = run_cli(&["suggest", s(&file), "--set", "k=8"]);
+    assert_eq!(code, 0, "{table}");
+    let first = table.lines().find(|l| l.starts_with("1 ")).expect("a first row");
+    let argv = shell_split(&first[first.find("alpine-rs apply").expect("a command")..]);
+    assert!(argv.windows(2).any(|w| w == ["--z3-timeout", "2000"]), "{argv:?}");
+    let (c, expected, e) = run_command(&argv);
+    assert_eq!(c, 0, "{e}");
+    let (code, stdout, err) =
+        run_cli(&["suggest", s(&file), "--set", "k=8", "--apply", "1", "-o", s(&out)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(err.contains("applying #1, prefetch") && err.contains("output verified"), "{err}");
+    assert_eq!(std::fs::read_to_string(&out).expect("written"), expected);
+    // Without -o the output goes to standard output.
+    let (code, stdout, err) = run_cli(&["suggest", s(&file), "--set", "k=8", "--apply", "1"]);
+    assert_eq!((code, stdout.as_str()), (0, expected.as_str()), "{err}");
+
+    // A rank past the table, and --json without a file to write: usage errors.
+    let (code, _, err) = run_cli(&["suggest", s(&file), "--apply", "99"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--apply 99: there are"), "{err}");
+    assert_eq!(run_cli(&["suggest", s(&file), "--apply", "1", "--json"]).0, 2);
+    assert_eq!(run_cli(&["suggest", s(&file), "-o", s(&out)]).0, 2, "-o needs --apply");
+}
+
+/// A kernel that runs correctly but whose loop invariant is too weak for its postcondition:
+/// the interpreter measures and validates it, Silicon does not verify it, so `--apply` writes
+/// and prints nothing and exits 1.
+#[test]
+fn suggest_apply_leaves_nothing_when_the_output_does_not_verify() {
+    let weak = KERNEL.replace(
+        "context Perm(a[tid], write);\n    {",
+        "context Perm(a[tid], write);\n      ensures a[tid] == \\old(a[tid]) + 4;\n    {",
+    );
+    assert_ne!(weak, KERNEL);
+    let dir = tmpdir("suggest", "apply_weak");
+    let file = dir.join("weak.pvl");
+    std::fs::write(&file, &weak).expect("write");
+    let out = dir.join("weak_opt.pvl");
+    let args = ["suggest", s(&file), "--set", "n=32", "--random", "2", "--apply", "1"];
+    let (code, stdout, err) = run_cli(&[&args[..], &["-o", s(&out)]].concat());
+    assert_eq!(code, 1, "{stdout}{err}");
+    assert!(!out.exists(), "{err}");
+    let (code, stdout, err) = run_cli(&args);
+    assert_eq!(code, 1, "{err}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(err.contains("not printed because a check did not pass"), "{err}");
+    let (code, _, err) = run_cli(&[&args[..], &["--in-place"]].concat());
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(std::fs::read_to_string(&file).expect("read"), weak, "--in-place wrote");
+}

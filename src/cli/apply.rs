@@ -52,7 +52,7 @@ pub struct ApplyArgs {
     #[arg(long, value_enum, default_value = "auto")]
     pub color: ColorArg,
     /// Verify input and output with the Viper/Silicon backend (exit 1 if the output fails,
-    /// 3 if there is no verdict). Files are written only when the output verifies.
+    /// 3 if there is no verdict). The output is written or printed only when it verifies.
     #[arg(long, conflicts_with = "check")]
     pub verify: bool,
     /// Silicon time limit per program for --verify, in seconds (0: none); past it the result is
@@ -60,7 +60,8 @@ pub struct ApplyArgs {
     #[arg(long = "verify-timeout", default_value_t = crate::viper::DEFAULT_TIMEOUT_S, value_name = "S")]
     pub verify_timeout: u64,
     /// Run input and output on the same generated inputs and compare their final states (exit 1
-    /// if they differ, 3 if nothing could be compared). Files are written only when they agree.
+    /// if they differ, 3 if nothing could be compared). The output is written or printed only
+    /// when they agree.
     #[arg(long, conflicts_with = "check")]
     pub validate: bool,
     /// Entry method for --validate and --cost (`method`, `Class.method`, or `ORIG:OPT`).
@@ -502,8 +503,13 @@ pub fn main(args: ApplyArgs) -> u8 {
         } else if ok_to_emit && checks != 0 && !json {
             eprintln!("note: `{}` was not written because a check did not pass", target.display());
         }
-    } else if ok_to_emit {
+    } else if ok_to_emit && checks == 0 {
         print!("{}", res.output);
+    } else if ok_to_emit && !json {
+        // As for files: an output whose proof or behaviour is in doubt is not emitted.
+        eprintln!(
+            "note: the output was not printed because a check did not pass (--diff shows it)"
+        );
     }
     report["written"] = written;
     finish(report, all, code)

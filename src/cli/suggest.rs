@@ -8,7 +8,9 @@
 //! methods' sums judged together). Rows are ranked by the relative change of the objective
 //! (largest decrease first); invalid optimizations, then candidates whose cost could not be
 //! measured, come last. Refused attempts are listed below the table, one line per site and
-//! optimization. Nothing is written to disk.
+//! optimization. Nothing is written to disk, except with `--apply K`: row K's own command then
+//! runs with both oracles (`apply --verify --validate`), which emits the output only when they
+//! pass.
 //!
 //! Exit codes: 0 the table was produced (also when nothing applies); 2 bad input (a file that
 //! cannot be read or parsed, bad flags, an original the interpreter cannot run); 3 some
@@ -63,6 +65,20 @@ pub struct SuggestArgs {
     /// Per-query Z3 timeout in milliseconds (passed on to the printed `apply` commands).
     #[arg(long = "z3-timeout", default_value_t = crate::check::DEFAULT_TIMEOUT_MS)]
     pub z3_timeout: u32,
+    /// Perform the suggestion of rank K: its `apply` command with `--verify --validate`, so the
+    /// output is printed (or written with -o/--in-place) only when it verifies with Silicon and
+    /// behaves as the file does; exit 1 otherwise, and nothing is written.
+    #[arg(long = "apply", value_name = "K")]
+    pub apply: Option<usize>,
+    /// With --apply: write the output to FILE.
+    #[arg(short = 'o', long = "output", requires = "apply", conflicts_with = "in_place")]
+    pub output: Option<PathBuf>,
+    /// With --apply: rewrite the file (atomically).
+    #[arg(long = "in-place", requires = "apply")]
+    pub in_place: bool,
+    /// With --apply: Silicon's time limit per program, in seconds (0: none).
+    #[arg(long = "verify-timeout", value_name = "S", requires = "apply", default_value_t = crate::viper::DEFAULT_TIMEOUT_S)]
+    pub verify_timeout: u64,
 }
 
 const HELP_MEASURE: &str = "the reason above says what was missing: widen the generated inputs \
@@ -207,7 +223,8 @@ fn measure(
     m
 }
 
-/// The `apply` command line that performs candidate `c` on `file` (the parameters as flags).
+/// The `apply` command line that performs candidate `c` on `file` (the parameters as flags, and
+/// the Z3 limit it was attempted with, so that the command reproduces the row).
 fn command(c: &Candidate, file: &str, z3: u32) -> Vec<String> {
     let meta = c.opt.meta();
     let mut v: Vec<String> =
@@ -217,15 +234,20 @@ fn command(c: &Candidate, file: &str, z3: u32) -> Vec<String> {
         c.opt,
         c.params.iter().map(|(k, val)| (*k, val.as_str())),
     ));
-    if z3 != crate::check::DEFAULT_TIMEOUT_MS {
-        v.extend(["--z3-timeout".to_string(), z3.to_string()]);
-    }
+    v.extend(["--z3-timeout".to_string(), z3.to_string()]);
     v.push(file.to_string());
     v
 }
 
 pub fn main(args: SuggestArgs) -> u8 {
     let json = args.json || args.format == Format::Json;
+    if json && args.apply.is_some() && args.output.is_none() && !args.in_place {
+        return usage_error(
+            json,
+            "--json with --apply needs -o FILE or --in-place (standard output carries the report)",
+            "add -o FILE to write the output there, or --in-place to rewrite the file",
+        );
+    }
     let t0 = std::time::Instant::now();
     let workers = match super::pool::workers(args.jobs) {
         Ok(n) => n,
@@ -304,6 +326,9 @@ pub fn main(args: SuggestArgs) -> u8 {
     let code = if !rows.is_empty() && !decided { 3 } else { 0 };
     let why =
         (code == 3).then(|| rows.iter().find_map(|r| r.measure.note.clone()).unwrap_or_default());
+    if let Some(k) = args.apply {
+        return perform(&args, &rows, k, json);
+    }
     let report = Report {
         name: &name,
         profile: &profile,
@@ -329,6 +354,58 @@ pub fn main(args: SuggestArgs) -> u8 {
         );
     }
     code
+}
+
+/// `--apply K`: run row K's command with both oracles (apply writes or prints nothing unless
+/// they pass) and return its exit code.
+fn perform(args: &SuggestArgs, rows: &[Row], k: usize, json: bool) -> u8 {
+    let Some(row) = k.checked_sub(1).and_then(|i| rows.get(i)) else {
+        let have = match rows.len() {
+            0 => "no optimization applies to the file".to_string(),
+            1 => "there is 1 suggestion".to_string(),
+            n => format!("there are {n} suggestions"),
+        };
+        return usage_error(
+            json,
+            &format!("--apply {k}: {have}"),
+            "run `alpine-rs suggest FILE` without --apply to see the ranked suggestions",
+        );
+    };
+    let mut argv: Vec<String> = row.argv.clone();
+    argv.extend(["--verify".into(), "--validate".into()]);
+    argv.extend(["--verify-timeout".into(), args.verify_timeout.to_string()]);
+    if let Some(o) = &args.output {
+        argv.extend(["-o".into(), o.display().to_string()]);
+    } else if args.in_place {
+        argv.push("--in-place".into());
+    }
+    if json {
+        argv.extend(["--format".into(), "json".into()]);
+    }
+    let c = &row.attempt.cand;
+    let change = row
+        .measure
+        .change(&args.objective)
+        .map(|x| format!(", {} {:+.1}%", args.objective, x * 100.0));
+    eprintln!(
+        "suggest: applying #{k}, {} at {}:{}{}: {}",
+        c.opt.meta().name,
+        c.line,
+        c.col,
+        change.unwrap_or_default(),
+        argv.join(" ")
+    );
+    match <super::Cli as clap::Parser>::try_parse_from(&argv) {
+        Ok(super::Cli { command: super::Command::Apply(a) }) => super::apply::main(a),
+        // The command is ours: that it does not parse is an internal error.
+        Ok(_) | Err(_) => {
+            eprintln!(
+                "error[A0099]: internal error: suggestion #{k}'s command does not parse: {}",
+                argv.join(" ")
+            );
+            3
+        }
+    }
 }
 
 /// Exit 2 for a file that does not parse or an original that cannot run.
