@@ -328,6 +328,21 @@ fn cost_at_the_size_the_user_sets() {
     assert!(out.contains("12 per 32 of n"), "{out}");
 }
 
+/// A size the user sets reaches the arrays through the contract's arithmetic: addSub2's
+/// `B.length == 64 * h` at `--set h=128` needs 8,192 cells, past the default cap of 4,096,
+/// which then yields (before, R-NO-INPUT: "unsatisfiable within the bounds").
+#[test]
+fn cost_at_a_size_the_contract_multiplies() {
+    let f = common::root().join("fixtures/cost/addSub2.pvl");
+    let f = f.to_str().expect("UTF-8 path");
+    let (code, out, err) = alpine(&["run", f, "--cost", "--set", "h=128"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("(8128 more)"), "B has 64 shown and 8128 more cells: {out}");
+    let total = out.lines().find(|l| l.trim_start().starts_with("total")).unwrap_or_default();
+    assert_eq!(total.split_whitespace().nth(1), Some("3072"), "{out}");
+    assert!(out.contains("768 per 32 of h"), "{out}");
+}
+
 /// A `--set` or `--bound` that names no input is an error (exit 2, the inputs listed), never
 /// ignored: a misspelt size would otherwise run with generated values the user thinks fixed.
 #[test]

@@ -16,6 +16,10 @@ mod translate;
 
 use translate::{let_chain, Vars};
 
+/// The longest generated array: only reached when the user's sizes need it (2^24 cells, a
+/// vector add at n = 2^20 with room to spare).
+const MAX_LEN: i64 = 1 << 24;
+
 /// A concrete input value, independent of any heap.
 #[derive(Clone, Debug, PartialEq)]
 pub enum InVal {
@@ -502,8 +506,11 @@ pub fn generate(
     // The user's range for solver variable `key` where there is one, else the default one.
     let user = |key: &str| bounds.iter().find(|b| bound_var(&b.name) == key).map(|b| (b.lo, b.hi));
     // The default length limit yields to the sizes the user asks for: `--set n=32768` with
-    // `a.length == n` must not meet a hidden cap below it.
+    // `a.length == n` must not meet a hidden cap below it, nor `--set h=128` with
+    // `B.length == 64 * h`. The cap holds under an assumption that is dropped when the user's
+    // sizes cannot be met below it.
     let len_hi = bounds.iter().map(|b| b.hi).fold(4096, i64::max);
+    let capped = Bool::new_const(&ctx, "lengths_capped");
     let range = |v: &Int, key: &str, dflt: (i64, i64)| {
         let (lo, hi) = user(key).unwrap_or(dflt);
         opt.assert(&v.ge(&Int::from_i64(&ctx, lo)));
@@ -525,7 +532,13 @@ pub fn generate(
                 let key = format!("len:{n}");
                 let len = vars.int(&key);
                 let nn = vars.boolean(&format!("nn:{n}"));
-                range(&len, &key, (0, len_hi));
+                match user(&key) {
+                    Some(_) => range(&len, &key, (0, len_hi)),
+                    None => {
+                        range(&len, &key, (0, MAX_LEN));
+                        opt.assert(&capped.implies(&len.le(&Int::from_i64(&ctx, len_hi))));
+                    }
+                }
                 opt.assert_soft(&nn, 4u64, None);
                 let target = match class {
                     0 => 32 * rng.range(1, 4),
@@ -555,7 +568,13 @@ pub fn generate(
             _ => {}
         }
     }
-    let model = match opt.check(&[]) {
+    let mut outcome = opt.check(std::slice::from_ref(&capped));
+    let mut len_hi = len_hi;
+    if outcome == z3::SatResult::Unsat && !bounds.is_empty() {
+        outcome = opt.check(&[]);
+        len_hi = MAX_LEN;
+    }
+    let model = match outcome {
         z3::SatResult::Sat => opt.get_model(),
         z3::SatResult::Unsat => {
             let how = if bounds.is_empty() {
@@ -589,7 +608,7 @@ pub fn generate(
         2 => Fill::Small,
         _ => Fill::Zero,
     };
-    // Lengths stay within 4096 cells unless the user asks for more.
+    // Lengths stay within 4096 cells unless the user's sizes need more.
     let cap = |key: &str| user(key).map_or(len_hi, |(_, hi)| hi.max(0));
     let mut vals: BTreeMap<String, InVal> = BTreeMap::new();
     for (n, t) in &inputs {
