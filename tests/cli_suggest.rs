@@ -181,6 +181,31 @@ fn suggest_proposes_prefetching_a_cell_a_loop_rereads() {
     let first = out.lines().find(|l| l.starts_with("1 ")).unwrap_or_else(|| panic!("{out}"));
     assert!(first.contains("prefetch") && first.contains("array=y locations=t"), "{out}");
     assert!(first.contains("improved"), "{out}");
+    // The row explains itself: the accesses it changed, and its gain at doubled sizes.
+    assert!(
+        out.contains(
+            "AT 2x SIZES: the time change of the best 3 rows measured again at k = 8 -> 16"
+        ),
+        "{out}"
+    );
+    let (code, out, err) = run_cli(&["suggest", s(&p), "--set", "k=8", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(doc["doubled_sizes"], serde_json::json!([{"name": "k", "value": 8, "doubled": 16}]));
+    let best = &doc["suggestions"][0];
+    assert!(best["change_at_doubled_sizes"].as_f64().is_some_and(|c| c < 0.0), "{best}");
+    let ys: Vec<&serde_json::Value> = best["accesses"]
+        .as_array()
+        .expect("accesses")
+        .iter()
+        .filter(|a| a["text"] == "y[t]" && a["write"] == false)
+        .collect();
+    assert_eq!(ys.len(), 1, "{best}");
+    let runs = |side: &str| ys[0][side]["execs"].as_u64().unwrap_or(0);
+    assert!(runs("after") < runs("before"), "the loop's reads of y[t] became one: {best}");
+    // The rows below the best three are not measured again.
+    let rows = doc["suggestions"].as_array().expect("rows");
+    assert!(rows.iter().skip(3).all(|r| r["change_at_doubled_sizes"].is_null()), "{out}");
 }
 
 /// Linearization is measured on the corpus's matrix programs, in the layout whose cells the

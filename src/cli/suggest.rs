@@ -18,6 +18,7 @@
 //!
 //! - `report`: the ranked table, the refusals and the JSON document.
 
+mod accesses;
 mod report;
 
 use super::common::{emit, json_diags, read_source, Format};
@@ -97,6 +98,8 @@ struct Measure {
     objective: CostVerdict,
     /// Why it is not measured or invalid, or what was left out.
     note: Option<String>,
+    /// The accesses that changed, on the first input of each compared method.
+    accesses: Vec<accesses::AccessChange>,
     /// The interpreter cannot run the original (or the flags do not fit it): the summary and
     /// the diagnostics, in ORIG.
     orig_bad: Option<(String, Vec<Diagnostic>)>,
@@ -113,6 +116,7 @@ impl Measure {
             verdict: None,
             objective: CostVerdict::Unchanged,
             note: Some(note),
+            accesses: Vec::new(),
             orig_bad: None,
         }
     }
@@ -182,15 +186,22 @@ fn measure(
         return m;
     }
     let mut per: Vec<MethodCost> = Vec::new();
+    let mut changes = Vec::new();
+    let mut count = |name: &str, o: &sem::ValidateOutcome| {
+        per.push(judge(name, o, objective));
+        if let Some((_, a, b)) = o.costs.first() {
+            changes.extend(accesses::changed(&a.accesses, &b.accesses));
+        }
+    };
     if v.methods.is_empty() {
-        per.push(judge(base.entry.as_deref().unwrap_or("entry"), &v, objective));
+        count(base.entry.as_deref().unwrap_or("entry"), &v);
     }
     for r in &v.methods {
         if let Some(o) = &r.outcome {
-            per.push(judge(&r.method, o, objective));
+            count(&r.method, o);
         }
     }
-    let mut m = Measure { note: None, ..Measure::unmeasured(String::new()) };
+    let mut m = Measure { note: None, accesses: changes, ..Measure::unmeasured(String::new()) };
     for j in &per {
         if j.verdict == CostVerdict::InvalidOptimization {
             m.verdict = Some(CostVerdict::InvalidOptimization);
@@ -315,12 +326,18 @@ pub fn main(args: SuggestArgs) -> u8 {
     let mut rows: Vec<Row> = applied
         .iter()
         .zip(measures)
-        .map(|(a, m)| Row { attempt: a, measure: m, argv: command(&a.cand, &name, z3) })
+        .map(|(a, m)| Row {
+            attempt: a,
+            measure: m,
+            argv: command(&a.cand, &name, z3),
+            doubled: None,
+        })
         .collect();
     let key = |r: &Row| r.measure.change(&args.objective).unwrap_or(f64::INFINITY);
     rows.sort_by(|a, b| {
         a.measure.class().cmp(&b.measure.class()).then_with(|| key(a).total_cmp(&key(b)))
     });
+    let grown = growth(&args, &orig, &suffix, &mut rows, &base, workers);
     let refused = refusals(&attempts);
     let decided = rows.iter().any(|r| r.measure.measured() || r.measure.invalid());
     let code = if !rows.is_empty() && !decided { 3 } else { 0 };
@@ -336,6 +353,7 @@ pub fn main(args: SuggestArgs) -> u8 {
         rows: &rows,
         refused: &refused,
         skipped: &skipped,
+        grown: &grown,
     };
     if json {
         report.json(code, why.as_deref());
@@ -354,6 +372,51 @@ pub fn main(args: SuggestArgs) -> u8 {
         );
     }
     code
+}
+
+/// How many of the best rows are measured again at doubled sizes.
+const GROWN_ROWS: usize = 3;
+
+/// With `--set` sizes: the best measured rows measured again with every `--set` value doubled
+/// (as `run --cost` reports growth), so that a row shows whether its gain holds as the sizes
+/// grow. Returns the sizes, (name, value, doubled value); empty without `--set`.
+fn growth(
+    args: &SuggestArgs,
+    orig: &str,
+    suffix: &str,
+    rows: &mut [Row],
+    base: &ValidateOptions,
+    workers: usize,
+) -> Vec<super::cost::Doubled> {
+    let sets = &args.exec.sets;
+    if sets.is_empty() || args.apply.is_some() {
+        return Vec::new();
+    }
+    let mut bounds: Vec<sem::InputBound> = sets
+        .iter()
+        .map(|b| sem::InputBound { name: b.name.clone(), lo: b.lo * 2, hi: b.hi * 2 })
+        .collect();
+    bounds.extend(
+        base.config.bounds.iter().filter(|b| !sets.iter().any(|s| s.name == b.name)).cloned(),
+    );
+    let twice =
+        ValidateOptions { config: Config { bounds, ..base.config.clone() }, ..base.clone() };
+    let picked: Vec<usize> =
+        (0..rows.len()).filter(|&i| rows[i].measure.measured()).take(GROWN_ROWS).collect();
+    let changes: Vec<Option<f64>> = super::pool::pool(
+        picked.len(),
+        workers,
+        |k| {
+            let r = &rows[picked[k]];
+            let out = format!("{}{suffix}", r.attempt.output.as_deref().unwrap_or_default());
+            measure(orig, &out, &r.attempt.cand, &twice, &args.objective).change(&args.objective)
+        },
+        |_| None,
+    );
+    for (i, ch) in picked.into_iter().zip(changes) {
+        rows[i].doubled = Some(ch);
+    }
+    sets.iter().map(|b| (b.name.clone(), b.lo, b.lo * 2)).collect()
 }
 
 /// `--apply K`: run row K's command with both oracles (apply writes or prints nothing unless

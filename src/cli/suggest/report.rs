@@ -36,6 +36,9 @@ pub(super) struct Row<'a> {
     pub(super) attempt: &'a Attempt,
     pub(super) measure: Measure,
     pub(super) argv: Vec<String>,
+    /// The objective's change at doubled `--set` sizes: `Some(None)` measured again but not
+    /// measurable there; `None` not measured again.
+    pub(super) doubled: Option<Option<f64>>,
 }
 
 /// The refused (or broken) attempts of one site and optimization (others there may apply).
@@ -90,6 +93,8 @@ pub(super) struct Report<'a> {
     pub(super) rows: &'a [Row<'a>],
     pub(super) refused: &'a [Refusal],
     pub(super) skipped: &'a [Skipped],
+    /// The `--set` sizes and their doubles the best rows were measured again at.
+    pub(super) grown: &'a [crate::cli::cost::Doubled],
 }
 
 impl Report<'_> {
@@ -112,11 +117,11 @@ impl Report<'_> {
             let mut head: Vec<String> =
                 ["RANK", "OPTIMIZATION", "SITE", "PARAMETERS"].map(String::from).to_vec();
             head.extend(METRICS.iter().chain(&["time"]).map(|m| m.to_uppercase()));
-            head.extend([
-                "VERDICT".to_string(),
-                format!("{} CHANGE", obj.to_uppercase()),
-                "COMMAND".into(),
-            ]);
+            head.extend(["VERDICT".to_string(), format!("{} CHANGE", obj.to_uppercase())]);
+            if !self.grown.is_empty() {
+                head.push("AT 2x SIZES".into());
+            }
+            head.push("COMMAND".into());
             let mut table = vec![head];
             let mut notes: Vec<(String, Vec<String>)> = Vec::new();
             for (i, r) in self.rows.iter().enumerate() {
@@ -141,6 +146,13 @@ impl Report<'_> {
                     None if m.measured() => "+inf".into(),
                     None => "-".into(),
                 });
+                if !self.grown.is_empty() {
+                    cells.push(match r.doubled {
+                        Some(Some(ch)) => format!("{:+.1}%", ch * 100.0),
+                        Some(None) => "unmeasured".into(),
+                        None => "".into(),
+                    });
+                }
                 cells.push(r.argv.iter().map(|w| shell_word(w)).collect::<Vec<_>>().join(" "));
                 table.push(cells);
                 if let Some(n) = &m.note {
@@ -155,6 +167,16 @@ impl Report<'_> {
             for (n, ranks) in notes {
                 println!("  {}: {n}", ranks.join(", "));
             }
+            if !self.grown.is_empty() {
+                let sizes: Vec<String> =
+                    self.grown.iter().map(|(n, a, b)| format!("{n} = {a} -> {b}")).collect();
+                println!(
+                    "  AT 2x SIZES: the {obj} change of the best {} rows measured again at {}",
+                    self.rows.iter().filter(|r| r.doubled.is_some()).count(),
+                    sizes.join(", ")
+                );
+            }
+            self.accesses_text();
         }
         if !self.refused.is_empty() {
             println!();
@@ -174,6 +196,32 @@ impl Report<'_> {
                     r.outcome,
                     r.codes.join(",")
                 );
+            }
+        }
+    }
+
+    /// Each measured row's changed accesses, the largest few (the JSON document has them all).
+    fn accesses_text(&self) {
+        const SHOWN: usize = 3;
+        let rows: Vec<(usize, &Row)> = self
+            .rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.measure.measured() && !r.measure.accesses.is_empty())
+            .collect();
+        if rows.is_empty() {
+            return;
+        }
+        println!();
+        println!("accesses that changed (first input of each method; ORIG -> OPT):");
+        for (i, r) in rows {
+            let all = &r.measure.accesses;
+            for (k, a) in all.iter().take(SHOWN).enumerate() {
+                let rank = if k == 0 { format!("#{}", i + 1) } else { String::new() };
+                println!("  {rank:<4} {}", a.line());
+            }
+            if all.len() > SHOWN {
+                println!("       (and {} more)", all.len() - SHOWN);
             }
         }
     }
@@ -205,6 +253,8 @@ impl Report<'_> {
                     "objective_verdict": m.verdict.map(|_| m.objective.name()),
                     "change": m.change(obj),
                     "note": m.note,
+                    "accesses": m.accesses,
+                    "change_at_doubled_sizes": r.doubled.flatten(),
                     "command": r.argv.iter().map(|w| shell_word(w)).collect::<Vec<_>>().join(" "),
                     "argv": r.argv,
                 })
@@ -241,6 +291,7 @@ impl Report<'_> {
             "suggestions": rows,
             "refused": refused,
             "skipped": skipped,
+            "doubled_sizes": self.grown.iter().map(|(n, a, b)| json!({"name": n, "value": a, "doubled": b})).collect::<Vec<_>>(),
             "message": message,
         }));
     }
