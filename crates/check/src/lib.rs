@@ -8,9 +8,12 @@
 // inline. Boxing them would only add noise (the same allowance as every crate of the workspace).
 #![allow(clippy::result_large_err, clippy::large_enum_variant)]
 
+mod slice;
 pub mod translate;
 pub mod values;
 mod watchdog;
+
+pub use slice::slice;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -30,6 +33,8 @@ struct ThreadZ3 {
     solvers: RefCell<Solvers>,
     /// [`has_quantifier`]'s answers: every query asks it of each fact again.
     quantified: RefCell<HashMap<Z3Bool, bool>>,
+    /// [`fact_symbols`]' answers, for the same reason.
+    symbols: RefCell<HashMap<Z3Bool, Option<Rc<std::collections::HashSet<String>>>>>,
     /// The fast solver's definite answers, by query (its assertions in order). Its answer is a
     /// function of the query, so a repeated query (fusion asks some of its coverage questions
     /// several times) can be answered from here without changing any result.
@@ -65,6 +70,17 @@ impl Found {
     }
 }
 
+/// The tactic of the fast solver: `smt` after variables defined by equations are solved away.
+/// Alone, `smt` can run for tens of seconds past its time limit on a handful of non-linear
+/// equalities (`n == gridDim.x * 16`, `len_A == n * n`: a tiled matrix product's facts) that it
+/// answers in milliseconds once `n` and the lengths are substituted; building the two steps
+/// costs next to nothing.
+fn fast_tactic(ctx: &'static Context) -> z3::Tactic<'static> {
+    z3::Tactic::new(ctx, "simplify")
+        .and_then(&z3::Tactic::new(ctx, "solve-eqs"))
+        .and_then(&z3::Tactic::new(ctx, "smt"))
+}
+
 /// The two solvers of a thread, made on first use.
 ///
 /// `fast` runs the `smt` tactic on each query from scratch: building it costs almost nothing,
@@ -87,6 +103,7 @@ impl ThreadZ3 {
             ctx: Box::leak(Box::new(Context::new(&cfg))),
             solvers: RefCell::new(Solvers::default()),
             quantified: RefCell::default(),
+            symbols: RefCell::default(),
             answers: RefCell::default(),
         }
     }
@@ -97,6 +114,7 @@ impl Drop for ThreadZ3 {
         // The solvers first: they hold a reference into the context.
         *self.solvers.get_mut() = Solvers::default();
         self.quantified.get_mut().clear();
+        self.symbols.get_mut().clear();
         self.answers.get_mut().clear();
         // SAFETY: `ctx` came from `Box::leak` in `new` and is freed only here, when the thread
         // exits. Every term made from it was made on this thread and has been dropped: stack
@@ -287,6 +305,16 @@ pub fn has_quantifier(t: &Z3Bool) -> bool {
     answer
 }
 
+/// The uninterpreted symbols of fact `t` (`None`: it holds a quantifier), cached per thread.
+pub(crate) fn fact_symbols(t: &Z3Bool) -> Option<Rc<std::collections::HashSet<String>>> {
+    if let Some(known) = Z3.with(|z| z.symbols.borrow().get(t).cloned()) {
+        return known;
+    }
+    let found = slice::symbols(&z3::ast::Dynamic::from_ast(t)).map(Rc::new);
+    Z3.with(|z| z.symbols.borrow_mut().insert(t.clone(), found.clone()));
+    found
+}
+
 /// Is `facts` satisfiable? (`Some(model)` if so; `None` when unsat or unknown.)
 pub fn satisfiable(tr: &Translator, facts: &[Z3Bool], timeout_ms: u32) -> Option<Counterexample> {
     let facts: &[Z3Bool] = &with_axioms(tr, facts);
@@ -342,7 +370,7 @@ fn check<'a, R>(
         // The time limit comes from the watchdog, not from Z3's `timeout` parameter (see
         // `watchdog`): the checks are interrupted once it has passed, whichever solver runs.
         let limit = watchdog::watch(z.ctx, Duration::from_millis(u64::from(timeout_ms.max(1))));
-        let fast = slots.fast.get_or_insert_with(|| seeded(z3::Tactic::new(z.ctx, "smt").solver()));
+        let fast = slots.fast.get_or_insert_with(|| seeded(fast_tactic(z.ctx).solver()));
         let found = Found::ask(fast, &key);
         let found = if found.result != SatResult::Unknown {
             let found = Rc::new(found);
