@@ -811,7 +811,12 @@ fn kernel_form(mut m: Method, diags: &mut Vec<Diagnostic>, flat: bool) -> Method
         .reduce(|a, b| bin(BinOp::And, a, b, m.name.span))
         .unwrap_or_else(|| Expr::int(0));
     method_clauses.push(clause(ClauseKind::ContextEverywhere, sizes, m.name.span));
-    for (a, span) in non_null {
+    // Only the kernel's parameters: a `__shared__` array a barrier names is a local of each
+    // block, which states its own `s != null` (a kernel-wide fact about it named no variable
+    // in scope: V-UNDECLARED).
+    for (a, span) in
+        non_null.into_iter().filter(|(a, _)| m.params.iter().any(|p| p.name.name == *a))
+    {
         let fact = bin(BinOp::Ne, name(&a, span), Expr::new(ExprKind::Null, span), span);
         method_clauses.push(clause(ClauseKind::ContextEverywhere, fact, span));
     }
