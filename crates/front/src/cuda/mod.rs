@@ -10,6 +10,7 @@
 //! Spans point into the user's file; offsets lang-c reports are shifted back by the length of
 //! the typedef prelude ([`prep::PRELUDE`]).
 
+mod aliases;
 mod atomics;
 mod bits;
 mod casts;
@@ -658,6 +659,7 @@ fn function(
         body,
         span,
     };
+    aliases::resolve(&mut method);
     division::settle(&mut method, cv.src);
     if cv.flat {
         unsigned::checks(&mut method, cv.src);
