@@ -413,3 +413,12 @@ fn a_null_safe_predicate_call_holds_for_null() {
     assert_eq!(status("drop", "null"), Status::Ok);
     assert_eq!(status("drop", "{v: 3}"), Status::Error);
 }
+
+/// A rational that is zero is shown as the value `0` (a permission amount of zero reads `none`
+/// in permission messages, but a `zfrac`, `rational` or float is a number).
+#[test]
+fn a_zero_rational_input_reads_0() {
+    let input = sem::parse_input("args:\n  p: \"1/3\"\n  z: 0\n", 0).unwrap();
+    assert!(input.describe().contains("z = 0"), "{}", input.describe());
+    assert!(!input.describe().contains("none"), "{}", input.describe());
+}

@@ -70,7 +70,11 @@ impl std::fmt::Display for InVal {
             InVal::Set(v) => list(f, "{", v, "}"),
             InVal::Bag(v) => list(f, "b{", v, "}"),
             InVal::Tuple(v) => list(f, "(", v, ")"),
-            InVal::Rat(..) => write!(f, "{}", self.amount().unwrap_or(Amt::NONE)),
+            // A value, not a permission: zero is `0` (an amount's own display says `none`).
+            InVal::Rat(..) => match self.amount().unwrap_or(Amt::NONE) {
+                a if a == Amt::NONE => write!(f, "0"),
+                a => write!(f, "{a}"),
+            },
             InVal::Big(b) => write!(f, "{b}"),
             InVal::Opt(None) => write!(f, "None"),
             InVal::Opt(Some(x)) => write!(f, "Some({x})"),
