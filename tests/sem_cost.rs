@@ -302,3 +302,30 @@ fn counting_does_not_change_the_run() {
     assert_eq!((a.status, a.stmts), (b.status, b.stmts));
     assert!(a.cost.is_none() && b.cost.is_some());
 }
+
+/// `suggest` measures every candidate against one file: with a shared memo, ORIG's inputs are
+/// drawn and run once, and each validation's outcome is the one it has without the memo.
+#[test]
+fn a_shared_memo_gives_the_outcomes_of_fresh_validations() {
+    let opt =
+        VADD.replace("{ c[tid] = a[tid] + b[tid]; }", "{ int s = a[tid]; c[tid] = s + b[tid]; }");
+    assert_ne!(opt, VADD);
+    let base = ValidateOptions {
+        entry: Some("vadd".into()),
+        random: 4,
+        config: Config { cost: Some(CostConfig::default()), ..Config::default() },
+        ..ValidateOptions::default()
+    };
+    let fresh = sem::validate(VADD, &opt, &base);
+    let memo = std::sync::Arc::new(alpine_rs::sem::memo::RunMemo::default());
+    let shared = ValidateOptions { memo: Some(memo.clone()), ..base.clone() };
+    let first = sem::validate(VADD, &opt, &shared);
+    assert_eq!(format!("{memo:?}"), "RunMemo(4 runs)");
+    let again = sem::validate(VADD, &opt, &shared);
+    for o in [&first, &again] {
+        assert_eq!(o.verdict, fresh.verdict);
+        assert_eq!(o.equivalent, fresh.equivalent);
+        assert_eq!(o.costs, fresh.costs);
+    }
+    assert_eq!(fresh.verdict, Verdict::Same);
+}

@@ -294,6 +294,8 @@ pub fn main(args: SuggestArgs) -> u8 {
         seed: args.exec.seed,
         inputs,
         config: Config { cost: Some(cost), ..args.exec.config(sel) },
+        // Every candidate is measured against the file on the same inputs: drawn and run once.
+        memo: Some(std::sync::Arc::default()),
         ..crate::validate_options()
     };
     // The attempts, as `sweep` makes them.

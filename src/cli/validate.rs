@@ -79,6 +79,7 @@ pub fn main(args: ValidateArgs) -> u8 {
         matrix_layout: crate::transforms::registry::matrix_layout(),
         method_time: (args.method_time > 0)
             .then(|| std::time::Duration::from_secs(args.method_time)),
+        memo: None,
     };
     let out = sem::validate(&orig, &opt, &opts);
     let code = if out.verdict == Verdict::BadInput { 2 } else { out.verdict.exit_code() };

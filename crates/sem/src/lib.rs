@@ -26,6 +26,7 @@ pub mod help;
 pub mod inputs;
 pub mod interp;
 pub mod matching;
+pub mod memo;
 pub mod perm;
 pub mod race;
 pub mod reject;

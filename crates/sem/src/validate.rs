@@ -32,6 +32,9 @@ pub struct ValidateOptions {
     /// The time one method may take, all its runs together: runs still going when it is spent
     /// stop as out of fuel (inconclusive). `None`: no limit but the fuel.
     pub method_time: Option<std::time::Duration>,
+    /// ORIG's drawn inputs and runs, shared by validations of one file against several
+    /// outputs (`suggest`); `None`: each validation draws and runs its own.
+    pub memo: Option<Arc<super::memo::RunMemo>>,
 }
 
 impl Default for ValidateOptions {
@@ -47,6 +50,7 @@ impl Default for ValidateOptions {
             adapter: None,
             matrix_layout: None,
             method_time: Some(std::time::Duration::from_secs(DEFAULT_METHOD_SECS)),
+            memo: None,
         }
     }
 }
@@ -289,21 +293,39 @@ fn compare_methods_with(
                 (run_one(lo, mo, &i, id, &time_share(&opts.config, share)), i)
             }
             // Once a run did not end in time, every other input is drawn with small values.
-            None => match generate_valid(
-                lo,
-                mo,
-                opts.seed,
-                id,
-                &opts.config,
-                (small, share),
-                &mut rejections,
-            ) {
-                Some(x) => x,
-                None => {
-                    out.skipped += 1;
-                    continue;
+            None => {
+                let key = super::memo::Key {
+                    src: &lo.src,
+                    method: mo,
+                    seed: opts.seed,
+                    id,
+                    small,
+                    cfg: &opts.config,
+                };
+                let kept = opts.memo.as_ref().and_then(|m| m.get(&key));
+                let drawn = kept.or_else(|| {
+                    let x = generate_valid(
+                        lo,
+                        mo,
+                        opts.seed,
+                        id,
+                        &opts.config,
+                        (small, share),
+                        &mut rejections,
+                    )?;
+                    if let Some(m) = &opts.memo {
+                        m.put(&key, &x.0, &x.1);
+                    }
+                    Some(x)
+                });
+                match drawn {
+                    Some(x) => x,
+                    None => {
+                        out.skipped += 1;
+                        continue;
+                    }
                 }
-            },
+            }
         };
         match ro.status {
             Status::InvalidInput | Status::Infeasible => {
