@@ -14,10 +14,13 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
+/// A kept run: ORIG's result on the input it was drawn for.
+type Kept = (RunResult, Arc<Input>);
+
 /// The memo; share one (`Arc`) among the validations of one file.
 #[derive(Default)]
 pub struct RunMemo {
-    runs: Mutex<HashMap<(u64, String), (RunResult, Arc<Input>)>>,
+    runs: Mutex<HashMap<(u64, String), Kept>>,
 }
 
 impl std::fmt::Debug for RunMemo {
@@ -48,7 +51,7 @@ impl Key<'_> {
 }
 
 impl RunMemo {
-    pub(crate) fn get(&self, key: &Key) -> Option<(RunResult, Arc<Input>)> {
+    pub(crate) fn get(&self, key: &Key) -> Option<Kept> {
         self.runs.lock().ok()?.get(&key.flat()).cloned()
     }
 
