@@ -22,7 +22,8 @@ struct Alias {
 /// Resolve the aliases of `m`'s body (module doc).
 pub(super) fn resolve(m: &mut Method) {
     let MethodBody::Block(body) = &mut m.body else { return };
-    let reassigned = reassigned(&body.stmts);
+    // Names assigned by a statement other than their declaration.
+    let (reassigned, _) = super::params::writes(&body.stmts);
     let arrays: BTreeSet<String> =
         m.params.iter().filter(|p| p.ty.array_dims() > 0).map(|p| p.name.name.clone()).collect();
     let mut found: Vec<Alias> = Vec::new();
@@ -85,24 +86,6 @@ fn found_decls(stmts: &[Stmt], name: &str) -> usize {
         });
     }
     n
-}
-
-/// Names assigned by a statement other than their declaration.
-fn reassigned(stmts: &[Stmt]) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    for s in stmts {
-        walk_stmts(s, &mut |st| match &st.kind {
-            StmtKind::Assign { target, .. }
-            | StmtKind::CompoundAssign { target, .. }
-            | StmtKind::IncDec { target, .. } => {
-                if let ExprKind::Name(id) = &target.kind {
-                    out.insert(id.name.clone());
-                }
-            }
-            _ => {}
-        });
-    }
-    out
 }
 
 /// Every use of `name` is the array of an index (`name[k]`, `*name`), in code and annotations,

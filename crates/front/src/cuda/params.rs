@@ -58,7 +58,7 @@ pub(super) fn thread_copies(m: &mut Method) {
 }
 
 /// The names the statements assign, and the names they declare.
-fn writes(stmts: &[Stmt]) -> (BTreeSet<String>, BTreeSet<String>) {
+pub(super) fn writes(stmts: &[Stmt]) -> (BTreeSet<String>, BTreeSet<String>) {
     let (mut assigned, mut declared) = (BTreeSet::new(), BTreeSet::new());
     for s in stmts {
         walk_stmts(s, &mut |st| match &st.kind {
