@@ -744,3 +744,39 @@ fn a_suffixed_generated_name_is_noted() {
     assert!(out.contains("vct_tile_counter_1"), "{out}");
     assert!(err.contains("note[A0030]") && err.contains("`vct_tile_counter_1`"), "{err}");
 }
+
+/// `apply --opt linearize … --validate` on a file without a `matrix_lin` annotation: the
+/// command line's parameters give validation its input map (before: "no layout is known for
+/// it", exit 3, so `suggest --apply` could not write a linearization).
+#[test]
+fn validate_of_a_command_line_linearization_maps_the_matrix() {
+    let src = std::fs::read_to_string(common::corpus_dir().join("linearize/ok_rowmajor_fill.pvl"))
+        .expect("corpus file");
+    let plain: String =
+        src.lines().filter(|l| !l.contains("gpuopt")).map(|l| format!("{l}\n")).collect();
+    let d = common::tmpdir("cli", "lin_validate");
+    let f = d.join("fill.pvl");
+    std::fs::write(&f, &plain).expect("write");
+    let line = plain.lines().position(|l| l.contains("void fill")).expect("the method") + 1;
+    let at = format!("line:{line}");
+    for layout in ["row", "col"] {
+        let (code, out, err) = run(&[
+            "apply",
+            "--opt",
+            "linearize",
+            "--at",
+            &at,
+            "--array",
+            "g",
+            "--layout",
+            layout,
+            "--dims",
+            "rows,cols",
+            "--validate",
+            f.to_str().expect("path"),
+        ]);
+        assert_eq!(code, 0, "{layout}: {err}");
+        assert!(err.contains("equivalent"), "{layout}: {err}");
+        assert!(out.contains("int[] g"), "{layout}: {out}");
+    }
+}

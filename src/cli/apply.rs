@@ -162,6 +162,30 @@ fn steps(args: &ApplyArgs, dialect: Dialect) -> Result<Vec<CliStep>, String> {
         .collect()
 }
 
+/// `validate --adapter` for the command line's steps that change a signature (linearization:
+/// `--array g --layout row --dims rows,cols` is `matrix_lin g R (rows) (cols)`). The file's own
+/// annotations give theirs to validation directly; `None` when no step changes a signature.
+fn cli_adapter(args: &ApplyArgs) -> Option<String> {
+    let mut parts = Vec::new();
+    for s in specs(args).ok()? {
+        if registry::lookup(&s.opt).and_then(|o| o.meta().adapter).is_none() {
+            continue;
+        }
+        let text = |k: &str| {
+            s.params.iter().find(|(n, _)| n == k).and_then(|(_, v)| match v {
+                Raw::Text(t) => Some(t.clone()),
+                Raw::List(l) => Some(l.join(",")),
+                Raw::Switch(_) => None,
+            })
+        };
+        let (array, layout, dims) = (text("array")?, text("layout")?, text("dims")?);
+        let word = if matches!(layout.as_str(), "col" | "C") { "C" } else { "R" };
+        let (d0, d1) = dims.split_once(',')?;
+        parts.push(format!("matrix_lin {array} {word} ({}) ({})", d0.trim(), d1.trim()));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
 /// Parameter flags given without `--opt`: they apply to the file's own annotations.
 fn overrides(args: &ApplyArgs) -> Vec<(String, Raw)> {
     if !args.opt.is_empty() {
@@ -454,7 +478,9 @@ pub fn main(args: ApplyArgs) -> u8 {
         }
     }
     if ok_to_emit && args.validate {
-        let v = validate_pair(&file.text, &res.output, args.entry.as_deref());
+        let adapter = cli_adapter(&args);
+        let v =
+            validate_pair_with(&file.text, &res.output, args.entry.as_deref(), adapter.as_deref());
         checks = worst(checks, validate_code(v.verdict));
         if json {
             report["validate"] = validate_json([&file, &out_file], &v);
