@@ -1,15 +1,19 @@
 //! C casts. A cast to a signed integer type at least as wide as `int` is the identity on our
 //! unbounded integers (as VerCors reads C); a cast to `float` or `double` makes the value a
 //! float: `(double) sum / n` divides reals, so the cast is kept as `e + 0.0` (a float sum of the
-//! same value; `viper/encode/floats.rs`). A cast of a float to an integer truncates, which no
-//! expression of ours spells: it is refused rather than read as the identity (`(int) x + 1`
-//! would otherwise add before truncating). An assignment `int k = x;` truncates instead.
+//! same value; `viper/encode/floats.rs`). A cast of a float to an integer truncates toward zero:
+//! it is the binding `(\let int vct_cast = x; vct_cast)`, which both oracles truncate as they
+//! do `int k = x;` (read as the identity, `(int) x + 1` would add before truncating); code
+//! printed back into C shows it as the cast again (`emit.rs`).
 //! Other casts (`unsigned`, `short`, `char`, pointers) can change values and are refused.
 
 use super::convert::{Conv, R};
 use crate::ast::*;
 use lang_c::ast as c;
 use lang_c::span::Node;
+
+/// The variable of a float-to-integer cast's binding (`emit.rs` prints the binding as the cast).
+pub const CAST: &str = "vct_cast";
 
 /// What a cast's target type is.
 enum Target {
@@ -47,10 +51,19 @@ impl Conv<'_> {
         match target(&cst.node.type_name.node) {
             Target::Int => {
                 let e = self.expr(&cst.node.expression)?;
-                if self.may_be_float(&e) {
-                    return Ok(self.opaque_expr("cast of a float to an integer type", span));
+                if !self.may_be_float(&e) {
+                    return Ok(e);
                 }
-                Ok(e)
+                let name = Ident::new(CAST, span);
+                Ok(Expr::new(
+                    ExprKind::Let {
+                        ty: Type { kind: TypeKind::Int, span },
+                        name: name.clone(),
+                        value: Box::new(e),
+                        body: Box::new(Expr::new(ExprKind::Name(name), span)),
+                    },
+                    span,
+                ))
             }
             Target::Float => {
                 let e = self.expr(&cst.node.expression)?;

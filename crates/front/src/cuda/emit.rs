@@ -53,8 +53,23 @@ pub fn adapt(src: &str, lo: usize, hi: usize, text: &str) -> String {
             }
             out
         }
-        Place::Code => wrap_annotations(&c_type_words(text)),
+        Place::Code => wrap_annotations(&c_type_words(&c_casts(text))),
     }
+}
+
+/// A float-to-integer cast, read as the binding `(\let int vct_cast = E; vct_cast)`
+/// (`casts.rs`), is the cast `((int) (E))` again in C. Innermost first: the last binding that
+/// opens ends at the first `; vct_cast)` after it.
+fn c_casts(text: &str) -> String {
+    let open = format!("(\\let int {} = ", super::casts::CAST);
+    let close = format!("; {})", super::casts::CAST);
+    let mut out = text.to_string();
+    while let Some(at) = out.rfind(&open) {
+        let Some(len) = out[at..].find(&close) else { break };
+        let inner = out[at + open.len()..at + len].to_string();
+        out.replace_range(at..at + len + close.len(), &format!("((int) ({inner}))"));
+    }
+    out
 }
 
 /// PVL's type words in code become C's (`float32 r = x[t];` is `float r = x[t];`): the
@@ -233,6 +248,12 @@ fn wrap_annotations(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_truncating_binding_is_a_cast_in_c() {
+        let t = "k = (\\let int vct_cast = (\\let int vct_cast = x * 2.0; vct_cast) + y; vct_cast) + 1;";
+        assert_eq!(c_casts(t), "k = ((int) (((int) (x * 2.0)) + y)) + 1;");
+    }
 
     #[test]
     fn clauses_and_assertions_in_code_become_annotation_comments() {

@@ -347,7 +347,12 @@ impl<'a> Compiler<'a> {
                 CE::Sum { binder, implied, cond: Box::new(c), body: Box::new(b), span }
             }
             ExprKind::Let { ty, name, value, body } => {
-                let v = self.bx(value, pre);
+                let mut v = self.bx(value, pre);
+                // A float bound to an integer truncates, as in an assignment (C's `(int) x`
+                // is read as such a binding).
+                if Ty::from_ast(ty) == Ty::Int && self.may_be_real(value) {
+                    v = Box::new(CE::Ghost(GOp::Trunc, vec![*v], e.span));
+                }
                 self.scope.push();
                 let s = self.scope.declare(&name.name, Ty::from_ast(ty));
                 let b = self.bx(body, pre);
