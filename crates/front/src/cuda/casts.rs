@@ -42,6 +42,34 @@ fn target(t: &c::TypeName) -> Target {
     }
 }
 
+/// `(int) e` for a float `e`: `(\let int vct_cast = e; vct_cast)`, truncated toward zero by
+/// both oracles.
+pub(super) fn truncated(e: Expr, span: crate::span::Span) -> Expr {
+    let name = Ident::new(CAST, span);
+    Expr::new(
+        ExprKind::Let {
+            ty: Type { kind: TypeKind::Int, span },
+            name: name.clone(),
+            value: Box::new(e),
+            body: Box::new(Expr::new(ExprKind::Name(name), span)),
+        },
+        span,
+    )
+}
+
+/// `(double) e`: `e + 0.0`, a float of the same value.
+pub(super) fn as_float(e: Expr, span: crate::span::Span) -> Expr {
+    let zero = Expr::new(
+        ExprKind::Opaque(Opaque {
+            keyword: "floating-point literal".into(),
+            text: "0.0".into(),
+            span,
+        }),
+        span,
+    );
+    Expr::new(ExprKind::Binary(BinOp::Add, Box::new(e), Box::new(zero)), span)
+}
+
 impl Conv<'_> {
     pub(super) fn cast(
         &mut self,
@@ -54,28 +82,11 @@ impl Conv<'_> {
                 if !self.may_be_float(&e) {
                     return Ok(e);
                 }
-                let name = Ident::new(CAST, span);
-                Ok(Expr::new(
-                    ExprKind::Let {
-                        ty: Type { kind: TypeKind::Int, span },
-                        name: name.clone(),
-                        value: Box::new(e),
-                        body: Box::new(Expr::new(ExprKind::Name(name), span)),
-                    },
-                    span,
-                ))
+                Ok(truncated(e, span))
             }
             Target::Float => {
                 let e = self.expr(&cst.node.expression)?;
-                let zero = Expr::new(
-                    ExprKind::Opaque(Opaque {
-                        keyword: "floating-point literal".into(),
-                        text: "0.0".into(),
-                        span,
-                    }),
-                    span,
-                );
-                Ok(Expr::new(ExprKind::Binary(BinOp::Add, Box::new(e), Box::new(zero)), span))
+                Ok(as_float(e, span))
             }
             Target::Other => Ok(self.opaque_expr("cast", span)),
         }

@@ -181,7 +181,10 @@ impl Conv<'_> {
         let ExprKind::Call { recv: None, name, args, ghost, .. } = &mut e.kind else {
             return false;
         };
-        if !self.fn_macros.contains_key(&name.name) || !ghost_is_empty(ghost) {
+        // A macro, or one of CUDA's and math.h's functions read as expressions (`floor(x)` in
+        // an assertion).
+        let builtin = integer_builtin(&name.name, args, e.span).is_some();
+        if !(self.fn_macros.contains_key(&name.name) || builtin) || !ghost_is_empty(ghost) {
             return false;
         }
         let callee = name.name.clone();
@@ -209,8 +212,8 @@ fn ghost_is_empty(g: &GhostArgs) -> bool {
 
 /// `min(a, b)`, `max(a, b)` (and their unsigned and 64-bit spellings), `abs(x)`: CUDA's device
 /// functions on integers, as conditionals; and their float forms `fminf`/`fmin`, `fmaxf`/`fmax`,
-/// `fabsf`/`fabs`, exact on the real numbers floats are verified as (NaN, which they would
-/// skip, is not modelled: V-FLOAT-REAL says so).
+/// `fabsf`/`fabs`, `floor`/`ceil`, exact on the real numbers floats are verified as (NaN, which
+/// they would skip, is not modelled: V-FLOAT-REAL says so).
 fn integer_builtin(name: &str, args: &[Expr], span: Span) -> Option<Expr> {
     let cond = |c: Expr, a: &Expr, b: &Expr| {
         Expr::new(ExprKind::Cond(Box::new(c), Box::new(a.clone()), Box::new(b.clone())), span)
@@ -225,6 +228,16 @@ fn integer_builtin(name: &str, args: &[Expr], span: Span) -> Option<Expr> {
         ("abs" | "llabs" | "fabsf" | "fabs", [a]) => {
             let neg = Expr::new(ExprKind::Unary(UnOp::Neg, Box::new(a.clone())), span);
             Some(cond(Expr::bin(BinOp::Lt, a.clone(), Expr::int(0)), &neg, a))
+        }
+        // `floor(a)`: the truncation, one less where it lies above `a`; `ceil`, one more where
+        // it lies below. A float again; exact within the range of `int`.
+        ("floor" | "floorf" | "ceil" | "ceilf", [a]) => {
+            let t = super::casts::truncated(a.clone(), span);
+            let up = name.starts_with("ceil");
+            let (op, step) = if up { (BinOp::Le, BinOp::Add) } else { (BinOp::Ge, BinOp::Sub) };
+            let moved = Expr::bin(step, t.clone(), Expr::int(1));
+            let pick = cond(Expr::bin(op, a.clone(), t.clone()), &t, &moved);
+            Some(super::casts::as_float(pick, span))
         }
         _ => None,
     }

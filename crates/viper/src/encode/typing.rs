@@ -216,6 +216,11 @@ impl Encoder<'_> {
                 Type::new(TypeKind::Map(Box::new(key_ty.clone()), Box::new(val_ty.clone())))
             }
             ExprKind::Range(k, _, _) => coll_type(*k, Type::int()),
+            // The body outside the binding's scope: a body that is the bound name has the
+            // binding's type (C's `(int) x`, `(\let int vct_cast = x; vct_cast)`).
+            ExprKind::Let { ty, name, body, .. } if body.as_name() == Some(name.name.as_str()) => {
+                ty.clone()
+            }
             ExprKind::Let { body, .. } => self.type_of(body)?,
             ExprKind::Unfolding(_, b) => self.type_of(b)?,
             ExprKind::NewArray(t, dims) => {
