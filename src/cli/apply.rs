@@ -179,9 +179,14 @@ fn cli_adapter(args: &ApplyArgs) -> Option<String> {
             })
         };
         let (array, layout, dims) = (text("array")?, text("layout")?, text("dims")?);
-        let word = if matches!(layout.as_str(), "col" | "C") { "C" } else { "R" };
+        let row_major = !matches!(layout.as_str(), "col" | "C");
         let (d0, d1) = dims.split_once(',')?;
-        parts.push(format!("matrix_lin {array} {word} ({}) ({})", d0.trim(), d1.trim()));
+        parts.push(crate::transforms::linearize::adapter_spec(
+            &array,
+            row_major,
+            d0.trim(),
+            d1.trim(),
+        ));
     }
     (!parts.is_empty()).then(|| parts.join("; "))
 }

@@ -339,6 +339,19 @@ pub fn main(args: CostCmdArgs) -> u8 {
 /// A `--set` size and its double: (name, value, doubled value).
 pub type Doubled = (String, i64, i64);
 
+/// Every `--set` value doubled, the other bounds kept.
+pub fn doubled_bounds(
+    sets: &[sem::InputBound],
+    bounds: &[sem::InputBound],
+) -> Vec<sem::InputBound> {
+    let mut out: Vec<sem::InputBound> = sets
+        .iter()
+        .map(|b| sem::InputBound { name: b.name.clone(), lo: b.lo * 2, hi: b.hi * 2 })
+        .collect();
+    out.extend(bounds.iter().filter(|b| !sets.iter().any(|s| s.name == b.name)).cloned());
+    out
+}
+
 /// The runs of `opts` again with every `--set` value doubled (the other bounds kept): the
 /// doubled sizes and the runs, or `None` when they cannot run.
 pub fn doubled_runs(
@@ -346,14 +359,7 @@ pub fn doubled_runs(
     opts: &sem::RunOptions,
     sets: &[sem::InputBound],
 ) -> Option<(Vec<Doubled>, Vec<sem::RunResult>)> {
-    let doubled: Vec<sem::InputBound> = sets
-        .iter()
-        .map(|b| sem::InputBound { name: b.name.clone(), lo: b.lo * 2, hi: b.hi * 2 })
-        .collect();
-    let mut bounds = doubled.clone();
-    bounds.extend(
-        opts.config.bounds.iter().filter(|b| !sets.iter().any(|s| s.name == b.name)).cloned(),
-    );
+    let bounds = doubled_bounds(sets, &opts.config.bounds);
     let o2 = sem::RunOptions { config: Config { bounds, ..opts.config.clone() }, ..opts.clone() };
     let runs = sem::run_program(src, &o2).ok()?;
     let sizes = sets.iter().map(|b| (b.name.clone(), b.lo, b.lo * 2)).collect();

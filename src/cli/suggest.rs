@@ -394,13 +394,7 @@ fn growth(
     if sets.is_empty() || args.apply.is_some() {
         return Vec::new();
     }
-    let mut bounds: Vec<sem::InputBound> = sets
-        .iter()
-        .map(|b| sem::InputBound { name: b.name.clone(), lo: b.lo * 2, hi: b.hi * 2 })
-        .collect();
-    bounds.extend(
-        base.config.bounds.iter().filter(|b| !sets.iter().any(|s| s.name == b.name)).cloned(),
-    );
+    let bounds = super::cost::doubled_bounds(sets, &base.config.bounds);
     let twice =
         ValidateOptions { config: Config { bounds, ..base.config.clone() }, ..base.clone() };
     let picked: Vec<usize> =

@@ -69,6 +69,14 @@ use front::Dialect;
 
 pub struct Linearize;
 
+/// The validation adapter (`validate --adapter`) of a linearization of `array` with extents
+/// `rows` x `cols` (their texts): what `sweep` gives each candidate and what `apply --validate`
+/// uses for the command line's linearization.
+pub fn adapter_spec(array: &str, row_major: bool, rows: &str, cols: &str) -> String {
+    let (r, c) = (crate::sweep::operand(rows), crate::sweep::operand(cols));
+    format!("matrix_lin {array} {} {r} {c}", if row_major { "R" } else { "C" })
+}
+
 /// The matrix, layout (row-major?) and dimensions of a `matrix_lin` annotation read from `src`;
 /// `None` for any other annotation (the interpreter's adapter maps signatures with it).
 pub fn matrix_of(

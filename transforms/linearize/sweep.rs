@@ -2,7 +2,7 @@
 //! validation adapter of the output, in the layout that coalesces its accesses (both layouts
 //! when its accesses do not tell).
 
-use crate::sweep::{choices, method_of, operand, Candidates, Choice, SweepSite};
+use crate::sweep::{choices, method_of, Candidates, Choice, SweepSite};
 use analyze::sites::Site;
 use front::ast::*;
 use front::printer::print_expr;
@@ -36,8 +36,7 @@ pub fn candidates(s: &SweepSite) -> Candidates {
                 ],
                 Some(format!("{}{why}", m.source)),
             );
-            c.adapter =
-                Some(format!("matrix_lin {} {word} {} {}", m.name, operand(&m.rows), operand(&m.cols)));
+            c.adapter = Some(super::adapter_spec(&m.name, word == "R", &m.rows, &m.cols));
             out.push(c);
         }
     }

@@ -157,20 +157,8 @@ fn trip_count(
     } else {
         check::quantifier_free(&entry.facts.facts)
     };
-    // One model of Γ proposes the values; each is then proven to be the only one. The model
-    // is asked of the facts the values can depend on: a non-linear fact about other variables
-    // can cost Z3 seconds past its limit (a tiled matrix product's `row == blockIdx.y * T +
-    // ty` beside its loop `k < T`).
-    let roots: Vec<z3::ast::Dynamic<'static>> = terms
-        .iter()
-        .filter_map(|(_, t)| match t {
-            Term::Int(i) => Some(z3::ast::Dynamic::from_ast(i)),
-            Term::Bool(b) => Some(z3::ast::Dynamic::from_ast(b)),
-            Term::Real(_) | Term::Val(..) => None,
-        })
-        .collect();
-    let proposing = check::slice(&facts, &roots).unwrap_or_else(|| facts.clone());
-    let values: Option<Vec<Option<Term>>> = with_model(&proposing, ctx.timeout_ms, |model| {
+    // One model of Γ proposes the values; each is then proven to be the only one.
+    let values: Option<Vec<Option<Term>>> = with_model(&facts, ctx.timeout_ms, |model| {
         model.map(|m| {
             terms
                 .iter()

@@ -8,12 +8,9 @@
 // inline. Boxing them would only add noise (the same allowance as every crate of the workspace).
 #![allow(clippy::result_large_err, clippy::large_enum_variant)]
 
-mod slice;
 pub mod translate;
 pub mod values;
 mod watchdog;
-
-pub use slice::slice;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -33,8 +30,6 @@ struct ThreadZ3 {
     solvers: RefCell<Solvers>,
     /// [`has_quantifier`]'s answers: every query asks it of each fact again.
     quantified: RefCell<HashMap<Z3Bool, bool>>,
-    /// [`fact_symbols`]' answers, for the same reason.
-    symbols: RefCell<HashMap<Z3Bool, Option<Rc<std::collections::HashSet<String>>>>>,
     /// The fast solver's definite answers, by query (its assertions in order). Its answer is a
     /// function of the query, so a repeated query (fusion asks some of its coverage questions
     /// several times) can be answered from here without changing any result.
@@ -103,7 +98,6 @@ impl ThreadZ3 {
             ctx: Box::leak(Box::new(Context::new(&cfg))),
             solvers: RefCell::new(Solvers::default()),
             quantified: RefCell::default(),
-            symbols: RefCell::default(),
             answers: RefCell::default(),
         }
     }
@@ -114,7 +108,6 @@ impl Drop for ThreadZ3 {
         // The solvers first: they hold a reference into the context.
         *self.solvers.get_mut() = Solvers::default();
         self.quantified.get_mut().clear();
-        self.symbols.get_mut().clear();
         self.answers.get_mut().clear();
         // SAFETY: `ctx` came from `Box::leak` in `new` and is freed only here, when the thread
         // exits. Every term made from it was made on this thread and has been dropped: stack
@@ -303,16 +296,6 @@ pub fn has_quantifier(t: &Z3Bool) -> bool {
     let answer = walk(z3::ast::Dynamic::from_ast(t));
     Z3.with(|z| z.quantified.borrow_mut().insert(t.clone(), answer));
     answer
-}
-
-/// The uninterpreted symbols of fact `t` (`None`: it holds a quantifier), cached per thread.
-pub(crate) fn fact_symbols(t: &Z3Bool) -> Option<Rc<std::collections::HashSet<String>>> {
-    if let Some(known) = Z3.with(|z| z.symbols.borrow().get(t).cloned()) {
-        return known;
-    }
-    let found = slice::symbols(&z3::ast::Dynamic::from_ast(t)).map(Rc::new);
-    Z3.with(|z| z.symbols.borrow_mut().insert(t.clone(), found.clone()));
-    found
 }
 
 /// Is `facts` satisfiable? (`Some(model)` if so; `None` when unsat or unknown.)
